@@ -1,0 +1,48 @@
+"""holon_nb: Holon's agent tool surface inside a Jupyter kernel.
+
+``%load_ext holon_nb`` starts a runtime in the kernel; every tool can then be
+called from a magic, from Python (``holon_nb.get_runtime().call(...)``) or by
+a model, and its receipt renders inline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .runtime import Runtime, RuntimeSettings, ToolResult
+
+__version__ = "0.1.0"
+__all__ = ["Runtime", "RuntimeSettings", "ToolResult", "get_runtime", "load_ipython_extension",
+           "unload_ipython_extension", "__version__"]
+
+_current: Runtime | None = None
+
+
+def get_runtime() -> Runtime:
+    """Return the kernel's runtime started by ``%load_ext holon_nb``.
+
+    Raises:
+        RuntimeError: if the extension is not loaded.
+    """
+    if _current is None or _current.closed:
+        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+    return _current
+
+
+def _set_runtime(rt: Runtime | None) -> None:
+    global _current
+    _current = rt
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """IPython entry point of ``%load_ext holon_nb``."""
+    from .notebook import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """IPython entry point of ``%unload_ext holon_nb`` (and the first half of ``%reload_ext``)."""
+    from .notebook import unload
+
+    unload(ipython)

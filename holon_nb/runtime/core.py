@@ -1,0 +1,227 @@
+"""The headless runtime: ``Runtime`` owns the loop thread, the store and the services.
+
+Example::
+
+    with Runtime(home="/tmp/h") as rt:
+        r = rt.call("ExecCommand", {"cmd": "echo hi"})
+        print(r.receipt)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Callable
+
+from ..tools.context import CallContext
+from ..tools.dispatch import dispatch
+from ..tools.envelope import dumps_envelope, project_receipt
+from ..tools.errors import RuntimeClosed, ToolCallError
+from ..tools.receipts import Scrubber, render_receipt
+from ..tools.registry import REGISTRY, Registry
+from ..tools.spec import Profile
+from .events import EventBus, RuntimeEvent
+from .loop import LoopThread
+from .result import ToolResult
+from .settings import RuntimeSettings, resolve_home
+from .store import Store, new_id
+from .tasks import AgentTasks, TaskService
+
+__all__ = ["Runtime", "DEFAULT_AGENT_ID"]
+
+log = logging.getLogger("holon_nb.runtime")
+
+#: Id of the default public named agent the notebook user acts through.
+DEFAULT_AGENT_ID = "default"
+
+
+class _Context:
+    """The ``ToolContext`` one call sees."""
+
+    def __init__(self, rt: "Runtime", call: CallContext):
+        self.call = call
+        self._rt = rt
+        self._commands: AgentTasks | None = None
+
+    @property
+    def cwd(self) -> Path:
+        return self._rt.workspace
+
+    @property
+    def agent_home(self) -> Path:
+        return self._rt.tasks.agent_home(self.call.agent_id)
+
+    def setting(self, name: str) -> Any:
+        return getattr(self._rt.settings, name)
+
+    @property
+    def commands(self) -> AgentTasks:
+        if self._commands is None:
+            self._commands = self._rt.tasks.for_agent(self.call.agent_id)
+        return self._commands
+
+
+class Runtime:
+    """One holon_nb runtime: a loop thread, a SQLite store under the holon home, the tools.
+
+    Args:
+        home: The holon home; None means ``$HOLON_NB_HOME`` or ``<workspace>/.holon``.
+        workspace: The default workspace (the notebook's directory); None means the cwd.
+        settings: Runtime options; None means defaults (and the environment).
+        registry: The tool registry (tests pass their own).
+
+    Raises:
+        RuntimeStartupError: when the loop thread cannot start.
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
+                 settings: RuntimeSettings | None = None, registry: Registry | None = None):
+        self.workspace = Path(workspace if workspace is not None else os.getcwd()).resolve()
+        self.home = resolve_home(home, self.workspace)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or RuntimeSettings()
+        self.registry = registry or REGISTRY
+        self.events = EventBus()
+        self.store = Store(self.home / "holon.sqlite3")
+        self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
+        self._loop = LoopThread()
+        self._closed = False
+        self._lock = threading.Lock()
+        self.tasks = TaskService(
+            self.store, self.home, dict(os.environ), self.events.publish,
+            self._start_soon, self.settings.max_task_log_bytes,
+        )
+        self.interrupted_at_start = self.tasks.reconcile_after_restart()
+        self._loop.start(on_stop=self.tasks.close)
+        self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Runtime":
+        """Start a runtime (same as the constructor); use as a context manager."""
+        return cls(home, **kwargs)
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._loop.start_soon(fn, *args)
+
+    # ------------------------------------------------------------ calling tools
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosed("this runtime is closed; start a new one (or %reload_ext holon_nb)")
+
+    def call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
+             context: dict[str, Any] | None = None, *, raise_on_error: bool = False) -> ToolResult:
+        """Call a tool through the one dispatch path and wait for its result.
+
+        Args:
+            name: Tool name (``"ExecCommand"``).
+            args: Arguments as a dict, or JSON text (non-JSON text becomes ``{"_raw": text}``).
+            agent: Calling agent id; None means the default public named agent.
+            context: Execution context (D11), e.g. ``{"brief": "…"}``.
+            raise_on_error: Raise :class:`ToolCallError` for an error envelope.
+
+        Returns:
+            The :class:`ToolResult`; tool failures are error envelopes, not exceptions.
+
+        Raises:
+            RuntimeClosed: after ``close()``.
+            ToolCallError: only with ``raise_on_error=True`` and an error envelope.
+            RuntimeError: when called from the runtime thread itself (use ``async_call``).
+        """
+        self._check_open()
+        assert self._loop.portal is not None
+        result = self._loop.portal.call(self.async_call, name, {} if args is None else args, agent, context)
+        if raise_on_error and not result.ok:
+            raise ToolCallError(result.envelope)
+        return result
+
+    async def async_call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
+                         context: dict[str, Any] | None = None) -> ToolResult:
+        """The coroutine behind :meth:`call`; runs on the runtime thread."""
+        self._check_open()
+        agent_id = agent or DEFAULT_AGENT_ID
+        rec = self.store.agent(agent_id)
+        profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
+        execution_id = new_id("tool")
+        call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
+                           execution_id=execution_id)
+        started = time.monotonic()
+        env = await dispatch(name, {} if args is None else args, _Context(self, call), registry=self.registry)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        return self._finish_call(env, args, agent_id, execution_id, duration_ms)
+
+    def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
+                     duration_ms: int) -> ToolResult:
+        scrub = Scrubber(extra=self.settings.extra_secrets)
+        full = scrub.text(render_receipt(env, self.registry))
+        receipt, projected = project_receipt(full, env, execution_id, self.settings.tool_output_budget_tokens)
+        try:
+            args_text = args if isinstance(args, str) else json.dumps(args, default=str)
+        except (TypeError, ValueError):
+            args_text = repr(args)
+        self.store.record_execution({
+            "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
+            "args": args_text, "envelope": dumps_envelope(env), "receipt": full, "duration_ms": duration_ms,
+        })
+        return ToolResult(envelope=env, receipt=receipt, display_envelope=scrub.value(env), full_receipt=full,
+                          execution_id=execution_id, duration_ms=duration_ms, projected=projected)
+
+    # ------------------------------------------------------------ observing
+    def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:
+        """Subscribe to runtime events (called on the runtime thread); returns an unsubscribe function."""
+        return self.events.subscribe(fn)
+
+    def active_tasks(self) -> list[str]:
+        """Ids of tasks that are queued, running or cancelling."""
+        return self.tasks.active_ids()
+
+    def wait_for_tasks(self, timeout: float | None = None) -> list[str]:
+        """Block until every live task has ended or ``timeout`` seconds pass.
+
+        Returns:
+            The ids of tasks still running afterwards.
+        """
+        self._check_open()
+        assert self._loop.portal is not None
+        return self._loop.portal.call(self.tasks.wait_idle, timeout)
+
+    def messages(self, agent: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        """The agent's message queue (``TaskResult`` messages and others), oldest first."""
+        return self.store.messages(agent or DEFAULT_AGENT_ID, kind)
+
+    def status(self) -> dict[str, Any]:
+        """A read-only summary: home, workspace, loop thread, task counts. Changes no state."""
+        rows = self.store.query("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status")
+        return {
+            "home": str(self.home),
+            "workspace": str(self.workspace),
+            "loop_thread_alive": self._loop.alive,
+            "closed": self._closed,
+            "tools": len([s for s in self.registry if s.model_facing]),
+            "tasks": {r["status"]: r["n"] for r in rows},
+            "agent": DEFAULT_AGENT_ID,
+        }
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def close(self) -> None:
+        """Stop live tasks, stop the loop thread and close the store. Safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._loop.stop()
+        self.store.close()

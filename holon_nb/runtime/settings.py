@@ -1,0 +1,64 @@
+"""Runtime settings: a frozen value built from traits, the environment or the CLI.
+
+The runtime never sees a traitlets object (style.md §2.12).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["RuntimeSettings", "resolve_home"]
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return default
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve the holon home: explicit, else ``$HOLON_NB_HOME``, else ``<workspace or cwd>/.holon``.
+
+    Returns:
+        An absolute path (not created).
+    """
+    if home is not None:
+        return Path(home).expanduser().resolve()
+    env = os.environ.get("HOLON_NB_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    return (Path(workspace) if workspace is not None else Path.cwd()).resolve() / ".holon"
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """Options of one runtime. Units are in the names or stated.
+
+    Attributes:
+        default_tool_output_tokens: ExecCommand output budget when the call gives none
+            (tokens; env ``HOLON_DEFAULT_TOOL_OUTPUT_TOKENS``; commands spec §4.3).
+        max_tool_output_tokens: Upper cap of that budget (tokens; env ``HOLON_MAX_TOOL_OUTPUT_TOKENS``).
+        tool_output_budget_tokens: Provider-projection budget for one receipt (estimated tokens, §3.4).
+        max_task_log_bytes: Cap of each task log and output spool (bytes, D13).
+        patch_outside_workspace: Allow ApplyPatch outside the bound roots (D3; off).
+        extra_secrets: Values scrubbed from receipts besides secret environment variables (D6).
+    """
+
+    default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
+    max_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_MAX_TOOL_OUTPUT_TOKENS", 64000))
+    tool_output_budget_tokens: int = 2500
+    max_task_log_bytes: int = 256 * 1024 * 1024
+    patch_outside_workspace: bool = False
+    extra_secrets: tuple[str, ...] = ()
+
+    def replace(self, **changes: object) -> "RuntimeSettings":
+        """Return a copy with ``changes`` applied.
+
+        Raises:
+            TypeError: for an unknown setting name.
+        """
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

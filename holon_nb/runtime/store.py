@@ -1,0 +1,196 @@
+"""The durable store: one SQLite database (WAL) under the holon home.
+
+Every state transition is one transaction (``with store.tx() as db:``).
+Tables: ``agents``, ``tasks``, ``messages``, ``tool_executions``. JSON
+columns hold the task ``detail`` and message ``metadata`` (D7).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+__all__ = ["Store", "new_id", "now_rfc3339"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agents (
+    id TEXT PRIMARY KEY, profile TEXT NOT NULL, name TEXT, parent_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, work_item_id TEXT, kind TEXT NOT NULL,
+    status TEXT NOT NULL, summary TEXT, detail TEXT NOT NULL DEFAULT '{}',
+    pgid INTEGER, proc_start TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tasks_agent_status ON tasks(agent_id, status);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, kind TEXT NOT NULL, origin_task_id TEXT,
+    text TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_agent ON messages(agent_id, seq);
+CREATE TABLE IF NOT EXISTS tool_executions (
+    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, tool_name TEXT NOT NULL, status TEXT NOT NULL,
+    args TEXT NOT NULL, envelope TEXT NOT NULL, receipt TEXT NOT NULL,
+    created_at TEXT NOT NULL, duration_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def new_id(prefix: str) -> str:
+    """Return a runtime id ``<prefix>_<15 lowercase hex>`` (agents spec §0.5)."""
+    return f"{prefix}_{secrets.token_hex(8)[:15]}"
+
+
+def now_rfc3339() -> str:
+    """Current UTC time as RFC 3339 with microseconds (``2026-11-30T03:17:44.123456Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Store:
+    """SQLite store of one holon home.
+
+    Args:
+        path: Database file (created with its parent directories).
+
+    The connection is shared between the runtime thread and callers; a lock
+    serialises access, and ``tx()`` makes each transition atomic.
+    """
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: commits on success, rolls back on any exception."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return all rows."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            try:
+                self._db.close()
+            except sqlite3.ProgrammingError:
+                pass
+
+    # ------------------------------------------------------------ agents
+    def ensure_agent(self, agent_id: str, profile: str, name: str | None = None, parent_id: str | None = None) -> None:
+        """Create the agent record if it does not exist."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO agents(id, profile, name, parent_id, created_at) VALUES (?,?,?,?,?)",
+                (agent_id, profile, name, parent_id, now_rfc3339()),
+            )
+
+    def agent(self, agent_id: str) -> dict[str, Any] | None:
+        """The agent record as a dict, or None."""
+        rows = self.query("SELECT * FROM agents WHERE id=?", (agent_id,))
+        return dict(rows[0]) if rows else None
+
+    # ------------------------------------------------------------ tasks
+    @staticmethod
+    def task_row(row: sqlite3.Row) -> dict[str, Any]:
+        """Decode a task row (``detail`` parsed)."""
+        out = dict(row)
+        out["detail"] = json.loads(out["detail"] or "{}")
+        return out
+
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        """The task record, or None."""
+        rows = self.query("SELECT * FROM tasks WHERE id=?", (task_id,))
+        return self.task_row(rows[0]) if rows else None
+
+    def tasks(self, where: str = "1=1", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Task records matching a WHERE clause."""
+        return [self.task_row(r) for r in self.query(f"SELECT * FROM tasks WHERE {where}", params)]
+
+    @staticmethod
+    def insert_task(db: sqlite3.Connection, rec: dict[str, Any]) -> None:
+        """Insert a task inside an open transaction."""
+        db.execute(
+            "INSERT INTO tasks(id, agent_id, work_item_id, kind, status, summary, detail, pgid, proc_start,"
+            " created_at, updated_at, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,"
+            " (SELECT COALESCE(MAX(seq),0)+1 FROM tasks))",
+            (rec["id"], rec["agent_id"], rec.get("work_item_id"), rec["kind"], rec["status"], rec.get("summary"),
+             json.dumps(rec.get("detail", {})), rec.get("pgid"), rec.get("proc_start"),
+             rec["created_at"], rec["updated_at"]),
+        )
+
+    @staticmethod
+    def update_task(db: sqlite3.Connection, task_id: str, status: str, detail: dict[str, Any]) -> str:
+        """Update status and detail inside an open transaction; return the new ``updated_at``."""
+        ts = now_rfc3339()
+        db.execute(
+            "UPDATE tasks SET status=?, detail=?, updated_at=?, seq=(SELECT COALESCE(MAX(seq),0)+1 FROM tasks)"
+            " WHERE id=?",
+            (status, json.dumps(detail), ts, task_id),
+        )
+        return ts
+
+    # ------------------------------------------------------------ messages
+    @staticmethod
+    def insert_message(db: sqlite3.Connection, agent_id: str, kind: str, text: str,
+                       origin_task_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+        """Enqueue a message to an agent inside an open transaction; return its id."""
+        mid = new_id("msg")
+        db.execute(
+            "INSERT INTO messages(id, agent_id, kind, origin_task_id, text, metadata, created_at, seq)"
+            " VALUES (?,?,?,?,?,?,?, (SELECT COALESCE(MAX(seq),0)+1 FROM messages))",
+            (mid, agent_id, kind, origin_task_id, text, json.dumps(metadata or {}), now_rfc3339()),
+        )
+        return mid
+
+    def messages(self, agent_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """The agent's queued messages, oldest first (``metadata`` parsed)."""
+        sql = "SELECT * FROM messages WHERE agent_id=?" + (" AND kind=?" if kind else "") + " ORDER BY seq"
+        rows = self.query(sql, (agent_id, kind) if kind else (agent_id,))
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["metadata"] = json.loads(d["metadata"] or "{}")
+            out.append(d)
+        return out
+
+    # ------------------------------------------------------------ tool executions
+    def record_execution(self, rec: dict[str, Any]) -> None:
+        """Store one tool execution (canonical envelope as given, scrubbed receipt)."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
+                " created_at, duration_ms) VALUES (?,?,?,?,?,?,?,?,?)",
+                (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], rec["args"],
+                 rec["envelope"], rec["receipt"], now_rfc3339(), rec["duration_ms"]),
+            )
+
+    def execution(self, execution_id: str) -> dict[str, Any] | None:
+        """A stored tool execution, or None."""
+        rows = self.query("SELECT * FROM tool_executions WHERE id=?", (execution_id,))
+        return dict(rows[0]) if rows else None

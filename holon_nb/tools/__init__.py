@@ -1,0 +1,26 @@
+"""The model-facing tool surface: declarations, registry, dispatch, envelopes.
+
+Imports nothing above it and no Jupyter package (design.md, "Layers").
+
+Example::
+
+    from holon_nb.tools import REGISTRY, dispatch
+    spec = REGISTRY.get("ExecCommand")
+"""
+
+from .context import CallContext, ToolContext
+from .dispatch import dispatch, parse_args
+from .envelope import ERROR_KINDS, ToolError, dumps_envelope, error_envelope, project_receipt, success_envelope
+from .errors import HolonNBError, RuntimeClosed, RuntimeStartupError, ToolCallError, ToolFailure
+from .receipts import Scrubber, render_receipt
+from .registry import REGISTRY, Registry
+from .schema import input_schema
+from .spec import Family, Profile, Rendering, Stability, ToolSpec
+
+__all__ = [
+    "CallContext", "ToolContext", "dispatch", "parse_args", "ERROR_KINDS", "ToolError",
+    "dumps_envelope", "error_envelope", "project_receipt", "success_envelope", "HolonNBError",
+    "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure", "Scrubber",
+    "render_receipt", "REGISTRY", "Registry", "input_schema", "Family", "Profile", "Rendering",
+    "Stability", "ToolSpec",
+]

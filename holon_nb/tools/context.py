@@ -1,0 +1,73 @@
+"""What a handler may use: the :class:`ToolContext` protocol and :class:`CallContext`.
+
+Handlers never import the runtime; the runtime implements ``ToolContext``
+(style.md §2.1). ``CallContext`` describes who is calling and how.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from .spec import Profile
+
+__all__ = ["CallContext", "ToolContext", "TRUNCATION_STOP_REASONS", "GUARDED_MUTATION_TOOLS"]
+
+#: Provider stop reasons that trigger the truncated-mutation guard (commands spec §2.1).
+TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "max_output_tokens", "model_context_window_exceeded"})
+
+#: The eleven guarded tools (agents spec §1.3 rule 5; one list for every plane).
+GUARDED_MUTATION_TOOLS = frozenset({
+    "ApplyPatch", "CreateWorkItem", "UpdateWorkItem", "PickWorkItem", "CompleteWorkItem",
+    "WaitFor", "SendAgentMessage", "CreateAgent", "InvokeAgent", "CreateTimer", "CancelTimer",
+})
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who calls a tool and under which round.
+
+    Attributes:
+        agent_id: The calling agent's id.
+        profile: Its profile preset (decides the family gate).
+        execution: Caller-supplied execution context (D11), e.g. ``{"brief": "…"}``.
+        exposed: Tool names advertised this model round; None for direct calls
+            (magics, ``Runtime.call``, CLI), which skip the exposure check.
+        stop_reason: The provider's stop reason of the round, if any.
+        round: The 1-based model round, if any.
+        execution_id: The tool execution id (``tool_…``) assigned by the runtime.
+    """
+
+    agent_id: str
+    profile: Profile = Profile.PUBLIC_NAMED
+    execution: dict[str, Any] = field(default_factory=dict)
+    exposed: frozenset[str] | None = None
+    stop_reason: str | None = None
+    round: int | None = None
+    execution_id: str = ""
+
+
+@runtime_checkable
+class ToolContext(Protocol):
+    """Services the runtime offers handlers. Implemented in ``holon_nb.runtime``.
+
+    All coroutine methods run on the runtime's loop thread.
+    """
+
+    call: CallContext
+
+    @property
+    def cwd(self) -> Path:
+        """The active workspace cwd of the calling agent (absolute)."""
+
+    @property
+    def agent_home(self) -> Path:
+        """``<holon home>/agents/<agent_id>/`` of the calling agent (exists)."""
+
+    def setting(self, name: str) -> Any:
+        """Return a runtime setting by name (see ``RuntimeSettings``)."""
+
+    @property
+    def commands(self) -> Any:
+        """The command/task service (``holon_nb.runtime.tasks.TaskService``)."""

@@ -1,0 +1,215 @@
+"""The one dispatch path: every magic, ``Runtime.call`` and model tool call goes here.
+
+Order (commands spec §2.1, spec README consistency notes): round exposure →
+truncated-mutation guard → registry lookup → profile gate → JSON parse →
+schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
+handler → envelope. Nothing escapes as an exception (D5).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import sqlite3
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .coerce import coerce_args
+from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
+from .envelope import ToolError, error_envelope, success_envelope
+from .errors import ToolFailure
+from .registry import REGISTRY, Registry
+from .schema import input_schema
+from .spec import PROFILE_FAMILIES, ToolSpec
+
+__all__ = ["dispatch", "parse_args", "RESULT_FIELDS"]
+
+log = logging.getLogger("holon_nb.dispatch")
+
+#: Result-only field names that callers sometimes pass as input (commands spec §2.5).
+RESULT_FIELDS = frozenset({
+    "status", "task_handle", "disposition", "exit_status", "output_preview",
+    "initial_output_preview", "stdout_preview", "truncated", "summary_text",
+})
+
+_RETRYABLE_ERRNOS = {errno.EINTR, errno.ETIMEDOUT, errno.EAGAIN, errno.EWOULDBLOCK}
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _format_validation(exc: ValidationError) -> tuple[str, str | None, list[str]]:
+    """Render pydantic errors with serde-style phrases; return (text, first field, unknown keys)."""
+    phrases: list[str] = []
+    first: str | None = None
+    unknown: list[str] = []
+    for e in exc.errors(include_url=False):
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        name = str(loc[-1]) if loc else ""
+        where = _loc(loc[:-1])
+        at = f" at {where}" if where else ""
+        kind = e["type"]
+        if kind == "extra_forbidden":
+            phrase = f"unknown field `{name}`{at}"
+            unknown.append(name)
+        elif kind == "missing":
+            phrase = f"missing field `{name}`{at}"
+        elif kind in ("literal_error", "enum"):
+            phrase = f"unknown variant `{e.get('input')}` for `{_loc(loc)}`, expected {e['ctx'].get('expected', '')}"
+        else:
+            phrase = f"invalid type or value for `{_loc(loc)}`: {e['msg']} (got {json.dumps(e.get('input'), default=repr)[:80]})"
+        phrases.append(phrase)
+        if first is None and name:
+            first = name
+    return "; ".join(phrases), first, unknown
+
+
+def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
+    """Decode, coerce and strictly validate arguments for ``spec``.
+
+    Args:
+        spec: The tool declaration.
+        raw: A dict, or JSON text (text that is not JSON becomes ``{"_raw": text}``).
+
+    Returns:
+        The validated (and normalised) input model instance.
+
+    Raises:
+        ToolFailure: ``invalid_tool_input`` with ``details {tool_name, parse_error}``.
+    """
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("utf-8", errors="replace")
+    if isinstance(raw, str):
+        text = raw
+        try:
+            raw = json.loads(text) if text.strip() else {}
+        except ValueError:
+            raw = {"_raw": text}
+    schema = input_schema(spec.input_model)
+    value = coerce_args(raw, schema)
+    if not isinstance(value, dict):
+        raise ToolFailure(_parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}"))
+    try:
+        args = spec.input_model.model_validate(value, strict=True)
+    except ValidationError as exc:
+        text, field, unknown = _format_validation(exc)
+        failure = _parse_failure(spec, raw, text)
+        hint_fields = [u for u in unknown if u in RESULT_FIELDS]
+        if hint_fields and failure.recovery_hint and spec.parse_hint is None:
+            failure.recovery_hint = (
+                f"`{hint_fields[0]}` is a result field, not a startup input; remove it. "
+                + failure.recovery_hint
+            )
+        raise ToolFailure(failure) from None
+    if spec.normalize is not None:
+        args = spec.normalize(args, spec.name)
+    return args
+
+
+def _parse_failure(spec: ToolSpec, raw: Any, parse_error: str) -> ToolError:
+    hint = spec.parse_hint(raw, parse_error) if spec.parse_hint else None
+    return ToolError(
+        kind="invalid_tool_input",
+        message=f"input for {spec.name} does not match the tool schema",
+        details={"tool_name": spec.name, "parse_error": parse_error},
+        recovery_hint=hint or f"Match the published input schema for {spec.name}; see its description for valid examples.",
+    )
+
+
+def classify_exception(tool_name: str, exc: BaseException) -> ToolError:
+    """Classify an unexpected failure (commands spec §3.2 order, D5)."""
+    cur: BaseException | None = exc
+    while cur is not None:
+        if isinstance(cur, ToolFailure):
+            return cur.error
+        if isinstance(cur, OSError):
+            return ToolError(
+                kind="io_error",
+                message=f"{type(cur).__name__}: {cur.strerror or cur}"[:512],
+                details={"errno": cur.errno, "path": getattr(cur, "filename", None)},
+                retryable=cur.errno in _RETRYABLE_ERRNOS,
+            )
+        if isinstance(cur, sqlite3.OperationalError) and ("locked" in str(cur) or "busy" in str(cur)):
+            return ToolError(kind="runtime_db_busy", message="the runtime database is busy", retryable=True)
+        cur = cur.__cause__ or cur.__context__
+    return ToolError(
+        kind="internal_error",
+        message=f"internal error while running {tool_name}",
+        details={"exception_type": type(exc).__name__},
+        retryable=False,
+    )
+
+
+def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec | None, ToolError | None]:
+    if call.exposed is not None and name not in call.exposed and name != "Sleep":
+        return None, ToolError(
+            kind="tool_not_exposed_for_round",
+            message=f"tool {name} is not available in this round",
+            details={"tool_name": name},
+            recovery_hint="Call only the tools advertised for this round.",
+        )
+    if call.stop_reason in TRUNCATION_STOP_REASONS and name in GUARDED_MUTATION_TOOLS:
+        return None, ToolError(
+            kind="truncated_mutation_tool_call",
+            message=f"{name} was not executed because the model output was truncated ({call.stop_reason})",
+            details={"tool_name": name, "stop_reason": call.stop_reason, "round": call.round},
+            recovery_hint="Re-issue the call in a new round with complete arguments.",
+            retryable=True,
+        )
+    spec = registry.get(name)
+    if spec is None:
+        return None, ToolError(
+            kind="unknown_tool",
+            message=f"unknown tool {name}",
+            details={"tool_name": name},
+            recovery_hint="Use one of the registered tool names (`holon-nb tools` lists them).",
+        )
+    if spec.family not in PROFILE_FAMILIES[call.profile]:
+        return None, ToolError(
+            kind="unsupported_agent_profile_capability",
+            message=f"{name} requires the {spec.family.value} family, which profile {call.profile.value} does not allow",
+            details={"tool_name": name, "required_family": spec.family.value, "profile_preset": call.profile.value},
+            recovery_hint="Ask a public named agent (for example the parent) to do this.",
+        )
+    return spec, None
+
+
+async def dispatch(
+    name: str,
+    args: Any,
+    ctx: ToolContext,
+    *,
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """Run one tool call and return its canonical envelope (a plain dict).
+
+    Args:
+        name: The tool name as called.
+        args: A dict, or JSON text (non-JSON text becomes ``{"_raw": text}``).
+        ctx: The runtime's context for this call; ``ctx.call`` says who calls.
+        registry: The registry to use (tests pass their own); default :data:`REGISTRY`.
+
+    Returns:
+        The envelope: ``{"tool_name", "status", "summary_text"?, "result"?, "error"?}``.
+        Never raises for any input.
+    """
+    reg = registry or REGISTRY
+    try:
+        spec, refusal = _gate(name, ctx.call, reg)
+        if refusal is not None:
+            return error_envelope(name, refusal)
+        assert spec is not None
+        parsed = parse_args(spec, args)
+        payload = await spec.handler(parsed, ctx)
+        return success_envelope(name, payload)
+    except ToolFailure as failure:
+        return error_envelope(name, failure.error)
+    except Exception as exc:  # last-resort guard (D5); cancellation still propagates
+        log.exception("tool %s failed", name)
+        return error_envelope(name, classify_exception(name, exc))

@@ -1,0 +1,59 @@
+"""Errors of holon_nb.
+
+Two worlds (style.md §2.6): inside ``dispatch()`` nothing raises — failures
+become :class:`~holon_nb.tools.envelope.ToolError` envelopes. Outside it,
+programmer-facing errors come from this tree::
+
+    HolonNBError                 base of everything raised to Python callers
+    ├── RuntimeClosed            the runtime was used after close()
+    ├── RuntimeStartupError      the runtime thread or store could not start
+    └── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
+
+:class:`ToolFailure` is the one exception handlers raise to produce a typed
+error envelope; ``dispatch()`` catches it and never lets it escape.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .envelope import ToolError
+
+__all__ = ["HolonNBError", "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure"]
+
+
+class HolonNBError(Exception):
+    """Base class of every programmer-facing holon_nb error."""
+
+
+class RuntimeClosed(HolonNBError):
+    """Raised when a closed runtime is used (after ``Runtime.close()``)."""
+
+
+class RuntimeStartupError(HolonNBError):
+    """Raised by ``Runtime()`` when its loop thread or store cannot start."""
+
+
+class ToolCallError(HolonNBError):
+    """Raised when a caller asked for an error envelope to raise.
+
+    Attributes:
+        envelope: the canonical envelope (plain dict) of the failed call.
+    """
+
+    def __init__(self, envelope: dict[str, Any]):
+        err = envelope.get("error") or {}
+        super().__init__(f"{envelope.get('tool_name')}: {err.get('kind')}: {err.get('message')}")
+        self.envelope = envelope
+
+
+class ToolFailure(Exception):
+    """Raised inside a handler to return a typed :class:`ToolError` envelope.
+
+    Never escapes ``dispatch()``.
+    """
+
+    def __init__(self, error: "ToolError"):
+        super().__init__(error.message)
+        self.error = error

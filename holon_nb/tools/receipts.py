@@ -1,0 +1,72 @@
+"""Model-visible receipts: rendering by tool, secret scrubbing (D6), projection guard.
+
+``render_receipt`` picks the tool's text receipt or the canonical JSON one
+(commands spec §3.4 rules 1–3); :class:`Scrubber` replaces secret values by
+``[redacted]`` (rule 5, D6, D12).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterable, Mapping
+
+from .envelope import render_error_receipt, render_json_receipt
+from .registry import REGISTRY, Registry
+from .spec import Rendering
+
+__all__ = ["render_receipt", "Scrubber", "REDACTED"]
+
+REDACTED = "[redacted]"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+_MIN_SECRET_LEN = 8
+
+
+def render_receipt(env: dict[str, Any], registry: Registry | None = None) -> str:
+    """Render the model-visible text of an envelope (before scrubbing and projection)."""
+    if env.get("status") == "error":
+        return render_error_receipt(env)
+    spec = (registry or REGISTRY).get(env["tool_name"])
+    if spec is not None and spec.rendering is Rendering.CUSTOM_TEXT and spec.render_receipt:
+        return spec.render_receipt(env)
+    return render_json_receipt(env)
+
+
+class Scrubber:
+    """Replace secret values with ``[redacted]`` in text and JSON values (D6).
+
+    Secret values are the values of environment variables whose names contain
+    ``KEY``, ``TOKEN``, ``SECRET`` or ``PASSWORD`` (case-insensitive) plus any
+    extra values given (provider API keys); values shorter than 8 characters
+    are ignored.
+
+    Args:
+        environ: The environment to read (default ``os.environ`` at call time).
+        extra: Additional secret values.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()):
+        env = os.environ if environ is None else environ
+        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+        values |= {v for v in extra if v and len(v) >= _MIN_SECRET_LEN}
+        # longest first, so a secret containing another is replaced whole
+        self._values = sorted(values, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
+
+    def text(self, text: str) -> str:
+        """Return ``text`` with every secret value replaced."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+    def value(self, value: Any) -> Any:
+        """Return a deep copy of a JSON value with secrets replaced in every string (keys too)."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value

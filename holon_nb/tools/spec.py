@@ -1,0 +1,117 @@
+"""Tool declarations: :class:`ToolSpec` and the enums it uses.
+
+A tool is one frozen declaration. Everything else — JSON schemas, the
+inventory file, the ``%holon tools`` table, provider tool lists — is derived
+from these declarations (design.md, "The tool surface").
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import BaseModel
+
+    from .context import ToolContext
+
+__all__ = ["Family", "Stability", "Rendering", "Profile", "ToolSpec", "PROFILE_FAMILIES"]
+
+_DESCRIPTIONS = Path(__file__).with_name("descriptions")
+
+
+class Family(str, enum.Enum):
+    """Capability family of a tool (contract: ``ToolCapabilityFamily``, snake_case wire labels)."""
+
+    CORE_AGENT = "core_agent"
+    LOCAL_ENVIRONMENT = "local_environment"
+    AUTHORITY_EXPANDING = "authority_expanding"
+    WEB = "web"
+    AGENT_CREATION = "agent_creation"
+    EXTERNAL_TRIGGER = "external_trigger"
+
+
+class Stability(str, enum.Enum):
+    """Inventory stability label; ``hidden`` tools are dispatchable but never advertised."""
+
+    STABLE = "stable"
+    EXPERIMENTAL = "experimental"
+    DEPRECATED = "deprecated"
+    HIDDEN = "hidden"
+
+
+class Rendering(str, enum.Enum):
+    """How a success result is shown to the model (commands spec §3.4)."""
+
+    CANONICAL_JSON = "canonical_json_envelope"
+    CUSTOM_TEXT = "custom_text_receipt"
+
+
+class Profile(str, enum.Enum):
+    """Agent profile preset (agents spec §1.2)."""
+
+    PUBLIC_NAMED = "public_named"
+    PRIVATE_CHILD = "private_child"
+
+
+#: Families each profile may call (agents spec §1.2; contract "工具家族").
+PROFILE_FAMILIES: dict[Profile, frozenset[Family]] = {
+    Profile.PUBLIC_NAMED: frozenset(Family),
+    Profile.PRIVATE_CHILD: frozenset(
+        {Family.CORE_AGENT, Family.LOCAL_ENVIRONMENT, Family.WEB, Family.EXTERNAL_TRIGGER}
+    ),
+}
+
+Handler = Callable[["BaseModel", "ToolContext"], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One model-facing (or hidden) tool.
+
+    Attributes:
+        name: Public tool name, exactly as in the contract (``ExecCommand``).
+        family: Capability family used by the profile gate.
+        input_model: Strict pydantic model (``extra="forbid"``) for the arguments.
+        handler: ``async (args, ctx) -> payload dict``. The payload may carry a
+            top-level ``summary_text`` that the envelope lifts out. Raise
+            :class:`~holon_nb.tools.errors.ToolFailure` for a typed error.
+        result_name: Name of the success contract (``ExecCommandResult``).
+        stability: Inventory stability; ``HIDDEN`` is never advertised.
+        rendering: Model rendering of a success result.
+        render_receipt: For ``CUSTOM_TEXT`` tools, ``(envelope dict) -> str``.
+        description_name: Basename of the Markdown description in
+            ``tools/descriptions/`` (defaults to ``name``; aliases share one).
+        alias_of: For a hidden legacy alias, the canonical tool name.
+        normalize: Optional ``(args, tool_name) -> args`` post-parse step
+            (commands spec §2.4) raising ``ToolFailure`` on invalid input.
+        parse_hint: Optional ``(raw args, parse_error) -> str | None`` giving a
+            targeted ``recovery_hint`` for a parse failure (commands spec §5.4).
+    """
+
+    name: str
+    family: Family
+    input_model: type["BaseModel"]
+    handler: Handler
+    result_name: str
+    stability: Stability = Stability.STABLE
+    rendering: Rendering = Rendering.CANONICAL_JSON
+    render_receipt: Callable[[dict[str, Any]], str] | None = None
+    description_name: str | None = None
+    alias_of: str | None = None
+    normalize: Callable[[Any, str], Any] | None = None
+    parse_hint: Callable[[Any, str], str | None] | None = None
+    related_surfaces: tuple[str, ...] = field(default=())
+
+    @property
+    def model_facing(self) -> bool:
+        """True when the tool may be advertised to a model."""
+        return self.stability is not Stability.HIDDEN
+
+    @property
+    def description(self) -> str:
+        """The model-visible description text (Markdown file beside the code)."""
+        path = _DESCRIPTIONS / f"{self.description_name or self.name}.md"
+        return path.read_text(encoding="utf-8")

@@ -1,0 +1,115 @@
+"""Text helpers shared by the command/task plane: truncation, previews, diagnostics.
+
+Rules from commands spec §4.3 (``cut``) and §4.5 (command preview, redaction,
+diagnostics).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "TRUNCATION_MARKER",
+    "cut",
+    "kept_chars",
+    "command_preview",
+    "redact_command",
+    "command_diagnostics",
+]
+
+#: The exact 66-character marker (commands spec §4.3).
+TRUNCATION_MARKER = "\n...\n[output truncated: showing leading and trailing context]\n...\n"
+assert len(TRUNCATION_MARKER) == 66
+
+
+def cut(text: str, budget: int) -> tuple[str, bool]:
+    """Cut ``text`` to ``budget`` characters keeping head and tail.
+
+    Args:
+        text: Any text (lengths are Unicode code points).
+        budget: Character budget (≥ 0).
+
+    Returns:
+        ``(preview, truncated)``; ``len(preview) == budget`` when truncated.
+    """
+    if len(text) <= budget:
+        return text, False
+    m = len(TRUNCATION_MARKER)
+    if budget <= m:
+        return text[:budget], True
+    room = budget - m
+    head = room // 2
+    tail = room - head
+    return text[:head] + TRUNCATION_MARKER + (text[-tail:] if tail else ""), True
+
+
+def kept_chars(total: int, budget: int) -> int:
+    """How many characters of a ``total``-char text survive ``cut`` (marker excluded)."""
+    if total <= budget:
+        return total
+    m = len(TRUNCATION_MARKER)
+    return budget if budget <= m else budget - m
+
+
+_INLINE = ("python -", "python3 -", "node -", "ruby -", "perl -", "bash -c", "sh -c", "zsh -c")
+_SECRET_KEY_PARTS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
+_SECRET_FLAGS = {
+    "TOKEN", "ACCESS_TOKEN", "AUTH_TOKEN", "PASSWORD", "PASS", "SECRET", "API_KEY",
+    "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS",
+}
+_URL_CRED = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+:[^/@\s]*@")
+
+
+def _norm_key(key: str) -> str:
+    return key.lstrip("-").replace("-", "_").upper()
+
+
+def _secret_key(key: str) -> bool:
+    k = _norm_key(key)
+    return k == "PASS" or any(part in k for part in _SECRET_KEY_PARTS)
+
+
+def redact_command(cmd: str) -> str:
+    """Redact secrets in a command line (commands spec §4.5)."""
+    tokens = cmd.split()
+    out: list[str] = []
+    changed = False
+    redact_next = False
+    for tok in tokens:
+        new = tok
+        if redact_next:
+            new, redact_next = "[redacted]", False
+        elif "=" in tok and _secret_key(tok.split("=", 1)[0]):
+            new = tok.split("=", 1)[0] + "=[redacted]"
+        elif tok.startswith("-") and _norm_key(tok) in _SECRET_FLAGS:
+            redact_next = True
+        new = _URL_CRED.sub(r"\1[redacted]@", new)
+        changed |= new != tok
+        out.append(new)
+    return " ".join(out) if changed else cmd
+
+
+def command_preview(cmd: str) -> str:
+    """Model-safe one-line preview of ``cmd``: heredocs/inline scripts omitted, secrets redacted, ≤240 chars."""
+    low = cmd.lower()
+    if "<<" in cmd or any(p in low for p in _INLINE):
+        return "[omitted: command contains heredoc or inline script]"
+    red = redact_command(cmd)
+    return red if len(red) <= 240 else red[:240] + "..."
+
+
+def command_diagnostics(cmd: str, effective_tokens: int) -> dict[str, Any]:
+    """The ``command_diagnostics`` object of ExecCommand results (commands spec §4.5)."""
+    low = cmd.lower()
+    n = len(cmd)
+    return {
+        "cmd_preview": command_preview(cmd),
+        "cmd_char_count": n,
+        "cmd_estimated_tokens": (n + 3) // 4,
+        "contains_heredoc": "<<" in cmd,
+        "contains_inline_script": any(p in low for p in _INLINE),
+        "exceeds_soft_threshold": n > 4000,
+        "effective_max_output_tokens": effective_tokens,
+        "output_char_budget": effective_tokens * 4,
+    }
