@@ -1,0 +1,519 @@
+"""Process layer under ``ExecCommand``: launch, capture, input, stop.
+
+Every method runs on the runtime's event-loop thread (asyncio backend of anyio).
+Output is read with ``loop.add_reader`` on non-blocking pipes or a pty master (no
+reader threads), decoded incrementally as UTF-8 with ``errors="replace"``, kept as a
+bounded in-memory tail per stream and spooled to disk complete (spec §4.1, §4.2, §4.4,
+§6.3; D13 caps each spool file). Exit is noticed through a pidfd (or 20 ms polling).
+
+Example::
+
+    proc = await CommandProcess.spawn(LaunchSpec(("sh", "-c", "echo hi"), cwd, env, spool))
+    await proc.wait(5.0)
+    proc.stdout.tail()  # "hi\\n"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import collections
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import pty
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import termios
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+__all__ = ("CommandProcess", "LaunchSpec", "StreamCapture")
+
+_log = logging.getLogger(__name__)
+
+_READ_CHUNK = 256 * 1024  # bytes per os.read
+_READS_PER_WAKEUP = 4  # reads per readiness callback before yielding to the loop
+_PIPE_SIZE = 1024 * 1024  # requested kernel pipe buffer (F_SETPIPE_SZ), bytes
+_DRAIN_S = 0.1  # output drained after the leader exits, seconds
+_POLL_S = 0.02  # exit polling interval when pidfd is unavailable, seconds
+_TAIL_CHARS = {"stdout": 128_000, "stderr": 128_000, "combined": 256_000}
+_FFFD_BYTES = "\ufffd".encode()
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What to run and how.
+
+    Attributes:
+        argv: program and arguments, e.g. ``("bash", "-lc", "echo hi")``.
+        cwd: working directory.
+        env: the complete environment of the child.
+        spool_dir: existing directory where the spool files are created.
+        tty: run on a pseudo-terminal (80x24); stdout and stderr merge into "stdout".
+        accepts_input: stdin is a pipe (or the pty) only when True; otherwise /dev/null.
+        max_log_bytes: cap per spool file in bytes (D13); past it the file stops growing.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    spool_dir: Path
+    tty: bool = False
+    accepts_input: bool = False
+    max_log_bytes: int = 256 * 1024 * 1024
+
+
+class StreamCapture:
+    """Decoded text of one stream ("stdout", "stderr" or "combined").
+
+    Attributes:
+        name: stream name.
+        total_chars: characters decoded so far (the complete stream, not just the tail).
+        lossy: True once the decoder replaced an invalid byte with U+FFFD.
+        spool_path: file holding the kept stream as UTF-8; None once discarded.
+        bytes_dropped: UTF-8 bytes not written to the spool because of the cap.
+    """
+
+    def __init__(self, name: str, spool_path: Path | None, spool_fd: int | None, cap: int) -> None:
+        self.name = name
+        self.total_chars = 0
+        self.lossy = False
+        self.spool_path = spool_path
+        self.bytes_dropped = 0
+        self._fd = spool_fd
+        self._cap = cap
+        self._written = 0
+        self._full = False
+        self._limit = _TAIL_CHARS[name]
+        self._pieces: collections.deque[str] = collections.deque()
+        self._size = 0
+
+    def tail(self) -> str:
+        """Return the last characters of the stream (at most 128,000; 256,000 for combined)."""
+        if len(self._pieces) != 1:
+            text = "".join(self._pieces)[-self._limit :]
+            self._pieces = collections.deque([text] if text else ())
+            self._size = len(text)
+        return self._pieces[0] if self._pieces else ""
+
+    def read_all(self) -> str:
+        """Return the complete kept text from the spool file.
+
+        Raises:
+            RuntimeError: if the spool was discarded (``spool_path`` is None).
+            OSError: if the spool file cannot be read.
+        """
+        if self.spool_path is None:
+            raise RuntimeError(f"{self.name} spool was discarded")
+        return self.spool_path.read_bytes().decode("utf-8", "replace")
+
+    def _append(self, text: str, data: bytes) -> None:
+        self.total_chars += len(text)
+        if len(text) >= self._limit:
+            self._pieces = collections.deque([text[-self._limit :]])
+            self._size = self._limit
+        else:
+            self._pieces.append(text)
+            self._size += len(text)
+            while self._size - len(self._pieces[0]) >= self._limit:
+                self._size -= len(self._pieces.popleft())
+        if self._fd is None:
+            return
+        keep = 0 if self._full else min(len(data), self._cap - self._written)
+        if keep < len(data):  # cap reached: cut at a UTF-8 boundary; the file stops growing
+            self._full = True
+            while keep > 0 and 0x80 <= data[keep] <= 0xBF:
+                keep -= 1
+        view = memoryview(data)[:keep]
+        try:
+            while view:
+                n = os.write(self._fd, view)  # type: ignore[arg-type]
+                self._written += n
+                view = view[n:]
+        except OSError as exc:  # e.g. ENOSPC: stop growing, count the rest as dropped
+            _log.warning("spool %s: write failed: %s", self.spool_path, exc)
+            self._full = True
+            keep -= len(view)
+        self.bytes_dropped += len(data) - keep
+
+    def _close_spool(self, delete: bool = False) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if delete and self.spool_path is not None:
+            self.spool_path.unlink(missing_ok=True)
+            self.spool_path = None
+
+
+class _Reader:
+    """Non-blocking reader of one fd feeding one stream's incremental decoder."""
+
+    def __init__(self, fd: int, stream: str) -> None:
+        self.fd = fd
+        self.stream = stream
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.prev2 = b""  # last two raw bytes, to recognise EF BF BD across reads
+
+    def decode(self, data: bytes, final: bool = False) -> tuple[str, bool]:
+        """Return (text, replaced): replaced is True when an invalid byte became U+FFFD."""
+        text = self.decoder.decode(data, final)
+        replaced = False
+        if "\ufffd" in text:  # EF BF BD always decodes to a genuine U+FFFD: count them
+            legit = data.count(_FFFD_BYTES) + (self.prev2 + data[:2]).count(_FFFD_BYTES)
+            replaced = final or text.count("\ufffd") > legit
+        self.prev2 = (self.prev2 + data[-2:])[-2:]
+        return text, replaced
+
+
+class CommandProcess:
+    """A running command in its own process group (session), with captured output.
+
+    Attributes:
+        pid: process id of the leader; also its process group id (``pgid``).
+        started_at: ``time.time()`` at spawn, seconds.
+        stdout, stderr, combined: the captures; ``combined`` interleaves in arrival order.
+        on_output: called on the loop thread with (stream name, text) per decoded chunk.
+        on_exit: called once on the loop thread after exit and drain.
+        returncode: None while running; negative signal number if killed by a signal.
+        exit_status: exit code; None if killed by a signal or still running.
+        signal_name: e.g. "SIGTERM" when killed by a signal, else None.
+        done: True once the leader exited and its output was drained (<= 100 ms).
+    """
+
+    def __init__(self, spec: LaunchSpec, popen: subprocess.Popen[bytes], captures: dict[str, StreamCapture],
+                 read_fds: dict[int, str], input_fd: int | None) -> None:
+        self.spec = spec
+        self.pid = popen.pid
+        self.pgid = popen.pid
+        self.started_at = time.time()
+        self.stdout = captures["stdout"]
+        self.stderr = captures["stderr"]
+        self.combined = captures["combined"]
+        self.on_output: Callable[[str, str], None] | None = None
+        self.on_exit: Callable[[CommandProcess], None] | None = None
+        self.returncode: int | None = None
+        self.exit_status: int | None = None
+        self.signal_name: str | None = None
+        self.done = False
+        self._popen = popen
+        self._loop = asyncio.get_running_loop()
+        self._done_event = anyio.Event()
+        self._exited_event = anyio.Event()
+        self._readers = {fd: _Reader(fd, stream) for fd, stream in read_fds.items()}
+        self._input_fd = input_fd
+        self._write_waiter: asyncio.Future[None] | None = None
+        self._write_lock = anyio.Lock()
+        self._drain_timer: asyncio.TimerHandle | None = None
+        self._pidfd: int | None = None
+        for fd in self._readers:
+            self._loop.add_reader(fd, self._on_readable, fd)
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+            self._loop.add_reader(self._pidfd, self._check_exit)
+        except (AttributeError, OSError):
+            self._loop.call_later(_POLL_S, self._check_exit)
+
+    @classmethod
+    async def spawn(cls, spec: LaunchSpec) -> CommandProcess:
+        """Start ``spec.argv`` as the leader of a new session and process group.
+
+        Args:
+            spec: what to run; ``spec.spool_dir`` must exist.
+
+        Returns:
+            The started process; output capture is already running.
+
+        Raises:
+            FileNotFoundError: if the program (or ``cwd``) does not exist.
+            NotADirectoryError: if ``cwd`` is not a directory.
+            PermissionError: if the program is not executable.
+            OSError: for any other launch failure; no fd, file or process is left behind.
+        """
+        opened: list[int] = []  # fds closed whatever happens
+        kept: list[int] = []  # parent-side fds handed to the process on success
+        spools: dict[str, tuple[Path, int]] = {}
+        try:
+            for name in ("stdout", "stderr", "combined"):
+                fd, path = tempfile.mkstemp(prefix=f"cmd-{name}-", suffix=".log", dir=spec.spool_dir)
+                spools[name] = (Path(path), fd)
+            popen, read_fds, input_fd = _launch(spec, opened, kept)
+        except BaseException:
+            for fd in kept + [fd for _, fd in spools.values()]:
+                os.close(fd)
+            for path, _ in spools.values():
+                path.unlink(missing_ok=True)
+            raise
+        finally:
+            for fd in opened:
+                os.close(fd)
+        captures = {name: StreamCapture(name, path, fd, spec.max_log_bytes) for name, (path, fd) in spools.items()}
+        return cls(spec, popen, captures, read_fds, input_fd)
+
+    def _on_readable(self, fd: int) -> None:
+        reader = self._readers.get(fd)
+        if reader is None:
+            return
+        for _ in range(_READS_PER_WAKEUP):
+            try:
+                data = os.read(fd, _READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError as exc:  # EIO from a pty master once the slave side is closed
+                if exc.errno != errno.EIO:
+                    _log.warning("read of %s failed: %s", reader.stream, exc)
+                data = b""
+            if not data:
+                self._close_reader(reader)
+                if not self._readers and self.returncode is not None:
+                    self._finish()
+                return
+            self._emit(reader, data)
+            if len(data) < _READ_CHUNK:
+                return
+
+    def _emit(self, reader: _Reader, data: bytes, final: bool = False) -> None:
+        text, replaced = reader.decode(data, final)
+        if not text:
+            return
+        capture = self.stdout if reader.stream == "stdout" else self.stderr
+        if replaced:
+            capture.lossy = self.combined.lossy = True
+        data = text.encode() if capture._fd is not None or self.combined._fd is not None else b""
+        capture._append(text, data)
+        self.combined._append(text, data)
+        _call(self.on_output, reader.stream, text)
+
+    def _close_reader(self, reader: _Reader) -> None:
+        del self._readers[reader.fd]
+        self._loop.remove_reader(reader.fd)
+        if reader.fd == self._input_fd:  # a pty master: input closes with it
+            self._close_input(close_fd=False)
+        os.close(reader.fd)
+        self._emit(reader, b"", final=True)
+
+    def _check_exit(self) -> None:
+        if self._popen.poll() is None:
+            if self._pidfd is None:
+                self._loop.call_later(_POLL_S, self._check_exit)
+            return
+        if self._pidfd is not None:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        rc = self.returncode = self._popen.returncode
+        if rc >= 0:
+            self.exit_status = rc
+        else:
+            self.signal_name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"SIG{-rc}"
+        self._exited_event.set()
+        if self._readers:
+            self._drain_timer = self._loop.call_later(_DRAIN_S, self._finish)
+        else:
+            self._finish()
+
+    def _finish(self) -> None:
+        if self.done:
+            return
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+        for reader in list(self._readers.values()):  # abandoned: e.g. a background child
+            self._close_reader(reader)
+        self._close_input()
+        for capture in (self.stdout, self.stderr, self.combined):
+            capture._close_spool()
+        self.done = True
+        self._done_event.set()
+        _call(self.on_exit, self)
+
+    def _close_input(self, close_fd: bool = True) -> None:
+        fd, self._input_fd = self._input_fd, None
+        if fd is None:
+            return
+        if self._write_waiter is not None:
+            self._loop.remove_writer(fd)
+            if not self._write_waiter.done():
+                self._write_waiter.set_exception(BrokenPipeError("input channel closed"))
+        if close_fd:
+            os.close(fd)
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the process is done (exited and drained).
+
+        Args:
+            timeout: seconds to wait; None waits without limit.
+
+        Returns:
+            True if done within ``timeout``, else False.
+        """
+        if not self.done:
+            with anyio.move_on_after(timeout):
+                await self._done_event.wait()
+        return self.done
+
+    async def write_input(self, data: bytes) -> int:
+        """Write all of ``data`` to the stdin pipe or the pty master.
+
+        Args:
+            data: bytes to deliver, verbatim.
+
+        Returns:
+            ``len(data)``.
+
+        Raises:
+            RuntimeError: ("input not accepted") if the spec had ``accepts_input=False``.
+            BrokenPipeError: if the channel is closed (process done or reader gone).
+            OSError: if the write fails otherwise.
+        """
+        if not self.spec.accepts_input:
+            raise RuntimeError("input not accepted")
+        if self._input_fd is None:
+            raise BrokenPipeError("input channel closed")
+        view = memoryview(data)
+        async with self._write_lock:
+            while view:
+                view = await self._write_some(view)
+        return len(data)
+
+    async def _write_some(self, view: memoryview) -> memoryview:
+        fd = self._input_fd
+        if fd is None:
+            raise BrokenPipeError("input channel closed")
+        try:
+            return view[os.write(fd, view):]
+        except BlockingIOError:
+            self._write_waiter = self._loop.create_future()
+            self._loop.add_writer(fd, _resolve, self._write_waiter)
+            try:
+                await self._write_waiter
+            finally:
+                if self._input_fd == fd:
+                    self._loop.remove_writer(fd)
+                self._write_waiter = None
+            return view
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                raise BrokenPipeError("input channel closed") from exc
+            raise
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to the whole process group; no error if the group is gone."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pgid, sig)
+
+    async def stop(self, grace_s: float = 0.1) -> None:
+        """Terminate the group: SIGTERM, up to ``grace_s`` seconds, then SIGKILL.
+
+        Returns once the leader is reaped and output drained. Descendants that left the
+        group (``setsid``) are not reached.
+
+        Args:
+            grace_s: seconds between SIGTERM and SIGKILL.
+        """
+        if self.done:
+            return
+        self.signal_group(signal.SIGTERM)
+        with anyio.move_on_after(grace_s):
+            await self._exited_event.wait()
+        self.signal_group(signal.SIGKILL)
+        await self.wait(None)
+
+    def promote(self, log_path: Path) -> None:
+        """Turn the combined spool into the task log at ``log_path`` and keep appending.
+
+        The stdout and stderr spools are deleted (their ``spool_path`` becomes None);
+        tails keep following the stream. The D13 cap keeps applying to the log.
+
+        Args:
+            log_path: destination file; its parent is created if missing.
+
+        Raises:
+            RuntimeError: if the combined spool was already discarded.
+            OSError: if the log cannot be moved or copied to ``log_path``.
+        """
+        combined = self.combined
+        if combined.spool_path is None:
+            raise RuntimeError("combined spool was discarded")
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(combined.spool_path, log_path)  # the open fd follows the inode
+        except OSError:  # e.g. EXDEV: copy, then append to the copy
+            shutil.copyfile(combined.spool_path, log_path)
+            if combined._fd is not None:
+                os.close(combined._fd)
+                combined._fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            combined.spool_path.unlink(missing_ok=True)
+        combined.spool_path = log_path
+        self.stdout._close_spool(delete=True)
+        self.stderr._close_spool(delete=True)
+
+    def discard_spools(self, keep: set[str] | frozenset[str] = frozenset()) -> None:
+        """Delete the spool files of streams not named in ``keep``.
+
+        Args:
+            keep: stream names to keep, from "stdout", "stderr", "combined".
+        """
+        for capture in (self.stdout, self.stderr, self.combined):
+            if capture.name not in keep:
+                capture._close_spool(delete=True)
+
+
+def _call(callback: Callable[..., None] | None, *args: object) -> None:
+    if callback is not None:
+        try:
+            callback(*args)
+        except Exception:
+            _log.exception("callback %r failed", callback)
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _launch(spec: LaunchSpec, opened: list[int], kept: list[int]
+            ) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
+    """Create the channels and start the child; child-side fds go to ``opened``."""
+    stdin: int = subprocess.DEVNULL
+    input_fd: int | None = None
+    if spec.tty:
+        master, slave = pty.openpty()
+        kept.append(master)
+        opened.append(slave)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        os.set_blocking(master, False)
+        if spec.accepts_input:
+            stdin, input_fd = slave, master
+        read_fds, stdout, stderr = {master: "stdout"}, slave, slave
+    else:
+        if spec.accepts_input:
+            stdin, input_fd = os.pipe()
+            opened.append(stdin)
+            kept.append(input_fd)
+            os.set_blocking(input_fd, False)
+        (out_r, stdout), (err_r, stderr) = os.pipe(), os.pipe()
+        kept += [out_r, err_r]
+        opened += [stdout, stderr]
+        read_fds = {out_r: "stdout", err_r: "stderr"}
+        for fd in read_fds:
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError):  # F_SETPIPE_SZ (Linux): a bigger buffer, fewer wakeups
+                fcntl.fcntl(fd, 1031, _PIPE_SIZE)
+    popen = subprocess.Popen(
+        list(spec.argv), cwd=spec.cwd, env=dict(spec.env), stdin=stdin, stdout=stdout, stderr=stderr,
+        start_new_session=True, preexec_fn=_acquire_ctty if spec.tty else None, close_fds=True,
+    )
+    return popen, read_fds, input_fd
+
+
+def _acquire_ctty() -> None:  # runs in the child, after setsid()
+    fcntl.ioctl(1, termios.TIOCSCTTY, 0)
