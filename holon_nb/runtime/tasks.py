@@ -210,6 +210,7 @@ class TaskService:
             })
         live = _Live(proc)
         self.live[task_id] = live
+        self._set_status(task_id, "running", {})  # the process already runs: its runner starts now
         proc.on_output = lambda stream, text: self.publish("task_output", task_id, stream=stream, text=text)
         self.publish("task_promoted", task_id, agent_id=agent_id, summary=summary, cmd=cmd)
         self.start_soon(self._run, task_id, live)
@@ -217,7 +218,6 @@ class TaskService:
 
     async def _run(self, task_id: str, live: _Live) -> None:
         try:
-            self._set_status(task_id, "running", {})
             await live.proc.wait(None)
             await self._finish(task_id, live)
         finally:

@@ -114,7 +114,7 @@ def _spawn_error(cmd: str, shell: str, workdir: str, exc: OSError) -> ToolFailur
 def _read_head(capture: Any, n: int) -> str:
     if capture.spool_path is None:
         return capture.tail()[:n]
-    with open(capture.spool_path, encoding="utf-8", errors="replace") as fh:
+    with open(capture.spool_path, encoding="utf-8", errors="replace", newline="") as fh:
         return fh.read(n)
 
 

@@ -1,0 +1,189 @@
+"""Task tools acceptance cases AC-22…AC-31 and AC-58 (restart, D7)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from _support import err, ok
+from holon_nb.runtime import Runtime
+
+UNKNOWN = "task_000000000000000"
+
+
+def _promote(rt: Runtime, cmd: str, **kw) -> str:
+    return ok(rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 300, **kw}))["task_handle"]["task_id"]
+
+
+def _wait_status(rt: Runtime, tid: str, want: str, timeout: float = 3.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = ok(rt.call("TaskStatus", {"task_id": tid}))["task"]
+        if task["status"] == want or time.monotonic() > deadline:
+            return task
+        time.sleep(0.02)
+
+
+def test_ac22_input_refused_for_non_interactive(rt: Runtime) -> None:
+    tid = _promote(rt, "sleep 1000")
+    r = rt.call("TaskInput", {"task_id": tid, "input": "x"})
+    res = ok(r)
+    assert res["accepted_input"] is False and "bytes_written" not in res
+    assert r.envelope["summary_text"] == "task is not currently accepting input"
+
+
+@pytest.mark.parametrize("tool,extra", [("TaskInput", {"input": "x"}), ("TaskStatus", {}),
+                                        ("TaskOutput", {}), ("TaskStop", {})])
+def test_ac23_ac29_unknown_task(rt: Runtime, tool: str, extra: dict) -> None:
+    e = err(rt.call(tool, {"task_id": UNKNOWN, **extra}), "task_not_found")
+    assert e["domain"] == "not_found" and e["details"]["task_id"] == UNKNOWN
+
+
+def test_ac24_output_wait_times_out(rt: Runtime) -> None:
+    tid = _promote(rt, "sleep 1000")
+    t0 = time.monotonic()
+    r = rt.call("TaskOutput", {"task_id": tid, "block": True, "timeout_ms": 300})
+    took = time.monotonic() - t0
+    assert 0.3 <= took < 1
+    res = ok(r)
+    assert res["retrieval_status"] == "timeout" and res["task"]["status"] == "running"
+    assert r.receipt.splitlines()[0] == "Task output wait timed out"
+
+
+def test_ac25_completed_task_output_and_message(rt: Runtime) -> None:
+    tid = ok(rt.call("ExecCommand", {"cmd": "sleep 0.5; echo fin", "yield_time_ms": 0}))["task_handle"]["task_id"]
+    r = rt.call("TaskOutput", {"task_id": tid})
+    res = ok(r)
+    t = res["task"]
+    assert res["retrieval_status"] == "success" and t["status"] == "completed" and t["exit_status"] == 0
+    assert "fin" in t["output_preview"]
+    assert t["artifacts"][0]["path"].endswith(f"{tid}.log") and t["output_artifact"] == 0
+    assert "summary_text" not in r.envelope
+    msgs = [m for m in rt.messages() if m["origin_task_id"] == tid]
+    assert len(msgs) == 1 and msgs[0]["kind"] == "TaskResult"
+    assert msgs[0]["text"].startswith("command task completed:")
+
+
+def test_ac26_long_task_output_truncated(rt: Runtime) -> None:
+    tid = _promote(rt, "sleep 0.5; head -c 20000 /dev/zero | tr '\\0' z")
+    r = rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000})
+    t = ok(r)["task"]
+    assert len(t["output_preview"]) <= 8000 and t["output_truncated"] is True
+    assert "[output truncated: " in r.receipt and t["artifacts"][0]["path"] in r.receipt
+    assert Path(t["artifacts"][0]["path"]).read_text().count("z") == 20000
+
+
+def test_ac26_small_budget_first_cut_reported(rt: Runtime) -> None:
+    tid = _promote(rt, "sleep 0.5; seq 1 2000", max_output_tokens=100)
+    t = ok(rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000}))["task"]
+    assert len(t["output_preview"]) == 400 and t["output_truncated"] is True
+
+
+def test_ac27_ac28_stop_with_children(rt: Runtime, workspace: Path) -> None:
+    tid = _promote(rt, "sleep 1000 & echo $! > child.pid; sleep 1000")
+    r = rt.call("TaskStop", {"task_id": tid})
+    res = ok(r)
+    assert res["task"]["status"] == "cancelling"
+    assert res["stop_requested"] is True and res["force_stop_requested"] is False
+    assert r.envelope["summary_text"].startswith("stop requested")
+    assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
+    pid = int((workspace / "child.pid").read_text())
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
+    assert state in ("gone", "Z")
+    out = ok(rt.call("TaskOutput", {"task_id": tid}))["task"]
+    assert out["status"] == "cancelled" and "failure_artifact" in out
+    assert tid not in [t["id"] for t in ok(rt.call("ListTasks", {}))["tasks"]]
+    # AC-28: a second stop changes nothing and enqueues nothing
+    before = len(rt.messages())
+    r2 = rt.call("TaskStop", {"task_id": tid})
+    res2 = ok(r2)
+    assert res2["task"]["status"] == "cancelled"
+    assert res2["stop_requested"] is False and res2["force_stop_requested"] is False
+    assert r2.envelope["summary_text"] == f"task {tid} already cancelled; nothing to stop"
+    assert len(rt.messages()) == before
+
+
+def test_ac30_stop_completed_task(rt: Runtime) -> None:
+    tid = ok(rt.call("ExecCommand", {"cmd": "echo fin", "yield_time_ms": 0}))["task_handle"]["task_id"]
+    ok(rt.call("TaskOutput", {"task_id": tid}))
+    before = len(rt.messages())
+    r = rt.call("TaskStop", {"task_id": tid})
+    res = ok(r)
+    assert res["task"]["status"] == "completed"
+    assert res["stop_requested"] is False and res["force_stop_requested"] is False
+    assert r.envelope["summary_text"] == f"task {tid} already completed; nothing to stop"
+    assert ok(rt.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "completed"
+    assert len(rt.messages()) == before
+
+
+def test_second_stop_forces(rt: Runtime) -> None:
+    tid = _promote(rt, "trap '' TERM; sleep 1000")
+    ok(rt.call("TaskStop", {"task_id": tid}))
+    second = ok(rt.call("TaskStop", {"task_id": tid}))
+    if second["task"]["status"] == "cancelling":
+        assert second["force_stop_requested"] is True and second["stop_requested"] is True
+    assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
+
+
+def test_ac31_list_limits(rt: Runtime) -> None:
+    ids = [_promote(rt, f"sleep 100{i}") for i in range(3)]
+    done = ok(rt.call("ExecCommand", {"cmd": "true", "yield_time_ms": 0}))["task_handle"]["task_id"]
+    ok(rt.call("TaskOutput", {"task_id": done}))
+    r0 = ok(rt.call("ListTasks", {"limit": 0}))
+    assert r0["limit"] == 1 and r0["returned"] == 1 and r0["total_active"] == 3
+    assert ok(rt.call("ListTasks", {"limit": 1000}))["limit"] == 100
+    err(rt.call("ListTasks", {"limit": -1}), "invalid_tool_input")
+    r = rt.call("ListTasks", {})
+    res = ok(r)
+    assert res["limit"] == 20 and sorted(t["id"] for t in res["tasks"]) == sorted(ids)
+    assert done not in [t["id"] for t in res["tasks"]]
+    assert "summary_text" not in r.envelope
+    assert res["tasks"][0]["id"] == ids[-1]  # most recently updated first
+
+
+def test_ac58_restart_interrupts_running_task(tmp_path: Path, workspace: Path) -> None:
+    """A kernel that dies with a running task: the next runtime marks it interrupted and kills the orphan."""
+    home = tmp_path / "home"
+    script = textwrap.dedent(f"""
+        import os, sys
+        from holon_nb import Runtime
+        rt = Runtime(home={str(home)!r}, workspace={str(workspace)!r})
+        r = rt.call("ExecCommand", {{"cmd": "sleep 1000", "yield_time_ms": 300}})
+        print(r.envelope["result"]["task_handle"]["task_id"], flush=True)
+        os.kill(os.getpid(), 9)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    tid = proc.stdout.strip()
+    assert tid.startswith("task_"), proc.stderr
+    with Runtime(home=home, workspace=workspace) as rt:
+        task = ok(rt.call("TaskStatus", {"task_id": tid}))["task"]
+        assert task["status"] == "interrupted"
+        assert task["status_before_restart"] == "running" and task["interrupted_reason"] == "runtime_restarted"
+        assert tid not in [t["id"] for t in ok(rt.call("ListTasks", {}))["tasks"]]
+        msgs = [m for m in rt.messages() if m["origin_task_id"] == tid]
+        assert msgs[-1]["text"] == f"task {tid} was interrupted because the runtime restarted"
+        assert msgs[-1]["metadata"]["interrupted_reason"] == "runtime_restarted"
+        assert msgs[-1]["metadata"]["status_before_restart"] == "running"
+        out = ok(rt.call("TaskOutput", {"task_id": tid}))["task"]
+        assert out["failure_artifact"]["kind"] == "command_task_interrupted"
+        assert ok(rt.call("TaskStop", {"task_id": tid}))["stop_requested"] is False
+        pg = subprocess.run(["pgrep", "-f", "^sleep 1000$"], capture_output=True, text=True)
+        rec = rt.store.task(tid)
+        assert not Path(f"/proc/{rec['pgid']}").exists() or rec["proc_start"] is None or \
+            Path(f"/proc/{rec['pgid']}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z", pg.stdout
+
+
+def test_terminal_state_never_left(rt: Runtime) -> None:
+    tid = ok(rt.call("ExecCommand", {"cmd": "exit 4", "yield_time_ms": 0}))["task_handle"]["task_id"]
+    t = ok(rt.call("TaskOutput", {"task_id": tid}))["task"]
+    assert t["status"] == "failed" and t["failure_artifact"]["kind"] == "command_task_exit_nonzero"
+    rt.tasks._set_status(tid, "running", {})
+    rt.tasks._set_status(tid, "completed", {})
+    assert ok(rt.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "failed"
