@@ -45,6 +45,15 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+def _safe(text: str) -> str:
+    """Make text storable: lone surrogates (unencodable in UTF-8) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def new_id(prefix: str) -> str:
     """Return a runtime id ``<prefix>_<15 lowercase hex>`` (agents spec §0.5)."""
     return f"{prefix}_{secrets.token_hex(8)[:15]}"
@@ -186,8 +195,8 @@ class Store:
             db.execute(
                 "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
                 " created_at, duration_ms) VALUES (?,?,?,?,?,?,?,?,?)",
-                (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], rec["args"],
-                 rec["envelope"], rec["receipt"], now_rfc3339(), rec["duration_ms"]),
+                (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], _safe(rec["args"]),
+                 _safe(rec["envelope"]), _safe(rec["receipt"]), now_rfc3339(), rec["duration_ms"]),
             )
 
     def execution(self, execution_id: str) -> dict[str, Any] | None:

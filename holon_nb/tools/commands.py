@@ -100,10 +100,10 @@ def _resolve_workdir(workdir: str | None, ctx: ToolContext) -> str:
     return resolved
 
 
-def _spawn_error(cmd: str, shell: str, workdir: str, exc: OSError) -> ToolFailure:
+def _spawn_error(cmd: str, shell: str, workdir: str, exc: Exception) -> ToolFailure:
     return ToolFailure(ToolError(
         kind="command_spawn_failed",
-        message=f"could not start the command: {exc.strerror or exc}",
+        message=f"could not start the command: {getattr(exc, 'strerror', None) or exc}",
         details={"cmd": cmd, "shell": shell, "workdir": workdir, "error": str(exc)},
         recovery_hint="Check `shell` and `workdir` (it must be a directory).",
     ))
@@ -231,7 +231,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         proc = await ctx.commands.spawn(
             shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: NUL byte or unencodable text in argv
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
     if yield_ms > 0 and await proc.wait(yield_ms / 1000):
         return completed_payload(proc, args.cmd, tokens, ctx)
@@ -393,7 +393,7 @@ async def _run_item(index: int, item: BatchItem, top: ExecCommandBatchInput, ctx
         workdir = _resolve_workdir(_pick(item, top, "workdir"), ctx)
         try:
             proc = await ctx.commands.spawn(shell, item.cmd, workdir, login=login, tty=False, accepts_input=False)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise _spawn_error(item.cmd, shell, workdir, exc) from None
         if yield_ms == 0 or not await proc.wait(yield_ms / 1000):
             await proc.stop()
