@@ -92,6 +92,7 @@ class Runtime:
         self._loop = LoopThread()
         self._closed = False
         self._lock = threading.Lock()
+        self._scrub: tuple[Any, float, Scrubber] | None = None
         self.tasks = TaskService(
             self.store, self.home, dict(os.environ), self.events.publish,
             self._start_soon, self.settings.max_task_log_bytes,
@@ -162,7 +163,7 @@ class Runtime:
 
     def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
                      duration_ms: int) -> ToolResult:
-        scrub = Scrubber(extra=self.settings.extra_secrets)
+        scrub = self._scrubber()
         full = scrub.text(render_receipt(env, self.registry))
         receipt, projected = project_receipt(full, env, execution_id, self.settings.tool_output_budget_tokens)
         try:
@@ -175,6 +176,14 @@ class Runtime:
         })
         return ToolResult(envelope=env, receipt=receipt, display_envelope=scrub.value(env), full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected)
+
+    def _scrubber(self) -> Scrubber:
+        """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
+        key = (len(os.environ), self.settings.extra_secrets)
+        now = time.monotonic()
+        if self._scrub is None or self._scrub[0] != key or now - self._scrub[1] > 1.0:
+            self._scrub = (key, now, Scrubber(extra=self.settings.extra_secrets))
+        return self._scrub[2]
 
     # ------------------------------------------------------------ observing
     def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:

@@ -21,7 +21,7 @@ from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContex
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
 from .registry import REGISTRY, Registry
-from .schema import input_schema
+from .schema import input_schema_view
 from .spec import PROFILE_FAMILIES, ToolSpec
 
 __all__ = ["dispatch", "parse_args", "RESULT_FIELDS"]
@@ -91,7 +91,7 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
             raw = json.loads(text) if text.strip() else {}
         except ValueError:
             raw = {"_raw": text}
-    schema = input_schema(spec.input_model)
+    schema = input_schema_view(spec.input_model)
     value = coerce_args(raw, schema)
     if not isinstance(value, dict):
         raise ToolFailure(_parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}"))

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["input_schema", "slot_types"]
+__all__ = ["input_schema", "input_schema_view", "slot_types"]
 
 
 def _resolve(node: Any, defs: dict[str, Any]) -> Any:
@@ -82,6 +82,11 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
         ``$ref``, ``$defs`` or ``title`` anywhere.
     """
     return copy.deepcopy(_cached(model))
+
+
+def input_schema_view(model: type[BaseModel]) -> dict[str, Any]:
+    """Like :func:`input_schema` but the shared cached dict: callers must not modify it."""
+    return _cached(model)
 
 
 def slot_types(schema: dict[str, Any]) -> set[str]:

@@ -1,0 +1,49 @@
+"""Helpers shared by the benchmarks: timing, RSS, result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Callable
+
+RESULTS = Path(__file__).with_name("results")
+
+
+def median_ms(fn: Callable[[], object], runs: int, warmup: int = 5) -> float:
+    """Median wall time of ``fn()`` in milliseconds over ``runs`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+def rss_kib() -> int:
+    """Current resident set size of this process in KiB (``/proc/self/status`` VmRSS)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def hwm_kib() -> int:
+    """Peak resident set size of this process in KiB (VmHWM)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def save(name: str, data: dict) -> None:
+    """Print ``data`` as JSON and store it under ``benchmarks/results/<name>.json``."""
+    RESULTS.mkdir(exist_ok=True)
+    data = {"benchmark": name, "cpus": os.cpu_count(), **data}
+    text = json.dumps(data, indent=2)
+    (RESULTS / f"{name}.json").write_text(text + "\n")
+    print(text)
