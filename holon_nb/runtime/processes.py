@@ -84,19 +84,57 @@ class StreamCapture:
         bytes_dropped: UTF-8 bytes not written to the spool because of the cap.
     """
 
-    def __init__(self, name: str, spool_path: Path | None, spool_fd: int | None, cap: int) -> None:
+    def __init__(self, name: str, spool_dir: Path, cap: int) -> None:
         self.name = name
         self.total_chars = 0
         self.lossy = False
-        self.spool_path = spool_path
         self.bytes_dropped = 0
-        self._fd = spool_fd
+        self._dir = spool_dir
+        self._path: Path | None = None  # created on the first write (or first access): no output, no file
+        self._fd: int | None = None
+        self._discarded = False
+        self._closed = False
         self._cap = cap
         self._written = 0
         self._full = False
         self._limit = _TAIL_CHARS[name]
         self._pieces: collections.deque[str] = collections.deque()
         self._size = 0
+
+    @property
+    def spool_path(self) -> Path | None:
+        """The spool file (created empty on first access if nothing was written yet); None once discarded."""
+        if self._discarded:
+            return None
+        if self._path is None:
+            self._open()
+        return self._path
+
+    @spool_path.setter
+    def spool_path(self, value: Path | None) -> None:
+        if value is None:  # the file was moved away by its new owner: stop writing, forget it
+            self._close_fd()
+            self._discarded, self._path = True, None
+        else:
+            self._path = Path(value)
+
+    @property
+    def _wants_bytes(self) -> bool:
+        """True while the spool is live (written to, or counting what the cap drops)."""
+        return not (self._discarded or self._closed)
+
+    def _open(self) -> None:
+        fd, path = tempfile.mkstemp(prefix=f"cmd-{self.name}-", suffix=".log", dir=self._dir)
+        self._path = Path(path)
+        if self._closed:
+            os.close(fd)
+        else:
+            self._fd = fd
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def tail(self) -> str:
         """Return the last characters of the stream (at most 128,000; 256,000 for combined)."""
@@ -113,9 +151,11 @@ class StreamCapture:
             RuntimeError: if the spool was discarded (``spool_path`` is None).
             OSError: if the spool file cannot be read.
         """
-        if self.spool_path is None:
+        if self._discarded:
             raise RuntimeError(f"{self.name} spool was discarded")
-        return self.spool_path.read_bytes().decode("utf-8", "replace")
+        if self._path is None:
+            return ""
+        return self._path.read_bytes().decode("utf-8", "replace")
 
     def _append(self, text: str, data: bytes) -> None:
         self.total_chars += len(text)
@@ -127,8 +167,10 @@ class StreamCapture:
             self._size += len(text)
             while self._size - len(self._pieces[0]) >= self._limit:
                 self._size -= len(self._pieces.popleft())
-        if self._fd is None:
+        if not self._wants_bytes:
             return
+        if self._fd is None and not self._full:
+            self._open()
         keep = 0 if self._full else min(len(data), self._cap - self._written)
         if keep < len(data):  # cap reached: cut at a UTF-8 boundary; the file stops growing
             self._full = True
@@ -147,12 +189,12 @@ class StreamCapture:
         self.bytes_dropped += len(data) - keep
 
     def _close_spool(self, delete: bool = False) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        if delete and self.spool_path is not None:
-            self.spool_path.unlink(missing_ok=True)
-            self.spool_path = None
+        self._close_fd()
+        self._closed = True
+        if delete and not self._discarded:
+            if self._path is not None:
+                self._path.unlink(missing_ok=True)
+            self._discarded, self._path = True, None
 
 
 class _Reader:
@@ -241,22 +283,17 @@ class CommandProcess:
         """
         opened: list[int] = []  # fds closed whatever happens
         kept: list[int] = []  # parent-side fds handed to the process on success
-        spools: dict[str, tuple[Path, int]] = {}
         try:
-            for name in ("stdout", "stderr", "combined"):
-                fd, path = tempfile.mkstemp(prefix=f"cmd-{name}-", suffix=".log", dir=spec.spool_dir)
-                spools[name] = (Path(path), fd)
             popen, read_fds, input_fd = _launch(spec, opened, kept)
         except BaseException:
-            for fd in kept + [fd for _, fd in spools.values()]:
+            for fd in kept:
                 os.close(fd)
-            for path, _ in spools.values():
-                path.unlink(missing_ok=True)
             raise
         finally:
             for fd in opened:
                 os.close(fd)
-        captures = {name: StreamCapture(name, path, fd, spec.max_log_bytes) for name, (path, fd) in spools.items()}
+        captures = {name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes)
+                    for name in ("stdout", "stderr", "combined")}
         return cls(spec, popen, captures, read_fds, input_fd)
 
     def _on_readable(self, fd: int) -> None:
@@ -288,7 +325,7 @@ class CommandProcess:
         capture = self.stdout if reader.stream == "stdout" else self.stderr
         if replaced:
             capture.lossy = self.combined.lossy = True
-        data = text.encode() if capture._fd is not None or self.combined._fd is not None else b""
+        data = text.encode() if capture._wants_bytes or self.combined._wants_bytes else b""
         capture._append(text, data)
         self.combined._append(text, data)
         _call(self.on_output, reader.stream, text)
@@ -441,17 +478,19 @@ class CommandProcess:
             OSError: if the log cannot be moved or copied to ``log_path``.
         """
         combined = self.combined
-        if combined.spool_path is None:
+        if combined._discarded:
             raise RuntimeError("combined spool was discarded")
+        source = combined.spool_path  # created now if nothing was written yet
+        assert source is not None
         log_path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.replace(combined.spool_path, log_path)  # the open fd follows the inode
+            os.replace(source, log_path)  # the open fd follows the inode
         except OSError:  # e.g. EXDEV: copy, then append to the copy
-            shutil.copyfile(combined.spool_path, log_path)
+            shutil.copyfile(source, log_path)
             if combined._fd is not None:
                 os.close(combined._fd)
                 combined._fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-            combined.spool_path.unlink(missing_ok=True)
+            source.unlink(missing_ok=True)
         combined.spool_path = log_path
         self.stdout._close_spool(delete=True)
         self.stderr._close_spool(delete=True)
