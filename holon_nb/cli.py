@@ -1,0 +1,202 @@
+"""``holon-nb``: the command line (argparse and exit codes only).
+
+Verbs:
+
+- ``holon-nb call NAME [JSON]`` — one tool call through a :class:`~holon_nb.Runtime`
+  (holon home ``$HOLON_NB_HOME`` or ``./.holon``, workspace = the current
+  directory); prints the scrubbed envelope (D12), or ``--receipt`` the
+  model-visible receipt. The call is not followed by any wait: when it
+  promotes a command to a background task, the task is stopped when the
+  runtime closes right after printing (a CLI process never leaves work
+  running silently); use ``yield_time_ms`` to wait longer in the call itself.
+- ``holon-nb tools`` — the registry as a table.
+- ``holon-nb inventory [--check] [--output PATH]`` — write or check
+  ``docs/model-tool-schema-inventory.json`` (D8).
+- ``holon-nb run NOTEBOOK ...`` — execute a notebook headless
+  (notebook-tests spec §1; logic in :mod:`holon_nb.testing.harness`).
+
+Exit status:
+
+===========  ===========================================================
+verb         0 / 1 / 2 / 3
+===========  ===========================================================
+call         success or deferred / error envelope or runtime failure /
+             usage error / —
+tools        listed / — / usage error / —
+inventory    written or up to date / stale or missing (diff printed) /
+             usage error / —
+run          no unexpected cell error / a cell raised outside a
+             ``raises-exception`` cell, a cell timed out, the run hit its
+             overall limit, holon_nb did not load or the final wait
+             failed / usage error (missing notebook, bad -p, unknown
+             kernel, OUT = input) / the kernel died
+===========  ===========================================================
+
+Example::
+
+    holon-nb call ExecCommand '{"cmd": "echo hi"}'
+    holon-nb run notebooks/01-commands-and-tasks.ipynb -p n=3
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_KERNEL_DIED = 0, 1, 2, 3
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``holon-nb`` argument parser (argparse exits 2 on a usage error)."""
+    parser = argparse.ArgumentParser(prog="holon-nb", description="Holon's agent tools, headless and in notebooks.")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    p = sub.add_parser("call", help="call one tool and print its envelope")
+    p.add_argument("name", metavar="NAME", help="tool name, e.g. ExecCommand")
+    p.add_argument("args", metavar="JSON", nargs="?", default="{}",
+                   help="arguments as JSON text (default {}); text that is not JSON becomes an "
+                        "invalid_tool_input envelope, exactly as for a model")
+    p.add_argument("--receipt", action="store_true", help="print the model-visible receipt instead of the envelope")
+    p.add_argument("--context", metavar="JSON", default=None,
+                   help='execution context (D11) as a JSON object, e.g. \'{"brief": "done"}\'')
+
+    sub.add_parser("tools", help="list the registered tools")
+
+    p = sub.add_parser("inventory", help="write or check docs/model-tool-schema-inventory.json")
+    p.add_argument("--check", action="store_true", help="exit 1 with a unified diff when the file is stale")
+    p.add_argument("--output", metavar="PATH", type=Path, default=None,
+                   help="inventory file (default: docs/model-tool-schema-inventory.json of the checkout)")
+
+    p = sub.add_parser("run", help="execute a notebook headless and print a summary")
+    p.add_argument("notebook", metavar="NOTEBOOK", type=Path)
+    p.add_argument("-o", "--output", metavar="OUT", type=Path, default=None,
+                   help="where to save the executed notebook (default <stem>.executed.ipynb beside it)")
+    p.add_argument("--timeout", metavar="SECONDS", type=float, default=120.0,
+                   help="per-cell timeout in seconds (default 120); the whole run stops at 10x this")
+    p.add_argument("--kernel", metavar="NAME", default=None,
+                   help="kernelspec name (default: a python3 kernel running this interpreter)")
+    p.add_argument("--cassettes", choices=["off"], default="off",
+                   help="model-call cassette mode; only 'off' exists so far")
+    p.add_argument("-p", "--parameter", metavar="NAME=VALUE", dest="parameters", action="append",
+                   type=_parameter, default=[],
+                   help="inject a parameter after the cell tagged 'parameters' (VALUE parsed as JSON when it parses)")
+    p.add_argument("--cwd", metavar="DIR", type=Path, default=None,
+                   help="kernel working directory (default: the notebook's directory)")
+    return parser
+
+
+def _cmd_call(ns: argparse.Namespace) -> int:
+    from .runtime import Runtime
+    from .tools.envelope import dumps_envelope
+    from .tools.errors import HolonNBError
+
+    context = None
+    if ns.context is not None:
+        try:
+            context = json.loads(ns.context)
+        except ValueError as exc:
+            print(f"holon-nb call: --context is not JSON: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not isinstance(context, dict):
+            print("holon-nb call: --context must be a JSON object", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        rt = Runtime(workspace=os.getcwd())
+    except (HolonNBError, OSError) as exc:
+        print(f"holon-nb call: cannot start the runtime: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        result = rt.call(ns.name, ns.args, context=context)
+        live = rt.active_tasks()
+    except HolonNBError as exc:
+        print(f"holon-nb call: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        rt.close()  # stops any task the call promoted; a CLI call never leaves work running
+    print(result.receipt if ns.receipt else dumps_envelope(result.display_envelope, indent=2))
+    if live:
+        print(f"holon-nb call: stopped {len(live)} background task(s) on exit: {', '.join(live)} "
+              "(the CLI keeps nothing running; raise yield_time_ms to wait in the call)", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _cmd_tools(ns: argparse.Namespace) -> int:
+    from .tools.registry import REGISTRY
+
+    rows = [("NAME", "FAMILY", "STABILITY", "MODEL-FACING", "RENDERING")]
+    rows += [(s.name, s.family.value, s.stability.value, "yes" if s.model_facing else "no", s.rendering.value)
+             for s in REGISTRY]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    return EXIT_OK
+
+
+def _cmd_inventory(ns: argparse.Namespace) -> int:
+    from .tools.inventory import default_inventory_path, inventory_text
+
+    path: Path = ns.output or default_inventory_path()
+    fresh = inventory_text()
+    if not ns.check:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fresh, encoding="utf-8")
+        print(f"wrote {path}")
+        return EXIT_OK
+    try:
+        current = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = ""
+    if current == fresh:
+        print(f"{path} is up to date")
+        return EXIT_OK
+    sys.stdout.writelines(difflib.unified_diff(
+        current.splitlines(keepends=True), fresh.splitlines(keepends=True),
+        fromfile=f"{path} (checked in)", tofile=f"{path} (generated)",
+    ))
+    print(f"\n{path} is stale or missing; regenerate it with: holon-nb inventory"
+          + (f" --output {path}" if ns.output else ""), file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _cmd_run(ns: argparse.Namespace) -> int:
+    from .testing.harness import HarnessUsageError, format_summary, run_notebook
+
+    try:
+        summary = run_notebook(ns.notebook, output=ns.output, timeout=ns.timeout, kernel_name=ns.kernel,
+                               parameters=dict(ns.parameters), cwd=ns.cwd)
+    except HarnessUsageError as exc:
+        print(f"holon-nb run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_summary(summary))
+    return summary.exit_code
+
+
+_VERBS = {"call": _cmd_call, "tools": _cmd_tools, "inventory": _cmd_inventory, "run": _cmd_run}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``holon-nb`` with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
+
+    Raises:
+        SystemExit: with status 2 for an argparse usage error (and 0 for ``--help``).
+    """
+    ns = build_parser().parse_args(argv)
+    return _VERBS[ns.verb](ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

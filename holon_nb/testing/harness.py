@@ -1,0 +1,354 @@
+"""Headless notebook runs: ``holon-nb run`` (notebook-tests spec §1 and §4).
+
+A run executes the notebook with nbclient in a fresh kernel
+(:mod:`holon_nb.testing.kernels` chooses it) whose ``HOLON_NB_HOME`` is a
+temporary directory of its own unless the variable is already set. Before the
+first cell the kernel runs ``%load_ext holon_nb`` (outputs discarded); the
+notebook's own ``%load_ext holon_nb`` then loads nothing twice and prints
+nothing. Every cell runs with ``allow_errors`` so the executed copy is always
+saved; a cell that raises outside a ``raises-exception`` cell fails the run.
+Before saving, secret values (D6) are replaced in every output and in the
+widget state (D12); cell sources are left as written.
+
+After the last cell the kernel runs
+``holon_nb.notebook.wait_and_report(<timeout>)``; its outputs (final receipts
+of tasks that ended meanwhile, late output included) are appended to the last
+code cell, whose metadata records where they start
+(``metadata.holon_nb.trailing_outputs_from``). Tasks still running after that
+wait are stopped and listed in the summary.
+
+Example::
+
+    summary = run_notebook("notebooks/01-commands-and-tasks.ipynb", timeout=60)
+    print(format_summary(summary)); raise SystemExit(summary.exit_code)
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Mapping
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat import NotebookNode
+
+from ..tools.errors import HolonNBError
+from ..tools.receipts import Scrubber
+from .kernel_code import PRELOAD, STOP, TRAILING
+from .kernels import NoSuchKernel, kernel_env, kernel_manager
+from .parameters import inject_parameters
+from .summary import CellReport, RunSummary, count_receipts, format_summary
+
+__all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
+
+#: The whole run stops at this many times the per-cell timeout (spec §1.4).
+OVERALL_FACTOR = 10
+_GRACE_S = 30.0  # slack (s) for the final wait and the silent stop request beyond their own timeouts
+_TIMEOUT_ENAME = "CellTimeoutError"
+# nbclient logs timeouts and kernel deaths as errors; the summary reports them, so its log
+# stays quiet unless the application configures logging (then records propagate as usual).
+_NBCLIENT_LOG = logging.getLogger("holon_nb.testing.nbclient")
+_NBCLIENT_LOG.addHandler(logging.NullHandler())
+
+class HarnessUsageError(HolonNBError, ValueError):
+    """Raised by :func:`run_notebook` for a usage mistake (``holon-nb run`` exits 2).
+
+    When: the notebook is missing or unreadable, OUT would overwrite it, the
+    timeout is not positive, a parameter name is not an identifier, or the
+    kernel name is unknown.
+    """
+
+
+def _first_line(source: str) -> str:
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+def _tags(cell: NotebookNode) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _progress_line(report: CellReport, total: int, done: bool) -> str:
+    status = f"{report.status:<14} {report.duration_s:7.2f}s" if done else f"{'running':<14} {'':>8}"
+    return f"\r\x1b[K[{report.index + 1:>3}/{total}] {status}  {report.first_line}" + ("\n" if done else "")
+
+
+class _Run:
+    """One execution: the client, the deadlines and the summary being filled."""
+
+    def __init__(self, nb: NotebookNode, client: NotebookClient, summary: RunSummary, timeout: float,
+                 progress: Callable[[str], None] | None):
+        self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
+        self.progress = progress
+        self.deadline = time.monotonic() + OVERALL_FACTOR * timeout
+        self.cell_timeout = timeout
+        self.replies: dict[int, dict[str, Any]] = {}
+        client.timeout = None
+        client.timeout_func = lambda cell: self.cell_timeout
+        client.on_cell_executed = self._on_executed
+
+    def _on_executed(self, cell: NotebookNode, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        self.replies[id(cell)] = execute_reply
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    async def execute(self, cell: NotebookNode, index: int, limit: float, count: int | None) -> dict[str, Any]:
+        """Execute ``cell`` as cell ``index``; return the execute-reply content.
+
+        Past ``limit`` seconds nbclient interrupts the kernel and answers with
+        the synthetic ``error_on_timeout`` reply (ename ``CellTimeoutError``),
+        at most its ``iopub_timeout`` (4 s) later, so this call is bounded.
+
+        Raises:
+            DeadKernelError: when the kernel died.
+        """
+        self.cell_timeout = max(limit, 0.001)
+        await self.client.async_execute_cell(cell, index, execution_count=count, store_history=count is not None)
+        return (self.replies.pop(id(cell), None) or {}).get("content", {})
+
+    async def synthetic(self, code: str, limit: float) -> tuple[NotebookNode, dict[str, Any]]:
+        """Execute ``code`` as a throwaway cell appended (then removed) at the end of the notebook."""
+        cell = nbformat.v4.new_code_cell(code)
+        self.nb.cells.append(cell)
+        try:
+            content = await self.execute(cell, len(self.nb.cells) - 1, limit, None)
+        finally:
+            self.nb.cells.pop()
+        return cell, content
+
+    async def silent(self, code: str, expr: str, limit: float) -> Any:
+        """Run ``code`` silently and return the JSON value of ``expr`` (None if it failed)."""
+        kc = self.client.kc
+        assert kc is not None
+        msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False,
+                                               user_expressions={"v": f"__import__('json').dumps({expr})"}))
+        reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), limit)
+        value = ((reply or {}).get("content", {}).get("user_expressions") or {}).get("v", {})
+        if value.get("status") != "ok":
+            return None
+        return json.loads(ast.literal_eval(value["data"]["text/plain"]))
+
+    async def cells(self) -> bool:
+        """Run every code cell; return False when the kernel can no longer be used."""
+        code_cells = [(i, c) for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
+        count, usable = 0, True
+        for index, cell in code_cells:
+            report = CellReport(index=index, first_line=_first_line(cell.source))
+            self.summary.cells.append(report)
+            if not usable or "holon-skip" in _tags(cell) or not cell.source.strip():
+                continue
+            if self.remaining() <= 0:
+                self.summary.timed_out = True
+                continue
+            if self.progress:
+                self.progress(_progress_line(report, len(self.nb.cells), done=False))
+            count += 1
+            started = time.monotonic()
+            try:
+                content = await self.execute(cell, index, min(self.timeout, self.remaining()), count)
+            except DeadKernelError:
+                report.status, report.ename = "error", "DeadKernelError"
+                self.summary.kernel_died, usable = True, False
+            else:
+                report.status, report.ename = "ok", None
+                if content.get("status") == "error":
+                    report.ename = content.get("ename")
+                    if report.ename == _TIMEOUT_ENAME:
+                        report.status = "timeout"
+                    else:
+                        report.status = "expected-error" if "raises-exception" in _tags(cell) else "error"
+            report.duration_s = time.monotonic() - started
+            if self.progress:
+                self.progress(_progress_line(report, len(self.nb.cells), done=True))
+            if report.status == "timeout" and self.remaining() <= 0:
+                self.summary.timed_out = True
+        return usable
+
+    async def final_wait(self) -> None:
+        """Run the trailing wait into the last code cell, then stop and list what still runs."""
+        wait_s = max(0.0, min(self.timeout, self.remaining()))
+        cell, content = await self.synthetic(TRAILING.format(timeout=wait_s), wait_s + _GRACE_S)
+        targets = [c for c in self.nb.cells if c.cell_type == "code"]
+        if targets and cell.outputs:
+            last = targets[-1]
+            last.metadata.setdefault("holon_nb", {})["trailing_outputs_from"] = len(last.outputs)
+            last.outputs.extend(cell.outputs)
+        if content.get("status") == "error":
+            self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
+            return
+        left = await self.silent(STOP, "_holon_nb_left", _GRACE_S)
+        self.summary.tasks_left_running = [str(t) for t in left or []]
+
+    async def run(self, env: dict[str, str], cwd: Path, log: BinaryIO) -> None:
+        """Start the kernel, preload holon_nb, run the cells and the final wait, stop the kernel.
+
+        The kernel process's own stdout and stderr (its log, not cell output)
+        go to ``log``, so they never mix with the summary.
+        """
+        started = False
+        try:
+            async with self.client.async_setup_kernel(env=env, cwd=str(cwd), cleanup_kc=True,
+                                                      stdout=log, stderr=log):
+                started = True
+                kc = self.client.kc
+                assert kc is not None
+                info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
+                if info and "language_info" in info["content"]:
+                    self.nb.metadata["language_info"] = info["content"]["language_info"]
+                _, content = await self.synthetic(PRELOAD, self.timeout)
+                if content.get("status") == "error":
+                    self.summary.problems.append(
+                        f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}")
+                usable = await self.cells()
+                if usable and not self.summary.kernel_died:
+                    await self.final_wait()
+                self.client.set_widgets_metadata()
+        except DeadKernelError:
+            self.summary.kernel_died = True
+        except asyncio.TimeoutError:
+            self.summary.problems.append("the kernel stopped answering after the last cell")
+        except Exception as exc:  # kernel start failures surface as assorted exception types
+            if started:
+                raise
+            self.summary.kernel_died = True
+            self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
+
+
+def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] | None,
+                   cwd: str | os.PathLike[str] | None) -> tuple[Path, Path, Path]:
+    src = Path(path)
+    if not src.is_file():
+        raise HarnessUsageError(f"no such notebook: {src}")
+    out = Path(output) if output is not None else src.with_name(f"{src.stem}.executed.ipynb")
+    if out.resolve() == src.resolve():
+        raise HarnessUsageError(f"refusing to overwrite the input notebook {src}; choose another -o")
+    kernel_cwd = Path(cwd) if cwd is not None else src.resolve().parent
+    if not kernel_cwd.is_dir():
+        raise HarnessUsageError(f"--cwd is not a directory: {kernel_cwd}")
+    return src, out, kernel_cwd.resolve()
+
+
+def _read(src: Path) -> NotebookNode:
+    try:
+        return nbformat.read(src, as_version=4)
+    except (OSError, ValueError, KeyError) as exc:  # nbformat raises NotJSONError (a ValueError) and KeyError
+        raise HarnessUsageError(f"cannot read {src} as a notebook: {exc}") from exc
+
+
+def _scrub(nb: NotebookNode, environ: Mapping[str, str]) -> None:
+    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched)."""
+    scrubber = Scrubber(environ)
+    for cell in nb.cells:
+        if cell.get("outputs"):
+            cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
+    if "widgets" in nb.metadata:
+        nb.metadata["widgets"] = nbformat.from_dict(scrubber.value(nb.metadata["widgets"]))
+
+
+def _write_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _log_tail(path: Path, lines: int = 15) -> list[str]:
+    try:
+        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+    return [f"kernel log: {line}" for line in tail if line.strip()]
+
+
+def _reap(home: str, workspace: Path) -> list[str]:
+    """After a kernel death, kill the task process groups it left behind (D7 restart reconciliation).
+
+    Returns:
+        The ids of the tasks that were still live (now ``interrupted``).
+    """
+    if not (Path(home) / "holon.sqlite3").exists():
+        return []
+    from ..runtime import Runtime
+
+    try:
+        rt = Runtime(home=home, workspace=workspace)
+    except Exception:  # best effort: the summary already says the kernel died
+        return []
+    rt.close()
+    return list(rt.interrupted_at_start)
+
+
+def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
+                 timeout: float = 120, kernel_name: str | None = None, parameters: Mapping[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, progress: bool | None = None) -> RunSummary:
+    """Execute a notebook headless, save the executed copy and summarise the run.
+
+    Args:
+        path: The notebook; never modified.
+        output: Where to save the executed copy; default ``<stem>.executed.ipynb`` beside ``path``.
+        timeout: Per-cell timeout in seconds; the whole run stops at ``10 × timeout``,
+            and the final wait for background tasks lasts at most ``timeout``.
+        kernel_name: Kernelspec name; None runs a kernel on this interpreter.
+        parameters: ``{name: raw text}`` injected after the ``parameters`` cell
+            (each value parsed as JSON when it parses, else kept as a string).
+        cwd: The kernel's working directory; default the notebook's directory.
+        progress: One line per cell on stderr; None means only when stderr is a TTY.
+
+    Returns:
+        The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
+
+    Raises:
+        HarnessUsageError: for a usage mistake (see the class); nothing has run then.
+    """
+    started = time.monotonic()
+    if not timeout or timeout <= 0:
+        raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
+    src, out, kernel_cwd = _resolve_paths(path, output, cwd)
+    nb = _read(src)
+    try:
+        inject_parameters(nb, dict(parameters or {}))
+    except ValueError as exc:
+        raise HarnessUsageError(str(exc)) from exc
+    try:
+        km = kernel_manager(kernel_name)
+    except NoSuchKernel as exc:
+        raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
+
+    scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
+    own_home = not os.environ.get("HOLON_NB_HOME")
+    home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
+    summary = RunSummary(notebook=src, output=None, holon_home=home)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    client = NotebookClient(
+        nb, km=km, log=_NBCLIENT_LOG, allow_errors=True, store_widget_state=True, interrupt_on_timeout=True,
+        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
+        resources={"metadata": {"path": str(kernel_cwd)}},
+    )
+    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None)
+    env = kernel_env(home, kernel_name)
+    try:
+        with open(scratch / "kernel.log", "wb") as log:
+            run_sync(runner.run)(env, kernel_cwd, log)
+    finally:
+        if summary.kernel_died:
+            summary.tasks_left_running = _reap(home, kernel_cwd)
+            summary.problems.extend(_log_tail(scratch / "kernel.log"))
+        _scrub(nb, env)
+        summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, out)
+        summary.output = out
+        shutil.rmtree(scratch, ignore_errors=True)
+        summary.wall_time_s = time.monotonic() - started
+    return summary

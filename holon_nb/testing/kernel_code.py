@@ -1,0 +1,67 @@
+"""Code the harness runs inside the kernel (as Python source strings).
+
+- :data:`PRELOAD` before the first cell: ``%load_ext holon_nb``, then the
+  notebook's own first ``%load_ext holon_nb`` is silent, as in a fresh
+  interactive kernel, instead of printing IPython's "already loaded";
+  ``%reload_ext`` keeps its usual meaning.
+- :data:`TRAILING` after the last cell, as a synthetic trailing execution of
+  it: ``holon_nb.notebook.wait_and_report(timeout)`` (notebook-tests spec §4),
+  leaving the ids still running in ``_holon_nb_left``. Falls back to
+  ``Runtime.wait_for_tasks`` when the notebook layer lacks ``wait_and_report``.
+- :data:`STOP`, silent: stop those tasks, then unload the extension so the
+  runtime closes before the kernel is shut down.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PRELOAD", "TRAILING", "STOP"]
+
+PRELOAD = """\
+def _holon_nb_preload():
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "holon_nb")
+    manager = ip.extension_manager
+    original = manager.load_extension
+
+    def load_extension(module_str):
+        result = original(module_str)
+        if module_str == "holon_nb" and result == "already loaded":
+            manager.load_extension = original
+            return None
+        return result
+
+    manager.load_extension = load_extension
+_holon_nb_preload()
+del _holon_nb_preload
+"""
+
+TRAILING = """\
+def _holon_nb_final_wait(timeout):
+    import holon_nb
+    try:
+        runtime = holon_nb.get_runtime()
+    except RuntimeError:
+        return []
+    try:
+        from holon_nb.notebook import wait_and_report
+    except ImportError:
+        return list(runtime.wait_for_tasks(timeout))
+    return list(wait_and_report(timeout) or [])
+_holon_nb_left = _holon_nb_final_wait({timeout!r})
+del _holon_nb_final_wait
+"""
+
+STOP = """\
+def _holon_nb_stop(ids):
+    import holon_nb
+    try:
+        runtime = holon_nb.get_runtime()
+    except RuntimeError:
+        return
+    for task_id in ids:
+        runtime.call("TaskStop", {"task_id": task_id})
+    runtime.wait_for_tasks(5)
+    get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops
+_holon_nb_stop(_holon_nb_left)
+del _holon_nb_stop
+"""

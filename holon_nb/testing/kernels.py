@@ -1,0 +1,89 @@
+"""Which kernel a headless run uses, and the environment it starts with.
+
+By default a run uses a kernel that executes *this* interpreter
+(``sys.executable -m ipykernel_launcher``, ipykernel's own kernelspec
+as ``ipykernel.kernelspec.get_kernel_dict()`` builds it), so the ``holon_nb`` and
+``ipykernel`` the kernel imports are the ones the harness runs with — never a
+``python3`` kernelspec installed elsewhere on the machine that happens to
+point at another Python. The kernelspec is built in memory and served by a
+:class:`~jupyter_client.kernelspec.KernelSpecManager` subclass given to the
+run's own kernel manager: nothing is installed, no ``JUPYTER_PATH`` or other
+global state changes. ``--kernel NAME`` uses the normal kernelspec lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+from pathlib import Path
+
+import zmq
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
+
+__all__ = ["INTERPRETER_KERNEL", "InterpreterKernelSpecManager", "NoSuchKernel", "kernel_manager", "kernel_env"]
+
+#: Name of the in-memory kernelspec that runs the current interpreter.
+INTERPRETER_KERNEL = "holon-nb-python3"
+
+
+class InterpreterKernelSpecManager(KernelSpecManager):
+    """Kernelspecs as usual, plus :data:`INTERPRETER_KERNEL` for ``sys.executable``."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        """Return the spec called ``kernel_name``.
+
+        Raises:
+            NoSuchKernel: if the name is neither :data:`INTERPRETER_KERNEL` nor installed.
+        """
+        if kernel_name == INTERPRETER_KERNEL:
+            from ipykernel.kernelspec import get_kernel_dict  # ipykernel's own spec, argv[0] = sys.executable
+
+            spec = get_kernel_dict()
+            spec["display_name"] = f"Python {sys.version_info.major}.{sys.version_info.minor} (holon-nb run)"
+            return KernelSpec(name=INTERPRETER_KERNEL, resource_dir="", **spec)
+        return super().get_kernel_spec(kernel_name)
+
+
+def kernel_manager(kernel_name: str | None) -> AsyncKernelManager:
+    """Return an unstarted kernel manager for ``kernel_name`` (None: this interpreter).
+
+    Raises:
+        NoSuchKernel: if ``kernel_name`` names no installed kernelspec.
+    """
+    specs = InterpreterKernelSpecManager()
+    name = kernel_name or INTERPRETER_KERNEL
+    specs.get_kernel_spec(name)  # fail early, before any process starts
+    # CurveZMQ keys when both sides support them ("auto" applies only to specs that declare it).
+    encryption = "auto" if zmq.has("curve") else "disabled"
+    return AsyncKernelManager(kernel_name=name, kernel_spec_manager=specs, transport_encryption=encryption)
+
+
+def _site_dirs() -> set[Path]:
+    dirs = list(site.getsitepackages()) + [site.getusersitepackages()]
+    return {Path(d).resolve() for d in dirs}
+
+
+def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
+    """Return the environment of the run's kernel.
+
+    It is this process's environment with ``HOLON_NB_HOME`` set to
+    ``holon_home``. For the default kernel, when ``holon_nb`` is imported from a
+    source checkout rather than from site-packages, the checkout is prepended
+    to ``PYTHONPATH`` so the kernel imports the same code.
+
+    Args:
+        holon_home: The run's holon home (absolute path).
+        kernel_name: The ``--kernel`` name, or None for this interpreter.
+    """
+    env = dict(os.environ)
+    env["HOLON_NB_HOME"] = holon_home
+    if kernel_name is None:
+        root = Path(__file__).resolve().parents[2]
+        if root not in _site_dirs():
+            parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+            if str(root) not in parts:
+                env["PYTHONPATH"] = os.pathsep.join([str(root), *parts])
+    return env
+

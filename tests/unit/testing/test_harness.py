@@ -1,0 +1,246 @@
+"""``run_notebook`` and ``holon-nb run`` on small notebooks built in tmp dirs (notebook-tests spec §1, §4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+import holon_nb
+from holon_nb.runtime import RESULT_MIMETYPE
+from holon_nb.testing import HarnessUsageError, RunSummary, format_summary, run_notebook
+from holon_nb.testing.parameters import inject_parameters, python_literal
+
+REPO = Path(holon_nb.__file__).resolve().parents[1]
+CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
+
+
+def write_nb(path: Path, *cells: str | tuple[str, list[str]]) -> Path:
+    """Write a notebook whose code cells are ``source`` or ``(source, tags)``."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("# test notebook"))
+    for cell in cells:
+        source, tags = (cell, []) if isinstance(cell, str) else cell
+        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {}))
+    nbformat.write(nb, path)
+    return path
+
+
+def text_of(cell: Any, start: int = 0) -> str:
+    """Stream text and text/plain of a cell's outputs from index ``start``."""
+    parts = []
+    for out in cell.get("outputs", [])[start:]:
+        parts.append(out.get("text", "") if out["output_type"] == "stream" else out.get("data", {}).get("text/plain", ""))
+        if RESULT_MIMETYPE in out.get("data", {}):
+            parts.append(json.dumps(out["data"][RESULT_MIMETYPE]))
+    return "".join(parts)
+
+
+def cli_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env.pop("HOLON_NB_HOME", None)
+    return subprocess.run([sys.executable, "-m", "holon_nb.cli", "run", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
+
+
+def test_passing_notebook_is_saved_beside_the_input(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "ok.ipynb",
+                   "%load_ext holon_nb",
+                   CALL + "rt.call('ExecCommand', {'cmd': 'echo hi'})",
+                   "rt.call('ExecCommand', {'cmd': 'exit 3'})",
+                   "rt.call('NoSuchTool', {})",
+                   "print(rt.home)")
+    before = src.read_bytes()
+    summary = run_notebook(src, timeout=30)
+    assert isinstance(summary, RunSummary)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert summary.output == tmp_path / "ok.executed.ipynb" and summary.output.exists()
+    assert src.read_bytes() == before
+    assert summary.cells_run == 5 and summary.cells_failed == 0
+    assert summary.receipts_by_status == {"error": 1, "success": 2}
+    assert summary.error_kinds == {"unknown_tool": 1}
+    assert summary.tasks_left_running == []
+    nb = nbformat.read(summary.output, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].outputs == []  # the preload makes the notebook's own %load_ext silent
+    assert [c.execution_count for c in code] == [1, 2, 3, 4, 5]
+    home = text_of(code[4]).strip()
+    assert home == summary.holon_home and not Path(home).exists()  # a temporary home, removed afterwards
+    text = format_summary(summary)
+    assert "cells run:       5" in text and "success 2" in text and "unknown_tool 1" in text
+
+
+def test_a_failing_cell_fails_the_run_but_the_notebook_is_saved(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "bad.ipynb", "x = 1", "1/0", "print('after', x)")
+    summary = run_notebook(src, output=tmp_path / "out" / "bad.out.ipynb", timeout=30)
+    assert summary.exit_code == 1
+    assert summary.failed_cells == [2] and summary.cells[1].ename == "ZeroDivisionError"
+    nb = nbformat.read(tmp_path / "out" / "bad.out.ipynb", as_version=4)
+    assert nb.cells[2].outputs[0]["output_type"] == "error"
+    assert text_of(nb.cells[3]) == "after 1\n"  # later cells still ran
+
+
+def test_raises_exception_cell_does_not_fail_the_run(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "raises.ipynb", ("raise ValueError('expected')", ["raises-exception"]), "print('ok')")
+    summary = run_notebook(src, timeout=30)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert summary.cells[0].status == "expected-error" and summary.cells[0].ename == "ValueError"
+
+
+def test_parameters_are_injected_after_the_parameters_cell_via_the_cli(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "params.ipynb", ("n = 1\nname = 'a'\nword = 'w'", ["parameters"]),
+                   "print(n * 2, name, word)")
+    proc = cli_run(str(src), "-p", "n=3", "-p", 'name="x"', "-p", "word=plain text", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "passed" in proc.stdout and "cells run:       3" in proc.stdout
+    assert proc.stderr == ""  # no progress lines when stderr is not a terminal
+    nb = nbformat.read(tmp_path / "params.executed.ipynb", as_version=4)
+    injected = nb.cells[2]
+    assert injected.metadata["tags"] == ["injected-parameters"]
+    assert "n = 3\nname = \"x\"\nword = \"plain text\"" in injected.source
+    assert text_of(nb.cells[3]) == "6 x plain text\n"
+
+
+def test_inject_parameters_without_a_parameters_cell_goes_first_and_replaces_an_old_injection() -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1")])
+    assert inject_parameters(nb, {"a": "2"}) == 0
+    assert inject_parameters(nb, {"a": "[1, true, null, {\"k\": 1.5}]"}) == 0
+    assert len(nb.cells) == 2 and nb.cells[0].source.endswith('a = [1, True, None, {"k": 1.5}]')
+    assert python_literal(float("inf")) == "float('inf')"
+    with pytest.raises(ValueError):
+        inject_parameters(nb, {"class": "1"})
+
+
+def test_late_task_output_lands_in_the_last_cells_trailing_output(tmp_path: Path) -> None:
+    """NT-05-like: a task printing its last line ~2 s after the last cell ended."""
+    src = write_nb(tmp_path / "late.ipynb",
+                   CALL + "rt.call('ExecCommand', {'cmd': 'sleep 2; echo late-line', 'yield_time_ms': 0})",
+                   "print('last cell')")
+    summary = run_notebook(src, timeout=30)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert summary.tasks_left_running == []
+    last = nbformat.read(summary.output, as_version=4).cells[-1]
+    start = last.metadata["holon_nb"]["trailing_outputs_from"]
+    assert start == 1 and text_of(last, 0).startswith("last cell\n")
+    assert "late-line" in text_of(last, start)
+    assert "late-line" not in text_of(last, 0)[: len("last cell\n")]
+
+
+def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "left.ipynb",
+                   CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 600', 'yield_time_ms': 0, 'login': False})\n"
+                          "print(r.result['task_handle']['task_id'])")
+    summary = run_notebook(src, timeout=2)
+    assert summary.exit_code == 0, format_summary(summary)
+    nb = nbformat.read(summary.output, as_version=4)
+    task_id = text_of(nb.cells[1]).splitlines()[0]
+    assert summary.tasks_left_running == [task_id]
+    assert task_id in format_summary(summary)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "sleep 600" not in ps
+
+
+def test_each_run_has_its_own_holon_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = write_nb(tmp_path / "home.ipynb", CALL + "print(rt.home)")
+    homes = []
+    for _ in range(2):
+        summary = run_notebook(src, timeout=30)
+        homes.append(text_of(nbformat.read(summary.output, as_version=4).cells[1]).strip())
+    assert homes[0] != homes[1]
+    fixed = tmp_path / "fixed-home"
+    monkeypatch.setenv("HOLON_NB_HOME", str(fixed))
+    summary = run_notebook(src, timeout=30)
+    assert text_of(nbformat.read(summary.output, as_version=4).cells[1]).strip() == str(fixed)
+    assert (fixed / "holon.sqlite3").exists()  # a given home is the user's: kept
+
+
+def test_secrets_are_scrubbed_from_the_saved_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "hunter2-but-longer-0042"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+    src = write_nb(tmp_path / "secret.ipynb", "import os; print(os.environ['MY_SERVICE_TOKEN'])",
+                   CALL + "rt.call('ExecCommand', {'cmd': 'echo $MY_SERVICE_TOKEN'})")
+    summary = run_notebook(src, timeout=30)
+    assert summary.exit_code == 0, format_summary(summary)
+    saved = summary.output.read_text(encoding="utf-8")
+    assert secret not in saved and saved.count("[redacted]") >= 2
+    assert "MY_SERVICE_TOKEN" in saved  # sources are kept as written
+
+
+def test_kernel_cwd_defaults_to_the_notebook_directory(tmp_path: Path) -> None:
+    (tmp_path / "nbdir").mkdir()
+    src = write_nb(tmp_path / "nbdir" / "cwd.ipynb", "import os; print(os.getcwd())")
+    summary = run_notebook(src, timeout=30)
+    assert text_of(nbformat.read(summary.output, as_version=4).cells[1]).strip() == str((tmp_path / "nbdir").resolve())
+    summary = run_notebook(src, timeout=30, cwd=tmp_path, output=tmp_path / "o.ipynb")
+    assert text_of(nbformat.read(tmp_path / "o.ipynb", as_version=4).cells[1]).strip() == str(tmp_path.resolve())
+
+
+def test_cell_timeout_interrupts_the_cell_and_the_run_goes_on(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "slow.ipynb", "import time; time.sleep(30)", "print('after')")
+    summary = run_notebook(src, timeout=1)
+    assert summary.exit_code == 1 and summary.cells[0].status == "timeout"
+    assert summary.cells[1].status == "ok" and summary.wall_time_s < 20
+
+
+def test_the_whole_run_stops_at_ten_times_the_cell_timeout(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "many.ipynb", *["import time; time.sleep(0.2)"] * 30)
+    summary = run_notebook(src, timeout=0.3)
+    assert summary.timed_out and summary.exit_code == 1
+    assert summary.cells[-1].status == "skipped" and summary.wall_time_s < 10
+    assert "overall time limit" in format_summary(summary)
+
+
+def test_kernel_death_exits_3_and_saves(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "die.ipynb",
+                   CALL + "rt.call('ExecCommand', {'cmd': 'sleep 731', 'yield_time_ms': 0, 'login': False}); print('before')",
+                   "import os; os._exit(1)", "print('never')")
+    summary = run_notebook(src, timeout=30)
+    assert summary.kernel_died and summary.exit_code == 3
+    assert [c.status for c in summary.cells] == ["ok", "error", "skipped"]
+    assert "KERNEL DIED" in format_summary(summary)
+    assert "before\n" in text_of(nbformat.read(summary.output, as_version=4).cells[1])
+    # the orphaned task's process group was killed (D7 reconciliation on the run's home)
+    assert len(summary.tasks_left_running) == 1
+    assert "sleep 731" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_progress_lines_go_to_stderr_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = write_nb(tmp_path / "p.ipynb", "x = 1", ("y = 2", ["holon-skip"]))
+    summary = run_notebook(src, timeout=30, progress=True)
+    err = capsys.readouterr().err
+    assert "[  2/3] ok" in err and "x = 1" in err and "y = 2" not in err
+    assert summary.cells[1].status == "skipped"
+
+
+def test_cli_exit_codes_for_failures_and_usage_errors(tmp_path: Path) -> None:
+    write_nb(tmp_path / "bad.ipynb", "1/0")
+    proc = cli_run("bad.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1 and "FAILED" in proc.stdout and "ZeroDivisionError" in proc.stdout
+    assert (tmp_path / "bad.executed.ipynb").exists()
+    assert cli_run("missing.ipynb", cwd=tmp_path).returncode == 2
+    assert cli_run("bad.ipynb", "-o", "bad.ipynb", cwd=tmp_path).returncode == 2
+    assert cli_run("bad.ipynb", "--kernel", "no-such-kernel", cwd=tmp_path).returncode == 2
+    assert cli_run("bad.ipynb", "-p", "no_equals_sign", cwd=tmp_path).returncode == 2
+    assert cli_run("bad.ipynb", "--cassettes", "replay", cwd=tmp_path).returncode == 2
+
+
+def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(HarnessUsageError):
+        run_notebook(tmp_path / "nope.ipynb")
+    (tmp_path / "junk.ipynb").write_text("not json")
+    with pytest.raises(HarnessUsageError):
+        run_notebook(tmp_path / "junk.ipynb")
+    write_nb(tmp_path / "a.ipynb", "1")
+    with pytest.raises(HarnessUsageError):
+        run_notebook(tmp_path / "a.ipynb", timeout=0)
