@@ -1,0 +1,148 @@
+"""The IPython/Jupyter skin of holon_nb: load/unload, magics, receipts, live views.
+
+``%load_ext holon_nb`` calls :func:`load`: it creates the ``HolonNB`` config
+object, starts a :class:`~holon_nb.runtime.Runtime` in the kernel's working
+directory (the notebook's directory), registers the magics and starts the
+live hub. ``%reload_ext holon_nb`` first calls :func:`unload`, which shuts
+all of that down, so exactly one runtime thread exists afterwards.
+
+Example::
+
+    %load_ext holon_nb
+    %exec --yield-ms 0 sleep 2; echo done
+    %holon wait
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..runtime import Runtime
+from .config import SETTING_TRAITS, HolonNB
+from .live import LiveHub
+from .magics import HolonMagics
+
+__all__ = ["HolonMagics", "HolonNB", "load", "unload", "wait_and_report"]
+
+log = logging.getLogger("holon_nb.notebook")
+
+
+@dataclass
+class _Session:
+    """Everything one ``%load_ext holon_nb`` created (unload undoes it)."""
+
+    shell: Any
+    rt: Runtime
+    config: HolonNB
+    live: LiveHub
+    magics: HolonMagics | None = None
+
+    def push_settings(self, change: Any = None) -> None:
+        """Apply the config traits to the runtime; takes effect on the next call."""
+        self.rt.settings = self.config.to_settings(self.rt.settings)
+        tasks = getattr(self.rt, "tasks", None)
+        if tasks is not None and hasattr(tasks, "max_log_bytes"):
+            # TaskService copies the cap at construction; keep it in step (see report).
+            tasks.max_log_bytes = self.config.max_task_log_bytes
+
+    def initial_output(self, task_id: str) -> str | None:
+        """Output a task printed before its promotion (read-only store lookup), or None."""
+        rec = self.rt.store.task(task_id)
+        return None if rec is None else (rec.get("detail") or {}).get("initial_output")
+
+
+_session: _Session | None = None
+
+
+def load(ip: Any) -> None:
+    """Load the extension into ``ip``: config, runtime, magics, live hub.
+
+    A session already loaded (a second ``load`` without ``unload``) is shut
+    down first, so a kernel never holds two runtimes.
+
+    Args:
+        ip: The IPython shell.
+
+    Raises:
+        RuntimeStartupError: when the runtime cannot start.
+    """
+    global _session
+    if _session is not None:
+        unload(ip)
+    config = HolonNB(parent=ip)
+    rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
+    try:
+        session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
+        session.magics = HolonMagics(ip, session)
+        ip.register_magics(session.magics)
+        ip.configurables.append(config)
+        config.observe(session.push_settings, names=list(SETTING_TRAITS))
+        session.live.start()
+    except BaseException:
+        rt.close()
+        raise
+    _session = session
+    import holon_nb
+
+    holon_nb._set_runtime(rt)
+
+
+def unload(ip: Any) -> None:
+    """Unload the extension: stop the live hub, close the runtime, remove magics and config. Idempotent."""
+    global _session
+    session, _session = _session, None
+    if session is None:
+        return
+    session.config.unobserve(session.push_settings, names=list(SETTING_TRAITS))
+    if session.config in ip.configurables:
+        ip.configurables.remove(session.config)
+    _unregister_magics(ip, session.magics)
+    session.live.close()
+    session.rt.close()
+    session.live.detach("the runtime was closed (extension unloaded or reloaded)")
+    import holon_nb
+
+    if getattr(holon_nb, "_current", None) is session.rt:
+        holon_nb._set_runtime(None)
+
+
+def _unregister_magics(ip: Any, magics: HolonMagics | None) -> None:
+    if magics is None:
+        return
+    manager = ip.magics_manager
+    for kind, table in manager.magics.items():
+        for name in list(magics.magics.get(kind, {})):
+            if getattr(table.get(name), "__self__", None) is magics:
+                del table[name]
+    for key, value in list(manager.registry.items()):
+        if value is magics:
+            del manager.registry[key]
+
+
+def wait_and_report(timeout: float | None = None) -> list[str]:
+    """Block until every task started in this kernel has ended, then show final receipts.
+
+    Call from the kernel thread inside a cell (``%holon wait`` does). Each
+    ended task's final receipt (TaskOutput, ``block=false``) reaches the
+    notebook once: a task started by a magic has its receipt slot in its own
+    cell refreshed from this cell's execution (nothing is added here); a
+    task started another way (``Runtime.call`` from Python) has its receipt
+    displayed in the current cell, unless an earlier wait already did.
+
+    Args:
+        timeout: Longest wait in seconds; None waits without limit.
+
+    Returns:
+        Ids of tasks still running afterwards.
+
+    Raises:
+        RuntimeError: if the extension is not loaded.
+    """
+    if _session is None:
+        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+    still = _session.live.wait(timeout)
+    _session.live.report()
+    return still

@@ -1,0 +1,108 @@
+"""``HolonNB``: every user option of the notebook layer as a help-bearing trait.
+
+The object is added to ``shell.configurables`` so ``%config HolonNB`` lists
+it and ``%config HolonNB.<option> = value`` changes it; a change takes effect
+on the next call (style.md §2.12). The runtime never sees this object: it
+gets a frozen :class:`~holon_nb.runtime.RuntimeSettings` built by
+:meth:`HolonNB.to_settings`.
+
+Example::
+
+    %config HolonNB.raise_on_tool_error = True
+    %config HolonNB.live_update_hz = 4
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import Bool, Float, Int, default, validate
+from traitlets.config import Configurable
+
+from ..runtime import RuntimeSettings
+
+__all__ = ["SETTING_TRAITS", "HolonNB"]
+
+#: Traits mirrored one-to-one into :class:`RuntimeSettings` fields.
+SETTING_TRAITS = (
+    "default_tool_output_tokens",
+    "max_tool_output_tokens",
+    "max_task_log_bytes",
+    "patch_outside_workspace",
+)
+
+
+class HolonNB(Configurable):
+    """Options of the holon_nb notebook layer (``%config HolonNB`` lists them).
+
+    Token defaults follow the environment (``HOLON_DEFAULT_TOOL_OUTPUT_TOKENS``,
+    ``HOLON_MAX_TOOL_OUTPUT_TOKENS``) when it sets them.
+    """
+
+    raise_on_tool_error = Bool(
+        False,
+        help="Raise holon_nb.tools.errors.ToolCallError after displaying a tool error receipt. "
+             "False: an error is only a receipt (each tool magic also takes --raise).",
+    ).tag(config=True)
+
+    default_tool_output_tokens = Int(
+        help="ExecCommand output budget in tokens (about 4 characters each) when a call gives "
+             "no max_output_tokens.",
+    ).tag(config=True)
+
+    max_tool_output_tokens = Int(
+        help="Upper cap, in tokens, of any command output budget (a larger max_output_tokens is clamped).",
+    ).tag(config=True)
+
+    max_task_log_bytes = Int(
+        256 * 1024 * 1024,
+        help="Cap of each background task's log and output spool, in bytes (default 256 MiB); "
+             "past it the file stops growing and receipts say how many bytes were not kept.",
+    ).tag(config=True)
+
+    patch_outside_workspace = Bool(
+        False,
+        help="Let ApplyPatch write outside the bound workspace roots and agent home (D3). Off by default.",
+    ).tag(config=True)
+
+    live_update_hz = Float(
+        10.0,
+        help="Most updates per second (Hz) sent to a live task view; output chunks arriving "
+             "faster are coalesced. Clamped to 0.5..60.",
+    ).tag(config=True)
+
+    @default("default_tool_output_tokens")
+    def _default_tokens(self) -> int:
+        return RuntimeSettings().default_tool_output_tokens
+
+    @default("max_tool_output_tokens")
+    def _default_max_tokens(self) -> int:
+        return RuntimeSettings().max_tool_output_tokens
+
+    @validate("default_tool_output_tokens", "max_tool_output_tokens", "max_task_log_bytes")
+    def _positive(self, proposal: Any) -> int:
+        value = proposal["value"]
+        if value < 1:
+            raise ValueError(f"HolonNB.{proposal['trait'].name} must be at least 1, got {value}")
+        return value
+
+    @validate("live_update_hz")
+    def _clamp_hz(self, proposal: Any) -> float:
+        return min(60.0, max(0.5, float(proposal["value"])))
+
+    @property
+    def update_period_s(self) -> float:
+        """Shortest interval between two live-view updates, in seconds."""
+        return 1.0 / self.live_update_hz
+
+    def to_settings(self, base: RuntimeSettings | None = None) -> RuntimeSettings:
+        """Return ``base`` (default: fresh settings) with the mirrored traits applied.
+
+        Args:
+            base: The settings to start from; fields not mirrored are kept.
+
+        Returns:
+            A frozen :class:`RuntimeSettings`.
+        """
+        base = base if base is not None else RuntimeSettings()
+        return base.replace(**{name: getattr(self, name) for name in SETTING_TRAITS})

@@ -1,0 +1,95 @@
+"""Display helpers: receipts, notes and small tables as mimebundles.
+
+A tool result displays through :class:`~holon_nb.runtime.ToolResult`'s own
+``_repr_mimebundle_`` (``text/plain`` receipt, ``text/html`` card from
+:mod:`holon_nb.tools.card`, ``application/vnd.holon.tool-result+json``
+scrubbed envelope). Everything here always carries ``text/plain`` so saved
+and headless notebooks stay readable (style.md §2.13).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from IPython.display import display
+
+from ..runtime import ToolResult
+from ..tools.errors import ToolCallError
+
+__all__ = ["Note", "Table", "show_result"]
+
+
+class Note:
+    """A one-line text output (``text/plain`` and a muted ``text/html`` line).
+
+    Args:
+        text: The text shown.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text,
+                "text/html": f"<div style='color:#57606a'>{html.escape(self.text)}</div>"}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Table:
+    """A small table shown as aligned ``text/plain`` and an HTML ``<table>``.
+
+    Args:
+        title: One line above the table.
+        columns: Column headers.
+        rows: Rows of cell values (converted with ``str``).
+        data: Optional JSON value added as ``application/json``.
+    """
+
+    def __init__(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], data: Any = None):
+        self.title = title
+        self.columns = list(columns)
+        self.rows = [[("" if v is None else str(v)) for v in row] for row in rows]
+        self.data = data
+
+    def text(self) -> str:
+        """The ``text/plain`` rendering."""
+        widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(self.columns)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines = [self.title, fmt.format(*self.columns).rstrip(), fmt.format(*("-" * w for w in widths))]
+        lines += [fmt.format(*r).rstrip() for r in self.rows]
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(v)}</td>" for v in row) + "</tr>"
+            for row in self.rows
+        )
+        bundle: dict[str, Any] = {
+            "text/plain": self.text(),
+            "text/html": (f"<div class='holon-table'><b>{html.escape(self.title)}</b>"
+                          f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"),
+        }
+        if self.data is not None:
+            bundle["application/json"] = self.data
+        return bundle
+
+
+def show_result(result: ToolResult, raise_on_error: bool = False) -> None:
+    """Display a tool result's mimebundle in the current cell; optionally raise for an error.
+
+    Args:
+        result: What ``Runtime.call`` returned.
+        raise_on_error: Raise after displaying when the envelope is an error.
+
+    Raises:
+        ToolCallError: when ``raise_on_error`` and ``result`` is an error envelope; it
+            carries the scrubbed envelope (D12), since its traceback is saved in the notebook.
+    """
+    display(result)
+    if raise_on_error and not result.ok:
+        raise ToolCallError(result.display_envelope)

@@ -1,0 +1,353 @@
+"""The live hub: runtime task events → throttled widget updates and final receipts.
+
+Threads and who calls what:
+
+- the **runtime thread** calls :meth:`LiveHub._on_event` (a runtime
+  subscriber); it only records the event in the task's track and wakes the
+  pump — it never touches a widget or the display;
+- the **pump thread** (``holon-nb-live``), started by :meth:`LiveHub.start`,
+  coalesces output chunks and assigns whole values to the task views at most
+  ``live_update_hz`` times a second; when a task ends it fetches the final
+  receipt (``TaskOutput`` with ``block=false`` through ``Runtime.call``) and
+  updates the display id created in the cell where the task started
+  (``update_display_data`` is routed by display id, so it lands in that cell
+  whatever cell runs now);
+- the **kernel thread** (magics) calls :meth:`LiveHub.show_live`,
+  :meth:`LiveHub.add_view`, :meth:`LiveHub.wait` and :meth:`LiveHub.report`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from IPython.display import DisplayHandle, display
+
+from ..runtime import Runtime, ToolResult
+from ..runtime.events import RuntimeEvent
+from ..tools.errors import HolonNBError
+from ..tools.receipts import Scrubber
+from .display import Note
+from .widgets import VIEW_CHARS, TaskWidget
+
+__all__ = ["PUMP_THREAD_NAME", "LiveHub"]
+
+log = logging.getLogger("holon_nb.notebook")
+
+PUMP_THREAD_NAME = "holon-nb-live"
+_KEEP_CHARS = 64_000  # output characters kept per task for its views
+_CALL_ERRORS = (HolonNBError, RuntimeError, concurrent.futures.CancelledError)
+
+
+@dataclass
+class _Track:
+    """What the hub knows of one task promoted in this kernel (guarded by the hub's lock)."""
+
+    task_id: str
+    summary: str
+    started: float
+    prefix: str | None = None          # output captured before promotion
+    text: str = ""                      # output since promotion (its last _KEEP_CHARS characters)
+    dropped: int = 0                    # characters cut from the front of ``text``
+    pending: list[str] = field(default_factory=list)
+    status: str = "queued"
+    exit_status: int | None = None
+    ended_at: float | None = None
+    final: ToolResult | None = None
+    finalized: bool = False             # final receipt fetched (or fetching it failed)
+    reported: bool = False              # final receipt shown in a cell (origin or a wait)
+    confirmed: bool = False             # origin updated from the kernel thread inside a cell
+    views: list[TaskWidget] = field(default_factory=list)
+    origins: list[DisplayHandle] = field(default_factory=list)
+    dirty: bool = True
+
+    @property
+    def ended(self) -> bool:
+        return self.ended_at is not None
+
+    def elapsed(self) -> float:
+        return (self.ended_at or time.monotonic()) - self.started
+
+    def keep(self, text: str, limit: int) -> None:
+        """Set ``text`` to its last ``limit`` characters, counting what is cut."""
+        cut = max(0, len(text) - limit)
+        if cut:
+            self.dropped += cut + len(self.prefix or "")
+            self.prefix = None  # the kept text alone is longer than any view's tail
+            text = text[cut:]
+        self.text = text
+
+    def output(self) -> str:
+        prefix = self.prefix or ""
+        if prefix and self.text and not prefix.endswith("\n") and not self.text.startswith("\n"):
+            prefix += "\n"  # the promotion preview is stripped of its final newline
+        return prefix + self.text
+
+
+class LiveHub:
+    """Feeds live task views and final receipts from runtime events.
+
+    Args:
+        rt: The kernel's runtime.
+        period_s: Returns the shortest interval between two view updates, in
+            seconds (read on every pump cycle, so a config change applies at once).
+    """
+
+    def __init__(self, rt: Runtime, period_s: Callable[[], float]):
+        self._rt = rt
+        self._period_s = period_s
+        self._cond = threading.Condition()
+        self._tracks: dict[str, _Track] = {}
+        self._stopping = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ lifetime (kernel thread)
+    def start(self) -> None:
+        """Subscribe to the runtime and start the pump thread."""
+        self._unsubscribe = self._rt.subscribe(self._on_event)
+        self._thread = threading.Thread(target=self._pump, name=PUMP_THREAD_NAME, daemon=True)
+        self._thread.start()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Unsubscribe, stop and join the pump thread. Idempotent."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+        self._thread = None
+
+    def detach(self, note: str) -> None:
+        """Mark views and final-receipt slots of unfinished tasks with ``note`` (after the runtime closed).
+
+        ``Runtime.close()`` stops live tasks, so their views show ``cancelled``;
+        a slot still waiting for its final receipt says why none will come.
+        """
+        with self._cond:
+            pending = [t for t in self._tracks.values() if not t.finalized]
+            views = [(v, t) for t in pending if not t.ended for v in t.views]
+            slots = [(h, t.task_id) for t in pending for h in t.origins]
+        for view, track in views:
+            view.apply(status="cancelled", elapsed_s=track.elapsed(), note=note)
+        for handle, task_id in slots:
+            handle.update(Note(f"[{task_id}: no final receipt: {note}; TaskOutput shows what it printed]"))
+
+    # ------------------------------------------------------------ runtime thread
+    def _on_event(self, ev: RuntimeEvent) -> None:
+        """Record one runtime event (runtime thread; returns at once)."""
+        if ev.task_id is None:
+            return
+        with self._cond:
+            track = self._tracks.get(ev.task_id)
+            if ev.kind == "task_promoted" and track is None:
+                track = _Track(ev.task_id, ev.data.get("cmd") or ev.data.get("summary") or "", time.monotonic())
+                self._tracks[ev.task_id] = track
+            if track is None:
+                return
+            if ev.kind == "task_output":
+                track.pending.append(ev.data.get("text", ""))
+            elif ev.kind in ("task_status", "task_ended"):
+                track.status = ev.data.get("status", track.status)
+                track.exit_status = ev.data.get("exit_status")
+                if ev.kind == "task_ended" and track.ended_at is None:
+                    track.ended_at = time.monotonic()
+            track.dirty = True
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------ pump thread
+    def _pump(self) -> None:
+        last = 0.0
+        while True:
+            with self._cond:
+                if not self._stopping and not self._has_work():
+                    self._cond.wait(self._period_s() if self._has_running_views() else None)
+                if self._stopping:
+                    return
+            delay = last + self._period_s() - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)  # throttle: chunks arriving meanwhile are coalesced
+            last = time.monotonic()
+            try:
+                self._flush()
+            except Exception:  # the pump must survive a broken view or frontend
+                log.exception("live view update failed")
+
+    def _has_work(self) -> bool:
+        return any(t.dirty or (t.ended and not t.finalized) for t in self._tracks.values())
+
+    def _has_running_views(self) -> bool:
+        return any(t.views and not t.ended for t in self._tracks.values())
+
+    def _flush(self) -> None:
+        updates, to_finalize = [], []
+        with self._cond:
+            for track in self._tracks.values():
+                if track.pending:
+                    track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
+                    track.pending = []
+                if track.views and (track.dirty or not track.ended):
+                    updates.append((list(track.views), self._view_state(track)))
+                    if track.ended:
+                        track.views = []  # final state rendered below; nothing more to feed
+                track.dirty = False
+                if track.ended and not track.finalized:
+                    to_finalize.append(track)
+        scrub = self._scrubber()
+        for views, state in updates:
+            state["output"] = scrub.text(state["output"])
+            for view in views:
+                view.apply(**state)
+        for track in to_finalize:
+            self._finalize(track)
+
+    def _finalize(self, track: _Track) -> None:
+        final = self._fetch_final(track.task_id)
+        with self._cond:
+            track.final, track.finalized = final, True
+            track.keep(track.text, VIEW_CHARS)  # a later view only needs the tail
+            origins = list(track.origins)
+            if origins and final is not None:
+                track.reported = True
+            self._cond.notify_all()
+        for handle in origins:
+            if final is not None:
+                handle.update(final)
+
+    def _fetch_final(self, task_id: str) -> ToolResult | None:
+        try:
+            return self._rt.call("TaskOutput", {"task_id": task_id, "block": False})
+        except _CALL_ERRORS:
+            log.debug("final receipt of %s unavailable (runtime closing)", task_id)
+            return None
+
+    def _scrubber(self) -> Scrubber:
+        return Scrubber(extra=self._rt.settings.extra_secrets)
+
+    @staticmethod
+    def _view_state(track: _Track) -> dict[str, Any]:
+        return {"status": track.status, "exit_status": track.exit_status, "elapsed_s": track.elapsed(),
+                "output": track.output(), "omitted_before": track.dropped}
+
+    # ------------------------------------------------------------ kernel thread
+    def show_live(self, task_id: str, initial_output: str | None, origin: bool = True) -> TaskWidget | None:
+        """Display a live view of a task in the current cell, plus (``origin``) its final-receipt slot.
+
+        Args:
+            task_id: A task promoted in this kernel.
+            initial_output: Output captured before promotion (the promotion
+                receipt's ``initial_output_preview``); None when unknown.
+            origin: Also display the slot the final receipt will fill when the task ends.
+
+        Returns:
+            The view, or None when the task was not promoted in this kernel.
+        """
+        with self._cond:
+            track = self._tracks.get(task_id)
+            if track is None:
+                return None
+            if track.prefix is None and initial_output:
+                track.prefix = initial_output
+            summary = track.summary
+        view = TaskWidget(task_id, summary=self._scrubber().text(summary), on_stop=self._stop_task)
+        with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
+            state = self._view_state(track)
+            track.views.append(view)
+            track.dirty = True
+            final = track.final if track.finalized else None
+            if origin and final is not None:
+                track.reported = track.confirmed = True
+            self._cond.notify_all()
+        state["output"] = self._scrubber().text(state["output"])
+        view.apply(**state)
+        display(view)
+        if origin:
+            if final is not None:
+                display(final)
+            else:
+                handle = display(Note(f"[{task_id}: running; its final receipt will replace this line "
+                                      "when it ends]"), display_id=True)
+                self._add_origin(task_id, handle)
+        return view
+
+    def _add_origin(self, task_id: str, handle: DisplayHandle) -> None:
+        with self._cond:
+            track = self._tracks[task_id]
+            final = track.final if track.finalized else None
+            if final is None:
+                track.origins.append(handle)
+                return
+            track.reported = True
+        handle.update(final)  # ended between the two displays
+
+    def tracks(self) -> list[str]:
+        """Ids of the tasks promoted since the extension loaded, oldest first."""
+        with self._cond:
+            return list(self._tracks)
+
+    def knows(self, task_id: str) -> bool:
+        """True when ``task_id`` was promoted in this kernel since the extension loaded."""
+        with self._cond:
+            return task_id in self._tracks
+
+    def _stop_task(self, task_id: str) -> str:
+        try:
+            result = self._rt.call("TaskStop", {"task_id": task_id})
+        except _CALL_ERRORS as exc:
+            return f"stop failed: {exc}"
+        return result.display_envelope.get("summary_text") or ("stop requested" if result.ok else "stop failed")
+
+    def wait(self, timeout_s: float | None = None) -> list[str]:
+        """Block until every tracked task ended and its final receipt was fetched.
+
+        Args:
+            timeout_s: Longest wait in seconds; None waits without limit.
+
+        Returns:
+            Ids of tracked tasks still running afterwards.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._cond:
+            while not self._stopping and any(not t.finalized for t in self._tracks.values()):
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    break
+                self._cond.wait(0.2 if remaining is None else min(remaining, 0.2))  # stays interruptible
+            return [t.task_id for t in self._tracks.values() if not t.ended]
+
+    def report(self) -> list[ToolResult]:
+        """Show final receipts of ended tasks from the current cell (kernel thread).
+
+        A task whose promotion cell holds a final-receipt slot gets that slot
+        updated again from inside this cell's execution (so a headless client
+        that drops messages of other requests still applies it); a task with no
+        such slot has its final receipt displayed here, once.
+
+        Returns:
+            The receipts newly displayed in the current cell.
+        """
+        shown, refresh = [], []
+        with self._cond:
+            for track in self._tracks.values():
+                if not track.finalized or track.final is None:
+                    continue
+                if track.origins and not track.confirmed:
+                    refresh.append((list(track.origins), track.final))
+                    track.confirmed = track.reported = True
+                elif not track.origins and not track.reported:
+                    shown.append(track.final)
+                    track.reported = True
+        for handles, final in refresh:
+            for handle in handles:
+                handle.update(final)
+        for final in shown:
+            display(final)
+        return shown

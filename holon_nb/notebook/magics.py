@@ -1,0 +1,288 @@
+"""``HolonMagics``: the magics of holon_nb — parse, call the runtime, display.
+
+Every magic parses with ``magic_arguments`` (help from ``%name?``), calls a
+tool through ``Runtime.call`` (the one dispatch path), displays the result's
+mimebundle once and returns None. A usage mistake raises ``UsageError``; a
+tool failure is an error receipt, raised as ``ToolCallError`` only with
+``--raise`` or ``%config HolonNB.raise_on_tool_error = True``. Magics whose
+line carries JSON or shell text are ``@no_var_expand``: ``$name`` reaches the
+tool verbatim (style.md §2.10–§2.11).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import (
+    Magics,
+    cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..runtime import ToolResult
+from .display import Note, show_result
+from .parsing import interpret_escapes, split_verbatim
+from .status import config_table, status_table, tools_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import _Session
+
+__all__ = ["HolonMagics"]
+
+_raise = argument("--raise", dest="raise_error", action="store_true",
+                  help="Raise ToolCallError after displaying an error receipt (default: HolonNB.raise_on_tool_error).")
+
+
+@magics_class
+class HolonMagics(Magics):
+    """The holon_nb magics, bound to one loaded session (runtime, config, live hub).
+
+    Args:
+        shell: The IPython shell.
+        session: The loaded extension's session.
+    """
+
+    def __init__(self, shell: Any, session: _Session):
+        super().__init__(shell)
+        self._session = session
+
+    # ------------------------------------------------------------ shared steps
+    def _call(self, name: str, args: dict[str, Any] | str, raise_error: bool = False) -> ToolResult:
+        """Call a tool, display its result (and a live view when promoted), maybe raise."""
+        s = self._session
+        result = s.rt.call(name, args)
+        show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
+        r = result.result or {}
+        if name == "ExecCommand" and r.get("disposition") == "promoted_to_task":
+            s.live.show_live(r["task_handle"]["task_id"], r.get("initial_output_preview"))
+        return result
+
+    # ------------------------------------------------------------ %holon
+    @line_magic
+    @magic_arguments()
+    @argument("subcommand", nargs="?", default="status", choices=("status", "tools", "config", "wait"),
+              help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
+                   "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts.")
+    @argument("--timeout", type=float, default=None,
+              help="For `wait`: longest wait in seconds (default: no limit).")
+    def holon(self, line: str) -> None:
+        """Inspect the holon_nb runtime or wait for its background tasks.
+
+        Examples::
+
+            %holon status
+            %holon tools
+            %holon wait --timeout 30
+        """
+        args = parse_argstring(self.holon, line)
+        s = self._session
+        if args.subcommand == "wait":
+            from . import wait_and_report
+
+            still = wait_and_report(args.timeout)
+            if still:
+                display(Note(f"still running after {args.timeout} s: {', '.join(still)}"))
+        elif args.subcommand == "tools":
+            display(tools_table(s.rt.registry))
+        elif args.subcommand == "config":
+            display(config_table(s.config, s.rt.settings))
+        else:
+            display(status_table(s.rt, s.live.tracks()))
+
+    # ------------------------------------------------------------ %tool / %%tool
+    @line_magic("tool")
+    @no_var_expand
+    @magic_arguments(name="tool")
+    @argument("name", help="Tool name, e.g. ExecCommand (every registered tool, hidden aliases included).")
+    @argument("json", nargs="*", help="The arguments as JSON, verbatim (text that is not JSON is sent as a string).")
+    @_raise
+    def tool_line(self, line: str) -> None:
+        """Call any tool: ``%tool NAME {json}``; text that is not JSON is passed on as a string.
+
+        The JSON after the name is sent verbatim (no ``$`` expansion); a
+        malformed argument gives an ``invalid_tool_input`` receipt, exactly as a
+        model would get.
+
+        Example::
+
+            %tool ExecCommand {"cmd": "echo $HOME", "yield_time_ms": 0}
+        """
+        head, rest = split_verbatim(line, self.tool_line.parser, positionals=1)
+        args = parse_argstring(self.tool_line, head)
+        self._call(args.name, rest or {}, args.raise_error)
+
+    @cell_magic("tool")
+    @no_var_expand
+    @magic_arguments(name="%tool")
+    @argument("name", help="Tool name, e.g. ExecCommandBatch.")
+    @_raise
+    def tool_cell(self, line: str, cell: str) -> None:
+        """Call any tool with the cell body as its JSON arguments: ``%%tool NAME``.
+
+        Example::
+
+            %%tool ExecCommandBatch
+            {"items": [{"cmd": "echo one"}, {"cmd": "echo two"}]}
+        """
+        args = parse_argstring(self.tool_cell, line)
+        body = cell.strip()
+        self._call(args.name, body or {}, args.raise_error)
+
+    # ------------------------------------------------------------ %exec / %%exec
+    @line_magic("exec")
+    @no_var_expand
+    @magic_arguments(name="exec")
+    @argument("command", nargs="*", help="The shell command, verbatim (after the options, or after --).")
+    @argument("--yield-ms", type=int, default=None,
+              help="Foreground wait in milliseconds before the command becomes a background task "
+                   "(default 10000; 0 promotes at once).")
+    @argument("--tty", action="store_true", help="Run on a pseudo-terminal.")
+    @argument("--stdin", action="store_true", help="Keep stdin open for %%task_input (accepts_input).")
+    @argument("--workdir", default=None, help="Working directory (relative to the workspace).")
+    @argument("--max-output-tokens", type=int, default=None,
+              help="Output budget in tokens (about 4 characters each; default HolonNB.default_tool_output_tokens).")
+    @argument("--shell", default=None, help="Shell program (default from $SHELL: bash, zsh or sh).")
+    @argument("--no-login", action="store_true", help="Run with `-c` instead of a login shell `-lc`.")
+    @argument("--start-new", action="store_true",
+              help="Start a new instance even when an identical command is already running.")
+    @_raise
+    def exec_line(self, line: str) -> None:
+        """Run a shell command (ExecCommand): ``%exec [options] [--] COMMAND``.
+
+        Everything after the options (or after ``--``) is the command,
+        verbatim: ``$VAR`` reaches the shell, not Python. A command still
+        running after ``--yield-ms`` becomes a background task with a live view
+        here, and its final receipt appears in this cell when it ends.
+
+        Example::
+
+            %exec --yield-ms 0 -- pytest -q
+        """
+        head, cmd = split_verbatim(line, self.exec_line.parser)
+        args = parse_argstring(self.exec_line, head)
+        if not cmd:
+            raise UsageError("%exec needs a command, e.g. %exec ls -la")
+        payload: dict[str, Any] = {"cmd": cmd}
+        optional = {"yield_time_ms": args.yield_ms, "workdir": args.workdir, "shell": args.shell,
+                    "max_output_tokens": args.max_output_tokens}
+        payload.update({k: v for k, v in optional.items() if v is not None})
+        if args.tty:
+            payload["tty"] = True
+        if args.stdin:
+            payload["accepts_input"] = True
+        if args.no_login:
+            payload["login"] = False
+        if args.start_new:
+            payload["duplicate_policy"] = "start_new"
+        self._call("ExecCommand", payload, args.raise_error)
+
+    @cell_magic("exec")
+    @no_var_expand
+    @magic_arguments(name="%exec")
+    @argument("--stop-on-error", action="store_true", help="Skip the remaining commands after one fails.")
+    @argument("--workdir", default=None, help="Working directory for every command.")
+    @argument("--yield-ms", type=int, default=None,
+              help="Hard timeout of each command in milliseconds (default 30000).")
+    @_raise
+    def exec_cell(self, line: str, cell: str) -> None:
+        """Run several commands in order (ExecCommandBatch): one command per non-blank line.
+
+        Example::
+
+            %%exec --stop-on-error
+            python -m pip --version
+            git status --short
+        """
+        args = parse_argstring(self.exec_cell, line)
+        items = [{"cmd": c.strip()} for c in cell.splitlines() if c.strip()]
+        if not items:
+            raise UsageError("%%exec needs at least one command line in the cell")
+        payload: dict[str, Any] = {"items": items}
+        if args.stop_on_error:
+            payload["stop_on_error"] = True
+        if args.workdir is not None:
+            payload["workdir"] = args.workdir
+        if args.yield_ms is not None:
+            payload["yield_time_ms"] = args.yield_ms
+        self._call("ExecCommandBatch", payload, args.raise_error)
+
+    # ------------------------------------------------------------ task magics
+    @line_magic
+    @magic_arguments()
+    @argument("--limit", type=int, default=None, help="Most entries (1..100; default 20).")
+    @_raise
+    def tasks(self, line: str) -> None:
+        """List active background tasks (ListTasks). Changes no task state."""
+        args = parse_argstring(self.tasks, line)
+        self._call("ListTasks", {} if args.limit is None else {"limit": args.limit}, args.raise_error)
+
+    @line_magic
+    @magic_arguments()
+    @argument("task_id", help="The task id, e.g. task_0123456789abcde.")
+    @_raise
+    def task(self, line: str) -> None:
+        """Show a task's status (TaskStatus), plus a live view of its output while it runs.
+
+        Changes no task state.
+        """
+        args = parse_argstring(self.task, line)
+        result = self._call("TaskStatus", {"task_id": args.task_id}, args.raise_error)
+        status = ((result.result or {}).get("task") or {}).get("status")
+        if status in ("queued", "running", "cancelling") and self._session.live.knows(args.task_id):
+            self._session.live.show_live(args.task_id, self._session.initial_output(args.task_id), origin=False)
+
+    @line_magic
+    @magic_arguments()
+    @argument("task_id", help="The task id.")
+    @argument("--no-block", action="store_true", help="Return at once instead of waiting for the task to end.")
+    @argument("--timeout-ms", type=int, default=None,
+              help="Longest wait in milliseconds when blocking (default 30000; 0 checks once).")
+    @_raise
+    def task_output(self, line: str) -> None:
+        """Show a task's output (TaskOutput); by default waits for it to end."""
+        args = parse_argstring(self.task_output, line)
+        payload: dict[str, Any] = {"task_id": args.task_id}
+        if args.no_block:
+            payload["block"] = False
+        if args.timeout_ms is not None:
+            payload["timeout_ms"] = args.timeout_ms
+        self._call("TaskOutput", payload, args.raise_error)
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("task_id", help="The task id (started with --stdin or --tty).")
+    @argument("text", nargs="*", help="The text to send, verbatim after the id (escapes interpreted).")
+    @argument("--no-newline", action="store_true",
+              help="Send TEXT exactly; by default a newline is appended for convenience.")
+    @_raise
+    def task_input(self, line: str) -> None:
+        r"""Send text to a task's stdin or terminal (TaskInput): ``%task_input ID TEXT``.
+
+        TEXT is taken verbatim after the id; ``\n``, ``\t``, ``\r``, ``\e``,
+        ``\\``, ``\xHH`` and ``\uHHHH`` escapes are interpreted. A newline is
+        appended unless ``--no-newline`` is given (the TaskInput tool itself
+        never adds one).
+
+        Example::
+
+            %task_input task_0123456789abcde hello
+        """
+        head, text = split_verbatim(line, self.task_input.parser, positionals=1)
+        args = parse_argstring(self.task_input, head)
+        data = interpret_escapes(text) + ("" if args.no_newline else "\n")
+        self._call("TaskInput", {"task_id": args.task_id, "input": data}, args.raise_error)
+
+    @line_magic
+    @magic_arguments()
+    @argument("task_id", help="The task id.")
+    @_raise
+    def task_stop(self, line: str) -> None:
+        """Stop a task and its whole process tree (TaskStop); a second stop forces it."""
+        args = parse_argstring(self.task_stop, line)
+        self._call("TaskStop", {"task_id": args.task_id}, args.raise_error)

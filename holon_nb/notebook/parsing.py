@@ -1,0 +1,92 @@
+"""Magic-line parsing helpers: options and positionals first, verbatim text after.
+
+``magic_arguments`` splits a whole line like a shell would, which would strip
+the quotes out of JSON and shell text. :func:`split_verbatim` therefore cuts
+the line in two: a head of known options and a fixed number of positionals
+(parsed afterwards with the magic's own ``magic_arguments`` parser, so help
+and usage errors stay IPython's), and the rest, kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from IPython.core.error import UsageError
+
+__all__ = ["interpret_escapes", "split_verbatim"]
+
+# one shell-like word: runs of double-quoted, single-quoted or plain segments
+_WORD = re.compile(r"""\s*((?:"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s"']+)+)""")
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[nrt0e\\])")
+_SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "e": "\x1b", "\\": "\\"}
+
+
+def _takes_value(action: argparse.Action) -> bool:
+    return action.nargs != 0
+
+
+def _option(parser: argparse.ArgumentParser, word: str) -> argparse.Action | None:
+    name = word.split("=", 1)[0]
+    return parser._option_string_actions.get(name)
+
+
+def split_verbatim(line: str, parser: argparse.ArgumentParser, positionals: int = 0) -> tuple[str, str]:
+    """Split a magic line into ``(head, rest)``.
+
+    The head holds the known options of ``parser`` (with their values) and the
+    first ``positionals`` other words; the rest starts at the first word after
+    those, or after a ``--`` word, and is returned verbatim (only stripped of
+    surrounding whitespace).
+
+    Args:
+        line: The magic's line, unexpanded.
+        parser: The magic's ``magic_arguments`` parser (``fn.parser``).
+        positionals: How many positional words the head takes (``NAME``, ``ID``).
+
+    Returns:
+        ``(head, rest)``; parse ``head`` with ``parse_argstring``.
+
+    Raises:
+        UsageError: for an unknown ``--option`` before the verbatim text, or
+            an option missing its value.
+    """
+    pos, taken, head_end = 0, 0, None
+    while head_end is None:
+        m = _WORD.match(line, pos)
+        if m is None or not m.group(1):
+            return line.strip(), ""
+        word = m.group(1)
+        if word == "--":
+            return line[: m.start(1)].strip(), line[m.end():].strip()
+        action = _option(parser, word) if word.startswith("-") else None
+        if action is not None:
+            pos = m.end()
+            if _takes_value(action) and "=" not in word:
+                value = _WORD.match(line, pos)
+                if value is None or not value.group(1):
+                    raise UsageError(f"option {word} needs a value")
+                pos = value.end()
+        elif word.startswith("--") and len(word) > 2:
+            raise UsageError(f"unknown option {word.split('=', 1)[0]}; put text that starts with a dash after --")
+        elif taken < positionals:
+            taken += 1
+            pos = m.end()
+        else:
+            head_end = m.start(1)
+    return line[:head_end].strip(), line[head_end:].strip()
+
+
+def interpret_escapes(text: str) -> str:
+    r"""Replace ``\n``, ``\r``, ``\t``, ``\0``, ``\e`` (ESC), ``\\``, ``\xHH`` and ``\uHHHH`` escapes.
+
+    Other backslashes are kept as typed; non-ASCII text is untouched.
+    """
+
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if code[0] in "xu":
+            return chr(int(code[1:], 16))
+        return _SIMPLE[code]
+
+    return _ESCAPE.sub(one, text)

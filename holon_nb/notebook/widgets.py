@@ -1,0 +1,146 @@
+"""``TaskWidget``: the live view of one background task, built from stock ipywidgets.
+
+The view is a ``VBox`` of an ``HTML`` header (task id, status pill, elapsed
+time), an ``HTML`` ``<pre>`` with the output tail and a Stop button. State is
+changed only through :meth:`TaskWidget.apply`, by whole-value trait
+assignment, from whichever thread feeds it (the live hub's pump thread);
+nothing is ever printed into an ``Output`` widget (style.md §2.13). Text is
+escaped; the caller passes output already scrubbed of secrets (D12).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ipywidgets import HTML, Button, Layout, VBox
+from traitlets import Float, Int, Unicode
+
+__all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget"]
+
+log = logging.getLogger("holon_nb.notebook")
+
+#: Most output lines shown in a live view.
+VIEW_LINES = 40
+#: Most output characters shown in a live view.
+VIEW_CHARS = 8000
+
+_TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+_COLOURS = {"queued": "#57606a", "running": "#0969da", "cancelling": "#9a6700", "completed": "#1a7f37",
+            "failed": "#cf222e", "cancelled": "#9a6700", "interrupted": "#cf222e"}
+
+
+def _tail(text: str) -> tuple[str, int]:
+    """Cut ``text`` to its last VIEW_LINES lines and VIEW_CHARS characters; return (tail, chars left out)."""
+    lines = text.splitlines(keepends=True)
+    tail = "".join(lines[-VIEW_LINES:])[-VIEW_CHARS:]
+    return tail, len(text) - len(tail)
+
+
+class TaskWidget(VBox):
+    """Live view of one background task: status, elapsed time, output tail, Stop.
+
+    Args:
+        task_id: The task shown.
+        summary: One line describing the task (its command).
+        on_stop: Called with the task id when Stop is clicked (kernel thread);
+            returns a short note shown in the header (e.g. the TaskStop summary).
+
+    Example::
+
+        w = TaskWidget("task_0123456789abcde", "sleep 5", on_stop=stop)
+        w.apply(status="running", elapsed_s=1.2, output="tick-1\\n")
+    """
+
+    task_id = Unicode(help="Id of the task shown.")
+    status = Unicode("queued", help="Task status (queued, running, cancelling or a terminal status).")
+    exit_status = Int(None, allow_none=True, help="Exit status once the task ended; None before or when killed.")
+    elapsed_s = Float(0.0, help="Seconds since the task was promoted (frozen when it ends).")
+    output = Unicode("", help="Tail of the combined stdout/stderr shown, already scrubbed (D12).")
+    omitted_chars = Int(0, help="Characters of earlier output not shown in the view.")
+    note = Unicode("", help="Short note after a user action, e.g. 'stop requested'.")
+
+    def __init__(self, task_id: str, summary: str = "", on_stop: Callable[[str], str] | None = None,
+                 **kwargs: Any):
+        self._summary = summary
+        self._on_stop = on_stop
+        self._lock = threading.RLock()  # the pump thread and the kernel thread (Stop) both apply
+        self._header = HTML()
+        self._body = HTML()
+        self._stop = Button(description="Stop", button_style="danger", tooltip="Stop this task (TaskStop)",
+                            layout=Layout(width="auto"))
+        super().__init__(children=(self._header, self._body, self._stop), task_id=task_id, **kwargs)
+        self._stop.on_click(self._clicked)
+        self._render()
+
+    @property
+    def ended(self) -> bool:
+        """True once the task reached a terminal status."""
+        return self.status in _TERMINAL
+
+    def apply(self, *, status: str | None = None, exit_status: int | None = None, elapsed_s: float | None = None,
+              output: str | None = None, omitted_before: int = 0, note: str | None = None) -> None:
+        """Assign new state (whole values) and re-render the children once.
+
+        Args:
+            status: New task status, or None to keep it.
+            exit_status: Exit status (only applied together with a status).
+            elapsed_s: Seconds since promotion, or None to keep it.
+            output: The scrubbed output known so far; the view keeps its tail.
+            omitted_before: Characters of output dropped before ``output`` began.
+            note: A short note, or None to keep it.
+        """
+        with self._lock:
+            with self.hold_trait_notifications():
+                if status is not None:
+                    self.status = status
+                    self.exit_status = exit_status
+                if elapsed_s is not None:
+                    self.elapsed_s = round(elapsed_s, 1)
+                if output is not None:
+                    self.output, left_out = _tail(output)
+                    self.omitted_chars = left_out + omitted_before
+                if note is not None:
+                    self.note = note
+            self._render()
+
+    def _render(self) -> None:
+        colour = _COLOURS.get(self.status, "#57606a")
+        label = self.status + (f" (exit {self.exit_status})" if self.exit_status is not None else "")
+        parts = [
+            f"<b>{html.escape(self.task_id)}</b>",
+            f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{html.escape(label)}</span>",
+            # whole seconds while running, so the header changes about once a second
+            f"<span style='color:#57606a'>{self.elapsed_s:.1f} s</span>" if self.ended
+            else f"<span style='color:#57606a'>{self.elapsed_s:.0f} s</span>",
+        ]
+        if self._summary:
+            parts.append(f"<code>{html.escape(self._summary)}</code>")
+        if self.note:
+            parts.append(f"<i>{html.escape(self.note)}</i>")
+        header = " ".join(parts)
+        omitted = (f"<div style='color:#57606a'>… {self.omitted_chars} earlier characters not shown "
+                   "(TaskOutput or the task log has them)</div>") if self.omitted_chars else ""
+        body = omitted + (
+            "<pre class='holon-task-output' style='margin:2px 0;white-space:pre-wrap'>"
+            f"{html.escape(self.output)}</pre>" if self.output else "<i style='color:#57606a'>(no output yet)</i>"
+        )
+        if self._header.value != header:
+            self._header.value = header
+        if self._body.value != body:
+            self._body.value = body
+        if self._stop.disabled != self.ended:
+            self._stop.disabled = self.ended
+
+    def _clicked(self, _button: Button) -> None:
+        if self._on_stop is None or self.ended:
+            return
+        self.apply(note=self._on_stop(self.task_id))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data["text/plain"] = f"[live view of {self.task_id}; its final receipt is shown in this cell when it ends]"
+        return data

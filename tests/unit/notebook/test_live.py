@@ -1,0 +1,212 @@
+"""Live task views, final receipts and ``wait_and_report`` in the in-process shell.
+
+Tasks stopped right after they start run without a login shell (``--no-login``):
+killing ``bash -l`` while its profile runs ``pyenv rehash`` can leave pyenv's
+lock file behind, which then stalls every login shell on the machine for 60 s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import pytest
+from IPython.utils.capture import capture_output
+from ipywidgets.widgets.widget import _instances
+
+import holon_nb
+from holon_nb.notebook import wait_and_report
+from holon_nb.notebook.widgets import VIEW_LINES, TaskWidget
+
+RESULT = "application/vnd.holon.tool-result+json"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+TICKS = "for i in 1 2 3 4; do echo tick-$i; sleep 0.15; done"
+
+
+def _widget(bundles: list[dict[str, Any]]) -> TaskWidget:
+    (view,) = [b[WIDGET] for b in bundles if WIDGET in b]
+    widget = _instances[view["model_id"]]
+    assert isinstance(widget, TaskWidget)
+    return widget
+
+
+def _until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def test_promoted_exec_shows_receipt_view_and_final_slot(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", f"--yield-ms 100 {TICKS}")
+        bundles = [o.data for o in cap.outputs[:3]]
+        widget = _widget(bundles)
+        assert bundles[0][RESULT]["result"]["disposition"] == "promoted_to_task"
+        assert "final receipt" in bundles[2]["text/plain"]  # the slot the final receipt fills
+        assert wait_and_report(10) == []
+        _until(lambda: widget.status == "completed")
+    outputs = [o.data for o in cap.outputs]
+    finals = [b[RESULT] for b in outputs if RESULT in b and b[RESULT]["tool_name"] == "TaskOutput"]
+    assert finals and all(f["result"]["task"]["exit_status"] == 0 for f in finals)
+    text = widget.output
+    positions = [text.index(f"tick-{i}") for i in range(1, 5)]
+    assert positions == sorted(positions)
+    assert widget.exit_status == 0 and widget._stop.disabled
+    assert "tick-4" in widget.children[1].value  # the synced HTML child carries the tail
+
+
+def test_final_receipt_updates_the_origin_display(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--yield-ms 0 sleep 0.2; echo final-marker")
+        wait_and_report(10)
+    # capture records display updates as further outputs; every TaskOutput one is an update of the slot
+    updates = [o for o in cap.outputs if RESULT in o.data and o.data[RESULT]["tool_name"] == "TaskOutput"]
+    assert updates
+    assert all("final-marker" in o.data["text/plain"] for o in updates)
+
+
+def test_wait_and_report_displays_receipts_of_tasks_started_from_python_once(ip: Any) -> None:
+    rt = holon_nb.get_runtime()
+    result = rt.call("ExecCommand", {"cmd": "sleep 0.2; echo from-python", "yield_time_ms": 0})
+    task_id = result.result["task_handle"]["task_id"]
+    with capture_output() as cap:
+        assert wait_and_report(10) == []
+    (shown,) = [o.data for o in cap.outputs]
+    assert shown[RESULT]["result"]["task"]["task_id"] == task_id
+    assert "from-python" in shown["text/plain"]
+    with capture_output() as cap:
+        wait_and_report(10)
+    assert cap.outputs == []
+
+
+def test_wait_and_report_returns_running_ids_on_timeout(ip: Any) -> None:
+    rt = holon_nb.get_runtime()
+    args = {"cmd": "sleep 30", "yield_time_ms": 0, "login": False}
+    task_id = rt.call("ExecCommand", args).result["task_handle"]["task_id"]
+    with capture_output():
+        started = time.monotonic()
+        assert wait_and_report(0.3) == [task_id]
+        assert time.monotonic() - started < 2
+        ip.run_line_magic("holon", "wait --timeout 0.1")
+        rt.call("TaskStop", {"task_id": task_id})
+
+
+def test_stop_button_stops_the_task(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
+        widget = _widget([o.data for o in cap.outputs])
+        widget._stop.click()
+        assert wait_and_report(10) == []
+        _until(lambda: widget.status == "cancelled")
+    assert "stop requested" in widget.note
+
+
+def test_task_magic_shows_a_live_view_while_running(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--yield-ms 300 echo early; sleep 0.4; echo late")
+        task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
+    with capture_output() as cap:
+        ip.run_line_magic("task", task_id)
+    bundles = [o.data for o in cap.outputs]
+    assert bundles[0][RESULT]["tool_name"] == "TaskStatus"
+    widget = _widget(bundles)
+    assert len(bundles) == 2  # no second final-receipt slot: that lives in the promotion cell
+    with capture_output():
+        wait_and_report(10)
+    _until(lambda: widget.status == "completed")
+    assert widget.output.index("early") < widget.output.index("late")
+
+
+def test_view_keeps_a_bounded_tail_in_order(ip: Any) -> None:
+    n = VIEW_LINES * 3
+    with capture_output() as cap:
+        ip.run_line_magic("exec", f"--yield-ms 0 sleep 0.1; seq -f 'line-%g' 1 {n}")
+        widget = _widget([o.data for o in cap.outputs])
+        wait_and_report(10)
+        _until(lambda: widget.status == "completed" and f"line-{n}\n" in widget.output)
+    lines = widget.output.splitlines()
+    assert lines == [f"line-{i}" for i in range(n - VIEW_LINES + 1, n + 1)]
+    assert widget.omitted_chars > 0
+
+
+def test_live_update_rate_is_throttled(ip: Any) -> None:
+    ip.run_line_magic("config", "HolonNB.live_update_hz = 2")
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--yield-ms 0 for i in $(seq 1 40); do echo x$i; sleep 0.025; done")
+        widget = _widget([o.data for o in cap.outputs])
+        changes: list[float] = []
+        widget.children[1].observe(lambda _c: changes.append(time.monotonic()), names="value")
+        wait_and_report(10)
+    assert 1 <= len(changes) <= 5  # ~1 s of output at 2 Hz, not one update per line
+    gaps = [b - a for a, b in itertools.pairwise(changes)]
+    assert all(g >= 0.4 for g in gaps)
+
+
+@pytest.mark.parametrize("hz,expected", [(0, 0.5), (1000, 60.0), (4, 4.0)])
+def test_live_update_hz_is_clamped(ip: Any, hz: float, expected: float) -> None:
+    ip.run_line_magic("config", f"HolonNB.live_update_hz = {hz}")
+    from holon_nb.notebook import _session
+
+    assert _session is not None and _session.config.live_update_hz == expected
+
+
+def test_widget_text_plain_and_escaping() -> None:
+    widget = TaskWidget("task_0123456789abcde", summary="echo <b>")
+    widget.apply(status="running", elapsed_s=1.25, output="<script>x</script>\n")
+    assert "&lt;script&gt;" in widget.children[1].value
+    assert "<b>" not in widget.children[0].value.replace("<b>task_", "")
+    bundle = widget._repr_mimebundle_()
+    assert "task_0123456789abcde" in bundle["text/plain"] and WIDGET in bundle
+    widget.close()
+
+
+def test_live_view_and_final_receipt_are_scrubbed(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "s3cr3t-token-value"
+    monkeypatch.setenv("HOLON_TEST_TOKEN", secret)
+    with capture_output() as cap:
+        ip.run_line_magic("reload_ext", "holon_nb")
+        ip.run_line_magic("exec", f"--yield-ms 0 sleep 0.1; echo $HOLON_TEST_TOKEN; echo {secret}-literal")
+        widget = _widget([o.data for o in cap.outputs])
+        wait_and_report(10)
+        _until(lambda: widget.status == "completed")
+    assert secret not in widget.output + widget.children[0].value + widget.children[1].value
+    assert "[redacted]" in widget.output and "[redacted]" in widget.children[0].value  # command summary too
+    finals = [o.data for o in cap.outputs if RESULT in o.data and o.data[RESULT]["tool_name"] == "TaskOutput"]
+    assert finals
+    for bundle in finals:
+        assert secret not in bundle["text/plain"] + bundle["text/html"] + repr(bundle[RESULT])
+
+
+def test_unload_marks_running_views(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
+        widget = _widget([o.data for o in cap.outputs])
+    with capture_output() as after:
+        ip.run_line_magic("unload_ext", "holon_nb")
+    try:
+        (update,) = [o.data["text/plain"] for o in after.outputs]  # ...is told why no receipt will come
+        assert "no final receipt" in update and "closed" in update
+        assert widget.status == "cancelled" and "unloaded" in widget.note and widget._stop.disabled
+        slot = cap.outputs[2].data["text/plain"]
+        assert "final receipt" in slot  # the slot displayed at promotion...
+    finally:
+        ip.run_line_magic("load_ext", "holon_nb")
+
+
+def test_a_view_attached_after_the_task_ended_still_shows_its_output(ip: Any) -> None:
+    from holon_nb.notebook import _session
+
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--yield-ms 0 sleep 0.1; seq -f 'n-%g' 1 5000")
+        wait_and_report(10)
+        assert _session is not None
+        (task_id,) = _session.live.tracks()
+        late = _session.live.show_live(task_id, None, origin=True)
+    assert late is not None
+    _until(lambda: late.status == "completed")
+    assert late.output.splitlines()[-1] == "n-5000"
+    assert late.omitted_chars == len("".join(f"n-{i}\n" for i in range(1, 5001))) - len(late.output)
+    # the final receipt was displayed directly (the task had already ended)
+    assert cap.outputs[-1].data[RESULT]["tool_name"] == "TaskOutput"

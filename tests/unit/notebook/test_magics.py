@@ -1,0 +1,238 @@
+"""The magics driven in IPython's in-process test shell (no mocks of IPython).
+
+Tasks stopped right after they start use ``--no-login`` (see test_live.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+import holon_nb
+from holon_nb.tools.errors import ToolCallError
+
+RESULT = "application/vnd.holon.tool-result+json"
+MIMETYPES = {"text/plain", "text/html", RESULT}
+
+
+def test_exec_displays_one_bundle_with_three_mimetypes(run: Any) -> None:
+    bundles = run("exec", "echo hi")
+    assert len(bundles) == 1
+    assert MIMETYPES <= set(bundles[0])
+    env = bundles[0][RESULT]
+    assert env["tool_name"] == "ExecCommand" and env["status"] == "success"
+    assert env["result"]["exit_status"] == 0
+    assert "hi" in bundles[0]["text/plain"] and "hi" in bundles[0]["text/html"]
+
+
+def test_magic_returns_none(ip: Any) -> None:
+    with capture_output():
+        assert ip.run_line_magic("exec", "true") is None
+        assert ip.run_line_magic("tool", 'ListTasks {}') is None
+
+
+def test_tool_bad_json_is_an_error_receipt_not_an_exception(run: Any, receipts: Any) -> None:
+    bundles = run("tool", 'ExecCommand {"cmd": "echo hi"')
+    (env,) = receipts(bundles)
+    assert env["status"] == "error"
+    assert env["error"]["kind"] == "invalid_tool_input"
+    assert "_raw" in env["error"]["details"]["parse_error"]
+    assert MIMETYPES <= set(bundles[0])
+
+
+def test_tool_reaches_every_registered_tool(ip: Any, run: Any, receipts: Any) -> None:
+    for spec in holon_nb.get_runtime().registry:
+        (env,) = receipts(run("tool", f"{spec.name} {{}}"))
+        assert env["tool_name"] == spec.name
+        assert not (env["status"] == "error" and env["error"]["kind"] == "unknown_tool")
+
+
+def test_tool_cell_takes_json_body(run: Any, receipts: Any) -> None:
+    bundles = run("tool", "ExecCommandBatch", '{"items": [{"cmd": "echo one"}, {"cmd": "echo two"}]}\n')
+    (env,) = receipts(bundles)
+    assert env["result"]["completed_count"] == 2
+
+
+def test_raise_option_raises_tool_call_error_after_display(ip: Any) -> None:
+    with capture_output() as cap, pytest.raises(ToolCallError) as info:
+        ip.run_line_magic("tool", "ExecCommand --raise not json")
+    assert info.value.envelope["error"]["kind"] == "invalid_tool_input"
+    assert len(cap.outputs) == 1  # the error receipt was displayed first
+
+
+def test_config_raise_on_tool_error_takes_effect(ip: Any, run: Any) -> None:
+    run("tool", "TaskStatus {\"task_id\": \"task_000000000000000\"}")  # no raise by default
+    ip.run_line_magic("config", "HolonNB.raise_on_tool_error = True")
+    with capture_output(), pytest.raises(ToolCallError):
+        ip.run_line_magic("tool", "TaskStatus {\"task_id\": \"task_000000000000000\"}")
+    with capture_output(), pytest.raises(ToolCallError):
+        ip.run_line_magic("exec", "--workdir /no/such/dir -- true")
+
+
+def test_usage_errors(ip: Any) -> None:
+    for name, line in [("task", ""), ("task_stop", ""), ("exec", ""), ("exec", "--yield-ms"),
+                       ("exec", "--yeld-ms 5 ls"), ("holon", "frobnicate"), ("task_output", "--timeout-ms x T")]:
+        with capture_output(), pytest.raises(UsageError):
+            ip.run_line_magic(name, line)
+    with capture_output(), pytest.raises(UsageError):
+        ip.run_cell_magic("exec", "", "\n  \n")
+
+
+def test_exec_options_map_to_tool_fields(ip: Any, run: Any, receipts: Any, tmp_path: Any) -> None:
+    (tmp_path / "sub").mkdir()
+    (env,) = receipts(run("exec", "--workdir sub --no-login --shell sh --max-output-tokens 50 -- pwd"))
+    assert env["result"]["stdout_preview"].endswith("/sub")
+    assert env["result"]["command_diagnostics"]["effective_max_output_tokens"] == 50
+    rt = holon_nb.get_runtime()
+    (row,) = [r for r in rt.store.query("SELECT args FROM tool_executions WHERE tool_name='ExecCommand'")]
+    assert json.loads(row["args"]) == {"cmd": "pwd", "workdir": "sub", "shell": "sh",
+                                       "max_output_tokens": 50, "login": False}
+
+
+def test_shell_text_is_not_expanded_by_python(ip: Any, run: Any, receipts: Any) -> None:
+    ip.user_ns["HOLON_PY_ONLY"] = "from-python"
+    (env,) = receipts(run("exec", 'echo "[$HOLON_PY_ONLY]" {HOLON_PY_ONLY}'))
+    assert env["result"]["stdout_preview"] == "[] {HOLON_PY_ONLY}"
+    (env,) = receipts(run("tool", 'ExecCommand {"cmd": "echo [$HOLON_PY_ONLY]"}'))
+    assert env["result"]["stdout_preview"] == "[]"
+
+
+def test_cell_exec_runs_a_batch(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", "--stop-on-error", "echo one\n\nfalse\necho never\n"))
+    r = env["result"]
+    assert (r["item_count"], r["completed_count"], r["failed_count"], r["skipped_count"]) == (3, 1, 1, 1)
+
+
+def test_secrets_are_redacted_in_all_three_mimetypes(ip: Any, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "s3cr3t-token-value"
+    monkeypatch.setenv("HOLON_TEST_TOKEN", secret)
+    with capture_output():
+        ip.run_line_magic("reload_ext", "holon_nb")  # the runtime copies the environment when it starts
+    (bundle,) = run("exec", "echo $HOLON_TEST_TOKEN")
+    for mime in MIMETYPES:
+        text = bundle[mime] if isinstance(bundle[mime], str) else json.dumps(bundle[mime])
+        assert secret not in text, mime
+        assert "[redacted]" in text, mime
+
+
+def test_config_changes_reach_runtime_settings(ip: Any) -> None:
+    rt = holon_nb.get_runtime()
+    ip.run_line_magic("config", "HolonNB.default_tool_output_tokens = 123")
+    ip.run_line_magic("config", "HolonNB.max_task_log_bytes = 4096")
+    ip.run_line_magic("config", "HolonNB.patch_outside_workspace = True")
+    assert rt.settings.default_tool_output_tokens == 123
+    assert rt.settings.max_task_log_bytes == 4096
+    assert rt.settings.patch_outside_workspace is True
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "true")
+    assert cap.outputs[0].data[RESULT]["result"]["command_diagnostics"]["effective_max_output_tokens"] == 123
+
+
+def test_config_lists_holonnb(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("config", "HolonNB")
+    for name in ("raise_on_tool_error", "default_tool_output_tokens", "max_tool_output_tokens",
+                 "max_task_log_bytes", "patch_outside_workspace", "live_update_hz"):
+        assert name in cap.stdout
+    assert "bytes" in cap.stdout and "Hz" in cap.stdout
+
+
+def test_holon_tools_and_config_tables(run: Any) -> None:
+    (tools,) = run("holon", "tools")
+    for spec in holon_nb.get_runtime().registry:
+        assert spec.name in tools["text/plain"]
+    assert "local_environment" in tools["text/plain"] and "hidden" in tools["text/plain"]
+    (config,) = run("holon", "config")
+    assert "HolonNB.live_update_hz" in config["text/plain"]
+
+
+def test_help_comes_from_magic_arguments(ip: Any) -> None:
+    doc = ip.find_line_magic("exec").__doc__
+    assert "--yield-ms" in doc and "milliseconds" in doc
+    doc = ip.find_line_magic("task_input").__doc__
+    assert "--no-newline" in doc and "newline is appended" in doc
+
+
+def test_task_input_appends_newline_and_interprets_escapes(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", '--stdin --yield-ms 200 read -r a; read -r b; echo "got:$a|$b"'))
+    task_id = env["result"]["task_handle"]["task_id"]
+    (sent,) = receipts(run("task_input", f"{task_id} one\\ntwo"), "TaskInput")
+    assert sent["result"]["accepted_input"] is True
+    assert sent["result"]["bytes_written"] == len("one\ntwo\n")
+    (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
+    assert "got:one|two" in out["result"]["task"]["output_preview"]
+
+
+def test_task_stop_and_status(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", "--no-login --yield-ms 0 sleep 30"))
+    task_id = env["result"]["task_handle"]["task_id"]
+    (stop,) = receipts(run("task_stop", task_id))
+    assert stop["result"]["stop_requested"] is True
+    (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
+    assert out["result"]["task"]["status"] == "cancelled"
+    (nb,) = receipts(run("task_output", f"{task_id} --no-block"), "TaskOutput")
+    assert nb["result"]["retrieval_status"] == "success"
+
+
+def test_reload_keeps_one_runtime_and_one_pump(ip: Any, run: Any, thread_count: Any) -> None:
+    old = holon_nb.get_runtime()
+    with capture_output():
+        ip.run_line_magic("reload_ext", "holon_nb")
+        ip.run_line_magic("reload_ext", "holon_nb")
+    assert old.closed
+    assert thread_count("holon-nb-runtime") == 1
+    assert thread_count("holon-nb-live") == 1
+    assert sum(1 for c in ip.configurables if type(c).__name__ == "HolonNB") == 1
+    assert len(run("exec", "echo once")) == 1
+
+
+def test_unload_removes_magics_and_runtime(ip: Any, thread_count: Any) -> None:
+    rt = holon_nb.get_runtime()
+    ip.run_line_magic("unload_ext", "holon_nb")
+    try:
+        assert rt.closed and thread_count("holon-nb-runtime") == 0 and thread_count("holon-nb-live") == 0
+        assert ip.find_line_magic("exec") is None and ip.find_cell_magic("tool") is None
+        with pytest.raises(RuntimeError):
+            holon_nb.get_runtime()
+    finally:
+        ip.run_line_magic("load_ext", "holon_nb")
+
+
+def _state(rt: Any) -> str:
+    tasks = [dict(r) for r in rt.store.query("SELECT * FROM tasks ORDER BY id")]
+    return json.dumps([tasks, rt.messages()], sort_keys=True, default=str)
+
+
+def test_status_and_inspection_magics_change_no_state(ip: Any, run: Any, receipts: Any) -> None:
+    from holon_nb.notebook import wait_and_report
+
+    (env,) = receipts(run("exec", "--yield-ms 0 echo done"))
+    task_id = env["result"]["task_handle"]["task_id"]
+    with capture_output():
+        assert wait_and_report(10) == []
+    rt = holon_nb.get_runtime()
+    before = _state(rt)
+    (status,) = run("holon", "status")
+    assert "runtime_threads" in status["text/plain"]
+    run("tasks")
+    run("task", task_id)
+    run("holon", "config")
+    assert _state(rt) == before
+
+
+def test_task_of_another_runtime_is_an_error_receipt(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("task", "task_0123456789abcde"))
+    assert env["error"]["kind"] == "task_not_found"
+
+
+def test_exec_promotion_wait_is_quick(run: Any, receipts: Any) -> None:
+    started = time.monotonic()
+    (env,) = receipts(run("exec", "--no-login --yield-ms 0 sleep 5"))
+    assert env["result"]["disposition"] == "promoted_to_task"
+    assert time.monotonic() - started < 2
+    run("task_stop", env["result"]["task_handle"]["task_id"])
