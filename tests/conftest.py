@@ -5,9 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
+import os
+
 import pytest
 
 from holon_nb import Runtime
+
+# Commands run as `<$SHELL> -lc`, and on this project's machines a login bash
+# sources ~/.bashrc, which runs `pyenv init` (~185 ms) and `pyenv rehash`.
+# Tests stop commands within milliseconds of starting them; killing bash in
+# the middle of `pyenv rehash` leaves pyenv's lock file behind, and every later
+# login bash then waits 60 s for it. The shell is not what these tests are
+# about, so they run commands with `sh` (whose login profile does not source
+# ~/.bashrc). Kernels started by the notebook tests inherit this too.
+os.environ["SHELL"] = "/bin/sh"
 
 
 @pytest.fixture

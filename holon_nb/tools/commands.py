@@ -449,5 +449,6 @@ SPECS = (
         name="ExecCommandBatch", family=Family.LOCAL_ENVIRONMENT, input_model=ExecCommandBatchInput,
         handler=exec_command_batch, result_name="ExecCommandBatchResult", rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_batch_receipt, parse_hint=_batch_hint,
+        related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
     ),
 )
