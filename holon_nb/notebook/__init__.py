@@ -43,10 +43,6 @@ class _Session:
     def push_settings(self, change: Any = None) -> None:
         """Apply the config traits to the runtime; takes effect on the next call."""
         self.rt.settings = self.config.to_settings(self.rt.settings)
-        tasks = getattr(self.rt, "tasks", None)
-        if tasks is not None and hasattr(tasks, "max_log_bytes"):
-            # TaskService copies the cap at construction; keep it in step (see report).
-            tasks.max_log_bytes = self.config.max_task_log_bytes
 
     def initial_output(self, task_id: str) -> str | None:
         """Output a task printed before its promotion (read-only store lookup), or None."""

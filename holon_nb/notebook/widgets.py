@@ -71,7 +71,7 @@ class TaskWidget(VBox):
         self._header = HTML()
         self._body = HTML()
         self._stop = Button(description="Stop", button_style="danger", tooltip="Stop this task (TaskStop)",
-                            layout=Layout(width="auto"))
+                            icon="stop", layout=Layout(width="90px"))
         super().__init__(children=(self._header, self._body, self._stop), task_id=task_id, **kwargs)
         self._stop.on_click(self._clicked)
         self._render()
@@ -134,6 +134,7 @@ class TaskWidget(VBox):
             self._body.value = body
         if self._stop.disabled != self.ended:
             self._stop.disabled = self.ended
+            self._stop.layout.display = "none" if self.ended else None  # nothing left to stop
 
     def _clicked(self, _button: Button) -> None:
         if self._on_stop is None or self.ended:

@@ -92,10 +92,10 @@ class Runtime:
         self._loop = LoopThread()
         self._closed = False
         self._lock = threading.Lock()
-        self._scrub: tuple[Any, float, Scrubber] | None = None
+        self._scrub: tuple[Any, Scrubber] | None = None
         self.tasks = TaskService(
             self.store, self.home, dict(os.environ), self.events.publish,
-            self._start_soon, self.settings.max_task_log_bytes,
+            self._start_soon, lambda: self.settings,
         )
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self._loop.start(on_stop=self.tasks.close)
@@ -179,11 +179,11 @@ class Runtime:
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
-        key = (len(os.environ), self.settings.extra_secrets)
-        now = time.monotonic()
-        if self._scrub is None or self._scrub[0] != key or now - self._scrub[1] > 1.0:
-            self._scrub = (key, now, Scrubber(extra=self.settings.extra_secrets))
-        return self._scrub[2]
+        env = getattr(os.environ, "_data", None)  # the raw bytes mapping: comparing it is cheap
+        key = (dict(env) if env is not None else dict(os.environ), self.settings.extra_secrets)
+        if self._scrub is None or self._scrub[0] != key:
+            self._scrub = (key, Scrubber(extra=self.settings.extra_secrets))
+        return self._scrub[1]
 
     # ------------------------------------------------------------ observing
     def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:

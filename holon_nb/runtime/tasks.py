@@ -77,17 +77,18 @@ class TaskService:
         env: Base environment for commands.
         publish: ``(kind, task_id, **data)`` event publisher (called on the loop thread).
         start_soon: Starts a background coroutine in the runtime's task group.
-        max_log_bytes: D13 cap per task log.
+        settings: Returns the runtime's current settings (read at each spawn, so
+            a changed ``max_task_log_bytes`` applies to the next command).
     """
 
     def __init__(self, store: Store, home: Path, env: dict[str, str], publish: Callable[..., None],
-                 start_soon: Callable[..., None], max_log_bytes: int):
+                 start_soon: Callable[..., None], settings: Callable[[], Any]):
         self.store = store
         self.home = home
         self.env = env
         self.publish = publish
         self.start_soon = start_soon
-        self.max_log_bytes = max_log_bytes
+        self.settings = settings
         self.live: dict[str, _Live] = {}
         (home / "spool").mkdir(parents=True, exist_ok=True)
 
@@ -210,9 +211,9 @@ class TaskService:
             })
         live = _Live(proc)
         self.live[task_id] = live
-        self._set_status(task_id, "running", {})  # the process already runs: its runner starts now
         proc.on_output = lambda stream, text: self.publish("task_output", task_id, stream=stream, text=text)
         self.publish("task_promoted", task_id, agent_id=agent_id, summary=summary, cmd=cmd)
+        self._set_status(task_id, "running", {})  # the process already runs: its runner starts now
         self.start_soon(self._run, task_id, live)
         return {"task_id": task_id, "task_kind": "command_task", "status": "queued"}
 
@@ -327,7 +328,7 @@ class AgentTasks:
         spec = LaunchSpec(
             argv=(shell, "-lc" if login else "-c", cmd), cwd=workdir, env=env,
             spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,
-            max_log_bytes=self.svc.max_log_bytes,
+            max_log_bytes=self.svc.settings().max_task_log_bytes,
         )
         return await CommandProcess.spawn(spec)
 

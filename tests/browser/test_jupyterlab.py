@@ -1,0 +1,101 @@
+"""A real front end: JupyterLab in headless Chromium runs a notebook with a live task.
+
+Skipped unless Debian's ``chromium``, the ``playwright`` package and
+``jupyterlab`` are installed (``pip install ".[browser]"``; never
+``playwright install``). The screenshot is saved under
+``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium")
+playwright = pytest.importorskip("playwright.sync_api") if CHROMIUM else None
+if CHROMIUM is None:
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+pytest.importorskip("jupyterlab")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path: Path):
+    port = _free_port()
+    token = "holon-nb-test"
+    env = {**os.environ, "HOLON_NB_HOME": str(tmp_path / "home"), "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}", "--ServerApp.disable_check_xsrf=True", "--allow-root"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("JupyterLab did not start")
+    yield base, token, tmp_path
+    os.killpg(proc.pid, 15)
+    proc.wait(10)
+
+
+def test_live_task_widget_renders(lab) -> None:
+    base, token, root = lab
+    nb = new_notebook(cells=[
+        new_code_cell("%load_ext holon_nb"),
+        new_code_cell("%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done"),
+        new_code_cell('print("other cell")'),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, root / "live.ipynb")
+    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
+    shots.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        page.goto(f"{base}/lab/tree/live.ipynb?token={token}")
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        if page.locator(".jp-Dialog .jp-mod-accept").count():
+            page.locator(".jp-Dialog .jp-mod-accept").click()
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.keyboard.press("Escape")
+        page.locator(".jp-Notebook").click()
+        page.get_by_text("Run", exact=True).first.click()
+        page.get_by_text("Run All Cells", exact=True).click()
+        page.wait_for_timeout(1800)
+        page.screenshot(path=str(shots / "live-task-running.png"))
+        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=30_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "live-task-ended.png"), full_page=True)
+        cells = page.locator(".jp-Cell")
+        cell2 = cells.nth(1).inner_text()
+        cell3 = cells.nth(2).inner_text()
+        browser.close()
+    assert "tick-6" in cell2 and "completed (exit 0)" in cell2
+    assert "tick-" not in cell3 and "other cell" in cell3
