@@ -16,11 +16,18 @@ from _common import median_ms, save
 from holon_nb import Runtime
 
 
+def _completed(rt: Runtime, args: dict) -> None:
+    """One call; refuse to time anything but a command that ran to completion in the foreground."""
+    disposition = rt.call("ExecCommand", args).envelope["result"]["disposition"]
+    if disposition != "completed":  # e.g. a stalled login shell was promoted, and later calls reuse it
+        raise SystemExit(f"ExecCommand {args} gave {disposition!r}, not 'completed': the timing would be wrong")
+
+
 def main(runs: int = 200) -> None:
     with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
         base = median_ms(lambda: subprocess.run(["sh", "-c", "true"]), runs)
-        ours = median_ms(lambda: rt.call("ExecCommand", {"cmd": "true"}), runs)
-        ours_sh = median_ms(lambda: rt.call("ExecCommand", {"cmd": "true", "shell": "sh", "login": False}), runs)
+        ours = median_ms(lambda: _completed(rt, {"cmd": "true"}), runs)
+        ours_sh = median_ms(lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}), runs)
         login_sh = median_ms(lambda: subprocess.run(["sh", "-lc", "true"]), runs)
     save("exec_command", {
         "runs": runs,

@@ -90,13 +90,16 @@ class TaskService:
         self.start_soon = start_soon
         self.settings = settings
         self.live: dict[str, _Live] = {}
+        self._homes_made: set[str] = set()
         (home / "spool").mkdir(parents=True, exist_ok=True)
 
     def agent_home(self, agent_id: str) -> Path:
         """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
         path = self.home / "agents" / agent_id
-        for sub in ("tool-artifacts", "task-output"):
-            (path / sub).mkdir(parents=True, exist_ok=True)
+        if agent_id not in self._homes_made or not path.is_dir():
+            for sub in ("tool-artifacts", "task-output"):
+                (path / sub).mkdir(parents=True, exist_ok=True)
+            self._homes_made.add(agent_id)
         return path
 
     def for_agent(self, agent_id: str) -> "AgentTasks":

@@ -7,7 +7,8 @@ programmer-facing errors come from this tree::
     HolonNBError                 base of everything raised to Python callers
     ├── RuntimeClosed            the runtime was used after close()
     ├── RuntimeStartupError      the runtime thread or store could not start
-    └── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
+    ├── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
+    └── HarnessUsageError        run_notebook / `holon-nb run` usage mistake (holon_nb.testing)
 
 :class:`ToolFailure` is the one exception handlers raise to produce a typed
 error envelope; ``dispatch()`` catches it and never lets it escape.
