@@ -39,13 +39,10 @@ TRAILING = """\
 def _holon_nb_final_wait(timeout):
     import holon_nb
     try:
-        runtime = holon_nb.get_runtime()
+        holon_nb.get_runtime()  # not loaded (or closed): nothing to wait for
     except RuntimeError:
         return []
-    try:
-        from holon_nb.notebook import wait_and_report
-    except ImportError:
-        return list(runtime.wait_for_tasks(timeout))
+    from holon_nb.notebook import wait_and_report
     return list(wait_and_report(timeout) or [])
 _holon_nb_left = _holon_nb_final_wait({timeout!r})
 del _holon_nb_final_wait

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .registry import REGISTRY, Registry
-from .schema import input_schema
+from .schema import input_schema, slot_types
 from .spec import ToolSpec
 
 __all__ = [
@@ -185,16 +185,7 @@ def parse_differences(text: str) -> tuple[dict[DifferenceKey, str], list[str]]:
 
 
 def _types(node: Mapping[str, Any]) -> set[str]:
-    t = node.get("type")
-    if isinstance(t, str):
-        return {t}
-    if isinstance(t, list):
-        return set(t)
-    out: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for branch in node.get(key) or []:
-            out |= _types(branch)
-    return out
+    return slot_types(dict(node)) - {"any"}
 
 
 def _enum(node: Mapping[str, Any]) -> list[Any] | None:
