@@ -8,7 +8,6 @@ reaper counts as gone). Run: ``python benchmarks/bench_task_stop.py [RUNS]``.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile

@@ -30,7 +30,8 @@ from .loop import LoopThread
 from .result import ToolResult
 from .settings import RuntimeSettings, resolve_home
 from .store import Store, new_id
-from .tasks import AgentTasks, TaskService
+from .agent_tasks import AgentTasks
+from .tasks import TaskService
 
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
@@ -62,7 +63,7 @@ class _Context:
     @property
     def commands(self) -> AgentTasks:
         if self._commands is None:
-            self._commands = self._rt.tasks.for_agent(self.call.agent_id)
+            self._commands = AgentTasks(self._rt.tasks, self.call.agent_id)
         return self._commands
 
 

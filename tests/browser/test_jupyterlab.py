@@ -8,7 +8,6 @@ Skipped unless Debian's ``chromium``, the ``playwright`` package and
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket

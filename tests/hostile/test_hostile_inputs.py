@@ -10,7 +10,6 @@ an arbitrary command or waits for long; everything else is as generated.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
