@@ -46,7 +46,8 @@ class Table:
         title: One line above the table.
         columns: Column headers.
         rows: Rows of cell values (converted with ``str``).
-        data: Optional JSON value added as ``application/json``.
+        data: Optional JSON value added as ``application/vnd.holon.table+json`` (not
+            ``application/json``, which JupyterLab would render as a tree instead of the table).
     """
 
     def __init__(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], data: Any = None):
@@ -75,7 +76,7 @@ class Table:
                           f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"),
         }
         if self.data is not None:
-            bundle["application/json"] = self.data
+            bundle["application/vnd.holon.table+json"] = self.data
         return bundle
 
 

@@ -192,7 +192,8 @@ class TaskService:
         self.publish("task_promoted", task_id, agent_id=agent_id, summary=summary, cmd=cmd)
         self._set_status(task_id, "running", {})  # the process already runs: its runner starts now
         self.start_soon(self._run, task_id, live)
-        return {"task_id": task_id, "task_kind": "command_task", "status": "queued"}
+        # registered as queued and running at once: report what is true now (spec allows either)
+        return {"task_id": task_id, "task_kind": "command_task", "status": "running"}
 
     async def _run(self, task_id: str, live: _Live) -> None:
         try:

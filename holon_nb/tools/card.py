@@ -218,8 +218,10 @@ def _error(err: dict[str, Any]) -> str:
     parts = [
         f"<div><b>{_e(err.get('kind'))}</b>: {_e(err.get('message'))}</div>",
         f"<div><span style='{_MUTED}'>field:</span> <code>{_e(field)}</code></div>" if isinstance(field, str) else "",
+        (f"<div><span style='{_MUTED}'>parse error:</span> <code>{_e(details['parse_error'])}</code></div>"
+         if isinstance(details, dict) and isinstance(details.get("parse_error"), str) else ""),
         f"<div><span style='{_MUTED}'>hint:</span> {_e(hint)}</div>" if hint else "",
-        f"<div style='{_MUTED}'>retryable: {_e(bool(err.get('retryable')))}</div>",
+        f"<div style='{_MUTED}'>retryable: {'yes' if err.get('retryable') else 'no'}</div>",
     ]
     if details:
         parts.append(_details("details", _pre(json.dumps(details, indent=2, sort_keys=True, default=str))))

@@ -78,7 +78,7 @@ def test_error_card_shows_kind_message_field_and_hint() -> None:
         "recovery_hint": "Pass an integer <ms>."}}
     card = render_card(env, "receipt-text")
     for text in ("invalid_tool_input", "input does not match", "timeout_ms", "Pass an integer &lt;ms&gt;.",
-                 "retryable: False", "receipt-text", "#cf222e"):
+                 "retryable: no", "parse error:", "receipt-text", "#cf222e"):
         assert text in card
 
 

@@ -139,7 +139,7 @@ def test_late_task_output_lands_in_the_last_cells_trailing_output(tmp_path: Path
 
 def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
     src = write_nb(tmp_path / "left.ipynb",
-                   CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 600', 'yield_time_ms': 0, 'login': False})\n"
+                   CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 611.25', 'yield_time_ms': 0, 'login': False})\n"
                           "print(r.result['task_handle']['task_id'])")
     summary = run_notebook(src, timeout=2)
     assert summary.exit_code == 0, format_summary(summary)
@@ -148,7 +148,7 @@ def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
     assert summary.tasks_left_running == [task_id]
     assert task_id in format_summary(summary)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "sleep 600" not in ps
+    assert "sleep 611.25" not in ps  # a duration no other process on the machine uses
 
 
 def test_each_run_has_its_own_holon_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
