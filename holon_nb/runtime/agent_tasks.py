@@ -20,7 +20,7 @@ from ..tools.errors import ToolFailure
 from ..tools.text import TRUNCATION_MARKER, cut, kept_chars
 from .processes import CommandProcess, LaunchSpec
 from .store import new_id
-from .tasks import TERMINAL, TaskService
+from .tasks import TERMINAL, TaskService, command_digest, kill_recorded_group
 
 __all__ = ["AgentTasks"]
 
@@ -92,7 +92,8 @@ class AgentTasks:
         for rec in self.svc.store.tasks("agent_id=? AND kind='command_task' AND status IN ('queued','running','cancelling')",
                                         (self.agent_id,)):
             d = rec["detail"]
-            if all(d.get(k) == v for k, v in identity.items()):
+            same_cmd = d.get("cmd_digest") == command_digest(identity["cmd"])
+            if same_cmd and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
                 return {"task_id": rec["id"], "status": rec["status"], "summary": rec["summary"],
                         "command": self.svc.command_snapshot(rec, full=False)}
         return None
@@ -271,6 +272,9 @@ class AgentTasks:
                                                          "accepts_input": False, "input_target": None},
                                   (f"command task cancelled: {rec['summary']}", {"status": "cancelled"}))
             assert rec is not None
+            # another runtime on this home owns the process (or nobody does): once the record says
+            # cancelled, signal the recorded group so no orphan keeps running
+            await anyio.to_thread.run_sync(kill_recorded_group, rec)
             return {"task": svc.snapshot(rec), "stop_requested": True, "force_stop_requested": True,
                     "summary_text": f"cancelled task {task_id}"}
         live.stop_count += 1

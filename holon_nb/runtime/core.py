@@ -96,7 +96,7 @@ class Runtime:
         self._scrub: tuple[Any, Scrubber] | None = None
         self.tasks = TaskService(
             self.store, self.home, dict(os.environ), self.events.publish,
-            self._start_soon, lambda: self.settings,
+            self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
         )
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self._loop.start(on_stop=self.tasks.close)

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, work_item_id TEXT, kind TEXT NOT NULL,
     status TEXT NOT NULL, summary TEXT, detail TEXT NOT NULL DEFAULT '{}',
     pgid INTEGER, proc_start TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-    seq INTEGER NOT NULL DEFAULT 0
+    seq INTEGER NOT NULL DEFAULT 0, owner TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_agent_status ON tasks(agent_id, status);
 CREATE TABLE IF NOT EXISTS messages (
@@ -84,6 +84,9 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(tasks)")}
+        if "owner" not in columns:  # homes written before task ownership was recorded
+            self._db.execute("ALTER TABLE tasks ADD COLUMN owner TEXT")
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -146,11 +149,11 @@ class Store:
         """Insert a task inside an open transaction."""
         db.execute(
             "INSERT INTO tasks(id, agent_id, work_item_id, kind, status, summary, detail, pgid, proc_start,"
-            " created_at, updated_at, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,"
+            " created_at, updated_at, owner, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
             " (SELECT COALESCE(MAX(seq),0)+1 FROM tasks))",
-            (rec["id"], rec["agent_id"], rec.get("work_item_id"), rec["kind"], rec["status"], rec.get("summary"),
-             json.dumps(rec.get("detail", {})), rec.get("pgid"), rec.get("proc_start"),
-             rec["created_at"], rec["updated_at"]),
+            (rec["id"], rec["agent_id"], rec.get("work_item_id"), rec["kind"], rec["status"],
+             _safe(rec.get("summary") or "") or None, json.dumps(rec.get("detail", {})), rec.get("pgid"),
+             rec.get("proc_start"), rec["created_at"], rec["updated_at"], rec.get("owner")),
         )
 
     @staticmethod
@@ -173,7 +176,7 @@ class Store:
         db.execute(
             "INSERT INTO messages(id, agent_id, kind, origin_task_id, text, metadata, created_at, seq)"
             " VALUES (?,?,?,?,?,?,?, (SELECT COALESCE(MAX(seq),0)+1 FROM messages))",
-            (mid, agent_id, kind, origin_task_id, text, json.dumps(metadata or {}), now_rfc3339()),
+            (mid, agent_id, kind, origin_task_id, _safe(text), json.dumps(metadata or {}), now_rfc3339()),
         )
         return mid
 

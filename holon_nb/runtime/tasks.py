@@ -36,6 +36,34 @@ class _Live:
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
+#: Runtimes alive in this process, by owner token (a closed or collected runtime leaves it).
+_LIVE_OWNERS: set[str] = set()
+
+
+def owner_token(runtime_id: str) -> str:
+    """``<pid>:<process start ticks>:<runtime id>`` — who owns the tasks a runtime starts."""
+    return f"{os.getpid()}:{_proc_start(os.getpid())}:{runtime_id}"
+
+
+def owner_alive(owner: str | None) -> bool:
+    """True when the runtime that recorded ``owner`` still runs (in this process or another)."""
+    if not owner:
+        return False
+    pid_text, start, _ = (owner.split(":", 2) + ["", ""])[:3]
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return owner in _LIVE_OWNERS
+    return _proc_start(pid) == start
+
+
+def command_digest(cmd: str) -> str:
+    """SHA-256 hex of a command's UTF-8 text (lone surrogates kept as is): ``cmd_digest``."""
+    return hashlib.sha256(cmd.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _proc_start(pid: int) -> str | None:
     """The process start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
     try:
@@ -57,18 +85,25 @@ class TaskService:
         start_soon: Starts a background coroutine in the runtime's task group.
         settings: Returns the runtime's current settings (read at each spawn, so
             a changed ``max_task_log_bytes`` applies to the next command).
+        scrub: Replaces secret values in text (D6); applied to everything stored
+            for display — task summary, command, outputs, ``TaskResult`` messages —
+            so a later process that no longer knows the secret cannot show it.
     """
 
     def __init__(self, store: Store, home: Path, env: dict[str, str], publish: Callable[..., None],
-                 start_soon: Callable[..., None], settings: Callable[[], Any]):
+                 start_soon: Callable[..., None], settings: Callable[[], Any],
+                 scrub: Callable[[str], str] = lambda text: text):
         self.store = store
         self.home = home
         self.env = env
         self.publish = publish
         self.start_soon = start_soon
         self.settings = settings
+        self.scrub = scrub
         self.live: dict[str, _Live] = {}
         self._homes_made: set[str] = set()
+        self.owner = owner_token(new_id("rt"))
+        _LIVE_OWNERS.add(self.owner)
         (home / "spool").mkdir(parents=True, exist_ok=True)
 
     def agent_home(self, agent_id: str) -> Path:
@@ -82,16 +117,19 @@ class TaskService:
 
     # ------------------------------------------------------------ restart (D7)
     def reconcile_after_restart(self) -> list[str]:
-        """Mark tasks left active by a dead runtime ``interrupted``; kill their orphaned groups.
+        """Mark tasks left active by a dead runtime ``interrupted``; kill their orphaned groups (D7).
+
+        Tasks whose owning runtime still runs — another kernel or CLI on the
+        same home, or another runtime in this process — are left alone.
 
         Returns:
             The ids of the tasks that were interrupted.
         """
         done = []
         for rec in self.store.tasks("status IN ('queued','running','cancelling')"):
-            pgid, start = rec.get("pgid"), rec.get("proc_start")
-            if pgid and start and _proc_start(pgid) == start:
-                _kill_group(pgid)
+            if owner_alive(rec.get("owner")):
+                continue
+            kill_recorded_group(rec)
             before = rec["status"]
             detail = dict(rec["detail"])
             detail.update(status_before_restart=before, interrupted_reason="runtime_restarted",
@@ -164,14 +202,18 @@ class TaskService:
             The ``TaskHandle`` dict.
         """
         task_id = new_id("task")
-        cmd = detail["cmd"]
+        raw_cmd = detail["cmd"]
+        cmd = self.scrub(raw_cmd)  # identity is the digest of the raw text; what is stored is scrubbed
         log_path = self.agent_home(agent_id) / "task-output" / f"{task_id}.log"
         proc.promote(log_path)
         summary = "Run command: " + cmd[:80] + ("..." if len(cmd) > 80 else "")
         accepts = bool(detail.get("accepts_input"))
+        initial = detail.get("initial_output")
         full = {
             **detail,
-            "cmd_digest": hashlib.sha256(cmd.encode("utf-8")).hexdigest(),
+            "cmd": cmd,
+            "initial_output": self.scrub(initial) if initial else initial,
+            "cmd_digest": command_digest(raw_cmd),
             "promoted_from_exec_command": True,
             "output_path": str(log_path),
             "accepts_input": accepts,
@@ -184,7 +226,7 @@ class TaskService:
             Store.insert_task(db, {
                 "id": task_id, "agent_id": agent_id, "kind": "command_task", "status": "queued",
                 "summary": summary, "detail": full, "pgid": proc.pgid, "proc_start": _proc_start(proc.pid),
-                "created_at": ts, "updated_at": ts,
+                "created_at": ts, "updated_at": ts, "owner": self.owner,
             })
         live = _Live(proc)
         self.live[task_id] = live
@@ -216,6 +258,7 @@ class TaskService:
         else:
             status = "failed"
         summary = self._output_summary(proc, int(d.get("max_output_tokens") or 8000))
+        summary = self.scrub(summary) if summary else summary
         updates: dict[str, Any] = {
             "exit_status": proc.exit_status, "terminal_snapshot_ready": True, "output_summary": summary,
             "accepts_input": False, "input_target": None, "output_lossy": proc.combined.lossy,
@@ -263,7 +306,8 @@ class TaskService:
         return list(self.live)
 
     async def close(self) -> None:
-        """Stop every live task (used when the runtime closes)."""
+        """Stop every live task (used when the runtime closes); this runtime then owns nothing."""
+        _LIVE_OWNERS.discard(self.owner)
         for task_id, live in list(self.live.items()):
             live.stop_count += 1
             self._set_status(task_id, "cancelling", {"cancel_requested": True, "accepts_input": False, "input_target": None})
@@ -271,6 +315,19 @@ class TaskService:
         with anyio.move_on_after(2):
             for live in list(self.live.values()):
                 await live.done.wait()
+
+
+def kill_recorded_group(rec: dict[str, Any]) -> bool:
+    """Kill a task's recorded process group if it is still the same process (start time matches).
+
+    Returns:
+        True when a group was signalled.
+    """
+    pgid, start = rec.get("pgid"), rec.get("proc_start")
+    if pgid and start and _proc_start(pgid) == start:
+        _kill_group(pgid)
+        return True
+    return False
 
 
 def _kill_group(pgid: int) -> None:

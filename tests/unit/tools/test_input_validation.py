@@ -158,3 +158,27 @@ def test_ac57_secret_scrubbing(tmp_path, monkeypatch) -> None:
         assert "s3cr3t-token-value" not in stored["receipt"]
         r1 = rt.call("ExecCommand", {"cmd": "echo 1"})
         assert r1.receipt.splitlines()[-1] == "1"
+
+
+def test_stored_task_text_is_scrubbed(tmp_path, monkeypatch) -> None:
+    """What is stored for display (summary, command, outputs, messages) never holds the secret, so a later
+    process that no longer has the variable cannot show it (D6)."""
+    monkeypatch.setenv("MY_API_KEY", "supersecretvalue123")
+    with Runtime(home=tmp_path / "h", workspace=tmp_path) as rt:
+        r = rt.call("ExecCommand", {"cmd": "echo supersecretvalue123; sleep 0.3", "yield_time_ms": 50})
+        tid = ok(r)["task_handle"]["task_id"]
+        ok(rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000}))
+        monkeypatch.delenv("MY_API_KEY")
+        # tasks and messages hold no secret; only tool_executions keeps the canonical envelope as given (D12)
+        rows = rt.store.query("SELECT summary, detail FROM tasks") + rt.store.query("SELECT text FROM messages")
+        assert all("supersecretvalue123" not in str(tuple(r)) for r in rows)
+        receipts = rt.store.query("SELECT receipt FROM tool_executions")
+        assert all("supersecretvalue123" not in r["receipt"] for r in receipts)
+        rec = rt.store.task(tid)
+        assert "[redacted]" in rec["summary"] and "[redacted]" in rec["detail"]["output_summary"]
+        assert all("supersecretvalue123" not in m["text"] for m in rt.messages())
+        # identity still works on the raw command: the same call is recognised while it runs
+        r2 = rt.call("ExecCommand", {"cmd": "sleep 5 # supersecretvalue123", "yield_time_ms": 50})
+        r3 = rt.call("ExecCommand", {"cmd": "sleep 5 # supersecretvalue123", "yield_time_ms": 50})
+        assert ok(r3)["disposition"] == "already_running"
+        assert ok(r3)["task_handle"]["task_id"] == ok(r2)["task_handle"]["task_id"]

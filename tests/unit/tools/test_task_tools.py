@@ -185,3 +185,44 @@ def test_terminal_state_never_left(rt: Runtime) -> None:
     rt.tasks._set_status(tid, "running", {})
     rt.tasks._set_status(tid, "completed", {})
     assert ok(rt.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "failed"
+
+
+def test_second_runtime_on_the_same_home_leaves_live_tasks_alone(tmp_path: Path, workspace: Path) -> None:
+    """Two kernels (or a kernel and the CLI) on one home: opening the second interrupts nothing."""
+    home = tmp_path / "shared-home"
+    with Runtime(home=home, workspace=workspace) as first:
+        tid = _promote(first, "sleep 30; echo survived")
+        with Runtime(home=home, workspace=workspace) as second:
+            assert second.interrupted_at_start == []
+            assert ok(first.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "running"
+            assert tid in [t["id"] for t in ok(second.call("ListTasks", {}))["tasks"]]
+            # the second runtime has no handle, but stopping still kills the recorded process group
+            pgid = second.store.task(tid)["pgid"]
+            stopped = ok(second.call("TaskStop", {"task_id": tid}))
+            assert stopped["task"]["status"] == "cancelled" and stopped["force_stop_requested"] is True
+            deadline = time.monotonic() + 3
+            while Path(f"/proc/{pgid}").exists() and time.monotonic() < deadline:
+                state = Path(f"/proc/{pgid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state == "Z":
+                    break
+                time.sleep(0.02)
+        assert _wait_status(first, tid, "cancelled")["status"] == "cancelled"
+        assert len([m for m in first.messages() if m["origin_task_id"] == tid]) == 1
+
+
+def test_closed_runtime_tasks_are_reconciled_in_the_same_process(tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "h"
+    first = Runtime(home=home, workspace=workspace)
+    tid = _promote(first, "sleep 30")
+    first.close()  # close stops its tasks: nothing is left to reconcile
+    with Runtime(home=home, workspace=workspace) as again:
+        assert again.interrupted_at_start == []
+        assert ok(again.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "cancelled"
+
+
+def test_surrogate_in_promoted_command(rt: Runtime) -> None:
+    r = rt.call("ExecCommand", {"cmd": "sleep 30 # \udcff", "yield_time_ms": 200})
+    tid = ok(r)["task_handle"]["task_id"]
+    assert ok(rt.call("ListTasks", {}))["tasks"][0]["id"] == tid
+    ok(rt.call("TaskStop", {"task_id": tid}))
+    assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
