@@ -63,6 +63,9 @@ def _parameter(text: str) -> tuple[str, str]:
 def build_parser() -> argparse.ArgumentParser:
     """Return the ``holon-nb`` argument parser (argparse exits 2 on a usage error)."""
     parser = argparse.ArgumentParser(prog="holon-nb", description="Holon's agent tools, headless and in notebooks.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     p = sub.add_parser("call", help="call one tool and print its envelope")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Float, Int, default, validate
+from traitlets import Bool, Float, Int, default, validate, TraitError
 from traitlets.config import Configurable
 
 from ..runtime import RuntimeSettings
@@ -83,7 +83,8 @@ class HolonNB(Configurable):
     def _positive(self, proposal: Any) -> int:
         value = proposal["value"]
         if value < 1:
-            raise ValueError(f"HolonNB.{proposal['trait'].name} must be at least 1, got {value}")
+            # TraitError (not ValueError): traitlets then keeps the old value instead of the rejected one
+            raise TraitError(f"HolonNB.{proposal['trait'].name} must be at least 1, got {value}")
         return value
 
     @validate("live_update_hz")

@@ -276,7 +276,10 @@ class HolonMagics(Magics):
         head, text = split_verbatim(line, self.task_input.parser, positionals=1)
         args = parse_argstring(self.task_input, head)
         data = interpret_escapes(text) + ("" if args.no_newline else "\n")
-        self._call("TaskInput", {"task_id": args.task_id, "input": data}, args.raise_error)
+        # the id (never the text) gets Python expansion, like %task_output {tid}
+        task_id = self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id \
+            else args.task_id
+        self._call("TaskInput", {"task_id": task_id, "input": data}, args.raise_error)
 
     @line_magic
     @magic_arguments()

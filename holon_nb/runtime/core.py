@@ -41,6 +41,15 @@ log = logging.getLogger("holon_nb.runtime")
 DEFAULT_AGENT_ID = "default"
 
 
+def _check_call_types(name: Any, agent: Any, context: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"tool name must be a str such as 'ExecCommand', got {type(name).__name__}")
+    if agent is not None and not isinstance(agent, str):
+        raise TypeError(f"agent must be an agent id (str) or None, got {type(agent).__name__}")
+    if context is not None and not isinstance(context, dict):
+        raise TypeError(f"context must be a dict such as {{'brief': '...'}} or None, got {type(context).__name__}")
+
+
 class _Context:
     """The ``ToolContext`` one call sees."""
 
@@ -137,10 +146,13 @@ class Runtime:
 
         Raises:
             RuntimeClosed: after ``close()``.
+            TypeError: when ``name`` or ``agent`` is not a string, or ``context`` is not a dict
+                (a programming mistake, not a tool input: tool inputs never raise).
             ToolCallError: only with ``raise_on_error=True`` and an error envelope.
             RuntimeError: when called from the runtime thread itself (use ``async_call``).
         """
         self._check_open()
+        _check_call_types(name, agent, context)
         assert self._loop.portal is not None
         result = self._loop.portal.call(self.async_call, name, {} if args is None else args, agent, context)
         if raise_on_error and not result.ok:
@@ -151,6 +163,7 @@ class Runtime:
                          context: dict[str, Any] | None = None) -> ToolResult:
         """The coroutine behind :meth:`call`; runs on the runtime thread."""
         self._check_open()
+        _check_call_types(name, agent, context)
         agent_id = agent or DEFAULT_AGENT_ID
         rec = self.store.agent(agent_id)
         profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
@@ -217,7 +230,8 @@ class Runtime:
             "workspace": str(self.workspace),
             "loop_thread_alive": self._loop.alive,
             "closed": self._closed,
-            "tools": len([s for s in self.registry if s.model_facing]),
+            "model_facing_tools": len([s for s in self.registry if s.model_facing]),
+            "registered_tools": len(self.registry),
             "tasks": {r["status"]: r["n"] for r in rows},
             "agent": DEFAULT_AGENT_ID,
         }

@@ -60,11 +60,25 @@ class ToolResult:
         """The ``ToolError`` dict, or None."""
         return self.envelope.get("error")
 
+    @property
+    def display_text(self) -> str:
+        """The text a notebook shows and saves (``text/plain``).
+
+        It is the scrubbed receipt. When the receipt is over the model's
+        tool-output budget, a model gets the projection stand-in instead
+        (``receipt``); the notebook keeps the receipt itself — the output a
+        person wants to read — and says in a last line what a model would get.
+        """
+        if not self.projected:
+            return self.receipt
+        return (f"{self.full_receipt}\n\n[a model gets a stand-in for this receipt (over its tool-output budget): "
+                f"output_ref tool_execution:{self.execution_id}:output]")
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..tools.card import render_card
 
         return {
-            "text/plain": self.receipt,
+            "text/plain": self.display_text,
             "text/html": render_card(self.display_envelope, self.full_receipt, self.duration_ms),
             RESULT_MIMETYPE: self.display_envelope,
         }

@@ -243,8 +243,9 @@ def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] 
 def _read(src: Path) -> NotebookNode:
     try:
         return nbformat.read(src, as_version=4)
-    except (OSError, ValueError, KeyError) as exc:  # nbformat raises NotJSONError (a ValueError) and KeyError
-        raise HarnessUsageError(f"cannot read {src} as a notebook: {exc}") from exc
+    except (OSError, ValueError, KeyError, nbformat.ValidationError) as exc:
+        # nbformat raises NotJSONError (a ValueError), KeyError, and ValidationError for JSON that is no notebook
+        raise HarnessUsageError(f"cannot read {src} as a notebook: {str(exc).splitlines()[0]}") from exc
 
 
 def _scrub(nb: NotebookNode, environ: Mapping[str, str]) -> None:

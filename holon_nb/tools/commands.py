@@ -22,7 +22,7 @@ from .text import command_diagnostics, command_preview, cut, kept_chars
 
 __all__ = ["ExecCommandInput", "ExecCommandBatchInput", "BatchItem", "SPECS", "resolve_shell", "output_tokens"]
 
-UInt = Annotated[int, Field(ge=0, json_schema_extra={"format": "uint64"})]
+UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint64"})]
 _EXACT_READ_LIMIT = 4_000_000  # chars; above this, previews are cut from spool head + memory tail
 
 
@@ -80,7 +80,7 @@ def resolve_shell(shell: str | None) -> str:
 
 def output_tokens(requested: int | None, ctx: ToolContext) -> int:
     """Effective output tokens (commands spec §4.3)."""
-    default = int(ctx.setting("default_tool_output_tokens"))
+    default = max(1, int(ctx.setting("default_tool_output_tokens")))
     cap = max(int(ctx.setting("max_tool_output_tokens")), default)
     value = requested if requested else default
     return min(value, cap)

@@ -85,12 +85,14 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
     """
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", errors="replace")
+    json_error = None
     if isinstance(raw, str):
         text = raw
         try:
             raw = json.loads(text) if text.strip() else {}
-        except ValueError:
+        except ValueError as exc:  # like a model's malformed arguments: validation then fails on `_raw`
             raw = {"_raw": text}
+            json_error = f"arguments are not valid JSON ({exc})"
     schema = input_schema_view(spec.input_model)
     value = coerce_args(raw, schema)
     if not isinstance(value, dict):
@@ -99,7 +101,9 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
         args = spec.input_model.model_validate(value, strict=True)
     except ValidationError as exc:
         text, field, unknown = _format_validation(exc)
-        failure = _parse_failure(spec, raw, text)
+        failure = _parse_failure(spec, raw, f"{json_error}; {text}" if json_error else text)
+        if json_error:
+            failure.recovery_hint = "Send the arguments as one JSON object. " + (failure.recovery_hint or "")
         hint_fields = [u for u in unknown if u in RESULT_FIELDS]
         if hint_fields and failure.recovery_hint and spec.parse_hint is None:
             failure.recovery_hint = (

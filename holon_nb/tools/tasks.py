@@ -21,8 +21,8 @@ __all__ = [
     "require_non_empty", "task_not_found",
 ]
 
-UInt = Annotated[int, Field(ge=0, json_schema_extra={"format": "uint64"})]
-UInt32 = Annotated[int, Field(ge=0, json_schema_extra={"format": "uint"})]
+UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint64"})]
+UInt32 = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint"})]
 
 
 class _Strict(BaseModel):

@@ -58,7 +58,8 @@ _SECRET_FLAGS = {
     "TOKEN", "ACCESS_TOKEN", "AUTH_TOKEN", "PASSWORD", "PASS", "SECRET", "API_KEY",
     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS",
 }
-_URL_CRED = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+:[^/@\s]*@")
+# The scheme is bounded (≤ 32 chars) so a long token without "://" cannot make the search quadratic.
+_URL_CRED = re.compile(r"((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/@\s]+:[^/@\s]*@")
 
 
 def _norm_key(key: str) -> str:
@@ -84,7 +85,8 @@ def redact_command(cmd: str) -> str:
             new = tok.split("=", 1)[0] + "=[redacted]"
         elif tok.startswith("-") and _norm_key(tok) in _SECRET_FLAGS:
             redact_next = True
-        new = _URL_CRED.sub(r"\1[redacted]@", new)
+        if "://" in new and "@" in new:
+            new = _URL_CRED.sub(r"\1[redacted]@", new)
         changed |= new != tok
         out.append(new)
     return " ".join(out) if changed else cmd

@@ -133,6 +133,16 @@ def test_config_changes_reach_runtime_settings(ip: Any) -> None:
     assert cap.outputs[0].data[RESULT]["result"]["command_diagnostics"]["effective_max_output_tokens"] == 123
 
 
+def test_rejected_config_value_is_not_kept(ip: Any, run: Any, receipts: Any) -> None:
+    rt = holon_nb.get_runtime()
+    before = rt.settings.default_tool_output_tokens
+    ip.run_line_magic("config", "HolonNB.default_tool_output_tokens = -5")  # logged, not applied
+    assert ip.run_line_magic("config", "HolonNB.default_tool_output_tokens") == before
+    assert rt.settings.default_tool_output_tokens == before
+    (r,) = receipts(run("exec", "echo after-bad-config"))
+    assert r["result"]["stdout_preview"] == "after-bad-config"
+
+
 def test_config_lists_holonnb(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("config", "HolonNB")
@@ -166,6 +176,16 @@ def test_task_input_appends_newline_and_interprets_escapes(run: Any, receipts: A
     assert sent["result"]["bytes_written"] == len("one\ntwo\n")
     (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
     assert "got:one|two" in out["result"]["task"]["output_preview"]
+
+
+def test_task_input_expands_the_id_but_not_the_text(ip: Any, run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", '--stdin --yield-ms 200 read -r a; echo "got:$a"'))
+    ip.user_ns["tid"] = env["result"]["task_handle"]["task_id"]
+    ip.user_ns["secret"] = "expanded"
+    (sent,) = receipts(run("task_input", "{tid} $HOME {secret}"), "TaskInput")
+    assert sent["result"]["accepted_input"] is True
+    (out,) = receipts(run("task_output", "{tid} --timeout-ms 5000"), "TaskOutput")
+    assert "got:$HOME {secret}" in out["result"]["task"]["output_preview"]
 
 
 def test_task_stop_and_status(run: Any, receipts: Any) -> None:

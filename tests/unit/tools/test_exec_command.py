@@ -58,6 +58,9 @@ def test_ac12_projection_guard(rt: Runtime) -> None:
     assert len(r.envelope["result"]["stdout_preview"]) == 32000
     assert r.projected
     assert rt.store.execution(r.execution_id) is not None  # output_ref resolves to a stored execution
+    shown = r._repr_mimebundle_()["text/plain"]  # a notebook keeps the readable receipt, and says so
+    assert shown.startswith("Process exited with code 0\n\nstdout:\nx\nx")
+    assert shown.endswith(f"output_ref tool_execution:{r.execution_id}:output]")
 
 
 def test_ac13_lossy_and_split_utf8(rt: Runtime) -> None:

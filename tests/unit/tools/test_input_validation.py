@@ -182,3 +182,19 @@ def test_stored_task_text_is_scrubbed(tmp_path, monkeypatch) -> None:
         r3 = rt.call("ExecCommand", {"cmd": "sleep 5 # supersecretvalue123", "yield_time_ms": 50})
         assert ok(r3)["disposition"] == "already_running"
         assert ok(r3)["task_handle"]["task_id"] == ok(r2)["task_handle"]["task_id"]
+
+
+def test_malformed_json_says_so(rt: Runtime) -> None:
+    e = err(rt.call("ExecCommand", '{"cmd": "ls"'), "invalid_tool_input")
+    assert e["details"]["parse_error"].startswith("arguments are not valid JSON (")
+    assert e["recovery_hint"].startswith("Send the arguments as one JSON object.")
+
+
+def test_uint64_upper_bound(rt: Runtime) -> None:
+    err(rt.call("ExecCommand", {"cmd": "true", "yield_time_ms": 10**30}), "invalid_tool_input")
+
+
+def test_programming_mistakes_raise_type_error(rt: Runtime) -> None:
+    for kwargs in ({"name": None}, {"name": "ListTasks", "context": "hello"}, {"name": "ListTasks", "agent": 3}):
+        with pytest.raises(TypeError):
+            rt.call(args={}, **kwargs)
