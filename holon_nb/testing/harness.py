@@ -45,7 +45,7 @@ from nbformat import NotebookNode
 
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .kernel_code import PRELOAD, STOP, TRAILING
+from .kernel_code import PRELOAD, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
@@ -180,16 +180,24 @@ class _Run:
         """Run the trailing wait into the last code cell, then stop and list what still runs."""
         wait_s = max(0.0, min(self.timeout, self.remaining()))
         cell, content = await self.synthetic(TRAILING.format(timeout=wait_s), wait_s + _GRACE_S)
-        targets = [c for c in self.nb.cells if c.cell_type == "code"]
-        if targets and cell.outputs:
-            last = targets[-1]
-            last.metadata.setdefault("holon_nb", {})["trailing_outputs_from"] = len(last.outputs)
-            last.outputs.extend(cell.outputs)
+        self._append_trailing(cell)
         if content.get("status") == "error":
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
-        left = await self.silent(STOP, "_holon_nb_left", _GRACE_S)
+        left = await self.silent("", "_holon_nb_left", _GRACE_S)
         self.summary.tasks_left_running = [str(t) for t in left or []]
+        if left:  # stop them, and let their cells say so (a saved "running" would never change)
+            cell, _ = await self.synthetic(STOP, 15 + _GRACE_S)
+            self._append_trailing(cell)
+        await self.silent(UNLOAD, "None", _GRACE_S)
+
+    def _append_trailing(self, cell: NotebookNode) -> None:
+        """Append a synthetic cell's outputs to the last code cell (marking where they start)."""
+        targets = [c for c in self.nb.cells if c.cell_type == "code"]
+        if targets and cell.outputs:
+            last = targets[-1]
+            last.metadata.setdefault("holon_nb", {}).setdefault("trailing_outputs_from", len(last.outputs))
+            last.outputs.extend(cell.outputs)
 
     async def run(self, env: dict[str, str], cwd: Path, log: BinaryIO) -> None:
         """Start the kernel, preload holon_nb, run the cells and the final wait, stop the kernel.

@@ -58,7 +58,12 @@ def _holon_nb_stop(ids):
     for task_id in ids:
         runtime.call("TaskStop", {"task_id": task_id})
     runtime.wait_for_tasks(5)
-    get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops
+    from holon_nb.notebook import wait_and_report
+    wait_and_report(5)  # the stopped tasks' final receipts, into the cells that started them
 _holon_nb_stop(_holon_nb_left)
 del _holon_nb_stop
+"""
+
+UNLOAD = """\
+get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops
 """

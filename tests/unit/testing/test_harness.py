@@ -149,6 +149,25 @@ def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
     assert task_id in format_summary(summary)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert "sleep 611.25" not in ps  # a duration no other process on the machine uses
+    # the stopped task's final receipt is saved too (in the trailing output of the last cell)
+    from holon_nb.runtime import RESULT_MIMETYPE
+    finals = [o["data"][RESULT_MIMETYPE] for o in nb.cells[-1].outputs if RESULT_MIMETYPE in o.get("data", {})]
+    assert [(f["tool_name"], f["result"]["task"]["task_id"], f["result"]["task"]["status"]) for f in finals] == \
+        [("TaskOutput", task_id, "cancelled")]
+
+
+def test_stopped_magic_task_updates_its_own_cell(tmp_path: Path) -> None:
+    """A task started by %exec and stopped by the harness: its cell is saved with the cancelled receipt,
+    never with a 'running' placeholder."""
+    src = write_nb(tmp_path / "magic.ipynb", "%load_ext holon_nb", "%exec --yield-ms 200 --no-login sleep 612.5",
+                   "print('last')")
+    summary = run_notebook(src, timeout=2)
+    nb = nbformat.read(summary.output, as_version=4)
+    from holon_nb.runtime import RESULT_MIMETYPE
+    cell = nb.cells[2]  # (cell 0 is markdown)
+    receipts = [o["data"][RESULT_MIMETYPE] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})]
+    assert receipts[-1]["tool_name"] == "TaskOutput" and receipts[-1]["result"]["task"]["status"] == "cancelled"
+    assert not any("running; its final receipt" in o.get("data", {}).get("text/plain", "") for o in cell.outputs)
 
 
 def test_each_run_has_its_own_holon_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
