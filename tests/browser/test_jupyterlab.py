@@ -98,3 +98,34 @@ def test_live_task_widget_renders(lab) -> None:
         browser.close()
     assert "tick-6" in cell2 and "completed (exit 0)" in cell2
     assert "tick-" not in cell3 and "other cell" in cell3
+
+
+def test_stop_button_stops_the_task(lab) -> None:
+    base, token, root = lab
+    nb = new_notebook(cells=[
+        new_code_cell("%load_ext holon_nb"),
+        new_code_cell("%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, root / "stop.ipynb")
+    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
+    shots.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 800})
+        page.goto(f"{base}/lab/tree/stop.ipynb?token={token}")
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        if page.locator(".jp-Dialog .jp-mod-accept").count():
+            page.locator(".jp-Dialog .jp-mod-accept").click()
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.get_by_text("Run", exact=True).first.click()
+        page.get_by_text("Run All Cells", exact=True).click()
+        stop = page.locator(".jp-Cell .jupyter-button:has-text('Stop')")
+        stop.wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        stop.click()
+        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=30_000)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(shots / "stop-button.png"))
+        cell2 = page.locator(".jp-Cell").nth(1).inner_text()
+        browser.close()
+    assert "cancelled" in cell2 and "tick" in cell2
