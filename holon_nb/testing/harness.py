@@ -336,7 +336,7 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
     own_home = not os.environ.get("HOLON_NB_HOME")
     home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
-    summary = RunSummary(notebook=src, output=None, holon_home=home)
+    summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home)
     if progress is None:
         progress = sys.stderr.isatty()
     client = NotebookClient(

@@ -52,6 +52,7 @@ class RunSummary:
             groups the harness killed.
         wall_time_s: Whole run, kernel start to save, in seconds.
         holon_home: The kernel's ``HOLON_NB_HOME``.
+        holon_home_removed: True when that home was a temporary one, deleted after the run.
         kernel_died: True when the kernel died (exit status 3).
         timed_out: True when the run hit its overall limit (10 × the cell timeout).
         problems: Harness-level failures (extension did not load, final wait
@@ -66,6 +67,7 @@ class RunSummary:
     tasks_left_running: list[str] = field(default_factory=list)
     wall_time_s: float = 0.0
     holon_home: str = ""
+    holon_home_removed: bool = False
     kernel_died: bool = False
     timed_out: bool = False
     problems: list[str] = field(default_factory=list)
@@ -137,6 +139,11 @@ def format_summary(summary: RunSummary) -> str:
     left = summary.tasks_left_running
     lines.append(f"  tasks left running (stopped): {len(left)}" + (f"  [{', '.join(left)}]" if left else ""))
     lines.append(f"  wall time:       {summary.wall_time_s:.2f} s")
+    if summary.holon_home_removed:
+        lines.append("  holon home:      a temporary one, removed after the run (task logs and artifacts "
+                     "named in receipts with it); set HOLON_NB_HOME to keep them")
+    elif summary.holon_home:
+        lines.append(f"  holon home:      {summary.holon_home}")
     if summary.timed_out:
         lines.append("  overall time limit (10 x --timeout) reached: the cell running then was interrupted "
                      "and later cells were skipped")
