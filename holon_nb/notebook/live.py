@@ -55,6 +55,7 @@ class _Track:
     text: str = ""                      # output since promotion (its last _KEEP_CHARS characters)
     dropped: int = 0                    # characters cut from the front of ``text``
     pending: list[str] = field(default_factory=list)
+    pending_chars: int = 0              # characters in ``pending`` (bounded: a flood keeps only its tail)
     status: str = "queued"
     exit_status: int | None = None
     ended_at: float | None = None
@@ -155,6 +156,10 @@ class LiveHub:
                 return
             if ev.kind == "task_output":
                 track.pending.append(ev.data.get("text", ""))
+                track.pending_chars += len(track.pending[-1])
+                if track.pending_chars > 2 * _KEEP_CHARS:  # a flood between two flushes: keep only the tail
+                    track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
+                    track.pending, track.pending_chars = [], 0
             elif ev.kind in ("task_status", "task_ended"):
                 track.status = ev.data.get("status", track.status)
                 track.exit_status = ev.data.get("exit_status")
@@ -193,7 +198,7 @@ class LiveHub:
             for track in self._tracks.values():
                 if track.pending:
                     track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
-                    track.pending = []
+                    track.pending, track.pending_chars = [], 0
                 if track.views and (track.dirty or not track.ended):
                     updates.append((list(track.views), self._view_state(track)))
                     if track.ended:
