@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -153,8 +154,10 @@ class Runtime:
         """
         self._check_open()
         _check_call_types(name, agent, context)
-        assert self._loop.portal is not None
-        result = self._loop.portal.call(self.async_call, name, {} if args is None else args, agent, context)
+        try:
+            result = self._loop.call(self.async_call, name, {} if args is None else args, agent, context)
+        except concurrent.futures.CancelledError:
+            raise RuntimeClosed(f"the runtime closed while {name} was running; its command was stopped") from None
         if raise_on_error and not result.ok:
             raise ToolCallError(result.envelope)
         return result
@@ -215,8 +218,7 @@ class Runtime:
             The ids of tasks still running afterwards.
         """
         self._check_open()
-        assert self._loop.portal is not None
-        return self._loop.portal.call(self.tasks.wait_idle, timeout)
+        return self._loop.call(self.tasks.wait_idle, timeout)
 
     def messages(self, agent: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         """The agent's message queue (``TaskResult`` messages and others), oldest first."""
@@ -242,7 +244,17 @@ class Runtime:
         return self._closed
 
     def close(self) -> None:
-        """Stop live tasks, stop the loop thread and close the store. Safe to call twice."""
+        """Stop live tasks, stop the loop thread and close the store. Safe to call twice.
+
+        Calls still running in other threads are cancelled (their commands stopped);
+        live tasks end ``interrupted`` with reason ``runtime_closed``.
+
+        Raises:
+            RuntimeError: when called on the runtime thread (from a subscriber callback).
+        """
+        if self._loop.in_loop_thread():
+            raise RuntimeError("Runtime.close() cannot run on the runtime thread (a subscriber callback): "
+                               "close the runtime from the kernel or another thread")
         with self._lock:
             if self._closed:
                 return

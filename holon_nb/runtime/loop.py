@@ -64,10 +64,17 @@ class LoopThread:
 
     async def _amain(self) -> None:
         self._stop = anyio.Event()
-        async with BlockingPortal() as portal, anyio.create_task_group() as tg:
-            self.portal, self.task_group = portal, tg
-            self._ready.set()
-            await self._stop.wait()
+        # the portal sits inside the task group: cancelling the portal's remaining calls at shutdown
+        # must not cancel background work (task runners), which on_stop still needs
+        async with anyio.create_task_group() as tg:
+            self.task_group = tg
+            async with BlockingPortal() as portal:
+                self.portal = portal
+                self._ready.set()
+                await self._stop.wait()
+                # calls still running (a blocked TaskOutput, an ExecCommand in its foreground window)
+                # are cancelled, so their handlers clean up
+                await portal.stop(cancel_remaining=True)
             if self._on_stop is not None:
                 with anyio.CancelScope(shield=True):
                     await self._on_stop()
@@ -87,8 +94,47 @@ class LoopThread:
         assert self.task_group is not None
         self.task_group.start_soon(fn, *args)
 
+    def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Run ``fn(*args)`` on the loop and wait for its result; an interrupted caller cancels it.
+
+        Raises:
+            RuntimeError: when called from the loop thread itself (it would deadlock).
+            KeyboardInterrupt: re-raised after cancelling the call (Ctrl-C in a kernel).
+        """
+        if self.in_loop_thread():
+            raise RuntimeError("this blocks until the runtime thread answers, so it cannot run on the runtime "
+                               "thread itself (a subscriber callback or a tool handler): use the async API there")
+        assert self.portal is not None
+        scopes: list[anyio.CancelScope] = []
+
+        async def guarded() -> Any:
+            with anyio.CancelScope() as scope:
+                scopes.append(scope)
+                return await fn(*args)
+            raise anyio.get_cancelled_exc_class()  # cancelled through ``scope`` below
+
+        future = self.portal.start_task_soon(guarded)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C in the kernel: a running future cannot be cancelled, so cancel its scope;
+            # the coroutine's handlers then clean up (a command in its foreground window is stopped)
+            if not future.done() and scopes:
+                try:
+                    self.portal.call(scopes[0].cancel)
+                except RuntimeError:
+                    pass  # the loop is already stopping
+            raise
+
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the loop (running ``on_stop`` first) and join the thread. Idempotent."""
+        """Stop the loop (running ``on_stop`` first) and join the thread. Idempotent.
+
+        Raises:
+            RuntimeError: when called from the loop thread itself.
+        """
+        if self.in_loop_thread():
+            raise RuntimeError("the runtime cannot be closed from its own thread (a subscriber callback); "
+                               "close it from the kernel or another thread")
         if not self.alive or self.portal is None or self._stop is None:
             return
         try:

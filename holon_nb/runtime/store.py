@@ -30,12 +30,14 @@ CREATE TABLE IF NOT EXISTS tasks (
     seq INTEGER NOT NULL DEFAULT 0, owner TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_agent_status ON tasks(agent_id, status);
+CREATE INDEX IF NOT EXISTS tasks_seq ON tasks(seq);
 CREATE TABLE IF NOT EXISTS messages (
     id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, kind TEXT NOT NULL, origin_task_id TEXT,
     text TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL,
     seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_agent ON messages(agent_id, seq);
+CREATE INDEX IF NOT EXISTS messages_seq ON messages(seq);
 CREATE TABLE IF NOT EXISTS tool_executions (
     id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, tool_name TEXT NOT NULL, status TEXT NOT NULL,
     args TEXT NOT NULL, envelope TEXT NOT NULL, receipt TEXT NOT NULL,

@@ -33,6 +33,7 @@ _IDENTITY = ("cmd", "cmd_digest", "workdir", "shell", "login", "tty", "promoted_
 class _Live:
     proc: CommandProcess
     stop_count: int = 0
+    interrupted_reason: str | None = None  # set when the runtime itself ends the task (it closes)
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -251,6 +252,9 @@ class TaskService:
         if rec is None:
             return
         proc, d = live.proc, rec["detail"]
+        if live.interrupted_reason:
+            await self._interrupt(rec, live.interrupted_reason)
+            return
         if live.stop_count or d.get("cancel_requested"):
             status = "cancelled"
         elif proc.exit_status == 0:
@@ -278,6 +282,17 @@ class TaskService:
         meta = {"status": status, "exit_status": proc.exit_status}
         self._set_status(task_id, status, updates, ("\n".join(lines), meta))
         self.publish("task_ended", task_id, status=status, exit_status=proc.exit_status)
+
+    async def _interrupt(self, rec: dict[str, Any], reason: str) -> None:
+        """End a task the runtime itself stopped (it is closing): ``interrupted``, never a user cancel (D7)."""
+        before = rec["status"]
+        updates = {"status_before_restart": before, "interrupted_reason": reason, "interrupted_at": now_rfc3339(),
+                   "accepts_input": False, "input_target": None, "terminal_snapshot_ready": True,
+                   "exit_status": None}
+        text = f"task {rec['id']} was interrupted because the runtime closed"
+        meta = {"status": "interrupted", "status_before_restart": before, "interrupted_reason": reason}
+        self._set_status(rec["id"], "interrupted", updates, (text, meta))
+        self.publish("task_ended", rec["id"], status="interrupted", exit_status=None)
 
     @staticmethod
     def _output_summary(proc: CommandProcess, tokens: int) -> str | None:
@@ -308,9 +323,8 @@ class TaskService:
     async def close(self) -> None:
         """Stop every live task (used when the runtime closes); this runtime then owns nothing."""
         _LIVE_OWNERS.discard(self.owner)
-        for task_id, live in list(self.live.items()):
-            live.stop_count += 1
-            self._set_status(task_id, "cancelling", {"cancel_requested": True, "accepts_input": False, "input_target": None})
+        for live in list(self.live.values()):
+            live.interrupted_reason = "runtime_closed"
             await live.proc.stop()
         with anyio.move_on_after(2):
             for live in list(self.live.values()):

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
@@ -107,6 +108,19 @@ def _spawn_error(cmd: str, shell: str, workdir: str, exc: Exception) -> ToolFail
         details={"cmd": cmd, "shell": shell, "workdir": workdir, "error": str(exc)},
         recovery_hint="Check `shell` and `workdir` (it must be a directory).",
     ))
+
+
+async def _wait_or_stop(proc: Any, timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for the process to finish; if the call is cancelled meanwhile
+    (Ctrl-C in the kernel, the runtime closing), stop its process group first: a command
+    never outlives a call that did not make it a task."""
+    try:
+        return await proc.wait(timeout_s)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await proc.stop()
+        proc.discard_spools()
+        raise
 
 
 # ---------------------------------------------------------------- completed results
@@ -233,9 +247,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         )
     except (OSError, ValueError) as exc:  # ValueError: NUL byte or unencodable text in argv
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
-    if yield_ms > 0 and await proc.wait(yield_ms / 1000):
-        return completed_payload(proc, args.cmd, tokens, ctx)
-    if yield_ms > 0 and proc.done:
+    if yield_ms > 0 and await _wait_or_stop(proc, yield_ms / 1000):
         return completed_payload(proc, args.cmd, tokens, ctx)
     initial = _Stream(proc.combined)
     preview, truncated = initial.preview(tokens * 4) if not initial.blank else (None, False)
@@ -395,7 +407,7 @@ async def _run_item(index: int, item: BatchItem, top: ExecCommandBatchInput, ctx
             proc = await ctx.commands.spawn(shell, item.cmd, workdir, login=login, tty=False, accepts_input=False)
         except (OSError, ValueError) as exc:
             raise _spawn_error(item.cmd, shell, workdir, exc) from None
-        if yield_ms == 0 or not await proc.wait(yield_ms / 1000):
+        if yield_ms == 0 or not await _wait_or_stop(proc, yield_ms / 1000):
             await proc.stop()
             proc.discard_spools()
             raise ToolFailure(ToolError(

@@ -217,7 +217,8 @@ def test_closed_runtime_tasks_are_reconciled_in_the_same_process(tmp_path: Path,
     first.close()  # close stops its tasks: nothing is left to reconcile
     with Runtime(home=home, workspace=workspace) as again:
         assert again.interrupted_at_start == []
-        assert ok(again.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "cancelled"
+        task = ok(again.call("TaskStatus", {"task_id": tid}))["task"]
+        assert task["status"] == "interrupted" and task["interrupted_reason"] == "runtime_closed"
 
 
 def test_surrogate_in_promoted_command(rt: Runtime) -> None:
@@ -226,3 +227,61 @@ def test_surrogate_in_promoted_command(rt: Runtime) -> None:
     assert ok(rt.call("ListTasks", {}))["tasks"][0]["id"] == tid
     ok(rt.call("TaskStop", {"task_id": tid}))
     assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
+
+
+def test_close_cancels_a_call_in_its_foreground_window(tmp_path: Path, workspace: Path) -> None:
+    """A command still in its foreground window when the runtime closes is stopped, never orphaned."""
+    import threading
+
+    from holon_nb.tools.errors import RuntimeClosed
+
+    rt = Runtime(home=tmp_path / "h", workspace=workspace)
+    outcome: list[BaseException | object] = []
+
+    def caller() -> None:
+        try:
+            outcome.append(rt.call("ExecCommand", {"cmd": "sleep 91.75; echo done", "yield_time_ms": 30000}))
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=caller)
+    thread.start()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    rt.close()
+    thread.join(5)
+    assert time.monotonic() - t0 < 5
+    assert isinstance(outcome[0], RuntimeClosed)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "sleep 91.75" not in ps
+
+
+def test_close_interrupts_live_tasks_not_cancels(tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "h"
+    with Runtime(home=home, workspace=workspace) as rt:
+        tid = _promote(rt, "sleep 30")
+    with Runtime(home=home, workspace=workspace) as again:
+        task = ok(again.call("TaskStatus", {"task_id": tid}))["task"]
+        assert task["status"] == "interrupted" and task["interrupted_reason"] == "runtime_closed"
+        assert task["status_before_restart"] == "running"
+        msgs = [m for m in again.messages() if m["origin_task_id"] == tid]
+        assert [m["text"] for m in msgs] == [f"task {tid} was interrupted because the runtime closed"]
+
+
+def test_blocking_calls_refuse_the_runtime_thread(rt: Runtime) -> None:
+    seen: list[str] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "task_ended":
+            for fn in (lambda: rt.call("ListTasks", {}), rt.close):
+                try:
+                    fn()
+                except RuntimeError as exc:
+                    seen.append(str(exc))
+
+    rt.subscribe(on_event)
+    tid = ok(rt.call("ExecCommand", {"cmd": "true", "yield_time_ms": 0}))["task_handle"]["task_id"]
+    ok(rt.call("TaskOutput", {"task_id": tid}))
+    time.sleep(0.2)
+    assert len(seen) == 2 and "runtime thread" in seen[0] and "runtime thread" in seen[1]
+    assert not rt.closed and ok(rt.call("ListTasks", {}))["total_active"] == 0
