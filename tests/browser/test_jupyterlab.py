@@ -65,28 +65,33 @@ def lab(tmp_path: Path):
     proc.wait(10)
 
 
+def _write(root: Path, name: str, *sources: str) -> None:
+    nb = new_notebook(cells=[new_code_cell(src) for src in sources],
+                      metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, root / name)
+
+
+def _open_and_run_all(page, base: str, token: str, name: str) -> None:
+    """Open a notebook in JupyterLab, wait for its kernel, and run every cell."""
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    if page.locator(".jp-Dialog .jp-mod-accept").count():
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.get_by_text("Run", exact=True).first.click()
+    page.get_by_text("Run All Cells", exact=True).click()
+
+
 def test_live_task_widget_renders(lab) -> None:
     base, token, root = lab
-    nb = new_notebook(cells=[
-        new_code_cell("%load_ext holon_nb"),
-        new_code_cell("%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done"),
-        new_code_cell('print("other cell")'),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, root / "live.ipynb")
+    _write(root, "live.ipynb", "%load_ext holon_nb",
+           "%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done", 'print("other cell")')
     shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
     shots.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        page.goto(f"{base}/lab/tree/live.ipynb?token={token}")
-        page.wait_for_selector(".jp-Notebook", timeout=60_000)
-        if page.locator(".jp-Dialog .jp-mod-accept").count():
-            page.locator(".jp-Dialog .jp-mod-accept").click()
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-        page.keyboard.press("Escape")
-        page.locator(".jp-Notebook").click()
-        page.get_by_text("Run", exact=True).first.click()
-        page.get_by_text("Run All Cells", exact=True).click()
+        _open_and_run_all(page, base, token, "live.ipynb")
         page.wait_for_timeout(1800)
         page.screenshot(path=str(shots / "live-task-running.png"))
         page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=30_000)
@@ -102,23 +107,14 @@ def test_live_task_widget_renders(lab) -> None:
 
 def test_stop_button_stops_the_task(lab) -> None:
     base, token, root = lab
-    nb = new_notebook(cells=[
-        new_code_cell("%load_ext holon_nb"),
-        new_code_cell("%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done"),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, root / "stop.ipynb")
+    _write(root, "stop.ipynb", "%load_ext holon_nb",
+           "%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done")
     shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
     shots.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1300, "height": 800})
-        page.goto(f"{base}/lab/tree/stop.ipynb?token={token}")
-        page.wait_for_selector(".jp-Notebook", timeout=60_000)
-        if page.locator(".jp-Dialog .jp-mod-accept").count():
-            page.locator(".jp-Dialog .jp-mod-accept").click()
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-        page.get_by_text("Run", exact=True).first.click()
-        page.get_by_text("Run All Cells", exact=True).click()
+        _open_and_run_all(page, base, token, "stop.ipynb")
         stop = page.locator(".jp-Cell .jupyter-button:has-text('Stop')")
         stop.wait_for(timeout=30_000)
         page.wait_for_timeout(800)
