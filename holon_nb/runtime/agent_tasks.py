@@ -17,7 +17,7 @@ import anyio
 
 from ..tools.envelope import ToolError
 from ..tools.errors import ToolFailure
-from ..tools.text import TRUNCATION_MARKER, cut, kept_chars
+from ..tools.text import cut, cut_head_tail, kept_chars
 from .processes import CommandProcess, LaunchSpec
 from .store import new_id
 from .tasks import TERMINAL, TaskService, command_digest, kill_recorded_group
@@ -28,25 +28,30 @@ _TASK_OUTPUT_CAP = 8000
 _EXACT_LOG_BYTES = 8 * 1024 * 1024
 
 
-def _read_log(path: Path, budget: int) -> tuple[str, int] | None:
-    """Return (text of at most about 2*budget chars covering head and tail, total chars) of a log file."""
+def _read_log(path: Path, budget: int, known_chars: int | None) -> tuple[str, str, int] | None:
+    """Read a task log as ``(head, tail, total chars)``; a small log is read whole (head = tail = text).
+
+    A large log is read by head and tail only; its length comes from ``known_chars``
+    (counted while the task wrote it) and is counted from the file only when unknown.
+    """
     try:
         size = path.stat().st_size
     except OSError:
         return None
     if size <= _EXACT_LOG_BYTES:
         text = path.read_text(encoding="utf-8", errors="replace")
-        return text, len(text)
+        return text, text, len(text)
     with open(path, "rb") as fh:
         head = fh.read(budget * 4).decode("utf-8", errors="ignore")[:budget]
         fh.seek(max(0, size - budget * 4))
         tail = fh.read().decode("utf-8", errors="ignore")[-budget:]
-    total = 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        while chunk := fh.read(1 << 20):
-            total += len(chunk)
-    return head + tail, total  # caller cuts with the known total
-
+    total = known_chars
+    if total is None:
+        total = 0
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            while chunk := fh.read(1 << 20):
+                total += len(chunk)
+    return head, tail, total
 
 
 class AgentTasks:
@@ -159,17 +164,17 @@ class AgentTasks:
         d = rec["detail"]
         budget = min(int(d.get("max_output_tokens") or 8000) * 4, _TASK_OUTPUT_CAP)
         path = Path(d["output_path"]) if d.get("output_path") else None
-        read = _read_log(path, budget) if path is not None else None
         live = self.svc.live.get(rec["id"])
-        if read is not None and read[1] > 0:
-            text, total = read
-            if len(text) < total:  # head + tail of a large log
-                head, tail = text[: len(text) // 2], text[len(text) // 2:]
-                room = budget - len(TRUNCATION_MARKER)
-                preview = head[: room // 2] + TRUNCATION_MARKER + tail[-(room - room // 2):]
-                truncated = True
+        capture = live.proc.combined if live is not None else None
+        dropped = capture.bytes_dropped if capture is not None else d.get("output_bytes_dropped")
+        known = None if dropped else (capture.total_chars if capture is not None else d.get("output_chars"))
+        read = _read_log(path, budget, known) if path is not None else None
+        if read is not None and read[2] > 0:
+            head, tail, total = read
+            if head is tail:  # the whole (small) log
+                preview, truncated = cut(head, budget)
             else:
-                preview, truncated = cut(text, budget)
+                preview, truncated = cut_head_tail(head, tail, budget), total > budget
         else:
             text = d.get("initial_output") or d.get("output_summary") or ""
             total = len(text)
@@ -183,10 +188,9 @@ class AgentTasks:
         if truncated:
             snap["output_total_chars"] = total
             snap["output_kept_chars"] = kept_chars(total, budget)
-        lossy = d.get("output_lossy") if live is None else live.proc.combined.lossy
+        lossy = d.get("output_lossy") if capture is None else capture.lossy
         if lossy:
             snap["output_lossy"] = True
-        dropped = d.get("output_bytes_dropped") if live is None else live.proc.combined.bytes_dropped
         if dropped:
             snap["output_bytes_dropped"] = dropped
         if path is not None and path.exists():

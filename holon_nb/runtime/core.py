@@ -103,7 +103,7 @@ class Runtime:
         self._loop = LoopThread()
         self._closed = False
         self._lock = threading.Lock()
-        self._scrub: tuple[Any, Scrubber] | None = None
+        self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self.tasks = TaskService(
             self.store, self.home, dict(os.environ), self.events.publish,
             self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
@@ -196,11 +196,11 @@ class Runtime:
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
-        env = getattr(os.environ, "_data", None)  # the raw bytes mapping: comparing it is cheap
-        key = (dict(env) if env is not None else dict(os.environ), self.settings.extra_secrets)
-        if self._scrub is None or self._scrub[0] != key:
-            self._scrub = (key, Scrubber(extra=self.settings.extra_secrets))
-        return self._scrub[1]
+        env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
+        extra = self.settings.extra_secrets
+        if self._scrub is None or self._scrub[0] != env or self._scrub[1] != extra:
+            self._scrub = (dict(env), extra, Scrubber(extra=extra))  # copied only when it changed
+        return self._scrub[2]
 
     # ------------------------------------------------------------ observing
     def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:

@@ -19,7 +19,7 @@ from .context import ToolContext
 from .envelope import ToolError
 from .errors import ToolFailure
 from .spec import Family, Rendering, ToolSpec
-from .text import command_diagnostics, command_preview, cut, kept_chars
+from .text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
 
 __all__ = ["ExecCommandInput", "ExecCommandBatchInput", "BatchItem", "SPECS", "resolve_shell", "output_tokens"]
 
@@ -156,13 +156,7 @@ class _Stream:
     def preview(self, budget: int) -> tuple[str, bool]:
         if self.text is not None:
             return cut(self.text, budget)
-        from .text import TRUNCATION_MARKER as marker
-
-        if budget <= len(marker):
-            return self.head[:budget], True
-        room = budget - len(marker)
-        head, tail = room // 2, room - room // 2
-        return self.head[:head] + marker + (self.tail_text[-tail:] if tail else ""), True
+        return cut_head_tail(self.head, self.tail_text, budget), True  # always longer than any budget
 
 
 def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dict[str, Any]:

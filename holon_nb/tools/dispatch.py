@@ -44,10 +44,9 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _format_validation(exc: ValidationError) -> tuple[str, str | None, list[str]]:
-    """Render pydantic errors with serde-style phrases; return (text, first field, unknown keys)."""
+def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
+    """Render pydantic errors with serde-style phrases; return (text, unknown keys)."""
     phrases: list[str] = []
-    first: str | None = None
     unknown: list[str] = []
     for e in exc.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -65,9 +64,7 @@ def _format_validation(exc: ValidationError) -> tuple[str, str | None, list[str]
         else:
             phrase = f"invalid type or value for `{_loc(loc)}`: {e['msg']} (got {json.dumps(e.get('input'), default=repr)[:80]})"
         phrases.append(phrase)
-        if first is None and name:
-            first = name
-    return "; ".join(phrases), first, unknown
+    return "; ".join(phrases), unknown
 
 
 def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
@@ -100,7 +97,7 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
     try:
         args = spec.input_model.model_validate(value, strict=True)
     except ValidationError as exc:
-        text, field, unknown = _format_validation(exc)
+        text, unknown = _format_validation(exc)
         failure = _parse_failure(spec, raw, f"{json_error}; {text}" if json_error else text)
         if json_error:
             failure.recovery_hint = "Send the arguments as one JSON object. " + (failure.recovery_hint or "")

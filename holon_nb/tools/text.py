@@ -12,6 +12,7 @@ from typing import Any
 __all__ = [
     "TRUNCATION_MARKER",
     "cut",
+    "cut_head_tail",
     "kept_chars",
     "command_preview",
     "redact_command",
@@ -35,13 +36,26 @@ def cut(text: str, budget: int) -> tuple[str, bool]:
     """
     if len(text) <= budget:
         return text, False
+    return cut_head_tail(text, text, budget), True
+
+
+def cut_head_tail(head: str, tail: str, budget: int) -> str:
+    """``cut`` of a text longer than ``budget`` that is known only by its head and its tail.
+
+    Args:
+        head: The text's first characters (at least ``budget`` of them, or all there are).
+        tail: Its last characters (at least ``budget`` of them, or all there are).
+        budget: Character budget (≥ 0).
+
+    Returns:
+        The truncated preview: head part + marker + tail part, ``budget`` characters.
+    """
     m = len(TRUNCATION_MARKER)
     if budget <= m:
-        return text[:budget], True
+        return head[:budget]
     room = budget - m
-    head = room // 2
-    tail = room - head
-    return text[:head] + TRUNCATION_MARKER + (text[-tail:] if tail else ""), True
+    keep_tail = room - room // 2
+    return head[: room // 2] + TRUNCATION_MARKER + (tail[-keep_tail:] if keep_tail else "")
 
 
 def kept_chars(total: int, budget: int) -> int:

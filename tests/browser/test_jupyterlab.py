@@ -8,6 +8,7 @@ Skipped unless Debian's ``chromium``, the ``playwright`` package and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -71,6 +72,23 @@ def _write(root: Path, name: str, *sources: str) -> None:
     nbformat.write(nb, root / name)
 
 
+@contextlib.contextmanager
+def _page(height: int):
+    """A headless Chromium page (Debian's chromium), closed afterwards."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield browser.new_page(viewport={"width": 1300, "height": height})
+        finally:
+            browser.close()
+    
+
+def _shots(root: Path) -> Path:
+    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
 def _open_and_run_all(page, base: str, token: str, name: str) -> None:
     """Open a notebook in JupyterLab, wait for its kernel, and run every cell."""
     page.goto(f"{base}/lab/tree/{name}?token={token}")
@@ -86,21 +104,17 @@ def test_live_task_widget_renders(lab) -> None:
     base, token, root = lab
     _write(root, "live.ipynb", "%load_ext holon_nb",
            "%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done", 'print("other cell")')
-    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
-    shots.mkdir(parents=True, exist_ok=True)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    shots = _shots(root)
+    with _page(1000) as page:
         _open_and_run_all(page, base, token, "live.ipynb")
         page.wait_for_timeout(1800)
         page.screenshot(path=str(shots / "live-task-running.png"))
-        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=30_000)
+        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=60_000)
         page.wait_for_timeout(500)
         page.screenshot(path=str(shots / "live-task-ended.png"), full_page=True)
         cells = page.locator(".jp-Cell")
         cell2 = cells.nth(1).inner_text()
         cell3 = cells.nth(2).inner_text()
-        browser.close()
     assert "tick-6" in cell2 and "completed (exit 0)" in cell2
     assert "tick-" not in cell3 and "other cell" in cell3
 
@@ -109,19 +123,15 @@ def test_stop_button_stops_the_task(lab) -> None:
     base, token, root = lab
     _write(root, "stop.ipynb", "%load_ext holon_nb",
            "%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done")
-    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
-    shots.mkdir(parents=True, exist_ok=True)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 800})
+    shots = _shots(root)
+    with _page(800) as page:
         _open_and_run_all(page, base, token, "stop.ipynb")
         stop = page.locator(".jp-Cell .jupyter-button:has-text('Stop')")
-        stop.wait_for(timeout=30_000)
+        stop.wait_for(timeout=60_000)
         page.wait_for_timeout(800)
         stop.click()
-        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=30_000)
+        page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=60_000)
         page.wait_for_timeout(300)
         page.screenshot(path=str(shots / "stop-button.png"))
         cell2 = page.locator(".jp-Cell").nth(1).inner_text()
-        browser.close()
     assert "cancelled" in cell2 and "tick" in cell2
