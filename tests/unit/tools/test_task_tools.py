@@ -285,3 +285,24 @@ def test_blocking_calls_refuse_the_runtime_thread(rt: Runtime) -> None:
     time.sleep(0.2)
     assert len(seen) == 2 and "runtime thread" in seen[0] and "runtime thread" in seen[1]
     assert not rt.closed and ok(rt.call("ListTasks", {}))["total_active"] == 0
+
+
+def test_large_log_read_by_head_and_tail(rt: Runtime) -> None:
+    """A log over 8 MB is previewed from its head and tail with the count recorded while it was written."""
+    tid = _promote(rt, "sleep 0.3; head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end-line",
+                   max_output_tokens=1)
+    t = ok(rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 20000}))["task"]
+    assert t["status"] == "completed" and t["output_truncated"] is True
+    assert t["output_preview"] == "xxxx"  # a 4-character budget: no room for the marker
+    assert t["output_total_chars"] == 9_000_000 + len("\nend-line\n")
+    small = _promote(rt, "sleep 0.3; head -c 9000000 /dev/zero | tr '\\0' y; echo; echo end-line")
+    t = ok(rt.call("TaskOutput", {"task_id": small, "timeout_ms": 20000}))["task"]
+    assert len(t["output_preview"]) == 8000 and t["output_preview"].endswith("y\nend-line\n")
+
+
+def test_cut_head_tail_matches_cut() -> None:
+    from holon_nb.tools.text import cut, cut_head_tail
+
+    text = "".join(f"{i}\n" for i in range(5000))
+    for budget in (0, 4, 66, 67, 100, 8000):
+        assert cut_head_tail(text, text, budget) == cut(text, budget)[0]
