@@ -32,7 +32,11 @@ from .result import ToolResult
 from .settings import RuntimeSettings, resolve_home
 from .store import Store, new_id
 from .agent_tasks import AgentTasks
+from .agents import AgentPlane
+from .memory import MemoryService
 from .tasks import TaskService
+from .work import WorkService
+from .workspaces import WorkspaceService
 
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
@@ -58,10 +62,29 @@ class _Context:
         self.call = call
         self._rt = rt
         self._commands: AgentTasks | None = None
+        self._workspaces: Any = None
 
     @property
     def cwd(self) -> Path:
-        return self._rt.workspace
+        return self.workspaces.cwd
+
+    @property
+    def workspaces(self) -> Any:
+        if self._workspaces is None:
+            self._workspaces = self._rt.workspaces.bind(self.call)
+        return self._workspaces
+
+    @property
+    def work(self) -> Any:
+        return self._rt.work.bind(self.call)
+
+    @property
+    def agents(self) -> Any:
+        return self._rt.agents.bind(self.call)
+
+    @property
+    def memory(self) -> Any:
+        return self._rt.memory.bind(self.call)
 
     @property
     def agent_home(self) -> Path:
@@ -109,7 +132,14 @@ class Runtime:
             self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
         )
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
-        self._loop.start(on_stop=self.tasks.close)
+        self.workspaces = WorkspaceService(self)
+        self.memory = MemoryService(self)
+        self.agents = AgentPlane(self)
+        self.work = WorkService(self)
+        self._services = (self.workspaces, self.memory, self.agents, self.work)
+        self._loop.start(on_stop=self._on_loop_stop)
+        for service in self._services:
+            service.start()
         self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
 
     @classmethod
@@ -122,6 +152,11 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def _on_loop_stop(self) -> None:
+        for service in reversed(self._services):
+            await service.close()
+        await self.tasks.close()
 
     def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         self._loop.start_soon(fn, *args)

@@ -70,4 +70,20 @@ class ToolContext(Protocol):
 
     @property
     def commands(self) -> Any:
-        """The command/task service (``holon_nb.runtime.tasks.TaskService``)."""
+        """The command/task service (``holon_nb.runtime.agent_tasks.AgentTasks``)."""
+
+    @property
+    def workspaces(self) -> Any:
+        """The caller's workspace view (``holon_nb.runtime.workspaces.AgentWorkspaces``)."""
+
+    @property
+    def work(self) -> Any:
+        """Work items, waits and timers for the caller (``holon_nb.runtime.work``)."""
+
+    @property
+    def agents(self) -> Any:
+        """The agent plane for the caller (``holon_nb.runtime.agents``)."""
+
+    @property
+    def memory(self) -> Any:
+        """Memory search and ``source_ref`` resolution for the caller (``holon_nb.runtime.memory``)."""

@@ -48,6 +48,10 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "task_input_interrupted": ("task", True),
     "task_input_failed": ("task", False),
     "approval_denied": ("policy", False),
+    # --- patches (commands spec §10.8)
+    # --- workspaces (workspace spec §1.6, §3-§8)
+    # --- work items, waits, timers (agents spec §0.3, §3-§5)
+    # --- agents, messages, memory (agents spec §5.2-§5.4, §5.17-§5.18, §6)
 }
 
 DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS = 2500

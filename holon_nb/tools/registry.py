@@ -57,9 +57,12 @@ class Registry:
 
 
 def _builtin() -> Registry:
-    from . import commands, tasks
+    from . import agents, apply_patch, commands, memory, tasks, timers, waiting, work_items, workspaces
 
-    return Registry((*commands.SPECS, *tasks.SPECS))
+    return Registry((
+        *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,
+        *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *agents.SPECS, *memory.SPECS,
+    ))
 
 
 REGISTRY: Registry = _builtin()
