@@ -32,5 +32,13 @@ class MemoryService:
         """The view one tool call sees (its agent, profile and execution context)."""
         return self
 
+    def index(self, db: Any, *, agent_id: str, source_ref: str, source_kind: str, text: str,
+              title: str | None = None, updated_at: str | None = None) -> None:
+        """Add or replace one searchable document inside the caller's open transaction ``db``.
+
+        Producers (work items, plans, briefs, notes) call this in the same transaction as
+        the write that changed the source, so search never sees a half-applied state.
+        """
+
     async def close(self) -> None:
         """Awaited on the loop thread while the runtime closes, before task runners stop."""

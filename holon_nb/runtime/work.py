@@ -32,5 +32,9 @@ class WorkService:
         """The view one tool call sees (its agent, profile and execution context)."""
         return self
 
+    def agent_summary(self, agent_id: str) -> dict[str, Any]:
+        """Work-item, wait and timer facts GetAgent reports for ``agent_id`` (agents spec §5.2)."""
+        return {}
+
     async def close(self) -> None:
         """Awaited on the loop thread while the runtime closes, before task runners stop."""
