@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime import Runtime
 from .config import SETTING_TRAITS, HolonNB
 from .live import LiveHub
 from .magics import HolonMagics
+from .workspace_magics import WorkspaceMagics
 
-__all__ = ["HolonMagics", "HolonNB", "load", "unload", "wait_and_report"]
+__all__ = ["HolonMagics", "WorkspaceMagics", "HolonNB", "load", "unload", "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -38,7 +39,7 @@ class _Session:
     rt: Runtime
     config: HolonNB
     live: LiveHub
-    magics: HolonMagics | None = None
+    magics: list[Any] = field(default_factory=list)
 
     def push_settings(self, change: Any = None) -> None:
         """Apply the config traits to the runtime; takes effect on the next call."""
@@ -72,8 +73,9 @@ def load(ip: Any) -> None:
     rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
-        session.magics = HolonMagics(ip, session)
-        ip.register_magics(session.magics)
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics)]
+        for magics in session.magics:
+            ip.register_magics(magics)
         ip.configurables.append(config)
         config.observe(session.push_settings, names=list(SETTING_TRAITS))
         session.live.start()
@@ -95,7 +97,8 @@ def unload(ip: Any) -> None:
     session.config.unobserve(session.push_settings, names=list(SETTING_TRAITS))
     if session.config in ip.configurables:
         ip.configurables.remove(session.config)
-    _unregister_magics(ip, session.magics)
+    for magics in session.magics:
+        _unregister_magics(ip, magics)
     session.live.close()
     session.rt.close()
     session.live.detach("the runtime was closed (extension unloaded or reloaded)")
@@ -105,9 +108,7 @@ def unload(ip: Any) -> None:
         holon_nb._set_runtime(None)
 
 
-def _unregister_magics(ip: Any, magics: HolonMagics | None) -> None:
-    if magics is None:
-        return
+def _unregister_magics(ip: Any, magics: Any) -> None:
     manager = ip.magics_manager
     for kind, table in manager.magics.items():
         for name in list(magics.magics.get(kind, {})):

@@ -32,15 +32,14 @@ from .status import config_table, status_table, tools_table
 if TYPE_CHECKING:  # pragma: no cover
     from . import _Session
 
-__all__ = ["HolonMagics"]
+__all__ = ["HolonMagics", "SessionMagics", "raise_option"]
 
-_raise = argument("--raise", dest="raise_error", action="store_true",
+raise_option = _raise = argument("--raise", dest="raise_error", action="store_true",
                   help="Raise ToolCallError after displaying an error receipt (default: HolonNB.raise_on_tool_error).")
 
 
-@magics_class
-class HolonMagics(Magics):
-    """The holon_nb magics, bound to one loaded session (runtime, config, live hub).
+class SessionMagics(Magics):
+    """Base of holon_nb's magic classes: bound to one loaded session (runtime, config, live hub).
 
     Args:
         shell: The IPython shell.
@@ -61,6 +60,11 @@ class HolonMagics(Magics):
         if name == "ExecCommand" and r.get("disposition") == "promoted_to_task":
             s.live.show_live(r["task_handle"]["task_id"], r.get("initial_output_preview"))
         return result
+
+
+@magics_class
+class HolonMagics(SessionMagics):
+    """The runtime, generic-tool, command and task magics (``%holon``, ``%tool``, ``%exec``, ``%task…``)."""
 
     # ------------------------------------------------------------ %holon
     @line_magic

@@ -19,6 +19,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .diff_view import render_file_diffs
+
 __all__ = ["render_card"]
 
 _COLOURS = {"success": "#1a7f37", "error": "#cf222e", "deferred": "#9a6700"}
@@ -85,6 +87,8 @@ def _facts(r: dict[str, Any]) -> list[tuple[str, str]]:
         facts.append(("exit status", _e(task["exit_status"])))
     if "retrieval_status" in r:
         facts.append(("retrieval", _e(r["retrieval_status"])))
+    if "changed_file_count" in r:
+        facts.append(("files changed", _e(r["changed_file_count"])))
     if "item_count" in r:
         facts.append(("items", _e(_batch_counts(r))))
     if "total_active" in r:
@@ -197,7 +201,9 @@ def _task_command(task: dict[str, Any]) -> str:
 
 def _body(tool: str, r: dict[str, Any]) -> str:
     """The output part of a success card, chosen by the payload's shape."""
-    if tool == "ExecCommand" or "disposition" in r:
+    if "changed_files" in r:
+        return render_file_diffs(r["changed_files"]) + _diagnostics(r)
+    if tool == "ExecCommand" or ("disposition" in r and ("stdout_preview" in r or "task_handle" in r)):
         return _initial_output(r) if r.get("disposition") == "promoted_to_task" else _command_outputs(r)
     if "items" in r and "item_count" in r:
         return _batch_items(r)
@@ -209,6 +215,12 @@ def _body(tool: str, r: dict[str, Any]) -> str:
     if task.get("command"):
         return _task_command(task)
     return ""
+
+
+def _diagnostics(r: dict[str, Any]) -> str:
+    items = [d for d in r.get("diagnostics") or [] if isinstance(d, dict)]
+    return "".join(_notice(f"{d.get('kind')} on {d.get('path') or 'unknown path'}: {d.get('message')}")
+                   for d in items)
 
 
 def _error(err: dict[str, Any]) -> str:

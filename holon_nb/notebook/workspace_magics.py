@@ -1,0 +1,178 @@
+"""The patch and workspace magics: ``%%patch``, ``%workspace``, ``%worktree``.
+
+Each calls one tool through ``Runtime.call`` (the one dispatch path) and
+displays its result once: ApplyPatch as a coloured diff card with the plain
+receipt as ``text/plain``; workspace state as readable tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..tools.errors import ToolCallError
+from .display import Table
+from .magics import SessionMagics, raise_option
+from .workspace_view import WorkspaceView, worktree_rows
+
+__all__ = ["WorkspaceMagics"]
+
+
+@magics_class
+class WorkspaceMagics(SessionMagics):
+    """``%%patch`` (ApplyPatch), ``%workspace`` (state, attach, detach, switch), ``%worktree``."""
+
+    # ------------------------------------------------------------ %%patch
+    @cell_magic
+    @magic_arguments()
+    @raise_option
+    def patch(self, line: str, cell: str) -> None:
+        """Apply the cell body as a patch (ApplyPatch): a unified diff or a ``*** Begin Patch`` block.
+
+        Relative paths resolve against the active workspace's execution root;
+        the patch is all-or-nothing (a failed patch changes no file) and may
+        only write inside the bound workspace roots. The receipt shows each
+        file's diff.
+
+        Example::
+
+            %%patch
+            --- a/notes.txt
+            +++ b/notes.txt
+            @@ -1,2 +1,2 @@
+             title
+            -draft
+            +final
+        """
+        args = parse_argstring(self.patch, line)
+        if not cell.strip():
+            raise UsageError("%%patch needs the patch text in the cell body")
+        self._call("ApplyPatch", {"patch": cell}, args.raise_error)
+
+    # ------------------------------------------------------------ %workspace
+    def _state(self) -> Any:
+        return self._session.rt.call("GetWorkspaceState", {})
+
+    @line_magic
+    @magic_arguments()
+    @argument("action", nargs="?", default="state", choices=("state", "attach", "detach", "switch"),
+              help="state (default; changes nothing): bindings, active projection and execution roots; "
+                   "attach PATH; detach WORKSPACE_ID; switch (--id, --root or --path, optional --cwd).")
+    @argument("target", nargs="*", help="attach: the directory; detach: the workspace id (or agent_home).")
+    @argument("--id", dest="workspace_id", default=None, help="switch: a workspace id (agent_home allowed).")
+    @argument("--root", dest="execution_root_id", default=None, help="switch: an execution root id.")
+    @argument("--path", default=None, help="switch: a directory inside an attached workspace or its worktree.")
+    @argument("--cwd", default=None, help="switch: the cwd inside the target execution root.")
+    @raise_option
+    def workspace(self, line: str) -> None:
+        """Show or change the agent's workspaces.
+
+        ``$name`` and ``{expr}`` in the line expand to Python values.
+
+        Examples::
+
+            %workspace
+            %workspace attach ../other-repo
+            %workspace switch --path ../other-repo/src
+            %workspace switch --id agent_home
+            %workspace detach ws_0123456789abcde
+        """
+        args = parse_argstring(self.workspace, line)
+        target = " ".join(args.target).strip()
+        if args.action == "state":
+            if target:
+                raise UsageError("%workspace state takes no argument")
+            result = self._state()
+            display(WorkspaceView(result))
+            self._maybe_raise(result, args.raise_error)
+        elif args.action == "attach":
+            if not target:
+                raise UsageError("%workspace attach needs a directory, e.g. %workspace attach ../repo")
+            self._call("AttachWorkspace", {"path": target}, args.raise_error)
+        elif args.action == "detach":
+            if not target:
+                raise UsageError("%workspace detach needs a workspace id (see %workspace)")
+            self._call("DetachWorkspace", {"workspace_id": target}, args.raise_error)
+        else:
+            payload = {k: v for k, v in (("workspace_id", args.workspace_id),
+                                         ("execution_root_id", args.execution_root_id),
+                                         ("path", args.path or (target or None)), ("cwd", args.cwd))
+                       if v is not None}
+            self._call("SwitchWorkspace", payload, args.raise_error)
+
+    def _maybe_raise(self, result: Any, raise_error: bool) -> None:
+        if not result.ok and (raise_error or self._session.config.raise_on_tool_error):
+            raise ToolCallError(result.display_envelope)
+
+    # ------------------------------------------------------------ %worktree
+    @line_magic
+    @magic_arguments()
+    @argument("action", choices=("create", "remove", "list"),
+              help="create BRANCH: a linked git worktree (activated unless --no-activate); "
+                   "remove EXECUTION_ROOT_ID; list: the execution roots (changes nothing).")
+    @argument("target", nargs="?", default=None, help="create: the branch name; remove: the execution root id.")
+    @argument("--base", default="HEAD", help="create: the base commit-ish (default HEAD).")
+    @argument("--workspace", dest="workspace_id", default=None,
+              help="create: the attached workspace id (default: the active one).")
+    @argument("--label", default=None, help="create: naming hint for the worktree directory.")
+    @argument("--no-activate", action="store_true", help="create: keep the current projection active.")
+    @argument("--on-existing", choices=("reuse", "error"), default=None,
+              help="create: what to do when a live worktree of the branch exists (default reuse).")
+    @argument("--return-to", default=None,
+              help="remove: where to switch when removing the active worktree (canonical, agent_home or a root id).")
+    @argument("--branch-policy", choices=("keep", "delete_if_merged"), default=None,
+              help="remove: delete the branch only when merged into --merged-into (default keep).")
+    @argument("--merged-into", default=None, help="remove: the ref proving the branch is merged.")
+    @raise_option
+    def worktree(self, line: str) -> None:
+        """Create, remove or list git worktrees (CreateWorktree, RemoveWorktree, GetWorkspaceState).
+
+        Examples::
+
+            %worktree create try-fix --base main
+            %worktree list
+            %worktree remove git_worktree_root:ws_…:/path --return-to canonical
+        """
+        args = parse_argstring(self.worktree, line)
+        if args.action == "list":
+            result = self._state()
+            if result.ok:
+                rows = worktree_rows(result.display_envelope.get("result") or {})
+                display(Table(f"{len(rows)} execution roots", ["execution_root_id", "kind", "path", "branch",
+                                                                "status"], rows))
+            else:
+                display(result)
+            self._maybe_raise(result, args.raise_error)
+            return
+        if not args.target:
+            raise UsageError(f"%worktree {args.action} needs "
+                             + ("a branch name" if args.action == "create" else "an execution root id"))
+        if args.action == "create":
+            workspace_id = args.workspace_id or self._active_workspace_id()
+            payload: dict[str, Any] = {"workspace_id": workspace_id, "branch": args.target, "base_ref": args.base}
+            if args.label is not None:
+                payload["label"] = args.label
+            if args.no_activate:
+                payload["activate"] = False
+            if args.on_existing is not None:
+                payload["on_existing"] = args.on_existing
+            self._call("CreateWorktree", payload, args.raise_error)
+        else:
+            payload = {"execution_root_id": args.target}
+            for key, value in (("return_to", args.return_to), ("branch_policy", args.branch_policy),
+                               ("merged_into", args.merged_into)):
+                if value is not None:
+                    payload[key] = value
+            self._call("RemoveWorktree", payload, args.raise_error)
+
+    def _active_workspace_id(self) -> str:
+        result = self._state()
+        active = (result.result or {}).get("active") or {}
+        workspace_id = active.get("workspace_id")
+        if not workspace_id:
+            raise UsageError("no active workspace found; pass --workspace ID (see %workspace)")
+        return str(workspace_id)
