@@ -128,7 +128,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self.tasks = TaskService(
-            self.store, self.home, dict(os.environ), self.events.publish,
+            # the live mapping: a variable set in a cell after loading reaches the next command
+            self.store, self.home, os.environ, self.events.publish,
             self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
         )
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
