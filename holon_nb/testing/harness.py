@@ -75,6 +75,10 @@ def _first_line(source: str) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
+#: Cell tag: restart the kernel (as JupyterLab's Restart Kernel does) before running this cell.
+RESTART_TAG = "holon-restart-kernel"
+
+
 def _tags(cell: NotebookNode) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
@@ -157,6 +161,8 @@ class _Run:
             count += 1
             started = time.monotonic()
             try:
+                if RESTART_TAG in _tags(cell):
+                    await self.restart()
                 content = await self.execute(cell, index, min(self.timeout, self.remaining()), count)
             except DeadKernelError:
                 report.status, report.ename = "error", "DeadKernelError"
@@ -175,6 +181,28 @@ class _Run:
             if report.status == "timeout" and self.remaining() <= 0:
                 self.summary.timed_out = True
         return usable
+
+    async def restart(self) -> None:
+        """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
+
+        The kernel gets a ``shutdown_request`` with ``restart=True`` (its runtime closes), a new
+        kernel process starts on the same connection, and the next cell runs in it.
+
+        Raises:
+            DeadKernelError: when the new kernel does not answer.
+        """
+        km, kc = self.client.km, self.client.kc
+        assert km is not None and kc is not None
+        await ensure_async(km.restart_kernel(now=False))
+        try:
+            await ensure_async(kc.wait_for_ready(timeout=max(1.0, min(self.timeout, self.remaining()))))
+        except RuntimeError as exc:
+            raise DeadKernelError(f"the kernel did not come back after a restart: {exc}") from exc
+        self.summary.restarts += 1
+        _, content = await self.synthetic(PRELOAD, self.timeout)
+        if content.get("status") == "error":
+            self.summary.problems.append(
+                f"holon_nb did not load after a kernel restart: {content.get('ename')}: {content.get('evalue')}")
 
     async def final_wait(self) -> None:
         """Run the trailing wait into the last code cell, then stop and list what still runs."""

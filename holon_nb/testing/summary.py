@@ -55,6 +55,7 @@ class RunSummary:
         holon_home_removed: True when that home was a temporary one, deleted after the run.
         kernel_died: True when the kernel died (exit status 3).
         timed_out: True when the run hit its overall limit (10 × the cell timeout).
+        restarts: Kernel restarts asked for by cells tagged ``holon-restart-kernel``.
         problems: Harness-level failures (extension did not load, final wait
             failed, kernel start failed), each one line.
     """
@@ -70,6 +71,7 @@ class RunSummary:
     holon_home_removed: bool = False
     kernel_died: bool = False
     timed_out: bool = False
+    restarts: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -138,6 +140,8 @@ def format_summary(summary: RunSummary) -> str:
     lines.append(f"  error kinds:     {_counts(summary.error_kinds)}")
     left = summary.tasks_left_running
     lines.append(f"  tasks left running (stopped): {len(left)}" + (f"  [{', '.join(left)}]" if left else ""))
+    if summary.restarts:
+        lines.append(f"  kernel restarts: {summary.restarts} (cells tagged holon-restart-kernel)")
     lines.append(f"  wall time:       {summary.wall_time_s:.2f} s")
     if summary.holon_home_removed:
         lines.append("  holon home:      a temporary one, removed after the run (task logs and artifacts "

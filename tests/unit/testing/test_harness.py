@@ -263,3 +263,24 @@ def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
     write_nb(tmp_path / "a.ipynb", "1")
     with pytest.raises(HarnessUsageError):
         run_notebook(tmp_path / "a.ipynb", timeout=0)
+
+
+def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_path: Path) -> None:
+    src = write_nb(
+        tmp_path / "restart.ipynb",
+        "import os\nbefore = os.getpid()\nprint('pid', before)",
+        "%exec echo before-restart",
+        ("import os\nprint('pid', os.getpid())\nprint('old variable kept:', 'before' in globals())\n"
+         + CALL + "print('earlier executions:', rt.store.query('SELECT COUNT(*) AS n FROM tool_executions')[0]['n'])",
+         ["holon-restart-kernel"]),
+    )
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert summary.restarts == 1 and "kernel restarts: 1" in format_summary(summary)
+    nb = nbformat.read(summary.output, as_version=4)
+    first, _, after = [c for c in nb.cells if c.cell_type == "code"]
+    pid_before = text_of(first).split()[1]
+    lines = text_of(after).splitlines()
+    assert lines[0].startswith("pid ") and lines[0].split()[1] != pid_before  # a new kernel process
+    assert "old variable kept: False" in lines
+    assert "earlier executions: 1" in lines  # the same holon home: the ExecCommand before the restart
