@@ -1,59 +1,488 @@
-"""Workspace bindings, execution roots, git worktrees and the active projection (workspace spec §1-§8).
+"""Workspace bindings, execution roots and the active projection (workspace spec §1-§6).
 
-Placeholder until the plane lands: the runtime constructs one service per
-runtime and handlers reach it through ``ToolContext``.
+``WorkspaceService`` (one per runtime, ``rt.workspaces``) owns the durable
+tables (:mod:`.workspace_store`); ``AgentWorkspaces`` is what one tool call
+sees (``ctx.workspaces``): the caller's cwd, execution root and bound roots
+(D3), GetWorkspaceState, Attach/Detach/SwitchWorkspace. Git worktrees
+(Create/RemoveWorktree) are in :mod:`.worktrees`.
+
+The default workspace: the first time an agent is seen its bindings are
+``[agent home, anchor of rt.workspace]`` (plus its parent's bindings for a
+child, §1.5) and its active projection is ``rt.workspace``'s discovered one
+(cwd = ``rt.workspace``). All of it is in SQLite, so a runtime reopened on the
+same home (a kernel restart) keeps what the agent switched to. holon_nb always
+runs in host mode (§1.4): occupancy and cleanup leases always apply.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..tools.envelope import ToolError
+from ..tools.errors import ToolFailure
+from . import worktrees
+from .git import changed_files, git_dirs, short_branch, worktree_records
+from .workspace_paths import (
+    AGENT_HOME_ALIAS, CANONICAL_ROOT, EXCLUSIVE_WRITE, GIT_WORKTREE_ROOT, SHARED_READ, Discovery, agent_home_id,
+    canonical_root_id, contains, discover, normalize, same_path, workspace_id_for, worktree_identity,
+)
+from .store import now_rfc3339
+from .workspace_store import WorkspaceTables
 
 if TYPE_CHECKING:
     from ..tools.context import CallContext
     from .core import Runtime
 
-__all__ = ["WorkspaceService", "AgentWorkspaces"]
+__all__ = ["WorkspaceService", "AgentWorkspaces", "refuse"]
+
+
+def refuse(reason: str, message: str, hint: str | None = None, **details: Any) -> ToolFailure:
+    """A deliberate workspace refusal: kind ``tool_execution_failed`` with ``details.reason`` (§1.6)."""
+    return ToolFailure(ToolError(kind="tool_execution_failed", message=message,
+                                 details={"reason": reason, **details}, recovery_hint=hint))
 
 
 class WorkspaceService:
     """Workspace bindings, execution roots, git worktrees and the active projection (workspace spec §1-§8).
 
     Args:
-        rt: The owning runtime (its store, home, settings, event bus and loop).
+        rt: The owning runtime (its store, home, default workspace and loop).
+
+    Example::
+
+        rt.workspaces.state("default")["active"]["cwd"]
     """
 
     def __init__(self, rt: "Runtime"):
         self._rt = rt
+        self.tables = WorkspaceTables(rt.store)
+        self._lock: anyio.Lock | None = None
 
     def start(self) -> None:
-        """Called (from the constructing thread) once the loop thread runs; re-arm durable state here."""
+        """Release cleanup leases left by a runtime that stopped mid-removal (no removal survives it)."""
+        self.tables.drop_all_leases()
 
     def bind(self, call: "CallContext") -> "AgentWorkspaces":
         """The view one tool call sees (its agent, profile and execution context)."""
-        return AgentWorkspaces(self._rt, call)
+        return AgentWorkspaces(self, call.agent_id, call)
+
+    def view(self, agent_id: str) -> "AgentWorkspaces":
+        """The workspace view of ``agent_id`` outside a tool call (notebook, tests)."""
+        return AgentWorkspaces(self, agent_id, None)
 
     async def close(self) -> None:
-        """Awaited on the loop thread while the runtime closes, before task runners stop."""
+        """Nothing to stop: every transition is already durable."""
+
+    @property
+    def lock(self) -> anyio.Lock:
+        """Serialises workspace transitions of every agent (created on the loop thread)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    def agent_home(self, agent_id: str) -> str:
+        """``<holon home>/agents/<agent_id>/`` (created), normalised."""
+        return normalize(self._rt.tasks.agent_home(agent_id))
+
+    @property
+    def default_path(self) -> str:
+        """The notebook's working directory (``rt.workspace``), the default workspace."""
+        return normalize(self._rt.workspace)
+
+    async def async_state(self, agent_id: str) -> dict[str, Any]:
+        """GetWorkspaceState's result for ``agent_id`` (runs on the loop thread)."""
+        return await self.view(agent_id).state()
+
+    def state(self, agent_id: str = "default") -> dict[str, Any]:
+        """GetWorkspaceState's result for ``agent_id``, from the kernel thread (for tables in the notebook).
+
+        Returns:
+            ``{agent_id, attached_workspace_ids, workspaces, active, execution_roots, occupancies, summary_text}``.
+
+        Raises:
+            RuntimeError: when called on the runtime thread (use :meth:`async_state`).
+        """
+        return self._rt._loop.call(self.async_state, agent_id)
 
 
 class AgentWorkspaces:
-    """One agent's workspace view (placeholder: the default workspace is always active)."""
+    """One agent's workspace view: its projection, bindings and the workspace transitions.
 
-    def __init__(self, rt: "Runtime", call: "CallContext"):
-        self._rt = rt
+    Reading the projection (``cwd``, ``execution_root``, ``bound_roots()``)
+    first sets up an agent never seen before (module docstring) and repairs a
+    projection whose directory vanished: a missing cwd falls back to the
+    execution root; a missing execution root falls back to the default
+    workspace's projection when that workspace is still attached, else to the
+    agent home. Each repair is one transaction and an audit event
+    (``workspace_projection_repaired``).
+    """
+
+    def __init__(self, svc: WorkspaceService, agent_id: str, call: "CallContext | None"):
+        self.svc = svc
+        self.tables = svc.tables
+        self.agent_id = agent_id
         self.call = call
 
+    # ------------------------------------------------------------ projection (sync; ExecCommand/ApplyPatch)
     @property
     def cwd(self) -> Path:
         """The active projection's cwd (absolute)."""
-        return self._rt.workspace
+        return Path(self.active()["cwd"])
 
     @property
     def execution_root(self) -> Path:
         """The active projection's execution root (absolute)."""
-        return self._rt.workspace
+        return Path(self.active()["execution_root"])
+
+    @property
+    def home(self) -> str:
+        """This agent's home directory."""
+        return self.svc.agent_home(self.agent_id)
 
     def bound_roots(self) -> list[Path]:
-        """The agent home plus anchors and live execution roots of attached workspaces (D3)."""
-        return [self._rt.tasks.agent_home(self.call.agent_id), self._rt.workspace]
+        """The agent home, then anchor and live execution roots of each attached workspace (D3), deduplicated."""
+        st = self.ensure()
+        out: list[str] = [self.home]
+        for ws_id in st["attached"]:
+            entry = self.tables.workspace(ws_id)
+            if entry is None:
+                continue
+            out.append(entry["workspace_anchor"])
+            out.extend(r["filesystem_path"] for r in self.tables.roots(ws_id, live_only=True))
+        return [Path(p) for p in dict.fromkeys(out)]
+
+    def active(self) -> dict[str, Any]:
+        """The ``ActiveWorkspaceEntry`` (set up or repaired first, see the class docstring)."""
+        self.home  # noqa: B018 - recreates a vanished agent home
+        st = self.ensure()
+        act = st["active"]
+        if os.path.isdir(act["cwd"]) and os.path.isdir(act["execution_root"]):
+            return act
+        with self.tables.store.tx() as db:
+            cur = self._state_in(db)
+            act = cur["active"]
+            if os.path.isdir(act["execution_root"]):
+                act = {**act, "cwd": act["execution_root"]}
+                self.tables.put_agent_state(db, self.agent_id, cur["attached"], act)
+            else:
+                act = self._fallback_projection(db, cur)
+            self.tables.audit(db, self.agent_id, "workspace_projection_repaired", {"cwd": act["cwd"]})
+        return act
+
+    def ensure(self) -> dict[str, Any]:
+        """The agent's ``{"attached", "active"}`` state, created on first sight (one transaction)."""
+        st = self.tables.agent_state(self.agent_id)
+        if st is not None:
+            return st
+        home = self.home
+        with self.tables.store.tx() as db:
+            row = db.execute("SELECT 1 FROM ws_agent_state WHERE agent_id=?", (self.agent_id,)).fetchone()
+            if row is None:
+                home_ws = self._ensure_home(db)
+                attached = [home_ws["workspace_id"]]
+                default_ws, disc = self._default_workspace(db)
+                attached.append(default_ws["workspace_id"])
+                attached.extend(self._parent_bindings())
+                attached = list(dict.fromkeys(attached))
+                self.tables.put_agent_state(db, self.agent_id, attached, {"occupancy_id": None})
+                self._default_projection(db, default_ws, disc, home)
+        return self.tables.agent_state(self.agent_id)  # type: ignore[return-value]
+
+    def _parent_bindings(self) -> list[str]:
+        """A child's inherited bindings: its parent's attached workspaces except the parent's home (§1.5)."""
+        rec = self.tables.store.agent(self.agent_id) or {}
+        parent = rec.get("parent_id")
+        pst = self.tables.agent_state(parent) if parent else None
+        return [w for w in (pst or {}).get("attached", []) if not w.startswith(AGENT_HOME_ALIAS + ":")]
+
+    def _state_in(self, db: Any) -> dict[str, Any]:
+        row = db.execute("SELECT attached, active FROM ws_agent_state WHERE agent_id=?", (self.agent_id,)).fetchone()
+        return {"attached": json.loads(row["attached"]), "active": json.loads(row["active"])}
+
+    def _ensure_home(self, db: Any) -> dict[str, Any]:
+        home = self.home
+        ws = self.tables.ensure_workspace(db, {
+            "workspace_id": agent_home_id(self.agent_id), "workspace_alias": AGENT_HOME_ALIAS,
+            "workspace_kind": "agent_home", "owner_agent_id": self.agent_id, "workspace_anchor": home,
+            "repo_name": "AgentHome"})
+        self._canonical_root(db, ws)
+        return ws
+
+    def _canonical_root(self, db: Any, ws: dict[str, Any]) -> dict[str, Any]:
+        root_id = canonical_root_id(ws["workspace_id"])
+        existing = self.tables.root_in(db, root_id)
+        if existing is not None:
+            return existing
+        return self.tables.upsert_root(db, {"execution_root_id": root_id, "workspace_id": ws["workspace_id"],
+                                            "filesystem_path": ws["workspace_anchor"], "root_kind": CANONICAL_ROOT})
+
+    def ensure_workspace_for(self, db: Any, anchor: str) -> dict[str, Any]:
+        """The registry entry of an anchor, with its canonical root (created; the agent-home directory maps
+        to the agent home, §4 rule 3)."""
+        if same_path(anchor, self.home):
+            return self._ensure_home(db)
+        ws = self.tables.ensure_workspace(db, {
+            "workspace_id": workspace_id_for(anchor), "workspace_anchor": anchor,
+            "repo_name": os.path.basename(anchor) or None})
+        self._canonical_root(db, ws)
+        return ws
+
+    def discover(self, path: str) -> Discovery:
+        """§1.3 discovery, except that anything inside the agent home is the agent home."""
+        if contains(self.home, path):
+            return Discovery(self.home, self.home, CANONICAL_ROOT, path)
+        return discover(path)
+
+    def _default_workspace(self, db: Any) -> tuple[dict[str, Any], Discovery]:
+        disc = self.discover(self.svc.default_path)
+        return self.ensure_workspace_for(db, disc.anchor), disc
+
+    def _default_projection(self, db: Any, ws: dict[str, Any], disc: Discovery, fallback_cwd: str) -> dict[str, Any]:
+        """Enter the default workspace's discovered projection (a worktree taken by another agent: its anchor)."""
+        if disc.projection_kind == GIT_WORKTREE_ROOT:
+            ident = worktree_identity(disc.execution_root)
+            root = worktrees.register_root(self, db, ws, disc.execution_root, ident, "discovered")
+            try:
+                return self.activate(db, ws, root, EXCLUSIVE_WRITE, disc.cwd)
+            except ToolFailure:
+                return self.activate(db, ws, self._canonical_root(db, ws), SHARED_READ, ws["workspace_anchor"])
+        if os.path.isdir(disc.cwd):
+            return self.activate(db, ws, self._canonical_root(db, ws), SHARED_READ, disc.cwd)
+        home_ws = self._ensure_home(db)
+        return self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, fallback_cwd)
+
+    def _fallback_projection(self, db: Any, cur: dict[str, Any]) -> dict[str, Any]:
+        default_ws, disc = self._default_workspace(db)
+        if default_ws["workspace_id"] in cur["attached"] and os.path.isdir(disc.cwd):
+            return self._default_projection(db, default_ws, disc, self.home)
+        home_ws = self._ensure_home(db)
+        return self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, self.home)
+
+    def activate(self, db: Any, ws: dict[str, Any], root: dict[str, Any], mode: str, cwd: str) -> dict[str, Any]:
+        """Enter ``root`` inside an open transaction (§1.4 rule 1, §6 rule 8) and return the new active entry.
+
+        Acquires occupancy (refusing ``occupancy_conflict`` / ``root_being_removed``),
+        persists the projection, then releases the previous occupancy.
+
+        Raises:
+            ToolFailure: ``tool_execution_failed`` with the occupancy reason; the caller's
+                transaction then rolls back and the previous projection stays.
+        """
+        cur = self._state_in(db)
+        occ, reason = self.tables.acquire(db, root, self.agent_id, mode)
+        if occ is None:
+            raise refuse(reason or "occupancy_conflict", (
+                f"execution root {root['execution_root_id']} is being removed" if reason == "root_being_removed"
+                else f"another agent holds exclusive_write on {root['filesystem_path']}"),
+                "Wait for the other agent to leave this root, or use a different worktree.",
+                execution_root_id=root["execution_root_id"])
+        active = {"workspace_id": ws["workspace_id"], "workspace_anchor": ws["workspace_anchor"],
+                  "execution_root_id": root["execution_root_id"], "execution_root": root["filesystem_path"],
+                  "projection_kind": root["root_kind"], "access_mode": mode, "cwd": cwd,
+                  "occupancy_id": occ["occupancy_id"]}
+        self.tables.put_agent_state(db, self.agent_id, cur["attached"], active)
+        previous = cur["active"].get("occupancy_id")
+        if previous != occ["occupancy_id"]:
+            self.tables.release(db, previous)
+        home = ws["workspace_id"] == agent_home_id(self.agent_id)
+        self.tables.audit(db, self.agent_id, "workspace_used" if home else "workspace_entered",
+                          {"workspace_id": ws["workspace_id"], "execution_root_id": root["execution_root_id"],
+                           "cwd": cwd})
+        return active
+
+    def directory(self, value: str, field: str, tool_name: str) -> str:
+        """Resolve a path argument against the active cwd (§2.3) and require an existing directory.
+
+        Returns:
+            The normalised absolute path.
+
+        Raises:
+            ToolFailure: ``invalid_tool_input`` (``details.field``, ``details.path``).
+        """
+        path = normalize(value, self.active()["cwd"])
+        problem = None if os.path.isdir(path) else ("is not a directory" if os.path.exists(path) else "does not exist")
+        if problem:
+            raise ToolFailure(ToolError(
+                kind="invalid_tool_input", message=f"{tool_name}: `{field}` {path} {problem}",
+                details={"tool_name": tool_name, "field": field, "validation_error": problem, "path": path},
+                recovery_hint=f"Pass an existing directory as `{field}` (relative paths join the active cwd)."))
+        return path
+
+    async def create_worktree(self, workspace_id: str, branch: str, base_ref: str, label: str | None = None,
+                              activate: bool = True, on_existing: str = "reuse") -> dict[str, Any]:
+        """CreateWorktree (§7); see :func:`holon_nb.runtime.worktrees.create_worktree`."""
+        return await worktrees.create_worktree(self, workspace_id, branch, base_ref, label, activate, on_existing)
+
+    async def remove_worktree(self, execution_root_id: str, return_to: str | None = None,
+                              branch_policy: str = "keep", merged_into: str | None = None) -> dict[str, Any]:
+        """RemoveWorktree (§8); see :func:`holon_nb.runtime.worktrees.remove_worktree`."""
+        return await worktrees.remove_worktree(self, execution_root_id, return_to, branch_policy, merged_into)
+
+    # ------------------------------------------------------------ GetWorkspaceState (§3)
+    async def state(self) -> dict[str, Any]:
+        """GetWorkspaceState's result (§3): bindings, active projection, visible roots (live git overlay), occupancy."""
+        active = self.active()
+        attached = list(self.ensure()["attached"])
+        roots = [r for r in self.tables.roots() if r["workspace_id"] in attached
+                 or (r.get("worktree") or {}).get("registered_by_agent_id") == self.agent_id]
+        ws_ids = set(attached) | {r["workspace_id"] for r in roots}
+        workspaces = [w for w in self.tables.workspaces() if w["workspace_id"] in ws_ids]
+        anchors = {w["workspace_id"]: w["workspace_anchor"] for w in workspaces}
+        listings: dict[str, Any] = {}
+        for root in roots:
+            if root["root_kind"] == GIT_WORKTREE_ROOT and "removed_at" not in root:
+                anchor = anchors.get(root["workspace_id"])
+                if anchor is not None:
+                    await _overlay_live_git(root, anchor, listings, self.agent_id)
+        root_ids = {r["execution_root_id"] for r in roots}
+        occupancies = [o for o in self.tables.occupancies() if o["execution_root_id"] in root_ids]
+        return {"agent_id": self.agent_id, "attached_workspace_ids": attached, "workspaces": workspaces,
+                "active": active, "execution_roots": roots, "occupancies": occupancies,
+                "summary_text": "workspace bindings, active projection, and worktree artifacts"}
+
+    # ------------------------------------------------------------ AttachWorkspace (§4)
+    async def attach(self, path: str) -> dict[str, Any]:
+        """Bind the workspace of an existing directory ``path`` (absolute, normalised) without switching (§4)."""
+        async with self.svc.lock:
+            self.active()
+            disc = self.discover(path)
+            with self.tables.store.tx() as db:
+                cur = self._state_in(db)
+                ws = self.ensure_workspace_for(db, disc.anchor)
+                already = ws["workspace_id"] in cur["attached"]
+                if not already:
+                    attached = self._prune_stale(db, cur)
+                    attached.append(ws["workspace_id"])
+                    self.tables.put_agent_state(db, self.agent_id, attached, cur["active"])
+                    self.tables.audit(db, self.agent_id, "workspace_attached", {"workspace_id": ws["workspace_id"]})
+        return {"workspace": ws, "already_attached": already, "active_unchanged": True,
+                "discovered_projection_kind": disc.projection_kind, "discovered_execution_root": disc.execution_root,
+                "summary_text": ("workspace was already attached; active projection was unchanged" if already
+                                 else "workspace attached; active projection was unchanged")}
+
+    def _prune_stale(self, db: Any, cur: dict[str, Any]) -> list[str]:
+        """Drop bindings whose entry is gone or whose anchor is no longer a directory (§4 rule 5)."""
+        keep: list[str] = []
+        for ws_id in cur["attached"]:
+            entry = self.tables.workspace(ws_id)
+            protected = ws_id == agent_home_id(self.agent_id) or ws_id == cur["active"].get("workspace_id")
+            if protected or (entry is not None and os.path.isdir(entry["workspace_anchor"])):
+                keep.append(ws_id)
+            else:
+                self.tables.audit(db, self.agent_id, "workspace_detached",
+                                  {"workspace_id": ws_id, "reason": "stale_workspace_anchor"})
+        return keep
+
+    # ------------------------------------------------------------ DetachWorkspace (§5)
+    async def detach(self, workspace_id: str) -> dict[str, Any]:
+        """Remove one binding; an active target first switches to the agent home (§5)."""
+        if workspace_id in (AGENT_HOME_ALIAS, agent_home_id(self.agent_id)):
+            raise ToolFailure(ToolError(
+                kind="protected_workspace", message="the agent home cannot be detached",
+                details={"workspace_id": workspace_id},
+                recovery_hint="Detach other workspaces only; SwitchWorkspace moves away from the agent home."))
+        async with self.svc.lock:
+            self.active()
+            with self.tables.store.tx() as db:
+                cur = self._state_in(db)
+                if workspace_id not in cur["attached"]:
+                    raise refuse("not_attached", f"workspace {workspace_id} is not attached",
+                                 "GetWorkspaceState lists attached_workspace_ids.", workspace_id=workspace_id)
+                retained = [r for r in self.tables.roots(workspace_id, live_only=True)
+                            if r["root_kind"] == GIT_WORKTREE_ROOT]
+                switched = cur["active"].get("workspace_id") == workspace_id
+                if switched:
+                    home_ws = self._ensure_home(db)
+                    self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, self.home)
+                    cur = self._state_in(db)
+                attached = [w for w in cur["attached"] if w != workspace_id]
+                self.tables.put_agent_state(db, self.agent_id, attached, cur["active"])
+                self.tables.audit(db, self.agent_id, "workspace_detached", {"workspace_id": workspace_id})
+        return {"workspace_id": workspace_id, "detached": True, "switched_to_agent_home": switched,
+                "retained_execution_roots": retained,
+                "summary_text": ("switched to agent_home and detached workspace; worktree artifacts were retained"
+                                 if switched else "workspace detached; worktree artifacts were retained")}
+
+    # ------------------------------------------------------------ SwitchWorkspace (§6)
+    async def switch(self, workspace_id: str | None = None, execution_root_id: str | None = None,
+                     path: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+        """Activate an attached workspace, a registered root, or the workspace of a directory (§6).
+
+        Args:
+            workspace_id / execution_root_id / path: Exactly one selector (``path``
+                absolute and normalised, an existing directory).
+            cwd: Requested cwd; relative joins the target root, absolute must lie inside it.
+
+        Returns:
+            ``SwitchWorkspaceResult`` (``disposition`` ``switched`` or ``no_op``).
+
+        Raises:
+            ToolFailure: the §1.6 reasons; the previous projection is then intact.
+        """
+        async with self.svc.lock:
+            return await self.switch_locked(workspace_id=workspace_id, execution_root_id=execution_root_id,
+                                            path=path, cwd=cwd)
+
+    async def switch_locked(self, **selector: Any) -> dict[str, Any]:
+        """:meth:`switch` for a caller already holding the service lock."""
+        requested_cwd = selector.pop("cwd", None)
+        active = self.active()
+        target = worktrees.resolve_target(self, self.ensure()["attached"], **selector)
+        cwd = target.effective_cwd(requested_cwd)
+        if target.root_id is not None and target.root_id == active["execution_root_id"] and cwd == active["cwd"]:
+            return _switch_result("no_op", active)
+        if target.kind == GIT_WORKTREE_ROOT:
+            records, err = await worktree_records(target.workspace["workspace_anchor"])
+            record = next((r for r in records or [] if same_path(r.path, target.root_path)), None)
+            if record is None:
+                raise refuse("worktree_missing_from_git", f"worktree {target.root_path} is missing from live git state",
+                             "GetWorkspaceState shows registered roots; CreateWorktree makes a new one.",
+                             path=target.root_path, git_error=err or None)
+            dirs, err = await git_dirs(target.root_path)
+            if dirs is None:
+                raise refuse("git_failed", f"git could not inspect {target.root_path}: {err}"[:512], path=target.root_path)
+            with self.tables.store.tx() as db:
+                ident = worktrees.identity(record, dirs)
+                root = worktrees.register_root(self, db, target.workspace, target.root_path, ident, "discovered")
+                active = self.activate(db, target.workspace, root, EXCLUSIVE_WRITE, cwd)
+        else:
+            with self.tables.store.tx() as db:
+                root = self._canonical_root(db, target.workspace)
+                active = self.activate(db, target.workspace, root, SHARED_READ, cwd)
+        return _switch_result("switched", active)
+
+
+def _switch_result(disposition: str, active: dict[str, Any]) -> dict[str, Any]:
+    keys = ("workspace_id", "workspace_anchor", "execution_root_id", "execution_root", "cwd", "projection_kind",
+            "access_mode")
+    return {"disposition": disposition, **{k: active[k] for k in keys},
+            "summary_text": f"{disposition} active workspace projection"}
+
+
+async def _overlay_live_git(root: dict[str, Any], anchor: str, listings: dict[str, Any], agent_id: str) -> None:
+    """Overlay live git facts on a worktree root, in the response only (§3 rule 3)."""
+    if anchor not in listings:
+        listings[anchor] = await worktree_records(anchor)
+    records, err = listings[anchor]
+    wt = dict(root.get("worktree") or {"provenance": "discovered", "registered_by_agent_id": agent_id,
+                                       "authorized_agent_ids": [agent_id], "detached": False})
+    record = next((r for r in records or [] if same_path(r.path, root["filesystem_path"])), None)
+    files, status_err = (await changed_files(root["filesystem_path"])) if record is not None else (None, "")
+    if record is None or files is None:
+        wt["last_cleanup"] = {"status": "inspection_failed", "changed_files": [],
+                              "error": (err or status_err or "worktree is missing from live git state")[:512],
+                              "inspected_at": now_rfc3339()}
+    else:
+        wt.update({"branch": short_branch(record.branch_ref), "branch_ref": record.branch_ref,
+                   "head_commit": record.head, "detached": record.detached})
+        cleanup: dict[str, Any] = {"status": "dirty" if files else "clean", "changed_files": files,
+                                   "inspected_at": now_rfc3339()}
+        if record.locked:
+            cleanup["error"] = f"worktree is locked: {record.locked}"
+        wt["last_cleanup"] = cleanup
+    root["worktree"] = {k: v for k, v in wt.items() if v is not None}

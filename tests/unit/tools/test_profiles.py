@@ -37,8 +37,12 @@ def test_profile_families_match_the_contract() -> None:
     assert PROFILE_FAMILIES[Profile.PUBLIC_NAMED] == frozenset(Family)
     assert PROFILE_FAMILIES[Profile.PRIVATE_CHILD] == {
         Family.CORE_AGENT, Family.LOCAL_ENVIRONMENT, Family.WEB, Family.EXTERNAL_TRIGGER}
-    assert [s.name for s in REGISTRY.model_facing(Profile.PRIVATE_CHILD)] == \
-        [s.name for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)]
+    child = [s.name for s in REGISTRY.model_facing(Profile.PRIVATE_CHILD)]
+    public = [s.name for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)]
+    gated = {s.name for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)
+             if s.family in (Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION)}
+    assert {"AttachWorkspace", "DetachWorkspace", "RemoveWorktree"} <= gated
+    assert child == [name for name in public if name not in gated]
 
 
 def test_private_child_gated_before_validation(tmp_path: Path) -> None:

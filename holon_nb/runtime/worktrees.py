@@ -1,0 +1,503 @@
+"""Switch targets and linked git worktrees: CreateWorktree and RemoveWorktree (workspace spec §6-§8).
+
+Functions here take the caller's :class:`~holon_nb.runtime.workspaces.AgentWorkspaces`
+view. Worktree artifacts are ``ExecutionRootEntry`` records with ``worktree``
+metadata; removal is a tombstone; an id already in the registry gets a
+``:gen_<15hex>`` generation suffix (§1.1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..tools.envelope import ToolError
+from ..tools.errors import ToolFailure
+from .git import (
+    WorktreeRecord, changed_files, check_branch_name, git_dirs, rev_parse_commit, run_git, sanitize_label,
+    short_branch, worktree_records,
+)
+from .store import new_id, now_rfc3339
+from .workspace_paths import (
+    AGENT_HOME_ALIAS, CANONICAL_ROOT, GIT_WORKTREE_ROOT, Discovery, agent_home_id, canonical_root_id, contains, normalize,
+    real_contains, same_path, worktree_root_id,
+)
+
+if TYPE_CHECKING:
+    from .workspaces import AgentWorkspaces
+
+__all__ = ["SwitchTarget", "resolve_target", "identity", "register_root", "create_worktree", "remove_worktree"]
+
+
+def _refuse(reason: str, message: str, hint: str | None = None, **details: Any) -> ToolFailure:
+    from .workspaces import refuse
+    return refuse(reason, message, hint, **details)
+
+
+@dataclass(frozen=True)
+class SwitchTarget:
+    """Where a switch goes (§6): the workspace entry, root path and kind, known root id, default cwd."""
+
+    workspace: dict[str, Any]
+    root_path: str
+    kind: str
+    root_id: str | None
+    default_cwd: str
+
+    def effective_cwd(self, requested: str | None) -> str:
+        """The cwd to enter: ``requested`` (relative joins the root) or the default (§6 rule 5).
+
+        Raises:
+            ToolFailure: ``execution_root_not_found`` when the root directory is gone,
+                ``cwd_outside_execution_root`` (lexically or through a symlink), or
+                ``invalid_tool_input`` (field ``cwd``) when the cwd is not an existing directory.
+        """
+        root = self.root_path
+        if not os.path.isdir(root):
+            raise _refuse("execution_root_not_found", f"execution root directory {root} no longer exists",
+                          "GetWorkspaceState lists the registered roots.", execution_root=root)
+        cwd = self.default_cwd if requested is None else normalize(requested, root)
+        if not contains(root, cwd) or not real_contains(root, cwd):
+            raise _refuse("cwd_outside_execution_root", f"cwd {cwd} is outside the execution root {root}",
+                          "Pass a cwd inside the target root (relative paths join it).",
+                          requested_cwd=requested, resolved_cwd=cwd, execution_root=root)
+        if not os.path.isdir(cwd):
+            raise ToolFailure(ToolError(
+                kind="invalid_tool_input", message=f"cwd {cwd} is not an existing directory",
+                details={"tool_name": "SwitchWorkspace", "field": "cwd", "validation_error": "not an existing directory",
+                         "path": cwd},
+                recovery_hint="Pass an existing directory inside the target root, or omit `cwd`."))
+        return cwd
+
+
+def resolve_target(view: "AgentWorkspaces", attached: list[str], workspace_id: str | None = None,
+                   execution_root_id: str | None = None, path: str | None = None) -> SwitchTarget:
+    """Resolve one switch selector (§6 rules 2-4) without changing anything.
+
+    Raises:
+        ToolFailure: ``workspace_not_found``, ``workspace_not_attached``,
+            ``execution_root_not_found`` or ``execution_root_removed``.
+    """
+    tables = view.tables
+    if workspace_id is not None:
+        if workspace_id in (AGENT_HOME_ALIAS, agent_home_id(view.agent_id)):
+            ws = tables.workspace(agent_home_id(view.agent_id))
+            assert ws is not None  # made when the agent was first seen
+            return SwitchTarget(ws, ws["workspace_anchor"], CANONICAL_ROOT, canonical_root_id(ws["workspace_id"]),
+                                ws["workspace_anchor"])
+        ws = tables.workspace(workspace_id)
+        if ws is None:
+            raise _refuse("workspace_not_found", f"workspace {workspace_id} was not found",
+                          "GetWorkspaceState lists known workspaces; AttachWorkspace adds one by path.",
+                          workspace_id=workspace_id)
+        _require_attached(ws["workspace_id"], attached)
+        return SwitchTarget(ws, ws["workspace_anchor"], CANONICAL_ROOT, canonical_root_id(workspace_id),
+                            ws["workspace_anchor"])
+    if execution_root_id is not None:
+        entry = tables.root(execution_root_id)
+        if entry is None:
+            raise _refuse("execution_root_not_found", f"execution root {execution_root_id} was not found",
+                          "GetWorkspaceState lists registered execution roots.", execution_root_id=execution_root_id)
+        if entry.get("removed_at"):
+            raise _refuse("execution_root_removed", f"execution root {execution_root_id} was removed",
+                          "Pick a live root from GetWorkspaceState, or CreateWorktree.",
+                          execution_root_id=execution_root_id, removed_at=entry["removed_at"])
+        _require_attached(entry["workspace_id"], attached)
+        ws = tables.workspace(entry["workspace_id"])
+        if ws is None:
+            raise _refuse("workspace_not_found", f"workspace {entry['workspace_id']} was not found",
+                          workspace_id=entry["workspace_id"])
+        return SwitchTarget(ws, entry["filesystem_path"], entry["root_kind"], execution_root_id,
+                            entry["filesystem_path"])
+    assert path is not None
+    disc = view.discover(path)
+    bound = [w for w in (tables.workspace(i) for i in attached) if w]
+    ws = next((w for w in bound if w["workspace_anchor"] == disc.anchor), None)
+    if ws is None and disc.anchor == path and not os.path.isdir(os.path.join(path, ".git")):
+        # A plain directory (§1.3 rule 3) is its own anchor, so a subdirectory of an attached plain
+        # workspace would never match it; upstream then refuses a path that is inside an attached
+        # workspace. Fixed here: the innermost attached anchor containing the path is used.
+        inside = [w for w in bound if contains(w["workspace_anchor"], path)]
+        ws = max(inside, key=lambda w: len(w["workspace_anchor"]), default=None)
+        if ws is not None:
+            disc = Discovery(ws["workspace_anchor"], ws["workspace_anchor"], CANONICAL_ROOT, path)
+    if ws is None:
+        raise _refuse("workspace_not_attached",
+                      f"workspace for {path} is not attached; attach canonical root {disc.anchor} first",
+                      "AttachWorkspace with that path (a public named agent may), then switch.",
+                      path=path, workspace_anchor=disc.anchor)
+    if disc.projection_kind == CANONICAL_ROOT:
+        root_id: str | None = canonical_root_id(ws["workspace_id"])
+    else:
+        root_id = next((r["execution_root_id"] for r in tables.roots(ws["workspace_id"], live_only=True)
+                        if r["root_kind"] == GIT_WORKTREE_ROOT and same_path(r["filesystem_path"], disc.execution_root)),
+                       None)
+    return SwitchTarget(ws, disc.execution_root, disc.projection_kind, root_id, disc.cwd)
+
+
+def _require_attached(workspace_id: str, attached: list[str]) -> None:
+    if workspace_id not in attached:
+        raise _refuse("workspace_not_attached", f"workspace {workspace_id} is not attached; attach it before switching",
+                      "A public named agent can AttachWorkspace it.", workspace_id=workspace_id)
+
+
+def identity(record: WorktreeRecord, dirs: tuple[str, str]) -> dict[str, Any]:
+    """Worktree identity from a live porcelain record and ``(git_common_dir, git_dir)``."""
+    return {"git_common_dir": dirs[0], "git_dir": dirs[1], "branch_ref": record.branch_ref,
+            "branch": short_branch(record.branch_ref), "head_commit": record.head, "detached": record.detached}
+
+
+def register_root(view: "AgentWorkspaces", db: Any, ws: dict[str, Any], path: str, ident: dict[str, Any],
+                  provenance: str, requested_base_ref: str | None = None,
+                  resolved_base_commit: str | None = None) -> dict[str, Any]:
+    """Register or refresh a linked worktree root inside an open transaction (§6 rule 7, §7 rules 10 and 12).
+
+    An existing live entry at ``path`` (same ``git_dir``) keeps its id, owner,
+    authorized list and provenance; other live entries at ``path`` are
+    tombstoned; a new entry whose base id is taken gets a ``:gen_`` id. A new
+    entry is registered by, and authorized for, the caller.
+
+    Returns:
+        The stored ``ExecutionRootEntry``.
+    """
+    ws_id = ws["workspace_id"]
+    rows = db.execute("SELECT execution_root_id FROM ws_execution_roots WHERE workspace_id=? AND removed_at IS NULL"
+                      " AND root_kind=?", (ws_id, GIT_WORKTREE_ROOT)).fetchall()
+    live = [view.tables.root_in(db, r["execution_root_id"]) for r in rows]
+    here = [e for e in live if e and same_path(e["filesystem_path"], path)]
+    existing = next((e for e in here if not (e.get("worktree") or {}).get("git_dir") or not ident.get("git_dir")
+                     or same_path(e["worktree"]["git_dir"], ident["git_dir"])), None)
+    for stale in here:
+        if stale is not existing:
+            view.tables.tombstone_root(db, stale["execution_root_id"])
+    if existing is not None:
+        root_id = existing["execution_root_id"]
+    else:
+        root_id = worktree_root_id(ws_id, path)
+        if view.tables.root_in(db, root_id) is not None:
+            root_id = f"{root_id}:{new_id('gen')}"
+    prev = (existing or {}).get("worktree") or {}
+    owner = prev.get("registered_by_agent_id") or view.agent_id
+    worktree = {
+        "provenance": prev.get("provenance") or provenance,
+        "registered_by_agent_id": owner,
+        "authorized_agent_ids": list(prev.get("authorized_agent_ids") or [owner]),
+        "branch": ident.get("branch"), "branch_ref": ident.get("branch_ref"),
+        "head_commit": ident.get("head_commit"), "detached": bool(ident.get("detached")),
+        "requested_base_ref": requested_base_ref or prev.get("requested_base_ref"),
+        "resolved_base_commit": resolved_base_commit or prev.get("resolved_base_commit"),
+        "git_common_dir": ident.get("git_common_dir"), "git_dir": ident.get("git_dir"),
+        "last_cleanup": prev.get("last_cleanup"),
+    }
+    return view.tables.upsert_root(db, {
+        "execution_root_id": root_id, "workspace_id": ws_id, "filesystem_path": normalize(path),
+        "root_kind": GIT_WORKTREE_ROOT, "worktree": {k: v for k, v in worktree.items() if v is not None}})
+
+
+def _set_cleanup(view: "AgentWorkspaces", entry: dict[str, Any], status: str, files: list[str],
+                 error: str | None = None) -> None:
+    cleanup: dict[str, Any] = {"status": status, "changed_files": files, "inspected_at": now_rfc3339()}
+    if error:
+        cleanup["error"] = error
+    with view.tables.store.tx() as db:
+        view.tables.upsert_root(db, {**entry, "worktree": {**entry["worktree"], "last_cleanup": cleanup}})
+
+
+# ---------------------------------------------------------------- CreateWorktree (§7)
+
+async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: str, base_ref: str,
+                          label: str | None, activate: bool, on_existing: str) -> dict[str, Any]:
+    """Create, or safely reuse, a linked worktree of an attached workspace (§7). Conflicts are success results.
+
+    Raises:
+        ToolFailure: ``invalid_tool_input`` (branch refused by ``git check-ref-format``)
+            or ``tool_execution_failed`` with ``workspace_not_attached``,
+            ``workspace_not_found``, ``base_ref_unresolved`` or ``git_failed``.
+    """
+    async with view.svc.lock:
+        view.active()
+        ws_id = agent_home_id(view.agent_id) if workspace_id == AGENT_HOME_ALIAS else workspace_id
+        _require_attached(ws_id, view.ensure()["attached"])
+        ws = view.tables.workspace(ws_id)
+        if ws is None:
+            raise _refuse("workspace_not_found", f"workspace {workspace_id} was not found", workspace_id=workspace_id)
+        anchor = ws["workspace_anchor"]
+        if not await check_branch_name(branch, anchor):
+            raise ToolFailure(ToolError(
+                kind="invalid_tool_input", message=f"`{branch}` is not a valid branch name",
+                details={"tool_name": "CreateWorktree", "field": "branch",
+                         "validation_error": "rejected by git check-ref-format --branch"},
+                recovery_hint="Use a short branch name such as feature/issue-12 (no spaces, no leading dash)."))
+        base = await rev_parse_commit(base_ref, anchor)
+        if base is None:
+            raise _refuse("base_ref_unresolved", f"base_ref {base_ref} does not resolve to a commit in {anchor}",
+                          "Pass an existing commit-ish such as main or a commit id.", base_ref=base_ref)
+        branch_ref = f"refs/heads/{branch}"
+        records, err = await worktree_records(anchor)
+        if records is None:
+            raise _refuse("git_failed", f"git worktree list failed: {err}"[:512], anchor=anchor)
+        matching = [r for r in records if r.branch_ref == branch_ref]
+        out: dict[str, Any] = {
+            "created": False, "reused": False, "activated": False, "base_ref_applied": False,
+            "requested_base_ref": base_ref, "resolved_base_commit": base, "branch": branch, "branch_ref": branch_ref,
+            "branch_tip": await rev_parse_commit(branch_ref, anchor)}
+        if matching:
+            return await _existing(view, ws, matching, out, activate, on_existing)
+        if out["branch_tip"] is not None:
+            return _conflict(out, "branch exists without a live linked worktree", "branch-only conflict; no state changed")
+        return await _create(view, ws, branch, label, base, out, activate)
+
+
+def _conflict(out: dict[str, Any], why: str, summary: str, disposition: str = "conflict", **extra: Any) -> dict[str, Any]:
+    res = {"disposition": disposition, **out, **{k: v for k, v in extra.items() if v}, "conflict": why}
+    return {k: v for k, v in res.items() if v is not None} | {"summary_text": summary}
+
+
+async def _existing(view: "AgentWorkspaces", ws: dict[str, Any], matching: list[WorktreeRecord], out: dict[str, Any],
+                    activate: bool, on_existing: str) -> dict[str, Any]:
+    paths = [r.path for r in matching]
+    candidates = [e for e in view.tables.roots(ws["workspace_id"], live_only=True)
+                  if any(same_path(e["filesystem_path"], p) for p in paths)]
+    if len(matching) > 1:
+        return _conflict(out, "multiple live worktrees match the requested branch",
+                         "branch match is ambiguous; no state changed", candidates=candidates)
+    record = matching[0]
+    if not os.path.isdir(record.path):
+        return _conflict(out, "matching worktree backing path is missing",
+                         "missing worktree path conflict; no state changed", worktree_path=record.path,
+                         candidates=candidates)
+    if same_path(record.path, ws["workspace_anchor"]):
+        return _conflict(out, "branch is checked out by the canonical workspace",
+                         "canonical checkout already uses branch; no state changed", worktree_path=record.path)
+    if on_existing == "error":
+        return _conflict(out, "matching live worktree already exists", "create-only policy rejected existing worktree",
+                         disposition="already_exists", worktree_path=record.path)
+    dirs, err = await git_dirs(record.path)
+    if dirs is None:
+        raise _refuse("git_failed", f"git could not inspect {record.path}: {err}"[:512], path=record.path)
+    path = next((c["filesystem_path"] for c in candidates), record.path)
+    with view.tables.store.tx() as db:
+        root = register_root(view, db, ws, path, identity(record, dirs), "discovered",
+                             out["requested_base_ref"], out["resolved_base_commit"])
+    activation_error = await _activate(view, root, activate)
+    res = {"disposition": "reused", **out, "reused": True, "activated": activate and activation_error is None,
+           "branch_tip": record.head or out["branch_tip"], "execution_root_id": root["execution_root_id"],
+           "worktree_path": root["filesystem_path"], "activation_error": activation_error}
+    return {k: v for k, v in res.items() if v is not None} | {
+        "summary_text": "reused the unique live linked worktree without applying base_ref"}
+
+
+async def _activate(view: "AgentWorkspaces", root: dict[str, Any], activate: bool) -> str | None:
+    if not activate:
+        return None
+    try:
+        await view.switch_locked(execution_root_id=root["execution_root_id"])
+    except ToolFailure as failure:
+        return failure.error.message
+    return None
+
+
+async def _create(view: "AgentWorkspaces", ws: dict[str, Any], branch: str, label: str | None, base: str,
+                  out: dict[str, Any], activate: bool) -> dict[str, Any]:
+    anchor = ws["workspace_anchor"]
+    managed = os.path.join(os.path.dirname(anchor) or "/", f".holon-worktrees-{os.path.basename(anchor) or 'repo'}")
+    os.makedirs(managed, exist_ok=True)
+    path = os.path.join(managed, f"{sanitize_label(label or branch)}-{new_id('wt')}")
+    added = await run_git(["worktree", "add", "-b", branch, path, base], anchor)
+    if not added.success:
+        raise _refuse("git_failed", f"git worktree add failed: {added.stderr}"[:512], git_stderr=added.stderr[:2000])
+    records, err = await worktree_records(anchor)
+    record = next((r for r in records or [] if same_path(r.path, path)), None)
+    dirs, err2 = await git_dirs(path)
+    if record is None or dirs is None:
+        raise _refuse("git_failed", f"created worktree was not reported by git: {err or err2}"[:512], path=path)
+    with view.tables.store.tx() as db:
+        root = register_root(view, db, ws, path, identity(record, dirs), "runtime_created",
+                             out["requested_base_ref"], base)
+    activation_error = await _activate(view, root, activate)
+    with view.tables.store.tx() as db:
+        view.tables.audit(db, view.agent_id, "worktree_created", {
+            "workspace_id": ws["workspace_id"], "execution_root_id": root["execution_root_id"], "branch": branch,
+            "requested_base_ref": out["requested_base_ref"], "resolved_base_commit": base,
+            "activated": activate and activation_error is None})
+    res = {"disposition": "created", **out, "created": True, "base_ref_applied": True,
+           "activated": activate and activation_error is None, "branch_tip": record.head,
+           "execution_root_id": root["execution_root_id"], "worktree_path": path, "activation_error": activation_error}
+    return {k: v for k, v in res.items() if v is not None} | {"summary_text": "created and registered linked worktree"}
+
+
+# ---------------------------------------------------------------- RemoveWorktree (§8)
+
+def _removal(root_id: str, disposition: str, summary: str, **fields: Any) -> dict[str, Any]:
+    res = {"execution_root_id": root_id, "disposition": disposition, "switched": False, "removed": False,
+           "branch_deleted": False, **fields}
+    return {k: v for k, v in res.items() if v is not None and v != []} | {"summary_text": summary}
+
+
+async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, return_to: str | None,
+                          branch_policy: str, merged_into: str | None) -> dict[str, Any]:
+    """Safely remove a registered linked worktree (§8); every check runs before the first change.
+
+    Raises:
+        ToolFailure: ``tool_execution_failed`` with the §8 reasons.
+    """
+    async with view.svc.lock:
+        active = view.active()
+        entry = _removable(view, execution_root_id)
+        if entry.get("removed_at"):
+            wt = entry.get("worktree") or {}
+            return _removal(execution_root_id, "already_removed", "worktree was already removed",
+                            branch=wt.get("branch"), branch_tip=wt.get("head_commit"))
+        wt = entry["worktree"]
+        ws = view.tables.workspace(entry["workspace_id"])
+        if ws is None:
+            raise _refuse("workspace_not_found", f"workspace {entry['workspace_id']} was not found",
+                          workspace_id=entry["workspace_id"])
+        is_active = active["execution_root_id"] == execution_root_id
+        selector = _return_selector(view, entry, return_to) if is_active else None
+        mine = active.get("occupancy_id") if is_active else None
+        with view.tables.store.tx() as db:
+            others = [o for o in view.tables.live_occupancies_in(db, execution_root_id) if o["occupancy_id"] != mine]
+        if others:
+            raise _refuse("occupied", "worktree has active occupancy outside the current projection",
+                          "Wait until the other agent leaves this worktree.", execution_root_id=execution_root_id,
+                          holders=sorted({o["holder_agent_id"] for o in others}))
+        record = await _verify_live(entry, ws)
+        files, err = await changed_files(entry["filesystem_path"])
+        if files is None:
+            raise _refuse("git_failed", f"git status failed: {err}"[:512], path=entry["filesystem_path"])
+        if files:
+            _set_cleanup(view, entry, "retained_dirty", files)
+            with view.tables.store.tx() as db:
+                view.tables.audit(db, view.agent_id, "worktree_cleanup_retained",
+                                  {"execution_root_id": execution_root_id, "changed_files": files})
+            return _removal(execution_root_id, "retained_dirty", "dirty worktree retained", branch=wt.get("branch"),
+                            branch_tip=record.head, changed_files=files)
+        await _prove_merged(record, ws["workspace_anchor"], branch_policy, merged_into)
+        switched = False
+        if selector is not None:
+            await view.switch_locked(**selector)
+            switched = True
+        return await _remove_now(view, entry, record, ws, branch_policy, switched)
+
+
+def _removable(view: "AgentWorkspaces", execution_root_id: str) -> dict[str, Any]:
+    """§8 rules 1, 3 and 4: the entry exists, is a worktree, has identity metadata, and the caller may remove it."""
+    entry = view.tables.root(execution_root_id)
+    if entry is None:
+        raise _refuse("execution_root_not_found", f"execution root {execution_root_id} was not found",
+                      "GetWorkspaceState lists registered execution roots.", execution_root_id=execution_root_id)
+    if entry["root_kind"] != GIT_WORKTREE_ROOT:
+        raise _refuse("canonical_root_not_removable", "canonical workspace roots cannot be removed",
+                      "Only linked worktrees can be removed; DetachWorkspace drops a binding.",
+                      execution_root_id=execution_root_id)
+    if entry.get("removed_at"):
+        return entry
+    wt = entry.get("worktree") or {}
+    if not (wt.get("git_common_dir") and wt.get("git_dir")):
+        raise _refuse("artifact_identity_unavailable", "registered worktree identity metadata is unavailable",
+                      "SwitchWorkspace into the worktree once to refresh its registration.",
+                      execution_root_id=execution_root_id)
+    authorized = wt.get("authorized_agent_ids") or []
+    if view.agent_id not in authorized and not (not authorized and wt.get("registered_by_agent_id") == view.agent_id):
+        raise _refuse("not_authorized", f"agent {view.agent_id} is not authorized to remove {execution_root_id}",
+                      "Ask the agent that registered this worktree to remove it.",
+                      execution_root_id=execution_root_id, registered_by_agent_id=wt.get("registered_by_agent_id"))
+    return entry
+
+
+def _return_selector(view: "AgentWorkspaces", entry: dict[str, Any], return_to: str | None) -> dict[str, Any]:
+    """§8 rule 5: where an active target returns to, validated before any change."""
+    root_id = entry["execution_root_id"]
+    if return_to is None:
+        raise _refuse("return_to_required", "the worktree is active; removing it requires `return_to`",
+                      "Pass return_to: canonical, agent_home or another execution_root_id.", execution_root_id=root_id)
+    if return_to == root_id:
+        raise _refuse("return_to_invalid", "return_to must select a different execution root",
+                      "Use canonical, agent_home or another root.", execution_root_id=root_id)
+    if return_to == "canonical":
+        selector = {"workspace_id": entry["workspace_id"]}
+    elif return_to == AGENT_HOME_ALIAS:
+        selector = {"workspace_id": AGENT_HOME_ALIAS}
+    else:
+        selector = {"execution_root_id": return_to}
+    resolve_target(view, view.ensure()["attached"], **selector).effective_cwd(None)
+    return selector
+
+
+async def _verify_live(entry: dict[str, Any], ws: dict[str, Any]) -> WorktreeRecord:
+    """§8 rule 7: live porcelain listing, generation identity, checkout identity, lock."""
+    wt, path = entry["worktree"], entry["filesystem_path"]
+    records, err = await worktree_records(ws["workspace_anchor"])
+    record = next((r for r in records or [] if same_path(r.path, path)), None)
+    if record is None:
+        raise _refuse("worktree_missing_from_git", "registered worktree is missing from live git state",
+                      "GetWorkspaceState shows its last known state.", path=path, git_error=err or None)
+    dirs, err = await git_dirs(path)
+    if dirs is None:
+        raise _refuse("git_failed", f"git could not inspect {path}: {err}"[:512], path=path)
+    if not (same_path(dirs[0], wt["git_common_dir"]) and same_path(dirs[1], wt["git_dir"])):
+        raise _refuse("generation_mismatch", "registered worktree generation does not match live git state",
+                      "The directory now holds a different worktree; GetWorkspaceState shows its root id.",
+                      recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]},
+                      live={"git_common_dir": dirs[0], "git_dir": dirs[1]})
+    if wt.get("branch_ref") != record.branch_ref or bool(wt.get("detached")) != record.detached:
+        raise _refuse("checkout_mismatch", "registered worktree checkout identity does not match live git state",
+                      "SwitchWorkspace into it to refresh the registration, then retry.",
+                      recorded_branch_ref=wt.get("branch_ref"), live_branch_ref=record.branch_ref)
+    if record.locked is not None:
+        raise _refuse("worktree_locked", f"worktree is locked: {record.locked}".rstrip(": "),
+                      "Unlock it with git worktree unlock first.", path=path, lock_reason=record.locked)
+    return record
+
+
+async def _prove_merged(record: WorktreeRecord, anchor: str, branch_policy: str, merged_into: str | None) -> None:
+    """§8 rule 9: a detached HEAD or ``delete_if_merged`` needs ``merged_into`` and ancestry."""
+    if not (record.detached or branch_policy == "delete_if_merged"):
+        return
+    if merged_into is None:
+        raise _refuse("merge_proof_required", "detached HEAD removal or branch deletion requires `merged_into`",
+                      "Pass merged_into: a ref (such as main) that contains the worktree HEAD.")
+    if not record.head:
+        raise _refuse("head_unavailable", "worktree HEAD commit is unavailable")
+    out = await run_git(["merge-base", "--is-ancestor", record.head, merged_into], anchor)
+    if out.returncode == 1:
+        raise _refuse("not_merged", f"worktree HEAD is not merged into {merged_into}; artifact retained",
+                      "Merge the branch first, or keep it with branch_policy keep.",
+                      head=record.head, merged_into=merged_into)
+    if not out.success:
+        raise _refuse("git_failed", f"git merge-base failed: {out.stderr}"[:512], merged_into=merged_into)
+
+
+async def _remove_now(view: "AgentWorkspaces", entry: dict[str, Any], record: WorktreeRecord, ws: dict[str, Any],
+                      branch_policy: str, switched: bool) -> dict[str, Any]:
+    """§8 rules 10-11 under a cleanup lease: git worktree remove (never --force), tombstone, optional CAS delete."""
+    root_id, path, anchor = entry["execution_root_id"], entry["filesystem_path"], ws["workspace_anchor"]
+    branch, tip = short_branch(record.branch_ref), record.head
+    with view.tables.store.tx() as db:
+        if view.tables.grant_lease(db, root_id, view.agent_id) is None:
+            raise _refuse("occupied", "worktree has active occupancy; no cleanup lease", execution_root_id=root_id)
+    try:
+        removed = await run_git(["worktree", "remove", path], anchor)
+        if not removed.success:
+            _set_cleanup(view, entry, "failed", [], removed.stderr)
+            return _removal(root_id, "failed", "git refused worktree removal; artifact retained", switched=switched,
+                            branch=branch, branch_tip=tip, error=removed.stderr or "git worktree remove failed")
+        with view.tables.store.tx() as db:
+            view.tables.tombstone_root(db, root_id)
+        disposition, error, deleted = "removed", None, False
+        if branch_policy == "delete_if_merged" and record.branch_ref and tip:
+            dropped = await run_git(["update-ref", "-d", record.branch_ref, tip], anchor)
+            deleted = dropped.success
+            if not deleted:
+                disposition, error = "removed_branch_retained", dropped.stderr or "git update-ref -d failed"
+        with view.tables.store.tx() as db:
+            view.tables.audit(db, view.agent_id, "worktree_cleanup_removed",
+                              {"execution_root_id": root_id, "branch": branch, "branch_deleted": deleted})
+        return _removal(root_id, disposition, "worktree removed safely" if not error else
+                        "worktree removed but branch deletion failed safely", switched=switched, removed=True,
+                        branch_deleted=deleted, branch=branch, branch_tip=tip, error=error)
+    finally:
+        with view.tables.store.tx() as db:
+            view.tables.drop_lease(db, root_id)
