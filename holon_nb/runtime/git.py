@@ -81,7 +81,8 @@ async def run_git(args: list[str], cwd: str) -> GitOutput:
         return GitOutput(False, -1, "", f"could not run git in {cwd}: {exc.strerror or exc}")
     return GitOutput(
         proc.returncode == 0, proc.returncode,
-        proc.stdout.decode("utf-8", "replace").strip(), proc.stderr.decode("utf-8", "replace").strip(),
+        # only the end is trimmed: porcelain lines begin with a meaningful space
+        proc.stdout.decode("utf-8", "replace").rstrip(), proc.stderr.decode("utf-8", "replace").strip(),
     )
 
 
@@ -125,11 +126,29 @@ async def changed_files(path: str) -> tuple[list[str] | None, str]:
     Returns:
         ``(files, "")``, or ``(None, stderr)`` when git fails.
     """
-    out = await run_git(["status", "--porcelain=v1", "--untracked-files=all"], path)
+    out = await run_git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], path)
     if not out.success:
         return None, out.stderr or f"git status failed in {path}"
-    files = {line[3:].strip() if len(line) > 3 else line.strip() for line in out.stdout.splitlines() if line.strip()}
-    return sorted(files), ""
+    return parse_status_z(out.stdout), ""
+
+
+def parse_status_z(text: str) -> list[str]:
+    """Sorted unique paths of ``git status --porcelain=v1 -z`` output (``XY path`` entries, NUL-separated;
+    a rename or copy entry is followed by its source path, which is listed too)."""
+    files: set[str] = set()
+    entries = text.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        files.add(entry[3:])
+        if "R" in entry[:2] or "C" in entry[:2]:
+            if i < len(entries) and entries[i]:
+                files.add(entries[i])
+            i += 1
+    return sorted(files)
 
 
 async def rev_parse_commit(ref: str, cwd: str) -> str | None:

@@ -37,6 +37,16 @@ def test_dirty_active_worktree_is_retained_in_place(rt: Runtime, repo: Path, ws_
     assert cleanup["status"] == "retained_dirty" and cleanup["changed_files"] == ["scratch.txt"]
 
 
+def test_changed_files_name_modified_renamed_and_spaced_paths_whole(rt: Runtime, repo: Path, ws_r: str) -> None:
+    made = _make(rt, ws_r, activate=False)
+    wt = Path(made["worktree_path"])
+    Path(wt, "src", "mod.py").write_text("print('changed')\n")  # status " M": a leading space
+    git(wt, "mv", "README", "READ ME")
+    res = ok(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}))
+    assert res["disposition"] == "retained_dirty"
+    assert res["changed_files"] == ["READ ME", "README", "src/mod.py"]
+
+
 def test_active_target_needs_a_different_return_to(rt: Runtime, repo: Path, ws_r: str) -> None:  # case 35
     made = _make(rt, ws_r)
     rid = made["execution_root_id"]
