@@ -7,6 +7,7 @@ receipt as ``text/plain``; workspace state as readable tables.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -19,7 +20,50 @@ from .display import Table
 from .magics import SessionMagics, raise_option
 from .workspace_view import WorkspaceView, worktree_rows
 
-__all__ = ["WorkspaceMagics"]
+__all__ = ["WorkspaceMagics", "restore_blank_context"]
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _blank_ws(text: str) -> list[str]:
+    return ["" if not line.strip() else line for line in text.splitlines()]
+
+
+def restore_blank_context(cell: str, raw_cell: str) -> str:
+    """Undo IPython's stripping of whitespace-only lines in a ``%%patch`` body.
+
+    IPython hands a cell magic its body with whitespace-only lines emptied, so
+    a blank context line of a unified diff (a single space) arrives as an
+    empty line, which ApplyPatch rightly refuses (``invalid_hunk_empty_line``).
+    When the raw cell (from IPython's input history) is the same cell, its
+    body is used as typed. Otherwise an empty line inside a hunk, while the
+    hunk header's counts say old and new lines are still due, is read as a
+    blank context line.
+
+    Args:
+        cell: The body IPython passed to the magic.
+        raw_cell: The cell as typed (first line ``%%patch …``), or "".
+
+    Returns:
+        The patch text to send.
+    """
+    first, _, body = raw_cell.partition("\n")
+    if first.lstrip().startswith("%%patch") and _blank_ws(body) == _blank_ws(cell):
+        return body + ("\n" if cell.endswith("\n") and not body.endswith("\n") else "")
+    out, old, new = [], 0, 0
+    for line in cell.split("\n"):
+        m = _HUNK.match(line)
+        if m and old <= 0 and new <= 0:
+            old = int(m.group(1)) if m.group(1) is not None else 1
+            new = int(m.group(2)) if m.group(2) is not None else 1
+        elif old > 0 or new > 0:
+            if line == "" and old > 0 and new > 0:
+                line = " "
+            tag = line[:1]
+            old -= tag in (" ", "-")
+            new -= tag in (" ", "+")
+        out.append(line)
+    return "\n".join(out)
 
 
 @magics_class
@@ -51,7 +95,13 @@ class WorkspaceMagics(SessionMagics):
         args = parse_argstring(self.patch, line)
         if not cell.strip():
             raise UsageError("%%patch needs the patch text in the cell body")
-        self._call("ApplyPatch", {"patch": cell}, args.raise_error)
+        self._call("ApplyPatch", {"patch": restore_blank_context(cell, self._raw_cell())}, args.raise_error)
+
+    def _raw_cell(self) -> str:
+        """The cell as typed (IPython's raw input history), or "" when unavailable."""
+        history = getattr(self.shell, "history_manager", None)
+        raw = getattr(history, "input_hist_raw", None) or [""]
+        return raw[-1] if isinstance(raw[-1], str) else ""
 
     # ------------------------------------------------------------ %workspace
     def _state(self) -> Any:
