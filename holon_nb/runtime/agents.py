@@ -32,5 +32,14 @@ class AgentPlane:
         """The view one tool call sees (its agent, profile and execution context)."""
         return self
 
+    def summary(self, agent_id: str, fallback_profile: str | None = None) -> dict[str, Any] | None:
+        """GetAgent's ``AgentSummary`` of ``agent_id``, or None when unknown (agents spec §5.2; read-only).
+
+        See :func:`holon_nb.runtime.agent_summary.build_agent_summary`.
+        """
+        from .agent_summary import build_agent_summary
+
+        return build_agent_summary(self._rt, agent_id, fallback_profile)
+
     async def close(self) -> None:
         """Awaited on the loop thread while the runtime closes, before task runners stop."""

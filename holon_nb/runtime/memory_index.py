@@ -1,0 +1,282 @@
+"""The memory index: a documents table plus an SQLite FTS5 index (agents spec §5.17).
+
+Tables (in the runtime's store, created by :func:`ensure_schema`):
+
+- ``memory_documents`` — one row per ``(agent_id, source_ref)``: kind, scope,
+  workspace, title, metadata, ``updated_at``, a change ``fingerprint`` and, for
+  namespaces that only the index holds (briefs, work items, …), the ``body``.
+- ``memory_fts`` — FTS5 (``unicode61``) over ``title``, the bounded search
+  ``body`` and ``grams`` (CJK bigrams); its rowid is the document's id.
+- ``memory_cursors`` — how far each runtime table has been indexed.
+
+Search ranks by ``bm25`` ascending, then ``updated_at`` descending; the query
+is expanded with CJK bigrams, each whitespace-separated term quoted (so FTS
+operators are neutralised) and the terms OR-ed (agents spec §5.17 rule 2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Doc", "MemoryIndexUnavailable", "fts5_available", "ensure_schema", "upsert", "delete", "search",
+    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS",
+]
+
+#: Characters of a document's text that go into the full-text index.
+SEARCH_TEXT_MAX_CHARS = 32_000
+_TITLE_WEIGHT, _BODY_WEIGHT, _GRAMS_WEIGHT = 4.0, 1.0, 1.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_documents (
+    id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, source_ref TEXT NOT NULL, kind TEXT NOT NULL,
+    scope_kind TEXT NOT NULL, workspace_id TEXT, source_path TEXT, title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '', metadata TEXT NOT NULL DEFAULT '{}', updated_at TEXT NOT NULL,
+    fingerprint TEXT, UNIQUE(agent_id, source_ref)
+);
+CREATE INDEX IF NOT EXISTS memory_documents_kind ON memory_documents(agent_id, kind);
+CREATE TABLE IF NOT EXISTS memory_cursors (
+    source TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at TEXT NOT NULL
+);
+"""
+_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(title, body, grams, tokenize='unicode61')"
+
+
+class MemoryIndexUnavailable(RuntimeError):
+    """The Python ``sqlite3`` module here was built without FTS5, so memory search cannot run."""
+
+
+def safe_text(text: str) -> str:
+    """Text SQLite can store: lone surrogates become U+FFFD and NUL characters are dropped."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text.replace("\x00", "")
+
+
+def _statements(script: str) -> list[str]:
+    return [stmt.strip() for stmt in script.split(";") if stmt.strip()]
+
+
+def fts5_available(execute: Callable[[str], Any]) -> bool:
+    """True when this SQLite build has the FTS5 extension (probed with a temporary table).
+
+    Args:
+        execute: Runs one SQL statement outside any transaction (``Store.query``).
+    """
+    try:
+        execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.holon_fts5_probe USING fts5(x)")
+        execute("DROP TABLE IF EXISTS temp.holon_fts5_probe")
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+def ensure_schema(execute: Callable[[str], Any]) -> bool:
+    """Create the memory tables if missing; return whether the FTS5 index exists.
+
+    Args:
+        execute: Runs one SQL statement outside any transaction (``Store.query``).
+
+    Without FTS5 the documents table is still created (MemoryGet keeps working)
+    and search raises :class:`MemoryIndexUnavailable`.
+    """
+    for stmt in _statements(_SCHEMA):
+        execute(stmt)
+    if not fts5_available(execute):
+        return False
+    execute(_FTS)
+    return True
+
+
+@dataclass
+class Doc:
+    """One memory document (agents spec §5.17/§5.18 result fields).
+
+    Attributes:
+        agent_id: Owner; only the owner can find or fetch it.
+        source_ref: Its ``source_ref`` (agents spec §6).
+        kind: Result ``kind`` (``brief``, ``tool_command_output``, …).
+        scope_kind: ``agent`` or ``workspace``.
+        title: Short title.
+        body: What MemoryGet returns as ``content``.
+        updated_at: RFC 3339 time of the source's last change.
+        metadata: Provenance (``governance_surface``, ``trust_class``, ids…).
+        workspace_id: Workspace of a workspace-scoped document, if known.
+        source_path: File behind the document (agent memory Markdown), if any.
+        search_text: What is indexed; None means ``body``.
+        fingerprint: Change detector for file-backed sources.
+    """
+
+    agent_id: str
+    source_ref: str
+    kind: str
+    scope_kind: str
+    title: str
+    body: str
+    updated_at: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    workspace_id: str | None = None
+    source_path: str | None = None
+    search_text: str | None = None
+    fingerprint: str | None = None
+
+    def result(self, max_chars: int) -> dict[str, Any]:
+        """The MemoryGet ``memory`` object, ``content`` cut to ``max_chars`` characters."""
+        content = self.body[:max_chars]
+        out: dict[str, Any] = {
+            "kind": self.kind, "source_ref": self.source_ref, "scope_kind": self.scope_kind,
+            "agent_id": self.agent_id, "title": self.title, "content": content,
+            "truncated": len(self.body) > max_chars, "updated_at": self.updated_at, "metadata": self.metadata,
+        }
+        if self.workspace_id is not None:
+            out["workspace_id"] = self.workspace_id
+        if self.source_path is not None:
+            out["source_path"] = self.source_path
+        return out
+
+
+_CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF), (0x2A700, 0x2CEAF))
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+
+
+def cjk_bigrams(text: str) -> str:
+    """Space-separated bigrams of adjacent CJK characters (``混合搜索`` → ``混合 合搜 搜索``)."""
+    grams = [a + b for a, b in itertools.pairwise(text) if _is_cjk(a) and _is_cjk(b)]
+    return " ".join(grams)
+
+
+def fts_query(query: str) -> str:
+    """The FTS5 MATCH expression for a user query (agents spec §5.17 rule 2).
+
+    The query plus its CJK bigrams is split on whitespace; each term becomes a
+    quoted phrase (``"`` doubled) and the phrases are OR-ed.
+    """
+    text = safe_text(query)
+    terms = (text + "\n" + cjk_bigrams(text)).split()
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def upsert(db: sqlite3.Connection, doc: Doc, *, fts: bool, keep_body: bool) -> None:
+    """Insert or replace ``doc`` (and its FTS row) inside the open transaction ``db``.
+
+    Args:
+        fts: Whether the FTS5 table exists.
+        keep_body: Store ``body`` (for namespaces resolved from the index itself).
+    """
+    title = safe_text(doc.title)
+    body = safe_text(doc.body) if keep_body else ""
+    values = (doc.kind, doc.scope_kind, doc.workspace_id, doc.source_path, title, body,
+              json.dumps(doc.metadata, default=str), doc.updated_at, doc.fingerprint)
+    row = db.execute("SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?",
+                     (doc.agent_id, doc.source_ref)).fetchone()
+    if row is not None:
+        doc_id = row[0]
+        db.execute("UPDATE memory_documents SET kind=?, scope_kind=?, workspace_id=?, source_path=?, title=?,"
+                   " body=?, metadata=?, updated_at=?, fingerprint=? WHERE id=?", (*values, doc_id))
+        if fts:
+            db.execute("DELETE FROM memory_fts WHERE rowid=?", (doc_id,))
+    else:
+        cur = db.execute("INSERT INTO memory_documents(agent_id, source_ref, kind, scope_kind, workspace_id,"
+                         " source_path, title, body, metadata, updated_at, fingerprint)"
+                         " VALUES (?,?,?,?,?,?,?,?,?,?,?)", (doc.agent_id, doc.source_ref, *values))
+        doc_id = cur.lastrowid
+    if fts:
+        text = safe_text(doc.search_text if doc.search_text is not None else doc.body)[:SEARCH_TEXT_MAX_CHARS]
+        db.execute("INSERT INTO memory_fts(rowid, title, body, grams) VALUES (?,?,?,?)",
+                   (doc_id, title, text, cjk_bigrams(title + "\n" + text)))
+
+
+def delete(db: sqlite3.Connection, agent_id: str, source_ref: str, *, fts: bool) -> None:
+    """Remove a document and its FTS row inside the open transaction ``db``."""
+    row = db.execute("SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?",
+                     (agent_id, source_ref)).fetchone()
+    if row is None:
+        return
+    db.execute("DELETE FROM memory_documents WHERE id=?", (row[0],))
+    if fts:
+        db.execute("DELETE FROM memory_fts WHERE rowid=?", (row[0],))
+
+
+def search(read: Callable[[str, tuple[Any, ...]], list[Any]], query: str, *, agent_id: str, limit: int,
+           workspace_id: str | None, all_workspaces: bool) -> list[dict[str, Any]]:
+    """Ranked documents of ``agent_id`` matching ``query`` (agents spec §5.17 rules 2-3).
+
+    Args:
+        read: Runs one read query and returns its rows (``Store.query``).
+
+    Visibility: only ``agent_id``'s documents; agent-scoped ones always;
+    workspace-scoped ones when ``all_workspaces``, when their workspace is
+    ``workspace_id``, or when their workspace is unknown (NULL).
+
+    Returns:
+        Up to ``limit`` results ``{kind, source_ref, scope_kind, workspace_id?, agent_id,
+        source_path?, title, snippet, score, updated_at, metadata}``.
+    """
+    match = fts_query(query)
+    if not match:
+        return []
+    rows = read(
+        "SELECT d.id, d.source_ref, d.kind, d.scope_kind, d.workspace_id, d.agent_id, d.source_path, d.title,"
+        " d.metadata, d.updated_at, bm25(memory_fts, ?, ?, ?) AS score"
+        " FROM memory_fts JOIN memory_documents d ON d.id = memory_fts.rowid"
+        " WHERE memory_fts MATCH ? AND d.agent_id = ?"
+        "   AND (d.scope_kind = 'agent' OR d.workspace_id IS NULL OR ? OR d.workspace_id = ?)"
+        " ORDER BY score ASC, d.updated_at DESC LIMIT ?",
+        (_TITLE_WEIGHT, _BODY_WEIGHT, _GRAMS_WEIGHT, match, agent_id, int(all_workspaces), workspace_id, limit),
+    )
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    texts = {r[0]: r[1] for r in read(f"SELECT rowid, body FROM memory_fts WHERE rowid IN ({','.join('?' * len(ids))})",
+                                      tuple(ids))}
+    terms = _terms(query)
+    out = []
+    for r in rows:
+        item: dict[str, Any] = {
+            "kind": r[2], "source_ref": r[1], "scope_kind": r[3], "agent_id": r[5], "title": r[7],
+            "snippet": snippet(texts.get(r[0]) or r[7], terms), "score": r[10], "updated_at": r[9],
+            "metadata": json.loads(r[8] or "{}"),
+        }
+        if r[4] is not None:
+            item["workspace_id"] = r[4]
+        if r[6] is not None:
+            item["source_path"] = r[6]
+        out.append(item)
+    return out
+
+
+def _terms(query: str) -> list[str]:
+    text = safe_text(query)
+    words = [w for w in re.split(r"\W+", text.lower()) if w]
+    return sorted(set(words) | set(cjk_bigrams(text).split()), key=len, reverse=True)
+
+
+_SNIPPET_RADIUS = 120
+
+
+def snippet(text: str, terms: Iterable[str]) -> str:
+    """About 240 characters of ``text`` around the first query term found (whitespace collapsed).
+
+    Without any term in the text, the first 48 words (upstream's excerpt).
+    """
+    flat = " ".join(text.split())
+    pattern = "|".join(rf"(?<!\w){re.escape(t)}(?!\w)" if t.isalnum() and t.isascii() else re.escape(t)
+                       for t in terms if t)
+    found = re.search(pattern, flat, re.IGNORECASE) if pattern else None
+    if found is None:
+        return " ".join(flat.split(" ")[:48])
+    start = max(0, found.start() - _SNIPPET_RADIUS)
+    end = min(len(flat), found.start() + _SNIPPET_RADIUS)
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
