@@ -37,6 +37,8 @@ class CallContext:
         stop_reason: The provider's stop reason of the round, if any.
         round: The 1-based model round, if any.
         execution_id: The tool execution id (``tool_…``) assigned by the runtime.
+        model_route: The model route of the round (``openai-codex/gpt-5``…), None for direct
+            calls; it picks the ApplyPatch surface (commands spec §10.1).
     """
 
     agent_id: str
@@ -46,6 +48,7 @@ class CallContext:
     stop_reason: str | None = None
     round: int | None = None
     execution_id: str = ""
+    model_route: str | None = None
 
 
 @runtime_checkable

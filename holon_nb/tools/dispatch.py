@@ -206,7 +206,7 @@ async def dispatch(
         if refusal is not None:
             return error_envelope(name, refusal)
         assert spec is not None
-        parsed = parse_args(spec, args)
+        parsed = parse_args(spec, args if spec.prepare is None else spec.prepare(args, ctx.call))
         payload = await spec.handler(parsed, ctx)
         return success_envelope(name, payload)
     except ToolFailure as failure:

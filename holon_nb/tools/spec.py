@@ -89,6 +89,10 @@ class ToolSpec:
             (commands spec §2.4) raising ``ToolFailure`` on invalid input.
         parse_hint: Optional ``(raw args, parse_error) -> str | None`` giving a
             targeted ``recovery_hint`` for a parse failure (commands spec §5.4).
+        prepare: Optional ``(raw args, call) -> raw args`` run by dispatch before
+            JSON parsing and validation, for tools whose accepted input shape
+            depends on the call (ApplyPatch surfaces, commands spec §10.1); may
+            raise ``ToolFailure``.
     """
 
     name: str
@@ -103,6 +107,7 @@ class ToolSpec:
     alias_of: str | None = None
     normalize: Callable[[Any, str], Any] | None = None
     parse_hint: Callable[[Any, str], str | None] | None = None
+    prepare: Callable[[Any, Any], Any] | None = None
     related_surfaces: tuple[str, ...] = field(default=())
 
     @property

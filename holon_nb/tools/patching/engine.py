@@ -1,0 +1,88 @@
+"""The ApplyPatch engine: parse, resolve, apply in memory, commit (commands spec §10).
+
+Pure and importable without a runtime: callers pass the patch text, the
+surface and a :class:`~.paths.PathPolicy`. Every failure is a
+:class:`~holon_nb.tools.errors.ToolFailure` carrying the typed error; a
+failed call leaves every file byte-for-byte as it was (per D2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ToolFailure
+from .commit import CommitError, commit
+from .detect import UNIFIED_SURFACE, ParsedPatch, parse_patch
+from .failures import io_failure
+from .match import FFFD_HINT
+from .model import Diagnostic, IgnoredMetadata
+from .paths import PathPolicy, resolve_path
+from .plan import Plan
+from .result import build_result, changed_file
+
+__all__ = ["apply_patch"]
+
+_FFFD = "\ufffd"
+
+
+def _apply(patch: str, policy: PathPolicy, surface: str) -> tuple[ParsedPatch, Plan, list[str]]:
+    parsed = parse_patch(patch, surface)
+    operations = [(fp, *fp.operation()) for fp in parsed.patches]
+    resolved: dict[str, str] = {}
+    for fp in parsed.patches:  # every path of every file patch is resolved before any file is read
+        for path in fp.paths():
+            if path not in resolved:
+                resolved[path] = resolve_path(path, policy)
+    plan = Plan(root=str(policy.execution_root), resolved=resolved)
+    for fp, action, target in operations:
+        plan.apply(fp, action, target)
+    changes, changed_paths = plan.changes()
+    try:
+        commit(changes)
+    except CommitError as exc:
+        cause = exc.cause
+        message = f"could not {exc.operation} {exc.path}; no file was changed"
+        if exc.rollback_errors:
+            message = f"could not {exc.operation} {exc.path}, and restoring the original files failed"
+        raise io_failure(message, exc.path, cause if isinstance(cause, OSError) else None,
+                         operation=exc.operation, rolled_back=not exc.rollback_errors,
+                         rollback_errors=exc.rollback_errors[:5]) from None
+    return parsed, plan, changed_paths
+
+
+def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) -> dict[str, Any]:
+    """Apply patch text to the filesystem, all or nothing.
+
+    Args:
+        patch: The patch text (unified diff or Codex DSL; trimmed here).
+        policy: Where relative paths resolve and which roots may be written (per D3).
+        surface: ``unified_diff_json`` (default) or ``codex_dsl_freeform``.
+
+    Returns:
+        The ``ApplyPatchResult`` payload: ``changed_files``, ``changed_paths`` (absolute),
+        ``changed_file_count``, ``summary_text``, and ``ignored_metadata``/``diagnostics`` when non-empty.
+
+    Raises:
+        ToolFailure: the §10.8 kinds (``invalid_patch_syntax`` with ``details.rule``,
+            ``unsupported_git_patch_feature``, ``rename_path_mismatch``, ``missing_git_header``, ``path_escape``,
+            ``tool_execution_failed``, ``missing_file``, ``existing_file``, ``context_not_found``,
+            ``ambiguous_context``, ``io_error``).
+    """
+    fffd = _FFFD in patch
+    try:
+        parsed, plan, changed_paths = _apply(patch, policy, surface)
+    except ToolFailure as failure:
+        if fffd:  # the hint says not to retry U+FFFD context (commands spec §10.7)
+            failure.error.recovery_hint = ((failure.error.recovery_hint or "") + FFFD_HINT).strip()
+        raise
+    ignored: list[IgnoredMetadata] = [m for fp in parsed.patches for m in fp.ignored_metadata]
+    diagnostics: list[Diagnostic] = [d for fp in parsed.patches for d in fp.diagnostics]
+    diagnostics += parsed.diagnostics
+    if fffd:
+        diagnostics.append(Diagnostic(
+            kind="replacement_character_in_input",
+            message=("the patch text contains U+FFFD replacement characters, which were written as given; "
+                     "check that the patched lines carry the intended characters"),
+        ))
+    files = [changed_file(action, fp, path, from_path) for action, fp, path, from_path in plan.operations]
+    return build_result(files, changed_paths, ignored, diagnostics)
