@@ -23,7 +23,7 @@ from ..tools.context import CallContext
 from ..tools.dispatch import dispatch
 from ..tools.envelope import dumps_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, ToolCallError
-from ..tools.receipts import Scrubber, render_receipt
+from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
 from ..tools.spec import Profile
 from .events import EventBus, RuntimeEvent
@@ -217,7 +217,8 @@ class Runtime:
     def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
                      duration_ms: int) -> ToolResult:
         scrub = self._scrubber()
-        full = scrub.text(render_receipt(env, self.registry))
+        full = scrub.text(render_receipt(env, self.registry,
+                                         ReceiptContext(execution_id, self.settings.tool_output_budget_tokens)))
         receipt, projected = project_receipt(full, env, execution_id, self.settings.tool_output_budget_tokens)
         try:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)

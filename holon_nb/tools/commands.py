@@ -292,7 +292,7 @@ def _completed_lines(result: dict[str, Any], blank_lines: bool) -> list[str]:
     return lines
 
 
-def render_exec_receipt(env: dict[str, Any]) -> str:
+def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
     """Text receipt of a successful ExecCommand (commands spec §4.6)."""
     r = env["result"]
     disp = r["disposition"]
@@ -421,7 +421,7 @@ async def _run_item(index: int, item: BatchItem, top: ExecCommandBatchInput, ctx
     return entry
 
 
-def render_batch_receipt(env: dict[str, Any]) -> str:
+def render_batch_receipt(env: dict[str, Any], context: Any = None) -> str:
     """Text receipt of ExecCommandBatch (commands spec §5.6); never shows the raw ``cmd``."""
     r = env["result"]
     lines = [env.get("summary_text", "")]

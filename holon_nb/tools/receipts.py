@@ -9,26 +9,45 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .envelope import render_error_receipt, render_json_receipt
+from .envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, render_error_receipt, render_json_receipt
 from .registry import REGISTRY, Registry
 from .spec import Rendering
 
-__all__ = ["render_receipt", "Scrubber", "REDACTED"]
+__all__ = ["render_receipt", "ReceiptContext", "Scrubber", "REDACTED"]
 
 REDACTED = "[redacted]"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 _MIN_SECRET_LEN = 8
 
 
-def render_receipt(env: dict[str, Any], registry: Registry | None = None) -> str:
-    """Render the model-visible text of an envelope (before scrubbing and projection)."""
+@dataclass(frozen=True)
+class ReceiptContext:
+    """What a custom text receipt may need besides the envelope.
+
+    Attributes:
+        execution_id: The tool execution id (``tool_…``), for an ``output_ref``; ``"unknown"``
+            when an envelope is rendered again outside its call.
+        budget_tokens: The turn's tool-output budget in estimated tokens (``(chars + 3) // 4``).
+    """
+
+    execution_id: str = "unknown"
+    budget_tokens: int = DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS
+
+
+def render_receipt(env: dict[str, Any], registry: Registry | None = None,
+                   context: ReceiptContext | None = None) -> str:
+    """Render the model-visible text of an envelope (before scrubbing and projection).
+
+    Custom text renderers are called as ``spec.render_receipt(env, context)``.
+    """
     if env.get("status") == "error":
         return render_error_receipt(env)
     spec = (registry or REGISTRY).get(env["tool_name"])
     if spec is not None and spec.rendering is Rendering.CUSTOM_TEXT and spec.render_receipt:
-        return spec.render_receipt(env)
+        return spec.render_receipt(env, context or ReceiptContext())
     return render_json_receipt(env)
 
 

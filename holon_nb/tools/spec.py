@@ -81,7 +81,8 @@ class ToolSpec:
         result_name: Name of the success contract (``ExecCommandResult``).
         stability: Inventory stability; ``HIDDEN`` is never advertised.
         rendering: Model rendering of a success result.
-        render_receipt: For ``CUSTOM_TEXT`` tools, ``(envelope dict) -> str``.
+        render_receipt: For ``CUSTOM_TEXT`` tools, ``(envelope dict, ReceiptContext) -> str``
+            (the context carries the execution id and the tool-output budget).
         description_name: Basename of the Markdown description in
             ``tools/descriptions/`` (defaults to ``name``; aliases share one).
         alias_of: For a hidden legacy alias, the canonical tool name.
@@ -102,7 +103,7 @@ class ToolSpec:
     result_name: str
     stability: Stability = Stability.STABLE
     rendering: Rendering = Rendering.CANONICAL_JSON
-    render_receipt: Callable[[dict[str, Any]], str] | None = None
+    render_receipt: Callable[[dict[str, Any], Any], str] | None = None
     description_name: str | None = None
     alias_of: str | None = None
     normalize: Callable[[Any, str], Any] | None = None

@@ -126,7 +126,7 @@ _READY_HEAD = {
 }
 
 
-def render_task_output_receipt(env: dict[str, Any]) -> str:
+def render_task_output_receipt(env: dict[str, Any], context: Any = None) -> str:
     """Text receipt of TaskOutput (commands spec §8.4)."""
     r = env["result"]
     t = r["task"]

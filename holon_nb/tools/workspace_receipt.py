@@ -1,51 +1,22 @@
 """GetWorkspaceState's model-facing receipt: a bounded compact-JSON summary (workspace spec §3).
 
 The receipt needs the tool execution id (for ``output_ref``) and the turn's
-tool-output budget, which ``render_receipt(env)`` does not receive. The
-handler therefore leaves them with :func:`remember` keyed by the identity of
-the result's ``execution_roots`` list (which the envelope shares with the
-handler's payload); :func:`render_workspace_state_receipt` takes them back. A
-re-render of an envelope that is not the handler's own (one loaded from the
-store) uses the default budget and an ``output_ref`` with an ``unknown`` id.
+tool-output budget: both come in the :class:`~holon_nb.tools.receipts.ReceiptContext`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from .envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, estimate_tokens
 
-__all__ = ["remember", "render_workspace_state_receipt", "workspace_state_receipt"]
+__all__ = ["render_workspace_state_receipt", "workspace_state_receipt"]
 
 _ROOT_LIMIT = 10
 _OCCUPANCY_LIMIT = 20
 _WORKSPACE_LIMIT = 20
 _STRING_LIMIT = 512
-_PENDING_MAX = 64
-
-_pending: "OrderedDict[int, tuple[list[Any], str, int]]" = OrderedDict()
-_pending_lock = threading.Lock()
-
-
-def remember(roots: list[Any], execution_id: str, budget_tokens: int) -> None:
-    """Keep the render context of one GetWorkspaceState result (bounded: the oldest 64+ are dropped)."""
-    with _pending_lock:
-        _pending[id(roots)] = (roots, execution_id, budget_tokens)
-        while len(_pending) > _PENDING_MAX:
-            _pending.popitem(last=False)
-
-
-def _recall(roots: Any) -> tuple[str, int]:
-    with _pending_lock:
-        item = _pending.get(id(roots))
-        if item is not None and item[0] is roots:
-            del _pending[id(roots)]
-            return item[1], item[2]
-    return "unknown", DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS
-
 
 def _cap(value: Any) -> Any:
     if isinstance(value, str) and len(value) > _STRING_LIMIT:
@@ -138,7 +109,7 @@ def workspace_state_receipt(state: dict[str, Any], output_ref: str, root_limit: 
     }
 
 
-def render_workspace_state_receipt(env: dict[str, Any]) -> str:
+def render_workspace_state_receipt(env: dict[str, Any], context: Any = None) -> str:
     """Render GetWorkspaceState's receipt within the budget (§3 halving rule).
 
     While the compact JSON exceeds the budget (estimated tokens), halve the
@@ -146,7 +117,8 @@ def render_workspace_state_receipt(env: dict[str, Any]) -> str:
     limit; stop when all three are 0.
     """
     state = env["result"]
-    execution_id, budget = _recall(state.get("execution_roots"))
+    execution_id = getattr(context, "execution_id", "unknown")
+    budget = getattr(context, "budget_tokens", DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS)
     output_ref = f"tool_execution:{execution_id}:output"
     roots, occs, wss = _ROOT_LIMIT, _OCCUPANCY_LIMIT, _WORKSPACE_LIMIT
     while True:

@@ -15,7 +15,7 @@ from .context import ToolContext
 from .envelope import ToolError
 from .errors import ToolFailure
 from .spec import Family, Rendering, ToolSpec
-from .workspace_receipt import remember, render_workspace_state_receipt
+from .workspace_receipt import render_workspace_state_receipt
 
 __all__ = [
     "GetWorkspaceStateInput", "AttachWorkspaceInput", "DetachWorkspaceInput", "SwitchWorkspaceInput",
@@ -113,9 +113,7 @@ def _normalize(required: tuple[str, ...], optional: tuple[str, ...] = (), dash: 
 
 async def get_workspace_state(args: GetWorkspaceStateInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of GetWorkspaceState (§3); read-only."""
-    result = await ctx.workspaces.state()
-    remember(result["execution_roots"], ctx.call.execution_id, int(ctx.setting("tool_output_budget_tokens")))
-    return result
+    return await ctx.workspaces.state()
 
 
 async def attach_workspace(args: AttachWorkspaceInput, ctx: ToolContext) -> dict[str, Any]:

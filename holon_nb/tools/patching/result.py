@@ -90,7 +90,7 @@ def build_result(changed_files: list[dict[str, Any]], changed_paths: list[str],
     return result
 
 
-def render_receipt(env: dict[str, Any]) -> str:
+def render_receipt(env: dict[str, Any], context: Any = None) -> str:
     """The text receipt of a successful ApplyPatch (commands spec §10.9)."""
     result = env["result"]
     diagnostics = result.get("diagnostics") or []

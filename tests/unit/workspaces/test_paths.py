@@ -11,7 +11,8 @@ from holon_nb.runtime.git import parse_worktree_porcelain, sanitize_label
 from holon_nb.runtime.workspace_paths import (
     contains, discover, normalize, real_contains, workspace_id_for, worktree_identity, worktree_root_id,
 )
-from holon_nb.tools.workspace_receipt import remember, render_workspace_state_receipt, workspace_state_receipt
+from holon_nb.tools.receipts import ReceiptContext
+from holon_nb.tools.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
 
 
 def test_normalize_is_lexical() -> None:
@@ -92,8 +93,8 @@ def _state(n_roots: int, n_occ: int) -> dict:
 
 
 def _render(state: dict, budget: int) -> dict:
-    remember(state["execution_roots"], "tool_test", budget)
-    text = render_workspace_state_receipt({"tool_name": "GetWorkspaceState", "status": "success", "result": state})
+    text = render_workspace_state_receipt({"tool_name": "GetWorkspaceState", "status": "success", "result": state},
+                                          ReceiptContext("tool_test", budget))
     assert (len(text) + 3) // 4 <= budget or budget < 200
     return json.loads(text)
 
