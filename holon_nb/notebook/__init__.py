@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime import Runtime
+from .board import BoardHub
 from .config import SETTING_TRAITS, HolonNB
 from .live import LiveHub
 from .magics import HolonMagics
+from .work_magics import WorkMagics
 from .workspace_magics import WorkspaceMagics
 
-__all__ = ["HolonMagics", "WorkspaceMagics", "HolonNB", "load", "unload", "wait_and_report"]
+__all__ = ["HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -39,6 +41,7 @@ class _Session:
     rt: Runtime
     config: HolonNB
     live: LiveHub
+    boards: Any = None
     magics: list[Any] = field(default_factory=list)
 
     def push_settings(self, change: Any = None) -> None:
@@ -73,7 +76,8 @@ def load(ip: Any) -> None:
     rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics)]
+        session.boards = BoardHub(rt)
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics)]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)
@@ -100,6 +104,8 @@ def unload(ip: Any) -> None:
     for magics in session.magics:
         _unregister_magics(ip, magics)
     session.live.close()
+    if session.boards is not None:
+        session.boards.close()
     session.rt.close()
     session.live.detach("the runtime was closed (extension unloaded or reloaded)")
     import holon_nb

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Float, Int, default, validate, TraitError
+from traitlets import Bool, Float, Int, TraitError, default, validate
 from traitlets.config import Configurable
 
 from ..runtime import RuntimeSettings

@@ -51,10 +51,11 @@ class SessionMagics(Magics):
         self._session = session
 
     # ------------------------------------------------------------ shared steps
-    def _call(self, name: str, args: dict[str, Any] | str, raise_error: bool = False) -> ToolResult:
-        """Call a tool, display its result (and a live view when promoted), maybe raise."""
+    def _call(self, name: str, args: dict[str, Any] | str, raise_error: bool = False,
+              context: dict[str, Any] | None = None) -> ToolResult:
+        """Call a tool (``context``: D11 execution context), display its result (and a live view), maybe raise."""
         s = self._session
-        result = s.rt.call(name, args)
+        result = s.rt.call(name, args, context=context)
         show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
         r = result.result or {}
         if name == "ExecCommand" and r.get("disposition") == "promoted_to_task":

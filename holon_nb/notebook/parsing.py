@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -90,3 +91,26 @@ def interpret_escapes(text: str) -> str:
         return _SIMPLE[code]
 
     return _ESCAPE.sub(one, text)
+
+
+def _unquote(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_unquote(v) for v in value]
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def parse_quoted(func: Any, line: str) -> argparse.Namespace:
+    """``parse_argstring`` plus quote removal: ``--summary "check the build"`` gives ``check the build``.
+
+    IPython splits magic lines without POSIX quote removal, so a quoted
+    option value keeps its quotes; this strips one pair of matching outer
+    quotes from every string value (and from every item of a list value).
+    """
+    from IPython.core.magic_arguments import parse_argstring
+
+    args = parse_argstring(func, line)
+    for key, value in vars(args).items():
+        setattr(args, key, _unquote(value))
+    return args

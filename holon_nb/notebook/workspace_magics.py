@@ -12,12 +12,13 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from ..tools.errors import ToolCallError
 from .display import Table
 from .magics import SessionMagics, raise_option
+from .parsing import parse_quoted
 from .workspace_view import WorkspaceView, worktree_rows
 
 __all__ = ["WorkspaceMagics", "restore_blank_context"]
@@ -92,7 +93,7 @@ class WorkspaceMagics(SessionMagics):
             -draft
             +final
         """
-        args = parse_argstring(self.patch, line)
+        args = parse_quoted(self.patch, line)
         if not cell.strip():
             raise UsageError("%%patch needs the patch text in the cell body")
         self._call("ApplyPatch", {"patch": restore_blank_context(cell, self._raw_cell())}, args.raise_error)
@@ -131,7 +132,7 @@ class WorkspaceMagics(SessionMagics):
             %workspace switch --id agent_home
             %workspace detach ws_0123456789abcde
         """
-        args = parse_argstring(self.workspace, line)
+        args = parse_quoted(self.workspace, line)
         target = " ".join(args.target).strip()
         if args.action == "state":
             if target:
@@ -187,7 +188,7 @@ class WorkspaceMagics(SessionMagics):
             %worktree list
             %worktree remove git_worktree_root:ws_…:/path --return-to canonical
         """
-        args = parse_argstring(self.worktree, line)
+        args = parse_quoted(self.worktree, line)
         if args.action == "list":
             result = self._state()
             if result.ok:

@@ -1,0 +1,232 @@
+"""The live work-item board of ``%workitems``.
+
+A board shows one agent's work items in scheduler order (objective, state,
+readiness, focus, todos, blocker, active waits) and its active timers. It is
+an ``ipywidgets.HTML`` kept current by a small hub: the runtime publishes an
+event after every committed work-plane transition (a timer firing, a wait
+triggered by a task result, a work item written by a magic or a model); the
+hub marks its boards stale and a pump thread re-renders them at most a few
+times a second, so the board changes without re-running its cell. The cell
+output is displayed with a display id and updated with the board's text, so
+a saved or headless notebook holds the board as it last was (D12: scrubbed).
+
+Reading the board changes no state: it reads the work service directly
+(no tool execution is recorded per refresh).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from IPython.display import display
+from ipywidgets import HTML
+
+from ..runtime import Runtime
+from ..runtime.events import RuntimeEvent
+from ..tools.context import CallContext
+from ..tools.receipts import Scrubber
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import _Session
+
+__all__ = ["BOARD_EVENTS", "BoardHub", "WorkBoard", "render_board_text", "show_board"]
+
+log = logging.getLogger("holon_nb.notebook")
+
+#: Runtime event kinds after which a board re-reads its state.
+BOARD_EVENTS = frozenset({"work_item_changed", "focus_changed", "wait_changed", "timer_changed", "timer_fired",
+                          "message_enqueued", "message_processed", "brief_published", "task_ended"})
+_MIN_PERIOD_S = 0.25
+_BOX = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+_READINESS_COLOURS = {"runnable": "#1a7f37", "blocked": "#cf222e", "waiting_for_operator": "#9a6700",
+                      "yielded": "#8250df", "completed": "#57606a", "completing": "#57606a"}
+
+
+def _wait_text(w: dict[str, Any]) -> str:
+    subject = f" {w['subject_ref']}" if w.get("subject_ref") else ""
+    return f"{w.get('kind', '?')}{subject}: {w.get('waiting_for') or w.get('reason') or ''} ({w.get('status', '?')})"
+
+
+def _timer_text(t: dict[str, Any]) -> str:
+    repeat = f", every {t['interval_ms']} ms" if t.get("interval_ms") else ""
+    summary = f"  {t['summary']}" if t.get("summary") else ""
+    return f"{t['id']}  next {t.get('next_fire_at')}{repeat}  fired {t.get('fire_count', 0)}x{summary}"
+
+
+def render_board_text(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]]) -> str:
+    """The board as plain text (what a saved notebook shows).
+
+    Args:
+        agent_id: The agent shown.
+        items: ``WorkService.board`` rows.
+        timers: Active ``TimerRecord`` dicts.
+    """
+    lines = [f"work items of agent {agent_id}: {len(items)}"]
+    for item in items:
+        focus = "* " if item.get("is_current") else "  "
+        lines.append(f"{focus}{item['id']}  [{item['state']}/{item['readiness']}]  {item['objective']}")
+        if item.get("blocked_by"):
+            lines.append(f"      blocked by: {item['blocked_by']}")
+        for w in item.get("waits") or []:
+            lines.append(f"      waits for {_wait_text(w)}")
+        for todo in item.get("todo_list") or []:
+            lines.append(f"      {_BOX.get(todo.get('state'), '[?]')} {todo.get('text')}")
+    if timers:
+        lines.append(f"active timers: {len(timers)}")
+        lines.extend(f"  {_timer_text(t)}" for t in timers)
+    return "\n".join(lines)
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]]) -> str:
+    """The board as an HTML table (every value escaped)."""
+    rows = []
+    for item in items:
+        colour = _READINESS_COLOURS.get(item.get("readiness"), "#57606a")
+        todos = "".join(f"<div>{_e(_BOX.get(t.get('state'), '[?]'))} {_e(t.get('text'))}</div>"
+                        for t in item.get("todo_list") or [])
+        waits = "".join(f"<div>⏳ {_e(_wait_text(w))}</div>" for w in item.get("waits") or [])
+        blocker = f"<div style='color:#cf222e'>blocked by: {_e(item['blocked_by'])}</div>" if item.get("blocked_by") else ""
+        focus = "★ " if item.get("is_current") else ""
+        rows.append(
+            f"<tr style='vertical-align:top'><td>{focus}<b>{_e(item['objective'])}</b>"
+            f"<div style='color:#57606a;font-size:85%'><code>{_e(item['id'])}</code></div></td>"
+            f"<td>{_e(item['state'])}</td>"
+            f"<td><span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
+            f"{_e(item['readiness'])}</span></td><td>{_e(item.get('focus'))}</td>"
+            f"<td style='text-align:left'>{todos}</td><td style='text-align:left'>{blocker}{waits}</td></tr>")
+    head = ("<tr><th style='text-align:left'>objective</th><th>state</th><th>readiness</th><th>focus</th>"
+            "<th style='text-align:left'>todos</th><th style='text-align:left'>blockers and waits</th></tr>")
+    table = (f"<table class='holon-board'>{head}{''.join(rows)}</table>" if rows
+             else "<div style='color:#57606a'>(no work items)</div>")
+    timer_rows = "".join(f"<li>{_e(_timer_text(t))}</li>" for t in timers)
+    timers_html = f"<div><b>active timers</b><ul style='margin:2px 0'>{timer_rows}</ul></div>" if timers else ""
+    return f"<div><b>work items of agent {_e(agent_id)}</b>: {len(items)}{table}{timers_html}</div>"
+
+
+class WorkBoard(HTML):
+    """One displayed board (an ``HTML`` widget whose value the hub replaces)."""
+
+    def __init__(self, agent_id: str, filter_name: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.agent_id = agent_id
+        self.filter_name = filter_name
+        self.text = ""
+        self.handle: Any = None
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data["text/plain"] = self.text
+        return data
+
+
+class BoardHub:
+    """Keeps every displayed board current (one pump thread per loaded extension).
+
+    Args:
+        rt: The runtime whose events and work service are read.
+    """
+
+    def __init__(self, rt: Runtime):
+        self._rt = rt
+        self._cond = threading.Condition()
+        self._boards: list[WorkBoard] = []
+        self._dirty = False
+        self._stopping = False
+        self._unsubscribe = rt.subscribe(self._on_event)
+        self._thread = threading.Thread(target=self._pump, name="holon-nb-board", daemon=True)
+        self._thread.start()
+
+    def _on_event(self, ev: RuntimeEvent) -> None:
+        if ev.kind in BOARD_EVENTS:
+            with self._cond:
+                self._dirty = True
+                self._cond.notify_all()
+
+    def snapshot(self, agent_id: str, filter_name: str | None = None) -> tuple[list[dict[str, Any]], list[dict]]:
+        """Board rows and active timers of ``agent_id`` (read-only)."""
+        items = self._rt.work.board(agent_id)
+        if filter_name and filter_name != "all":
+            items = [i for i in items if _matches(i, filter_name)]
+        view = self._rt.work.bind(CallContext(agent_id=agent_id))
+        timers = view.list_timers("active", 100).get("timers", [])
+        return items, timers
+
+    def render(self, board: WorkBoard) -> None:
+        """Re-read and redraw one board (and its cell's saved text)."""
+        items, timers = self.snapshot(board.agent_id, board.filter_name)
+        scrub = Scrubber(extra=self._rt.settings.extra_secrets)
+        text = scrub.text(render_board_text(board.agent_id, items, timers))
+        value = scrub.text(render_board_html(board.agent_id, items, timers))
+        if value != board.value:
+            board.value = value
+        if text != board.text:
+            board.text = text
+            if board.handle is not None:
+                board.handle.update(board)
+
+    def add(self, board: WorkBoard) -> None:
+        with self._cond:
+            self._boards.append(board)
+
+    def _pump(self) -> None:
+        while True:
+            with self._cond:
+                while not self._dirty and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self._dirty = False
+                boards = list(self._boards)
+            for board in boards:
+                try:
+                    self.render(board)
+                except Exception:  # a closed runtime or a closed comm must not end the pump
+                    log.debug("board refresh failed", exc_info=True)
+            time.sleep(_MIN_PERIOD_S)  # coalesce bursts of transitions
+
+    def close(self) -> None:
+        """Stop following the runtime. Idempotent."""
+        self._unsubscribe()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(2)
+
+
+def _matches(item: dict[str, Any], filter_name: str) -> bool:
+    if filter_name in ("open", "completing", "completed"):
+        return item["state"] == filter_name
+    if filter_name == "current":
+        return bool(item.get("is_current"))
+    if filter_name == "queued":
+        return not item.get("is_current") and item["state"] == "open" and item["readiness"] == "runnable"
+    if filter_name == "blocked":
+        return not item.get("is_current") and item["readiness"] == "blocked"
+    return item["readiness"] == filter_name
+
+
+def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None = None) -> WorkBoard:
+    """Display a live board in the current cell (the ``%workitems`` magic).
+
+    Args:
+        session: The loaded extension's session (its runtime and board hub).
+        payload: The ListWorkItems-style options (``filter``; ``limit`` is not applied to a board).
+        agent_id: The agent (default: the notebook's agent).
+    """
+    from ..runtime.core import DEFAULT_AGENT_ID
+
+    hub = session.boards
+    board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"))
+    hub.render(board)
+    board.handle = display(board, display_id=True)
+    hub.add(board)
+    return board

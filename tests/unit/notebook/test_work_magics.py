@@ -1,0 +1,107 @@
+"""The work-plane magics and the live board, in IPython's in-process shell."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+import holon_nb
+from holon_nb.notebook.work_magics import parse_duration_ms, parse_todo
+
+RESULT = "application/vnd.holon.tool-result+json"
+
+
+def _env(bundles: list[dict[str, Any]], tool: str) -> dict[str, Any]:
+    (env,) = [b[RESULT] for b in bundles if RESULT in b and b[RESULT]["tool_name"] == tool]
+    return env
+
+
+def test_duration_and_todo_parsing() -> None:
+    assert [parse_duration_ms(t) for t in ("250", "250ms", "2s", "1.5m", "1h")] == [250, 250, 2000, 90000, 3600000]
+    with pytest.raises(UsageError):
+        parse_duration_ms("soon")
+    assert parse_todo("write tests") == {"text": "write tests", "state": "pending"}
+    assert parse_todo("[x] reproduce") == {"text": "reproduce", "state": "completed"}
+    assert parse_todo("[>] fix") == {"text": "fix", "state": "in_progress"}
+    with pytest.raises(UsageError):
+        parse_todo("[?] what")
+
+
+def test_workitem_lifecycle_through_magics(run: Any) -> None:
+    created = _env(run("workitem", 'create Make CI green --todo "reproduce" --todo "[>] fix"'), "CreateWorkItem")
+    item = created["result"]["work_item"]
+    assert item["objective"] == "Make CI green" and item["is_current"] is True
+    assert [t["state"] for t in item["todo_list"]] == ["pending", "in_progress"]
+    wid = item["id"]
+    updated = _env(run("workitem", f'update {wid} --todo "[x] reproduce" --todo "[x] fix"'), "UpdateWorkItem")
+    assert [t["state"] for t in updated["result"]["work_item"]["todo_list"]] == ["completed", "completed"]
+    shown = _env(run("workitem", f"show {wid}"), "GetWorkItem")
+    assert shown["result"]["work_item"]["id"] == wid
+    missing = _env(run("workitem", f"complete {wid}"), "CompleteWorkItem")
+    assert missing["error"]["kind"] == "missing_completion_report"
+    done = _env(run("workitem", f'complete {wid} --report "Fixed; tests green."'), "CompleteWorkItem")
+    assert done["result"]["completed_transition"] is True
+    assert done["result"]["work_item"]["state"] == "completed"
+    with pytest.raises(UsageError):
+        run("workitem", "create")
+
+
+def test_waitfor_final_needs_a_brief_and_takes_it_from_the_option(run: Any) -> None:
+    _env(run("workitem", "create Ship it"), "CreateWorkItem")
+    silent = _env(run("waitfor", "operator_input need a decision"), "WaitFor")
+    assert silent["status"] == "success" and silent["result"]["delivery"] == "silent"
+    final = _env(run("waitfor", 'external CI is running --brief "Waiting for CI."'), "WaitFor")
+    assert final["status"] == "success" and final["result"]["delivery"] == "final"
+    assert final["result"].get("final_brief_id")
+    refused = _env(run("waitfor", "external CI --delivery final"), "WaitFor")
+    assert refused["error"]["kind"] == "empty_final_brief"
+
+
+def test_timer_magics_and_agent_status(run: Any) -> None:
+    created = _env(run("timer", 'create --in 5m --summary "check the build"'), "CreateTimer")
+    timer = created["result"]["timer"]
+    assert timer["status"] == "active" and timer["duration_ms"] == 300000
+    listed = _env(run("timers", "--filter active"), "ListTimers")
+    assert [t["id"] for t in listed["result"]["timers"]] == [timer["id"]]
+    cancelled = _env(run("timer", f"cancel {timer['id']}"), "CancelTimer")
+    assert cancelled["result"]["cancelled_transition"] is True
+    status = _env(run("agent_status"), "GetAgent")
+    assert status["result"]["agent"]["identity"]["agent_id"] == "default"
+    with pytest.raises(UsageError):
+        run("timer", "create --in 1s --at 2030-01-01T00:00:00Z")
+
+
+def test_memory_magics(run: Any) -> None:
+    _env(run("workitem", "create Investigate the zebra-striped flake"), "CreateWorkItem")
+    found = _env(run("memory", "search zebra"), "MemorySearch")
+    refs = [r["source_ref"] for r in found["result"]["results"]]
+    assert refs, found
+    got = _env(run("memory", f"get {refs[0]}"), "MemoryGet")
+    assert got["status"] == "success"
+
+
+def test_board_updates_itself_when_a_timer_fires(ip: Any) -> None:
+    rt = holon_nb.get_runtime()
+    with capture_output() as cap:
+        ip.run_line_magic("workitem", "create Wait for the nightly build")
+        tid = rt.call("CreateTimer", {"duration_ms": 300, "summary": "nightly"}).result["timer"]["id"]
+        ip.user_ns["timer_id"] = tid
+        ip.run_line_magic("waitfor", "timer nightly build --resource {timer_id}")
+        ip.run_line_magic("workitems", "")
+        from holon_nb.notebook import _session
+
+        (board,) = _session.boards._boards
+        assert "waits for timer" in board.text and "(active)" in board.text
+        deadline = time.monotonic() + 10
+        while "(triggered)" not in board.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+    # the timer fired on the runtime thread (its tick triggered the wait) and the board re-rendered
+    # without re-running its cell; the wait resolves when an agent turn processes the tick
+    assert "(triggered)" in board.text, board.text
+    assert "Wait for the nightly build" in board.value and "triggered" in board.value
+    updates = [o for o in cap.outputs if getattr(o, "update", False)]
+    assert updates and updates[-1].data["text/plain"] == board.text
