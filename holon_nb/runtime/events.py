@@ -24,7 +24,16 @@ class RuntimeEvent:
     Attributes:
         kind: ``task_promoted`` (data: agent_id, summary, cmd), ``task_output``
             (data: stream, text), ``task_status`` (data: status, exit_status) or
-            ``task_ended`` (data: status, exit_status).
+            ``task_ended`` (data: status, exit_status). The work plane
+            (published after each committed transition, ``task_id`` None):
+            ``work_item_changed`` (agent_id, work_item_id, revision, state),
+            ``focus_changed`` (agent_id, current_work_item_id?, current_turn_work_item_id?),
+            ``wait_changed`` (agent_id, wait_id, status, work_item_id),
+            ``timer_changed`` (agent_id, timer_id, status), ``timer_fired`` (agent_id,
+            timer_id, message_id, fire_count, status, due_at, fired_at),
+            ``message_enqueued`` (agent_id, message_id, message_kind, priority,
+            triggered_wait_id), ``message_processed`` (agent_id, message_id,
+            consumed_wait_id), ``brief_published`` (agent_id, brief_id, work_item_id).
         task_id: The task concerned, if any.
         data: Kind-specific fields.
     """

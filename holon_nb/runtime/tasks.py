@@ -106,6 +106,12 @@ class TaskService:
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
         (home / "spool").mkdir(parents=True, exist_ok=True)
+        # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
+        # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
+        # a call after each such transaction commits, and the work item a new task captures
+        self.enqueue_message: Callable[..., str] = Store.insert_message
+        self.after_commit: Callable[[], None] = lambda: None
+        self.capture_work_item: Callable[[str], str | None] = lambda agent_id: None
 
     def agent_home(self, agent_id: str) -> Path:
         """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
@@ -138,9 +144,10 @@ class TaskService:
             text = f"task {rec['id']} was interrupted because the runtime restarted"
             with self.store.tx() as db:
                 Store.update_task(db, rec["id"], "interrupted", detail)
-                Store.insert_message(db, rec["agent_id"], "TaskResult", text, rec["id"],
+                self.enqueue_message(db, rec["agent_id"], "TaskResult", text, rec["id"],
                                      {"status": "interrupted", "status_before_restart": before,
                                       "interrupted_reason": "runtime_restarted"})
+            self.after_commit()
             done.append(rec["id"])
         return done
 
@@ -192,7 +199,8 @@ class TaskService:
             rec["updated_at"] = Store.update_task(db, task_id, status, detail)
             rec["status"], rec["detail"] = status, detail
             if message is not None:
-                Store.insert_message(db, rec["agent_id"], "TaskResult", message[0], task_id, message[1])
+                self.enqueue_message(db, rec["agent_id"], "TaskResult", message[0], task_id, message[1])
+        self.after_commit()
         self.publish("task_status", task_id, status=status, exit_status=detail.get("exit_status"))
         return rec
 
@@ -223,10 +231,11 @@ class TaskService:
             "exit_status": None,
         }
         ts = now_rfc3339()
+        work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (§3.4)
         with self.store.tx() as db:
             Store.insert_task(db, {
-                "id": task_id, "agent_id": agent_id, "kind": "command_task", "status": "queued",
-                "summary": summary, "detail": full, "pgid": proc.pgid, "proc_start": _proc_start(proc.pid),
+                "id": task_id, "agent_id": agent_id, "work_item_id": work_item_id, "kind": "command_task",
+                "status": "queued", "summary": summary, "detail": full, "pgid": proc.pgid, "proc_start": _proc_start(proc.pid),
                 "created_at": ts, "updated_at": ts, "owner": self.owner,
             })
         live = _Live(proc)

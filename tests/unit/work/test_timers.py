@@ -1,0 +1,222 @@
+"""Timers (agents spec §4.7, §5.7-§5.10): cases 39-47, firing, restart re-arming, C09's fire-once."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from _support import err, ok
+from work_helpers import count, eventually, open_runtime
+
+from holon_nb.runtime import Runtime
+from holon_nb.runtime.clock import fmt, parse, utcnow
+
+
+def _timer(rt: Runtime, **args) -> dict:
+    return ok(rt.call("CreateTimer", args))["timer"]
+
+
+def test_case39_fire_at_in_the_past(rt: Runtime) -> None:
+    e = err(rt.call("CreateTimer", {"fire_at": "2020-01-01T00:00:00Z"}), "invalid_tool_input")
+    assert e["details"]["field"] == "fire_at" and e["details"]["validation_error"] == "must be in the future"
+    assert count(rt, "SELECT COUNT(*) FROM timers") == 0
+
+
+def test_case40_zero_duration(rt: Runtime) -> None:
+    e = err(rt.call("CreateTimer", {"duration_ms": 0}), "invalid_tool_input")
+    assert e["details"]["validation_error"] == "must be greater than 0"
+    e = err(rt.call("CreateTimer", {"duration_ms": 10, "interval_ms": 0}), "invalid_tool_input")
+    assert e["details"]["field"] == "interval_ms" and e["details"]["validation_error"] == "must be greater than 0"
+
+
+def test_case41_exactly_one_of_duration_or_fire_at(rt: Runtime) -> None:
+    future = fmt(utcnow() + timedelta(hours=1))
+    for args in ({"duration_ms": 1000, "fire_at": future}, {}, {"summary": "x"}):
+        e = err(rt.call("CreateTimer", args), "invalid_tool_input")
+        assert e["details"]["field"] == "duration_ms"
+        assert e["details"]["validation_error"] == "exactly one of duration_ms or fire_at is required"
+    assert count(rt, "SELECT COUNT(*) FROM timers") == 0
+
+
+def test_case42_out_of_range(rt: Runtime) -> None:
+    for args in ({"duration_ms": 18446744073709551615}, {"duration_ms": 10, "interval_ms": 2**63}):
+        e = err(rt.call("CreateTimer", args), "invalid_tool_input")
+        assert e["details"]["validation_error"] == "exceeds supported timer range"
+    assert count(rt, "SELECT COUNT(*) FROM timers") == 0
+
+
+def test_bad_fire_at_text(rt: Runtime) -> None:
+    for bad in ("tomorrow", "2030-01-01T00:00:00"):  # not RFC 3339 / no offset
+        e = err(rt.call("CreateTimer", {"fire_at": bad}), "invalid_tool_input")
+        assert e["details"]["field"] == "fire_at"
+
+
+def test_case43_repeating_timer_record(rt: Runtime) -> None:
+    t = _timer(rt, duration_ms=60000, interval_ms=60000, summary="poll")
+    assert t["status"] == "active" and t["repeat"] is True and t["fire_count"] == 0 and t["summary"] == "poll"
+    assert parse(t["next_fire_at"]) - parse(t["created_at"]) == timedelta(milliseconds=60000)
+    assert t["last_fired_at"] is None and t["id"].startswith("timer_")
+
+
+def test_fire_at_sets_duration(rt: Runtime) -> None:
+    t = _timer(rt, fire_at=fmt(utcnow() + timedelta(hours=1)))
+    assert 3_500_000 < t["duration_ms"] <= 3_600_000 and t["repeat"] is False
+
+
+def test_case44_cancel_fired_one_shot(rt: Runtime) -> None:
+    t = _timer(rt, duration_ms=50)
+    eventually(lambda: rt.work.timer(t["id"])["status"] == "completed")
+    e = err(rt.call("CancelTimer", {"timer_id": t["id"]}), "timer_completed")
+    assert e["domain"] == "validation"
+    after = ok(rt.call("GetTimer", {"timer_id": t["id"]}))["timer"]
+    assert after["status"] == "completed" and after["fire_count"] == 1 and after["next_fire_at"] is None
+
+
+def test_case45_cancel_twice(rt: Runtime) -> None:
+    t = _timer(rt, duration_ms=60000)
+    first = ok(rt.call("CancelTimer", {"timer_id": t["id"]}))
+    assert first["cancelled_transition"] is True and first["timer"]["status"] == "cancelled"
+    assert first["timer"]["next_fire_at"] is None
+    before = rt.store.query("SELECT updated_at FROM timers")[0][0]
+    again = ok(rt.call("CancelTimer", {"timer_id": t["id"]}))
+    assert again["cancelled_transition"] is False and "cancelled_wait_condition_ids" not in again
+    assert rt.store.query("SELECT updated_at FROM timers")[0][0] == before
+
+
+def test_case46_cancel_clears_bound_wait(rt: Runtime) -> None:
+    w = ok(rt.call("CreateWorkItem", {"objective": "w"}))["work_item"]["id"]
+    t = _timer(rt, duration_ms=60000)
+    wait = ok(rt.call("WaitFor", {"reason": "tick", "wake": "timer", "resource": t["id"], "delivery": "silent"}))
+    res = ok(rt.call("CancelTimer", {"timer_id": t["id"]}))
+    assert res["cancelled_transition"] is True
+    assert res["cancelled_wait_condition_ids"] == [wait["wait_condition"]["id"]]
+    rec = rt.work.record(w)
+    assert rec["blocked_by"] is None and rec["revision"] == 3
+
+
+def test_case47_foreign_timer(rt: Runtime) -> None:
+    rt.store.ensure_agent("other", "public_named")
+    t = ok(rt.call("CreateTimer", {"duration_ms": 60000}, agent="other"))["timer"]
+    for tool in ("GetTimer", "CancelTimer"):
+        e = err(rt.call(tool, {"timer_id": t["id"]}), "timer_not_found")
+        assert e["domain"] == "not_found" and e["details"]["timer_id"] == t["id"]
+    assert rt.work.timer(t["id"])["status"] == "active"
+
+
+def test_list_timers_filter_and_order(rt: Runtime) -> None:
+    a = _timer(rt, duration_ms=60000)
+    b = _timer(rt, duration_ms=60000)
+    ok(rt.call("CancelTimer", {"timer_id": a["id"]}))
+    res = ok(rt.call("ListTimers", {}))
+    assert [t["id"] for t in res["timers"]] == [b["id"], a["id"]] and res["total_matching"] == 2
+    active = ok(rt.call("ListTimers", {"filter": "active", "limit": 0}))
+    assert active["limit"] == 1 and [t["id"] for t in active["timers"]] == [b["id"]]
+    assert ok(rt.call("ListTimers", {"filter": "cancelled"}))["timers"][0]["id"] == a["id"]
+
+
+def test_one_shot_fires_once_and_tick_message(rt: Runtime) -> None:
+    seen = []
+    rt.subscribe(lambda e: seen.append(e) if e.kind == "timer_fired" else None)
+    t = _timer(rt, duration_ms=100, summary="poll CI")
+    eventually(lambda: rt.messages(kind="timer_tick"))
+    time.sleep(0.3)
+    ticks = rt.messages(kind="timer_tick")
+    assert len(ticks) == 1 and ticks[0]["text"] == "poll CI" and ticks[0]["metadata"] == {"timer_id": t["id"]}
+    assert ticks[0]["priority"] == "next" and ticks[0]["authority"] == "runtime_instruction"
+    rec = rt.work.timer(t["id"])
+    assert rec["fire_count"] == 1 and rec["status"] == "completed" and rec["last_fired_at"]
+    assert len(seen) == 1 and seen[0].data["timer_id"] == t["id"]
+
+
+def test_repeating_timer_until_cancelled(rt: Runtime) -> None:
+    t = _timer(rt, duration_ms=50, interval_ms=80)
+    eventually(lambda: rt.work.timer(t["id"])["fire_count"] >= 3)
+    ok(rt.call("CancelTimer", {"timer_id": t["id"]}))
+    fired = rt.work.timer(t["id"])["fire_count"]
+    time.sleep(0.3)
+    assert rt.work.timer(t["id"])["fire_count"] == fired
+    assert len(rt.messages(kind="timer_tick")) == fired
+
+
+def test_hundred_timers_fire_once_each(rt: Runtime) -> None:
+    rnd = random.Random(7)
+    ids = [_timer(rt, duration_ms=rnd.randint(50, 500))["id"] for _ in range(100)]
+    eventually(lambda: count(rt, "SELECT COUNT(*) FROM timers WHERE status='completed'") == 100, timeout=30)
+    time.sleep(0.2)
+    ticks = rt.messages(kind="timer_tick")
+    assert sorted(m["metadata"]["timer_id"] for m in ticks) == sorted(ids)
+    assert {rt.work.timer(i)["fire_count"] for i in ids} == {1}
+
+
+def _fire_counts(home: Path) -> list[tuple[str, int, int]]:
+    db = sqlite3.connect(str(home / "holon.sqlite3"))
+    try:
+        timers = db.execute("SELECT id, fire_count FROM timers").fetchall()
+        ticks = db.execute("SELECT COUNT(*) FROM messages WHERE kind='timer_tick'").fetchone()[0]
+        return [(i, n, ticks) for i, n in timers]
+    finally:
+        db.close()
+
+
+def test_close_stops_timers_and_restart_fires_overdue_once(tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "home"
+    first = open_runtime(home, workspace)
+    tid = ok(first.call("CreateTimer", {"duration_ms": 300}))["timer"]["id"]
+    rep = ok(first.call("CreateTimer", {"duration_ms": 300, "interval_ms": 60000}))["timer"]["id"]
+    first.close()
+    time.sleep(0.7)
+    assert {(i, n) for i, n, _ in _fire_counts(home)} == {(tid, 0), (rep, 0)}  # nothing fired after close
+    second = open_runtime(home, workspace)
+    try:
+        eventually(lambda: second.work.timer(tid)["fire_count"] == 1 and second.work.timer(rep)["fire_count"] == 1)
+        time.sleep(0.4)
+        assert second.work.timer(tid)["fire_count"] == 1 and second.work.timer(rep)["fire_count"] == 1
+        assert len(second.messages(kind="timer_tick")) == 2
+        rec = second.work.timer(rep)
+        assert rec["status"] == "active" and parse(rec["next_fire_at"]) > utcnow()  # missed repeats not replayed
+    finally:
+        second.close()
+
+
+def test_timer_without_next_fire_at_is_rearmed(tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "home"
+    first = open_runtime(home, workspace)
+    tid = ok(first.call("CreateTimer", {"duration_ms": 200}))["timer"]["id"]
+    first.close()
+    db = sqlite3.connect(str(home / "holon.sqlite3"))
+    db.execute("UPDATE timers SET next_fire_at=NULL, status='scheduled' WHERE id=?", (tid,))
+    db.commit()
+    db.close()
+    second = open_runtime(home, workspace)
+    try:
+        eventually(lambda: second.work.timer(tid)["fire_count"] == 1)
+        assert len(second.messages(kind="timer_tick")) == 1
+    finally:
+        second.close()
+
+
+def test_two_runtimes_on_one_home_fire_once(tmp_path: Path, workspace: Path) -> None:
+    """C09's core: a reload that briefly overlaps two runtimes never doubles a tick."""
+    home = tmp_path / "home"
+    first = open_runtime(home, workspace)
+    second = None
+    try:
+        ids = [ok(first.call("CreateTimer", {"duration_ms": 400 + 20 * i}))["timer"]["id"] for i in range(5)]
+        second = open_runtime(home, workspace)  # its scheduler sees the same timers
+        eventually(lambda: count(first, "SELECT COUNT(*) FROM timers WHERE status='completed'") == 5)
+        time.sleep(0.3)
+        assert sorted(m["metadata"]["timer_id"] for m in first.messages(kind="timer_tick")) == sorted(ids)
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+@pytest.mark.parametrize("bad", ["", "   "])
+def test_blank_timer_id(rt: Runtime, bad: str) -> None:
+    e = err(rt.call("GetTimer", {"timer_id": bad}), "invalid_tool_input")
+    assert e["details"]["field"] == "timer_id"

@@ -1,0 +1,43 @@
+"""Helpers of the work-plane tests (imported by name: conftest puts this directory on sys.path)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from holon_nb.runtime import Runtime
+from holon_nb.tools.context import CallContext
+from holon_nb.tools.messages import MESSAGE_SPECS
+from holon_nb.tools.registry import REGISTRY
+
+#: The built-in registry plus Enqueue/SendAgentMessage until the lead registers MESSAGE_SPECS.
+WORK_REGISTRY = REGISTRY if "Enqueue" in REGISTRY else REGISTRY.with_specs(*MESSAGE_SPECS)
+
+
+def open_runtime(home: Path, workspace: Path) -> Runtime:
+    """A runtime on ``home`` whose registry includes the message tools."""
+    return Runtime(home=home, workspace=workspace, registry=WORK_REGISTRY)
+
+
+def view(rt: Runtime, agent: str = "default", **execution: Any) -> Any:
+    """The work plane as a direct call of ``agent`` sees it (for two-phase service tests)."""
+    return rt.work.bind(CallContext(agent_id=agent, execution=execution))
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0, step: float = 0.02) -> Any:
+    """Poll ``check`` until it returns a truthy value; fail after ``timeout`` seconds (not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached within {timeout} s")
+        time.sleep(step)
+
+
+def count(rt: Runtime, sql: str, params: tuple = ()) -> int:
+    """``SELECT COUNT(*) …`` on the runtime's store."""
+    return int(rt.store.query(sql, params)[0][0])
