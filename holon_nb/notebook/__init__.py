@@ -148,4 +148,6 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     still = _session.live.wait(timeout)
     _session.live.report()
+    if _session.boards is not None:
+        _session.boards.flush()
     return still

@@ -192,8 +192,23 @@ class BoardHub:
                     log.debug("board refresh failed", exc_info=True)
             time.sleep(_MIN_PERIOD_S)  # coalesce bursts of transitions
 
+    def flush(self) -> None:
+        """Redraw stale boards now, in the calling thread (before a final save or unload)."""
+        with self._cond:
+            if not self._dirty:
+                return
+            self._dirty = False
+            boards = list(self._boards)
+        for board in boards:
+            try:
+                self.render(board)
+            except Exception:
+                log.debug("board refresh failed", exc_info=True)
+
     def close(self) -> None:
-        """Stop following the runtime. Idempotent."""
+        """Draw pending changes, then stop following the runtime. Idempotent."""
+        if not self._stopping:
+            self.flush()
         self._unsubscribe()
         with self._cond:
             self._stopping = True

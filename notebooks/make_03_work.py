@@ -1,0 +1,113 @@
+"""Write notebooks/03-work-items-waits-timers.ipynb (run: ``python notebooks/make_03_work.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+OUT = Path(__file__).resolve().parent / "03-work-items-waits-timers.ipynb"
+
+
+def build() -> nbformat.NotebookNode:
+    restart = new_code_cell(
+        "%load_ext holon_nb\n"
+        "import holon_nb, time\n"
+        "rt = holon_nb.get_runtime()\n"
+        "print(\"a new kernel:\", \"tid_a\" not in globals())")
+    restart.metadata["tags"] = ["holon-restart-kernel"]
+    cells = [
+        new_markdown_cell(
+            "# Work items, waits and timers survive a kernel restart\n\n"
+            "An agent works on an *objective* (a work item with a plan and todos), starts background jobs, waits\n"
+            "for one of them, sets a timer, and picks up again later, perhaps after the kernel was restarted.\n"
+            "All of that state lives in the SQLite store under the holon home, so a restart loses none of it.\n\n"
+            "Everything here is a tool call a model could make: `%workitem` (CreateWorkItem, UpdateWorkItem,\n"
+            "PickWorkItem, CompleteWorkItem, GetWorkItem), `%waitfor` (WaitFor), `%timer` / `%timers`\n"
+            "(CreateTimer, CancelTimer, GetTimer, ListTimers), `%agent_status` (GetAgent), `%memory`\n"
+            "(MemorySearch, MemoryGet)."),
+        new_code_cell("%load_ext holon_nb\nimport holon_nb, time\nrt = holon_nb.get_runtime()"),
+        new_markdown_cell(
+            "## Plan an objective\n\n"
+            "A work item has an objective, a todo list (`[ ]` pending, `[>]` in progress, `[x]` completed) and a\n"
+            "plan in `plan.md` under the agent home. The first one becomes the agent's focus."),
+        new_code_cell(
+            "%workitem create Make the nightly report reproducible --plan-status ready "
+            "--todo \"[>] collect the inputs\" --todo \"run the two jobs\" --todo \"compare the outputs\""),
+        new_markdown_cell(
+            "The board below is live: it redraws itself whenever a work item, wait or timer changes (a timer\n"
+            "firing, a task result arriving) without re-running the cell."),
+        new_code_cell("%workitems"),
+        new_code_cell("wid = rt.call(\"ListWorkItems\").result[\"work_items\"][0][\"id\"]\nwid"),
+        new_markdown_cell(
+            "## Start two background jobs under it\n\n"
+            "`--yield-ms 0` makes each command a background task at once. A task records the focused work item when\n"
+            "it is created; changing the focus later never moves it. Job A finishes in a few seconds; job B would\n"
+            "run for a minute."),
+        new_code_cell("%exec --yield-ms 0 -- sleep 3; echo job-a: 42 rows"),
+        new_code_cell("tid_a = rt.call(\"ListTasks\").result[\"tasks\"][0][\"id\"]\n"
+                      "job_b = rt.call(\"ExecCommand\", {\"cmd\": \"sleep 60; echo job-b done\", \"yield_time_ms\": 0})\n"
+                      "tid_b = job_b.result[\"task_handle\"][\"task_id\"]\n"
+                      "job_b"),
+        new_markdown_cell(
+            "## Wait for job A\n\n"
+            "`WaitFor` parks the work item until job A's result arrives (`wake=task_result`). `--brief` is the\n"
+            "operator-facing note published with the wait (`delivery=final`). The board shows the item as blocked."),
+        new_code_cell("%waitfor task_result job A must finish --resource {tid_a} --brief \"Waiting for job A.\""),
+        new_markdown_cell(
+            "And a timer: it fires on the runtime's own thread, also while the kernel is idle, and queues a\n"
+            "`timer_tick` message for the agent."),
+        new_code_cell("%timer create --in 2s --summary \"check the jobs again\""),
+        new_code_cell("%task_output {tid_a}"),
+        new_code_cell("%workitems --static"),
+        new_markdown_cell(
+            "## Restart the kernel\n\n"
+            "In JupyterLab: **Kernel ▸ Restart Kernel**, then run the cells below. (Run headless with\n"
+            "`holon-nb run`, the next cell is tagged `holon-restart-kernel`, so the harness restarts the kernel\n"
+            "for real before it.) Job B dies with the old kernel; everything else is in the store."),
+        restart,
+        new_markdown_cell(
+            "## Everything is still there\n\n"
+            "The work item with its todos, the wait (triggered by job A's result), the timer, the messages and the\n"
+            "task results: read back by the new kernel's runtime from the same holon home."),
+        new_code_cell("%workitems"),
+        new_code_cell(
+            "wid = rt.call(\"ListWorkItems\").result[\"work_items\"][0][\"id\"]\n"
+            "%workitem show {wid}"),
+        new_code_cell(
+            "deadline = time.time() + 10\n"
+            "while rt.call(\"ListTimers\", {\"filter\": \"active\"}).result[\"timers\"] and time.time() < deadline:\n"
+            "    time.sleep(0.1)  # an overdue timer fires once right after the restart\n"
+            "%timers"),
+        new_code_cell(
+            "for m in rt.messages():\n"
+            "    print(f\"{m['kind']:<12} {m['text'][:90]}\")"),
+        new_code_cell(
+            "tasks = rt.store.query(\"SELECT id, status FROM tasks ORDER BY created_at\")\n"
+            "for t in tasks:\n"
+            "    print(t[\"id\"], t[\"status\"])"),
+        new_code_cell("%agent_status"),
+        new_markdown_cell(
+            "## Finish the objective\n\n"
+            "Tick the todos and complete the work item with a report. In a model turn the report is the text the\n"
+            "model writes before calling `CompleteWorkItem`; from a notebook it is `--report`."),
+        new_code_cell(
+            "%workitem update {wid} --todo \"[x] collect the inputs\" --todo \"[x] run the two jobs\" "
+            "--todo \"[x] compare the outputs\""),
+        new_code_cell(
+            "%workitem complete {wid} --report \"Job A produced 42 rows; job B was lost with the kernel and is "
+            "re-queued for tonight.\""),
+        new_code_cell("%workitems"),
+        new_markdown_cell("The completed objective and its report are searchable memory:"),
+        new_code_cell("%memory search nightly report"),
+    ]
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+if __name__ == "__main__":
+    nbformat.write(build(), OUT)
+    print("wrote", OUT)

@@ -1,0 +1,99 @@
+"""notebooks/03-work-items-waits-timers.ipynb executed by nbclient, including a real kernel restart.
+
+Before the restart the notebook plans a work item, starts two background
+jobs, waits for one (WaitFor task_result) and sets a timer; after it, the
+new kernel's runtime must find the work item, the triggered wait, the fired
+timer, the messages and both task results in the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from holon_nb.runtime import RESULT_MIMETYPE
+from holon_nb.testing import run_notebook
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03-work-items-waits-timers.ipynb"
+
+
+def _receipts(cell: Any) -> list[dict]:
+    return [o["data"][RESULT_MIMETYPE] for o in cell.get("outputs", [])
+            if o.get("output_type") in ("display_data", "execute_result") and RESULT_MIMETYPE in o.get("data", {})]
+
+
+def _text(cell: Any) -> str:
+    return "".join(o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
+                   for o in cell.get("outputs", []))
+
+
+def _code(nb: Any) -> list[Any]:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _one(nb: Any, startswith: str) -> Any:
+    (cell,) = [c for c in _code(nb) if c.source.startswith(startswith)]
+    return cell
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Any, Any]:
+    out = tmp_path_factory.mktemp("nb03") / "work.executed.ipynb"
+    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
+    return summary, nbformat.read(out, as_version=4)
+
+
+def test_run_passes_with_one_real_restart(run: tuple[Any, Any]) -> None:
+    summary, nb = run
+    assert summary.exit_code == 0, summary
+    assert summary.restarts == 1 and summary.error_kinds == {}
+    for cell in _code(nb):
+        assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+    restarted = [c for c in _code(nb) if "holon-restart-kernel" in c.metadata.get("tags", [])]
+    assert len(restarted) == 1 and _text(restarted[0]).strip() == "a new kernel: True"
+
+
+def test_before_the_restart(run: tuple[Any, Any]) -> None:
+    _, nb = run
+    (created,) = _receipts(_one(nb, "%workitem create"))
+    item = created["result"]["work_item"]
+    assert item["is_current"] and [t["state"] for t in item["todo_list"]] == ["in_progress", "pending", "pending"]
+    (wait,) = _receipts(_one(nb, "%waitfor task_result"))
+    assert wait["status"] == "success" and wait["result"]["scope"] == "work_item"
+    assert wait["result"]["wait_condition"]["status"] == "active" and wait["result"]["final_brief_id"]
+    (listed,) = _receipts(_one(nb, "%workitems --static"))
+    (view,) = listed["result"]["work_items"]
+    assert view["blocked_by"] == "job A must finish"
+    assert [w["status"] for w in view["active_wait_conditions"]] == ["triggered"]  # job A's result arrived
+
+
+def test_state_after_the_restart(run: tuple[Any, Any]) -> None:
+    _, nb = run
+    (shown,) = _receipts(_one(nb, 'wid = rt.call("ListWorkItems").result["work_items"][0]["id"]\n%workitem show'))
+    item = shown["result"]["work_item"]
+    assert item["state"] == "open" and item["blocked_by"] == "job A must finish"
+    assert [w["status"] for w in item["active_wait_conditions"]] == ["triggered"]
+    assert [t["text"] for t in item["todo_list"]] == ["collect the inputs", "run the two jobs", "compare the outputs"]
+    (timers,) = _receipts(_one(nb, "deadline = time.time()"))
+    (timer,) = timers["result"]["timers"]
+    assert (timer["status"], timer["fire_count"]) == ("completed", 1)
+    messages = _text(_one(nb, "for m in rt.messages()")).splitlines()
+    assert sum(line.startswith("timer_tick") for line in messages) == 1
+    assert any(line.startswith("TaskResult") and "job-a" in line for line in messages)
+    assert any(line.startswith("TaskResult") and "interrupted" in line for line in messages)
+    statuses = [line.split()[1] for line in _text(_one(nb, "tasks = rt.store.query")).splitlines()]
+    assert statuses == ["completed", "interrupted"]  # job B died with the old kernel, never "running"
+
+
+def test_objective_completed_with_report_and_searchable(run: tuple[Any, Any]) -> None:
+    _, nb = run
+    (done,) = _receipts(_one(nb, "%workitem complete"))
+    assert done["result"]["completed_transition"] is True
+    assert done["result"]["work_item"]["completion_report"]["text"].startswith("Job A produced 42 rows")
+    boards = [c for c in _code(nb) if c.source == "%workitems"]
+    assert "[completed/completed]" in _text(boards[-1])
+    (found,) = _receipts(_one(nb, "%memory search"))
+    assert any(r["kind"] == "work_item" for r in found["result"]["results"])
