@@ -161,3 +161,40 @@ def test_c09_reload_never_doubles_the_runtime(execute: Any) -> None:
     (line,) = [o["text"] for o in nb.cells[4].outputs if o.get("output_type") == "stream"]
     report = json.loads(line.split("C09", 1)[1])
     assert report == {"runtime_threads": 1, "task_results": 1, "unchanged": True}
+
+
+C09_TIMER_CHECK = """
+import json, threading, holon_nb
+rt = holon_nb.get_runtime()
+TABLES = ("work_items", "waits", "timers", "tasks", "messages")
+def state():
+    return json.dumps({t: [dict(r) for r in rt.store.query(f"SELECT * FROM {t} ORDER BY rowid")] for t in TABLES},
+                      sort_keys=True, default=str)
+before = state()
+ip = get_ipython()
+for magic, line in (("holon", "status"), ("timers", ""), ("workitems", ""), ("agent_status", ""),
+                    ("tasks", ""), ("memory", "search nightly")):
+    ip.run_line_magic(magic, line)
+(timer,) = rt.call("ListTimers").result["timers"]
+print("C09", json.dumps({
+    "runtime_threads": sum(t.name == "holon-nb-runtime" for t in threading.enumerate()),
+    "fire_count": timer["fire_count"],
+    "ticks": len(rt.messages(kind="timer_tick")),
+    "unchanged": state() == before,
+}))
+"""
+
+
+def test_c09_reload_and_a_real_timer_fires_exactly_once(execute: Any) -> None:
+    nb = execute([
+        "%load_ext holon_nb",
+        "%reload_ext holon_nb\n%holon status",
+        "%timer create --in 1s --summary nightly",
+        "import time; time.sleep(3)",
+        C09_TIMER_CHECK,
+    ])
+    (created,) = _receipts(nb.cells[2], "CreateTimer")
+    assert created["data"][RESULT]["status"] == "success"
+    (line,) = [o["text"] for o in nb.cells[4].outputs if o.get("output_type") == "stream"]
+    report = json.loads(line.split("C09", 1)[1])
+    assert report == {"runtime_threads": 1, "fire_count": 1, "ticks": 1, "unchanged": True}
