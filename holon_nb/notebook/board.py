@@ -92,7 +92,7 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
         colour = _READINESS_COLOURS.get(item.get("readiness"), "#57606a")
         todos = "".join(f"<div>{_e(_BOX.get(t.get('state'), '[?]'))} {_e(t.get('text'))}</div>"
                         for t in item.get("todo_list") or [])
-        waits = "".join(f"<div>⏳ {_e(_wait_text(w))}</div>" for w in item.get("waits") or [])
+        waits = "".join(f"<div>waits for {_e(_wait_text(w))}</div>" for w in item.get("waits") or [])
         blocker = f"<div style='color:#cf222e'>blocked by: {_e(item['blocked_by'])}</div>" if item.get("blocked_by") else ""
         focus = "★ " if item.get("is_current") else ""
         rows.append(

@@ -19,6 +19,8 @@ from typing import Any
 from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
+from ..tools.ansi import ansi_to_html
+
 __all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget"]
 
 log = logging.getLogger("holon_nb.notebook")
@@ -126,7 +128,7 @@ class TaskWidget(VBox):
                    "(TaskOutput or the task log has them)</div>") if self.omitted_chars else ""
         body = omitted + (
             "<pre class='holon-task-output' style='margin:2px 0;white-space:pre-wrap'>"
-            f"{html.escape(self.output)}</pre>" if self.output else "<i style='color:#57606a'>(no output yet)</i>"
+            f"{ansi_to_html(self.output)}</pre>" if self.output else "<i style='color:#57606a'>(no output yet)</i>"
         )
         if self._header.value != header:
             self._header.value = header

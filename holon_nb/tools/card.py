@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 
 __all__ = ["render_card"]
@@ -42,7 +43,7 @@ def _pill(text: str, colour: str) -> str:
 
 
 def _pre(text: str) -> str:
-    return f"<pre style='{_PRE}'>{_e(text)}</pre>"
+    return f"<pre style='{_PRE}'>{ansi_to_html('' if text is None else str(text))}</pre>"
 
 
 def _notice(text: str) -> str:

@@ -19,7 +19,8 @@ import re
 __all__ = ["render_diff", "render_file_diffs"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_CELL = "padding:0 6px;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:90%"
+_CELL = ("padding:0 6px;text-align:left;white-space:pre-wrap;word-break:break-word;font-family:monospace;"
+         "font-size:90%")
 _NUM = "padding:0 6px;text-align:right;color:#8c959f;font-family:monospace;font-size:85%;user-select:none"
 _ROW = {"+": "background:rgba(26,127,55,0.15)", "-": "background:rgba(207,34,46,0.15)", " ": ""}
 _ACTION = {"add": ("A", "#1a7f37"), "modify": ("M", "#0969da"), "delete": ("D", "#cf222e"),
