@@ -82,12 +82,13 @@ def build() -> nbformat.NotebookNode:
             "may use (it changes nothing else); `SwitchWorkspace` makes it the *active projection*: commands then run in\n"
             "it and relative patch paths resolve against it. `$name` in these lines is a Python variable."),
         new_code_cell("%workspace attach $clone"),
-        new_code_cell("%workspace switch --path $clone"),
+        new_code_cell("%workspace switch $clone"),
         new_code_cell("%workspace"),
         new_markdown_cell(
             "## Try a change in a worktree\n\n"
             "`CreateWorktree` adds a linked worktree on a new branch next to the clone and activates it\n"
-            "(`exclusive_write`: no other agent may write there while it is active). Commands now run inside it."),
+            "(`exclusive_write`: no other agent may *enter* it while this one is there; that is coordination\n"
+            "between agents, not a file lock). Commands now run inside it."),
         new_code_cell("%worktree create tutorial-one-line --base HEAD"),
         new_code_cell("%exec git status --short --branch && pwd"),
         new_markdown_cell(
@@ -130,7 +131,7 @@ def build() -> nbformat.NotebookNode:
             "## Switch back and remove the worktree\n\n"
             "`RemoveWorktree` never forces: a worktree with uncommitted changes is kept (`retained_dirty`, with the\n"
             "changed files listed). Commit the change on its branch, and the removal goes through; the branch stays."),
-        new_code_cell("%workspace switch --path $clone"),
+        new_code_cell("%workspace switch $clone"),
         new_code_cell("%worktree list"),
         new_code_cell(
             "state = rt.call(\"GetWorkspaceState\").result\n"
@@ -147,7 +148,7 @@ def build() -> nbformat.NotebookNode:
         new_markdown_cell(
             "## Clean up\n\n"
             "Make the notebook's directory active again, detach the clone and delete the scratch folder."),
-        new_code_cell("%workspace switch --path $notebook_dir"),
+        new_code_cell("%workspace switch $notebook_dir"),
         new_code_cell(
             "clone_id = next(w[\"workspace_id\"] for w in rt.call(\"GetWorkspaceState\").result[\"workspaces\"]\n"
             "                if w[\"workspace_anchor\"] == str(clone))\n"

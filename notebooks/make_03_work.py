@@ -15,6 +15,8 @@ def build() -> nbformat.NotebookNode:
         "%load_ext holon_nb\n"
         "import holon_nb, time\n"
         "rt = holon_nb.get_runtime()\n"
+        "from datetime import datetime, timezone\n"
+        "restarted_at = datetime.now(timezone.utc).strftime(\"%Y-%m-%dT%H:%M:%S.%fZ\")\n"
         "print(\"a new kernel:\", \"tid_a\" not in globals())")
     restart.metadata["tags"] = ["holon-restart-kernel"]
     cells = [
@@ -37,7 +39,8 @@ def build() -> nbformat.NotebookNode:
             "--todo \"[>] collect the inputs\" --todo \"run the two jobs\" --todo \"compare the outputs\""),
         new_markdown_cell(
             "The board below is live: it redraws itself whenever a work item, wait or timer changes (a timer\n"
-            "firing, a task result arriving) without re-running the cell."),
+            "firing, a task result arriving) without re-running the cell, so it shows the latest state, not the\n"
+            "state at this point of the story. `%workitems --static` prints a snapshot that never changes."),
         new_code_cell("%workitems"),
         new_code_cell("wid = rt.call(\"ListWorkItems\").result[\"work_items\"][0][\"id\"]\nwid"),
         new_markdown_cell(
@@ -53,14 +56,17 @@ def build() -> nbformat.NotebookNode:
         new_markdown_cell(
             "## Wait for job A\n\n"
             "`WaitFor` parks the work item until job A's result arrives (`wake=task_result`). `--brief` is the\n"
-            "operator-facing note published with the wait (`delivery=final`). The board shows the item as blocked."),
+            "operator-facing note published with the wait (`delivery=final`). The item is now blocked."),
         new_code_cell("%waitfor task_result job A must finish --resource {tid_a} --brief \"Waiting for job A.\""),
-        new_markdown_cell(
-            "And a timer: it fires on the runtime's own thread, also while the kernel is idle, and queues a\n"
-            "`timer_tick` message for the agent."),
-        new_code_cell("%timer create --in 2s --summary \"check the jobs again\""),
         new_code_cell("%task_output {tid_a}"),
+        new_markdown_cell(
+            "Job A's result triggered the wait: the snapshot shows it `triggered`. A wait *resolves* when an agent\n"
+            "turn processes the message that woke it; turns with a model come in a later release."),
         new_code_cell("%workitems --static"),
+        new_markdown_cell(
+            "And a timer, due in a few seconds: it fires on the runtime's own thread, also while the kernel is idle,\n"
+            "and queues a `timer_tick` message for the agent. The kernel restarts before it is due."),
+        new_code_cell("%timer create --in 4s --summary \"check the jobs again\""),
         new_markdown_cell(
             "## Restart the kernel\n\n"
             "In JupyterLab: **Kernel ▸ Restart Kernel**, then run the cells below. (Run headless with\n"
@@ -69,20 +75,22 @@ def build() -> nbformat.NotebookNode:
         restart,
         new_markdown_cell(
             "## Everything is still there\n\n"
-            "The work item with its todos, the wait (triggered by job A's result), the timer, the messages and the\n"
-            "task results: read back by the new kernel's runtime from the same holon home."),
-        new_code_cell("%workitems"),
+            "The work item with its todos, the triggered wait, the timer, the messages and the task results: read\n"
+            "back by the new kernel's runtime from the same holon home."),
+        new_code_cell("%workitems --static"),
         new_code_cell(
             "wid = rt.call(\"ListWorkItems\").result[\"work_items\"][0][\"id\"]\n"
             "%workitem show {wid}"),
+        new_markdown_cell("The timer was re-armed by the new kernel's runtime and fires once, on time:"),
         new_code_cell(
-            "deadline = time.time() + 10\n"
+            "deadline = time.time() + 15\n"
             "while rt.call(\"ListTimers\", {\"filter\": \"active\"}).result[\"timers\"] and time.time() < deadline:\n"
-            "    time.sleep(0.1)  # an overdue timer fires once right after the restart\n"
-            "%timers"),
+            "    time.sleep(0.2)\n"
+            "(timer,) = rt.call(\"ListTimers\").result[\"timers\"]\n"
+            "print(\"fired\", timer[\"fire_count\"], \"time(s); after the restart:\", timer[\"last_fired_at\"] > restarted_at)"),
         new_code_cell(
             "for m in rt.messages():\n"
-            "    print(f\"{m['kind']:<12} {m['text'][:90]}\")"),
+            "    print(f\"{m['kind']:<12} {m['text'].splitlines()[0][:90]}\")"),
         new_code_cell(
             "tasks = rt.store.query(\"SELECT id, status FROM tasks ORDER BY created_at\")\n"
             "for t in tasks:\n"
@@ -90,15 +98,17 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%agent_status"),
         new_markdown_cell(
             "## Finish the objective\n\n"
-            "Tick the todos and complete the work item with a report. In a model turn the report is the text the\n"
-            "model writes before calling `CompleteWorkItem`; from a notebook it is `--report`."),
+            "Clear the blocker by hand (what a turn would do after reading job A's result), tick the todos and\n"
+            "complete the work item with a report. In a model turn the report is the text the model writes before\n"
+            "calling `CompleteWorkItem`; from a notebook it is `--report`."),
+        new_code_cell("%workitem pick {wid} --clear-blocker --reason \"job A's result is in\""),
         new_code_cell(
             "%workitem update {wid} --todo \"[x] collect the inputs\" --todo \"[x] run the two jobs\" "
             "--todo \"[x] compare the outputs\""),
         new_code_cell(
             "%workitem complete {wid} --report \"Job A produced 42 rows; job B was lost with the kernel and is "
             "re-queued for tonight.\""),
-        new_code_cell("%workitems"),
+        new_code_cell("%workitems --static"),
         new_markdown_cell("The completed objective and its report are searchable memory:"),
         new_code_cell("%memory search nightly report"),
     ]

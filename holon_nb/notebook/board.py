@@ -33,7 +33,8 @@ from ..tools.receipts import Scrubber
 if TYPE_CHECKING:  # pragma: no cover
     from . import _Session
 
-__all__ = ["BOARD_EVENTS", "BoardHub", "WorkBoard", "render_board_text", "show_board"]
+__all__ = ["BOARD_EVENTS", "DEFAULT_LIMIT", "MAX_LIVE_BOARDS", "BoardHub", "WorkBoard", "render_board_text",
+           "show_board"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -41,6 +42,10 @@ log = logging.getLogger("holon_nb.notebook")
 BOARD_EVENTS = frozenset({"work_item_changed", "focus_changed", "wait_changed", "timer_changed", "timer_fired",
                           "message_enqueued", "message_processed", "brief_published", "task_ended"})
 _MIN_PERIOD_S = 0.25
+#: Rows a board shows unless ``--limit`` says otherwise (ListWorkItems' default).
+DEFAULT_LIMIT = 20
+#: Boards kept live at once; an older one freezes (says so) when a newer one is displayed.
+MAX_LIVE_BOARDS = 5
 _BOX = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 _READINESS_COLOURS = {"runnable": "#1a7f37", "blocked": "#cf222e", "waiting_for_operator": "#9a6700",
                       "yielded": "#8250df", "completed": "#57606a", "completing": "#57606a"}
@@ -57,15 +62,20 @@ def _timer_text(t: dict[str, Any]) -> str:
     return f"{t['id']}  next {t.get('next_fire_at')}{repeat}  fired {t.get('fire_count', 0)}x{summary}"
 
 
-def render_board_text(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]]) -> str:
+def render_board_text(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]],
+                      total: int | None = None, note: str = "") -> str:
     """The board as plain text (what a saved notebook shows).
 
     Args:
         agent_id: The agent shown.
-        items: ``WorkService.board`` rows.
+        items: ``WorkService.board`` rows (already limited).
         timers: Active ``TimerRecord`` dicts.
+        total: How many items matched before the limit (default ``len(items)``).
+        note: A last line (e.g. why the board stopped updating).
     """
-    lines = [f"work items of agent {agent_id}: {len(items)}"]
+    total = len(items) if total is None else total
+    shown = f" (the first {len(items)} shown; --limit N for more)" if total > len(items) else ""
+    lines = [f"work items of agent {agent_id}: {total}{shown}"]
     for item in items:
         focus = "* " if item.get("is_current") else "  "
         lines.append(f"{focus}{item['id']}  [{item['state']}/{item['readiness']}]  {item['objective']}")
@@ -78,6 +88,8 @@ def render_board_text(agent_id: str, items: list[dict[str, Any]], timers: list[d
     if timers:
         lines.append(f"active timers: {len(timers)}")
         lines.extend(f"  {_timer_text(t)}" for t in timers)
+    if note:
+        lines.append(f"[{note}]")
     return "\n".join(lines)
 
 
@@ -85,8 +97,10 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]]) -> str:
-    """The board as an HTML table (every value escaped)."""
+def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]],
+                      total: int | None = None, note: str = "") -> str:
+    """The board as an HTML table (every value escaped); arguments as :func:`render_board_text`."""
+    total = len(items) if total is None else total
     rows = []
     for item in items:
         colour = _READINESS_COLOURS.get(item.get("readiness"), "#57606a")
@@ -108,16 +122,21 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
              else "<div style='color:#57606a'>(no work items)</div>")
     timer_rows = "".join(f"<li>{_e(_timer_text(t))}</li>" for t in timers)
     timers_html = f"<div><b>active timers</b><ul style='margin:2px 0'>{timer_rows}</ul></div>" if timers else ""
-    return f"<div><b>work items of agent {_e(agent_id)}</b>: {len(items)}{table}{timers_html}</div>"
+    shown = f" (the first {len(items)} shown; --limit N for more)" if total > len(items) else ""
+    note_html = f"<div style='color:#9a6700;font-style:italic'>{_e(note)}</div>" if note else ""
+    return (f"<div><b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}"
+            f"{note_html}</div>")
 
 
 class WorkBoard(HTML):
     """One displayed board (an ``HTML`` widget whose value the hub replaces)."""
 
-    def __init__(self, agent_id: str, filter_name: str | None = None, **kwargs: Any):
+    def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT, **kwargs: Any):
         super().__init__(**kwargs)
         self.agent_id = agent_id
         self.filter_name = filter_name
+        self.limit = limit
+        self.note = ""
         self.text = ""
         self.handle: Any = None
 
@@ -162,9 +181,10 @@ class BoardHub:
     def render(self, board: WorkBoard) -> None:
         """Re-read and redraw one board (and its cell's saved text)."""
         items, timers = self.snapshot(board.agent_id, board.filter_name)
+        total, items = len(items), items[: board.limit]
         scrub = Scrubber(extra=self._rt.settings.extra_secrets)
-        text = scrub.text(render_board_text(board.agent_id, items, timers))
-        value = scrub.text(render_board_html(board.agent_id, items, timers))
+        text = scrub.text(render_board_text(board.agent_id, items, timers, total, board.note))
+        value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
         if value != board.value:
             board.value = value
         if text != board.text:
@@ -173,8 +193,20 @@ class BoardHub:
                 board.handle.update(board)
 
     def add(self, board: WorkBoard) -> None:
+        """Keep ``board`` live; the oldest live board beyond :data:`MAX_LIVE_BOARDS` freezes."""
         with self._cond:
             self._boards.append(board)
+            frozen = self._boards[:-MAX_LIVE_BOARDS]
+            del self._boards[:-MAX_LIVE_BOARDS]
+        for old in frozen:
+            self._freeze(old, "no longer updated: a newer board was displayed; re-run this cell to refresh")
+
+    def _freeze(self, board: WorkBoard, note: str) -> None:
+        board.note = note
+        try:
+            self.render(board)
+        except Exception:  # the runtime may already be closing
+            log.debug("board freeze failed", exc_info=True)
 
     def _pump(self) -> None:
         while True:
@@ -206,9 +238,12 @@ class BoardHub:
                 log.debug("board refresh failed", exc_info=True)
 
     def close(self) -> None:
-        """Draw pending changes, then stop following the runtime. Idempotent."""
+        """Draw pending changes, mark every board frozen, then stop following the runtime. Idempotent."""
         if not self._stopping:
-            self.flush()
+            with self._cond:
+                boards, self._boards = list(self._boards), []
+            for board in boards:
+                self._freeze(board, "no longer updated: the extension was unloaded or reloaded; re-run this cell")
         self._unsubscribe()
         with self._cond:
             self._stopping = True
@@ -229,19 +264,29 @@ def _matches(item: dict[str, Any], filter_name: str) -> bool:
     return item["readiness"] == filter_name
 
 
-def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None = None) -> WorkBoard:
-    """Display a live board in the current cell (the ``%workitems`` magic).
+def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None = None,
+               live: bool = True) -> WorkBoard | None:
+    """Display a board in the current cell (the ``%workitems`` magic).
 
     Args:
         session: The loaded extension's session (its runtime and board hub).
-        payload: The ListWorkItems-style options (``filter``; ``limit`` is not applied to a board).
+        payload: ListWorkItems-style options: ``filter``, ``limit`` (1..100, default 20).
         agent_id: The agent (default: the notebook's agent).
+        live: Keep it updating; False displays a plain snapshot (text and HTML, no widget).
+
+    Returns:
+        The live board, or None for a snapshot.
     """
     from ..runtime.core import DEFAULT_AGENT_ID
 
     hub = session.boards
-    board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"))
+    limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))
+    board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
     hub.render(board)
+    if not live:
+        display({"text/plain": board.text, "text/html": board.value}, raw=True)
+        board.close()
+        return None
     board.handle = display(board, display_id=True)
     hub.add(board)
     return board

@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["interpret_escapes", "split_verbatim"]
+__all__ = ["interpret_escapes", "parse_quoted", "split_verbatim", "unquote"]
 
 # one shell-like word: runs of double-quoted, single-quoted or plain segments
 _WORD = re.compile(r"""\s*((?:"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s"']+)+)""")
@@ -93,6 +93,11 @@ def interpret_escapes(text: str) -> str:
     return _ESCAPE.sub(one, text)
 
 
+def unquote(text: str) -> str:
+    """``text`` without one pair of matching outer quotes (``"a b"`` → ``a b``)."""
+    return _unquote(text)
+
+
 def _unquote(value: Any) -> Any:
     if isinstance(value, list):
         return [_unquote(v) for v in value]
@@ -104,13 +109,19 @@ def _unquote(value: Any) -> Any:
 def parse_quoted(func: Any, line: str) -> argparse.Namespace:
     """``parse_argstring`` plus quote removal: ``--summary "check the build"`` gives ``check the build``.
 
+    Raises:
+        UsageError: for an unbalanced quote or an argparse error.
+
     IPython splits magic lines without POSIX quote removal, so a quoted
     option value keeps its quotes; this strips one pair of matching outer
     quotes from every string value (and from every item of a list value).
     """
     from IPython.core.magic_arguments import parse_argstring
 
-    args = parse_argstring(func, line)
+    try:
+        args = parse_argstring(func, line)
+    except ValueError as exc:  # shlex: "No closing quotation"
+        raise UsageError(f"cannot read the line: {exc}; close the quote or escape it") from None
     for key, value in vars(args).items():
         setattr(args, key, _unquote(value))
     return args

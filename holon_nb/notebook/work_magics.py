@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import line_magic, magics_class
+from IPython.core.magic import line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from .magics import SessionMagics, raise_option
@@ -61,7 +61,19 @@ def _words(parts: list[str]) -> str:
 
 @magics_class
 class WorkMagics(SessionMagics):
-    """``%workitems``, ``%workitem``, ``%waitfor``, ``%timers``, ``%timer``, ``%agent_status``, ``%memory``."""
+    """``%workitems``, ``%workitem``, ``%waitfor``, ``%timers``, ``%timer``, ``%agent_status``, ``%memory``.
+
+    Free text (objectives, reasons, reports, briefs, summaries, queries) reaches
+    the tool verbatim: ``{x}`` and ``$x`` in it are not Python expansions. Ids
+    (work item, task, timer ids, ``--resource``, a ``source_ref``) accept
+    ``{expr}`` / ``$name`` expansion, as ``%task_output {tid}`` does.
+    """
+
+    def _id(self, value: str | None) -> str | None:
+        """Expand ``{expr}`` / ``$name`` in an id argument (never in free text)."""
+        if value is None or ("{" not in value and "$" not in value):
+            return value
+        return self.shell.var_expand(value, depth=2)
 
     # ------------------------------------------------------------ %workitems
     @line_magic
@@ -71,7 +83,9 @@ class WorkMagics(SessionMagics):
                        "waiting_for_operator", "runnable"),
               help="Which work items (default all).")
     @argument("--limit", type=int, default=None, help="Most items (1..100; default 20).")
-    @argument("--static", action="store_true", help="Show the ListWorkItems receipt only, no live board.")
+    @argument("--static", action="store_true",
+              help="A snapshot of the board that never changes afterwards (reads the store; no tool call).")
+    @argument("--receipt", action="store_true", help="The ListWorkItems receipt instead of a board.")
     @raise_option
     def workitems(self, line: str) -> None:
         """The work-item board: objective, state, readiness, focus, todos, blockers and waits.
@@ -86,15 +100,16 @@ class WorkMagics(SessionMagics):
             payload["filter"] = args.filter
         if args.limit is not None:
             payload["limit"] = args.limit
-        if args.static:
+        if args.receipt:
             self._call("ListWorkItems", payload, args.raise_error)
             return
         from .board import show_board
 
-        show_board(self._session, payload)
+        show_board(self._session, payload, live=not args.static)
 
     # ------------------------------------------------------------ %workitem
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("action", choices=("create", "update", "pick", "complete", "show"),
               help="create OBJECTIVE; update ID; pick ID; complete ID --report TEXT; show ID.")
@@ -139,6 +154,7 @@ class WorkMagics(SessionMagics):
             return
         if not words or " " in words:
             raise UsageError(f"%workitem {args.action} needs one work item id (see %workitems)")
+        words = self._id(words)
         if args.action == "update":
             payload = {"work_item_id": words}
             if args.objective is not None:
@@ -165,6 +181,7 @@ class WorkMagics(SessionMagics):
 
     # ------------------------------------------------------------ %waitfor
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("wake", choices=("operator_input", "task_result", "external", "timer", "system"),
               help="What should resume the work.")
@@ -190,7 +207,7 @@ class WorkMagics(SessionMagics):
             raise UsageError("%waitfor needs a reason after the wake kind, e.g. %waitfor operator_input need approval")
         delivery = args.delivery or ("final" if args.brief is not None else "silent")
         payload: dict[str, Any] = {"reason": reason, "wake": args.wake, "delivery": delivery}
-        for key, value in (("resource", args.resource), ("work_item_id", args.work_item_id)):
+        for key, value in (("resource", self._id(args.resource)), ("work_item_id", self._id(args.work_item_id))):
             if value is not None:
                 payload[key] = value
         if args.recheck is not None:
@@ -216,6 +233,7 @@ class WorkMagics(SessionMagics):
         self._call("ListTimers", payload, args.raise_error)
 
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("action", choices=("create", "show", "cancel"), help="create (--in or --at); show ID; cancel ID.")
     @argument("timer_id", nargs="?", default=None, help="show/cancel: the timer id.")
@@ -253,7 +271,7 @@ class WorkMagics(SessionMagics):
         if not args.timer_id:
             raise UsageError(f"%timer {args.action} needs a timer id (see %timers)")
         tool = "GetTimer" if args.action == "show" else "CancelTimer"
-        self._call(tool, {"timer_id": args.timer_id}, args.raise_error)
+        self._call(tool, {"timer_id": self._id(args.timer_id)}, args.raise_error)
 
     # ------------------------------------------------------------ %agent_status
     @line_magic
@@ -267,6 +285,7 @@ class WorkMagics(SessionMagics):
 
     # ------------------------------------------------------------ %memory
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("action", choices=("search", "get"), help="search QUERY; get SOURCE_REF.")
     @argument("words", nargs="*", help="search: the query; get: the source_ref (e.g. work_item:work_…).")
@@ -294,7 +313,7 @@ class WorkMagics(SessionMagics):
                 payload["include_all_workspaces"] = True
             self._call("MemorySearch", payload, args.raise_error)
         else:
-            payload = {"source_ref": words}
+            payload = {"source_ref": self._id(words)}
             if args.max_chars is not None:
                 payload["max_chars"] = args.max_chars
             self._call("MemoryGet", payload, args.raise_error)

@@ -18,11 +18,12 @@ from IPython.display import display
 from ..tools.errors import ToolCallError
 from .display import Table
 from .magics import SessionMagics, raise_option
-from .parsing import parse_quoted
+from .parsing import parse_quoted, split_verbatim, unquote
 from .workspace_view import WorkspaceView, worktree_rows
 
 __all__ = ["WorkspaceMagics", "restore_blank_context"]
 
+_TRAILING_OPTION = re.compile(r"\s--(?:return-to|branch-policy|merged-into|raise)(?=[\s=]|$)")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 
@@ -113,7 +114,9 @@ class WorkspaceMagics(SessionMagics):
     @argument("action", nargs="?", default="state", choices=("state", "attach", "detach", "switch"),
               help="state (default; changes nothing): bindings, active projection and execution roots; "
                    "attach PATH; detach WORKSPACE_ID; switch (--id, --root or --path, optional --cwd).")
-    @argument("target", nargs="*", help="attach: the directory; detach: the workspace id (or agent_home).")
+    @argument("target", nargs="*",
+              help="attach: the directory; detach: the workspace id (or agent_home); switch: a directory. "
+                   "Taken verbatim after the options (spaces kept).")
     @argument("--id", dest="workspace_id", default=None, help="switch: a workspace id (agent_home allowed).")
     @argument("--root", dest="execution_root_id", default=None, help="switch: an execution root id.")
     @argument("--path", default=None, help="switch: a directory inside an attached workspace or its worktree.")
@@ -132,8 +135,9 @@ class WorkspaceMagics(SessionMagics):
             %workspace switch --id agent_home
             %workspace detach ws_0123456789abcde
         """
-        args = parse_quoted(self.workspace, line)
-        target = " ".join(args.target).strip()
+        head, rest = split_verbatim(line, self.workspace.parser, positionals=1)
+        args = parse_quoted(self.workspace, head)
+        target = unquote(rest)  # verbatim: a path with spaces stays whole
         if args.action == "state":
             if target:
                 raise UsageError("%workspace state takes no argument")
@@ -165,7 +169,8 @@ class WorkspaceMagics(SessionMagics):
     @argument("action", choices=("create", "remove", "list"),
               help="create BRANCH: a linked git worktree (activated unless --no-activate); "
                    "remove EXECUTION_ROOT_ID; list: the execution roots (changes nothing).")
-    @argument("target", nargs="?", default=None, help="create: the branch name; remove: the execution root id.")
+    @argument("target", nargs="?", default=None,
+              help="create: the branch name; remove: the execution root id. Taken verbatim after the options.")
     @argument("--base", default="HEAD", help="create: the base commit-ish (default HEAD).")
     @argument("--workspace", dest="workspace_id", default=None,
               help="create: the attached workspace id (default: the active one).")
@@ -188,7 +193,16 @@ class WorkspaceMagics(SessionMagics):
             %worktree list
             %worktree remove git_worktree_root:ws_…:/path --return-to canonical
         """
-        args = parse_quoted(self.worktree, line)
+        if line.split(None, 1)[:1] == ["remove"]:
+            # the root id embeds a path (which may hold spaces): take it verbatim, options before or after it
+            head, rest = split_verbatim(line, self.worktree.parser, positionals=1)
+            tail = _TRAILING_OPTION.search(rest)
+            if tail is not None:
+                head, rest = f"{head} {rest[tail.start():]}", rest[:tail.start()]
+            args = parse_quoted(self.worktree, head)
+            args.target = unquote(rest.strip()) or None
+        else:
+            args = parse_quoted(self.worktree, line)
         if args.action == "list":
             result = self._state()
             if result.ok:

@@ -105,3 +105,38 @@ def test_board_updates_itself_when_a_timer_fires(ip: Any) -> None:
     assert "Wait for the nightly build" in board.value and "triggered" in board.value
     updates = [o for o in cap.outputs if getattr(o, "update", False)]
     assert updates and updates[-1].data["text/plain"] == board.text
+
+
+def test_free_text_is_verbatim_but_ids_expand(ip: Any, run: Any) -> None:
+    ip.user_ns["config"] = {"a": 1}
+    created = _env(run("workitem", "create Report saved {config} and $cost"), "CreateWorkItem")
+    wid = created["result"]["work_item"]["id"]
+    assert created["result"]["work_item"]["objective"] == "Report saved {config} and $cost"
+    ip.user_ns["wid"] = wid
+    shown = _env(run("workitem", "show {wid}"), "GetWorkItem")
+    assert shown["result"]["work_item"]["id"] == wid
+    done = _env(run("workitem", 'complete $wid --report "cost was {cost}"'), "CompleteWorkItem")
+    assert done["result"]["work_item"]["completion_report"]["text"] == "cost was {cost}"
+    with pytest.raises(UsageError):
+        run("memory", 'search "unterminated')
+
+
+def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
+    from holon_nb.notebook import _session
+    from holon_nb.notebook.board import MAX_LIVE_BOARDS
+
+    for i in range(4):
+        run("workitem", f"create objective number {i}")
+    (snap,) = run("workitems", "--static --limit 2")
+    assert snap["text/plain"].startswith("work items of agent default: 4 (the first 2 shown; --limit N for more)")
+    assert "application/vnd.jupyter.widget-view+json" not in snap
+    assert _session.boards._boards == []  # a snapshot is not kept live
+    for _ in range(MAX_LIVE_BOARDS + 1):
+        run("workitems", "")
+    boards = list(_session.boards._boards)
+    assert len(boards) == MAX_LIVE_BOARDS
+    ip.run_line_magic("unload_ext", "holon_nb")
+    try:
+        assert all("no longer updated" in b.text for b in boards)
+    finally:
+        ip.run_line_magic("load_ext", "holon_nb")

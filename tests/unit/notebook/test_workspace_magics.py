@@ -118,3 +118,26 @@ def test_workspace_attach_switch_and_worktree_lifecycle(ip: Any, run: Any, tmp_p
     assert removed["result"]["disposition"] == "removed" and not wt_path.exists()
     with pytest.raises(UsageError):
         run("worktree", "create")
+
+
+def test_paths_and_root_ids_with_spaces_stay_whole(ip: Any, run: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(key, "Test")
+    for key in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(key, "test@example.invalid")
+    repo = tmp_path / "my  repo"  # two spaces
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    ip.user_ns["spaced"] = str(repo)
+    assert run("workspace", "attach $spaced")[0][RESULT]["status"] == "success"
+    switched = run("workspace", "switch $spaced")[0][RESULT]
+    assert switched["result"]["execution_root"] == str(repo)
+    created = run("worktree", "create spaced-branch --base main --no-activate")[0][RESULT]
+    ip.user_ns["root_id"] = created["result"]["execution_root_id"]
+    assert " " in created["result"]["execution_root_id"]
+    removed = run("worktree", "remove {root_id}")[0][RESULT]
+    assert removed["result"]["disposition"] == "removed", removed
