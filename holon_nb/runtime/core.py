@@ -13,6 +13,7 @@ import concurrent.futures
 import json
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -46,11 +47,18 @@ log = logging.getLogger("holon_nb.runtime")
 DEFAULT_AGENT_ID = "default"
 
 
+#: Agent ids a caller may name (they become directory names under ``<home>/agents/``).
+AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
 def _check_call_types(name: Any, agent: Any, context: Any) -> None:
     if not isinstance(name, str):
         raise TypeError(f"tool name must be a str such as 'ExecCommand', got {type(name).__name__}")
     if agent is not None and not isinstance(agent, str):
         raise TypeError(f"agent must be an agent id (str) or None, got {type(agent).__name__}")
+    if agent is not None and (not AGENT_ID.fullmatch(agent) or ".." in agent):
+        raise ValueError(f"not an agent id: {agent[:80]!r} (letters, digits, '_', '-', '.'; 1-64 characters; "
+                         "it names a directory under the holon home)")
     if context is not None and not isinstance(context, dict):
         raise TypeError(f"context must be a dict such as {{'brief': '...'}} or None, got {type(context).__name__}")
 
@@ -174,7 +182,8 @@ class Runtime:
         Args:
             name: Tool name (``"ExecCommand"``).
             args: Arguments as a dict, or JSON text (non-JSON text becomes ``{"_raw": text}``).
-            agent: Calling agent id; None means the default public named agent.
+            agent: Calling agent id; None means the default public named agent. An id not seen
+                before is recorded as a public named agent (letters, digits, ``_-.``, 1-64 chars).
             context: Execution context (D11), e.g. ``{"brief": "…"}``.
             raise_on_error: Raise :class:`ToolCallError` for an error envelope.
 
@@ -185,6 +194,7 @@ class Runtime:
             RuntimeClosed: after ``close()``.
             TypeError: when ``name`` or ``agent`` is not a string, or ``context`` is not a dict
                 (a programming mistake, not a tool input: tool inputs never raise).
+            ValueError: when ``agent`` is not a valid agent id (e.g. ``"../x"``).
             ToolCallError: only with ``raise_on_error=True`` and an error envelope.
             RuntimeError: when called from the runtime thread itself (use ``async_call``).
         """
@@ -205,6 +215,8 @@ class Runtime:
         _check_call_types(name, agent, context)
         agent_id = agent or DEFAULT_AGENT_ID
         rec = self.store.agent(agent_id)
+        if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
+            self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
         profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
         execution_id = new_id("tool")
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
