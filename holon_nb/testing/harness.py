@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 import nbformat
 from nbclient import NotebookClient
@@ -45,7 +45,7 @@ from nbformat import NotebookNode
 
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .kernel_code import PRELOAD, STOP, TRAILING, UNLOAD
+from .kernel_code import PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
@@ -98,6 +98,7 @@ class _Run:
         self.deadline = time.monotonic() + OVERALL_FACTOR * timeout
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
+        self.kernel_secrets: set[str] = set()
         client.timeout = None
         client.timeout_func = lambda cell: self.cell_timeout
         client.on_cell_executed = self._on_executed
@@ -193,6 +194,7 @@ class _Run:
         """
         km, kc = self.client.km, self.client.kc
         assert km is not None and kc is not None
+        await self.collect_secrets()
         await ensure_async(km.restart_kernel(now=False))
         try:
             await ensure_async(kc.wait_for_ready(timeout=max(1.0, min(self.timeout, self.remaining()))))
@@ -204,6 +206,14 @@ class _Run:
             self.summary.problems.append(
                 f"holon_nb did not load after a kernel restart: {content.get('ename')}: {content.get('evalue')}")
 
+    async def collect_secrets(self) -> None:
+        """Remember the secret values the kernel knows now (set in cells too), to scrub the saved file."""
+        try:
+            values = await self.silent(SECRETS, "_holon_nb_secrets()", _GRACE_S)
+        except (asyncio.TimeoutError, DeadKernelError):
+            return
+        self.kernel_secrets.update(v for v in values or [] if isinstance(v, str))
+
     async def final_wait(self) -> None:
         """Run the trailing wait into the last code cell, then stop and list what still runs."""
         wait_s = max(0.0, min(self.timeout, self.remaining()))
@@ -212,6 +222,7 @@ class _Run:
         if content.get("status") == "error":
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
+        await self.collect_secrets()
         left = await self.silent("", "_holon_nb_left", _GRACE_S)
         self.summary.tasks_left_running = [str(t) for t in left or []]
         if left:  # stop them, and let their cells say so (a saved "running" would never change)
@@ -284,9 +295,13 @@ def _read(src: Path) -> NotebookNode:
         raise HarnessUsageError(f"cannot read {src} as a notebook: {str(exc).splitlines()[0]}") from exc
 
 
-def _scrub(nb: NotebookNode, environ: Mapping[str, str]) -> None:
-    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched)."""
-    scrubber = Scrubber(environ)
+def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
+    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
+
+    ``environ`` is the kernel's starting environment; ``extra`` the values the kernel reported
+    (variables set in cells, configured secrets).
+    """
+    scrubber = Scrubber(environ, extra=extra)
     for cell in nb.cells:
         if cell.get("outputs"):
             cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
@@ -381,7 +396,7 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
         if summary.kernel_died:
             summary.tasks_left_running = _reap(home, kernel_cwd)
             summary.problems.extend(_log_tail(scratch / "kernel.log"))
-        _scrub(nb, env)
+        _scrub(nb, env, runner.kernel_secrets)
         summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, out)

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PRELOAD", "TRAILING", "STOP"]
+__all__ = ["PRELOAD", "SECRETS", "STOP", "TRAILING", "UNLOAD"]
 
 PRELOAD = """\
 def _holon_nb_preload():
@@ -67,3 +67,18 @@ del _holon_nb_stop
 UNLOAD = """\
 get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops
 """
+
+SECRETS = """\
+def _holon_nb_secrets():
+    from holon_nb.tools.receipts import Scrubber
+    extra = ()
+    try:
+        import holon_nb
+        extra = holon_nb.get_runtime().settings.extra_secrets
+    except Exception:
+        pass
+    return list(Scrubber(extra=extra).values)
+"""
+"""Defines ``_holon_nb_secrets()``: the secret values the kernel knows (its environment as it is now,
+including variables set in cells, and the runtime's configured secrets), so the saved notebook is
+scrubbed of them too (D12)."""

@@ -72,6 +72,11 @@ class Scrubber:
         self._values = sorted(values, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
 
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The secret values replaced, longest first."""
+        return tuple(self._values)
+
     def text(self, text: str) -> str:
         """Return ``text`` with every secret value replaced."""
         if self._pattern is None or not text:

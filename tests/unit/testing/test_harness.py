@@ -196,6 +196,21 @@ def test_secrets_are_scrubbed_from_the_saved_notebook(tmp_path: Path, monkeypatc
     assert "MY_SERVICE_TOKEN" in saved  # sources are kept as written
 
 
+def test_secrets_set_inside_the_kernel_are_scrubbed_too(tmp_path: Path) -> None:
+    secret = "kernel-only-secret-9f31"
+    src = write_nb(tmp_path / "late.ipynb",
+                   f"import os; os.environ['LATE_API_TOKEN'] = '{secret[:6]}' + '{secret[6:]}'",
+                   "print(os.environ['LATE_API_TOKEN'])",
+                   ("import os; os.environ['EARLY_PASSWORD'] = 'before-' + 'restart-pw'\nprint(os.environ['EARLY_PASSWORD'])",
+                    []),
+                   ("print('restarted')", ["holon-restart-kernel"]))
+    summary = run_notebook(src, timeout=30)
+    assert summary.exit_code == 0, format_summary(summary)
+    saved = summary.output.read_text()
+    assert secret not in saved and "before-restart-pw" not in saved
+    assert saved.count("[redacted]") >= 2
+
+
 def test_kernel_cwd_defaults_to_the_notebook_directory(tmp_path: Path) -> None:
     (tmp_path / "nbdir").mkdir()
     src = write_nb(tmp_path / "nbdir" / "cwd.ipynb", "import os; print(os.getcwd())")
