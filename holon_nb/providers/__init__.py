@@ -1,0 +1,4 @@
+"""Model providers: the provider boundary (``base``), transports, lineage, schema lowering, scripted providers.
+
+No Jupyter import here (design.md layering).
+"""
