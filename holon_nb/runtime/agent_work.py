@@ -155,7 +155,8 @@ class AgentWork:
             rec = self.svc.records.load(db, slim["id"])
             assert rec is not None
             brief = self.svc.records.brief(db, rec.get("result_brief_id"))
-            items.append(work_item_view(rec, d, home, include_todo=include_todo, ctx=ctx, brief=brief))
+            items.append(work_item_view(rec, d, home, include_todo=include_todo, ctx=ctx, brief=brief,
+                                        compact=True))  # compact list form: see work_views (§5.15 departure)
         return {"context": self._context(db), "filter": filter_name, "returned": len(items),
                 "total_matching": total, "limit": limit, "work_items": items}
 

@@ -34,14 +34,28 @@ from .memory_index import Doc
 from .tasks import command_digest
 
 __all__ = [
-    "COMMAND_TOOLS", "UNINDEXED_TOOLS", "AGENT_MEMORY_NOTES", "execution_doc", "execution_docs", "task_doc",
-    "message_doc", "agent_memory_doc", "agent_memory_path", "file_head",
+    "AGENT_MEMORY_NOTES",
+    "COMMAND_TOOLS",
+    "UNINDEXED_TOOLS",
+    "agent_memory_doc",
+    "agent_memory_path",
+    "execution_doc",
+    "execution_docs",
+    "file_head",
+    "message_doc",
+    "task_doc",
 ]
 
 #: Tools whose executions have command receipts and command-output documents.
 COMMAND_TOOLS = ("ExecCommand", "ExecCommandBatch")
-#: Read-only introspection tools whose outputs only restate other evidence: fetchable, not indexed.
-UNINDEXED_TOOLS = frozenset({"MemorySearch", "MemoryGet", "GetAgent", "AgentGet"})
+#: Read-only inspection tools whose outputs only restate records that are indexed (or fetchable)
+#: themselves: their ``output_ref`` still resolves (from ``tool_executions``), but they are not
+#: indexed, so repeated listings never crowd MemorySearch results (review fix). Command output
+#: (ExecCommand, ExecCommandBatch, TaskOutput) and every mutation stay indexed.
+UNINDEXED_TOOLS = frozenset({
+    "MemorySearch", "MemoryGet", "GetAgent", "AgentGet", "ListWorkItems", "GetWorkItem", "ListTimers",
+    "GetTimer", "GetWorkspaceState", "ListTasks", "TaskList", "TaskStatus",
+})
 #: ``agent_memory:<name>`` → (file name in ``<agent home>/memory/``, title).
 AGENT_MEMORY_NOTES = {
     "self": ("self.md", "Agent self memory"),

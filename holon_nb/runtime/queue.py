@@ -58,7 +58,9 @@ class MessageQueue:
             turn_id: The turn that produced it; a wait registered by that turn is never triggered by it.
 
         Returns:
-            The stored message as a dict, plus ``triggered_wait_id`` (or None).
+            The stored message as a dict, plus ``triggered_wait_id`` (the primary triggered
+            wait, or None) and ``triggered_wait_ids`` (all of them: a timer tick may wake
+            several owners, see :meth:`WaitPlane.trigger`).
         """
         msg = {
             "id": new_id("msg"), "agent_id": agent_id, "kind": kind, "origin_task_id": origin_task_id,
@@ -72,8 +74,9 @@ class MessageQueue:
             " (SELECT COALESCE(MAX(seq),0)+1 FROM messages),?,?,?,?,?,?,?)",
             (msg["id"], agent_id, kind, origin_task_id, msg["text"], json.dumps(msg["metadata"]), msg["created_at"],
              "queued", priority, authority, json.dumps(origin), work_item_id, json.dumps(msg["source_refs"]), turn_id))
-        wait = self.waits.trigger(t, msg)
-        msg["triggered_wait_id"] = wait["id"] if wait else None
+        waits = self.waits.trigger(t, msg)
+        msg["triggered_wait_id"] = waits[0]["id"] if waits else None
+        msg["triggered_wait_ids"] = [w["id"] for w in waits]
         t.emit("message_enqueued", agent_id=agent_id, message_id=msg["id"], message_kind=kind, priority=priority,
                triggered_wait_id=msg["triggered_wait_id"])
         return msg
@@ -93,12 +96,14 @@ class MessageQueue:
     def process(self, t: Tx, message_id: str) -> dict[str, Any]:
         """Admit and process one queued message (agents spec §4.6 rules 3-5).
 
-        The message becomes ``processed``; the wait it triggered becomes ``resolved`` and
-        its open owner is unblocked when ``blocked_by`` still names the wait's reason.
+        The message becomes ``processed``; the waits it triggered become ``resolved`` and
+        their open owners are unblocked when ``blocked_by`` still names the wait's reason.
 
         Returns:
-            The admission: ``{message_id, agent_id, kind, trigger_kind, consumed_wait_id, owner,
-            continuation_class, work_item}`` (``work_item`` = the unblocked record or None).
+            The admission: ``{message_id, agent_id, kind, trigger_kind, consumed_wait_id,
+            consumed_wait_ids, owner, continuation_class, work_item, unblocked_work_items}``
+            (``consumed_wait_id``/``owner``/``work_item`` = the primary wait, its owner and its
+            unblocked record or None; the ``*_ids``/``unblocked_*`` lists cover every wait).
 
         Raises:
             ToolFailure: ``message_not_queued`` when the message is unknown or already consumed.
@@ -109,10 +114,15 @@ class MessageQueue:
                        {"message_id": message_id, "status": msg["status"] if msg else None})
         now = fmt(utcnow())
         t.db.execute("UPDATE messages SET status='processed', consumed_at=? WHERE id=?", (now, message_id))
-        row = t.db.execute("SELECT * FROM waits WHERE trigger_message_id=? AND status='triggered'",
-                           (message_id,)).fetchone()
-        wait = decode(row)
-        item = self.waits.resolve(t, wait) if wait else None
+        # a timer tick may have triggered several waits (one per owner bound to the timer): all resolve;
+        # the admission binds to the one whose owner the message names, else the most recently created
+        rows = t.db.execute("SELECT * FROM waits WHERE trigger_message_id=? AND status='triggered' ORDER BY seq DESC",
+                            (message_id,)).fetchall()
+        triggered = [w for w in (decode(r) for r in rows) if w is not None]
+        triggered.sort(key=lambda w: w.get("work_item_id") != msg.get("work_item_id"))
+        wait = triggered[0] if triggered else None
+        items = [self.waits.resolve(t, w) for w in triggered]
+        item = items[0] if items else None
         if wait:
             owner = ({"kind": "work_item", "work_item_id": wait["work_item_id"]} if wait.get("work_item_id")
                      else {"kind": "agent_lifecycle", "agent_id": msg["agent_id"]})
@@ -126,4 +136,5 @@ class MessageQueue:
                consumed_wait_id=wait["id"] if wait else None)
         return {"message_id": message_id, "agent_id": msg["agent_id"], "kind": msg["kind"],
                 "trigger_kind": message_trigger_kind(msg["kind"]), "consumed_wait_id": wait["id"] if wait else None,
-                "owner": owner, "continuation_class": klass, "work_item": item}
+                "consumed_wait_ids": [w["id"] for w in triggered], "owner": owner, "continuation_class": klass,
+                "work_item": item, "unblocked_work_items": [i for i in items if i is not None]}

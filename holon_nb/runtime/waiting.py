@@ -372,11 +372,19 @@ class WaitPlane:
         return ids
 
     # ------------------------------------------------------------ trigger and resolve (§4.6)
-    def trigger(self, t: Tx, msg: dict[str, Any]) -> dict[str, Any] | None:
-        """Trigger the active wait a just-enqueued message matches, in the enqueue's transaction.
+    def trigger(self, t: Tx, msg: dict[str, Any]) -> list[dict[str, Any]]:
+        """Trigger the active waits a just-enqueued message matches, in the enqueue's transaction.
+
+        §4.6 rule 1: the wait correlated by ``source_refs.wait_id``, else the most recently
+        updated match. Review fix (a user calls the upstream rule a bug): a ``timer_tick``
+        triggers *every* active wait bound to its timer (``subject_ref`` = the timer id) —
+        each of a different owner, since registering a wait cancels the owner's others —
+        so two work items parked on one timer both wake; of the unbound timer waits
+        (``subject_ref`` null) only the most recent is triggered, as before.
 
         Returns:
-            The triggered wait, or None.
+            The triggered waits, the primary one (the message's admission owner) first;
+            empty when nothing matched.
         """
         rows = t.db.execute("SELECT * FROM waits WHERE agent_id=? AND status='active' ORDER BY updated_at, seq",
                             (msg["agent_id"],)).fetchall()
@@ -384,16 +392,27 @@ class WaitPlane:
         waits = [w for w in waits if not (msg.get("turn_id") and w.get("turn_id") == msg["turn_id"])]
         matched = [w for w in waits if _matches(msg, w)]
         if not matched:
-            return None
+            return []
         wanted = (msg.get("source_refs") or {}).get("wait_id")
         chosen = next((w for w in matched if w["id"] == wanted), None) if wanted else None
-        wait = chosen or matched[-1]
+        if chosen is not None:
+            picked = [chosen]
+        elif msg["kind"] == "timer_tick":
+            bound = [w for w in matched if w.get("subject_ref") is not None]
+            unbound = [w for w in matched if w.get("subject_ref") is None]
+            picked = [*reversed(bound), *unbound[-1:]]
+            picked.sort(key=lambda w: w is not matched[-1])  # the most recent match stays primary
+        else:
+            picked = [matched[-1]]
         now = fmt(utcnow())
-        t.db.execute("UPDATE waits SET status='triggered', trigger_message_id=?, triggered_at=?, updated_at=?"
-                     " WHERE id=?", (msg["id"], now, now, wait["id"]))
-        t.emit("wait_changed", agent_id=wait["agent_id"], wait_id=wait["id"], status="triggered",
-               work_item_id=wait.get("work_item_id"), trigger_message_id=msg["id"])
-        return {**wait, "status": "triggered", "trigger_message_id": msg["id"], "triggered_at": now}
+        out = []
+        for wait in picked:
+            t.db.execute("UPDATE waits SET status='triggered', trigger_message_id=?, triggered_at=?, updated_at=?"
+                         " WHERE id=?", (msg["id"], now, now, wait["id"]))
+            t.emit("wait_changed", agent_id=wait["agent_id"], wait_id=wait["id"], status="triggered",
+                   work_item_id=wait.get("work_item_id"), trigger_message_id=msg["id"])
+            out.append({**wait, "status": "triggered", "trigger_message_id": msg["id"], "triggered_at": now})
+        return out
 
     def resolve(self, t: Tx, wait: dict[str, Any]) -> dict[str, Any] | None:
         """Resolve a triggered wait whose message is being processed; unblock its owner (§4.6 rule 4).

@@ -193,7 +193,7 @@ class WorkService:
             with self.tx() as t:
                 msg = decode(t.db.execute("SELECT * FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
                                           " AND status='queued' ORDER BY seq DESC LIMIT 1", (task["id"],)).fetchone())
-                if msg is not None and self.waits.trigger(t, msg) is not None:
+                if msg is not None and self.waits.trigger(t, msg):
                     count += 1
         return count
 

@@ -18,8 +18,10 @@ from .work_records import decode
 
 __all__ = [
     "FILTERS",
+    "LIST_REPORT_CHARS",
     "PLAN_PREVIEW_CHARS",
     "ItemContext",
+    "compact_wait",
     "derive",
     "list_page",
     "load_context",
@@ -215,16 +217,50 @@ def raw_record(rec: dict[str, Any], agent_home: Path) -> dict[str, Any]:
     return out
 
 
+# Compact list views — a departure from agents spec §5.15 (review fix). Upstream lists full
+# WorkItemViews; with the plan preview (1,600 chars), the plan's path and hash and each wait's
+# continuation, a default ListWorkItems (limit 20) overran the 2,500-token tool-output budget
+# (about 10,000 receipt characters) at about a dozen items, and the model only got a projection
+# stand-in. In ListWorkItems results:
+# - plan_artifact keeps {bytes} (owner, workspace and paths are fixed by the id:
+#   <agent home>/work-items/<id>/plan.md; hash, times and preview are in GetWorkItem);
+# - agent_id (always the caller), scheduling_state (a function of reason_code) and is_runnable
+#   (readiness == "runnable") are left out: nothing is lost;
+# - waits are brief summaries {id, kind, status, waiting_for, subject_ref?};
+# - a completion report's text is cut to LIST_REPORT_CHARS (text_truncated: true).
+# GetWorkItem (and the mutations) return the full view. Twenty typical items now take about
+# 9,000 characters; a larger `limit` (up to 100) may still be projected, by design.
+LIST_REPORT_CHARS = 200
+_LIST_PLAN_KEYS = ("bytes",)
+_LIST_DROPPED = ("agent_id", "scheduling_state", "is_runnable")
+
+
+def compact_wait(w: dict[str, Any]) -> dict[str, Any]:
+    """The list-view wait summary: ``{id, kind, status, waiting_for, subject_ref?}`` (see above)."""
+    out = {"id": w["id"], "kind": w["kind"], "status": w["status"], "waiting_for": w["waiting_for"]}
+    if w.get("subject_ref") is not None:
+        out["subject_ref"] = w["subject_ref"]
+    return out
+
+
 def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, include_todo: bool,
-                   ctx: ItemContext, brief: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``WorkItemView`` (agents spec §5.11): no revision; optional parts omitted when empty."""
+                   ctx: ItemContext, brief: dict[str, Any] | None = None, compact: bool = False) -> dict[str, Any]:
+    """The ``WorkItemView`` (agents spec §5.11): no revision; optional parts omitted when empty.
+
+    ``compact`` gives the ListWorkItems form (plan artifact without preview, paths or hash; no
+    agent_id, scheduling_state or is_runnable; brief wait summaries; report text cut), see the
+    note above :data:`LIST_REPORT_CHARS`.
+    """
+    artifact = plan_artifact(rec, agent_home)
+    if compact:
+        artifact = {k: artifact[k] for k in _LIST_PLAN_KEYS}
     view: dict[str, Any] = {
         "id": rec["id"], "agent_id": rec["agent_id"], "workspace_id": rec["workspace_id"],
         "objective": rec["objective"], "state": rec["state"], "focus": d["focus"],
         "scheduling_state": d["scheduling_state"], "readiness": d["readiness"],
         "candidate_class": d["candidate_class"], "reason_code": d["reason_code"],
         "is_current": d["is_current"], "is_runnable": d["is_runnable"], "plan_status": rec["plan_status"],
-        "plan_artifact": plan_artifact(rec, agent_home), "created_at": rec["created_at"],
+        "plan_artifact": artifact, "created_at": rec["created_at"],
         "updated_at": rec["updated_at"],
     }
     if include_todo:
@@ -236,13 +272,19 @@ def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, 
             view[key] = rec[key]
     if rec["state"] == "completed":
         report = _completion_report(rec, brief)
+        if report and compact and len(report["text"]) > LIST_REPORT_CHARS:
+            report = {**report, "text": report["text"][:LIST_REPORT_CHARS - 1] + "…", "text_truncated": True}
         if report:
             view["completion_report"] = report
     waits = ctx.waits.get(rec["id"], [])
     if waits:
-        view["active_wait_conditions"] = [wait_summary(w) for w in sorted(waits, key=lambda w: w["created_at"])]
+        summary = compact_wait if compact else wait_summary
+        view["active_wait_conditions"] = [summary(w) for w in sorted(waits, key=lambda w: w["created_at"])]
     if d["diagnostics"]:
         view["diagnostics"] = d["diagnostics"]
+    if compact:
+        for key in _LIST_DROPPED:
+            del view[key]
     return view
 
 

@@ -4,6 +4,9 @@ Input models, validation and error shapes live here; the index, the catch-up
 of runtime records and ``source_ref`` resolution live in the runtime's memory
 service (``ctx.memory``, :mod:`holon_nb.runtime.memory`). Both tools are
 read-only: they change no agent, task, message or work-item state.
+
+MemoryGet fits its content to the caller's tool-output budget
+(:func:`fit_to_budget`), so reading an ``output_ref`` never yields another one.
 """
 
 from __future__ import annotations
@@ -17,9 +20,18 @@ from .envelope import ToolError
 from .errors import ToolFailure
 from .source_refs import ALLOWED_SOURCE_REF_PREFIXES, SourceRefError, parse_source_ref
 from .spec import Family, ToolSpec
+from .work_inputs import budget_chars, receipt_chars
 
-__all__ = ["MemorySearchInput", "MemoryGetInput", "SPECS", "SEARCH_LIMIT_DEFAULT", "SEARCH_LIMIT_MAX",
-           "GET_CHARS_DEFAULT", "GET_CHARS_MAX"]
+__all__ = [
+    "GET_CHARS_DEFAULT",
+    "GET_CHARS_MAX",
+    "SEARCH_LIMIT_DEFAULT",
+    "SEARCH_LIMIT_MAX",
+    "SPECS",
+    "MemoryGetInput",
+    "MemorySearchInput",
+    "fit_to_budget",
+]
 
 SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX = 10, 50
 GET_CHARS_DEFAULT, GET_CHARS_MAX = 12_000, 50_000
@@ -109,9 +121,73 @@ async def memory_get(args: MemoryGetInput, ctx: ToolContext) -> dict[str, Any]:
                      "reason": "no document with this source_ref is visible to the calling agent"},
             recovery_hint="Use MemorySearch to find refs, or copy a ref the runtime gave you (e.g. output_ref).",
         ))
-    memory = doc.result(max_chars)
-    cut = " (truncated)" if memory["truncated"] else ""
-    return {"memory": memory, "summary_text": f"retrieved {memory['kind']} {memory['source_ref']}{cut}"}
+    return fit_to_budget(doc, max_chars, int(ctx.setting("tool_output_budget_tokens")))
+
+
+def _payload(doc: Any, n: int, total: int, level: int) -> dict[str, Any]:
+    """The MemoryGet result with ``content`` = the first ``n`` characters, at a reduction ``level``.
+
+    Level 0 is the full §5.18 shape; level 1 drops provenance metadata, ``workspace_id`` and
+    ``source_path``; level 2 (budgets under ~100 tokens) keeps only ``content``, ``truncated``
+    and the character counts, with no ``summary_text``.
+    """
+    cut = n < total
+    counts = {"returned_chars": n, "total_chars": total}
+    if level == 2:
+        return {"memory": {"content": doc.body[:n], "truncated": cut, "metadata": counts}}
+    memory = doc.result(n)
+    memory["truncated"] = cut
+    memory["metadata"] = {**memory["metadata"], **counts} if level == 0 else counts
+    if level == 1:
+        memory.pop("workspace_id", None)
+        memory.pop("source_path", None)
+    note = f" (truncated: {n} of {total} chars)" if cut else ""
+    return {"memory": memory, "summary_text": f"retrieved {memory['kind']} {memory['source_ref']}{note}"}
+
+
+def fit_to_budget(doc: Any, max_chars: int, budget_tokens: int) -> dict[str, Any]:
+    """MemoryGet's result, its ``content`` cut so that the receipt fits ``budget_tokens``.
+
+    Departure from agents spec §5.18 rule 4 (review fix): ``content`` is the first
+    ``min(max_chars, what fits)`` characters, so MemoryGet of an ``output_ref`` is never
+    projected to yet another ``output_ref``. ``metadata.returned_chars`` and
+    ``metadata.total_chars`` say how much was returned; ``truncated`` is true when any
+    was left out. When even empty content does not fit with the full shape, the result
+    is reduced (see :func:`_payload`) rather than replaced by a projection stand-in.
+
+    Args:
+        doc: The resolved :class:`~holon_nb.runtime.memory_index.Doc`.
+        max_chars: The caller's bound (1..50000).
+        budget_tokens: The caller's tool-output budget (``tool_output_budget_tokens``).
+
+    Returns:
+        The payload ``{memory, summary_text?}``.
+    """
+    total = len(doc.body)
+    want = min(max_chars, total)
+    limit = budget_chars(budget_tokens)
+
+    def size(n: int, level: int) -> int:
+        return receipt_chars("MemoryGet", _payload(doc, n, total, level))
+
+    if size(want, 0) <= limit:  # the usual case: all that was asked for fits
+        return _payload(doc, want, total, 0)
+    fallback = None
+    for level in (0, 1, 2):
+        if size(0, level) > limit:
+            continue
+        lo, hi = 0, want  # the largest n with size(n) <= limit (size grows with n)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if size(mid, level) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo > 0 or want == 0:
+            return _payload(doc, lo, total, level)
+        fallback = level if fallback is None else fallback
+    # nothing fits: empty content at the smallest shape (projected only if even that is over budget)
+    return _payload(doc, 0, total, 2 if fallback is None else fallback)
 
 
 SPECS = (

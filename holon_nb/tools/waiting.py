@@ -14,7 +14,14 @@ from pydantic import Field
 
 from .context import ToolContext
 from .spec import Family, ToolSpec
-from .work_inputs import Strict, UInt64, invalid, trim_optional, trim_required
+from .work_inputs import (
+    Strict,
+    UInt64,
+    check_context_text,
+    invalid,
+    trim_optional,
+    trim_required,
+)
 
 __all__ = ["SPECS", "WaitForInput"]
 
@@ -35,6 +42,8 @@ class WaitForInput(Strict):
 async def wait_for(args: WaitForInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of WaitFor (agents spec §5.1 rules 1-2 here; the rest in the waiting plane)."""
     reason = trim_required(args, "WaitFor", "reason")["reason"]
+    if args.delivery == "final":
+        check_context_text(ctx.call.execution, "WaitFor", "brief")
     resource = trim_optional(args.resource)
     if args.wake in ("task_result", "timer") and resource is None:
         what = "task id" if args.wake == "task_result" else "timer id"

@@ -14,7 +14,15 @@ from pydantic import Field
 
 from .context import ToolContext
 from .spec import Family, ToolSpec
-from .work_inputs import Strict, UInt, invalid, storable, trim_optional, trim_required
+from .work_inputs import (
+    Strict,
+    UInt,
+    check_context_text,
+    invalid,
+    storable,
+    trim_optional,
+    trim_required,
+)
 
 __all__ = [
     "SPECS",
@@ -152,6 +160,7 @@ async def list_work_items(args: ListWorkItemsInput, ctx: ToolContext) -> dict[st
 async def complete_work_item(args: CompleteWorkItemInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of CompleteWorkItem (the report is ``context["report"]`` for a direct call, D11)."""
     work_item_id = trim_required(args, "CompleteWorkItem", "work_item_id")["work_item_id"]
+    check_context_text(ctx.call.execution, "CompleteWorkItem", "report")
     return ctx.work.complete_work_item(work_item_id)
 
 

@@ -125,10 +125,12 @@ def test_deleting_and_deleted_agents(rt) -> None:
     err(rt.call("GetAgent", {"agent_id": "gone"}), "agent_deleted")
 
 
-def test_unregistered_caller_is_described_from_its_call(rt) -> None:
+def test_an_agent_named_in_a_direct_call_is_recorded(rt) -> None:
+    err(rt.call("GetAgent", {"agent_id": "scratch"}), "agent_not_found")
     ident = ok(rt.call("GetAgent", {}, agent="scratch"))["agent"]["identity"]
     assert ident["agent_id"] == "scratch" and ident["profile_preset"] == "public_named"
-    err(rt.call("GetAgent", {"agent_id": "scratch"}), "agent_not_found")
+    # Runtime.call records an agent the first time it is named, so other agents can address it
+    assert ok(rt.call("GetAgent", {"agent_id": "scratch"}))["agent"]["identity"]["agent_id"] == "scratch"
 
 
 def test_work_facts_come_from_the_work_service(rt) -> None:

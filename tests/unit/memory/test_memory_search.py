@@ -136,13 +136,35 @@ def test_full_stream_in_an_artifact_is_searchable(rt) -> None:
 
 
 def test_other_tools_outputs_are_searchable_but_not_memory_reads(rt) -> None:
-    e = rt.call("TaskStatus", {"task_id": "task_wombat"})
+    e = rt.call("TaskStop", {"task_id": "task_wombat"})
     assert e.envelope["error"]["kind"] == "task_not_found"
     assert _refs(_search(rt, "wombat")) == [f"tool_execution:{e.execution_id}:output"]
     # MemorySearch/MemoryGet/GetAgent outputs restate other evidence: never indexed
     rt.call("MemoryGet", {"source_ref": "brief:brief_wombat"})
     rt.call("GetAgent", {"agent_id": "wombat"})
+    rt.call("TaskStatus", {"task_id": "task_wombat"})
     assert _refs(_search(rt, "wombat")) == [f"tool_execution:{e.execution_id}:output"]
+
+
+def test_read_only_inspection_outputs_do_not_crowd_the_index(rt) -> None:
+    """Review fix: reads restate records that are indexed themselves; only commands and mutations are."""
+    created = rt.call("CreateWorkItem", {"objective": "migrate the zebrafish pipeline"})
+    wid = ok(created)["work_item"]["id"]
+    timer = ok(rt.call("CreateTimer", {"duration_ms": 3_600_000, "summary": "zebrafish check"}))["timer"]["id"]
+    reads = [rt.call(name, args) for _ in range(5) for name, args in (
+        ("ListWorkItems", {}), ("GetWorkItem", {"work_item_id": wid}), ("ListTimers", {}),
+        ("GetTimer", {"timer_id": timer}), ("GetWorkspaceState", {}), ("ListTasks", {}), ("TaskList", {}),
+        ("GetAgent", {}), ("TaskStatus", {"task_id": "task_zebrafish"}))]
+    command = rt.call("ExecCommand", {"cmd": "echo zebrafish-run"})
+    found = _search(rt, "zebrafish", limit=50)
+    tools = sorted(r["metadata"].get("tool_name") or r["kind"] for r in found["results"])
+    assert tools == sorted(["work_item", "CreateWorkItem", "CreateTimer", "ExecCommand", "ExecCommand"]), tools
+    assert f"work_item:{wid}" in _refs(found)
+    assert f"tool_execution:{command.execution_id}:output" in _refs(found)
+    # their output_refs still resolve: MemoryGet reads the tool_executions table, not the index
+    for r in reads[:2]:
+        mem = ok(rt.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:output"}))["memory"]
+        assert mem["kind"] == "tool_execution_output" and "zebrafish" in mem["content"]
 
 
 def test_foreign_executions_are_never_returned(rt) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,21 @@ def _projected(result: Any) -> str:
     return ref
 
 
+@contextmanager
+def roomy(rt: Runtime) -> Iterator[None]:
+    """Lift the tool-output budget for a while: MemoryGet fits its content to the budget
+    (test_memory_get_budget.py), and these tests read whole documents."""
+    before = rt.settings
+    rt.settings = before.replace(tool_output_budget_tokens=1_000_000)
+    try:
+        yield
+    finally:
+        rt.settings = before
+
+
 def _get(rt: Runtime, ref: str, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    mem = ok(rt.call("MemoryGet", {"source_ref": ref, **kw}))["memory"]
+    with roomy(rt):
+        mem = ok(rt.call("MemoryGet", {"source_ref": ref, **kw}))["memory"]
     return mem, json.loads(mem["content"])
 
 
@@ -51,7 +65,8 @@ def test_exec_command_output_ref(tiny: Runtime) -> None:
     # the streams and the command input have their own refs
     _, out = _get(tiny, f"tool_execution:{r.execution_id}:stderr")
     assert out["content"] == "oops" and out["selector"] == "stderr"
-    cmd = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:cmd"}))["memory"]
+    with roomy(tiny):
+        cmd = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:cmd"}))["memory"]
     assert cmd["kind"] == "tool_command_receipt"
     assert cmd["content"].endswith("cmd:\necho first-line; seq 1 200; echo oops >&2")
     # a batch-item ref does not name anything in a single command
@@ -113,7 +128,8 @@ def test_exec_command_batch_output_ref(tiny: Runtime) -> None:
     assert first["item_status"] == "completed"
     _, second = _get(tiny, f"tool_execution:{r.execution_id}:batch_item:2:stderr")
     assert second["content"] == "beta-item" and second["item_status"] == "failed"
-    cmd = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:2:cmd"}))["memory"]
+    with roomy(tiny):
+        cmd = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:2:cmd"}))["memory"]
     assert cmd["content"].endswith("cmd:\necho beta-item >&2; exit 4")
     err(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:3:output"}),
         "memory_source_not_found")
@@ -122,7 +138,9 @@ def test_exec_command_batch_output_ref(tiny: Runtime) -> None:
 
 def test_max_chars_cuts_the_document(tiny: Runtime) -> None:
     r = tiny.call("ExecCommand", {"cmd": "seq 1 300"})
-    mem = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:output", "max_chars": 40}))["memory"]
+    with roomy(tiny):
+        mem = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:output",
+                                         "max_chars": 40}))["memory"]
     assert len(mem["content"]) == 40 and mem["truncated"] is True
 
 

@@ -99,6 +99,10 @@ def test_max_chars_bounds_are_inclusive(rt) -> None:
     note.write_text("x" * 60000)
     one = ok(rt.call("MemoryGet", {"source_ref": "agent_memory:self", "max_chars": 1}))["memory"]
     assert one["content"] == "x" and one["truncated"] is True
+    # within the default tool-output budget (2,500 tokens) the content is bounded by the budget
+    fitted = ok(rt.call("MemoryGet", {"source_ref": "agent_memory:self", "max_chars": "50000"}))["memory"]
+    assert 9000 < len(fitted["content"]) < 10000 and fitted["truncated"] is True
+    rt.settings = rt.settings.replace(tool_output_budget_tokens=100_000)  # a roomy budget: max_chars decides
     most = ok(rt.call("MemoryGet", {"source_ref": "agent_memory:self", "max_chars": "50000"}))["memory"]
     assert len(most["content"]) == 50000 and most["truncated"] is True
     default = ok(rt.call("MemoryGet", {"source_ref": "agent_memory:self"}))["memory"]

@@ -220,3 +220,30 @@ def test_two_runtimes_on_one_home_fire_once(tmp_path: Path, workspace: Path) -> 
 def test_blank_timer_id(rt: Runtime, bad: str) -> None:
     e = err(rt.call("GetTimer", {"timer_id": bad}), "invalid_tool_input")
     assert e["details"]["field"] == "timer_id"
+
+
+def test_timer_written_by_another_runtime_fires_promptly(tmp_path: Path, workspace: Path) -> None:
+    """Review fix: the scheduler rescans about every second (RESCAN_S), not every 15 s.
+
+    A second runtime on the same home (as ``holon-nb call CreateTimer`` would be) creates a
+    timer and closes; the first runtime, which never heard of it, fires it once, soon after it
+    is due (a generous 2.5 s bound, not a speed benchmark).
+    """
+    home = tmp_path / "home"
+    first = open_runtime(home, workspace)
+    try:
+        time.sleep(0.2)  # the first scheduler has made its initial scan and sleeps
+        other = open_runtime(home, workspace)
+        try:
+            timer = ok(other.call("CreateTimer", {"duration_ms": 1500}))["timer"]
+        finally:
+            other.close()
+        fired = eventually(lambda: first.work.timer(timer["id"])["fire_count"] == 1 and first.work.timer(timer["id"]),
+                           timeout=20)
+        late = (parse(fired["last_fired_at"]) - parse(timer["next_fire_at"])).total_seconds()
+        assert late < 2.5, late
+        time.sleep(0.3)
+        assert first.work.timer(timer["id"])["fire_count"] == 1
+        assert [m["metadata"]["timer_id"] for m in first.messages(kind="timer_tick")] == [timer["id"]]
+    finally:
+        first.close()

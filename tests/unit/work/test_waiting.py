@@ -318,3 +318,50 @@ def test_memory_search_finds_work_items_and_briefs(rt: Runtime) -> None:
     refs = {r["source_ref"] for r in ok(rt.call("MemorySearch", {"query": "frobnicator"}))["results"]}
     brief = rt.work.record(w)["result_brief_id"]
     assert {f"work_item:{w}", f"brief:{brief}"} <= refs
+
+
+def test_brief_of_the_wrong_type_is_an_input_error(rt: Runtime) -> None:
+    _create(rt)
+    e = err(rt.call("WaitFor", {"reason": "r", "wake": "operator_input", "delivery": "final"},
+                    context={"brief": 123}), "invalid_tool_input")
+    assert e["details"]["field"] == "brief" and e["details"]["validation_error"] == "must be a string"
+    assert "int" in e["message"]
+    assert _no_waits(rt)
+
+
+def test_two_work_items_waiting_on_one_timer_are_both_woken(rt: Runtime) -> None:
+    """Review fix over §4.6 rule 1: a tick triggers every active wait bound to its timer."""
+    a, b = _create(rt, "a"), _create(rt, "b")
+    timer = ok(rt.call("CreateTimer", {"duration_ms": 300}))["timer"]["id"]
+    waits = {wid: ok(rt.call("WaitFor", {"reason": f"tick for {wid}", "wake": "timer", "resource": timer,
+                                         "delivery": "silent", "work_item_id": wid}))["wait_condition"]["id"]
+             for wid in (a, b)}
+    triggered = eventually(lambda: len(rt.work.waits_of("default", ("triggered",))) == 2
+                           and rt.work.waits_of("default", ("triggered",)))
+    (tick,) = rt.messages(kind="timer_tick")
+    assert {w["id"] for w in triggered} == set(waits.values())
+    assert {w["trigger_message_id"] for w in triggered} == {tick["id"]}
+    adm = rt.work.process_message(tick["id"])
+    assert sorted(adm["consumed_wait_ids"]) == sorted(waits.values())
+    assert adm["consumed_wait_id"] in waits.values()
+    for wid in (a, b):
+        assert rt.work.record(wid)["blocked_by"] is None
+        assert ok(rt.call("GetWorkItem", {"work_item_id": wid}))["work_item"]["readiness"] == "runnable"
+    assert {w["id"] for w in rt.work.waits_of("default", ("resolved",))} == set(waits.values())
+
+
+def test_unbound_timer_waits_keep_the_most_recent_rule(rt: Runtime) -> None:
+    """Waits with no subject_ref (legacy records) still take one tick each, most recent first."""
+    a, b = _create(rt, "a"), _create(rt, "b")
+    timer = ok(rt.call("CreateTimer", {"duration_ms": 3_600_000}))["timer"]["id"]
+    for wid in (a, b):
+        ok(rt.call("WaitFor", {"reason": f"tick for {wid}", "wake": "timer", "resource": timer,
+                               "delivery": "silent", "work_item_id": wid}))
+    with rt.store.tx() as db:
+        db.execute("UPDATE waits SET subject_ref=NULL")
+    newest = rt.work.waits_of("default", ("active",))[-1]  # registered last: the most recently updated
+    with rt.store.tx() as db:
+        db.execute("UPDATE timers SET next_fire_at=? WHERE id=?", ("2000-01-01T00:00:00.000000Z", timer))
+    rt.work.notify_timers()
+    (trig,) = eventually(lambda: rt.work.waits_of("default", ("triggered",)))
+    assert trig["work_item_id"] == newest["work_item_id"]

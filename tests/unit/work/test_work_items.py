@@ -416,3 +416,49 @@ def test_reads_change_no_state(rt: Runtime) -> None:
     rt.work.agent_summary("default")
     rt.work.queued("default")
     assert _snapshot(rt) == before
+
+
+def test_default_list_of_twenty_planned_items_fits_the_budget(rt: Runtime) -> None:
+    """Review fix: list views are compact (departure from §5.15 recorded in runtime/work_views.py)."""
+    todos = [{"text": "write the migration", "state": "completed"}, {"text": "run it on staging", "state": "pending"}]
+    ids = [_create(rt, f"objective {i}: make the nightly build reproducible", plan="- step\n" * 300, todo_list=todos)
+           for i in range(20)]
+    for wid in ids[:4]:
+        ok(rt.call("WaitFor", {"reason": "waiting for the upstream release to land", "wake": "external",
+                               "delivery": "silent", "work_item_id": wid, "resource": "github:o/r#7"}))
+    r = rt.call("ListWorkItems", {})
+    listed = ok(r)
+    assert r.projected is False, len(r.full_receipt)
+    assert listed["returned"] == listed["total_matching"] == 20
+    item = next(w for w in listed["work_items"] if w["id"] == ids[0])
+    assert item["plan_artifact"] == {"bytes": len("- step\n" * 300) - 1}  # the plan is stored trimmed
+    assert "agent_id" not in item and "scheduling_state" not in item and item["reason_code"] == "active_external_wait"
+    (wait,) = item["active_wait_conditions"]
+    assert wait["kind"] == "external" and wait["status"] == "active" and wait["subject_ref"] == "github:o/r#7"
+    assert wait["waiting_for"] == "waiting for the upstream release to land" and "continuation" not in wait
+    # GetWorkItem keeps the full view
+    full = ok(rt.call("GetWorkItem", {"work_item_id": ids[0]}))["work_item"]
+    assert len(full["plan_artifact"]["preview"]) == 1600 and full["plan_artifact"]["preview_complete"] is False
+    assert "continuation" in full["active_wait_conditions"][0]
+
+
+def test_report_of_the_wrong_type_is_an_input_error(rt: Runtime) -> None:
+    wid = _create(rt)
+    for bad, type_name in ((123, "int"), (["done"], "list"), (True, "bool")):
+        e = err(rt.call("CompleteWorkItem", {"work_item_id": wid}, context={"report": bad}), "invalid_tool_input")
+        assert e["details"]["field"] == "report" and e["details"]["validation_error"] == "must be a string"
+        assert type_name in e["message"]
+    assert rt.work.record(wid)["state"] == "open"
+    err(rt.call("CompleteWorkItem", {"work_item_id": wid}, context={"report": "  "}), "missing_completion_report")
+
+
+def test_list_shortens_long_completion_reports(rt: Runtime) -> None:
+    wid = _create(rt)
+    report = "Done. " + "details " * 100
+    ok(rt.call("CompleteWorkItem", {"work_item_id": wid}, context={"report": report}))
+    (item,) = ok(rt.call("ListWorkItems", {"filter": "completed"}))["work_items"]
+    short = item["completion_report"]
+    assert short["text_truncated"] is True and len(short["text"]) == 200 and short["text"].endswith("…")
+    assert report.strip().startswith(short["text"][:-1])
+    full = ok(rt.call("GetWorkItem", {"work_item_id": wid}))["work_item"]["completion_report"]
+    assert full["text"] == report.strip() and "text_truncated" not in full
