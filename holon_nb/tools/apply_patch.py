@@ -3,10 +3,13 @@
 The engine lives in :mod:`holon_nb.tools.patching`; this module adapts it to
 the tool surface. The advertised schema is ``{patch: string}`` on every route;
 what else is accepted depends on the surface of the call's model route
-(§10.1): a bare JSON string is the patch; on the ``codex_dsl_freeform``
-surface raw text and an ``{input: …}`` wrapper are accepted too, while on
-``unified_diff_json`` an ``input`` field is refused with a hint naming
-``patch``.
+(§10.1): a bare JSON string and raw (non-JSON) patch text are the patch on
+both surfaces (raw text on the unified surface goes beyond §10.1: dispatch
+would otherwise refuse it naming its internal ``_raw`` wrapper); on the
+``codex_dsl_freeform`` surface an ``{input: …}`` wrapper is accepted too,
+while on ``unified_diff_json`` an ``input`` field is refused with a hint
+naming ``patch``. Text that starts like JSON (``{``, ``[``) but does not parse
+stays a JSON error on the unified surface.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
 
     Raises:
         ToolFailure: ``invalid_tool_input`` for ``input`` on the unified surface (``details.field="input"``,
-            ``expected_field="patch"``), a non-string or empty ``input`` on the Codex surface.
+            ``expected_field="patch"``), for text that starts like JSON but does not parse (unified surface),
+            and for a non-string or empty ``input`` on the Codex surface.
     """
     codex = surface_for_route(call.model_route) == CODEX_SURFACE
     if isinstance(raw, (bytes, bytearray)):
@@ -80,8 +84,12 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
             raise _empty("input")
         try:
             value = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            return {"patch": raw} if codex else raw  # freeform body on Codex routes; else `_raw` fails validation
+        except ValueError as exc:
+            if not codex and raw.lstrip().startswith(("{", "[")):  # broken JSON arguments, not a patch
+                raise _invalid("ApplyPatch arguments are not valid JSON", "patch",
+                               "Send the arguments as one JSON object. " + _INPUT_HINT,
+                               parse_error=f"arguments are not valid JSON ({exc})") from None
+            return {"patch": raw}  # raw patch text is the patch on both surfaces
         if isinstance(value, str):  # a bare JSON string is the patch, unless it is a stringified object
             inner = value.lstrip()
             if inner.startswith("{"):
@@ -96,6 +104,8 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
         if not isinstance(value, dict):
             return raw
         raw = value
+    if isinstance(raw, dict) and set(raw) == {"_raw"} and isinstance(raw["_raw"], str):
+        raw = {"patch": raw["_raw"]}  # dispatch's wrapper for non-JSON text: the text is the patch
     if isinstance(raw, dict) and "input" in raw and "patch" not in raw:
         if not codex:
             raise _invalid("ApplyPatch expects `patch`, not `input`", "input", _INPUT_HINT, expected_field="patch")

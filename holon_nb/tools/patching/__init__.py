@@ -1,6 +1,7 @@
 """The ApplyPatch engine (commands spec §10), importable without a runtime.
 
-Modules: ``unified`` and ``codex`` parse the two formats into ``model``
+Modules: ``unified`` (with ``headers`` for the names and header lines of
+real diff output) and ``codex`` parse the two formats into ``model``
 objects; ``detect`` picks the surface's format and the compatibility
 fallback; ``paths`` resolves and confines targets (D3); ``content``, ``match``
 and ``hunks`` apply hunks in memory (D1); ``plan`` keeps the call-local state;

@@ -8,6 +8,15 @@ succeeded. On any failure, replaced and removed files are restored from the
 original bytes (again by temporary file + rename), created files and then
 created directories (when empty) are removed, leftover temporary files are
 deleted, and the original error is re-raised.
+
+Symlink entries (a link deleted or moved by the patch) are removed, created
+and restored as links: a new link is made under a temporary name and renamed
+into place, like a file.
+
+Before each file is renamed into place or removed, it is stat'ed again and
+compared with the ``(st_ino, st_size, st_mtime_ns)`` recorded when it was read
+(absent files must still be absent); a difference means another process wrote
+it, and the commit fails with :class:`ChangedOnDisk` (rolled back as usual).
 """
 
 from __future__ import annotations
@@ -17,9 +26,12 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 
-__all__ = ["Change", "CommitError", "commit", "current_umask"]
+__all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "commit", "current_umask"]
 
 TEMP_SUFFIX = ".holon-patch.tmp"
+
+#: ``(st_ino, st_size, st_mtime_ns)`` of a file as it was read.
+Signature = tuple[int, int, int]
 
 
 @dataclass
@@ -32,6 +44,9 @@ class Change:
         final: Bytes after the patch, or None when the file is removed.
         mode: Permission bits for the written file (None: default under the umask).
         owner: ``(uid, gid)`` to keep on the written file, or None.
+        original_mode: Permission bits to restore on rollback (None: default under the umask).
+        original_link, final_link: ``original``/``final`` is a symlink's target rather than file bytes.
+        signature: ``(st_ino, st_size, st_mtime_ns)`` as read (None: the path was absent).
     """
 
     path: str
@@ -40,6 +55,13 @@ class Change:
     mode: int | None = None
     owner: tuple[int, int] | None = None
     original_mode: int | None = None
+    original_link: bool = False
+    final_link: bool = False
+    signature: Signature | None = None
+
+
+class ChangedOnDisk(Exception):
+    """A file changed on disk between its read and its commit (another writer)."""
 
 
 @dataclass
@@ -47,7 +69,7 @@ class CommitError(Exception):
     """A commit failed and was rolled back.
 
     Attributes:
-        operation: ``mkdir``, ``write``, ``rename`` or ``remove``.
+        operation: ``mkdir``, ``write``, ``verify``, ``rename`` or ``remove``.
         path: The path being committed.
         cause: The underlying exception.
         rollback_errors: Errors met while restoring (empty when the rollback was complete).
@@ -96,6 +118,33 @@ def _write_temp(path: str, data: bytes, mode: int, owner: tuple[int, int] | None
     return tmp
 
 
+def _link_temp(path: str, target: bytes, temps: list[str]) -> str:
+    directory, name = os.path.split(path)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name[:80]}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            os.symlink(os.fsdecode(target), tmp)
+        except FileExistsError:
+            continue
+        temps.append(tmp)
+        return tmp
+    raise FileExistsError(f"no free temporary name next to {path}")
+
+
+def _verify(change: Change) -> None:
+    """Raise :class:`ChangedOnDisk` unless ``change.path`` is as it was read (no signature: not checked)."""
+    if change.signature is None and change.original is not None:
+        return
+    try:
+        st = os.lstat(change.path)
+    except FileNotFoundError:
+        now = None
+    else:
+        now = (st.st_ino, st.st_size, st.st_mtime_ns)
+    if now != change.signature:
+        raise ChangedOnDisk(change.path)
+
+
 def _make_parents(directory: str, created: list[str]) -> None:
     missing: list[str] = []
     cur = directory
@@ -125,7 +174,8 @@ def commit(changes: list[Change]) -> None:
     created_dirs: list[str] = []
     replaced: list[Change] = []
     removed: list[Change] = []
-    writes = [c for c in changes if c.final is not None and c.final != c.original]
+    writes = [c for c in changes
+              if c.final is not None and (c.final != c.original or c.final_link != c.original_link)]
     removals = [c for c in changes if c.final is None and c.original is not None]
     step, current = "write", ""
     try:
@@ -134,8 +184,13 @@ def commit(changes: list[Change]) -> None:
             step = "mkdir"
             _make_parents(os.path.dirname(change.path), created_dirs)
             step = "write"
-            mode = change.mode if change.mode is not None else default_mode
-            tmp = _write_temp(change.path, change.final or b"", mode, change.owner, temps)
+            if change.final_link:
+                tmp = _link_temp(change.path, change.final or b"", temps)
+            else:
+                mode = change.mode if change.mode is not None else default_mode
+                tmp = _write_temp(change.path, change.final or b"", mode, change.owner, temps)
+            step = "verify"
+            _verify(change)
             step = "rename"
             os.replace(tmp, change.path)
             temps.remove(tmp)
@@ -143,6 +198,9 @@ def commit(changes: list[Change]) -> None:
         step = "remove"
         for change in removals:
             current = change.path
+            step = "verify"
+            _verify(change)
+            step = "remove"
             os.unlink(change.path)
             removed.append(change)
     except BaseException as exc:
@@ -160,8 +218,11 @@ def _rollback(replaced: list[Change], removed: list[Change], created_dirs: list[
             if change.original is None:
                 os.unlink(change.path)
             else:
-                mode = change.original_mode if change.original_mode is not None else default_mode
-                tmp = _write_temp(change.path, change.original, mode, change.owner, temps)
+                if change.original_link:
+                    tmp = _link_temp(change.path, change.original, temps)
+                else:
+                    mode = change.original_mode if change.original_mode is not None else default_mode
+                    tmp = _write_temp(change.path, change.original, mode, change.owner, temps)
                 os.replace(tmp, change.path)
                 temps.remove(tmp)
         except OSError as exc:

@@ -11,43 +11,91 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ToolFailure
-from .commit import CommitError, commit
+from .commit import ChangedOnDisk, CommitError, commit
 from .detect import UNIFIED_SURFACE, ParsedPatch, parse_patch
-from .failures import io_failure
+from .failures import changed_during_patch, io_failure
 from .match import FFFD_HINT
-from .model import Diagnostic, IgnoredMetadata
-from .paths import PathPolicy, resolve_path
+from .model import Diagnostic, FilePatch, IgnoredMetadata
+from .paths import PathPolicy, resolve_link, resolve_path
 from .plan import Plan
 from .result import build_result, changed_file
 
-__all__ = ["apply_patch"]
+__all__ = ["apply_patch", "commit_plan", "prepare"]
 
 _FFFD = "\ufffd"
 
 
+def _resolve(operations: list[tuple[FilePatch, str, Any]], policy: PathPolicy) -> tuple[dict[str, str], set[str]]:
+    """Resolve every target before any file is read (commands spec §10.5).
+
+    A path that the patch deletes or moves away and that names a symlink is the link itself
+    (:func:`~.paths.resolve_link`) for the whole patch; every other path follows symlinks.
+
+    Returns:
+        ``(resolved, links)``: requested path → absolute path, and the requested paths that are links.
+    """
+    leaving = {target if action == "delete" else target[0]
+               for _, action, target in operations if action in ("delete", "move")}
+    resolved: dict[str, str] = {}
+    links: set[str] = set()
+    for _, action, target in operations:
+        if action == "noop":
+            continue
+        for path in (target if action == "move" else (target,)):
+            if path in resolved:
+                continue
+            own = resolve_link(path, policy) if path in leaving else None
+            if own is not None:
+                links.add(path)
+                resolved[path] = own
+            else:
+                resolved[path] = resolve_path(path, policy)
+    return resolved, links
+
+
 def _apply(patch: str, policy: PathPolicy, surface: str) -> tuple[ParsedPatch, Plan, list[str]]:
+    parsed, plan = prepare(patch, policy, surface)
+    changed_paths = commit_plan(plan)
+    return parsed, plan, changed_paths
+
+
+def prepare(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) -> tuple[ParsedPatch, Plan]:
+    """Parse, resolve and apply a patch in memory; nothing is written (the first half of :func:`apply_patch`).
+
+    Raises:
+        ToolFailure: every §10.8 kind except a commit's ``io_error``.
+    """
     parsed = parse_patch(patch, surface)
     operations = [(fp, *fp.operation()) for fp in parsed.patches]
-    resolved: dict[str, str] = {}
-    for fp in parsed.patches:  # every path of every file patch is resolved before any file is read
-        for path in fp.paths():
-            if path not in resolved:
-                resolved[path] = resolve_path(path, policy)
-    plan = Plan(root=str(policy.execution_root), resolved=resolved)
+    resolved, links = _resolve(operations, policy)
+    plan = Plan(root=str(policy.execution_root), resolved=resolved, links=links)
     for fp, action, target in operations:
         plan.apply(fp, action, target)
+    return parsed, plan
+
+
+def commit_plan(plan: Plan) -> list[str]:
+    """Write a prepared plan to disk, all or nothing (per D2); return the changed absolute paths.
+
+    Raises:
+        ToolFailure: ``io_error``; ``details.reason="file_changed_during_patch"`` (retryable) when another
+            process changed a file after it was read.
+    """
     changes, changed_paths = plan.changes()
     try:
         commit(changes)
     except CommitError as exc:
         cause = exc.cause
+        if isinstance(cause, ChangedOnDisk) and not exc.rollback_errors:
+            requested = {v: k for k, v in plan.resolved.items()}
+            raise changed_during_patch(requested.get(exc.path, exc.path), exc.path) from None
         message = f"could not {exc.operation} {exc.path}; no file was changed"
         if exc.rollback_errors:
             message = f"could not {exc.operation} {exc.path}, and restoring the original files failed"
         raise io_failure(message, exc.path, cause if isinstance(cause, OSError) else None,
                          operation=exc.operation, rolled_back=not exc.rollback_errors,
                          rollback_errors=exc.rollback_errors[:5]) from None
-    return parsed, plan, changed_paths
+    return changed_paths
 
 
 def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) -> dict[str, Any]:
@@ -77,6 +125,7 @@ def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) 
         raise
     ignored: list[IgnoredMetadata] = [m for fp in parsed.patches for m in fp.ignored_metadata]
     diagnostics: list[Diagnostic] = [d for fp in parsed.patches for d in fp.diagnostics]
+    diagnostics += plan.diagnostics
     diagnostics += parsed.diagnostics
     if fffd:
         diagnostics.append(Diagnostic(
@@ -84,5 +133,5 @@ def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) 
             message=("the patch text contains U+FFFD replacement characters, which were written as given; "
                      "check that the patched lines carry the intended characters"),
         ))
-    files = [changed_file(action, fp, path, from_path) for action, fp, path, from_path in plan.operations]
+    files = [changed_file(op.action, op.patch, op.path, op.from_path, op.applied) for op in plan.operations]
     return build_result(files, changed_paths, ignored, diagnostics)

@@ -17,6 +17,7 @@ from ..errors import ToolFailure
 __all__ = [
     "SYNTAX_RULES",
     "absolute_prefix_hint",
+    "changed_during_patch",
     "existing_file",
     "io_failure",
     "missing_file",
@@ -142,4 +143,17 @@ def absolute_prefix_hint(requested: str, root: str) -> ToolFailure:
                  f"prefixed with `a/` and stripped to a relative path."),
         details={"requested_path": requested, "suggested_path": "/" + requested},
         recovery_hint=f"write it as `/{requested}` (no `a/` prefix) in the diff header",
+    ))
+
+
+def changed_during_patch(requested: str, resolved: str) -> ToolFailure:
+    """``io_error`` (retryable) with ``details.reason="file_changed_during_patch"``: another process changed
+    a file between its read and its commit, so nothing was written."""
+    return ToolFailure(ToolError(
+        kind="io_error",
+        message=f"{requested} changed on disk while the patch was being applied; no file was changed",
+        details={"path": requested, "resolved_path": resolved, "reason": "file_changed_during_patch"},
+        recovery_hint=(f"another process is writing {requested}: wait until it is done, re-read the file, "
+                       "then retry the patch"),
+        retryable=True,
     ))

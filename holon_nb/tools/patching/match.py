@@ -63,7 +63,9 @@ def find_block(path: str, lines: list[str], block: list[str], hint: int | None, 
 
     Order (commands spec §10.6 step 3): a unique exact match in the window
     ``hint ± max(20, 2×len(block))``; else a unique exact match in the whole
-    file; else the first relaxed level (1, 2, 3) with exactly one match. With
+    file; else, when the file has several exact copies, the one starting exactly
+    at ``hint`` (the header's ``old_start`` shifted by earlier hunks); else the
+    first relaxed level (1, 2, 3) with exactly one match. With
     ``anchor_eof`` (Codex ``*** End of File``) an exact match ending at the last
     line wins first.
 
@@ -94,6 +96,8 @@ def find_block(path: str, lines: list[str], block: list[str], hint: int | None, 
     found = _matches(lines, block, 0, max_start, 2)
     if len(found) == 1:
         return found[0], 0
+    if found and hint is not None and 0 <= hint <= max_start and lines[hint:hint + m] == block:
+        return hint, 0  # several copies, but the header's (shifted) start names one of them exactly
     if not found:  # relaxed levels only widen the match set, so they can only help when exact found none
         for level in (1, 2, 3):
             relaxed = _relaxed(lines, block, level, 2)
@@ -141,7 +145,7 @@ def ambiguous_context(path: str, block: list[str], lines: list[str], matches: li
         candidates.append({
             "line_number": index + 1,
             "distance_from_hint": abs(index - h),
-            "preview": [s.strip() for s in lines[lo:hi]],
+            "preview": [s.rstrip() for s in lines[lo:hi]],  # leading whitespace is part of the context
             "preview_range": {"start": lo + 1, "end": hi},
         })
     truncated = len(matches) > MAX_CANDIDATES

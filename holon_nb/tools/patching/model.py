@@ -92,6 +92,9 @@ class FilePatch:
         hunks: The hunks, in order.
         ignored_metadata: Metadata lines recorded but not applied.
         diagnostics: Parse-time diagnostics (``hunk_count_mismatch``).
+        mode_only: A git mode change without content change (``old mode``/``new mode`` only): nothing to do.
+        deletes_empty: A hunkless unified-diff delete (git's ``deleted file mode`` of an empty file): the
+            file must be empty. A Codex ``*** Delete File`` has no hunks and no such condition.
     """
 
     old_path: str | None
@@ -101,6 +104,8 @@ class FilePatch:
     hunks: list[Hunk] = field(default_factory=list)
     ignored_metadata: list[IgnoredMetadata] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    mode_only: bool = False
+    deletes_empty: bool = False
 
     @property
     def display_path(self) -> str:
@@ -116,11 +121,14 @@ class FilePatch:
         return out
 
     def operation(self) -> tuple[str, Any]:
-        """Classify: ``("add", path)``, ``("delete", path)``, ``("modify", path)`` or
-        ``("move", (from, to))``. Raises ``invalid_patch_syntax`` (``missing_rename_header``,
-        ``missing_file_header``) for the two impossible shapes (commands spec §10.3)."""
+        """Classify: ``("add", path)``, ``("delete", path)``, ``("modify", path)``,
+        ``("move", (from, to))`` or ``("noop", path)`` (a mode-only git patch). Raises
+        ``invalid_patch_syntax`` (``missing_rename_header``, ``missing_file_header``) for the two
+        impossible shapes (commands spec §10.3)."""
         from .failures import syntax_error
 
+        if self.mode_only:
+            return "noop", self.display_path
         if self.rename_from is not None and self.rename_to is not None:
             return "move", (self.rename_from, self.rename_to)
         if self.old_path is None and self.new_path is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .failures import absolute_prefix_hint, io_failure, path_escape, syntax_error
 
-__all__ = ["PathPolicy", "inside", "normalize", "resolve_path"]
+__all__ = ["PathPolicy", "inside", "normalize", "resolve_link", "resolve_path"]
 
 
 def normalize(path: str) -> str:
@@ -77,6 +77,42 @@ def _realpath(path: str, requested: str) -> str:
         raise io_failure(f"cannot resolve patch path {requested[:200]}", requested, exc) from None
 
 
+def _blocking_file(normalized: str, requested: str, policy: PathPolicy, absolute: bool) -> None:
+    """Refuse a path one of whose existing ancestors is not a directory (``afile/x.txt``).
+
+    Raises:
+        ToolFailure: ``io_error`` (``details.reason="not_a_directory"``, ``blocking_path`` as written).
+    """
+    parts = normalized.strip("/").split("/")
+    prefix = ""
+    for comp in parts[:-1]:
+        prefix = f"{prefix}/{comp}"
+        if os.path.isdir(prefix):
+            continue
+        if not os.path.lexists(prefix):
+            return
+        shown = prefix if absolute else os.path.relpath(prefix, normalize(str(policy.execution_root)))
+        what = "a file, not a directory" if os.path.isfile(prefix) else "not a directory"
+        raise io_failure(f"cannot use {requested}: {shown} is {what}", requested, None, reason="not_a_directory",
+                         blocking_path=shown, resolved_blocking_path=os.path.realpath(prefix))
+
+
+def _check(requested: str, policy: PathPolicy) -> tuple[bool, str]:
+    if not requested.strip():
+        raise syntax_error("missing_file_header", "a file header names an empty path", None,
+                           "write a file path in every file header")
+    if "\0" in requested:
+        raise io_failure("patch path contains a NUL character", requested.replace("\0", "\\0"))
+    absolute = requested.startswith("/")
+    return absolute, normalize(requested if absolute else f"{policy.execution_root}/{requested}")
+
+
+def _confine(requested: str, normalized: str, resolved: str, policy: PathPolicy, absolute: bool) -> None:
+    allowed = policy.allows_absolute(resolved) if absolute else inside(resolved, policy.real_root)
+    if not allowed:
+        raise path_escape(requested, normalized, resolved, str(policy.execution_root), str(policy.cwd), absolute)
+
+
 def resolve_path(requested: str, policy: PathPolicy) -> str:
     """Resolve one patch path (as written, prefix-stripped) to the absolute path to read and write.
 
@@ -87,26 +123,42 @@ def resolve_path(requested: str, policy: PathPolicy) -> str:
         ToolFailure: ``path_escape`` when it leaves its allowed roots; ``tool_execution_failed`` when a
             missing relative path names an existing writable file as ``/<path>`` (an ``a/``-prefixed
             absolute path); ``invalid_patch_syntax`` (``missing_file_header``) for an empty path;
-            ``io_error`` for a path the OS cannot represent (NUL byte).
+            ``io_error`` for a path the OS cannot represent (NUL byte), or whose existing ancestor is
+            not a directory (``details.reason="not_a_directory"``).
     """
-    if not requested.strip():
-        raise syntax_error("missing_file_header", "a file header names an empty path", None,
-                           "write a file path in every file header")
-    if "\0" in requested:
-        raise io_failure("patch path contains a NUL character", requested.replace("\0", "\\0"))
-    absolute = requested.startswith("/")
-    normalized = normalize(requested if absolute else f"{policy.execution_root}/{requested}")
+    absolute, normalized = _check(requested, policy)
     resolved = _realpath(normalized, requested)
-    if absolute:
-        if not policy.allows_absolute(resolved):
-            raise path_escape(requested, normalized, resolved, str(policy.execution_root), str(policy.cwd), True)
-        return resolved
-    if not inside(resolved, policy.real_root):
-        raise path_escape(requested, normalized, resolved, str(policy.execution_root), str(policy.cwd), False)
-    if not os.path.lexists(resolved):
+    _confine(requested, normalized, resolved, policy, absolute)
+    _blocking_file(normalized, requested, policy, absolute)
+    if not absolute and not os.path.lexists(resolved):
         guess = "/" + requested
         if os.path.isfile(guess):
             guess_resolved = _realpath(normalize(guess), guess)
             if policy.allows_absolute(guess_resolved):
                 raise absolute_prefix_hint(requested, str(policy.execution_root))
     return resolved
+
+
+def resolve_link(requested: str, policy: PathPolicy) -> str | None:
+    """The location of the symlink ``requested`` names, when it names one (commands spec §10.5).
+
+    A symlink being deleted or moved is acted on itself, as ``git apply`` does, so it is located
+    without following it: ``realpath`` of its parent plus its own name, confined like any target.
+
+    Returns:
+        That absolute location, or None when ``requested`` is not a symlink (resolve it with
+        :func:`resolve_path`).
+
+    Raises:
+        ToolFailure: ``path_escape`` when the link itself lies outside the allowed roots; the
+            :func:`resolve_path` input errors.
+    """
+    absolute, normalized = _check(requested, policy)
+    if normalized == "/":
+        return None
+    parent, name = os.path.split(normalized)
+    own = os.path.join(_realpath(parent, requested), name)
+    if not os.path.islink(own):
+        return None
+    _confine(requested, normalized, own, policy, absolute)
+    return own

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .model import Diagnostic, FilePatch, IgnoredMetadata
+from .model import Diagnostic, FilePatch, Hunk, IgnoredMetadata
 from .unified import NO_NEWLINE_MARKER
 
 __all__ = ["DIFF_PREVIEW_MAX_LINES", "build_result", "changed_file", "diff_preview", "render_receipt", "sanitize"]
@@ -18,8 +18,13 @@ _WHITESPACE = re.compile(r"(\s+)")
 ADVISORY = "Inspect the affected target region before applying another patch to the same file."
 
 
-def diff_preview(fp: FilePatch) -> tuple[str, bool]:
+def diff_preview(fp: FilePatch, applied: list[Hunk] | None = None) -> tuple[str, bool]:
     """The normalised ``--- a/…``/``+++ b/…`` diff of a file patch, cut to 80 lines.
+
+    Args:
+        fp: The file patch.
+        applied: The hunks as applied (actual positions; the file's own text on context and removed
+            lines, so a relaxed match shows what was written); default: the patch's hunks.
 
     Returns:
         ``(text, truncated)``.
@@ -27,7 +32,7 @@ def diff_preview(fp: FilePatch) -> tuple[str, bool]:
     lines = [f"--- {'a/' + fp.old_path if fp.old_path is not None else '/dev/null'}",
              f"+++ {'b/' + fp.new_path if fp.new_path is not None else '/dev/null'}"]
     total = 2
-    for hunk in fp.hunks:
+    for hunk in (fp.hunks if applied is None else applied):
         total += 1 + len(hunk.lines) + (1 if hunk.no_newline else 0)
         if len(lines) > DIFF_PREVIEW_MAX_LINES:
             continue
@@ -41,9 +46,12 @@ def diff_preview(fp: FilePatch) -> tuple[str, bool]:
     return "\n".join(lines), False
 
 
-def changed_file(action: str, fp: FilePatch, path: str, from_path: str | None) -> dict[str, Any]:
-    """One ``changed_files`` entry: ``{action, path, from_path?, hunks, diff_preview, diff_truncated?}``."""
-    preview, truncated = diff_preview(fp)
+def changed_file(action: str, fp: FilePatch, path: str, from_path: str | None,
+                 applied: list[Hunk] | None = None) -> dict[str, Any]:
+    """One ``changed_files`` entry: ``{action, path, from_path?, hunks, diff_preview, diff_truncated?}``.
+
+    ``hunks`` carries the patch's header numbers; ``diff_preview`` shows ``applied`` when given."""
+    preview, truncated = diff_preview(fp, applied if fp.hunks else None)
     entry: dict[str, Any] = {"action": action, "path": path, "hunks": [h.summary() for h in fp.hunks],
                              "diff_preview": preview}
     if from_path is not None:

@@ -75,8 +75,10 @@ def test_retryable_errno(rt: Runtime, workspace: Path, apply, monkeypatch: pytes
 
 def test_parent_is_a_file(rt: Runtime, workspace: Path, apply, tree) -> None:
     before = tree(workspace)
+    """Found at path resolution, naming the file in the way (review finding 10), before anything is written."""
     e = err(apply(AC40 + _add("a.txt/child.txt")), "io_error")
-    assert e["details"]["operation"] in ("mkdir", "write", "rename")
+    assert e["details"]["reason"] == "not_a_directory" and e["details"]["blocking_path"] == "a.txt"
+    assert "a.txt is a file, not a directory" in e["message"] and "operation" not in e["details"]
     assert tree(workspace) == before
 
 
