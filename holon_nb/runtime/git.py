@@ -2,7 +2,10 @@
 
 Every call passes an argument vector (no shell), never ``--force``, and runs
 off the loop thread's critical path (``anyio.run_process``). Callers refuse
-user values starting with ``-`` before they reach git.
+user values starting with ``-`` before they reach git. Git only ever runs in a
+directory that exists: :func:`run_git` refuses a missing ``cwd`` with a clear
+message, and callers inspect a worktree whose folder vanished from its
+repository's anchor (a ``prunable`` record) instead of from inside it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from .workspace_paths import normalize
 __all__ = [
     "GitOutput", "WorktreeRecord", "run_git", "worktree_records", "parse_worktree_porcelain",
     "changed_files", "rev_parse_commit", "check_branch_name", "git_dirs", "short_branch", "sanitize_label",
-    "GIT_TIMEOUT_S",
+    "repository_toplevel", "GIT_TIMEOUT_S",
 ]
 
 #: Longest a single git command may run (seconds) before it counts as failed.
@@ -45,6 +48,8 @@ class WorktreeRecord:
         branch_ref: ``refs/heads/<name>``, or None when detached.
         detached: True for a detached HEAD.
         locked: The lock reason (``""`` when locked without one), or None when not locked.
+        prunable: Why git would prune it (its folder is gone: ``"gitdir file points to
+            non-existent location"``), or None when it is not prunable.
     """
 
     path: str
@@ -52,6 +57,7 @@ class WorktreeRecord:
     branch_ref: str | None = None
     detached: bool = False
     locked: str | None = None
+    prunable: str | None = None
 
 
 def _env() -> dict[str, str]:
@@ -68,9 +74,12 @@ async def run_git(args: list[str], cwd: str) -> GitOutput:
         cwd: Directory to run in.
 
     Returns:
-        The :class:`GitOutput`; a missing git, a missing ``cwd`` or a timeout of
+        The :class:`GitOutput`; a missing git, a missing ``cwd`` (git is then not
+        started: ``"directory <cwd> does not exist"``) or a timeout of
         :data:`GIT_TIMEOUT_S` seconds is a failed output (returncode -1) whose stderr says why.
     """
+    if not os.path.isdir(cwd):
+        return GitOutput(False, -1, "", f"directory {cwd} does not exist; git was not run there")
     try:
         with anyio.fail_after(GIT_TIMEOUT_S):
             proc = await anyio.run_process(["git", *args], cwd=cwd, env=_env(), check=False,
@@ -105,6 +114,8 @@ def parse_worktree_porcelain(text: str) -> list[WorktreeRecord]:
             fields["detached"] = True
         elif line == "locked" or line.startswith("locked "):
             fields["locked"] = line[len("locked"):].strip()
+        elif line == "prunable" or line.startswith("prunable "):
+            fields["prunable"] = line[len("prunable"):].strip()
     return records
 
 
@@ -174,6 +185,14 @@ async def git_dirs(path: str) -> tuple[tuple[str, str] | None, str]:
     if not (common.success and git_dir.success):
         return None, (common.stderr or git_dir.stderr or f"git rev-parse failed in {path}")
     return (normalize(common.stdout, path), normalize(git_dir.stdout, path)), ""
+
+
+async def repository_toplevel(path: str) -> tuple[str | None, str]:
+    """``git rev-parse --show-toplevel`` in ``path``: the normalised work-tree root, or ``(None, stderr)``."""
+    out = await run_git(["rev-parse", "--show-toplevel"], path)
+    if not out.success or not out.stdout:
+        return None, out.stderr or f"git rev-parse --show-toplevel failed in {path}"
+    return normalize(out.stdout.splitlines()[0], path), ""
 
 
 def short_branch(branch_ref: str | None) -> str | None:

@@ -14,6 +14,7 @@ __all__ = [
     "CANONICAL_ROOT", "GIT_WORKTREE_ROOT", "SHARED_READ", "EXCLUSIVE_WRITE", "AGENT_HOME_ALIAS",
     "Discovery", "normalize", "contains", "real_contains", "same_path", "discover",
     "workspace_id_for", "agent_home_id", "canonical_root_id", "worktree_root_id", "worktree_identity",
+    "admin_dir_points_to", "real_dir",
 ]
 
 CANONICAL_ROOT = "canonical_root"
@@ -58,6 +59,16 @@ def _real(path: str) -> str:
 def real_contains(root: str, path: str) -> bool:
     """True when ``path`` stays inside ``root`` after resolving symlinks (workspace spec §2.3 hardening)."""
     return contains(_real(root), _real(path))
+
+
+def real_dir(path: str | os.PathLike[str]) -> str:
+    """``realpath`` of a normalised path: the one spelling of a directory that anchors, ids and cwds use.
+
+    A repository reached through a symlink is the same workspace as the repository
+    itself (``workspace_id_for`` hashes this spelling). For a path without symlinks
+    it equals :func:`normalize`, so ids of such paths are unchanged.
+    """
+    return normalize(os.path.realpath(normalize(path)))
 
 
 def same_path(a: str, b: str) -> bool:
@@ -140,7 +151,11 @@ def discover(path: str) -> Discovery:
 
 
 def workspace_id_for(anchor: str) -> str:
-    """``ws_`` + the first 15 hex digits of SHA-256 of the normalised anchor (§1.1)."""
+    """``ws_`` + the first 15 hex digits of SHA-256 of the normalised anchor (§1.1).
+
+    Callers pass the anchor through :func:`real_dir` first, so a symlinked
+    spelling of an attached repository yields the same id.
+    """
     return "ws_" + hashlib.sha256(anchor.encode("utf-8")).hexdigest()[:15]
 
 
@@ -186,3 +201,14 @@ def worktree_identity(root: str) -> dict[str, object]:
         "head_commit": head if head and branch_ref is None else None,
         "detached": bool(head) and branch_ref is None,
     }
+
+
+def admin_dir_points_to(git_dir: str, path: str) -> bool:
+    """True when the worktree administrative directory ``git_dir`` (``<common>/worktrees/<name>``)
+    still belongs to the worktree at ``path``: its ``gitdir`` file names ``<path>/.git``.
+
+    Reads one small file (no git); used to check a worktree's generation when its
+    folder is gone and ``git rev-parse`` cannot run inside it (workspace spec §8 rule 7).
+    """
+    text = (_read_text(os.path.join(git_dir, "gitdir")) or "").strip()
+    return bool(text) and same_path(normalize(text, git_dir), os.path.join(path, ".git"))

@@ -12,6 +12,31 @@ child, §1.5) and its active projection is ``rt.workspace``'s discovered one
 (cwd = ``rt.workspace``). All of it is in SQLite, so a runtime reopened on the
 same home (a kernel restart) keeps what the agent switched to. holon_nb always
 runs in host mode (§1.4): occupancy and cleanup leases always apply.
+
+Paths: every directory entering the plane (AttachWorkspace/SwitchWorkspace
+``path``, the notebook directory, the agent home) is spelled by its
+``realpath``, so a repository reached through a symlink is the same workspace
+(one id) as the repository itself.
+
+Projection repair (designed here; a review fix). Directories can vanish behind
+the runtime's back (``rm -rf`` of a worktree, a deleted checkout). Whenever the
+projection is read (every ExecCommand, ApplyPatch, workspace tool, and the first
+read after a restart) it is checked, and repaired in one transaction:
+
+- the cwd vanished but its execution root still exists → the cwd becomes the
+  execution root (same directory tree, no surprise);
+- the execution root itself vanished → the agent enters its **agent home**
+  (``shared_read``), a directory holding only the agent's own state. The agent is
+  never moved into another workspace's real checkout (not the canonical root of
+  the vanished worktree, not the notebook's directory), so a relative ApplyPatch
+  or a command meant for the vanished worktree cannot land in a real repository.
+
+Each repair is an audit event (``workspace_projection_repaired``) and is recorded
+with the projection as ``projection_repair`` = ``{from_execution_root_id,
+from_path, reason ("cwd_missing" | "execution_root_missing"), repaired_at,
+to_execution_root_id, to_cwd}``. GetWorkspaceState returns it (top level, and in
+its receipt) until the agent next enters a projection (Switch, CreateWorktree
+activation, …), which clears it.
 """
 
 from __future__ import annotations
@@ -29,7 +54,7 @@ from . import worktrees
 from .git import changed_files, git_dirs, short_branch, worktree_records
 from .workspace_paths import (
     AGENT_HOME_ALIAS, CANONICAL_ROOT, EXCLUSIVE_WRITE, GIT_WORKTREE_ROOT, SHARED_READ, Discovery, agent_home_id,
-    canonical_root_id, contains, discover, normalize, same_path, workspace_id_for, worktree_identity,
+    canonical_root_id, contains, discover, normalize, real_dir, same_path, workspace_id_for, worktree_identity,
 )
 from .store import now_rfc3339
 from .workspace_store import WorkspaceTables
@@ -86,13 +111,13 @@ class WorkspaceService:
         return self._lock
 
     def agent_home(self, agent_id: str) -> str:
-        """``<holon home>/agents/<agent_id>/`` (created), normalised."""
-        return normalize(self._rt.tasks.agent_home(agent_id))
+        """``<holon home>/agents/<agent_id>/`` (created), its realpath."""
+        return real_dir(self._rt.tasks.agent_home(agent_id))
 
     @property
     def default_path(self) -> str:
-        """The notebook's working directory (``rt.workspace``), the default workspace."""
-        return normalize(self._rt.workspace)
+        """The notebook's working directory (``rt.workspace``, its realpath), the default workspace."""
+        return real_dir(self._rt.workspace)
 
     async def async_state(self, agent_id: str) -> dict[str, Any]:
         """GetWorkspaceState's result for ``agent_id`` (runs on the loop thread)."""
@@ -116,10 +141,10 @@ class AgentWorkspaces:
     Reading the projection (``cwd``, ``execution_root``, ``bound_roots()``)
     first sets up an agent never seen before (module docstring) and repairs a
     projection whose directory vanished: a missing cwd falls back to the
-    execution root; a missing execution root falls back to the default
-    workspace's projection when that workspace is still attached, else to the
-    agent home. Each repair is one transaction and an audit event
-    (``workspace_projection_repaired``).
+    execution root; a missing execution root falls back to the agent home, never
+    to another workspace's checkout. Each repair is one transaction, an audit
+    event (``workspace_projection_repaired``) and a ``projection_repair`` record
+    that GetWorkspaceState shows until the next projection change (module docstring).
     """
 
     def __init__(self, svc: WorkspaceService, agent_id: str, call: "CallContext | None"):
@@ -157,7 +182,12 @@ class AgentWorkspaces:
         return [Path(p) for p in dict.fromkeys(out)]
 
     def active(self) -> dict[str, Any]:
-        """The ``ActiveWorkspaceEntry`` (set up or repaired first, see the class docstring)."""
+        """The ``ActiveWorkspaceEntry`` (set up or repaired first, see the class docstring).
+
+        Returns:
+            The entry; after a repair it also holds ``projection_repair`` (module docstring),
+            which :meth:`state` moves to the top level of GetWorkspaceState's result.
+        """
         self.home  # noqa: B018 - recreates a vanished agent home
         st = self.ensure()
         act = st["active"]
@@ -166,13 +196,23 @@ class AgentWorkspaces:
         with self.tables.store.tx() as db:
             cur = self._state_in(db)
             act = cur["active"]
+            if os.path.isdir(act["cwd"]) and os.path.isdir(act["execution_root"]):
+                return act  # repaired by a concurrent reader
             if os.path.isdir(act["execution_root"]):
-                act = {**act, "cwd": act["execution_root"]}
-                self.tables.put_agent_state(db, self.agent_id, cur["attached"], act)
+                reason, from_path = "cwd_missing", act["cwd"]
+                new = {**act, "cwd": act["execution_root"]}
             else:
-                act = self._fallback_projection(db, cur)
-            self.tables.audit(db, self.agent_id, "workspace_projection_repaired", {"cwd": act["cwd"]})
-        return act
+                # never another workspace's real checkout: only the agent's own home (module docstring)
+                reason, from_path = "execution_root_missing", act["execution_root"]
+                home_ws = self._ensure_home(db)
+                new = self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, self.home)
+            repair = {"from_execution_root_id": act.get("execution_root_id"), "from_path": from_path,
+                      "reason": reason, "repaired_at": now_rfc3339(),
+                      "to_execution_root_id": new["execution_root_id"], "to_cwd": new["cwd"]}
+            new = {**new, "projection_repair": repair}
+            self.tables.put_agent_state(db, self.agent_id, self._state_in(db)["attached"], new)
+            self.tables.audit(db, self.agent_id, "workspace_projection_repaired", {"cwd": new["cwd"], **repair})
+        return new
 
     def ensure(self) -> dict[str, Any]:
         """The agent's ``{"attached", "active"}`` state, created on first sight (one transaction)."""
@@ -223,7 +263,8 @@ class AgentWorkspaces:
 
     def ensure_workspace_for(self, db: Any, anchor: str) -> dict[str, Any]:
         """The registry entry of an anchor, with its canonical root (created; the agent-home directory maps
-        to the agent home, §4 rule 3)."""
+        to the agent home, §4 rule 3). The anchor is spelled by its realpath (module docstring)."""
+        anchor = real_dir(anchor)
         if same_path(anchor, self.home):
             return self._ensure_home(db)
         ws = self.tables.ensure_workspace(db, {
@@ -255,13 +296,6 @@ class AgentWorkspaces:
             return self.activate(db, ws, self._canonical_root(db, ws), SHARED_READ, disc.cwd)
         home_ws = self._ensure_home(db)
         return self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, fallback_cwd)
-
-    def _fallback_projection(self, db: Any, cur: dict[str, Any]) -> dict[str, Any]:
-        default_ws, disc = self._default_workspace(db)
-        if default_ws["workspace_id"] in cur["attached"] and os.path.isdir(disc.cwd):
-            return self._default_projection(db, default_ws, disc, self.home)
-        home_ws = self._ensure_home(db)
-        return self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, self.home)
 
     def activate(self, db: Any, ws: dict[str, Any], root: dict[str, Any], mode: str, cwd: str) -> dict[str, Any]:
         """Enter ``root`` inside an open transaction (§1.4 rule 1, §6 rule 8) and return the new active entry.
@@ -299,7 +333,7 @@ class AgentWorkspaces:
         """Resolve a path argument against the active cwd (§2.3) and require an existing directory.
 
         Returns:
-            The normalised absolute path.
+            The directory's realpath (a symlinked spelling of an attached repository is that repository).
 
         Raises:
             ToolFailure: ``invalid_tool_input`` (``details.field``, ``details.path``).
@@ -311,7 +345,7 @@ class AgentWorkspaces:
                 kind="invalid_tool_input", message=f"{tool_name}: `{field}` {path} {problem}",
                 details={"tool_name": tool_name, "field": field, "validation_error": problem, "path": path},
                 recovery_hint=f"Pass an existing directory as `{field}` (relative paths join the active cwd)."))
-        return path
+        return real_dir(path)
 
     async def create_worktree(self, workspace_id: str, branch: str, base_ref: str, label: str | None = None,
                               activate: bool = True, on_existing: str = "reuse") -> dict[str, Any]:
@@ -325,8 +359,12 @@ class AgentWorkspaces:
 
     # ------------------------------------------------------------ GetWorkspaceState (§3)
     async def state(self) -> dict[str, Any]:
-        """GetWorkspaceState's result (§3): bindings, active projection, visible roots (live git overlay), occupancy."""
-        active = self.active()
+        """GetWorkspaceState's result (§3): bindings, active projection, visible roots (live git overlay), occupancy.
+
+        A pending ``projection_repair`` (module docstring) is returned at the top level, next to ``active``.
+        """
+        active = dict(self.active())
+        repair = active.pop("projection_repair", None)
         attached = list(self.ensure()["attached"])
         roots = [r for r in self.tables.roots() if r["workspace_id"] in attached
                  or (r.get("worktree") or {}).get("registered_by_agent_id") == self.agent_id]
@@ -341,9 +379,13 @@ class AgentWorkspaces:
                     await _overlay_live_git(root, anchor, listings, self.agent_id)
         root_ids = {r["execution_root_id"] for r in roots}
         occupancies = [o for o in self.tables.occupancies() if o["execution_root_id"] in root_ids]
-        return {"agent_id": self.agent_id, "attached_workspace_ids": attached, "workspaces": workspaces,
-                "active": active, "execution_roots": roots, "occupancies": occupancies,
-                "summary_text": "workspace bindings, active projection, and worktree artifacts"}
+        result = {"agent_id": self.agent_id, "attached_workspace_ids": attached, "workspaces": workspaces,
+                  "active": active, "projection_repair": repair, "execution_roots": roots,
+                  "occupancies": occupancies,
+                  "summary_text": ("workspace bindings, active projection (repaired: its directory vanished), "
+                                   "and worktree artifacts" if repair else
+                                   "workspace bindings, active projection, and worktree artifacts")}
+        return {k: v for k, v in result.items() if v is not None}
 
     # ------------------------------------------------------------ AttachWorkspace (§4)
     async def attach(self, path: str) -> dict[str, Any]:
@@ -464,14 +506,40 @@ def _switch_result(disposition: str, active: dict[str, Any]) -> dict[str, Any]:
             "summary_text": f"{disposition} active workspace projection"}
 
 
+def _missing_cleanup(path: str, record: Any, records: Any, err: str) -> dict[str, Any]:
+    """``last_cleanup`` of a worktree whose folder is gone: status ``missing`` and what git says."""
+    if record is not None:
+        where = (f"git still lists it as prunable ({record.prunable})" if record.prunable is not None
+                 else "git still lists it")
+        if record.locked is not None:
+            where += f"; it is locked: {record.locked}".rstrip(": ")
+    elif records is not None:
+        where = "git no longer lists it"
+    else:
+        where = f"git could not list the repository's worktrees: {err}"
+    return {"status": "missing", "changed_files": [], "inspected_at": now_rfc3339(),
+            "error": f"worktree directory {path} no longer exists; {where}; RemoveWorktree cleans up the record"[:512]}
+
+
 async def _overlay_live_git(root: dict[str, Any], anchor: str, listings: dict[str, Any], agent_id: str) -> None:
-    """Overlay live git facts on a worktree root, in the response only (§3 rule 3)."""
+    """Overlay live git facts on a worktree root, in the response only (§3 rule 3).
+
+    Git runs in the anchor (the listing) and, only when the worktree folder exists,
+    inside it (``git status``). A vanished folder is reported with status ``missing``.
+    """
     if anchor not in listings:
         listings[anchor] = await worktree_records(anchor)
     records, err = listings[anchor]
     wt = dict(root.get("worktree") or {"provenance": "discovered", "registered_by_agent_id": agent_id,
                                        "authorized_agent_ids": [agent_id], "detached": False})
     record = next((r for r in records or [] if same_path(r.path, root["filesystem_path"])), None)
+    if not os.path.isdir(root["filesystem_path"]):
+        if record is not None:
+            wt.update({"branch": short_branch(record.branch_ref), "branch_ref": record.branch_ref,
+                       "head_commit": record.head, "detached": record.detached})
+        wt["last_cleanup"] = _missing_cleanup(root["filesystem_path"], record, records, err)
+        root["worktree"] = {k: v for k, v in wt.items() if v is not None}
+        return
     files, status_err = (await changed_files(root["filesystem_path"])) if record is not None else (None, "")
     if record is None or files is None:
         wt["last_cleanup"] = {"status": "inspection_failed", "changed_files": [],

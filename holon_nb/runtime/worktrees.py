@@ -4,6 +4,10 @@ Functions here take the caller's :class:`~holon_nb.runtime.workspaces.AgentWorks
 view. Worktree artifacts are ``ExecutionRootEntry`` records with ``worktree``
 metadata; removal is a tombstone; an id already in the registry gets a
 ``:gen_<15hex>`` generation suffix (§1.1).
+
+Git runs in the workspace anchor, or inside a worktree only once its folder is
+known to exist. A worktree whose folder vanished can still be removed (designed
+here, a review fix): see :func:`remove_worktree`.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 from ..tools.envelope import ToolError
 from ..tools.errors import ToolFailure
 from .git import (
-    WorktreeRecord, changed_files, check_branch_name, git_dirs, rev_parse_commit, run_git, sanitize_label,
-    short_branch, worktree_records,
+    WorktreeRecord, changed_files, check_branch_name, git_dirs, repository_toplevel, rev_parse_commit, run_git,
+    sanitize_label, short_branch, worktree_records,
 )
 from .store import new_id, now_rfc3339
 from .workspace_paths import (
-    AGENT_HOME_ALIAS, CANONICAL_ROOT, GIT_WORKTREE_ROOT, Discovery, agent_home_id, canonical_root_id, contains, normalize,
-    real_contains, same_path, worktree_root_id,
+    AGENT_HOME_ALIAS, CANONICAL_ROOT, GIT_WORKTREE_ROOT, Discovery, admin_dir_points_to, agent_home_id,
+    canonical_root_id, contains, normalize, real_contains, same_path, worktree_root_id,
 )
 
 if TYPE_CHECKING:
@@ -210,11 +214,23 @@ async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: st
                           label: str | None, activate: bool, on_existing: str) -> dict[str, Any]:
     """Create, or safely reuse, a linked worktree of an attached workspace (§7). Conflicts are success results.
 
+    Before git sees the branch: a ``branch`` starting with ``refs/`` is refused
+    (it would become ``refs/heads/refs/...``), and the workspace must be a git
+    repository whose work-tree root is its anchor (designed here; not the agent
+    home, not a plain directory, not a folder that vanished).
+
     Raises:
-        ToolFailure: ``invalid_tool_input`` (branch refused by ``git check-ref-format``)
-            or ``tool_execution_failed`` with ``workspace_not_attached``,
-            ``workspace_not_found``, ``base_ref_unresolved`` or ``git_failed``.
+        ToolFailure: ``invalid_tool_input`` (``refs/`` prefix, or a branch refused by
+            ``git check-ref-format``) or ``tool_execution_failed`` with
+            ``workspace_not_attached``, ``workspace_not_found``, ``not_a_git_repository``,
+            ``base_ref_unresolved`` or ``git_failed``.
     """
+    if branch.startswith("refs/"):
+        raise ToolFailure(ToolError(
+            kind="invalid_tool_input", message=f"`{branch}`: pass a short branch name without refs/heads/",
+            details={"tool_name": "CreateWorktree", "field": "branch",
+                     "validation_error": "short branch name without refs/heads/ expected"},
+            recovery_hint="Pass the short name, e.g. feature/x instead of refs/heads/feature/x."))
     async with view.svc.lock:
         view.active()
         ws_id = agent_home_id(view.agent_id) if workspace_id == AGENT_HOME_ALIAS else workspace_id
@@ -223,6 +239,7 @@ async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: st
         if ws is None:
             raise _refuse("workspace_not_found", f"workspace {workspace_id} was not found", workspace_id=workspace_id)
         anchor = ws["workspace_anchor"]
+        await _require_repository(view, ws)
         if not await check_branch_name(branch, anchor):
             raise ToolFailure(ToolError(
                 kind="invalid_tool_input", message=f"`{branch}` is not a valid branch name",
@@ -249,6 +266,26 @@ async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: st
         return await _create(view, ws, branch, label, base, out, activate)
 
 
+async def _require_repository(view: "AgentWorkspaces", ws: dict[str, Any]) -> None:
+    """Refuse (``not_a_git_repository``) unless the workspace anchor is the work-tree root of a git repository."""
+    anchor = ws["workspace_anchor"]
+    hint = "CreateWorktree needs an attached git repository: AttachWorkspace a repository, then use its workspace_id."
+    why = None
+    if ws["workspace_id"] == agent_home_id(view.agent_id):
+        why = "the agent home holds the agent's own state and is not a git repository"
+    elif not os.path.isdir(anchor):
+        why = f"workspace anchor {anchor} no longer exists"
+    else:
+        top, err = await repository_toplevel(anchor)
+        if top is None:
+            why = f"{anchor} is not a git repository"
+        elif not same_path(top, anchor):
+            why = f"{anchor} is not a git repository root (it lies inside the repository at {top})"
+    if why is not None:
+        raise _refuse("not_a_git_repository", f"cannot create a worktree: {why}"[:512], hint,
+                      workspace_id=ws["workspace_id"], workspace_anchor=anchor)
+
+
 def _conflict(out: dict[str, Any], why: str, summary: str, disposition: str = "conflict", **extra: Any) -> dict[str, Any]:
     res = {"disposition": disposition, **out, **{k: v for k, v in extra.items() if v}, "conflict": why}
     return {k: v for k, v in res.items() if v is not None} | {"summary_text": summary}
@@ -265,7 +302,8 @@ async def _existing(view: "AgentWorkspaces", ws: dict[str, Any], matching: list[
     record = matching[0]
     if not os.path.isdir(record.path):
         return _conflict(out, "matching worktree backing path is missing",
-                         "missing worktree path conflict; no state changed", worktree_path=record.path,
+                         "missing worktree path conflict; no state changed (RemoveWorktree of its execution root "
+                         "cleans it up)", worktree_path=record.path,
                          candidates=candidates)
     if same_path(record.path, ws["workspace_anchor"]):
         return _conflict(out, "branch is checked out by the canonical workspace",
@@ -339,6 +377,11 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
                           branch_policy: str, merged_into: str | None) -> dict[str, Any]:
     """Safely remove a registered linked worktree (§8); every check runs before the first change.
 
+    A worktree whose folder vanished (designed here, a review fix) goes through
+    :func:`_remove_vanished`: git runs only in the anchor, nothing is dirty-checked
+    (there is nothing left to retain), and the entry is tombstoned with
+    disposition ``removed``.
+
     Raises:
         ToolFailure: ``tool_execution_failed`` with the §8 reasons.
     """
@@ -357,12 +400,16 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
         is_active = active["execution_root_id"] == execution_root_id
         selector = _return_selector(view, entry, return_to) if is_active else None
         mine = active.get("occupancy_id") if is_active else None
+        if not os.path.isdir(entry["filesystem_path"]):
+            _repair_holders(view, execution_root_id)
         with view.tables.store.tx() as db:
             others = [o for o in view.tables.live_occupancies_in(db, execution_root_id) if o["occupancy_id"] != mine]
         if others:
             raise _refuse("occupied", "worktree has active occupancy outside the current projection",
                           "Wait until the other agent leaves this worktree.", execution_root_id=execution_root_id,
                           holders=sorted({o["holder_agent_id"] for o in others}))
+        if not os.path.isdir(entry["filesystem_path"]):
+            return await _remove_vanished(view, entry, ws, selector, branch_policy, merged_into)
         record = await _verify_live(entry, ws)
         files, err = await changed_files(entry["filesystem_path"])
         if files is None:
@@ -380,6 +427,20 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
             await view.switch_locked(**selector)
             switched = True
         return await _remove_now(view, entry, record, ws, branch_policy, switched)
+
+
+def _repair_holders(view: "AgentWorkspaces", execution_root_id: str) -> None:
+    """Repair the projection of every agent still occupying a root whose folder vanished.
+
+    Each holder goes to its own agent home with a ``projection_repair`` record, which
+    is exactly what its next tool call would do (:mod:`.workspaces`); its stale
+    occupancy then no longer blocks the cleanup (§8 rule 6 still applies to any
+    occupancy that remains).
+    """
+    with view.tables.store.tx() as db:
+        holders = sorted({o["holder_agent_id"] for o in view.tables.live_occupancies_in(db, execution_root_id)})
+    for agent_id in holders:
+        view.svc.view(agent_id).active()
 
 
 def _removable(view: "AgentWorkspaces", execution_root_id: str) -> dict[str, Any]:
@@ -474,7 +535,6 @@ async def _remove_now(view: "AgentWorkspaces", entry: dict[str, Any], record: Wo
                       branch_policy: str, switched: bool) -> dict[str, Any]:
     """§8 rules 10-11 under a cleanup lease: git worktree remove (never --force), tombstone, optional CAS delete."""
     root_id, path, anchor = entry["execution_root_id"], entry["filesystem_path"], ws["workspace_anchor"]
-    branch, tip = short_branch(record.branch_ref), record.head
     with view.tables.store.tx() as db:
         if view.tables.grant_lease(db, root_id, view.agent_id) is None:
             raise _refuse("occupied", "worktree has active occupancy; no cleanup lease", execution_root_id=root_id)
@@ -483,21 +543,126 @@ async def _remove_now(view: "AgentWorkspaces", entry: dict[str, Any], record: Wo
         if not removed.success:
             _set_cleanup(view, entry, "failed", [], removed.stderr)
             return _removal(root_id, "failed", "git refused worktree removal; artifact retained", switched=switched,
-                            branch=branch, branch_tip=tip, error=removed.stderr or "git worktree remove failed")
+                            branch=short_branch(record.branch_ref), branch_tip=record.head,
+                            error=removed.stderr or "git worktree remove failed")
+        return await _finish_removal(view, entry, anchor, record.branch_ref, record.head, branch_policy, switched)
+    finally:
         with view.tables.store.tx() as db:
-            view.tables.tombstone_root(db, root_id)
-        disposition, error, deleted = "removed", None, False
-        if branch_policy == "delete_if_merged" and record.branch_ref and tip:
-            dropped = await run_git(["update-ref", "-d", record.branch_ref, tip], anchor)
+            view.tables.drop_lease(db, root_id)
+
+
+async def _finish_removal(view: "AgentWorkspaces", entry: dict[str, Any], anchor: str, branch_ref: str | None,
+                          tip: str | None, branch_policy: str, switched: bool, note: str | None = None,
+                          ) -> dict[str, Any]:
+    """§8 rule 11 once git no longer has the worktree: tombstone, optional compare-and-swap branch
+    deletion (refused while another live worktree has the branch checked out), audit, result."""
+    root_id = entry["execution_root_id"]
+    with view.tables.store.tx() as db:
+        view.tables.tombstone_root(db, root_id)
+    disposition, error, deleted = "removed", None, False
+    if branch_policy == "delete_if_merged" and branch_ref and tip:
+        records, _ = await worktree_records(anchor)
+        holder = next((r.path for r in records or [] if r.branch_ref == branch_ref), None)
+        if holder is not None:
+            error = f"branch {short_branch(branch_ref)} is checked out by the worktree at {holder}; branch kept"
+        else:
+            dropped = await run_git(["update-ref", "-d", branch_ref, tip], anchor)
             deleted = dropped.success
-            if not deleted:
-                disposition, error = "removed_branch_retained", dropped.stderr or "git update-ref -d failed"
-        with view.tables.store.tx() as db:
-            view.tables.audit(db, view.agent_id, "worktree_cleanup_removed",
-                              {"execution_root_id": root_id, "branch": branch, "branch_deleted": deleted})
-        return _removal(root_id, disposition, "worktree removed safely" if not error else
-                        "worktree removed but branch deletion failed safely", switched=switched, removed=True,
-                        branch_deleted=deleted, branch=branch, branch_tip=tip, error=error)
+            error = None if deleted else (dropped.stderr or "git update-ref -d failed")
+        if not deleted:
+            disposition = "removed_branch_retained"
+    branch = short_branch(branch_ref)
+    with view.tables.store.tx() as db:
+        view.tables.audit(db, view.agent_id, "worktree_cleanup_removed",
+                          {"execution_root_id": root_id, "branch": branch, "branch_deleted": deleted,
+                           **({"directory_missing": True} if note else {})})
+    summary = "worktree removed safely" if not error else "worktree removed but branch deletion failed safely"
+    if note:
+        summary += " (its directory was already gone)"
+    return _removal(root_id, disposition, summary, switched=switched, removed=True, branch_deleted=deleted,
+                    branch=branch, branch_tip=tip, error="; ".join(e for e in (note, error) if e) or None)
+
+
+async def _remove_vanished(view: "AgentWorkspaces", entry: dict[str, Any], ws: dict[str, Any],
+                           selector: dict[str, Any] | None, branch_policy: str,
+                           merged_into: str | None) -> dict[str, Any]:
+    """RemoveWorktree of a registered worktree whose folder no longer exists (designed here, a review fix).
+
+    Git runs only in the anchor, never in the missing folder.
+
+    - Git still lists the path (it is ``prunable``): §8 rule 7 as far as a missing
+      folder allows — the recorded ``git_dir`` must still belong to this path
+      (``generation_mismatch``), a lock refuses (``worktree_locked``), and for
+      ``delete_if_merged`` the live checkout must match the record
+      (``checkout_mismatch``); rule 9's proofs apply to the live HEAD. Then
+      ``git worktree remove <path>`` (never ``--force``) drops exactly this
+      worktree's git record; for a missing folder git needs no force. This is
+      narrower than ``git worktree prune``, which would also drop the records
+      of every other vanished worktree of the repository.
+    - Git no longer lists it (someone ran ``git worktree prune``): nothing of
+      git's is left to protect or lose; ``delete_if_merged`` still needs
+      ``merged_into`` to contain the branch's current tip.
+
+    Either way the entry is tombstoned with disposition ``removed`` (this call
+    is what removes the artifact from the registry, and it may delete the
+    branch; a repeated call then gets ``already_removed``) and ``error`` says
+    the directory was already gone.
+
+    Raises:
+        ToolFailure: ``git_failed`` (anchor gone, listing failed), ``generation_mismatch``,
+            ``worktree_locked``, ``checkout_mismatch``, ``merge_proof_required``, ``not_merged``.
+    """
+    wt, path, anchor = entry["worktree"], entry["filesystem_path"], ws["workspace_anchor"]
+    root_id = entry["execution_root_id"]
+    if not os.path.isdir(anchor):
+        raise _refuse("git_failed", f"worktree directory {path} and its repository anchor {anchor} no longer exist; "
+                      "git cannot run", "Restore the repository, or leave the record (GetWorkspaceState shows it).",
+                      path=path, anchor=anchor)
+    records, err = await worktree_records(anchor)
+    if records is None:
+        raise _refuse("git_failed", f"git worktree list failed in {anchor}: {err}"[:512], anchor=anchor)
+    record = next((r for r in records if same_path(r.path, path)), None)
+    if record is not None:
+        if not admin_dir_points_to(wt["git_dir"], path):
+            raise _refuse("generation_mismatch", "registered worktree generation does not match live git state",
+                          "Git's record of this path belongs to a different worktree.",
+                          recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]}, path=path)
+        if record.locked is not None:
+            raise _refuse("worktree_locked", f"worktree is locked: {record.locked}".rstrip(": "),
+                          "Unlock it with git worktree unlock first.", path=path, lock_reason=record.locked)
+        if branch_policy == "delete_if_merged" and (
+                wt.get("branch_ref") != record.branch_ref or bool(wt.get("detached")) != record.detached):
+            raise _refuse("checkout_mismatch", "registered worktree checkout identity does not match live git state",
+                          "Remove it with branch_policy keep, then delete the branch yourself if it is merged.",
+                          recorded_branch_ref=wt.get("branch_ref"), live_branch_ref=record.branch_ref)
+        await _prove_merged(record, anchor, branch_policy, merged_into)
+        branch_ref, tip = record.branch_ref, record.head
+        note = f"worktree directory {path} was already gone; git's record of it was removed"
+    else:
+        branch_ref, tip = wt.get("branch_ref"), None
+        if branch_policy == "delete_if_merged":
+            tip = await rev_parse_commit(branch_ref, anchor) if branch_ref else None
+            if tip is not None or merged_into is None:  # a branch that is gone needs no ancestry proof
+                await _prove_merged(WorktreeRecord(path, tip, branch_ref, False), anchor, branch_policy, merged_into)
+        note = f"worktree directory {path} was already gone and no longer listed by git; registry entry tombstoned"
+        if branch_policy == "delete_if_merged" and tip is None:
+            note += "; its branch no longer exists"
+    switched = False
+    if selector is not None:
+        await view.switch_locked(**selector)
+        switched = True
+    with view.tables.store.tx() as db:
+        if view.tables.grant_lease(db, root_id, view.agent_id) is None:
+            raise _refuse("occupied", "worktree has active occupancy; no cleanup lease", execution_root_id=root_id)
+    try:
+        if record is not None:
+            removed = await run_git(["worktree", "remove", path], anchor)
+            if not removed.success:
+                _set_cleanup(view, entry, "failed", [], removed.stderr)
+                return _removal(root_id, "failed", "git refused removing the record of the vanished worktree",
+                                switched=switched, branch=short_branch(branch_ref), branch_tip=tip,
+                                error=removed.stderr or "git worktree remove failed")
+        return await _finish_removal(view, entry, anchor, branch_ref, tip, branch_policy, switched, note)
     finally:
         with view.tables.store.tx() as db:
             view.tables.drop_lease(db, root_id)

@@ -94,6 +94,12 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "agent_deleted": ("not_found", False),
     "memory_source_not_found": ("not_found", False),
     "memory_index_unavailable": ("storage", False),
+    # --- agent creation (agents spec §5.5-§5.6)
+    "template_requires_new_agent": ("conflict", False),
+    "agent_identity_conflict": ("conflict", False),
+    "model_request_rejected": ("validation", False),
+    "spawn_agent_failed": ("task", False),
+    "unsupported_runtime_capability": ("runtime", False),
 }
 
 DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS = 2500

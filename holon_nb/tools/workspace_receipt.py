@@ -2,6 +2,8 @@
 
 The receipt needs the tool execution id (for ``output_ref``) and the turn's
 tool-output budget: both come in the :class:`~holon_nb.tools.receipts.ReceiptContext`.
+A pending ``projection_repair`` (the active directory vanished and the agent was
+moved to its home, :mod:`holon_nb.runtime.workspaces`) is always carried whole.
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ def workspace_state_receipt(state: dict[str, Any], output_ref: str, root_limit: 
         "active": _pick(state.get("active"), ("workspace_id", "workspace_anchor", "execution_root_id",
                                               "execution_root", "projection_kind", "access_mode", "cwd",
                                               "occupancy_id")),
+        **({"projection_repair": {k: _cap(v) for k, v in state["projection_repair"].items()}}
+           if state.get("projection_repair") else {}),
         "execution_roots": root_section,
         "occupancies": _section(len(occupancies), [
             _pick(o, ("occupancy_id", "execution_root_id", "workspace_id", "holder_agent_id", "access_mode",

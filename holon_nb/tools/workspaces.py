@@ -57,7 +57,7 @@ class CreateWorktreeInput(_Strict):
     """Arguments of CreateWorktree (§7)."""
 
     workspace_id: str = Field(description="Attached workspace id of a git repository.")
-    branch: str = Field(description="Short branch name (without refs/heads/).")
+    branch: str = Field(description="Short branch name (without refs/heads/; a name starting with refs/ is refused).")
     base_ref: str = Field(description="Commit-ish the new branch starts from.")
     label: str | None = Field(None, description="Naming hint for the worktree directory; null: the branch.")
     activate: bool = Field(True, description="Switch into the worktree after creating or reusing it.")
@@ -112,7 +112,8 @@ def _normalize(required: tuple[str, ...], optional: tuple[str, ...] = (), dash: 
 # ---------------------------------------------------------------- handlers
 
 async def get_workspace_state(args: GetWorkspaceStateInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of GetWorkspaceState (§3); read-only."""
+    """Handler of GetWorkspaceState (§3); read-only apart from repairing a vanished projection
+    (reported as top-level ``projection_repair``, see :mod:`holon_nb.runtime.workspaces`)."""
     return await ctx.workspaces.state()
 
 
@@ -142,13 +143,20 @@ async def switch_workspace(args: SwitchWorkspaceInput, ctx: ToolContext) -> dict
 
 
 async def create_worktree(args: CreateWorktreeInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of CreateWorktree (§7)."""
+    """Handler of CreateWorktree (§7).
+
+    Refusals added here: a ``branch`` starting with ``refs/`` → ``invalid_tool_input``
+    (field ``branch``); a workspace that is not a git repository root (the agent home,
+    a plain or vanished directory) → ``tool_execution_failed`` with
+    ``details.reason = "not_a_git_repository"`` instead of an unresolvable ``base_ref``.
+    """
     return await ctx.workspaces.create_worktree(
         args.workspace_id, args.branch, args.base_ref, args.label, args.activate, args.on_existing or "reuse")
 
 
 async def remove_worktree(args: RemoveWorktreeInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of RemoveWorktree (§8)."""
+    """Handler of RemoveWorktree (§8); a worktree whose directory vanished is removed too
+    (disposition ``removed``, ``error`` noting the directory was already gone)."""
     return await ctx.workspaces.remove_worktree(args.execution_root_id, args.return_to,
                                                 args.branch_policy or "keep", args.merged_into)
 

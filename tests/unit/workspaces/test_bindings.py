@@ -229,20 +229,6 @@ def test_restart_keeps_bindings_projection_registry_and_occupancy(tmp_path: Path
         assert e["details"]["reason"] == "occupancy_conflict"
 
 
-def test_vanished_directories_fall_back(rt: Runtime, workspace: Path, tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    (plain / "deep").mkdir(parents=True)
-    ws = ok(rt.call("AttachWorkspace", {"path": str(plain)}))["workspace"]["workspace_id"]
-    ok(rt.call("SwitchWorkspace", {"workspace_id": ws, "cwd": "deep"}))
-    (plain / "deep").rmdir()
-    assert pwd(rt) == str(plain)  # cwd gone: the execution root
-    plain.rmdir()
-    assert pwd(rt) == str(workspace)  # root gone: the default workspace (still attached)
-    active = state(rt)["active"]
-    assert active["cwd"] == str(workspace)
-    assert len([o for o in state(rt)["occupancies"] if o["holder_agent_id"] == "default"]) == 1
-
-
 def test_visibility_follows_bindings_and_registration(rt: Runtime, repo: Path) -> None:
     rt.store.ensure_agent("other", "public_named")
     ws = ok(rt.call("AttachWorkspace", {"path": str(repo)}, agent="other"))["workspace"]["workspace_id"]

@@ -134,7 +134,7 @@ def test_plain_directory_is_not_a_repository(rt: Runtime, workspace: Path) -> No
     w_id = state(rt)["attached_workspace_ids"][1]
     e = err(rt.call("CreateWorktree", {"workspace_id": w_id, "branch": "a", "base_ref": "main"}),
             "tool_execution_failed")
-    assert e["details"]["reason"] == "base_ref_unresolved"
+    assert e["details"]["reason"] == "not_a_git_repository"  # not "base_ref main does not resolve"
 
 
 def test_string_scalars_stay_strings(rt: Runtime, repo: Path, ws_r: str) -> None:
@@ -159,5 +159,5 @@ def test_missing_backing_path_and_ambiguous_matches_are_conflicts(rt: Runtime, r
     assert res["disposition"] == "conflict" and res["conflict"] == "matching worktree backing path is missing"
     assert res["worktree_path"] == str(one)
     root = next(r for r in state(rt)["execution_roots"] if r["filesystem_path"] == str(one))
-    assert root["worktree"]["last_cleanup"]["status"] == "inspection_failed"
+    assert root["worktree"]["last_cleanup"]["status"] == "missing"  # its directory is gone
     assert state(rt)["active"]["execution_root"] == str(repo)
