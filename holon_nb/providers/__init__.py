@@ -2,3 +2,5 @@
 
 No Jupyter import here (design.md layering).
 """
+
+__all__: list[str] = []
