@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime import Runtime
+from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
 from .config import SETTING_TRAITS, HolonNB
 from .live import LiveHub
@@ -28,7 +29,7 @@ from .magics import HolonMagics
 from .work_magics import WorkMagics
 from .workspace_magics import WorkspaceMagics
 
-__all__ = ["HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
+__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -42,6 +43,7 @@ class _Session:
     config: HolonNB
     live: LiveHub
     boards: Any = None
+    turns: Any = None
     magics: list[Any] = field(default_factory=list)
 
     def push_settings(self, change: Any = None) -> None:
@@ -77,7 +79,8 @@ def load(ip: Any) -> None:
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics)]
+        session.turns = TurnHub(session)
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics)]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)
@@ -104,6 +107,8 @@ def unload(ip: Any) -> None:
     for magics in session.magics:
         _unregister_magics(ip, magics)
     session.live.close()
+    if session.turns is not None:
+        session.turns.close()
     if session.boards is not None:
         session.boards.close()
     session.rt.close()
@@ -147,6 +152,8 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
     if _session is None:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     still = _session.live.wait(timeout)
+    if _session.turns is not None:
+        still = still + [f"turn of {a}" for a in _session.turns.wait(timeout)]
     _session.live.report()
     if _session.boards is not None:
         _session.boards.flush()

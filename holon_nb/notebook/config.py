@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Float, Int, TraitError, default, validate
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 from ..runtime import RuntimeSettings
@@ -29,6 +29,7 @@ SETTING_TRAITS = (
     "max_tool_output_tokens",
     "max_task_log_bytes",
     "patch_outside_workspace",
+    "approval",
 )
 
 
@@ -63,6 +64,30 @@ class HolonNB(Configurable):
     patch_outside_workspace = Bool(
         False,
         help="Let ApplyPatch write outside the bound workspace roots and agent home (D3). Off by default.",
+    ).tag(config=True)
+
+    approval = Enum(
+        ("never", "on_request", "always"), "never",
+        help="Ask before a model's tool call runs: never (default); on_request (authority-expanding, "
+             "agent-creation and web tools, and ExecCommand outside the active workspace); always (every call). "
+             "The question appears in the turn's live view: Approve once, Approve for this session, Deny.",
+    ).tag(config=True)
+
+    model = Unicode(
+        "",
+        help="Model ref (provider@endpoint/model) of %%agent turns; empty means $HOLON_MODEL.",
+    ).tag(config=True)
+
+    cassette = Unicode(
+        "",
+        help="Record/replay cassette of %%agent turns (a .jsonl path, relative to the notebook's directory); "
+             "empty means none. %%agent --cassette overrides it.",
+    ).tag(config=True)
+
+    cassette_mode = Enum(
+        ("auto", "record", "replay", "verify", "lenient"), "auto",
+        help="How %%agent uses its cassette: auto (replay when the file exists, else record), record, replay "
+             "(offline; drift is an error), verify, lenient.",
     ).tag(config=True)
 
     live_update_hz = Float(

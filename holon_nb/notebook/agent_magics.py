@@ -1,0 +1,285 @@
+"""Agent turns in the notebook: ``%%agent``, ``%agents``, ``%models``, and the approval questions.
+
+``%%agent`` runs one turn with the cell as the operator's message. The turn
+runs in the background (a thread waiting on the runtime's loop), so the cell
+returns at once and the kernel stays free to process clicks (Stop, approval
+buttons) on ipykernel 6 and 7. A live view (:class:`AgentTurnView`) follows
+the turn's events; when the turn ends the same output is updated with the
+plain transcript, so saved and headless notebooks keep it. ``%holon wait``
+(and the headless harness's final wait) also waits for running turns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from IPython.core.error import UsageError
+from IPython.core.magic import cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+
+from ..runtime.core import DEFAULT_AGENT_ID
+from ..runtime.events import RuntimeEvent
+from ..tools.receipts import Scrubber
+from .agent_view import AgentTurnView, TurnTrace, render_transcript
+from .display import Note, Table
+from .magics import SessionMagics, raise_option
+from .parsing import parse_quoted
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import _Session
+
+__all__ = ["AgentMagics", "TurnHub"]
+
+log = logging.getLogger("holon_nb.notebook")
+
+
+class _Run:
+    """One background turn: its trace, view, display handle and thread."""
+
+    def __init__(self, trace: TurnTrace, view: AgentTurnView):
+        self.trace = trace
+        self.view = view
+        self.handle: Any = None
+        self.thread: threading.Thread | None = None
+        self.result: Any = None
+        self.error: str = ""
+        self.done = threading.Event()
+
+
+class TurnHub:
+    """Runs ``%%agent`` turns in the background and feeds their live views.
+
+    Args:
+        session: The loaded extension's session.
+    """
+
+    def __init__(self, session: "_Session"):
+        self._session = session
+        self._rt = session.rt
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Run] = {}  # agent id -> its running turn
+        self._all: list[_Run] = []
+        self._unsubscribe = self._rt.subscribe(self._on_event)
+        self._rt.approvals.asker = self._ask
+
+    # ------------------------------------------------------------ runtime thread
+    def _on_event(self, ev: RuntimeEvent) -> None:
+        agent = ev.data.get("agent_id")
+        if agent is None or "turn_id" not in ev.data:
+            return
+        with self._lock:
+            run = self._runs.get(agent)
+        if run is None or run.done.is_set():
+            return
+        if ev.kind != "turn_started" and run.trace.turn_id and ev.data.get("turn_id") != run.trace.turn_id:
+            return
+        scrub = Scrubber(extra=self._rt.settings.extra_secrets)
+        with run.view._lock:
+            run.trace.apply(ev.kind, scrub.value(dict(ev.data)))
+        try:
+            run.view.refresh()
+        except Exception:  # a closed comm must not break the turn
+            log.debug("agent view refresh failed", exc_info=True)
+
+    async def _ask(self, request: Any) -> str:
+        """The approval asker: the question appears in the asking agent's live view."""
+        agent = getattr(request, "agent_id", None) or DEFAULT_AGENT_ID
+        with self._lock:
+            run = self._runs.get(agent)
+        if run is None:
+            raise RuntimeError("no live view to ask in (turns started from Python are not asked; set "
+                               "HolonNB.approval = 'never' or run the turn with %%agent)")
+        future = run.view.ask(getattr(request, "tool_name", "?"), getattr(request, "arguments", None) or {},
+                              getattr(request, "reason", "") or "")
+        return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+
+    # ------------------------------------------------------------ kernel thread
+    def start(self, message: str, agent: str | None, model: str | None, max_rounds: int | None,
+              provider: Any = None) -> _Run:
+        """Display a live view and start the turn in the background.
+
+        Raises:
+            UsageError: when the agent already runs a turn.
+        """
+        agent_id = agent or DEFAULT_AGENT_ID
+        with self._lock:
+            if agent_id in self._runs and not self._runs[agent_id].done.is_set():
+                raise UsageError(f"agent {agent_id} is already running a turn; wait for it (%holon wait) or Stop it")
+        ref = model or os.environ.get("HOLON_MODEL", "") or "(HOLON_MODEL)"
+        trace = TurnTrace(agent_id, getattr(provider, "route_ref", None) or ref, message)
+        view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
+        run = _Run(trace, view)
+        with self._lock:
+            self._runs[agent_id] = run
+            self._all.append(run)
+        run.handle = display(view, display_id=True)
+        kwargs: dict[str, Any] = {"agent": agent_id, "model": model, "max_rounds": max_rounds}
+        if provider is not None:
+            kwargs["provider"] = provider
+
+        def work() -> None:
+            try:
+                run.result = self._rt.turns.run_sync(message, **kwargs)
+            except Exception as exc:  # reported in the view, never raised into the kernel later
+                run.error = f"{type(exc).__name__}: {exc}"
+                with view._lock:
+                    trace.status = trace.status if trace.status != "running" else "aborted"
+                    trace.reason = trace.reason or run.error
+                    trace.ended_at = trace.ended_at or __import__("time").monotonic()
+            finally:
+                self._finish(run)
+
+        run.thread = threading.Thread(target=work, name=f"holon-nb-turn-{agent_id}", daemon=True)
+        run.thread.start()
+        return run
+
+    def _finish(self, run: _Run) -> None:
+        result = run.result
+        with run.view._lock:
+            if result is not None:
+                run.trace.status = result.terminal
+                run.trace.reason = result.reason or ""
+                run.trace.final_text = result.final_text or ""
+                usage = result.usage.to_dict()
+                run.trace.usage = {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}
+                run.trace.rounds = max(run.trace.rounds, len(result.rounds))
+                if run.trace.ended_at is None:
+                    run.trace.ended_at = __import__("time").monotonic()
+            if run.error:
+                run.view.note = run.error
+        try:
+            run.view.refresh()
+            if run.handle is not None:
+                run.handle.update(run.view)  # the saved text/plain becomes the transcript
+        except Exception:
+            log.debug("agent view final update failed", exc_info=True)
+        run.done.set()
+
+    def stop(self, agent_id: str) -> str:
+        """Cancel the agent's running turn (Stop button)."""
+        return "stop requested" if self._rt.turns.cancel(agent_id, reason="stopped from the notebook") \
+            else "no turn running"
+
+    def running(self) -> list[str]:
+        """Agents whose turn is still running."""
+        with self._lock:
+            return [a for a, r in self._runs.items() if not r.done.is_set()]
+
+    def wait(self, timeout: float | None = None) -> list[str]:
+        """Block until every running turn ended (or ``timeout`` seconds); return agents still running."""
+        with self._lock:
+            runs = [r for r in self._all if not r.done.is_set()]
+        deadline = None if timeout is None else __import__("time").monotonic() + timeout
+        for run in runs:
+            left = None if deadline is None else max(0.0, deadline - __import__("time").monotonic())
+            run.done.wait(left)
+        return self.running()
+
+    def close(self) -> None:
+        """Stop following the runtime (turns still running are cancelled by the runtime's close)."""
+        for agent in self.running():
+            self._rt.turns.cancel(agent, reason="the extension was unloaded")
+        self._unsubscribe()
+        if getattr(self._rt.approvals, "asker", None) is self._ask:
+            self._rt.approvals.asker = None
+
+
+@magics_class
+class AgentMagics(SessionMagics):
+    """``%%agent``, ``%agents``, ``%models``."""
+
+    @cell_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("--agent", default=None, help="The agent (default: the notebook's agent); a new id creates it.")
+    @argument("--model", default=None,
+              help="Model ref provider@endpoint/model (default: HolonNB.model, then $HOLON_MODEL); "
+                   "scripted/<file.yaml> runs a scripted provider.")
+    @argument("--max-rounds", type=int, default=None, help="Stop after this many model rounds (default: no cap).")
+    @argument("--cassette", default=None,
+              help="Record/replay cassette (.jsonl, relative to the notebook's directory); default HolonNB.cassette.")
+    @argument("--mode", dest="cassette_mode", default=None,
+              choices=("auto", "record", "replay", "verify", "lenient"),
+              help="Cassette mode (default HolonNB.cassette_mode: auto).")
+    @argument("--wait", action="store_true", help="Block the cell until the turn ends.")
+    def agent(self, line: str, cell: str) -> None:
+        """Run one agent turn with the cell as the operator's message.
+
+        The model's text streams into a live view, each tool call appears with
+        its receipt (click to expand), and the turn's end is shown with its
+        token usage. Stop cancels the turn. The turn runs in the background: the
+        cell returns at once; ``%holon wait`` blocks until it ends.
+
+        Example::
+
+            %%agent --model openai/gpt-5.4 --max-rounds 20
+            The test in tests/test_parse.py fails. Find out why and fix it.
+        """
+        args = parse_quoted(self.agent, line)
+        message = cell.strip()
+        if not message:
+            raise UsageError("%%agent needs the message in the cell body")
+        s = self._session
+        model = args.model or s.config.model or None
+        cassette = args.cassette or s.config.cassette or None
+        provider = None
+        if cassette:
+            provider = _cassette_provider(s, cassette, args.cassette_mode or s.config.cassette_mode, model)
+        run = s.turns.start(message, args.agent, model, args.max_rounds, provider=provider)
+        if args.wait:
+            run.done.wait()
+
+    @line_magic
+    @magic_arguments()
+    @raise_option
+    def agents(self, line: str) -> None:
+        """The agents this holon home knows: id, profile, parent, turns, tokens, running now. Changes nothing."""
+        parse_quoted(self.agents, line)
+        s = self._session
+        rows = []
+        running = set(s.turns.running())
+        for rec in s.rt.store.query("SELECT id, profile, parent_id, created_at FROM agents ORDER BY created_at"):
+            totals = s.rt.conversations.totals(rec["id"]) if hasattr(s.rt, "conversations") else {}
+            rows.append([rec["id"], rec["profile"], rec["parent_id"] or "", totals.get("turns", ""),
+                         totals.get("total_input_tokens", ""), totals.get("total_output_tokens", ""),
+                         "running" if rec["id"] in running else ""])
+        display(Table(f"{len(rows)} agents", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
+                                              "now"], rows))
+
+    @line_magic
+    @magic_arguments()
+    @argument("provider", nargs="?", default=None, help="List this provider's models (ListProviderModels).")
+    @argument("--all", dest="include_unavailable", action="store_true", help="Include unavailable ones.")
+    @raise_option
+    def models(self, line: str) -> None:
+        """Model providers (ListModelProviders), or one provider's models (ListProviderModels)."""
+        args = parse_quoted(self.models, line)
+        payload: dict[str, Any] = {"include_unavailable": True} if args.include_unavailable else {}
+        if args.provider:
+            payload["provider"] = args.provider
+            self._call("ListProviderModels", payload, args.raise_error)
+        else:
+            self._call("ListModelProviders", payload, args.raise_error)
+
+
+def _cassette_provider(session: "_Session", path: str, mode: str, model: str | None) -> Any:
+    """A cassette-wrapped provider for one ``%%agent`` turn (path relative to the notebook's directory)."""
+    from ..providers.cassette import CassetteProvider
+
+    full = Path(path)
+    if not full.is_absolute():
+        full = Path(os.getcwd()) / full
+    inner = None
+    if mode != "replay" and not (mode == "auto" and full.exists()):
+        ref = session.rt.turns.providers.model_ref(model)
+        inner = session.rt.turns.providers.resolve(ref) if hasattr(session.rt.turns.providers, "resolve") else None
+    return CassetteProvider(inner, full, mode)
+
+
+__all__ += ["render_transcript", "Note"]

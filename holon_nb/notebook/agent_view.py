@@ -1,0 +1,253 @@
+"""``AgentTurnView``: the live view of one agent turn, built from stock ipywidgets.
+
+The view follows the turn's events (turn-loop spec §1.11): streamed text,
+each round's assistant text, each tool call with its receipt (collapsed
+``<details>``), usage, and the turn's end. A Stop button cancels the turn;
+an approval question (``%config HolonNB.approval``) appears in the view as
+three buttons: Approve once, Approve for this session, Deny. State changes
+only through whole-value assignments from the thread that feeds it; every
+value is escaped and scrubbed (D12) by the caller.
+
+``render_transcript`` gives the plain text a saved or headless notebook
+keeps once the turn has ended.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import html
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ipywidgets import HTML, Button, HBox, Layout, VBox
+
+from ..tools.ansi import ansi_to_html
+
+__all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
+
+_COLOURS = {"running": "#0969da", "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
+            "provider_failed_needs_recovery": "#cf222e", "baseline_over_budget": "#cf222e"}
+_MUTED = "color:#57606a"
+_PRE = "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+class TurnTrace:
+    """What a view knows about a turn so far (fed from events; thread-safe through the view's lock).
+
+    Attributes:
+        agent_id, model_ref, turn_id: Identity of the turn.
+        status: ``running`` or the terminal kind.
+        items: Ordered entries ``{"kind": "text"|"tool"|"note", …}``.
+        usage: ``{input_tokens, output_tokens}`` so far.
+        final_text: The turn-final text once ended.
+    """
+
+    def __init__(self, agent_id: str, model_ref: str, message: str):
+        self.agent_id = agent_id
+        self.model_ref = model_ref
+        self.message = message
+        self.turn_id = ""
+        self.status = "running"
+        self.reason = ""
+        self.rounds = 0
+        self.items: list[dict[str, Any]] = []
+        self.streaming = ""
+        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.final_text = ""
+        self.started = time.monotonic()
+        self.ended_at: float | None = None
+
+    def elapsed(self) -> float:
+        """Seconds since the turn started (frozen at its end)."""
+        return (self.ended_at or time.monotonic()) - self.started
+
+    def apply(self, kind: str, data: dict[str, Any]) -> None:
+        """Fold one turn event into the trace."""
+        if kind == "turn_started":
+            self.turn_id = data.get("turn_id", self.turn_id)
+        elif kind == "round_started":
+            self.rounds = int(data.get("round", self.rounds + 1))
+            self.streaming = ""
+        elif kind == "text_delta":
+            self.streaming += str(data.get("text", ""))
+        elif kind == "assistant_round":
+            text = data.get("text")
+            if text is None:
+                text = "\n\n".join(b.get("text", "") for b in data.get("blocks") or []
+                                   if isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").strip())
+            if text and text.strip():
+                self.items.append({"kind": "text", "round": self.rounds, "text": text})
+            usage = data.get("usage") or {}
+            self.usage["input_tokens"] += int(usage.get("input_tokens", 0) or 0)
+            self.usage["output_tokens"] += int(usage.get("output_tokens", 0) or 0)
+            self.streaming = ""
+        elif kind == "tool_call":
+            self.items.append({"kind": "tool", "round": self.rounds, "id": data.get("tool_use_id"),
+                               "name": data.get("name"), "input": data.get("input"), "receipt": None,
+                               "is_error": None, "summary": ""})
+        elif kind == "tool_result":
+            entry = next((i for i in reversed(self.items)
+                          if i["kind"] == "tool" and i.get("id") == data.get("tool_use_id")), None)
+            if entry is None:
+                entry = {"kind": "tool", "round": self.rounds, "id": data.get("tool_use_id"),
+                         "name": (data.get("envelope") or {}).get("tool_name"), "input": None}
+                self.items.append(entry)
+            env = data.get("envelope") or {}
+            entry.update(receipt=data.get("receipt"), is_error=bool(data.get("is_error")),
+                         summary=env.get("summary_text") or ((env.get("error") or {}).get("kind") or ""),
+                         status=env.get("status"))
+        elif kind == "interjection":
+            self.items.append({"kind": "note", "text": f"interjection: {data.get('text', '')}"})
+        elif kind == "turn_terminal":
+            self.status = data.get("terminal") or data.get("kind") or "completed"
+            self.reason = data.get("reason", "")
+            self.final_text = data.get("final_text") or ""
+            totals = data.get("usage")  # this turn's (``usage_totals`` is the agent's whole conversation)
+            if isinstance(totals, dict) and totals:
+                self.usage = {"input_tokens": int(totals.get("input_tokens", 0) or 0),
+                              "output_tokens": int(totals.get("output_tokens", 0) or 0)}
+            self.ended_at = time.monotonic()
+            self.streaming = ""
+
+
+def render_transcript(trace: TurnTrace) -> str:
+    """The turn as plain text: message, each round's text and tool calls with receipts, the end."""
+    lines = [f"agent {trace.agent_id} · model {trace.model_ref} · turn {trace.turn_id or '?'}",
+             f"> {trace.message.strip()}", ""]
+    for item in trace.items:
+        if item["kind"] == "text":
+            lines += [f"[round {item['round']}] assistant:", item["text"].rstrip(), ""]
+        elif item["kind"] == "tool":
+            mark = "error" if item.get("is_error") else (item.get("status") or "pending")
+            args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
+            lines.append(f"[round {item['round']}] {item.get('name')} ({mark}) {args[:300]}")
+            if item.get("receipt") is not None:
+                lines += ["  " + line for line in str(item["receipt"]).splitlines()[:40]]
+            lines.append("")
+        else:
+            lines += [item["text"], ""]
+    lines.append(f"turn {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
+                 + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in {trace.usage['input_tokens']}"
+                 f", out {trace.usage['output_tokens']}")
+    if trace.final_text.strip():
+        lines += ["", "final text:", trace.final_text.rstrip()]
+    return "\n".join(lines)
+
+
+def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
+    """The turn as HTML (escaped): rounds' text, collapsible tool receipts, usage, the end."""
+    parts = []
+    for item in trace.items:
+        if item["kind"] == "text":
+            parts.append(f"<div style='margin:4px 0;white-space:pre-wrap'>{_e(item['text'])}</div>")
+        elif item["kind"] == "tool":
+            if item.get("receipt") is None:
+                mark, colour = "running", "#0969da"
+            elif item.get("is_error"):
+                mark, colour = "error", "#cf222e"
+            else:
+                mark, colour = item.get("status") or "success", "#1a7f37"
+            args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
+            summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
+                       f"<span style='{_MUTED}'>{_e(item.get('summary') or '')}</span>")
+            body = f"<div style='{_MUTED}'>input: <code>{_e(args[:600])}</code></div>"
+            if item.get("receipt") is not None:
+                body += f"<pre style='{_PRE}'>{ansi_to_html(str(item['receipt']))}</pre>"
+            parts.append(f"<details style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>")
+        else:
+            parts.append(f"<div style='{_MUTED};font-style:italic'>{_e(item['text'])}</div>")
+    if streaming and trace.streaming:
+        parts.append(f"<div style='white-space:pre-wrap;{_MUTED}'>{_e(trace.streaming)}▌</div>")
+    return "".join(parts) or f"<div style='{_MUTED}'>(waiting for the model)</div>"
+
+
+class AgentTurnView(VBox):
+    """Live view of one agent turn: header, transcript, approval questions, Stop.
+
+    Args:
+        trace: The trace it shows (fed by the caller).
+        on_stop: Called (kernel thread) when Stop is clicked; returns a short note.
+    """
+
+    def __init__(self, trace: TurnTrace, on_stop: Callable[[], str] | None = None, **kwargs: Any):
+        self.trace = trace
+        self._on_stop = on_stop
+        self._lock = threading.RLock()
+        self._header = HTML()
+        self._body = HTML()
+        self._questions = VBox()
+        self._stop = Button(description="Stop", button_style="danger", icon="stop", tooltip="Cancel this turn",
+                            layout=Layout(width="90px"))
+        self._stop.on_click(self._clicked)
+        self.note = ""
+        super().__init__(children=(self._header, self._body, self._questions, self._stop), **kwargs)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw header and body from the trace (whole-value assignments)."""
+        with self._lock:
+            t = self.trace
+            colour = _COLOURS.get(t.status, "#57606a")
+            header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(t.model_ref)}</span> "
+                      f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
+                      f" <span style='{_MUTED}'>round {t.rounds} · {t.elapsed():.0f} s · tokens in "
+                      f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
+            if self.note:
+                header += f" <i>{_e(self.note)}</i>"
+            body = render_transcript_html(t)
+            if t.status != "running" and t.final_text.strip():
+                body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
+                         f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
+                         f"{_e(t.final_text)}</div></div>")
+            if self._header.value != header:
+                self._header.value = header
+            if self._body.value != body:
+                self._body.value = body
+            ended = t.status != "running"
+            if ended and self._stop.layout.display != "none":
+                self._stop.layout.display = "none"
+
+    def _clicked(self, _b: Button) -> None:
+        if self._on_stop is not None and self.trace.status == "running":
+            self.note = self._on_stop()
+            self.refresh()
+
+    def ask(self, tool_name: str, args: Any, reason: str) -> concurrent.futures.Future:
+        """Show an approval question; the future resolves to ``approve_once``, ``approve_session`` or ``deny``."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        text = HTML(f"<div style='border-left:3px solid #9a6700;padding:2px 6px'><b>Approve {_e(tool_name)}?</b> "
+                    f"<span style='{_MUTED}'>{_e(reason)}</span><br><code>"
+                    f"{_e(json.dumps(args, ensure_ascii=False, sort_keys=True)[:800])}</code></div>")
+        buttons = [Button(description=label, button_style=style, layout=Layout(width="auto"))
+                   for label, style in (("Approve once", "success"), ("Approve for this session", "info"),
+                                        ("Deny", "danger"))]
+        box = VBox([text, HBox(buttons)])
+
+        def answer(decision: str, label: str) -> Callable[[Button], None]:
+            def click(_b: Button) -> None:
+                if not future.done():
+                    future.set_result(decision)
+                    text.value += f"<div style='{_MUTED}'>answered: {_e(label)}</div>"
+                    for b in buttons:
+                        b.disabled = True
+            return click
+
+        for b, (decision, label) in zip(buttons, (("approve_once", "Approve once"),
+                                                  ("approve_session", "Approve for this session"),
+                                                  ("deny", "Deny"))):
+            b.on_click(answer(decision, label))
+        with self._lock:
+            self._questions.children = (*self._questions.children, box)
+        return future
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data["text/plain"] = render_transcript(self.trace)
+        return data

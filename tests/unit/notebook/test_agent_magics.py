@@ -1,0 +1,105 @@
+"""%%agent with a scripted provider in IPython's in-process shell: live view, transcript, Stop, approvals."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+SCRIPT = """\
+format: holon_nb.script/v1
+steps:
+  - tool_use: {id: call_1, name: GetAgent, input: {}}
+    usage: {input: 10, output: 5}
+  - text: the agent is idle and well
+    usage: {input: 7, output: 3}
+"""
+
+
+def _session() -> Any:
+    from holon_nb.notebook import _session
+
+    return _session
+
+
+def _run_agent(ip: Any, line: str, cell: str) -> tuple[Any, list[Any]]:
+    with capture_output() as cap:
+        ip.run_cell_magic("agent", line, cell)
+    return _session().turns._all[-1], cap.outputs
+
+
+def test_agent_cell_runs_a_scripted_turn_with_a_live_view_and_transcript(ip: Any, tmp_path: Path) -> None:
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    run, outputs = _run_agent(ip, "--model scripted/script.yaml --wait", "How is the agent?")
+    assert run.done.is_set() and run.result is not None
+    assert run.result.terminal == "completed" and run.result.final_text == "the agent is idle and well"
+    trace = run.trace
+    assert trace.status == "completed" and trace.usage == {"input_tokens": 17, "output_tokens": 8}
+    (tool,) = [i for i in trace.items if i["kind"] == "tool"]
+    assert tool["name"] == "GetAgent" and tool["is_error"] is False and '"tool_name":"GetAgent"' in tool["receipt"]
+    text = run.view._repr_mimebundle_()["text/plain"]
+    assert "> How is the agent?" in text and "GetAgent (success)" in text
+    assert "turn completed" in text and "the agent is idle and well" in text
+    assert "<details" in run.view._body.value
+    # the cell's output was updated with the transcript at the end (saved notebooks keep it)
+    assert any(getattr(o, "update", False) and "turn completed" in o.data.get("text/plain", "") for o in outputs)
+
+
+def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("agent", "", "   ")
+    monkeypatch.delenv("HOLON_MODEL", raising=False)
+    run, _ = _run_agent(ip, "--wait", "hello")
+    assert run.result is None and run.trace.status == "aborted" and run.error  # no model configured: said in the view
+    assert "HOLON_MODEL" in run.error or "model" in run.error.lower()
+
+
+def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Path) -> None:
+    ip.run_line_magic("config", "HolonNB.approval = 'always'")
+    (tmp_path / "script.yaml").write_text(SCRIPT.replace("  - text:", "  - tool_use: {id: call_2, name: GetAgent, "
+                                                          "input: {}}\n  - text:"))
+    run, _ = _run_agent(ip, "--model scripted/script.yaml", "check twice")
+    deadline = time.monotonic() + 10
+    while not run.view._questions.children and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (question,) = run.view._questions.children
+    approve_session = question.children[1].children[1]
+    assert approve_session.description == "Approve for this session"
+    approve_session.click()
+    assert run.done.wait(10)
+    assert run.result.terminal == "completed"
+    # the second GetAgent was not asked again: still one question
+    assert len(run.view._questions.children) == 1
+    assert all(i["is_error"] is False for i in run.trace.items if i["kind"] == "tool")
+
+
+def test_deny_gives_approval_denied_and_the_turn_goes_on(ip: Any, tmp_path: Path) -> None:
+    ip.run_line_magic("config", "HolonNB.approval = 'always'")
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/script.yaml", "check")
+    deadline = time.monotonic() + 10
+    while not run.view._questions.children and time.monotonic() < deadline:
+        time.sleep(0.02)
+    run.view._questions.children[0].children[1].children[2].click()  # Deny
+    assert run.done.wait(10)
+    (tool,) = [i for i in run.trace.items if i["kind"] == "tool"]
+    assert tool["is_error"] is True and "approval_denied" in tool["receipt"]
+    assert run.result.terminal == "completed"
+
+
+def test_stop_cancels_a_running_turn(ip: Any, tmp_path: Path) -> None:
+    ip.run_line_magic("config", "HolonNB.approval = 'always'")  # the turn waits on the question: stop it there
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/script.yaml", "check")
+    deadline = time.monotonic() + 10
+    while not run.view._questions.children and time.monotonic() < deadline:
+        time.sleep(0.02)
+    run.view._stop.click()
+    assert run.view.note == "stop requested"
+    run.view._questions.children[0].children[1].children[0].click()  # answer so the call returns
+    assert run.done.wait(10)
+    assert run.result.terminal == "aborted"
