@@ -43,6 +43,8 @@ def _identity(rec: dict[str, Any]) -> dict[str, Any]:
     if rec.get("parent_id"):
         ident["parent_agent_id"] = rec["parent_id"]
         ident["lineage_parent_agent_id"] = rec["parent_id"]
+    if rec.get("lineage_parent_agent_id"):  # a named agent made by CreateAgent: lineage only, no parent
+        ident["lineage_parent_agent_id"] = rec["lineage_parent_agent_id"]
     if rec.get("delegated_from_task_id"):
         ident["delegated_from_task_id"] = rec["delegated_from_task_id"]
     return ident

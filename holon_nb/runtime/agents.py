@@ -23,7 +23,11 @@ class AgentPlane:
     """
 
     def __init__(self, rt: "Runtime"):
+        from .agent_lifecycle import AgentLifecycle
+
         self._rt = rt
+        #: CreateAgent / InvokeAgent and the background runs of invoked agents (agents spec §5.5-§5.6).
+        self.lifecycle = AgentLifecycle(rt)
 
     def start(self) -> None:
         """Called (from the constructing thread) once the loop thread runs; re-arm durable state here."""
@@ -43,3 +47,4 @@ class AgentPlane:
 
     async def close(self) -> None:
         """Awaited on the loop thread while the runtime closes, before task runners stop."""
+        await self.lifecycle.close()

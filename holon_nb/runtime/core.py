@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..tools.context import CallContext
 from ..tools.dispatch import dispatch
@@ -34,10 +35,18 @@ from .settings import RuntimeSettings, resolve_home
 from .store import Store, new_id
 from .agent_tasks import AgentTasks
 from .agents import AgentPlane
+from .approvals import ApprovalBroker
 from .memory import MemoryService
+from .model_catalog import ModelCatalogService
 from .tasks import TaskService
 from .work import WorkService
 from .workspaces import WorkspaceService
+
+if TYPE_CHECKING:
+    from .conversations import ConversationStore
+    from .turn_providers import ProviderRegistry
+    from .turn_records import TurnResult
+    from .turns import TurnService
 
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
@@ -95,6 +104,10 @@ class _Context:
         return self._rt.memory.bind(self.call)
 
     @property
+    def model_catalog(self) -> Any:
+        return self._rt.model_catalog.bind(self.call)
+
+    @property
     def agent_home(self) -> Path:
         return self._rt.tasks.agent_home(self.call.agent_id)
 
@@ -143,9 +156,11 @@ class Runtime:
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self.workspaces = WorkspaceService(self)
         self.memory = MemoryService(self)
+        self.model_catalog = ModelCatalogService(self)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
         self._services = (self.workspaces, self.memory, self.agents, self.work)
+        self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)
         for service in self._services:
             service.start()
@@ -227,11 +242,12 @@ class Runtime:
         return self._finish_call(env, args, agent_id, execution_id, duration_ms)
 
     def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
-                     duration_ms: int) -> ToolResult:
+                     duration_ms: int, budget_tokens: int | None = None) -> ToolResult:
+        # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
+        budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
-        full = scrub.text(render_receipt(env, self.registry,
-                                         ReceiptContext(execution_id, self.settings.tool_output_budget_tokens)))
-        receipt, projected = project_receipt(full, env, execution_id, self.settings.tool_output_budget_tokens)
+        full = scrub.text(render_receipt(env, self.registry, ReceiptContext(execution_id, budget)))
+        receipt, projected = project_receipt(full, env, execution_id, budget)
         try:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)
         except (TypeError, ValueError):
@@ -250,6 +266,47 @@ class Runtime:
         if self._scrub is None or self._scrub[0] != env or self._scrub[1] != extra:
             self._scrub = (dict(env), extra, Scrubber(extra=extra))  # copied only when it changed
         return self._scrub[2]
+
+    # ------------------------------------------------------------ agent turns (turn-loop spec §1)
+    @functools.cached_property
+    def turns(self) -> "TurnService":
+        """The turn service: runs the turn loop, holds ``providers`` and ``conversations`` (created on first use)."""
+        from .turns import TurnService
+
+        return TurnService(self)
+
+    @property
+    def providers(self) -> "ProviderRegistry":
+        """Providers turns may use: ``rt.providers.register("scripted@default/scripted", ScriptedProvider(...))``."""
+        return self.turns.providers
+
+    @property
+    def conversations(self) -> "ConversationStore":
+        """Durable turns, transcripts and token totals of the agents."""
+        return self.turns.conversations
+
+    def run_turn(self, message: str, agent: str | None = None, model: str | None = None,
+                 max_rounds: int | None = None) -> "TurnResult":
+        """Run one agent turn (model call → tool calls → results back → …) and wait for its end.
+
+        Args:
+            message: The operator's message.
+            agent: The agent id; None means the default agent.
+            model: Model ref ``provider@endpoint/model``; None means ``$HOLON_MODEL``.
+            max_rounds: Optional cap on model rounds (``max_tool_rounds``); None means no cap.
+
+        Returns:
+            The ``TurnResult`` (``final_text``, ``terminal``, ``rounds`` with each call's envelope, ``usage``).
+
+        Raises:
+            RuntimeClosed: after ``close()``. See ``TurnService.run`` for the rest.
+        """
+        return self.turns.run_sync(message, agent=agent, model=model, max_rounds=max_rounds)
+
+    async def async_run_turn(self, message: str, agent: str | None = None, model: str | None = None,
+                             max_rounds: int | None = None) -> "TurnResult":
+        """The coroutine behind :meth:`run_turn`; runs on the runtime thread."""
+        return await self.turns.run(message, agent=agent, model=model, max_rounds=max_rounds)
 
     # ------------------------------------------------------------ observing
     def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:

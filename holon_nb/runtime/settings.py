@@ -46,6 +46,9 @@ class RuntimeSettings:
         max_task_log_bytes: Cap of each task log and output spool (bytes, D13).
         patch_outside_workspace: Allow ApplyPatch outside the bound roots (D3; off).
         extra_secrets: Values scrubbed from receipts besides secret environment variables (D6).
+        approval: When a model's tool call asks the user first: ``never`` (default), ``on_request``
+            (authority-expanding, agent-creation and web tools, ExecCommand outside the active
+            execution root) or ``always`` (see :mod:`holon_nb.runtime.approvals`).
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -54,6 +57,7 @@ class RuntimeSettings:
     max_task_log_bytes: int = 256 * 1024 * 1024
     patch_outside_workspace: bool = False
     extra_secrets: tuple[str, ...] = ()
+    approval: str = "never"
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

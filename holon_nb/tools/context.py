@@ -90,3 +90,7 @@ class ToolContext(Protocol):
     @property
     def memory(self) -> Any:
         """Memory search and ``source_ref`` resolution for the caller (``holon_nb.runtime.memory``)."""
+
+    @property
+    def model_catalog(self) -> Any:
+        """Provider and model listing (``holon_nb.runtime.model_catalog.ModelCatalogService``)."""

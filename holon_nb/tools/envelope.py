@@ -94,6 +94,11 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "agent_deleted": ("not_found", False),
     "memory_source_not_found": ("not_found", False),
     "memory_index_unavailable": ("storage", False),
+    # --- turn loop (turn-loop spec §1.5, §1.8.3; agents spec §2)
+    "not_executed_after_terminal_transition": (None, False),
+    "tool_call_not_allowed": (None, False),
+    "empty_completion_report": ("validation", False),
+    "turn_cancelled": (None, False),
     # --- agent creation (agents spec §5.5-§5.6)
     "template_requires_new_agent": ("conflict", False),
     "agent_identity_conflict": ("conflict", False),

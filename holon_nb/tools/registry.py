@@ -57,12 +57,13 @@ class Registry:
 
 
 def _builtin() -> Registry:
-    from . import agents, apply_patch, commands, memory, messages, tasks, timers, waiting, work_items, workspaces
+    from . import agents, apply_patch, commands, memory, messages, models, tasks, timers, waiting, work_items, workspaces
+    from . import agent_creation
 
     return Registry((
         *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,
-        *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *messages.MESSAGE_SPECS, *agents.SPECS,
-        *memory.SPECS,
+        *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *messages.MESSAGE_SPECS, *agents.SPECS, *agent_creation.SPECS,
+        *memory.SPECS, *models.SPECS,
     ))
 
 

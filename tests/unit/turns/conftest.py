@@ -1,0 +1,8 @@
+"""Fixtures of the turn-loop tests: the shared ``rt`` and this directory's helpers on sys.path."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
