@@ -101,7 +101,7 @@ class TurnHub:
 
     # ------------------------------------------------------------ kernel thread
     def start(self, message: str, agent: str | None, model: str | None, max_rounds: int | None,
-              provider: Any = None) -> _Run:
+              provider: Any = None, cassette: Any = None) -> _Run:
         """Display a live view and start the turn in the background.
 
         Raises:
@@ -122,10 +122,20 @@ class TurnHub:
         kwargs: dict[str, Any] = {"agent": agent_id, "model": model, "max_rounds": max_rounds}
         if provider is not None:
             kwargs["provider"] = provider
+        if cassette is not None:
+            from ..runtime.turn_records import TurnHooks
+
+            hooks = cassette.turn_hooks()
+            if cassette.mode != "record":  # the cassette is the provider: no real one is built or attached
+                hooks.pop("wrap_provider")
+                kwargs["provider"] = cassette
+            kwargs["hooks"] = TurnHooks(**hooks)
 
         def work() -> None:
             try:
                 run.result = self._rt.turns.run_sync(message, **kwargs)
+                if cassette is not None:
+                    cassette.close(terminal=run.result.terminal)
             except Exception as exc:  # reported in the view, never raised into the kernel later
                 run.error = f"{type(exc).__name__}: {exc}"
                 with view._lock:
@@ -133,6 +143,9 @@ class TurnHub:
                     trace.reason = trace.reason or run.error
                     trace.ended_at = trace.ended_at or __import__("time").monotonic()
             finally:
+                failure = getattr(cassette, "failure", None)
+                if failure is not None and not run.error:
+                    run.error = f"{type(failure).__name__}: {failure}"
                 self._finish(run)
 
         run.thread = threading.Thread(target=work, name=f"holon-nb-turn-{agent_id}", daemon=True)
@@ -228,10 +241,10 @@ class AgentMagics(SessionMagics):
         s = self._session
         model = args.model or s.config.model or None
         cassette = args.cassette or s.config.cassette or None
-        provider = None
+        cas = None
         if cassette:
-            provider = _cassette_provider(s, cassette, args.cassette_mode or s.config.cassette_mode, model)
-        run = s.turns.start(message, args.agent, model, args.max_rounds, provider=provider)
+            cas = _cassette(s, cassette, args.cassette_mode or s.config.cassette_mode)
+        run = s.turns.start(message, args.agent, model, args.max_rounds, cassette=cas)
         if args.wait:
             run.done.wait()
 
@@ -268,18 +281,23 @@ class AgentMagics(SessionMagics):
             self._call("ListModelProviders", payload, args.raise_error)
 
 
-def _cassette_provider(session: "_Session", path: str, mode: str, model: str | None) -> Any:
-    """A cassette-wrapped provider for one ``%%agent`` turn (path relative to the notebook's directory)."""
+def _cassette(session: "_Session", path: str, mode: str) -> Any:
+    """The cassette of one ``%%agent`` turn (path relative to the notebook's directory).
+
+    Raises:
+        UsageError: for a missing cassette in replay mode or an unreadable file.
+    """
     from ..providers.cassette import CassetteProvider
+    from ..providers.cassette_errors import CassetteError
 
     full = Path(path)
     if not full.is_absolute():
         full = Path(os.getcwd()) / full
-    inner = None
-    if mode != "replay" and not (mode == "auto" and full.exists()):
-        ref = session.rt.turns.providers.model_ref(model)
-        inner = session.rt.turns.providers.resolve(ref) if hasattr(session.rt.turns.providers, "resolve") else None
-    return CassetteProvider(inner, full, mode)
+    try:
+        return CassetteProvider(None, full, mode, workspace=session.rt.workspace, holon_home=session.rt.home,
+                                secrets=session.rt.settings.extra_secrets)
+    except (CassetteError, ValueError) as exc:
+        raise UsageError(f"cassette {full}: {exc}") from None
 
 
 __all__ += ["render_transcript", "Note"]

@@ -103,3 +103,29 @@ def test_stop_cancels_a_running_turn(ip: Any, tmp_path: Path) -> None:
     run.view._questions.children[0].children[1].children[0].click()  # answer so the call returns
     assert run.done.wait(10)
     assert run.result.terminal == "aborted"
+
+
+def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    recorded, _ = _run_agent(ip, "--model scripted/script.yaml --cassette turns/check.jsonl --mode record --wait",
+                             "How is the agent?")
+    assert recorded.result.terminal == "completed" and not recorded.error
+    assert (tmp_path / "turns" / "check.jsonl").exists()
+    # a fresh kernel and holon home (history would otherwise differ), no model configured, no script file
+    (tmp_path / "script.yaml").unlink()
+    monkeypatch.delenv("HOLON_MODEL", raising=False)
+    monkeypatch.setenv("HOLON_NB_HOME", str(tmp_path / "home2"))
+    ip.run_line_magic("reload_ext", "holon_nb")
+    replayed, _ = _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "How is the agent?")
+    assert not replayed.error, replayed.error
+    assert replayed.result.terminal == "completed"
+    assert replayed.result.final_text == recorded.result.final_text
+    rec_tools = [i["receipt"] for i in recorded.trace.items if i["kind"] == "tool"]
+    rep_tools = [i["receipt"] for i in replayed.trace.items if i["kind"] == "tool"]
+    assert rep_tools == rec_tools and len(rep_tools) == 1
+    # a changed prompt is drift, said in the view (never a traceback)
+    monkeypatch.setenv("HOLON_NB_HOME", str(tmp_path / "home3"))
+    ip.run_line_magic("reload_ext", "holon_nb")
+    drifted, _ = _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "Something else?")
+    assert "CassetteDrift" in drifted.error and drifted.trace.status == "aborted"
