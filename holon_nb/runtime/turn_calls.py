@@ -121,12 +121,17 @@ class CallEffect:
             ``task_result_queued``).
         obligation: ``final_brief`` or ``completion`` for a deferral, else None.
         yielding: A legacy ``Sleep`` result.
+        final_text, reason: How the turn ends when the call ended it but did not settle it itself (a
+            replayed result: the tool did not run, so its transaction wrote no terminal record); None
+            means "the round's text, ``terminal_transition``".
     """
 
     batch_stop: bool = False
     ends_turn: bool = False
     obligation: str | None = None
     yielding: bool = False
+    final_text: str | None = None
+    reason: str | None = None
 
 
 def call_effect(env: dict[str, Any]) -> CallEffect:
@@ -143,9 +148,12 @@ def call_effect(env: dict[str, Any]) -> CallEffect:
     if name == "WaitFor":
         if result.get("disposition") == "task_result_already_consumed":
             return CallEffect()
+        if result.get("delivery") == "silent" and "disposition" not in result:  # a registered silent wait
+            return CallEffect(batch_stop=True, ends_turn=True, final_text="", reason="wait_for_silent")
         return CallEffect(batch_stop=True, ends_turn=True)
     if name == "CompleteWorkItem" and result.get("completed_transition"):
-        return CallEffect(batch_stop=True, ends_turn=True)
+        report = ((result.get("work_item") or {}).get("completion_report") or {}).get("text")
+        return CallEffect(batch_stop=True, ends_turn=True, final_text=report, reason="work_item_completed")
     if result.get("terminal_transition") is True:
         return CallEffect(batch_stop=True, ends_turn=True)
     return CallEffect()

@@ -241,6 +241,10 @@ class TurnLoop:
             if obligation is not None:
                 continue
             if ends:
+                effect = next(e for e in effects if e.ends_turn)
+                if effect.reason is not None:
+                    return self._finish("completed", effect.final_text if effect.final_text is not None
+                                        else rnd.text, effect.reason)
                 return self._finish("completed", rnd.text, "terminal_transition")
             if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
                 return self._finish("completed", rnd.text or self._last_text(), "sleep")

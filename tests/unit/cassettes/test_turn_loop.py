@@ -240,9 +240,6 @@ def test_replaying_twice_in_one_home_does_not_reuse_ids(rt, wire, fresh, tmp_pat
     assert isinstance(drift, CassetteDrift) and drift.seq == 0 and drift.component == "history_prefix"
 
 
-@pytest.mark.xfail(strict=True, reason="turn loop (H3): a replayed silent WaitFor is not settled by the tool, and "
-                                       "the loop then settles with the round's text instead of '' (reason "
-                                       "terminal_transition instead of wait_for_silent)")
 def test_replayed_silent_waitfor_keeps_empty_final_text(rt, fresh, tmp_path):
     from holon_nb.providers.base import TextBlock, ToolUseBlock
     from holon_nb.providers.scripted import ScriptedProvider, Step
