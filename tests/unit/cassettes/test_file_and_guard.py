@@ -8,7 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
+import urllib.request
 import pytest
 from unit.cassettes._drive import drive, tool_specs
 
@@ -94,12 +94,12 @@ def test_guard_blocks_tcp_including_loopback_and_restores(tmp_path):
             with pytest.raises(NetworkBlocked):
                 socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=2)
             with pytest.raises(NetworkBlocked):
-                httpx.get(url, timeout=2)
+                urllib.request.urlopen(url, timeout=2)
             a, b = socket.socketpair()  # unix sockets stay usable
             a.close(), b.close()
         assert len(guard.attempts) == 2
         assert socket.socket.connect is original
-        assert httpx.get(url, timeout=5).status_code == 200
+        assert urllib.request.urlopen(url, timeout=5).status == 200
     finally:
         srv.shutdown()
         srv.server_close()

@@ -130,11 +130,11 @@ def test_case35_replay_is_blocked_from_the_network_even_if_something_tries(rt, w
     cas = CassetteProvider(None, path, "replay", workspace=rt2.workspace, holon_home=rt2.home)
     try:
         # a provider that would talk to the server if it were called: the guard refuses the connection
-        import httpx
+        import urllib.request
 
         from holon_nb.providers.cassette_errors import NetworkBlocked
         with pytest.raises(NetworkBlocked):
-            httpx.get(wire.base_url + "/v1/models", timeout=2)
+            urllib.request.urlopen(wire.base_url + "/v1/models", timeout=2)
         assert len(cas.network_attempts) == 1
     finally:
         cas.close(check=False)
