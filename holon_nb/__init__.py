@@ -12,7 +12,7 @@ from typing import Any
 from .runtime import Runtime, RuntimeSettings, ToolResult
 
 __version__ = "0.1.0"
-__all__ = ["Runtime", "RuntimeSettings", "ToolResult", "get_runtime", "load_ipython_extension",
+__all__ = ["Runtime", "RuntimeSettings", "ToolResult", "agent_turns", "get_runtime", "load_ipython_extension",
            "unload_ipython_extension", "__version__"]
 
 _current: Runtime | None = None
@@ -27,6 +27,22 @@ def get_runtime() -> Runtime:
     if _current is None or _current.closed:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     return _current
+
+
+def agent_turns() -> list[Any]:
+    """The ``TurnResult`` of every ``%%agent`` turn that ended in this kernel session, oldest first.
+
+    Each has ``final_text``, ``terminal``, ``rounds`` (each round's ``tool_calls`` with ``name``,
+    ``input`` and ``envelope``) and ``usage``. Turns still running are not included.
+
+    Raises:
+        RuntimeError: if the extension is not loaded.
+    """
+    from .notebook import _session
+
+    if _session is None:
+        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+    return _session.turns.results()
 
 
 def _set_runtime(rt: Runtime | None) -> None:

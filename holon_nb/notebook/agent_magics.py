@@ -112,7 +112,8 @@ class TurnHub:
             if agent_id in self._runs and not self._runs[agent_id].done.is_set():
                 raise UsageError(f"agent {agent_id} is already running a turn; wait for it (%holon wait) or Stop it")
         ref = model or os.environ.get("HOLON_MODEL", "") or "(HOLON_MODEL)"
-        trace = TurnTrace(agent_id, getattr(provider, "route_ref", None) or ref, message)
+        shown = getattr(cassette, "route_ref", None) if cassette is not None and cassette.mode != "record" else None
+        trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
         run = _Run(trace, view)
         with self._lock:
@@ -166,6 +167,7 @@ class TurnHub:
                     run.trace.ended_at = __import__("time").monotonic()
             if run.error:
                 run.view.note = run.error
+                run.trace.error = run.error
         try:
             run.view.refresh()
             if run.handle is not None:
@@ -178,6 +180,11 @@ class TurnHub:
         """Cancel the agent's running turn (Stop button)."""
         return "stop requested" if self._rt.turns.cancel(agent_id, reason="stopped from the notebook") \
             else "no turn running"
+
+    def results(self) -> list[Any]:
+        """TurnResults of the turns that ended, oldest first."""
+        with self._lock:
+            return [r.result for r in self._all if r.done.is_set() and r.result is not None]
 
     def running(self) -> list[str]:
         """Agents whose turn is still running."""

@@ -61,6 +61,7 @@ class TurnTrace:
         self.streaming = ""
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.final_text = ""
+        self.error = ""
         self.started = time.monotonic()
         self.ended_at: float | None = None
 
@@ -72,6 +73,7 @@ class TurnTrace:
         """Fold one turn event into the trace."""
         if kind == "turn_started":
             self.turn_id = data.get("turn_id", self.turn_id)
+            self.model_ref = data.get("model_ref") or self.model_ref
         elif kind == "round_started":
             self.rounds = int(data.get("round", self.rounds + 1))
             self.streaming = ""
@@ -136,6 +138,8 @@ def render_transcript(trace: TurnTrace) -> str:
     lines.append(f"turn {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
                  + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in {trace.usage['input_tokens']}"
                  f", out {trace.usage['output_tokens']}")
+    if trace.error:
+        lines.append(f"error: {trace.error}")
     if trace.final_text.strip():
         lines += ["", "final text:", trace.final_text.rstrip()]
     return "\n".join(lines)

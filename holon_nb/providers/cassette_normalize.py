@@ -188,6 +188,33 @@ class Normalizer:
                                   + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])")
                        if pairs else None)
 
+    def roots_out(self, value: Any) -> Any:
+        """``value`` (a JSON value) with the roots replaced by their placeholders in every string (tool records
+        are stored this way, so a replay in another home or workspace gives back paths of its own)."""
+        if self._roots is None:
+            return value
+        if isinstance(value, str):
+            return self._roots.sub(lambda m: self._root_names[m.group(0)], value)
+        if isinstance(value, dict):
+            return {k: self.roots_out(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.roots_out(v) for v in value]
+        return value
+
+    def roots_in(self, value: Any) -> Any:
+        """Inverse of :meth:`roots_out` with this run's roots."""
+        if isinstance(value, str):
+            if "$" not in value:
+                return value
+            for name in sorted(self.roots, key=len, reverse=True):
+                value = value.replace(name, os.fspath(self.roots[name]).rstrip("/"))
+            return value
+        if isinstance(value, dict):
+            return {k: self.roots_in(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.roots_in(v) for v in value]
+        return value
+
     def make_scrubber(self) -> Scrubber:
         """The D6 scrubber to use now."""
         return self.scrubber() if self.scrubber is not None else Scrubber(extra=self.secrets)

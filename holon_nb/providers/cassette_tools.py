@@ -143,8 +143,9 @@ class ToolTape:
             return await self._verify(rec, call, run, kwargs)
         duration = int((rec.get("timing") or {}).get("duration_ms") or 0)
         owner.clock.advance(duration / 1000)
-        envelope = dict(rec.get("envelope") or {})
-        return ReplayedTool(envelope, str(rec.get("receipt", "")), bool(rec.get("is_error")),
+        norm = owner.normalizer
+        envelope = dict(norm.roots_in(rec.get("envelope") or {}))
+        return ReplayedTool(envelope, norm.roots_in(str(rec.get("receipt", ""))), bool(rec.get("is_error")),
                             rec.get("execution_id"), duration, envelope, drifted)
 
     async def _record(self, tool_use_id: str, name: str, digest: str, call: Any, run: ToolRunner | None,
@@ -162,7 +163,8 @@ class ToolTape:
             rnd = self._owner.round - 1
         self._owner.write({"kind": "tool", "seq": self._owner.next_seq(), "round": rnd,
                            "tool_use_id": tool_use_id, "name": name, "input_sha256": digest,
-                           "envelope": envelope, "receipt": receipt, "is_error": bool(is_error),
+                           "envelope": self._owner.normalizer.roots_out(envelope),
+                           "receipt": self._owner.normalizer.roots_out(receipt), "is_error": bool(is_error),
                            "execution_id": getattr(out, "execution_id", None),
                            "timing": {"duration_ms": duration}})
         return out
@@ -199,7 +201,7 @@ class ToolTape:
             raise ValueError("verify mode runs tools live and needs the loop's executor")
         with owner.network_paused():
             out, (_envelope, receipt, _is_error) = await _run(run, call, kwargs)
-        written = owner.normalizer.scrub(receipt)
+        written = owner.normalizer.roots_out(owner.normalizer.scrub(receipt))
         if written != rec.get("receipt"):
             recorded_lines = str(rec.get("receipt", "")).splitlines()
             diff = bounded_diff(recorded_lines, written.splitlines(), "receipt")

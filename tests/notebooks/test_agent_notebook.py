@@ -1,0 +1,68 @@
+"""notebooks/04-agent-turns.ipynb executed by nbclient: two %%agent turns replayed from committed cassettes.
+
+If this fails with CassetteDrift after a change to a tool's description or schema, the system prompt or the
+turn loop's requests, re-record the cassettes: ``python notebooks/make_04_agent.py --record``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from holon_nb.testing import run_notebook
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "04-agent-turns.ipynb"
+
+
+def _text(cell: Any) -> str:
+    return "".join(o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
+                   for o in cell.get("outputs", []))
+
+
+def _one(nb: Any, startswith: str) -> Any:
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(startswith)]
+    return cell
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory) -> Any:
+    out = tmp_path_factory.mktemp("nb04") / "agent.executed.ipynb"
+    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
+    assert summary.exit_code == 0, summary
+    return nbformat.read(out, as_version=4)
+
+
+def test_the_failure_is_real_before_the_agent(executed: Any) -> None:
+    before = _text(_one(executed, '%exec "$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 4'))
+    assert "1 failed" in before and "test_green_is_green" in before
+
+
+def test_first_turn_replayed_fixes_and_waits(executed: Any) -> None:
+    text = _text(_one(executed, "%%agent --cassette 04-agent-turns.holon/cassettes/fix-the-bug.jsonl"))
+    assert "model standin@default/colour-fixer" in text
+    for tool in ("CreateWorkItem (success)", "ExecCommand (success)", "ApplyPatch (success)", "WaitFor (success)"):
+        assert tool in text, tool
+    assert "M ansi.py" in text and "promoted" in text.lower()
+    assert "turn completed (wait_for_silent) after 6 round(s)" in text
+    assert "error:" not in text
+
+
+def test_second_turn_completes_the_work_item_with_a_report(executed: Any) -> None:
+    text = _text(_one(executed, "%%agent --cassette 04-agent-turns.holon/cassettes/finish.jsonl"))
+    assert "TaskOutput (success)" in text and "3 passed" in text
+    assert "CompleteWorkItem (success)" in text
+    assert "turn completed (work_item_completed) after 3 round(s)" in text
+    assert "final text:\nFixed: ANSI code 32 (green) was drawn with the red #cf222e" in text
+
+
+def test_turn_results_and_the_patch_applied_for_real(executed: Any) -> None:
+    summary = _text(_one(executed, "for turn in holon_nb.agent_turns()")).splitlines()
+    assert summary[0].startswith("completed wait_for_silent 6 rounds")
+    assert summary[1].startswith("completed work_item_completed 3 rounds")
+    assert summary[-1].startswith("Fixed: ANSI code 32")
+    assert "M ansi.py" in _text(_one(executed, "patch = next("))
+    after = _text(_one(executed, '%exec "$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 2'))
+    assert "3 passed" in after and "failed" not in after
