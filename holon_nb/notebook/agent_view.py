@@ -206,7 +206,8 @@ class AgentTurnView(VBox):
             if self.note:
                 header += f" <i>{_e(self.note)}</i>"
             body = render_transcript_html(t)
-            if t.status != "running" and t.final_text.strip():
+            last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
+            if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
                 body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
                          f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
                          f"{_e(t.final_text)}</div></div>")
