@@ -217,12 +217,15 @@ class BoardHub:
                     return
                 self._dirty = False
                 boards = list(self._boards)
-            for board in boards:
-                try:
-                    self.render(board)
-                except Exception:  # a closed runtime or a closed comm must not end the pump
-                    log.debug("board refresh failed", exc_info=True)
+            self._render_all(boards)
             time.sleep(_MIN_PERIOD_S)  # coalesce bursts of transitions
+
+    def _render_all(self, boards: list[WorkBoard]) -> None:
+        for board in boards:
+            try:
+                self.render(board)
+            except Exception:  # a closed runtime or a closed comm must not end the pump
+                log.debug("board refresh failed", exc_info=True)
 
     def flush(self) -> None:
         """Redraw stale boards now, in the calling thread (before a final save or unload)."""
@@ -231,11 +234,7 @@ class BoardHub:
                 return
             self._dirty = False
             boards = list(self._boards)
-        for board in boards:
-            try:
-                self.render(board)
-            except Exception:
-                log.debug("board refresh failed", exc_info=True)
+        self._render_all(boards)
 
     def close(self) -> None:
         """Draw pending changes, mark every board frozen, then stop following the runtime. Idempotent."""

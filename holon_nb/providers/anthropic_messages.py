@@ -20,8 +20,7 @@ from .base import (AssistantBlocks, Block, CacheUsage, ProviderTransportError, R
                    ThinkingBlock, TokenUsage, ToolUseBlock, TurnRequest, TurnResponse, UserBlocks, UserImage,
                    UserText, UserToolResults)
 from .catalog import ResolvedProvider
-from .errors import classify_exception, empty_response, invalid_response, sanitize_url, status_error, \
-    transport_failure
+from .errors import classify_exception, empty_response, fill_diagnostics, invalid_response, status_error, transport_failure
 from .transport_base import HTTPTransport
 from .wire import DeltaListener, SSEEvent, compact_json, emit, iter_sse, looks_like_text_tool_call, \
     normalize_arguments
@@ -380,10 +379,7 @@ class AnthropicMessagesProvider(HTTPTransport):
                                scrubber=self.scrubber, retry_after=exc.response.headers.get("retry-after"),
                                **diag) from None
         except ProviderTransportError as exc:
-            for key, value in (("stage", stage), *diag.items()):
-                if not exc.diagnostics.get(key):
-                    exc.diagnostics[key] = sanitize_url(value) if key == "url" else value
-            raise
+            raise fill_diagnostics(exc, stage, diag)
         except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain
             raise classify_exception(exc, stage=stage, context=_CONTEXT, **diag) from None
         return dataclasses.replace(result, provider_request_id=request_id)

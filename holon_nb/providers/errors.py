@@ -21,7 +21,8 @@ from urllib.parse import urlsplit, urlunsplit
 from ..tools.receipts import Scrubber
 from .base import ProviderTransportError, TokenUsage
 
-__all__ = ["ToolSchemaRejected", "sanitize_url", "classify_status", "classify_chat_error_body",
+__all__ = [
+    "fill_diagnostics", "ToolSchemaRejected", "sanitize_url", "classify_status", "classify_chat_error_body",
            "classify_responses_failure_code", "status_error", "invalid_response", "empty_response",
            "transport_failure", "classify_exception", "find_rejected_tool", "error_fields",
            "TYPED_CODES", "format_failure"]
@@ -221,6 +222,15 @@ def transport_failure(kind: str, context: str, detail: str, *, stage: str, provi
     return ProviderTransportError(kind, f"{context}: {detail}", disposition=_disposition(kind), status=status,
                                   code=code if code in TYPED_CODES else None,
                                   diagnostics=_diag(stage, provider, model_ref, url, status, source_chain))
+
+
+def fill_diagnostics(exc: ProviderTransportError, stage: str, diag: dict[str, Any]) -> ProviderTransportError:
+    """Add the transport's stage and request diagnostics the error does not carry yet (URLs sanitized);
+    returns ``exc`` (for ``raise``)."""
+    for key, value in (("stage", stage), *diag.items()):
+        if not exc.diagnostics.get(key):
+            exc.diagnostics[key] = sanitize_url(value) if key == "url" else value
+    return exc
 
 
 def _chain(exc: BaseException) -> list[str]:

@@ -16,7 +16,7 @@ import openai
 
 from .base import ProviderTransportError, TurnResponse
 from .catalog import ResolvedProvider
-from .errors import classify_exception, invalid_response, sanitize_url, status_error
+from .errors import classify_exception, fill_diagnostics, invalid_response, status_error
 from .wire import SSEEvent, iter_sse
 
 __all__ = ["make_openai_client", "openai_request"]
@@ -96,10 +96,7 @@ async def openai_request(
                            code=kind[2] if kind else None, tool_names=tool_names, scrubber=scrubber,
                            retry_after=exc.response.headers.get("retry-after"), **diag) from None
     except ProviderTransportError as exc:
-        for key, value in (("stage", stage), *diag.items()):
-            if not exc.diagnostics.get(key):
-                exc.diagnostics[key] = sanitize_url(value) if key == "url" else value
-        raise
+        raise fill_diagnostics(exc, stage, diag)
     except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain
         raise classify_exception(exc, stage=stage, context=context, **diag) from None
     return dataclasses.replace(result, provider_request_id=request_id)

@@ -15,7 +15,7 @@ from .work_views import derive, load_context, raw_record
 if TYPE_CHECKING:
     from .agent_work import AgentWork
 
-__all__ = ["complete", "pick"]
+__all__ = ["complete", "pick", "todo_warning"]
 
 _SAME_ROUND = "same_assistant_round_preceding_text"
 
@@ -158,7 +158,8 @@ def _check_binding(w: AgentWork, t: Tx, rec: dict[str, Any]) -> None:
                        {"work_item_id": rec["id"]}, "Re-read the work item and complete it from the current turn.")
 
 
-def _todo_warning(rec: dict[str, Any]) -> dict[str, Any] | None:
+def todo_warning(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """CompleteWorkItem rule 8 (agents spec §5.16): the ``unfinished_todos`` warning, or None."""
     todos = rec.get("todo_list") or []
     pending = [t for t in todos if t.get("state") == "pending"]
     doing = [t for t in todos if t.get("state") == "in_progress"]
@@ -198,7 +199,7 @@ def complete(w: AgentWork, work_item_id: str, report: Any) -> dict[str, Any]:
                        "Pass the operator-facing report as execution context (context={'report': '…'}).")
         binding = w.binding
         assert binding is not None
-        warning = _todo_warning(rec)
+        warning = todo_warning(rec)
         brief = records.insert_brief(t, agent_id=w.agent_id, text=text, source="completion",
                                      work_item_id=work_item_id, turn_id=binding.turn_id)
         intent = {"work_item_id": work_item_id, "source_message_id": binding.source_message_id,

@@ -43,7 +43,7 @@ from ..tools.envelope import ToolError, dumps_envelope, error_envelope, render_e
 from ..tools.errors import ToolFailure
 from .agent_work import AgentWork
 from .core import _Context
-from .focus_transitions import complete
+from .focus_transitions import complete, todo_warning
 from .turn_calls import Obligation, ToolOutcome
 
 if TYPE_CHECKING:
@@ -123,23 +123,11 @@ class TurnWork(AgentWork):
         out: dict[str, Any] = {"disposition": "awaiting_completion_report", "completion_request_id": request_id,
                                "work_item_id": work_item_id, "completed_transition": False,
                                "expected_output": "final_text_only"}
-        warning = _todo_warning(rec)
+        warning = todo_warning(rec)
         if warning:
             out["warnings"] = [warning]
         out["summary_text"] = _COMPLETION_SUMMARY
         return out
-
-
-def _todo_warning(rec: dict[str, Any]) -> dict[str, Any] | None:
-    """CompleteWorkItem rule 8 (unfinished todos), for the deferred payload."""
-    todos = rec.get("todo_list") or []
-    pending = [t for t in todos if t.get("state") == "pending"]
-    doing = [t for t in todos if t.get("state") == "in_progress"]
-    if not pending and not doing:
-        return None
-    return {"kind": "unfinished_todos", "pending_count": len(pending), "in_progress_count": len(doing),
-            "message": f"{len(pending) + len(doing)} todo item(s) were not completed",
-            "sample": [t for t in todos if t.get("state") != "completed"][:5]}
 
 
 class _TurnContext(_Context):
