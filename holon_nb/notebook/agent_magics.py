@@ -25,6 +25,7 @@ from IPython.display import display
 
 from ..runtime.core import DEFAULT_AGENT_ID
 from ..runtime.events import RuntimeEvent
+from ..tools.errors import AgentTurnFailed
 from ..tools.receipts import Scrubber
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
 from .display import Note, Table
@@ -95,9 +96,20 @@ class TurnHub:
         if run is None:
             raise RuntimeError("no live view to ask in (turns started from Python are not asked; set "
                                "HolonNB.approval = 'never' or run the turn with %%agent)")
-        future = run.view.ask(getattr(request, "tool_name", "?"), getattr(request, "arguments", None) or {},
-                              getattr(request, "reason", "") or "")
-        return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        tool = getattr(request, "tool_name", "?")
+        with run.view._lock:
+            run.trace.items.append({"kind": "note", "text": f"approval asked for {tool}: "
+                                                            f"{getattr(request, 'reason', '') or 'policy'}"})
+        run.view.refresh()
+        future = run.view.ask(tool, getattr(request, "arguments", None) or {}, getattr(request, "reason", "") or "")
+        try:
+            decision = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        finally:
+            if not future.done():
+                future.cancel()
+        with run.view._lock:
+            run.trace.items.append({"kind": "note", "text": f"approval for {tool}: {decision}"})
+        return decision
 
     # ------------------------------------------------------------ kernel thread
     def start(self, message: str, agent: str | None, model: str | None, max_rounds: int | None,
@@ -137,6 +149,8 @@ class TurnHub:
                 run.result = self._rt.turns.run_sync(message, **kwargs)
                 if cassette is not None:
                     cassette.close(terminal=run.result.terminal)
+                if run.result.error and not run.error:
+                    run.error = run.result.error
             except Exception as exc:  # reported in the view, never raised into the kernel later
                 run.error = f"{type(exc).__name__}: {exc}"
                 with view._lock:
@@ -144,8 +158,13 @@ class TurnHub:
                     trace.reason = trace.reason or run.error
                     trace.ended_at = trace.ended_at or __import__("time").monotonic()
             finally:
+                if cassette is not None:
+                    try:  # lifts the replay's network guard however the turn ended
+                        cassette.close(check=False)
+                    except Exception:
+                        log.debug("cassette close failed", exc_info=True)
                 failure = getattr(cassette, "failure", None)
-                if failure is not None and not run.error:
+                if failure is not None:  # the cassette's own words beat the lineage's wrapping of them
                     run.error = f"{type(failure).__name__}: {failure}"
                 self._finish(run)
 
@@ -253,7 +272,15 @@ class AgentMagics(SessionMagics):
             cas = _cassette(s, cassette, args.cassette_mode or s.config.cassette_mode)
         run = s.turns.start(message, args.agent, model, args.max_rounds, cassette=cas)
         if args.wait:
-            run.done.wait()
+            try:
+                run.done.wait()
+            except KeyboardInterrupt:
+                note = s.turns.stop(run.trace.agent_id)
+                run.done.wait(10)
+                display(Note(f"interrupted: {note}; the turn ended {run.trace.status}"))
+                return
+            if run.error:
+                raise AgentTurnFailed(f"the turn of {run.trace.agent_id} failed: {run.error}")
 
     @line_magic
     @magic_arguments()

@@ -8,6 +8,7 @@ programmer-facing errors come from this tree::
     ├── RuntimeClosed            the runtime was used after close()
     ├── RuntimeStartupError      the runtime thread or store could not start
     ├── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
+    ├── AgentTurnFailed          a ``%%agent --wait`` turn failed (provider error, cassette drift, exception)
     └── HarnessUsageError        run_notebook / `holon-nb run` usage mistake (holon_nb.testing)
 
 :class:`ToolFailure` is the one exception handlers raise to produce a typed
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .envelope import ToolError
 
-__all__ = ["HolonNBError", "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure"]
+__all__ = ["AgentTurnFailed", "HolonNBError", "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure"]
 
 
 class HolonNBError(Exception):
@@ -47,6 +48,12 @@ class ToolCallError(HolonNBError):
         err = envelope.get("error") or {}
         super().__init__(f"{envelope.get('tool_name')}: {err.get('kind')}: {err.get('message')}")
         self.envelope = envelope
+
+
+class AgentTurnFailed(HolonNBError):
+    """Raised by ``%%agent --wait`` (after the live view shows it) when the turn failed: a provider error,
+    cassette drift or an exception — so a headless notebook run fails, as a regression test should.
+    A turn the model ended, or one stopped at ``--max-rounds``, is not a failure."""
 
 
 class ToolFailure(Exception):

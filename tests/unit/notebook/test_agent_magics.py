@@ -10,6 +10,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
+from holon_nb.tools.errors import AgentTurnFailed
+
 SCRIPT = """\
 format: holon_nb.script/v1
 steps:
@@ -53,9 +55,12 @@ def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPa
     with pytest.raises(UsageError):
         ip.run_cell_magic("agent", "", "   ")
     monkeypatch.delenv("HOLON_MODEL", raising=False)
-    run, _ = _run_agent(ip, "--wait", "hello")
+    with pytest.raises(AgentTurnFailed, match="failed"):
+        _run_agent(ip, "--wait", "hello")
+    run = _session().turns._all[-1]
     assert run.result is None and run.trace.status == "aborted" and run.error  # no model configured: said in the view
     assert "HOLON_MODEL" in run.error or "model" in run.error.lower()
+    assert "error: " in run.view._repr_mimebundle_()["text/plain"]
 
 
 def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Path) -> None:
@@ -68,6 +73,7 @@ def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Pa
         time.sleep(0.02)
     (question,) = run.view._questions.children
     approve_session = question.children[1].children[1]
+    assert "approval asked for GetAgent" in run.view._repr_mimebundle_()["text/plain"]
     assert approve_session.description == "Approve for this session"
     approve_session.click()
     assert run.done.wait(10)
@@ -127,5 +133,8 @@ def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: P
     # a changed prompt is drift, said in the view (never a traceback)
     monkeypatch.setenv("HOLON_NB_HOME", str(tmp_path / "home3"))
     ip.run_line_magic("reload_ext", "holon_nb")
-    drifted, _ = _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "Something else?")
+    with pytest.raises(AgentTurnFailed, match="CassetteDrift"):
+        _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "Something else?")
+    drifted = _session().turns._all[-1]
     assert "CassetteDrift" in drifted.error and drifted.trace.status == "aborted"
+    assert "CassetteDrift" in drifted.view._repr_mimebundle_()["text/plain"]
