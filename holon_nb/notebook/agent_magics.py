@@ -25,6 +25,7 @@ from IPython.display import display
 
 from ..runtime.core import DEFAULT_AGENT_ID
 from ..runtime.events import RuntimeEvent
+from ..runtime.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from ..tools.receipts import Scrubber
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
@@ -68,6 +69,8 @@ class TurnHub:
         self._all: list[_Run] = []
         self._unsubscribe = self._rt.subscribe(self._on_event)
         self._rt.approvals.asker = self._ask
+        # a replayed conversation's history starts where its first recorded turn started (see start())
+        self.chain_start = now_rfc3339()
 
     # ------------------------------------------------------------ runtime thread
     def _on_event(self, ev: RuntimeEvent) -> None:
@@ -143,6 +146,13 @@ class TurnHub:
                 hooks.pop("wrap_provider")
                 kwargs["provider"] = cassette
             kwargs["hooks"] = TurnHooks(**hooks)
+            if cassette.mode != "record":
+                # a cassette whose first request had no earlier turns starts a conversation: its history
+                # (and that of the cassettes replayed after it) begins now, so re-running replays again
+                first = (cassette.recorded_interactions or [{}])[0]
+                if len((first.get("request") or {}).get("conversation") or []) <= 1:
+                    self.chain_start = now_rfc3339()
+                kwargs["history_since"] = self.chain_start
 
         def work() -> None:
             try:

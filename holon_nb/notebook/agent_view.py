@@ -248,6 +248,14 @@ class AgentTurnView(VBox):
                                                   ("approve_session", "Approve for this session"),
                                                   ("deny", "Deny"))):
             b.on_click(answer(decision, label))
+
+        def withdrawn(f: concurrent.futures.Future) -> None:
+            if f.cancelled():  # timed out (HolonNB.approval_timeout_s) or the turn was stopped
+                text.value += f"<div style='{_MUTED}'>not answered: the question was withdrawn (denied)</div>"
+                for b in buttons:
+                    b.disabled = True
+
+        future.add_done_callback(withdrawn)
         with self._lock:
             self._questions.children = (*self._questions.children, box)
         return future

@@ -30,6 +30,7 @@ SETTING_TRAITS = (
     "max_task_log_bytes",
     "patch_outside_workspace",
     "approval",
+    "approval_timeout_s",
 )
 
 
@@ -71,6 +72,12 @@ class HolonNB(Configurable):
         help="Ask before a model's tool call runs: never (default); on_request (authority-expanding, "
              "agent-creation and web tools, and ExecCommand outside the active workspace); always (every call). "
              "The question appears in the turn's live view: Approve once, Approve for this session, Deny.",
+    ).tag(config=True)
+
+    approval_timeout_s = Float(
+        120.0,
+        help="Seconds an approval question waits for an answer before the call is denied (approval_denied); "
+             "0 or less waits for ever. A headless run cannot click, so its questions end this way.",
     ).tag(config=True)
 
     model = Unicode(

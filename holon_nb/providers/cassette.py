@@ -122,7 +122,9 @@ class CassetteProvider:
         redact_hook: ``hook(record) -> record`` run on every record after D6 scrubbing, before it is written.
         guard_network: Block outbound connections while replaying (default True).
         taken: ``taken(id) -> bool`` for :attr:`new_id`: a seeded id already used (by an earlier replay of the
-            same cassette in the same holon home) is skipped, deterministically.
+            same cassette in the same holon home) is skipped, deterministically. Through the runtime's turn loop
+            this is not needed: it skips ids its store already holds (``TurnService.unused_id``); pass
+            ``history_since`` to ``rt.turns.run`` so the earlier replay's turns are not history either.
 
     Attributes:
         new_id: The seeded id generator (``new_id("tool") -> "tool_<15 hex>"``), same ids on record and replay.

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .agent_runs import ChildTurnOutcome, ChildTurnRequest, ChildTurnRunner, agent_model, default_turn_runner, \
-    model_ref, sanitize_final_text
+from .agent_runs import EXPECTED_RUN_ERRORS, ChildTurnOutcome, ChildTurnRequest, ChildTurnRunner, agent_model, \
+    default_turn_runner, model_ref, sanitize_final_text
 from .events import RuntimeEvent
 from .store import Store, now_rfc3339
 from .tasks import TERMINAL
@@ -93,9 +93,13 @@ class InvocationRuns:
                     request = ChildTurnRequest(self.rt, agent_id, msg or {"id": d["message_id"], "text": ""}, rec,
                                                model_ref(agent_model(self.rt.store, agent_id)))
                     outcome = await self.turn_runner(request)
-            except Exception as exc:  # a runner bug fails the task; it never escapes into the task group
-                log.exception("invoked agent run %s failed", task_id)
-                outcome = ChildTurnOutcome("failed", error=f"{type(exc).__name__}: {exc}"[:512])
+            except Exception as exc:  # a runner failure fails the task; it never escapes into the task group
+                error = f"{type(exc).__name__}: {exc}"[:512]
+                if isinstance(exc, EXPECTED_RUN_ERRORS):  # a condition (no model…): one line, the result says it
+                    log.warning("invoked agent run %s failed: %s", task_id, error, exc_info=False)
+                else:  # a bug: keep the traceback for whoever debugs it
+                    log.exception("invoked agent run %s failed", task_id)
+                outcome = ChildTurnOutcome("failed", error=error)
             finally:
                 self._runs.pop(task_id, None)
         if outcome is not None:

@@ -129,9 +129,20 @@ class AgentLifecycle:
         ref = getattr(self.rt.settings, "default_model", None) or os.environ.get("HOLON_MODEL")
         return ref.strip() if isinstance(ref, str) and ref.strip() else None
 
-    def resolve_model(self, caller_id: str, requested: dict[str, Any] | None, tool: str) -> tuple[
-            dict[str, Any] | None, dict[str, Any]]:
+    def resolve_model(self, caller_id: str, requested: dict[str, Any] | None, tool: str,
+                      route: str | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """§5.5 rule 5: the model the new agent stores, and the ``model_resolution`` result.
+
+        Without ``requested`` the new agent inherits the caller's *effective* model: the model ref of the
+        caller's running turn (``route``, the call's ``CallContext.model_route``) when called from a turn — the
+        caller's own model object when it names that same ref (its parameters kept) —, else the caller's own
+        model, else the runtime default (``$HOLON_MODEL``, stored as None: followed at run time).
+
+        Args:
+            caller_id: The calling agent.
+            requested: The ``model`` argument, or None.
+            tool: ``CreateAgent`` or ``InvokeAgent`` (for messages).
+            route: The model ref of the caller's turn (``CallContext.model_route``); None for a direct call.
 
         Returns:
             ``(stored model or None (follow the runtime default), model_resolution)``.
@@ -142,6 +153,9 @@ class AgentLifecycle:
         """
         if requested is None:
             own = self.effective_model(caller_id)
+            turn_model = _model_of_route(route)
+            if turn_model is not None and not (own and _same_ref(model_ref(own), route or "")):
+                own = turn_model
             if own:
                 provider, model = own["provider"], own["model"]
             else:
@@ -194,10 +208,18 @@ class AgentLifecycle:
         provider = family if endpoint in ("", "default") else f"{family}:{endpoint}"
         try:
             models = catalog.provider_models(provider)
-        except Exception:  # a catalog failure must not block agent creation
-            log.exception("model catalog lookup failed")
+        except Exception as exc:  # noqa: BLE001 - a catalog failure must not block agent creation
+            log.warning("model catalog lookup failed (%s: %s); the model was not checked", type(exc).__name__, exc,
+                        exc_info=False)
             return None, ["the model catalog could not be read: the model was not checked"]
         if not models:
+            entry = _provider_entry(catalog, provider)
+            if entry is not None and entry.get("availability") in ("available", "degraded"):
+                # a configured provider without a built-in model list (vllm, ollama, a custom endpoint)
+                return None, [f"model {requested['model']} is not in the catalog of {provider}, whose provider is "
+                              f"configured; it is used as given"]
+            if entry is not None:
+                return f"provider {requested['provider']} is not configured", []
             return f"provider {requested['provider']} is not in the model catalog", []
         match = next((m for m in models if m["id"] == requested["model"]), None)
         if match is not None:
@@ -240,7 +262,7 @@ class AgentLifecycle:
         if existing is not None:
             self._check_reusable(existing, template)
         tpl = await anyio.to_thread.run_sync(load_template, self.rt, call.agent_id, template, "CreateAgent")
-        stored, resolution = self.resolve_model(call.agent_id, model, "CreateAgent")
+        stored, resolution = self.resolve_model(call.agent_id, model, "CreateAgent", call.model_route)
         work = self.rt.work.bind(call)
         with self.rt.work.tx() as t:
             row = t.db.execute("SELECT * FROM agents WHERE id=?", (agent_id,)).fetchone()
@@ -357,7 +379,7 @@ class AgentLifecycle:
                 ``model_request_rejected``, ``spawn_agent_failed`` (the task is then ``failed``).
         """
         tpl = await anyio.to_thread.run_sync(load_template, self.rt, call.agent_id, template, "InvokeAgent")
-        stored, resolution = self.resolve_model(call.agent_id, model, "InvokeAgent")
+        stored, resolution = self.resolve_model(call.agent_id, model, "InvokeAgent", call.model_route)
         work = self.rt.work.bind(call)
         task_id, child_id = new_id("task"), "child_" + new_id("c")[2:]
         captured = self.rt.tasks.capture_work_item(call.agent_id)
@@ -412,3 +434,35 @@ class AgentLifecycle:
                         f"{res.get('conflict') or res.get('activation_error') or res.get('disposition')}", {})
         return {"execution_root_id": res["execution_root_id"], "worktree_path": res["worktree_path"],
                 "branch": res["branch"], "workspace_id": active["workspace_id"]}
+
+
+def _model_of_route(route: str | None) -> dict[str, Any] | None:
+    """``{provider, model}`` of a turn's model ref (``provider@endpoint/model`` or ``provider/model``; the
+    endpoint is kept in ``provider`` unless it is ``default``), or None when there is none or it does not parse."""
+    if not route:
+        return None
+    from ..providers.refs import ModelRefError, parse_model_ref
+
+    try:
+        ref = parse_model_ref(route)
+    except (ModelRefError, ValueError):
+        return None
+    provider = ref.provider if ref.endpoint == "default" else f"{ref.provider}@{ref.endpoint}"
+    return {"provider": provider, "model": ref.model}
+
+
+def _same_ref(a: str | None, b: str) -> bool:
+    """True when two model refs name the same route (compared canonically)."""
+    from .turn_providers import canonical_ref
+
+    return bool(a) and canonical_ref(a or "") == canonical_ref(b)
+
+
+def _provider_entry(catalog: Any, provider: str) -> dict[str, Any] | None:
+    """The ``ListModelProviders`` entry of ``provider`` (by id, route provider or family), or None."""
+    try:
+        entries = catalog.providers()
+    except Exception as exc:  # noqa: BLE001 - an unreadable catalog: treated as unknown
+        log.warning("model catalog providers could not be read (%s: %s)", type(exc).__name__, exc, exc_info=False)
+        return None
+    return next((e for e in entries if provider in (e.get("id"), e.get("route_provider"))), None)

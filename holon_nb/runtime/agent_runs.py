@@ -15,19 +15,26 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import anyio
 
-from ..tools.errors import ToolFailure
+from ..tools.errors import HolonNBError, ToolFailure
 
 if TYPE_CHECKING:
     from .core import Runtime
 
-__all__ = ["ChildTurnOutcome", "ChildTurnRequest", "ChildTurnRunner", "agent_model", "default_turn_runner",
-           "model_ref", "sanitize_final_text"]
+__all__ = ["ChildTurnOutcome", "ChildTurnRequest", "ChildTurnRunner", "EXPECTED_RUN_ERRORS", "agent_model",
+           "default_turn_runner", "model_ref", "sanitize_final_text"]
+
+log = logging.getLogger("holon_nb.agents")
+
+#: Failures of an invoked agent's turn that are conditions, not bugs (no model configured, a model ref that does
+#: not resolve, a provider that cannot be built): the task fails with the message, the log gets one warning line.
+EXPECTED_RUN_ERRORS: tuple[type[BaseException], ...] = (HolonNBError, ValueError, LookupError, OSError)
 
 
 @dataclass(frozen=True)
@@ -119,8 +126,8 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     message; when the turn service can admit a queued message itself (a ``source_message_id``
     parameter), it is handed over instead. The turn waits for a turn the agent is already running
     (a notebook cell on a resident agent) to end first. A runtime without a turn loop reports a
-    failed outcome; errors raised by the turn service (no model configured, …) propagate and fail
-    the task.
+    failed outcome; so do the expected errors of the turn service (:data:`EXPECTED_RUN_ERRORS`: no
+    model configured, …), logged as one warning line; other errors propagate and fail the task.
     """
     rt = request.runtime
     turns = getattr(rt, "turns", None)
@@ -137,7 +144,12 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
             rt.work.process_message(message_id)
         except ToolFailure:  # consumed meanwhile (e.g. by a scheduler): run the turn all the same
             pass
-    result = await turns.run(request.message.get("text") or "", **kwargs)
+    try:
+        result = await turns.run(request.message.get("text") or "", **kwargs)
+    except EXPECTED_RUN_ERRORS as exc:
+        error = f"{type(exc).__name__}: {exc}"[:512]
+        log.warning("the turn of invoked agent %s could not run: %s", request.agent_id, error, exc_info=False)
+        return ChildTurnOutcome("failed", error=error)
     terminal = getattr(result, "terminal", None)
     terminal = getattr(terminal, "value", terminal) or "failed"
     details = {"turn_id": getattr(result, "turn_id", None), "turn_reason": getattr(result, "reason", None)}

@@ -2,7 +2,8 @@
 
 Sources: the ``agents`` table (identity, lineage), ``tasks`` (active task
 count, children's tasks), ``messages`` (queued input), the memory documents
-(brief count) and the work service's :meth:`~.work.WorkService.agent_summary`
+(brief count), the conversations store (``turn_index``: the agent's turn count; ``token_usage``: its
+winning-attempt totals) and the work service's :meth:`~.work.WorkService.agent_summary`
 (current work item, waits, timers…), which is merged in as given. Nothing is
 written: building a summary changes no state (§5.2 rule 2).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from .conversations import ConversationStore
 from .tasks import ACTIVE
 
 if TYPE_CHECKING:
@@ -164,6 +166,11 @@ def build_agent_summary(rt: Runtime, agent_id: str, fallback_profile: str | None
             summary["agent"].update(value)
         elif key != "identity":
             summary[key] = value
+    totals = ConversationStore.read_totals(rt.store, agent_id)  # the agent's turns (turn-loop spec §2.3)
+    summary["agent"]["turn_index"] = totals["turns"]
+    summary["token_usage"] = {"input_tokens": totals["total_input_tokens"],
+                              "output_tokens": totals["total_output_tokens"],
+                              "total_tokens": totals["total_input_tokens"] + totals["total_output_tokens"]}
     if summary.get("active_wait_conditions") and "status" not in work:
         summary["agent"]["status"] = "asleep"
     if "scheduling_posture" not in work:

@@ -18,13 +18,19 @@ The answer comes from an *asker*, ``async (ApprovalRequest) -> "approve_once" |
 "approve_session" | "deny"`` installed by the notebook layer on
 ``rt.approvals.asker``. ``approve_session`` records a standing approval of that tool
 for the rest of the session (until the runtime closes): it is not asked again.
-``deny`` — and any asker failure, or no asker installed while the policy requires
-asking — gives the model an error envelope of kind ``approval_denied`` (domain
-``policy``) and the turn goes on. One question is asked at a time.
+``deny`` — and any asker failure, no asker installed while the policy requires
+asking, or no answer within ``RuntimeSettings.approval_timeout_s`` (default 120 s;
+``<= 0`` waits forever) — gives the model an error envelope of kind ``approval_denied``
+(domain ``policy``) and the turn goes on. One question is asked at a time. An
+expected failure (no asker, a failing asker, a timeout) logs one warning line, never
+a traceback.
 
-Events: ``approval_requested`` (request_id, tool_name, agent_id, reason) and
+Cancelling the turn while a question is open (``rt.turns.cancel``) withdraws it: the
+asker's await is cancelled and ``approval_decided`` reports source ``cancelled``.
+
+Events: ``approval_requested`` (request_id, tool_name, agent_id, reason, timeout_s) and
 ``approval_decided`` (request_id, tool_name, decision, source: ``asker`` | ``session``
-| ``no_asker`` | ``asker_failed``).
+| ``no_asker`` | ``asker_failed`` | ``timeout`` | ``cancelled``).
 """
 
 from __future__ import annotations
@@ -214,6 +220,17 @@ class ApprovalBroker:
         else:
             self._standing.discard(tool_name)
 
+    @property
+    def timeout_s(self) -> float | None:
+        """Seconds to wait for an answer (``rt.settings.approval_timeout_s``); None means forever (``<= 0``)."""
+        value = getattr(self.rt.settings, "approval_timeout_s", 120.0)
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            log.warning("approval_timeout_s %r is not a number: using 120 s", value, exc_info=False)
+            return 120.0
+        return seconds if seconds > 0 else None
+
     def _remember(self, request: ApprovalRequest, decision: str, source: str) -> None:
         self.history.append(_Record(request, decision, source))
         del self.history[:-200]
@@ -225,23 +242,35 @@ class ApprovalBroker:
         """Ask the installed asker; return ``(decision, source)``.
 
         No asker → ``("deny", "no_asker")``; an asker that raises or answers something else →
-        ``("deny", "asker_failed")``. Cancellation propagates.
+        ``("deny", "asker_failed")``; no answer within :attr:`timeout_s` → ``("deny", "timeout")``
+        (each logged as one warning line). Cancellation propagates.
         """
         if self.asker is None:
+            log.warning("%s needs the user's approval (%s) but no approval prompt is installed: denied",
+                        request.tool_name, request.reason, exc_info=False)
             return "deny", "no_asker"
+        timeout = self.timeout_s
         self.rt.events.publish("approval_requested", None, request_id=request.request_id,
-                               tool_name=request.tool_name, agent_id=request.agent_id, reason=request.reason)
+                               tool_name=request.tool_name, agent_id=request.agent_id, reason=request.reason,
+                               timeout_s=timeout)
+        answer: Any = None
         try:
-            answer = self.asker(request)
-            if inspect.isawaitable(answer):
-                answer = await answer
+            with anyio.move_on_after(timeout) as waited:
+                answer = self.asker(request)
+                if inspect.isawaitable(answer):
+                    answer = await answer
         except anyio.get_cancelled_exc_class():
             raise
-        except Exception:
-            log.exception("approval asker failed for %s", request.tool_name)
+        except Exception as exc:  # noqa: BLE001 - an expected condition: one line, no traceback
+            log.warning("asking the user to approve %s failed (%s: %s): denied", request.tool_name,
+                        type(exc).__name__, exc, exc_info=False)
             return "deny", "asker_failed"
+        if waited.cancelled_caught:
+            log.warning("no approval answer for %s within %g s: denied", request.tool_name, timeout, exc_info=False)
+            return "deny", "timeout"
         if answer not in _DECISIONS:
-            log.warning("approval asker answered %r (expected one of %s): denying", answer, ", ".join(_DECISIONS))
+            log.warning("approval asker answered %r (expected one of %s): denying", answer, ", ".join(_DECISIONS),
+                        exc_info=False)
             return "deny", "asker_failed"
         return str(answer), "asker"
 
@@ -288,13 +317,17 @@ class ApprovalBroker:
             if name in self._standing:
                 self._remember(request, "approve_session", "session")
                 return None
-            decision, source = await self.ask(request)
+            try:
+                decision, source = await self.ask(request)
+            except anyio.get_cancelled_exc_class():  # the turn was stopped: the question is withdrawn
+                self._remember(request, "deny", "cancelled")
+                raise
         self._remember(request, decision, source)
         if decision == "approve_session":
             self._standing.add(name)
         if decision != "deny":
             return None
-        return error_envelope(name, _denied(request, source))
+        return error_envelope(name, _denied(request, source, self.timeout_s))
 
     def _context(self, ctx: Any) -> "ToolContext":
         if hasattr(ctx, "call") and hasattr(ctx, "workspaces"):
@@ -316,7 +349,7 @@ def _as_dict(args: Any) -> dict[str, Any]:
     return {"_raw": repr(args)}
 
 
-def _denied(request: ApprovalRequest, source: str) -> ToolError:
+def _denied(request: ApprovalRequest, source: str, timeout_s: float | None = None) -> ToolError:
     details = {"tool_name": request.tool_name, "policy": request.policy, "reason": request.reason,
                "decision": "deny", "decided_by": source, "request_id": request.request_id}
     if source == "no_asker":
@@ -327,6 +360,11 @@ def _denied(request: ApprovalRequest, source: str) -> ToolError:
     elif source == "asker_failed":
         message = f"{request.tool_name} was not run: asking the user for approval failed ({request.reason})"
         hint = "Continue without this call, or ask the user in your reply."
+    elif source == "timeout":
+        waited = details["timeout_s"] = timeout_s
+        message = (f"{request.tool_name} was not run: it needs the user's approval ({request.reason}), and no "
+                   f"answer came within {waited:g} s")
+        hint = "Nobody answered: continue without this call, or ask the user in your reply."
     else:
         message = f"the user denied {request.tool_name} ({request.reason}); it was not run"
         hint = "Do not retry the same call; continue another way or ask the user what they want."

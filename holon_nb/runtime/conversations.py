@@ -4,8 +4,10 @@ Tables (created here, ``CREATE TABLE IF NOT EXISTS``):
 
 - ``turns`` — one row per turn: ``id`` (``turn_…``), ``agent_id``, ``turn_index`` (1-based per agent),
   ``status`` (``running`` | ``settled``), the terminal record (``terminal_kind``, ``terminal_reason``,
-  ``final_text``, ``ended_at``), ``model_ref``, ``source_message_id``, the turn's winning-attempt usage
-  and round count, ``detail`` (JSON).
+  ``final_text`` — scrubbed of secret values (D6), ``ended_at``), ``model_ref``, ``source_message_id``, the
+  turn's winning-attempt usage and round count, ``detail`` (JSON), ``started_at`` (the turn's clock: a
+  cassette replay's virtual one) and ``admitted_at`` (the wall clock when the runtime started the turn;
+  NULL in homes written before it existed).
 - ``transcript`` — the messages a model saw, in order per agent (``seq``): the operator message,
   each assistant round, each round's tool results, follow-up texts (``reason``: ``max_output_tokens``,
   ``completion_report_expected``, ``final_brief_expected``, ``interjection``). Payloads are the JSON
@@ -14,7 +16,8 @@ Tables (created here, ``CREATE TABLE IF NOT EXISTS``):
   per agent (turn-loop spec §2.3: winning attempts only).
 
 A later turn of the same agent starts from :meth:`ConversationStore.history`, so a conversation
-continues after a kernel restart. Every turn gets exactly one terminal record (spec §1.1):
+continues after a kernel restart; ``history_since`` limits it to turns admitted at or after an instant
+(a replayed cassette's turn must see only the turns of its own replay pass). Every turn gets exactly one terminal record (spec §1.1):
 :meth:`ConversationStore.settle` only moves a ``running`` turn.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from ..providers.base import (
@@ -29,7 +33,7 @@ from ..providers.base import (
 )
 from .store import Store
 
-__all__ = ["ConversationStore", "TERMINAL_KINDS"]
+__all__ = ["ConversationStore", "TERMINAL_KINDS", "normalize_instant"]
 
 #: ``TurnTerminalKind`` values (turn-loop spec §1.1).
 TERMINAL_KINDS = ("completed", "aborted", "baseline_over_budget", "deferred_to_fallback",
@@ -76,6 +80,9 @@ class ConversationStore:
             for stmt in _DDL.split(";"):
                 if stmt.strip():
                     db.execute(stmt)
+            columns = {r[1] for r in db.execute("PRAGMA table_info(turns)")}
+            if "admitted_at" not in columns:  # homes written before the wall-clock start was recorded
+                db.execute("ALTER TABLE turns ADD COLUMN admitted_at TEXT")
 
     # ------------------------------------------------------------ turns
     def abort_orphans(self, now: str) -> list[str]:
@@ -91,20 +98,24 @@ class ConversationStore:
         return [r[0] for r in rows]
 
     def begin(self, db: sqlite3.Connection, *, turn_id: str, agent_id: str, model_ref: str,
-              source_message_id: str | None, now: str, detail: dict[str, Any] | None = None) -> int:
-        """Insert a ``running`` turn inside the open transaction ``db``; return its ``turn_index``."""
+              source_message_id: str | None, now: str, detail: dict[str, Any] | None = None,
+              admitted_at: str | None = None) -> int:
+        """Insert a ``running`` turn inside the open transaction ``db``; return its ``turn_index``.
+
+        ``now`` is the turn's clock (``started_at``); ``admitted_at`` the wall clock (default: the real now).
+        """
         index = db.execute("SELECT COALESCE(MAX(turn_index),0)+1 FROM turns WHERE agent_id=?",
                            (agent_id,)).fetchone()[0]
         db.execute("INSERT INTO turns(id, agent_id, turn_index, status, model_ref, source_message_id, started_at,"
-                   " detail) VALUES (?,?,?,?,?,?,?,?)",
+                   " detail, admitted_at) VALUES (?,?,?,?,?,?,?,?,?)",
                    (turn_id, agent_id, index, "running", model_ref, source_message_id, now,
-                    json.dumps(detail or {})))
+                    json.dumps(detail or {}), admitted_at or _wall_now()))
         return int(index)
 
-    @staticmethod
-    def settle(db: sqlite3.Connection, turn_id: str, kind: str, final_text: str | None, reason: str | None,
+    def settle(self, db: sqlite3.Connection, turn_id: str, kind: str, final_text: str | None, reason: str | None,
                now: str) -> bool:
-        """Write the turn's one terminal record inside the open transaction ``db``.
+        """Write the turn's one terminal record inside the open transaction ``db`` (``final_text`` is stored
+        scrubbed of secret values, D6).
 
         Returns:
             False when the turn was already settled (nothing written).
@@ -114,8 +125,9 @@ class ConversationStore:
         """
         if kind not in TERMINAL_KINDS:
             raise ValueError(f"not a turn terminal kind: {kind!r}")
+        stored = self.scrub(final_text) if isinstance(final_text, str) else final_text
         cur = db.execute("UPDATE turns SET status='settled', terminal_kind=?, final_text=?, terminal_reason=?,"
-                         " ended_at=? WHERE id=? AND status='running'", (kind, final_text, reason, now, turn_id))
+                         " ended_at=? WHERE id=? AND status='running'", (kind, stored, reason, now, turn_id))
         return cur.rowcount == 1
 
     def turn(self, turn_id: str) -> dict[str, Any] | None:
@@ -151,12 +163,26 @@ class ConversationStore:
                    " WHERE id=?", (input_tokens, output_tokens, rounds, turn_id))
 
     def totals(self, agent_id: str) -> dict[str, int]:
-        """``{total_input_tokens, total_output_tokens, total_model_rounds}`` of the agent (zeros if none)."""
-        rows = self.store.query("SELECT total_input_tokens, total_output_tokens, total_model_rounds"
-                                " FROM agent_turn_totals WHERE agent_id=?", (agent_id,))
-        if not rows:
-            return {"total_input_tokens": 0, "total_output_tokens": 0, "total_model_rounds": 0}
-        return {"total_input_tokens": rows[0][0], "total_output_tokens": rows[0][1], "total_model_rounds": rows[0][2]}
+        """``{total_input_tokens, total_output_tokens, total_model_rounds, turns}`` of the agent (zeros if none);
+        ``turns`` counts its turn records (a running one included): the highest ``turn_index``."""
+        return self.read_totals(self.store, agent_id)
+
+    @staticmethod
+    def read_totals(store: Store, agent_id: str) -> dict[str, int]:
+        """:meth:`totals` read from ``store`` without creating anything (zeros when the tables do not exist yet):
+        what GetAgent uses, since building a summary must not change state (agents spec §5.2 rule 2)."""
+        out = {"total_input_tokens": 0, "total_output_tokens": 0, "total_model_rounds": 0, "turns": 0}
+        try:
+            out["turns"] = int(store.query("SELECT COALESCE(MAX(turn_index), 0) FROM turns WHERE agent_id=?",
+                                           (agent_id,))[0][0])
+            rows = store.query("SELECT total_input_tokens, total_output_tokens, total_model_rounds"
+                               " FROM agent_turn_totals WHERE agent_id=?", (agent_id,))
+        except sqlite3.OperationalError:  # no turn has run in this home yet
+            return out
+        if rows:
+            out.update(total_input_tokens=int(rows[0][0]), total_output_tokens=int(rows[0][1]),
+                       total_model_rounds=int(rows[0][2]))
+        return out
 
     def transcript(self, agent_id: str, turn_id: str | None = None) -> list[dict[str, Any]]:
         """Stored transcript rows ``{seq, turn_id, round, kind, reason, payload}`` (payload parsed), in order."""
@@ -168,24 +194,69 @@ class ConversationStore:
         rows = self.store.query(sql + " ORDER BY seq", params)
         return [{**dict(r), "payload": json.loads(r["payload"])} for r in rows]
 
-    def history(self, agent_id: str) -> list[Message]:
+    def history(self, agent_id: str, history_since: str | None = None) -> list[Message]:
         """The agent's earlier conversation as provider messages, oldest first.
 
         Every ``tool_use`` gets exactly one result: a call whose result was never stored (the
         kernel died mid-round) gets a synthetic error result, so the replayed history is one a
         provider accepts.
-        """
-        return [m for turn in self.history_turns(agent_id) for m in turn]
 
-    def history_turns(self, agent_id: str) -> list[list[Message]]:
-        """:meth:`history` grouped by turn, oldest turn first (a prompt budget drops whole old turns)."""
+        Args:
+            agent_id: The agent.
+            history_since: See :meth:`history_turns`.
+        """
+        return [m for turn in self.history_turns(agent_id, history_since) for m in turn]
+
+    def history_turns(self, agent_id: str, history_since: str | None = None) -> list[list[Message]]:
+        """:meth:`history` grouped by turn, oldest turn first (a prompt budget drops whole old turns).
+
+        Args:
+            agent_id: The agent.
+            history_since: RFC 3339 instant (any offset); when given, only turns the runtime started at or after
+                it are history (compared with the wall-clock ``admitted_at``, else ``started_at`` for rows written
+                before it existed). A cassette replay passes the start of its replay pass (the notebook: the
+                kernel session's start), so an earlier replay of the same agent in the same home is not history.
+
+        Raises:
+            ValueError: ``history_since`` is not an RFC 3339 timestamp with an offset.
+        """
+        allowed: set[str] | None = None
+        if history_since is not None:
+            since = normalize_instant(history_since)
+            allowed = {r[0] for r in self.store.query(
+                "SELECT id FROM turns WHERE agent_id=? AND COALESCE(admitted_at, started_at) >= ?",
+                (agent_id, since))}
         turns: dict[str, list[Message]] = {}
         for row in self.transcript(agent_id):
+            if allowed is not None and row["turn_id"] not in allowed:
+                continue
             try:
                 turns.setdefault(row["turn_id"], []).append(message_from_dict(row["payload"]))
             except (KeyError, TypeError, ValueError):
                 continue  # a row written by a newer version: skip rather than fail the turn
         return [_answer_every_call(messages) for messages in turns.values()]
+
+
+def normalize_instant(value: str) -> str:
+    """An RFC 3339 timestamp (``Z`` or any offset, optional fraction) in the store's form
+    (``2026-11-30T03:17:44.123456Z``), which compares as text.
+
+    Raises:
+        ValueError: not a str, not a timestamp, or no offset.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"history_since must be an RFC 3339 string, got {type(value).__name__}")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"history_since is not an RFC 3339 timestamp: {value[:80]!r}") from None
+    if parsed.tzinfo is None:
+        raise ValueError(f"history_since needs an offset (e.g. Z): {value[:80]!r}")
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _wall_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _turn_row(row: sqlite3.Row) -> dict[str, Any]:

@@ -181,6 +181,7 @@ class Runtime:
         for service in reversed(self._services):
             await service.close()
         await self.tasks.close()
+        await self.memory.flush()  # D6: index with this process's secrets while it still knows them
 
     def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         self._loop.start_soon(fn, *args)
@@ -252,11 +253,14 @@ class Runtime:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)
         except (TypeError, ValueError):
             args_text = repr(args)
+        display = scrub.value(env)
         self.store.record_execution({
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
             "args": args_text, "envelope": dumps_envelope(env), "receipt": full, "duration_ms": duration_ms,
+            # D6: memory serves these copies, scrubbed while this process still knows the secrets
+            "scrubbed_args": scrub.text(args_text), "scrubbed_envelope": dumps_envelope(display),
         })
-        return ToolResult(envelope=env, receipt=receipt, display_envelope=scrub.value(env), full_receipt=full,
+        return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected)
 
     def _scrubber(self) -> Scrubber:

@@ -74,8 +74,9 @@ def _message_docs(row: dict[str, Any]) -> list[Doc]:
 
 #: Catch-up sources: name → (rows after a position, highest position, documents of a row).
 _SOURCES: dict[str, tuple[str, str, Callable[[dict[str, Any]], list[Doc]]]] = {
-    "tool_executions": (("SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at"
-                        " FROM tool_executions WHERE rowid > ? ORDER BY rowid LIMIT ?"),
+    "tool_executions": (("SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
+                        " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid"
+                        " LIMIT ?"),
                         "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions", execution_docs),
     "tasks": ("SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
               "SELECT COALESCE(MAX(seq), 0) FROM tasks", _task_docs),
@@ -117,7 +118,19 @@ class MemoryService:
         return MemoryView(self, call)
 
     async def close(self) -> None:
-        """Nothing to stop (no background work)."""
+        """Nothing to stop (no background work); see :meth:`flush`."""
+
+    async def flush(self) -> None:
+        """Index what this process recorded before it goes away (best effort; the runtime calls it last when it
+        closes, after live tasks ended).
+
+        D6: an index pass in a later process scrubs with *that* process's secrets, so raw text this one
+        still knows to be secret (task log heads, message bodies) would be indexed in clear there.
+        """
+        try:
+            await anyio.to_thread.run_sync(self.catch_up)
+        except Exception:  # noqa: BLE001 - closing must go on; the next search catches up instead
+            log.warning("memory: indexing at close failed; the next search catches up", exc_info=True)
 
     # ------------------------------------------------------------ producers
     def index(self, db: Any, *, agent_id: str, source_ref: str, source_kind: str, text: str,

@@ -108,7 +108,12 @@ def _strings(value: Any) -> Iterator[str]:
 # ---------------------------------------------------------------- tool executions
 
 class _Execution:
-    """A decoded ``tool_executions`` row."""
+    """A decoded ``tool_executions`` row.
+
+    Arguments and envelope come from the D6-scrubbed copies (``scrubbed_args``, ``scrubbed_envelope``) the
+    process that made the call stored, so a later process that no longer knows a secret cannot serve it;
+    rows written before those columns existed fall back to the canonical ones.
+    """
 
     def __init__(self, row: dict[str, Any]):
         self.id: str = row["id"]
@@ -116,9 +121,9 @@ class _Execution:
         self.tool_name: str = row["tool_name"]
         self.status: str = row["status"]
         self.created_at: str = row["created_at"]
-        args = _loads(row.get("args"))
+        args = _loads(row.get("scrubbed_args") or row.get("args"))
         self.args: dict[str, Any] = args if isinstance(args, dict) else {}
-        env = _loads(row.get("envelope"))
+        env = _loads(row.get("scrubbed_envelope") or row.get("envelope"))
         self.envelope: dict[str, Any] = env if isinstance(env, dict) else {}
 
     @property

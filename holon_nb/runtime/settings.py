@@ -49,6 +49,8 @@ class RuntimeSettings:
         approval: When a model's tool call asks the user first: ``never`` (default), ``on_request``
             (authority-expanding, agent-creation and web tools, ExecCommand outside the active
             execution root) or ``always`` (see :mod:`holon_nb.runtime.approvals`).
+        approval_timeout_s: Seconds an approval question waits for an answer before the call is denied
+            (``approval_denied``, "no answer came within N s"); ``<= 0`` waits forever.
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -58,6 +60,7 @@ class RuntimeSettings:
     patch_outside_workspace: bool = False
     extra_secrets: tuple[str, ...] = ()
     approval: str = "never"
+    approval_timeout_s: float = 120.0
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

@@ -89,6 +89,10 @@ class Store:
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(tasks)")}
         if "owner" not in columns:  # homes written before task ownership was recorded
             self._db.execute("ALTER TABLE tasks ADD COLUMN owner TEXT")
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(tool_executions)")}
+        for column in ("scrubbed_args", "scrubbed_envelope"):  # D6 copies memory serves (homes written before: NULL)
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE tool_executions ADD COLUMN {column} TEXT")
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -195,13 +199,20 @@ class Store:
 
     # ------------------------------------------------------------ tool executions
     def record_execution(self, rec: dict[str, Any]) -> None:
-        """Store one tool execution (canonical envelope as given, scrubbed receipt)."""
+        """Store one tool execution (canonical envelope as given, scrubbed receipt).
+
+        ``rec`` may carry ``scrubbed_args`` / ``scrubbed_envelope``: JSON text of the D6-scrubbed copies
+        (scrubbed by the process that made the call), which memory serves instead of the canonical ones.
+        """
+        scrubbed_args, scrubbed_env = rec.get("scrubbed_args"), rec.get("scrubbed_envelope")
         with self.tx() as db:
             db.execute(
                 "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
-                " created_at, duration_ms) VALUES (?,?,?,?,?,?,?,?,?)",
+                " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], _safe(rec["args"]),
-                 _safe(rec["envelope"]), _safe(rec["receipt"]), now_rfc3339(), rec["duration_ms"]),
+                 _safe(rec["envelope"]), _safe(rec["receipt"]), now_rfc3339(), rec["duration_ms"],
+                 _safe(scrubbed_args) if scrubbed_args is not None else None,
+                 _safe(scrubbed_env) if scrubbed_env is not None else None),
             )
 
     def execution(self, execution_id: str) -> dict[str, Any] | None:

@@ -12,8 +12,8 @@ from typing import Any, Iterator
 from ..providers.base import ToolResultBlock, ToolUseBlock
 from .waiting import StagedWait
 
-__all__ = ["CallEffect", "Obligation", "ToolCallRecord", "ToolOutcome", "TurnCall", "call_effect", "outcome_of",
-           "report_candidate"]
+__all__ = ["CallEffect", "Obligation", "ToolCallRecord", "ToolOutcome", "TurnCall", "TurnCancelled", "call_effect",
+           "outcome_of", "report_candidate"]
 
 
 @dataclass
@@ -109,6 +109,19 @@ class Obligation:
     seen_revision: int | None = None
     request_id: str = ""
     corrective_sent: bool = False
+
+
+class TurnCancelled(Exception):
+    """Raised by the tool executor when the turn was cancelled before the call could run (while it waited for
+    the user's approval, or right after); the loop answers the call ``turn_cancelled`` (not executed).
+
+    Attributes:
+        reason: The cancel reason.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
 
 import anyio
 
@@ -27,7 +28,9 @@ from ..providers.base import (
 from ..providers.scripted import ScriptExpectationError
 from ..tools.spec import Profile
 from .store import now_rfc3339
-from .turn_calls import CallEffect, Obligation, ToolCallRecord, TurnCall, call_effect, outcome_of, report_candidate
+from .turn_calls import (
+    CallEffect, Obligation, ToolCallRecord, TurnCall, TurnCancelled, call_effect, outcome_of, report_candidate,
+)
 from .turn_prompts import (
     CONTEXT_LENGTH_NOTICE, CONTINUE_PROMPT, CORRECTIVE_PROMPTS, MAX_OUTPUT_RECOVERIES, STALE_WORK_ITEM_ROUNDS,
     WORK_ITEM_UPDATES, interjection_text, stale_work_item_reminder,
@@ -92,11 +95,15 @@ class TurnLoop:
         self.last_reminder_round: int | None = None
         self._open_round: RoundRecord | None = None
         self._open_calls: list[ToolUseBlock] = []
+        self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services
     def new_id(self, prefix: str) -> str:
-        """An id ``<prefix>_<15 hex>`` from the injectable generator."""
-        return self.hooks.new_id(prefix) if self.hooks.new_id else self.service.default_new_id(prefix)
+        """An id ``<prefix>_<15 hex>`` from the injectable generator (never one a stored turn or tool execution
+        already has: :meth:`TurnService.unused_id`)."""
+        if self.hooks.new_id:
+            return self.service.unused_id(self.hooks.new_id, prefix)
+        return self.service.default_new_id(prefix)
 
     def now(self) -> str:
         """An RFC 3339 timestamp from the injectable clock."""
@@ -108,6 +115,30 @@ class TurnLoop:
     def model_route(self) -> str:
         """The route ref tools see (ApplyPatch picks its surface from it)."""
         return getattr(self.provider, "route_ref", None) or self.model_ref
+
+    # ------------------------------------------------------------ cancellation (§1.3)
+    @contextmanager
+    def interruptible(self) -> Iterator[anyio.CancelScope]:
+        """A cancel scope around a wait that :meth:`request_cancel` interrupts (the provider request with its
+        backoff, an approval question). Runtime thread only; after the block, ``scope.cancelled_caught`` tells
+        whether the wait was interrupted."""
+        with anyio.CancelScope() as scope:
+            self._waits.add(scope)
+            try:
+                if self.cancel_requested:
+                    scope.cancel()
+                yield scope
+            finally:
+                self._waits.discard(scope)
+
+    def request_cancel(self, reason: str) -> None:
+        """Stop the turn (runtime thread): the flag is checked before each provider call and tool call, and a
+        wait in progress (:meth:`interruptible`) is cancelled at once. The turn settles ``aborted`` with
+        ``reason``."""
+        if not self.cancel_requested:
+            self.cancel_requested = reason
+        for scope in list(self._waits):
+            scope.cancel()
 
     def emit(self, event_kind: str, /, **data: Any) -> None:
         """Publish a turn event on ``rt.events`` (turn-loop spec §1.11)."""
@@ -202,10 +233,16 @@ class TurnLoop:
             if request is None:
                 return self._finish("baseline_over_budget", "", "prompt_budget_exceeded")
             self.emit("round_started", round=number)
-            try:
-                response, timeline = await self._complete(request)
-            except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (§1.8)
-                return self._provider_failed(exc, number)
+            response = timeline = None
+            with self.interruptible() as wait:
+                try:
+                    response, timeline = await self._complete(request)
+                except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (§1.8)
+                    if self.cancel_requested and wait.cancel_called:
+                        return self._finish("aborted", self._last_text(), self.cancel_requested)
+                    return self._provider_failed(exc, number)
+            if response is None:  # cancel() interrupted the provider request (or its backoff)
+                return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
             rnd = RoundRecord(number, response.blocks, response.text, response.stop_reason, response.usage,
                               timeline=timeline.to_dict() if timeline is not None else None)
             self._record_response(rnd, response, timeline)
@@ -332,8 +369,15 @@ class TurnLoop:
                 report = report_candidate(rnd.blocks, index) if block.name == "CompleteWorkItem" else None
                 call = TurnCall(block.id, block.name, block.input, rnd.round, rnd.stop_reason, report, block.kind)
                 self.emit("tool_call", round=rnd.round, tool_use_id=block.id, name=block.name, input=block.input)
-                outcome = outcome_of(await self.run_tool(call))
-                status = outcome.envelope.get("status", "error")
+                try:
+                    outcome = outcome_of(await self.run_tool(call))
+                    status = outcome.envelope.get("status", "error")
+                except TurnCancelled as stop:  # cancelled while the user was asked for approval
+                    outcome = self.executor.synthetic(
+                        block, "turn_cancelled",
+                        f"{block.name} was not executed: the turn was cancelled before it ran ({stop.reason})",
+                        {"tool_name": block.name, "reason": stop.reason})
+                    status = "not_executed"
             record = ToolCallRecord(block.id, block.name, block.input, outcome.envelope, outcome.receipt,
                                     outcome.is_error, outcome.execution_id, outcome.duration_ms, status,
                                     outcome.display_envelope or outcome.envelope)

@@ -80,7 +80,7 @@ class TurnResult:
         model_ref: The requested model ref.
         error: The provider failure's message for a turn that failed, else None.
         totals: The agent's totals after the turn (``total_input_tokens``, ``total_output_tokens``,
-            ``total_model_rounds``).
+            ``total_model_rounds``, ``turns``).
     """
 
     turn_id: str

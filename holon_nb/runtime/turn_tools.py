@@ -44,7 +44,7 @@ from ..tools.errors import ToolFailure
 from .agent_work import AgentWork
 from .core import _Context
 from .focus_transitions import complete, todo_warning
-from .turn_calls import Obligation, ToolOutcome
+from .turn_calls import Obligation, ToolOutcome, TurnCancelled
 
 if TYPE_CHECKING:
     from .core import Runtime
@@ -218,6 +218,9 @@ class TurnToolExecutor:
         ctx = _TurnContext(self.rt, cc, self)
         started = time.monotonic()
         denied = await self._approval(call, ctx, stop_reason)  # the user may be asked first (issue 5)
+        cancelled = getattr(self.turn, "cancel_requested", None)
+        if cancelled:  # Stop was pressed while the user was asked: the call does not run
+            raise TurnCancelled(cancelled)
         env = denied or await dispatch(call.name, call.input, ctx, registry=self.rt.registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         if execution_id in self._deferred:
@@ -233,13 +236,27 @@ class TurnToolExecutor:
 
     async def _approval(self, call: ToolUseBlock, ctx: Any, stop_reason: str | None) -> dict[str, Any] | None:
         """``rt.approvals.check`` for a call dispatch would run: advertised this round and not stopped by the
-        truncated-mutation guard (dispatch refuses those without asking anyone)."""
+        truncated-mutation guard (dispatch refuses those without asking anyone).
+
+        The question is interruptible: cancelling the turn cancels it (:meth:`TurnLoop.interruptible`).
+
+        Raises:
+            TurnCancelled: the turn was cancelled while the user was asked.
+        """
         approvals = getattr(self.rt, "approvals", None)
         if approvals is None or (call.name not in self.turn.exposed and call.name != "Sleep"):
             return None
         if stop_reason in TRUNCATION_STOP_REASONS and call.name in GUARDED_MUTATION_TOOLS:
             return None
-        return await approvals.check(call.name, call.input, ctx)
+        interruptible = getattr(self.turn, "interruptible", None)
+        if interruptible is None:
+            return await approvals.check(call.name, call.input, ctx)
+        denied = None
+        with interruptible() as wait:
+            denied = await approvals.check(call.name, call.input, ctx)
+        if wait.cancelled_caught:
+            raise TurnCancelled(getattr(self.turn, "cancel_requested", None) or "cancelled")
+        return denied
 
     def obligation_for(self, tool_use_id: str) -> Obligation | None:
         """The obligation the call ``tool_use_id`` created by deferring (None if it did not defer)."""
@@ -279,8 +296,8 @@ class TurnToolExecutor:
             return False, env
         env = success_envelope(name, payload)
         with self.rt.store.tx() as db:
-            db.execute("UPDATE tool_executions SET status='success', envelope=? WHERE id=?",
-                       (dumps_envelope(env), ob.execution_id))
+            db.execute("UPDATE tool_executions SET status='success', envelope=?, scrubbed_envelope=? WHERE id=?",
+                       (dumps_envelope(env), dumps_envelope(self.rt._scrubber().value(env)), ob.execution_id))
         return True, env
 
     def interrupt(self, ob: Obligation, reason: str, env: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -297,8 +314,8 @@ class TurnToolExecutor:
                 kind=kind, message=f"{name} was interrupted: {reason.replace('_', ' ')}; nothing was committed",
                 details={"reason": reason, "request_id": ob.request_id}))
         with self.rt.store.tx() as db:
-            db.execute("UPDATE tool_executions SET status='interrupted', envelope=? WHERE id=?",
-                       (dumps_envelope(env), ob.execution_id))
+            db.execute("UPDATE tool_executions SET status='interrupted', envelope=?, scrubbed_envelope=? WHERE id=?",
+                       (dumps_envelope(env), dumps_envelope(self.rt._scrubber().value(env)), ob.execution_id))
         self._deferred.pop(ob.execution_id, None)
         return env
 

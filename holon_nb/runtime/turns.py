@@ -12,7 +12,11 @@ The model ref defaults to ``$HOLON_MODEL``; providers resolve through ``rt.provi
     r.terminal, r.final_text, r.rounds[0].tool_calls[0].envelope["status"]   # completed, done, success
 
 Conversations are durable (:mod:`~holon_nb.runtime.conversations`): a later turn of the same
-agent — also after a kernel restart — starts from the agent's earlier turns.
+agent — also after a kernel restart — starts from the agent's earlier turns (``history_since=`` limits
+that to turns started at or after an instant: a cassette replay pass passes its own start).
+
+``rt.turns.cancel(agent, reason)`` (any thread) stops a running turn at once when it waits on the
+provider or on an approval question, else before its next provider or tool call; it settles ``aborted``.
 
 Events on ``rt.events`` (spec §1.11; each with ``turn_id`` and ``agent_id``): ``turn_started``,
 ``lineage_selected``, ``round_started{round}``, ``provider_attempt{round, record}``,
@@ -60,6 +64,8 @@ log = logging.getLogger("holon_nb.turns")
 DEFAULT_SYSTEM_PROMPT = ("You are {agent_id}, an agent of holon_nb running inside a Jupyter kernel. Use the tools "
                          "offered to inspect and change the workspace; when you are done, answer the operator in "
                          "plain text.")
+#: Id prefixes whose records have a unique id column (:meth:`TurnService.unused_id`).
+_ID_TABLES = {"turn": "turns", "tool": "tool_executions"}
 #: Model-facing tools never advertised unless configured (agents spec §1.3 rule 1).
 UNCONFIGURED_TOOLS = frozenset({"XSearch"})
 
@@ -100,14 +106,16 @@ class TurnService:
     # ------------------------------------------------------------ running
     def run_sync(self, message: str, agent: str | None = None, model: str | None = None,
                  max_rounds: int | None = None, **kwargs: Any) -> TurnResult:
-        """Blocking :meth:`run` from any thread but the runtime's (what ``Runtime.run_turn`` calls)."""
+        """Blocking :meth:`run` from any thread but the runtime's (what ``Runtime.run_turn`` calls); keyword
+        arguments (``history_since``, ``hooks``, ``provider``, …) go to :meth:`run`."""
         self.rt._check_open()
         return self.rt._loop.call(functools.partial(self.run, message, agent=agent, model=model,
                                                     max_rounds=max_rounds, **kwargs))
 
     async def run(self, message: str, *, agent: str | None = None, model: str | None = None,
                   max_rounds: int | None = None, work_item_id: str | None = None, provider: Any = None,
-                  hooks: TurnHooks | None = None, source_message_id: str | None = None) -> TurnResult:
+                  hooks: TurnHooks | None = None, source_message_id: str | None = None,
+                  history_since: str | None = None) -> TurnResult:
         """Run one turn on the runtime thread (spec §1.3).
 
         Args:
@@ -122,13 +130,17 @@ class TurnService:
             source_message_id: Admit this queued message of the agent as the turn's input (a scheduler or
                 InvokeAgent hands its message over; its authority becomes the turn's) instead of queuing
                 ``message`` as a new operator prompt.
+            history_since: RFC 3339 instant; when given, only the agent's turns started (wall clock) at or after
+                it are the turn's history (:meth:`ConversationStore.history_turns`). A cassette replay passes the
+                start of its replay pass (the notebook: the kernel session's start), so the turns of an earlier
+                replay of the same cassette in the same home do not drift the request's ``history_prefix``.
 
         Returns:
             The :class:`TurnResult` (provider failures are ``aborted``/``deferred_to_fallback``/…, not raised).
 
         Raises:
             TypeError / ValueError: a non-string message, a bad agent id, a bad ``max_rounds``, a
-                ``source_message_id`` that is not the agent's message.
+                ``source_message_id`` that is not the agent's message, a malformed ``history_since``.
             ModelRefError: no model configured, or a malformed ref.
             RuntimeError: the agent already runs a turn.
             ScriptExpectationError: a scripted step's ``expect`` failed (after settling the turn).
@@ -144,6 +156,7 @@ class TurnService:
         if max_rounds is not None and (not isinstance(max_rounds, int) or isinstance(max_rounds, bool)
                                        or max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive int or None, got {max_rounds!r}")
+        history = self.conversations.history_turns(agent_id, history_since)  # ValueError before anything runs
         hooks = hooks or self.hooks
         relay = _DeltaRelay()
         rec = self.rt.store.agent(agent_id)
@@ -163,7 +176,7 @@ class TurnService:
                         tools=self.advertised_tools(profile), profile=profile,
                         system_prompt=self.system_prompt_template.format(agent_id=agent_id),
                         work_item_id=work_item_id, provider=lineage,
-                        history=self.conversations.history_turns(agent_id), source_message_id=source_message_id)
+                        history=history, source_message_id=source_message_id)
         with self._lock:
             if agent_id in self._active:
                 raise RuntimeError(f"agent {agent_id} is already running turn {self._active[agent_id].turn_id}")
@@ -219,15 +232,30 @@ class TurnService:
             return self._active.get(agent or DEFAULT_AGENT_ID)
 
     def cancel(self, agent: str | None = None, reason: str = "cancelled") -> bool:
-        """Ask the agent's running turn to stop before its next provider call or tool call (spec §1.3).
+        """Stop the agent's running turn (spec §1.3); callable from any thread (the kernel's Stop button).
+
+        Takes effect at once when the turn waits — on the provider (a request in flight or its retry
+        backoff, also a server that never answers) or on an approval question (unanswered; it is
+        withdrawn: ``approval_decided`` with source ``cancelled``) — and otherwise before its next provider
+        call or tool call. A tool already running finishes. The turn settles ``aborted`` with ``reason``;
+        calls of the open round that did not run get ``turn_cancelled`` results.
 
         Returns:
-            True when a turn was running. The turn settles ``aborted`` with ``reason``.
+            True when a turn was running.
         """
         loop = self.active(agent)
         if loop is None:
             return False
-        loop.cancel_requested = reason
+        if not loop.cancel_requested:
+            loop.cancel_requested = reason  # visible at once, also if the loop thread is busy
+        thread = self.rt._loop
+        if thread.in_loop_thread() or thread.portal is None or not thread.alive:
+            loop.request_cancel(reason)
+        else:
+            try:  # cancel scopes belong to the runtime's event loop: cancel them there
+                thread.portal.call(loop.request_cancel, reason)
+            except RuntimeError:  # the loop is stopping: its own cancellation settles the turn
+                pass
         return True
 
     def interject(self, text: str, agent: str | None = None) -> dict[str, Any]:
@@ -244,6 +272,22 @@ class TurnService:
     def default_new_id(self, prefix: str) -> str:
         """The runtime's id generator (``<prefix>_<15 hex>``)."""
         return new_id(prefix)
+
+    def unused_id(self, generate: Any, prefix: str) -> str:
+        """An id from an injected generator (``TurnHooks.new_id``) that no stored record uses yet.
+
+        A cassette's seeded ids repeat when the same cassette is replayed again in the same home; an id the
+        store already holds (``turns`` for ``turn``, ``tool_executions`` for ``tool``) is skipped by asking the
+        generator again (seeded ids then take the next number, deterministically). A generator that keeps
+        answering used ids falls back to :meth:`default_new_id` after 1,000 tries.
+        """
+        table = _ID_TABLES.get(prefix)
+        for _ in range(1000):
+            value = generate(prefix)
+            if table is None or not self.rt.store.query(f"SELECT 1 FROM {table} WHERE id=?", (value,)):
+                return value
+        log.warning("the injected id generator kept answering used %s ids; using a random one", prefix)
+        return self.default_new_id(prefix)
 
     def advertised_tools(self, profile: Profile) -> tuple[ProviderToolSpec, ...]:
         """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached."""

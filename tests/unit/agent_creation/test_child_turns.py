@@ -50,7 +50,9 @@ def test_parent_waits_and_wakes_on_the_child_result(rt: Runtime) -> None:
     w = ok(rt.call("CreateWorkItem", {"objective": "compare implementations"}))["work_item"]["id"]
     child = ScriptedProvider([Step.text("<think>diffing…</think>Both implementations agree.\n[SYSTEM] x")],
                              route_ref=CHILD)
-    rt.providers.register(CHILD, child, default=True)  # the child inherits the runtime default model
+    # the child inherits the model ref of the parent's turn (PARENT); the parent's own turn runs on the provider
+    # passed to it, so the registry's PARENT entry only serves the child
+    rt.providers.register(PARENT, child)
     handles: list[str] = []
 
     def wait_for_child(req: TurnRequest) -> TurnResponse:
@@ -96,3 +98,59 @@ def test_child_without_a_model_fails_its_task(rt: Runtime) -> None:
     rec = terminal(rt, tid)
     assert rec["status"] == "failed" and "model" in rec["detail"]["error"].lower()
     assert results(rt)[0]["metadata"]["status"] == "failed"
+
+
+def test_child_inherits_the_model_ref_of_the_callers_turn(rt: Runtime, runner: Any) -> None:
+    """InvokeAgent/CreateAgent without ``model`` from a turn: the caller's effective model is its turn's ref,
+    not the runtime default (there is none here) nor the caller's (absent) own model."""
+    rt.providers.register(PARENT, ScriptedProvider([
+        Step.tool_uses([("call_1", "InvokeAgent", {"message": "look around"}),
+                        ("call_2", "CreateAgent", {"agent_id": "helper"})]),
+        Step.text("delegated"),
+    ], route_ref=PARENT))
+    result = rt.run_turn("delegate", model=PARENT)
+    invoke, create = (c.envelope for c in result.tool_calls)
+    assert invoke["status"] == "success" and create["status"] == "success", (invoke, create)
+    resolution = create["result"]["model_resolution"]
+    assert resolution["resolution_status"] == "inherited"
+    assert (resolution["resolved_provider"], resolution["resolved_model"]) == ("scripted", "parent")
+    assert rt.agents.lifecycle.effective_model("helper") == {"provider": "scripted", "model": "parent"}
+    tid = invoke["result"]["task_handle"]["task_id"]
+    assert terminal(rt, tid)["status"] == "completed"
+    [request] = runner.requests
+    assert request.model_ref in ("scripted/parent", PARENT)
+    # a direct call (no turn) still follows the runtime default: nothing stored
+    res = ok(rt.call("CreateAgent", {"agent_id": "direct"}))
+    assert res["model_resolution"]["resolution_status"] == "inherited"
+    assert rt.agents.lifecycle.effective_model("direct") is None
+
+
+def test_explicit_model_of_a_configured_provider_outside_the_catalog_is_accepted(
+        rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOLON_VLLM_BASE_URL", "http://127.0.0.1:9/v1")
+    res = ok(rt.call("CreateAgent", {"agent_id": "v", "model": {"provider": "vllm", "model": "my-org/my-model"}}))
+    mr = res["model_resolution"]
+    assert mr["resolution_status"] == "accepted" and mr["resolved_model"] == "my-org/my-model"
+    assert any("vllm" in note and "used as given" in note for note in mr["policy_notes"])
+    monkeypatch.delenv("HOLON_VLLM_BASE_URL")
+    from _support import err
+
+    err(rt.call("CreateAgent", {"agent_id": "v2", "model": {"provider": "vllm", "model": "my-org/my-model"}}),
+        "model_request_rejected")
+
+
+def test_an_expected_child_failure_logs_one_line_and_the_result_carries_it(rt: Runtime, caplog) -> None:
+    import logging
+
+    parent = FunctionProvider("scripted@default/nowhere", lambda req: _call("InvokeAgent", {"message": "x"}),
+                              lambda req: TurnResponse(blocks=(TextBlock("started"),), stop_reason="end_turn"))
+    with caplog.at_level(logging.WARNING, logger="holon_nb"):
+        result = rt._loop.call(lambda: rt.turns.run("go", provider=parent))
+        tid = result.tool_calls[0].envelope["result"]["task_handle"]["task_id"]
+        rec = terminal(rt, tid)
+    assert rec["status"] == "failed" and rec["detail"]["error"]
+    [msg] = results(rt)
+    assert rec["detail"]["error"] in msg["text"]
+    lines = [r for r in caplog.records if r.name == "holon_nb.agents"]
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING and not lines[0].exc_info
+    assert "Traceback" not in caplog.text

@@ -130,6 +130,9 @@ def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: P
     rec_tools = [i["receipt"] for i in recorded.trace.items if i["kind"] == "tool"]
     rep_tools = [i["receipt"] for i in replayed.trace.items if i["kind"] == "tool"]
     assert rep_tools == rec_tools and len(rep_tools) == 1
+    # re-running the replay cell in the same kernel and home replays again (ids and history do not collide)
+    again, _ = _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "How is the agent?")
+    assert not again.error and again.result.final_text == recorded.result.final_text
     # a changed prompt is drift, said in the view (never a traceback)
     monkeypatch.setenv("HOLON_NB_HOME", str(tmp_path / "home3"))
     ip.run_line_magic("reload_ext", "holon_nb")
@@ -138,3 +141,16 @@ def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: P
     drifted = _session().turns._all[-1]
     assert "CassetteDrift" in drifted.error and drifted.trace.status == "aborted"
     assert "CassetteDrift" in drifted.view._repr_mimebundle_()["text/plain"]
+
+
+def test_unanswered_approval_is_withdrawn_and_denied_after_the_timeout(ip: Any, tmp_path: Path) -> None:
+    ip.run_line_magic("config", "HolonNB.approval = 'always'")
+    ip.run_line_magic("config", "HolonNB.approval_timeout_s = 0.5")
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "check")
+    (tool,) = [i for i in run.trace.items if i["kind"] == "tool"]
+    assert tool["is_error"] is True and "approval_denied" in tool["receipt"] and "0.5" in tool["receipt"]
+    (question,) = run.view._questions.children
+    assert "withdrawn" in question.children[0].value
+    assert all(b.disabled for b in question.children[1].children)
+    assert run.result.terminal == "completed"

@@ -29,7 +29,8 @@ def test_a_restarted_runtime_continues_the_agents_conversation(tmp_path: Path, w
         assert isinstance(conv[3], AssistantBlocks) and conv[3].blocks[0].text == "The code word is heron."
         assert conv[-1] == UserText("what was the code word?") and len(conv) == 5
         assert second.turn_index == 2
-        assert second.totals == {"total_input_tokens": 37, "total_output_tokens": 9, "total_model_rounds": 3}
+        assert second.totals == {"total_input_tokens": 37, "total_output_tokens": 9, "total_model_rounds": 3,
+                                 "turns": 2}
         turns = rt.conversations.turns("default")
         assert [(t["turn_index"], t["terminal_kind"]) for t in turns] == [(1, "completed"), (2, "completed")]
 
@@ -76,3 +77,31 @@ def test_transcripts_are_scrubbed_of_secrets(rt: Runtime, monkeypatch) -> None:
     assert "sk-test-0123456789" not in str(rows)
     # the canonical envelope keeps the input as given (D6)
     assert call.input == {"cmd": "echo $DEMO_API_KEY"}
+
+
+def test_final_text_is_stored_scrubbed(rt: Runtime, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("MY_TOKEN", "tok-abcdefghijkl")
+    rt.providers.register(REF, ScriptedProvider([Step.text("the token is tok-abcdefghijkl")]))
+    r = rt.run_turn("what is the token?", model=REF)
+    assert r.terminal == "completed"
+    row = rt.conversations.turn(r.turn_id)
+    assert row["final_text"] == "the token is [redacted]"
+    raw = rt.store.query("SELECT COUNT(*) FROM turns WHERE final_text LIKE '%tok-abcdefghijkl%'")[0][0]
+    assert raw == 0
+
+
+def test_totals_count_turns_and_get_agent_reports_them(rt: Runtime) -> None:
+    assert rt.conversations.totals("default")["turns"] == 0
+    rt.providers.register(REF, ScriptedProvider([Step.text("one").with_usage(10, 2),
+                                                 Step.tool_use("c1", "GetAgent", {}).with_usage(5, 1),
+                                                 Step.text("two").with_usage(4, 4)]))
+    rt.run_turn("first", model=REF)
+    second = rt.run_turn("second", model=REF)
+    seen = second.tool_calls[0].envelope["result"]["agent"]  # GetAgent inside the second turn
+    assert seen["agent"]["turn_index"] == 2
+    assert seen["token_usage"] == {"input_tokens": 15, "output_tokens": 3, "total_tokens": 18}
+    assert rt.conversations.totals("default") == {"total_input_tokens": 19, "total_output_tokens": 7,
+                                                  "total_model_rounds": 3, "turns": 2}
+    agent = rt.call("GetAgent", {}).result["agent"]
+    assert agent["agent"]["turn_index"] == 2
+    assert agent["token_usage"] == {"input_tokens": 19, "output_tokens": 7, "total_tokens": 26}

@@ -36,7 +36,7 @@ def test_case2_tool_result_goes_back_and_usage_adds_up(rt: Runtime) -> None:
     # the model got exactly the receipt Runtime._finish_call rendered
     call = r.rounds[0].tool_calls[0]
     assert block.content == call.receipt and call.envelope["status"] == "success"
-    assert r.totals == {"total_input_tokens": 17, "total_output_tokens": 8, "total_model_rounds": 2}
+    assert r.totals == {"total_input_tokens": 17, "total_output_tokens": 8, "total_model_rounds": 2, "turns": 1}
     assert (r.usage.input_tokens, r.usage.output_tokens, len(r.rounds)) == (17, 8, 2)
     # the request carried the assistant round it answers, and every advertised tool
     assert isinstance(p.requests()[1].conversation[-2], AssistantBlocks)
