@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from holon_nb.runtime import ToolResult
@@ -26,3 +27,17 @@ def err(result: ToolResult, kind: str) -> dict[str, Any]:
     receipt = json.loads(result.full_receipt)
     assert receipt["ok"] is False and receipt["kind"] == kind and receipt["tool_name"] == env["tool_name"]
     return env["error"]
+
+
+def store_state(path: Path) -> dict[str, list]:
+    """Every table of a holon home's SQLite store except the tool-execution log and the (derived) memory
+    index, rows sorted: what a read-only call may not change."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                 if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))]
+        return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
+    finally:
+        db.close()

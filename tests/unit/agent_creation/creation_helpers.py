@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from _support import store_state
 from holon_nb.runtime import Runtime
 
 
@@ -40,12 +39,4 @@ def results(rt: Runtime, agent: str = "default") -> list[dict[str, Any]]:
     return [m for m in rt.work.queued(agent) if m["kind"] == "TaskResult"]
 
 
-def state(path: Path) -> dict[str, list]:
-    """Every table except the tool-execution log and the (derived) memory index."""
-    db = sqlite3.connect(path)
-    try:
-        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                 if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))]
-        return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
-    finally:
-        db.close()
+state = store_state

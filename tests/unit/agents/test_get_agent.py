@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 
-from _support import err, ok
+from _support import err, ok, store_state
 
 from holon_nb.runtime.core import _Context
 from holon_nb.tools.context import CallContext
@@ -13,20 +11,11 @@ from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.registry import REGISTRY
 
 
-def _state(path: Path) -> dict[str, list]:
-    """Every table except the tool-execution log and the (derived) memory index."""
-    db = sqlite3.connect(path)
-    try:
-        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                 if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))]
-        return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
-    finally:
-        db.close()
 
 
 def test_case_24_caller_summary_changes_nothing(rt) -> None:
     rt.call("ExecCommand", {"cmd": "true"})
-    before = _state(rt.store.path)
+    before = store_state(rt.store.path)
     agent = ok(rt.call("GetAgent", {}))["agent"]
     ident = agent["identity"]
     assert ident["agent_id"] == "default" and ident["profile_preset"] == "public_named"
@@ -43,7 +32,7 @@ def test_case_24_caller_summary_changes_nothing(rt) -> None:
                 "active_external_triggers", "recent_brief_count", "recent_event_count"):
         assert key in agent, key
     ok(rt.call("GetAgent", {"agent_id": "default"}))
-    assert _state(rt.store.path) == before
+    assert store_state(rt.store.path) == before
 
 
 def test_case_25_unknown_agent(rt) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from _support import err, ok
+from _support import err, ok, store_state
 
 from holon_nb import Runtime
 from holon_nb.runtime.memory_index import fts5_available
@@ -208,26 +208,17 @@ def test_search_without_fts5_is_a_typed_error(rt) -> None:
     assert ok(rt.call("MemoryGet", {"source_ref": "brief:brief_nofts"}))["memory"]["content"] == "still fetchable"
 
 
-def _state(path: Path) -> dict[str, list]:
-    """Every table except tool executions and the memory index (what a read-only call may not change)."""
-    db = sqlite3.connect(path)
-    try:
-        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                 if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))]
-        return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
-    finally:
-        db.close()
 
 
 def test_memory_tools_change_no_state(rt) -> None:
     rt.call("ExecCommand", {"cmd": "echo read-only-check"})
     _index(rt, "default", "brief:brief_ro", "read-only brief")
-    before = _state(rt.store.path)
+    before = store_state(rt.store.path)
     assert before["agents"]
     ok(rt.call("MemorySearch", {"query": "read-only"}))
     ok(rt.call("MemoryGet", {"source_ref": "brief:brief_ro"}))
     err(rt.call("MemoryGet", {"source_ref": "brief:brief_missing"}), "memory_source_not_found")
-    assert _state(rt.store.path) == before
+    assert store_state(rt.store.path) == before
 
 
 def test_a_new_runtime_on_the_same_home_still_finds_everything(tmp_path: Path, workspace: Path) -> None:
