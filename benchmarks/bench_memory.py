@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import save
+from _common import median_ms, save
 
 from holon_nb import Runtime
 
@@ -51,17 +50,6 @@ def _documents(n: int, seed: int = 7) -> list[str]:
         for i in rng.sample(range(n), min(count, n)):
             docs[i] += " " + word
     return docs
-
-
-def _median_ms(fn, runs: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(samples)
 
 
 def main(n: int = 100_000, runs: int = 21, rg_runs: int = 5) -> None:
@@ -92,10 +80,10 @@ def main(n: int = 100_000, runs: int = 21, rg_runs: int = 5) -> None:
             listed = subprocess.run([rg, "-l", "-i", "-F", "-w", word, str(files)], capture_output=True, text=True,
                                     check=False)
             assert len(listed.stdout.split()) == min(count, n), (label, len(listed.stdout.split()))
-            search_ms = _median_ms(lambda w=word: rt.call("MemorySearch", {"query": w, "limit": 10}), runs)
-            service_ms = _median_ms(lambda w=word: rt.memory.search("default", w, limit=10), runs)
-            rg_ms = _median_ms(lambda w=word: subprocess.run([rg, "-l", "-i", "-F", "-w", w, str(files)],
-                                                             capture_output=True, check=False), rg_runs, warmup=1)
+            search_ms = median_ms(lambda w=word: rt.call("MemorySearch", {"query": w, "limit": 10}), runs, warmup=2)
+            service_ms = median_ms(lambda w=word: rt.memory.search("default", w, limit=10), runs, warmup=2)
+            rg_ms = median_ms(lambda w=word: subprocess.run([rg, "-l", "-i", "-F", "-w", w, str(files)],
+                                                            capture_output=True, check=False), rg_runs, warmup=1)
             out["queries"][label] = {  # type: ignore[index]
                 "word": word, "matching_documents": min(count, n),
                 "memory_search_call_median_ms": round(search_ms, 2),

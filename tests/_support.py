@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +43,15 @@ def store_state(path: Path) -> dict[str, list]:
         return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
     finally:
         db.close()
+
+
+def eventually(check: Callable[[], Any], timeout: float = 20.0, step: float = 0.02) -> Any:
+    """Poll ``check`` until it returns a truthy value; fail after ``timeout`` seconds (not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached within {timeout} s")
+        time.sleep(step)

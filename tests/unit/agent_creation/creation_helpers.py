@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
-from _support import store_state
+from _support import eventually, store_state
 from holon_nb.runtime import Runtime
-
-
-def eventually(check: Callable[[], Any], timeout: float = 20.0, step: float = 0.02) -> Any:
-    """Poll ``check`` until it returns a truthy value; fail after ``timeout`` seconds (not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached within {timeout} s")
-        time.sleep(step)
 
 
 def task(rt: Runtime, task_id: str) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import json
 from typing import Any, Callable
 
 import pytest
-from _support import ok
-from creation_helpers import eventually, results, terminal
+from _support import eventually, ok
+from creation_helpers import results, terminal
 
 from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnRequest, TurnResponse, UserToolResults
 from holon_nb.providers.scripted import ScriptedProvider, Step

@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _support import err, ok
+from _support import err, eventually, ok
 from conftest import ScriptedRunner
-from creation_helpers import eventually, results, state, task, terminal
+from creation_helpers import results, state, task, terminal
 
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.agent_runs import ChildTurnOutcome

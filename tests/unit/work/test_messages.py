@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from _support import err, ok
-from work_helpers import count, eventually
+from _support import err, eventually, ok
+from work_helpers import count
 
 from holon_nb.runtime import Runtime
 

@@ -11,8 +11,8 @@ import textwrap
 import threading
 from pathlib import Path
 
-from _support import ok
-from work_helpers import eventually, open_runtime
+from _support import eventually, ok
+from work_helpers import open_runtime
 
 CHILD = textwrap.dedent("""
     import json, sys

@@ -9,8 +9,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from _support import err, ok
-from work_helpers import count, eventually, open_runtime
+from _support import err, eventually, ok
+from work_helpers import count, open_runtime
 
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.clock import fmt, parse, utcnow

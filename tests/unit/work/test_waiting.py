@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from _support import err, ok
-from work_helpers import count, eventually, view
+from _support import err, eventually, ok
+from work_helpers import count, view
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools.errors import ToolFailure

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +22,6 @@ def open_runtime(home: Path, workspace: Path) -> Runtime:
 def view(rt: Runtime, agent: str = "default", **execution: Any) -> Any:
     """The work plane as a direct call of ``agent`` sees it (for two-phase service tests)."""
     return rt.work.bind(CallContext(agent_id=agent, execution=execution))
-
-
-def eventually(check: Callable[[], Any], timeout: float = 15.0, step: float = 0.02) -> Any:
-    """Poll ``check`` until it returns a truthy value; fail after ``timeout`` seconds (not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached within {timeout} s")
-        time.sleep(step)
 
 
 def count(rt: Runtime, sql: str, params: tuple = ()) -> int:
