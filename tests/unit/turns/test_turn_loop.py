@@ -168,3 +168,18 @@ def test_every_call_of_a_round_is_answered_once_in_call_order(rt: Runtime) -> No
     assert all(isinstance(x, ToolResultBlock) for x in results)
     assert r.final_text == "done"  # narration of tool rounds is not the final text
     assert REF == r.model_ref
+
+
+def test_agents_case31_private_child_is_not_offered_authority_expanding_tools(rt: Runtime, tmp_path: Path) -> None:
+    """Agents spec §7 case 31, in a model round: not advertised, not executed, no binding added."""
+    rt.store.ensure_agent("child_31", "private_child", parent_id="default")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    before = rt.call("GetWorkspaceState", {}, agent="child_31").result["attached_workspace_ids"]
+    r, p = turn(rt, Step.tool_use("c1", "AttachWorkspace", {"path": str(other)}), Step.text("ok"), agent="child_31")
+    offered = {t.name for t in p.requests()[0].tools}
+    assert "AttachWorkspace" not in offered and "ExecCommand" in offered
+    rec = receipt(r.rounds[0].tool_calls[0])
+    assert rec["kind"] == "tool_not_exposed_for_round" and rec["details"]["tool_name"] == "AttachWorkspace"
+    assert rt.call("GetWorkspaceState", {}, agent="child_31").result["attached_workspace_ids"] == before
+    assert r.terminal == "completed"
