@@ -89,7 +89,7 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
         new_code_cell("%workspace attach $project"),
         new_code_cell("%workspace switch $project"),
-        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 4'),
+        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
         new_markdown_cell(
             "## The agent's turn\n\n"
             "The turn creates a work item, reproduces the failure, reads the code, patches it, starts the tests as a\n"
@@ -115,7 +115,7 @@ def build() -> nbformat.NotebookNode:
             "patch = next(c.input[\"patch\"] for c in (c for r in holon_nb.agent_turns()[0].rounds for c in r.tool_calls)\n"
             "             if c.name == \"ApplyPatch\")\n"
             "rt.call(\"ApplyPatch\", {\"patch\": patch})"),
-        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 2'),
+        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
         new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
     ]
     nb = new_notebook(cells=cells)
