@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
+from ..providers.catalog import ProviderConfigError, check_provider_settings
 from ..runtime import RuntimeSettings
 
 __all__ = ["SETTING_TRAITS", "HolonNB"]
@@ -31,6 +32,7 @@ SETTING_TRAITS = (
     "patch_outside_workspace",
     "approval",
     "approval_timeout_s",
+    "providers",
 )
 
 
@@ -85,6 +87,14 @@ class HolonNB(Configurable):
         help="Model ref (provider@endpoint/model) of %%agent turns; empty means $HOLON_MODEL.",
     ).tag(config=True)
 
+    providers = Dict(
+        help="Model providers by id, for %%agent turns and %models: {\"<id>\": {\"transport\": "
+             "\"openai_chat_completions\", \"base_url\": \"http://127.0.0.1:8000/v1\", \"auth\": {\"source\": "
+             "\"env\", \"env\": \"MY_KEY\"}}}. A built-in id (openai, ollama, vllm, …) takes just the settings "
+             "to change; a new id needs transport and base_url. Keys never go here: auth.env names the "
+             "environment variable holding one. Entries replace those of $HOLON_NB_PROVIDERS.",
+    ).tag(config=True)
+
     cassette = Unicode(
         "",
         help="Record/replay cassette of %%agent turns (a .jsonl path, relative to the notebook's directory); "
@@ -117,6 +127,16 @@ class HolonNB(Configurable):
         if value < 1:
             # TraitError (not ValueError): traitlets then keeps the old value instead of the rejected one
             raise TraitError(f"HolonNB.{proposal['trait'].name} must be at least 1, got {value}")
+        return value
+
+    @validate("providers")
+    def _check_providers(self, proposal: Any) -> dict[str, Any]:
+        value = proposal["value"]
+        for provider_id, settings in value.items():
+            try:
+                check_provider_settings(provider_id, settings)
+            except ProviderConfigError as exc:
+                raise TraitError(f"HolonNB.providers: {exc}") from None
         return value
 
     @validate("live_update_hz")

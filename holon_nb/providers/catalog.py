@@ -22,7 +22,7 @@ from .refs import DEFAULT_ENDPOINT, ModelRef
 
 __all__ = ["TRANSPORTS", "SUPPORTED_TRANSPORTS", "ProviderDefinition", "ResolvedProvider", "ProviderConfigError",
            "BUILTIN_PROVIDERS", "builtin_provider", "legacy_aliases", "base_url_env_name", "resolve_provider",
-           "timeouts_from_env"]
+           "timeouts_from_env", "check_provider_settings", "PROVIDER_SETTING_KEYS"]
 
 #: Transport wire names (closed set, §2.2).
 TRANSPORTS = frozenset({"openai_codex_responses", "openai_responses", "openai_chat_completions",
@@ -255,6 +255,72 @@ def _claude_settings_env(environ: Mapping[str, str], path: str | Path | None) ->
         return {}
     env = data.get("env") if isinstance(data, dict) else None
     return {k: v for k, v in env.items() if isinstance(v, str)} if isinstance(env, dict) else {}
+
+
+#: Keys one provider's settings may hold (``resolve_provider``'s config, plus the catalog's ``models``).
+PROVIDER_SETTING_KEYS = frozenset({
+    "transport", "base_url", "auth", "local_tolerances", "send_prompt_cache_key", "send_strict_flag",
+    "schema_contract", "stream", "reasoning_effort", "max_output_tokens", "models"})
+_SECRET_KEYS = ("api_key", "apikey", "token", "secret", "password", "auth_token", "key")
+_BOOL_KEYS = ("local_tolerances", "send_prompt_cache_key", "send_strict_flag", "stream")
+
+
+def check_provider_settings(provider_id: Any, settings: Any) -> None:
+    """Check one entry of a provider configuration before it is used (turn-loop spec §2.2).
+
+    Args:
+        provider_id: ``"<id>"`` or ``"<id>@<endpoint>"`` (lowercase ASCII, digits, ``-``, ``_``).
+        settings: ``{transport?, base_url?, auth?: {source?, kind?, env?}, local_tolerances?, …, models?}``;
+            a provider the built-in catalog lacks needs ``transport`` and ``base_url``.
+
+    Raises:
+        ProviderConfigError: naming the provider and the first problem: a bad id, a non-mapping, an
+            unknown key, a transport outside the closed set, a base URL that is not ``http(s)://…``, an
+            unknown auth source or kind, a secret value (secrets never live in config: name the
+            environment variable in ``auth.env``), or a non-boolean flag.
+    """
+    from .refs import _ID  # the id grammar of model refs
+
+    if not isinstance(provider_id, str) or not all(_ID.match(part) for part in provider_id.split("@", 1)) \
+            or provider_id.count("@") > 1:
+        raise ProviderConfigError(f"provider id {provider_id!r} is not <id> or <id>@<endpoint> "
+                                  "(lowercase letters, digits, '-', '_')")
+    where = f"provider {provider_id!r}"
+    if not isinstance(settings, Mapping):
+        raise ProviderConfigError(f"{where}: settings must be a mapping, got {type(settings).__name__}")
+    unknown = sorted(set(settings) - PROVIDER_SETTING_KEYS)
+    for key in (*unknown, *((settings.get("auth") or {}) if isinstance(settings.get("auth"), Mapping) else {})):
+        if str(key).lower() in _SECRET_KEYS:
+            raise ProviderConfigError(f"{where} holds {key!r}: secrets never live in config; name the environment "
+                                      "variable that holds it in auth.env")
+    if unknown:
+        known = ", ".join(sorted(PROVIDER_SETTING_KEYS))
+        raise ProviderConfigError(f"{where}: unknown setting {unknown[0]!r} (known: {known})")
+    family, _, endpoint = provider_id.partition("@")
+    builtin = builtin_provider(family, endpoint or DEFAULT_ENDPOINT) is not None or family in legacy_aliases()
+    if not builtin and not ("transport" in settings and "base_url" in settings):
+        raise ProviderConfigError(f"{where} is not in the built-in catalog: give it a transport and a base_url")
+    if "transport" in settings and settings["transport"] not in TRANSPORTS:
+        raise ProviderConfigError(f"{where}: transport {settings['transport']!r} is not one of {sorted(TRANSPORTS)}")
+    url = settings.get("base_url")
+    if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://")) and len(url) > 8):
+        raise ProviderConfigError(f"{where}: base_url must be an http:// or https:// URL, got {url!r}")
+    auth = settings.get("auth", {})
+    if not isinstance(auth, Mapping):
+        raise ProviderConfigError(f"{where}: auth must be a mapping {{source, kind, env}}")
+    if auth.get("source", "env") not in _AUTH_SOURCES:
+        raise ProviderConfigError(f"{where}: auth.source {auth.get('source')!r} is not one of {sorted(_AUTH_SOURCES)}")
+    if auth.get("kind", "none") not in _AUTH_KINDS:
+        raise ProviderConfigError(f"{where}: auth.kind {auth.get('kind')!r} is not one of {sorted(_AUTH_KINDS)}")
+    env = auth.get("env")
+    names = env if isinstance(env, list) else [env]
+    if env is not None and not all(isinstance(e, str) for e in names):
+        raise ProviderConfigError(f"{where}: auth.env must name an environment variable (or a list of names)")
+    for key in _BOOL_KEYS:
+        if key in settings and not isinstance(settings[key], bool):
+            raise ProviderConfigError(f"{where}: {key} must be true or false, got {settings[key]!r}")
+    if "models" in settings and not isinstance(settings["models"], list):
+        raise ProviderConfigError(f"{where}: models must be a list of model ids or {{id, display_name, …}}")
 
 
 def _provider_overrides(config: Mapping[str, Any] | None, ref: ModelRef, legacy: str | None) -> dict[str, Any]:

@@ -8,8 +8,9 @@ live environment (a key set in a cell counts at the next call):
    ``openai`` and ``anthropic`` (:data:`KNOWN_MODELS`);
 2. custom providers: the provider configuration the runtime resolves routes with
    (``{"providers": {"<id>" | "<id>@<endpoint>": {transport, base_url, auth, …}}}``, the
-   format of :func:`holon_nb.providers.catalog.resolve_provider`), from the constructor or
-   the ``HOLON_NB_PROVIDERS`` environment variable (JSON), each entry optionally listing its
+   format of :func:`holon_nb.providers.catalog.resolve_provider`), from the ``HOLON_NB_PROVIDERS``
+   environment variable (JSON), the runtime's settings (``%config HolonNB.providers``) and the
+   constructor, in that order (see :func:`provider_config`), each entry optionally listing its
    ``models`` (ids, or ``{id, display_name?, enabled?, context_window_tokens?}``);
 3. the model lineage: ``HOLON_MODEL`` and ``HOLON_MODEL_FALLBACKS`` name models that are
    listed even when no catalog knows them (``metadata_source: "unknown_fallback"``).
@@ -41,11 +42,12 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..providers.catalog import (
-    BUILTIN_PROVIDERS, SUPPORTED_TRANSPORTS, TRANSPORTS, ProviderConfigError, base_url_env_name, resolve_provider,
+    BUILTIN_PROVIDERS, SUPPORTED_TRANSPORTS, TRANSPORTS, ProviderConfigError, base_url_env_name,
+    check_provider_settings, resolve_provider,
 )
 from ..providers.refs import DEFAULT_ENDPOINT, ModelRef, ModelRefError, parse_model_list, parse_model_ref
 
-__all__ = ["CatalogModel", "CatalogProvider", "ModelCatalogService", "config_from_env", "group_id",
+__all__ = ["CatalogModel", "CatalogProvider", "ModelCatalogService", "config_from_env", "provider_config", "group_id",
            "builtin_catalog", "KNOWN_MODELS", "PROVIDERS_ENV"]
 
 log = logging.getLogger("holon_nb.model_catalog")
@@ -151,12 +153,19 @@ def builtin_catalog() -> tuple[CatalogProvider, ...]:
 
 # ------------------------------------------------------------------ configured providers
 
-def config_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+def config_from_env(environ: Mapping[str, str], *, strict: bool = False) -> dict[str, Any]:
     """Parse ``HOLON_NB_PROVIDERS``: ``{"providers": {…}}`` or the inner ``{id: settings}`` mapping.
 
+    Args:
+        environ: The environment to read.
+        strict: Raise on a malformed value (a turn about to use it) instead of logging and ignoring it
+            (listing, which must keep working).
+
     Returns:
-        ``{"providers": {...}}`` (empty when unset or malformed: a malformed value is logged, never
-        raised — listing keeps working).
+        ``{"providers": {...}}`` (empty when unset, or malformed and not ``strict``).
+
+    Raises:
+        ProviderConfigError: ``strict`` and the value is not a JSON object of provider id -> settings.
     """
     text = (environ.get(PROVIDERS_ENV) or "").strip()
     if not text:
@@ -164,14 +173,45 @@ def config_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        log.warning("%s is not valid JSON (%s); custom providers ignored", PROVIDERS_ENV, exc)
-        return {"providers": {}}
+        return _malformed(f"{PROVIDERS_ENV} is not valid JSON ({exc})", strict)
     if isinstance(data, dict) and isinstance(data.get("providers"), dict):
         data = data["providers"]
     if not isinstance(data, dict):
-        log.warning("%s must be a JSON object of provider id -> settings; ignored", PROVIDERS_ENV)
-        return {"providers": {}}
+        return _malformed(f"{PROVIDERS_ENV} must be a JSON object of provider id -> settings", strict)
     return {"providers": data}
+
+
+def _malformed(message: str, strict: bool) -> dict[str, Any]:
+    if strict:
+        raise ProviderConfigError(message)
+    log.warning("%s; custom providers ignored", message)
+    return {"providers": {}}
+
+
+def provider_config(environ: Mapping[str, str], configured: Mapping[str, Any] | None = None, *,
+                    strict: bool = False) -> dict[str, Any]:
+    """The provider configuration routes are resolved with: ``HOLON_NB_PROVIDERS``, then ``configured``.
+
+    Args:
+        environ: The environment (``HOLON_NB_PROVIDERS``, JSON).
+        configured: ``{id: settings}`` from the runtime's settings (``%config HolonNB.providers``); an
+            entry replaces the environment's entry of the same id.
+        strict: Check every entry with :func:`~holon_nb.providers.catalog.check_provider_settings` and
+            raise on the first malformed one (a turn is about to use them). Otherwise entries are
+            returned unchecked: listing shows a misconfigured provider as unavailable
+            (``provider_config_error``) and leaves out only what it cannot name.
+
+    Returns:
+        ``{"providers": {id: settings}}``.
+
+    Raises:
+        ProviderConfigError: ``strict`` and an entry (or the variable) is malformed; the message names it.
+    """
+    merged = {**config_from_env(environ, strict=strict)["providers"], **dict(configured or {})}
+    if strict:
+        for key, settings in merged.items():
+            check_provider_settings(key, settings)
+    return {"providers": merged}
 
 
 def _config_model(raw: Any) -> CatalogModel | None:
@@ -251,7 +291,8 @@ class ModelCatalogService:
         rt: The runtime (kept for the service protocol of ``Runtime``; unused).
         environ: Environment to read; None means the live ``os.environ``.
         config: Provider configuration (``{"providers": {…}}``, as for ``resolve_provider``); its
-            entries come after those of ``HOLON_NB_PROVIDERS`` and win over them.
+            entries come after those of ``HOLON_NB_PROVIDERS`` and of ``rt.settings.providers``
+            (``%config HolonNB.providers``) and win over them.
     """
 
     def __init__(self, rt: Any = None, *, environ: Mapping[str, str] | None = None,
@@ -278,7 +319,8 @@ class ModelCatalogService:
 
     # ---------------------------------------------------------------- building the view
     def _view(self) -> _View:
-        config = {"providers": {**config_from_env(self.environ)["providers"], **self._config}}
+        settings = getattr(getattr(self._rt, "settings", None), "providers", None) or {}
+        config = provider_config(self.environ, {**settings, **self._config})
         view = _View(config=config, providers=_apply_config(builtin_catalog(), config["providers"]))
         seen: set[tuple[str, str]] = set()
         for p in view.providers:

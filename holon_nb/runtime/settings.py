@@ -9,6 +9,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 __all__ = ["RuntimeSettings", "resolve_home"]
 
@@ -51,6 +52,10 @@ class RuntimeSettings:
             execution root) or ``always`` (see :mod:`holon_nb.runtime.approvals`).
         approval_timeout_s: Seconds an approval question waits for an answer before the call is denied
             (``approval_denied``, "no answer came within N s"); ``<= 0`` waits forever.
+        providers: Provider configuration by id, ``{"<id>" | "<id>@<endpoint>": {transport, base_url,
+            auth: {source, kind, env}, …}}`` (turn-loop spec §2.2; secrets never live here, only the names
+            of the variables holding them); entries replace those of ``$HOLON_NB_PROVIDERS``. Used to
+            resolve turn models and by ListModelProviders.
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -61,6 +66,7 @@ class RuntimeSettings:
     extra_secrets: tuple[str, ...] = ()
     approval: str = "never"
     approval_timeout_s: float = 120.0
+    providers: Mapping[str, Any] = field(default_factory=dict)
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

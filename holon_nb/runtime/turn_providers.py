@@ -11,7 +11,8 @@
    The loaded provider is installed for that ref, so later turns continue the same script
    (``rt.providers.unregister(ref)`` starts it over);
 3. ``holon_nb.providers.factory.build_provider(ref)`` (real transports; keys and base URLs from the
-   environment).
+   environment, custom providers from ``$HOLON_NB_PROVIDERS`` and ``rt.settings.providers``, see
+   :func:`~holon_nb.runtime.model_catalog.provider_config`).
 
 The turn then talks to a :class:`~holon_nb.providers.lineage.LineageProvider` whose head is that
 provider and whose fallbacks come from ``$HOLON_MODEL_FALLBACKS`` (scripted refs have none); the
@@ -145,7 +146,10 @@ class ProviderRegistry:
         except ImportError as exc:  # the transports are not installed in this checkout
             raise ModelRefError(f"no provider registered for {ref!r}, and the provider factory is unavailable "
                                 f"({exc})") from None
-        return build_provider(ref, environ=self.environ, delta_listener=delta_listener)
+        from .model_catalog import provider_config
+
+        config = provider_config(self.environ, getattr(self.rt.settings, "providers", None), strict=True)
+        return build_provider(ref, environ=self.environ, config=config, delta_listener=delta_listener)
 
     def is_installed(self, provider: Any) -> bool:
         """True when ``provider`` was registered (the runtime does not close it after a turn)."""

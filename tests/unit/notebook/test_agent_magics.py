@@ -154,3 +154,21 @@ def test_unanswered_approval_is_withdrawn_and_denied_after_the_timeout(ip: Any, 
     assert "withdrawn" in question.children[0].value
     assert all(b.disabled for b in question.children[1].children)
     assert run.result.terminal == "completed"
+
+
+def test_config_providers_reaches_agent_turns_and_refuses_secrets(ip: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from unit.providers.payloads import chat_text
+    from unit.providers.servers import Reply, WireServer
+
+    with WireServer() as wire:
+        wire.script(Reply(json=chat_text("served by the lab box")))
+        ip.run_line_magic("config", "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
+                                    f"'base_url': '{wire.base_url}/v1', 'auth': {{'source': 'none'}}}}}}")
+        assert _session().rt.settings.providers["lab"]["base_url"] == wire.base_url + "/v1"
+        run, _ = _run_agent(ip, "--model lab/qwen3 --wait", "hello lab")
+        assert run.result.terminal == "completed" and run.result.final_text == "served by the lab box"
+        assert wire.requests[0].json["model"] == "qwen3"
+    # a key in config is refused with a clear message and the earlier value stays
+    ip.run_line_magic("config", "HolonNB.providers = {'lab': {'api_key': 'sk-live-0123456789'}}")
+    assert "secrets never live in config" in caplog.text  # %config logs the TraitError; the value is not taken
+    assert "api_key" not in _session().rt.settings.providers["lab"]

@@ -1,0 +1,118 @@
+"""Custom providers from configuration reach the turn loop (turn-loop spec §2.2): an id the built-in catalog
+lacks, configured in ``$HOLON_NB_PROVIDERS`` or ``rt.settings.providers`` (``%config HolonNB.providers``), is
+both listed and used by a turn; malformed configuration is a clear error before any request is sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+import pytest
+
+from unit.providers.payloads import chat_text
+from unit.providers.servers import Reply, WireServer
+
+from holon_nb.providers.catalog import ProviderConfigError, check_provider_settings
+from holon_nb.runtime import Runtime
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    with WireServer() as srv:
+        yield srv
+
+
+def _lab(wire: WireServer, **extra: object) -> dict[str, object]:
+    return {"transport": "openai_chat_completions", "base_url": wire.base_url + "/v1",
+            "auth": {"source": "env", "kind": "bearer_token", "env": "LAB_KEY"}, **extra}
+
+
+def test_a_provider_configured_in_the_environment_runs_a_turn(rt: Runtime, wire: WireServer, monkeypatch) -> None:
+    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps({"lab": _lab(wire)}))
+    monkeypatch.setenv("LAB_KEY", "lab-secret-key-0001")
+    wire.script(Reply(json=chat_text("hello from the lab")))
+    r = rt.run_turn("hi", model="lab/qwen3:8b")
+    assert r.terminal == "completed" and r.final_text == "hello from the lab"
+    (req,) = wire.requests
+    assert req.path == "/v1/chat/completions" and req.json["model"] == "qwen3:8b"
+    assert req.headers["authorization"] == "Bearer lab-secret-key-0001"
+
+
+def test_a_provider_configured_in_settings_is_listed_and_runs_a_turn(rt: Runtime, wire: WireServer,
+                                                                     monkeypatch) -> None:
+    monkeypatch.delenv("HOLON_NB_PROVIDERS", raising=False)
+    monkeypatch.setenv("LAB_KEY", "lab-secret-key-0002")
+    rt.settings = rt.settings.replace(providers={"lab": _lab(wire, models=["qwen3:8b"])})
+    listed = rt.call("ListProviderModels", {"provider": "lab"}, raise_on_error=True).result
+    assert [m["model_ref"] for m in listed["models"]] == ["lab/qwen3:8b"]
+    wire.script(Reply(json=chat_text("configured in settings")))
+    r = rt.run_turn("hi", model="lab/qwen3:8b")
+    assert r.final_text == "configured in settings" and len(wire.requests) == 1
+
+
+def test_settings_replace_the_environment_entry_of_the_same_id(rt: Runtime, wire: WireServer, monkeypatch) -> None:
+    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps(
+        {"lab": {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:9/v1",
+                 "auth": {"source": "none"}}}))
+    rt.settings = rt.settings.replace(providers={"lab": {**_lab(wire), "auth": {"source": "none"}}})
+    wire.script(Reply(json=chat_text("settings won")))
+    assert rt.run_turn("hi", model="lab/m").final_text == "settings won"
+
+
+def test_a_built_in_provider_takes_just_a_new_base_url(rt: Runtime, wire: WireServer, monkeypatch) -> None:
+    monkeypatch.delenv("HOLON_OLLAMA_BASE_URL", raising=False)
+    rt.settings = rt.settings.replace(providers={"ollama": {"base_url": wire.base_url + "/v1"}})
+    wire.script(Reply(json=chat_text("ollama elsewhere")))
+    assert rt.run_turn("hi", model="ollama/llama3").final_text == "ollama elsewhere"
+    assert wire.requests[0].json["model"] == "llama3"
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("{not json", "HOLON_NB_PROVIDERS is not valid JSON"),
+    ('["lab"]', "must be a JSON object of provider id -> settings"),
+    ('{"lab": {"base_url": "http://127.0.0.1:9/v1"}}', "give it a transport and a base_url"),
+    ('{"lab": {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-1"}}',
+     "secrets never live in config"),
+])
+def test_malformed_environment_configuration_fails_the_turn_with_its_reason(rt: Runtime, wire: WireServer,
+                                                                            monkeypatch, value: str,
+                                                                            needle: str) -> None:
+    monkeypatch.setenv("HOLON_NB_PROVIDERS", value)
+    with pytest.raises(ProviderConfigError) as info:
+        rt.run_turn("hi", model="lab/m")
+    assert needle in str(info.value)
+    assert wire.requests == []
+    # listing keeps working: built-ins stay listed, and a nameable misconfigured entry shows as unavailable
+    listed = rt.call("ListModelProviders", {"include_unavailable": True}, raise_on_error=True).result["providers"]
+    assert "openai" in {p["id"] for p in listed}
+    assert all(p["availability"] == "unavailable" for p in listed if p["id"] == "lab")
+
+
+@pytest.mark.parametrize("provider_id, settings, needle", [
+    ("Lab", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id> or <id>@<endpoint>"),
+    ("lab@a@b", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id>"),
+    ("lab", "http://h/v1", "settings must be a mapping"),
+    ("lab", {"transport": "grpc", "base_url": "http://h/v1"}, "transport 'grpc' is not one of"),
+    ("ollama", {"base_url": "127.0.0.1:11434"}, "base_url must be an http:// or https:// URL"),
+    ("ollama", {"stream": "yes"}, "stream must be true or false"),
+    ("ollama", {"bse_url": "http://h/v1"}, "unknown setting 'bse_url'"),
+    ("openai", {"auth": {"env": "OPENAI_API_KEY", "token": "sk-live"}}, "secrets never live in config"),
+    ("openai", {"auth": {"source": "keychain"}}, "auth.source 'keychain' is not one of"),
+    ("openai", {"auth": {"env": 3}}, "auth.env must name an environment variable"),
+    ("ollama", {"models": "llama3"}, "models must be a list"),
+])
+def test_check_provider_settings_names_the_problem(provider_id: object, settings: object, needle: str) -> None:
+    with pytest.raises(ProviderConfigError) as info:
+        check_provider_settings(provider_id, settings)
+    assert needle in str(info.value)
+
+
+@pytest.mark.parametrize("provider_id, settings", [
+    ("lab", {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:8000/v1"}),
+    ("lab@eu", {"transport": "anthropic_messages", "base_url": "https://eu.example/anthropic",
+                "auth": {"source": "env", "kind": "api_key", "env": ["LAB_EU_KEY", "LAB_KEY"]}}),
+    ("openai", {"base_url": "https://proxy.example/v1", "stream": True, "models": ["gpt-x"]}),
+    ("openrouter", {"send_strict_flag": False, "schema_contract": "strict"}),
+])
+def test_check_provider_settings_accepts_valid_entries(provider_id: str, settings: dict) -> None:
+    check_provider_settings(provider_id, settings)
