@@ -6,6 +6,7 @@ envelope), §1.8.3 (text-only obligations); agents spec §2, §5.1 rule 7, §5.1
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -13,7 +14,7 @@ from ..providers.base import ToolResultBlock, ToolUseBlock
 from .waiting import StagedWait
 
 __all__ = ["CallEffect", "Obligation", "ToolCallRecord", "ToolOutcome", "TurnCall", "TurnCancelled", "call_effect",
-           "outcome_of", "report_candidate"]
+           "outcome_of", "report_candidate", "unique_call_ids"]
 
 
 @dataclass
@@ -170,6 +171,40 @@ def call_effect(env: dict[str, Any]) -> CallEffect:
     if result.get("terminal_transition") is True:
         return CallEffect(batch_stop=True, ends_turn=True)
     return CallEffect()
+
+
+def unique_call_ids(blocks: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[str, str]]]:
+    """Give every tool call of one response its own id, so each is executed and answered once (§1.5).
+
+    Some OpenAI-compatible servers repeat an id within one response (``call_0`` twice). Executing both
+    under one id would answer that id twice, which providers reject on the next request. A repeated id
+    becomes ``<id>_<n>`` (n = 2, 3, …, skipping ids already present) in the round's blocks, so the
+    assistant message sent back and the results agree. Renaming is deterministic: a replayed cassette
+    renames the same way.
+
+    Args:
+        blocks: The response's blocks (text, thinking, tool calls) in order.
+
+    Returns:
+        ``(blocks, renamed)``: the blocks (the same tuple when nothing repeats) and ``(old, new)`` pairs.
+    """
+    ids = [b.id for b in blocks if isinstance(b, ToolUseBlock)]
+    if len(set(ids)) == len(ids):
+        return blocks, []
+    taken, seen, renamed, out = set(ids), set(), [], []
+    for block in blocks:
+        if isinstance(block, ToolUseBlock):
+            if block.id in seen:
+                n = 2
+                while f"{block.id}_{n}" in taken:
+                    n += 1
+                new = f"{block.id}_{n}"
+                taken.add(new)
+                renamed.append((block.id, new))
+                block = dataclasses.replace(block, id=new)
+            seen.add(block.id)
+        out.append(block)
+    return tuple(out), renamed
 
 
 def report_candidate(blocks: tuple[Any, ...], call_index: int) -> str:

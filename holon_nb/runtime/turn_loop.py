@@ -14,8 +14,10 @@ fallback, plain failure); cancellation; a prompt that cannot fit (``baseline_ove
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -30,6 +32,7 @@ from ..tools.spec import Profile
 from .store import now_rfc3339
 from .turn_calls import (
     CallEffect, Obligation, ToolCallRecord, TurnCall, TurnCancelled, call_effect, outcome_of, report_candidate,
+    unique_call_ids,
 )
 from .turn_prompts import (
     CONTEXT_LENGTH_NOTICE, CONTINUE_PROMPT, CORRECTIVE_PROMPTS, MAX_OUTPUT_RECOVERIES, STALE_WORK_ITEM_ROUNDS,
@@ -37,6 +40,8 @@ from .turn_prompts import (
 )
 from .turn_records import RoundRecord, TurnHooks, TurnResult
 from .turn_tools import TurnToolExecutor
+
+log = logging.getLogger("holon_nb.turns")
 
 if TYPE_CHECKING:
     from .core import Runtime
@@ -243,6 +248,11 @@ class TurnLoop:
                     return self._provider_failed(exc, number)
             if response is None:  # cancel() interrupted the provider request (or its backoff)
                 return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
+            blocks, renamed = unique_call_ids(response.blocks)
+            if renamed:
+                log.warning("round %d: the model repeated tool-call ids; renamed %s", number,
+                            ", ".join(f"{old}->{new}" for old, new in renamed))
+                response = dataclasses.replace(response, blocks=blocks)
             rnd = RoundRecord(number, response.blocks, response.text, response.stop_reason, response.usage,
                               timeline=timeline.to_dict() if timeline is not None else None)
             self._record_response(rnd, response, timeline)
