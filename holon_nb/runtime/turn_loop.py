@@ -100,6 +100,7 @@ class TurnLoop:
         self.last_reminder_round: int | None = None
         self._open_round: RoundRecord | None = None
         self._open_calls: list[ToolUseBlock] = []
+        self.sleep_duration_ms: int | None = None  # a round made only of Sleep calls: its last positive delay
         self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services
@@ -294,6 +295,8 @@ class TurnLoop:
                                         else rnd.text, effect.reason)
                 return self._finish("completed", rnd.text, "terminal_transition")
             if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
+                durations = [(c.envelope.get("result") or {}).get("duration_ms") for c in rnd.tool_calls]
+                self.sleep_duration_ms = next((d for d in reversed(durations) if isinstance(d, int) and d > 0), None)
                 return self._finish("completed", rnd.text or self._last_text(), "sleep")
 
     # ------------------------------------------------------------ provider
@@ -549,7 +552,8 @@ class TurnLoop:
                             terminal=self.terminal or "aborted", reason=self.reason, final_text=self.final_text,
                             rounds=list(self.rounds), usage=self.usage, aggregated_usage=self.aggregated,
                             model_ref=self.model_ref, error=self.error,
-                            totals=self.service.conversations.totals(self.agent_id))
+                            totals=self.service.conversations.totals(self.agent_id),
+                            sleep_duration_ms=self.sleep_duration_ms)
         self.emit("turn_terminal", terminal=result.terminal, reason=result.reason, final_text=result.final_text,
                   usage=result.usage.to_dict(), usage_totals=result.totals, error=result.error)
         return result

@@ -81,6 +81,8 @@ class TurnResult:
         error: The provider failure's message for a turn that failed, else None.
         totals: The agent's totals after the turn (``total_input_tokens``, ``total_output_tokens``,
             ``total_model_rounds``, ``turns``).
+        sleep_duration_ms: For a turn ended by a round of legacy ``Sleep`` calls (reason ``sleep``), the
+            last positive ``duration_ms`` among them (milliseconds), else None (§1.8.4).
     """
 
     turn_id: str
@@ -95,6 +97,7 @@ class TurnResult:
     model_ref: str
     error: str | None = None
     totals: dict[str, int] = field(default_factory=dict)
+    sleep_duration_ms: int | None = None
 
     @property
     def ok(self) -> bool:

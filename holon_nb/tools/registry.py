@@ -58,12 +58,12 @@ class Registry:
 
 def _builtin() -> Registry:
     from . import agents, apply_patch, commands, memory, messages, models, tasks, timers, waiting, work_items, workspaces
-    from . import agent_creation
+    from . import agent_creation, sleep
 
     return Registry((
         *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,
         *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *messages.MESSAGE_SPECS, *agents.SPECS, *agent_creation.SPECS,
-        *memory.SPECS, *models.SPECS,
+        *memory.SPECS, *models.SPECS, *sleep.SPECS,
     ))
 
 
