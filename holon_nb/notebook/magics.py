@@ -25,8 +25,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..runtime import ToolResult
+from ..runtime.core import DEFAULT_AGENT_ID
 from .display import Note, show_result
-from .parsing import interpret_escapes, split_verbatim
+from .parsing import interpret_escapes, split_verbatim, unquote
 from .status import config_table, status_table, tools_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,22 +71,38 @@ class HolonMagics(SessionMagics):
     # ------------------------------------------------------------ %holon
     @line_magic
     @magic_arguments()
-    @argument("subcommand", nargs="?", default="status", choices=("status", "tools", "config", "wait"),
+    @argument("subcommand", nargs="?", default="status", choices=("status", "tools", "config", "wait", "say"),
               help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
-                   "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts.")
+                   "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts; "
+                   "say: tell a running agent turn something (an operator interjection).")
+    @argument("text", nargs="*", help="For `say`: the message (quote it, or write it as is).")
     @argument("--timeout", type=float, default=None,
               help="For `wait`: longest wait in seconds (default: no limit).")
+    @argument("--agent", default=None, help="For `say`: the agent (default: default).")
     def holon(self, line: str) -> None:
-        """Inspect the holon_nb runtime or wait for its background tasks.
+        """Inspect the holon_nb runtime, wait for its background tasks, or interject in an agent's turn.
+
+        ``say`` queues an operator interjection (turn-loop spec §1.8.4): a running turn of that agent
+        (``%%agent`` without ``--wait`` runs in the background) reads it at its next safe point, as
+        follow-up user text; with no turn running, the agent's next turn reads it.
 
         Examples::
 
             %holon status
             %holon tools
             %holon wait --timeout 30
+            %holon say "also run the slow tests"
         """
-        args = parse_argstring(self.holon, line)
         s = self._session
+        words = line.split(None, 1)
+        if words and words[0] == "say":
+            self._say(words[1] if len(words) > 1 else "")
+            return
+        args = parse_argstring(self.holon, line)
+        if args.subcommand == "say":  # reached only through options before it: %holon --agent x say …
+            raise UsageError('write %holon say [--agent ID] "message"')
+        if args.text:
+            raise UsageError(f"%holon {args.subcommand} takes no text (got {' '.join(args.text)!r})")
         if args.subcommand == "wait":
             from . import wait_and_report
 
@@ -98,6 +115,26 @@ class HolonMagics(SessionMagics):
             display(config_table(s.config, s.rt.settings))
         else:
             display(status_table(s.rt, s.live.tracks()))
+
+    def _say(self, rest: str) -> None:
+        """``%holon say [--agent ID] TEXT``: queue an operator interjection (turn-loop spec §1.8.4)."""
+        s = self._session
+        agent = DEFAULT_AGENT_ID
+        rest = rest.strip()
+        if rest.startswith("--agent"):
+            parts = rest.split(None, 2)
+            if len(parts) < 2 or parts[0] not in ("--agent",):
+                raise UsageError('%holon say --agent needs an agent id: %holon say --agent reviewer "…"')
+            agent, rest = unquote(parts[1]), parts[2] if len(parts) > 2 else ""
+        text = unquote(rest.strip()).strip()
+        if not text:
+            raise UsageError('%holon say needs a message: %holon say "also run the slow tests"')
+        if s.rt.store.agent(agent) is None:
+            raise UsageError(f"%holon say: no agent {agent!r} (%agents lists them)")
+        message = s.rt.turns.interject(text, agent=agent)
+        running = s.rt.turns.active(agent) is not None
+        when = "the running turn reads it at its next step" if running else "no turn is running; its next turn reads it"
+        display(Note(f"interjection {message['id']} queued for agent {agent}: {when}"))
 
     # ------------------------------------------------------------ %tool / %%tool
     @line_magic("tool")

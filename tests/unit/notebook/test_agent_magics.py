@@ -172,3 +172,46 @@ def test_config_providers_reaches_agent_turns_and_refuses_secrets(ip: Any, caplo
     ip.run_line_magic("config", "HolonNB.providers = {'lab': {'api_key': 'sk-live-0123456789'}}")
     assert "secrets never live in config" in caplog.text  # %config logs the TraitError; the value is not taken
     assert "api_key" not in _session().rt.settings.providers["lab"]
+
+
+def test_holon_say_reaches_a_turn_running_in_the_background(ip: Any) -> None:
+    import threading
+
+    import anyio
+
+    from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnResponse, UserText
+
+    started, said = threading.Event(), threading.Event()
+
+    class Waiting:
+        route_ref = "scripted@default/waits"
+
+        def __init__(self) -> None:
+            self.requests: list[Any] = []
+
+        async def complete_turn(self, req: Any) -> TurnResponse:
+            self.requests.append(req)
+            if len(self.requests) == 1:
+                started.set()
+                while not said.is_set():  # the operator types %holon say while this round is out
+                    await anyio.sleep(0.01)
+                return TurnResponse(blocks=(ToolUseBlock("c1", "GetAgent", {}),), stop_reason="tool_use")
+            heard = [m.text for m in req.conversation if isinstance(m, UserText) and "Operator message" in m.text]
+            return TurnResponse(blocks=(TextBlock(f"heard {len(heard)}: {heard[-1].splitlines()[-1] if heard else ''}"),))
+
+    provider = Waiting()
+    _session().rt.providers.register(Waiting.route_ref, provider)
+    run, _ = _run_agent(ip, f"--model {Waiting.route_ref}", "start working")
+    assert started.wait(10)
+    with capture_output() as cap:
+        ip.run_line_magic("holon", 'say "also run the slow tests"')
+    said.set()
+    assert run.done.wait(10)
+    shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "queued for agent default: the running turn reads it at its next step" in shown
+    assert run.result.final_text == "heard 1: also run the slow tests"
+    assert "interjection: also run the slow tests" in run.view._repr_mimebundle_()["text/plain"]
+    with pytest.raises(UsageError, match="no agent 'ghost'"):
+        ip.run_line_magic("holon", "say --agent ghost hello")
+    with pytest.raises(UsageError, match="needs a message"):
+        ip.run_line_magic("holon", "say   ")
