@@ -107,6 +107,11 @@ class TurnTrace:
                          status=env.get("status"))
         elif kind == "interjection":
             self.items.append({"kind": "note", "text": f"interjection: {data.get('text', '')}"})
+        elif kind == "turn_local_recap":
+            self.items.append({"kind": "note", "text": (
+                f"rounds 1-{data.get('rounds')} now go to the model as a recap, the newest "
+                f"{data.get('exact_rounds')} exact (about {data.get('estimated_tokens')} of "
+                f"{data.get('budget')} tokens of prompt budget)")})
         elif kind == "turn_terminal":
             self.status = data.get("terminal") or data.get("kind") or "completed"
             self.reason = data.get("reason", "")

@@ -33,6 +33,7 @@ SETTING_TRAITS = (
     "approval",
     "approval_timeout_s",
     "providers",
+    "prompt_budget_tokens",
 )
 
 
@@ -87,6 +88,12 @@ class HolonNB(Configurable):
         help="Model ref (provider@endpoint/model) of %%agent turns; empty means $HOLON_MODEL.",
     ).tag(config=True)
 
+    prompt_budget_tokens = Int(
+        help="Most estimated tokens ((characters + 3) // 4) of one model request; 0 means no limit. Over it, "
+             "older turns are left out, then older rounds of a long turn go to the model as a short recap "
+             "(the newest two rounds stay exact). Default: $HOLON_PROMPT_BUDGET_TOKENS, else 0.",
+    ).tag(config=True)
+
     providers = Dict(
         help="Model providers by id, for %%agent turns and %models: {\"<id>\": {\"transport\": "
              "\"openai_chat_completions\", \"base_url\": \"http://127.0.0.1:8000/v1\", \"auth\": {\"source\": "
@@ -120,6 +127,16 @@ class HolonNB(Configurable):
     @default("max_tool_output_tokens")
     def _default_max_tokens(self) -> int:
         return RuntimeSettings().max_tool_output_tokens
+
+    @default("prompt_budget_tokens")
+    def _default_budget(self) -> int:
+        return RuntimeSettings().prompt_budget_tokens
+
+    @validate("prompt_budget_tokens")
+    def _non_negative(self, proposal: Any) -> int:
+        if proposal["value"] < 0:
+            raise TraitError(f"HolonNB.prompt_budget_tokens must be 0 (no limit) or more, got {proposal['value']}")
+        return proposal["value"]
 
     @validate("default_tool_output_tokens", "max_tool_output_tokens", "max_task_log_bytes")
     def _positive(self, proposal: Any) -> int:

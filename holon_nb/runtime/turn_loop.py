@@ -101,6 +101,7 @@ class TurnLoop:
         self._open_round: RoundRecord | None = None
         self._open_calls: list[ToolUseBlock] = []
         self.sleep_duration_ms: int | None = None  # a round made only of Sleep calls: its last positive delay
+        self.recapped_rounds = 0  # older rounds sent as a turn-local recap (only grows; turns.build_request)
         self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services

@@ -51,6 +51,7 @@ from .conversations import ConversationStore
 from .store import new_id, now_rfc3339
 from .turn_loop import TurnLoop
 from .turn_providers import ProviderRegistry
+from .turn_recap import KEEP_EXACT_ROUNDS, recap_text
 from .turn_records import TurnHooks, TurnResult
 
 if TYPE_CHECKING:
@@ -300,29 +301,53 @@ class TurnService:
             self._tools[key] = tools
         return tools
 
+    def budget(self) -> int | None:
+        """The prompt budget in effect (estimated tokens): :attr:`prompt_budget_tokens`, else
+        ``rt.settings.prompt_budget_tokens``; None or ``<= 0`` means unlimited."""
+        budget = self.prompt_budget_tokens
+        if budget is None:
+            budget = getattr(self.rt.settings, "prompt_budget_tokens", None)
+        return budget if budget is not None and budget > 0 else None
+
     def build_request(self, loop: TurnLoop) -> TurnRequest | None:
-        """The request of the loop's next round (spec §1.4): history (whole old turns, newest kept under the
-        budget), the operator message, the runtime reminder if any, then each completed round (assistant
-        blocks, tool results, follow-ups).
+        """The request of the loop's next round (spec §1.4, §1.10): history (whole old turns, newest kept
+        under the budget), the operator message, the runtime reminder if any, a turn-local recap of older
+        rounds when the turn no longer fits, then each exact round (assistant blocks, tool results,
+        follow-ups).
+
+        Under a budget, old turns are dropped first (newest kept). When the turn's own rounds still do not
+        fit, the oldest rounds are compacted into one recap text (:mod:`~holon_nb.runtime.turn_recap`),
+        keeping at least the newest ``KEEP_EXACT_ROUNDS`` exact; the compacted prefix only grows within a
+        turn (``loop.recapped_rounds``), so requests keep a stable prefix between compactions. Each
+        compaction emits ``turn_local_recap{rounds, exact_rounds, estimated_tokens, budget}``.
 
         Returns:
-            None when the turn's own messages exceed :attr:`prompt_budget_tokens` (``baseline_over_budget``).
+            None when even the minimum (message, recap, newest exact rounds, tools, system prompt) exceeds
+            the budget (``baseline_over_budget``).
         """
-        current: list[Message] = [UserText(loop.message)]
+        head: list[Message] = [UserText(loop.message)]
         reminder = loop.reminder() if loop.rounds else None
         if reminder:
-            current.append(UserText(reminder))
-        for rnd in loop.rounds:
-            current.append(AssistantBlocks(rnd.blocks))
-            if rnd.tool_calls:
-                current.append(UserToolResults(tuple(c.block() for c in rnd.tool_calls)))
-            current += [UserText(text) for _, text in rnd.follow_ups]
+            head.append(UserText(reminder))
+        rounds = [_round_messages(rnd) for rnd in loop.rounds]
         history = loop.history
-        budget = self.prompt_budget_tokens
+        budget = self.budget()
+        recapped = min(getattr(loop, "recapped_rounds", 0), len(rounds))
         if budget is not None:
-            used = _estimate(current) + _estimate(list(loop.tools)) + len(loop.system_prompt) // 4
+            fixed = _estimate(list(loop.tools)) + len(loop.system_prompt) // 4 + _estimate(head)
+            costs = [_estimate(msgs) for msgs in rounds]
+            recap_cost = (lambda n: _estimate([UserText(self._recap(loop, n))]) if n else 0)
+            used = fixed + recap_cost(recapped) + sum(costs[recapped:])
+            limit = len(rounds) - KEEP_EXACT_ROUNDS
             if used > budget:
-                return None
+                while used > budget * 3 // 4 and recapped < limit:  # compact down to a target below the budget
+                    recapped += 1
+                    used = fixed + recap_cost(recapped) + sum(costs[recapped:])
+                if used > budget:
+                    return None
+                loop.emit("turn_local_recap", rounds=recapped, exact_rounds=len(rounds) - recapped,
+                          estimated_tokens=used, budget=budget)
+            loop.recapped_rounds = recapped
             kept: list[list[Message]] = []
             for turn in reversed(history):
                 cost = _estimate(turn)
@@ -331,10 +356,26 @@ class TurnService:
                 kept.insert(0, turn)
                 used += cost
             history = kept
+        current = list(head)
+        if recapped:
+            current.append(UserText(self._recap(loop, recapped)))
+        current += [m for msgs in rounds[recapped:] for m in msgs]
         conversation = tuple(m for turn in history for m in turn) + tuple(current)
         return TurnRequest(conversation=conversation, tools=loop.tools,
                            prompt_frame=PromptFrame(system_prompt=loop.system_prompt),
                            continuation_scope_id=loop.agent_id)
+
+    def _recap(self, loop: TurnLoop, n: int) -> str:
+        return recap_text(loop.rounds[:n], scrub=lambda text: self.rt._scrubber().text(text))
+
+
+def _round_messages(rnd: Any) -> list[Message]:
+    """One exact round as request messages: assistant blocks, tool results, follow-up texts."""
+    out: list[Message] = [AssistantBlocks(rnd.blocks)]
+    if rnd.tool_calls:
+        out.append(UserToolResults(tuple(c.block() for c in rnd.tool_calls)))
+    out += [UserText(text) for _, text in rnd.follow_ups]
+    return out
 
 
 class _DeltaRelay:

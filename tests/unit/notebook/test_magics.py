@@ -125,6 +125,10 @@ def test_config_changes_reach_runtime_settings(ip: Any) -> None:
     ip.run_line_magic("config", "HolonNB.default_tool_output_tokens = 123")
     ip.run_line_magic("config", "HolonNB.max_task_log_bytes = 4096")
     ip.run_line_magic("config", "HolonNB.patch_outside_workspace = True")
+    ip.run_line_magic("config", "HolonNB.prompt_budget_tokens = 50000")
+    assert rt.settings.prompt_budget_tokens == 50000 and rt.turns.budget() == 50000
+    ip.run_line_magic("config", "HolonNB.prompt_budget_tokens = -1")  # logged, not applied
+    assert rt.turns.budget() == 50000
     assert rt.settings.default_tool_output_tokens == 123
     assert rt.settings.max_task_log_bytes == 4096
     assert rt.settings.patch_outside_workspace is True
