@@ -65,9 +65,11 @@ def build() -> nbformat.NotebookNode:
             "  `AttachWorkspace`, `SwitchWorkspace`, `DetachWorkspace`).\n"
             "- `%worktree` creates, lists and removes linked git worktrees (`CreateWorktree`, `RemoveWorktree`)."),
         new_code_cell(
-            "import hashlib, os, subprocess, sys, tempfile\n"
+            "import hashlib, importlib.util, os, subprocess, sys, tempfile\n"
             "from pathlib import Path\n\n"
             "os.environ[\"TUTORIAL_PYTHON\"] = sys.executable  # the shell commands below run tests with this Python\n"
+            "if importlib.util.find_spec(\"pytest\") is None:  # the tests below run with pytest\n"
+            "    raise ModuleNotFoundError(\"this tutorial runs tests with pytest: pip install pytest, or pip install '.[test]'\")\n"
             "notebook_dir = os.getcwd()\n"
             "repo = subprocess.run([\"git\", \"rev-parse\", \"--show-toplevel\"], capture_output=True, text=True,\n"
             "                      check=True).stdout.strip()\n"
@@ -158,6 +160,8 @@ def build() -> nbformat.NotebookNode:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
+    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
+        cell.id = f"cell-{i:02d}"
     return nb
 
 

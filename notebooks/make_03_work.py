@@ -115,6 +115,8 @@ def build() -> nbformat.NotebookNode:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
+    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
+        cell.id = f"cell-{i:02d}"
     return nb
 
 

@@ -51,11 +51,13 @@ def test_other_sequences_are_dropped():
     assert strip_ansi("\\x1b]0;title\\x07a\\x1b[2Kb") == "ab"
 '''
 
-SETUP = '''import os, shutil, sys, tempfile
+SETUP = '''import importlib.util, os, shutil, sys, tempfile
 from pathlib import Path
 import holon_nb
 
 os.environ["TUTORIAL_PYTHON"] = sys.executable  # the project's tests run with this kernel's Python
+if importlib.util.find_spec("pytest") is None:  # the project's tests run with pytest
+    raise ModuleNotFoundError("this tutorial runs tests with pytest: pip install pytest, or pip install '.[test]'")
 project = Path(tempfile.mkdtemp(prefix="holon-nb-04-")) / "colours"
 project.mkdir()
 source = Path(holon_nb.__file__).parent / "tools" / "ansi.py"   # a real module of this package
@@ -121,6 +123,8 @@ def build() -> nbformat.NotebookNode:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
+    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
+        cell.id = f"cell-{i:02d}"
     return nb
 
 

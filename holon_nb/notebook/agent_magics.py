@@ -274,6 +274,8 @@ class AgentMagics(SessionMagics):
         message = cell.strip()
         if not message:
             raise UsageError("%%agent needs the message in the cell body")
+        if args.max_rounds is not None and args.max_rounds < 1:
+            raise UsageError(f"%%agent --max-rounds must be 1 or more, got {args.max_rounds}")
         s = self._session
         model = args.model or s.config.model or None
         cassette = args.cassette or s.config.cassette or None

@@ -308,8 +308,9 @@ class HolonMagics(SessionMagics):
 
         TEXT is taken verbatim after the id; ``\n``, ``\t``, ``\r``, ``\e``,
         ``\\``, ``\xHH`` and ``\uHHHH`` escapes are interpreted. A newline is
-        appended unless ``--no-newline`` is given (the TaskInput tool itself
-        never adds one).
+        appended unless ``--no-newline`` is given, before the id or as the last
+        word (the TaskInput tool itself never adds one; to send text ending in
+        the word ``--no-newline``, spell a dash as ``\x2d``).
 
         Example::
 
@@ -317,6 +318,9 @@ class HolonMagics(SessionMagics):
         """
         head, text = split_verbatim(line, self.task_input.parser, positionals=1)
         args = parse_argstring(self.task_input, head)
+        words = text.rsplit(None, 1)
+        if words and words[-1] == "--no-newline":  # the flag may also follow the text, as the help shows it
+            text, args.no_newline = (words[0] if len(words) == 2 else ""), True
         data = interpret_escapes(text) + ("" if args.no_newline else "\n")
         # the id (never the text) gets Python expansion, like %task_output {tid}
         task_id = self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id \

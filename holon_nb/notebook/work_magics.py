@@ -174,8 +174,10 @@ class WorkMagics(SessionMagics):
                 payload["clear_blocker"] = True
             self._call("PickWorkItem", payload, args.raise_error)
         elif args.action == "complete":
-            context = {"report": args.report} if args.report is not None else None
-            self._call("CompleteWorkItem", {"work_item_id": words}, args.raise_error, context=context)
+            if args.report is None or not args.report.strip():
+                raise UsageError('%workitem complete needs the completion report: '
+                                 f'%workitem complete {words or "ID"} --report "what was done"')
+            self._call("CompleteWorkItem", {"work_item_id": words}, args.raise_error, context={"report": args.report})
         else:
             self._call("GetWorkItem", {"work_item_id": words, "include_todo_list": True}, args.raise_error)
 

@@ -347,7 +347,8 @@ def _pick(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | Non
 
 
 def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], environ: Mapping[str, str],
-          claude_env: Mapping[str, str], provider: str) -> tuple[str, str | None, str | None]:
+          claude_env: Mapping[str, str], provider: str,
+          require_credential: bool = False) -> tuple[str, str | None, str | None]:
     auth = over.get("auth") or {}
     source = auth.get("source", "env" if (defn_keys or auth.get("env")) else "none")
     if source not in _AUTH_SOURCES:
@@ -364,6 +365,10 @@ def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], envi
     if value is None and provider == "anthropic":
         env_name, value = _pick(claude_env, names)
     if value is None:
+        if names and require_credential:  # a key is expected and none is set: say so before any request
+            raise ProviderConfigError(
+                f"no credential for {provider}: set {' or '.join(names)} in the environment (a keyless local "
+                f"server: configure auth {{\"source\": \"none\"}})")
         return "none", None, None
     if kind == "api_key" or (transport == "anthropic_messages" and env_name == "ANTHROPIC_API_KEY"):
         # ⚑ only ANTHROPIC_API_KEY set: sent as x-api-key (§2.8)
@@ -372,7 +377,8 @@ def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], envi
 
 
 def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[str, Any] | None = None,
-                     *, claude_settings: str | Path | None = None) -> ResolvedProvider:
+                     *, claude_settings: str | Path | None = None,
+                     require_credential: bool = False) -> ResolvedProvider:
     """Resolve a route into a :class:`ResolvedProvider` (§2.2 table, base-URL and key env vars, §2.7 presets).
 
     Config (optional; secrets never live here)::
@@ -388,15 +394,19 @@ def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[
     ``ANTHROPIC_*`` values also fall back to the ``env`` object of ``~/.claude/settings.json`` (parity; the
     path is ``$HOME/.claude/settings.json`` of ``environ``, or ``claude_settings``).
 
+    ``require_credential``: a provider that expects a key (a built-in's key variables, or ``auth.env``)
+    and finds none raises instead of resolving keyless (a turn is about to send a request).
+
     Raises:
         ProviderConfigError: unknown provider without config, bad transport, unsupported auth source,
-            a secret in config, malformed timeout variables.
+            a secret in config, malformed timeout variables, a missing key under ``require_credential``.
     """
     defn = builtin_provider(ref.provider, ref.endpoint)
     over = _provider_overrides(config, ref, defn.legacy_id if defn else None)
     if defn is None and not ("transport" in over and "base_url" in over):
         raise ProviderConfigError(f"unknown provider {ref.provider}@{ref.endpoint}: not in the built-in catalog; "
-                                  "configure its transport and base_url")
+                                  "configure its transport and base_url (%config HolonNB.providers, or "
+                                  "$HOLON_NB_PROVIDERS; %config logs why it refused a value)")
     transport = over.get("transport") or defn.transport  # type: ignore[union-attr]
     if transport not in TRANSPORTS:
         raise ProviderConfigError(f"transport {transport!r} is not one of {sorted(TRANSPORTS)}")
@@ -409,7 +419,8 @@ def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[
         base_url = base_url or defn.default_base_url
     elif not base_url:
         base_url = ""
-    auth_kind, key, key_env = _auth(defn.key_envs if defn else (), transport, over, environ, claude_env, ref.provider)
+    auth_kind, key, key_env = _auth(defn.key_envs if defn else (), transport, over, environ, claude_env, ref.provider,
+                                    require_credential)
     local = bool(over.get("local_tolerances", defn.local if defn else False))
     contract = over.get("schema_contract", "relaxed")
     if contract not in ("relaxed", "strict"):

@@ -46,7 +46,8 @@ class UnsupportedTransportProvider:
 
 
 def build_provider(model_ref: str | ModelRef, *, environ: Mapping[str, str] | None = None,
-                   config: Mapping[str, Any] | None = None, delta_listener: DeltaListener | None = None) -> Any:
+                   config: Mapping[str, Any] | None = None, delta_listener: DeltaListener | None = None,
+                   require_credential: bool = False) -> Any:
     """The transport for one route ref (no retries; see :func:`build_lineage`).
 
     Args:
@@ -54,6 +55,7 @@ def build_provider(model_ref: str | ModelRef, *, environ: Mapping[str, str] | No
         environ: Environment for keys, base URLs and timeouts (default ``os.environ``).
         config: Provider config (see :func:`~holon_nb.providers.catalog.resolve_provider`).
         delta_listener: Streaming UI listener ``(kind, payload)``.
+        require_credential: Raise when the provider expects a key and none is set (turns use this).
 
     Returns:
         An :class:`~holon_nb.providers.openai_responses.OpenAIResponsesProvider`,
@@ -67,7 +69,7 @@ def build_provider(model_ref: str | ModelRef, *, environ: Mapping[str, str] | No
     """
     env = os.environ if environ is None else environ
     ref = model_ref if isinstance(model_ref, ModelRef) else parse_model_ref(model_ref)
-    resolved = resolve_provider(ref, env, config)
+    resolved = resolve_provider(ref, env, config, require_credential=require_credential)
     if resolved.transport == "openai_responses":
         from .openai_responses import OpenAIResponsesProvider
         return OpenAIResponsesProvider(resolved, environ=env, delta_listener=delta_listener)

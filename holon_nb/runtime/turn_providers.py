@@ -149,7 +149,8 @@ class ProviderRegistry:
         from .model_catalog import provider_config
 
         config = provider_config(self.environ, getattr(self.rt.settings, "providers", None), strict=True)
-        return build_provider(ref, environ=self.environ, config=config, delta_listener=delta_listener)
+        return build_provider(ref, environ=self.environ, config=config, delta_listener=delta_listener,
+                              require_credential=True)
 
     def is_installed(self, provider: Any) -> bool:
         """True when ``provider`` was registered (the runtime does not close it after a turn)."""

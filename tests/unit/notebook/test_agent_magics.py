@@ -54,6 +54,8 @@ def test_agent_cell_runs_a_scripted_turn_with_a_live_view_and_transcript(ip: Any
 def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageError):
         ip.run_cell_magic("agent", "", "   ")
+    with pytest.raises(UsageError, match="--max-rounds must be 1 or more, got 0"):
+        ip.run_cell_magic("agent", "--max-rounds 0 --wait", "hello")
     monkeypatch.delenv("HOLON_MODEL", raising=False)
     with pytest.raises(AgentTurnFailed, match="failed"):
         _run_agent(ip, "--wait", "hello")

@@ -182,6 +182,18 @@ def test_task_input_appends_newline_and_interprets_escapes(run: Any, receipts: A
     assert "got:one|two" in out["result"]["task"]["output_preview"]
 
 
+def test_task_input_no_newline_before_the_id_or_as_the_last_word(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", "--stdin --yield-ms 200 --no-login cat"))
+    task_id = env["result"]["task_handle"]["task_id"]
+    (first,) = receipts(run("task_input", f"--no-newline {task_id} ab"), "TaskInput")
+    (second,) = receipts(run("task_input", f"{task_id} c\\td --no-newline"), "TaskInput")
+    (third,) = receipts(run("task_input", f"{task_id} e\\x2d-no-newline"), "TaskInput")
+    assert [r["result"]["bytes_written"] for r in (first, second, third)] == [2, 3, len("e--no-newline\n")]
+    run("task_stop", task_id)
+    (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
+    assert "abc\tde--no-newline\n" in out["result"]["task"]["output_preview"]
+
+
 def test_task_input_expands_the_id_but_not_the_text(ip: Any, run: Any, receipts: Any) -> None:
     (env,) = receipts(run("exec", '--stdin --yield-ms 200 read -r a; echo "got:$a"'))
     ip.user_ns["tid"] = env["result"]["task_handle"]["task_id"]

@@ -41,8 +41,10 @@ def test_workitem_lifecycle_through_magics(run: Any) -> None:
     assert [t["state"] for t in updated["result"]["work_item"]["todo_list"]] == ["completed", "completed"]
     shown = _env(run("workitem", f"show {wid}"), "GetWorkItem")
     assert shown["result"]["work_item"]["id"] == wid
-    missing = _env(run("workitem", f"complete {wid}"), "CompleteWorkItem")
-    assert missing["error"]["kind"] == "missing_completion_report"
+    with pytest.raises(UsageError, match="--report"):  # said in the magic's words, before any call
+        run("workitem", f"complete {wid}")
+    missing = holon_nb.get_runtime().call("CompleteWorkItem", {"work_item_id": wid})
+    assert missing.envelope["error"]["kind"] == "missing_completion_report"
     done = _env(run("workitem", f'complete {wid} --report "Fixed; tests green."'), "CompleteWorkItem")
     assert done["result"]["completed_transition"] is True
     assert done["result"]["work_item"]["state"] == "completed"

@@ -116,3 +116,15 @@ def test_check_provider_settings_names_the_problem(provider_id: object, settings
 ])
 def test_check_provider_settings_accepts_valid_entries(provider_id: str, settings: dict) -> None:
     check_provider_settings(provider_id, settings)
+
+
+def test_a_missing_key_fails_the_turn_before_any_request(rt: Runtime, wire: WireServer, monkeypatch) -> None:
+    monkeypatch.delenv("LAB_KEY", raising=False)
+    rt.settings = rt.settings.replace(providers={"lab": _lab(wire)})
+    with pytest.raises(ProviderConfigError, match="no credential for lab: set LAB_KEY in the environment"):
+        rt.run_turn("hi", model="lab/m")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("HOLON_OPENAI_BASE_URL", wire.base_url + "/v1")
+    with pytest.raises(ProviderConfigError, match="set OPENAI_API_KEY"):
+        rt.run_turn("hi", model="openai/gpt-5.4")
+    assert wire.requests == []
