@@ -107,7 +107,8 @@ def _unquote(value: Any) -> Any:
 
 
 def parse_quoted(func: Any, line: str) -> argparse.Namespace:
-    """``parse_argstring`` plus quote removal: ``--summary "check the build"`` gives ``check the build``.
+    """``parse_argstring`` with positionals allowed after options, plus quote removal:
+    ``--summary "check the build"`` gives ``check the build``.
 
     Raises:
         UsageError: for an unbalanced quote or an argparse error.
@@ -116,12 +117,14 @@ def parse_quoted(func: Any, line: str) -> argparse.Namespace:
     option value keeps its quotes; this strips one pair of matching outer
     quotes from every string value (and from every item of a list value).
     """
-    from IPython.core.magic_arguments import parse_argstring
+    from IPython.utils.process import arg_split
 
     try:
-        args = parse_argstring(func, line)
+        argv = arg_split(line, strict=True)
     except ValueError as exc:  # shlex: "No closing quotation"
         raise UsageError(f"cannot read the line: {exc}; close the quote or escape it") from None
+    # intermixed: words may follow options (%timer create --in 5m "check CI"); the parser's error() raises UsageError
+    args = func.parser.parse_intermixed_args(argv)
     for key, value in vars(args).items():
         setattr(args, key, _unquote(value))
     return args

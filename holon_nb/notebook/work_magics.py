@@ -237,8 +237,9 @@ class WorkMagics(SessionMagics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("action", choices=("create", "show", "cancel"), help="create (--in or --at); show ID; cancel ID.")
-    @argument("timer_id", nargs="?", default=None, help="show/cancel: the timer id.")
+    @argument("action", choices=("create", "show", "cancel"),
+              help="create (--in or --at) [SUMMARY]; show ID; cancel ID.")
+    @argument("words", nargs="*", help="show/cancel: the timer id; create: the summary (or use --summary).")
     @argument("--in", dest="after", default=None, help="create: fire after this long (e.g. 500ms, 2s, 5m).")
     @argument("--at", dest="at", default=None, help="create: fire at this RFC 3339 time (with offset).")
     @argument("--every", default=None, help="create: then repeat at this interval (e.g. 1m).")
@@ -253,6 +254,7 @@ class WorkMagics(SessionMagics):
         Examples::
 
             %timer create --in 2s --summary "check the build"
+            %timer create --in 5m check CI again
             %timer cancel timer_0123456789abcde
         """
         args = parse_quoted(self.timer, line)
@@ -266,14 +268,17 @@ class WorkMagics(SessionMagics):
                 payload["fire_at"] = args.at
             if args.every is not None:
                 payload["interval_ms"] = parse_duration_ms(args.every)
-            if args.summary is not None:
-                payload["summary"] = args.summary
+            if args.summary is not None and args.words:
+                raise UsageError("%timer create takes the summary once: as words or as --summary, not both")
+            summary = args.summary if args.summary is not None else " ".join(args.words) or None
+            if summary is not None:
+                payload["summary"] = summary
             self._call("CreateTimer", payload, args.raise_error)
             return
-        if not args.timer_id:
-            raise UsageError(f"%timer {args.action} needs a timer id (see %timers)")
+        if len(args.words) != 1:
+            raise UsageError(f"%timer {args.action} needs one timer id (see %timers), got {len(args.words)} words")
         tool = "GetTimer" if args.action == "show" else "CancelTimer"
-        self._call(tool, {"timer_id": self._id(args.timer_id)}, args.raise_error)
+        self._call(tool, {"timer_id": self._id(args.words[0])}, args.raise_error)
 
     # ------------------------------------------------------------ %agent_status
     @line_magic

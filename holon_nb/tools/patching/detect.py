@@ -151,7 +151,11 @@ def parse_patch(patch: str, surface: str = UNIFIED_SURFACE) -> ParsedPatch:
             raise
         try:
             patches = _parse(text, detected, offset)
-        except ToolFailure:
+        except ToolFailure as second:  # the strict error stands (§10.2); its hint also says why the other failed
+            err = strict.error
+            hint = (err.recovery_hint or "").rstrip()
+            err.recovery_hint = (f"{hint}{'' if not hint or hint.endswith('.') else '.'} The text looks like "
+                                 f"{detected}, and read as {detected} it fails too: {second.error.message}").strip()
             raise strict from None
         failure = strict.error
     rule = failure.details.get("rule") if isinstance(failure.details, dict) else None

@@ -75,6 +75,13 @@ def test_timer_magics_and_agent_status(run: Any) -> None:
     assert status["result"]["agent"]["identity"]["agent_id"] == "default"
     with pytest.raises(UsageError):
         run("timer", "create --in 1s --at 2030-01-01T00:00:00Z")
+    # the summary may also follow the options as plain words
+    worded = _env(run("timer", 'create --in 5m check "CI" again'), "CreateTimer")
+    assert worded["result"]["timer"]["summary"] == "check CI again"
+    with pytest.raises(UsageError, match="as words or as --summary"):
+        run("timer", 'create --in 5m twice --summary "once"')
+    with pytest.raises(UsageError, match="needs one timer id"):
+        run("timer", "cancel")
 
 
 def test_memory_magics(run: Any) -> None:

@@ -132,6 +132,10 @@ def test_fallback_failure_returns_the_strict_error() -> None:
     with pytest.raises(ToolFailure) as info:
         parse_patch(broken_codex, UNIFIED_SURFACE)
     assert info.value.error.details["rule"] == "wrong_patch_format"
+    # the strict error stands (§10.2), and its hint says why the detected format failed as well
+    assert info.value.error.recovery_hint.endswith(
+        "@@ hunks. The text looks like codex_dsl, and read as codex_dsl it fails too: "
+        "Codex DSL patch must end with *** End Patch")
 
 
 def test_lark_grammar_names_every_section() -> None:
