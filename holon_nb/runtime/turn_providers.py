@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from ..providers.base import Provider
 from ..providers.lineage import LineageCandidate, LineageProvider
-from ..providers.refs import ModelRefError, lineage_refs_from_env, parse_model_ref
+from ..providers.refs import ModelRefError, lineage_refs_from_env, parse_model_list, parse_model_ref
 from ..providers.scripted import SCRIPTED_ROUTE_REF, load_script
 
 if TYPE_CHECKING:
@@ -191,6 +191,12 @@ class ProviderRegistry:
             An object with ``route_ref`` and ``complete_turn_with_diagnostics``.
         """
         head_ref = start_at or ref
+        if not _is_scripted(head_ref):
+            try:
+                for item in parse_model_list(self.environ.get("HOLON_MODEL_FALLBACKS")):
+                    parse_model_ref(item)
+            except ModelRefError as exc:  # a malformed fallback list: say so before building anything
+                raise ModelRefError(f"HOLON_MODEL_FALLBACKS: {exc}") from None
         head = self.resolve(head_ref, delta_listener=delta_listener)
         if callable(getattr(head, "complete_turn_with_diagnostics", None)) and wrap is None:
             return head
@@ -200,7 +206,7 @@ class ProviderRegistry:
         if not _is_scripted(head_ref):
             try:
                 names = [r.canonical for r in lineage_refs_from_env(self.environ, head_ref)]
-            except (ModelRefError, ValueError):
+            except (ModelRefError, ValueError):  # an installed provider under a ref of its own
                 names = [head_ref]
         provider_name = head_ref.split("@", 1)[0].split("/", 1)[0]
         candidates = [LineageCandidate(getattr(head, "route_ref", None) or canonical_ref(head_ref), provider_name,

@@ -128,3 +128,15 @@ def test_a_missing_key_fails_the_turn_before_any_request(rt: Runtime, wire: Wire
     with pytest.raises(ProviderConfigError, match="set OPENAI_API_KEY"):
         rt.run_turn("hi", model="openai/gpt-5.4")
     assert wire.requests == []
+
+
+@pytest.mark.parametrize("fallbacks", ['["openai/gpt-5.4"', "openai/gpt-5.4,nonsense", '{"a": 1}'])
+def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(rt: Runtime, wire: WireServer, monkeypatch,
+                                                                  fallbacks: str) -> None:
+    from holon_nb.providers.refs import ModelRefError
+
+    monkeypatch.setenv("HOLON_VLLM_BASE_URL", wire.base_url + "/v1")
+    monkeypatch.setenv("HOLON_MODEL_FALLBACKS", fallbacks)
+    with pytest.raises(ModelRefError, match="HOLON_MODEL_FALLBACKS: "):
+        rt.run_turn("hi", model="vllm/m")
+    assert wire.requests == []
