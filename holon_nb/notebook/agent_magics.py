@@ -50,6 +50,8 @@ class _Run:
         self.handle: Any = None
         self.thread: threading.Thread | None = None
         self.result: Any = None
+        self.results: list[Any] = []  # every turn of the run (more than one when it follows wakes)
+        self.follower: Any = None
         self.error: str = ""
         self.done = threading.Event()
 
@@ -116,8 +118,11 @@ class TurnHub:
 
     # ------------------------------------------------------------ kernel thread
     def start(self, message: str, agent: str | None, model: str | None, max_rounds: int | None,
-              provider: Any = None, cassette: Any = None) -> _Run:
+              provider: Any = None, cassette: Any = None, follow: int | None = None) -> _Run:
         """Display a live view and start the turn in the background.
+
+        ``follow``: after the turn, run up to this many turns started by the agent's woken waits
+        (:class:`~holon_nb.runtime.turn_follow.TurnFollower`), in the same view.
 
         Raises:
             UsageError: when the agent already runs a turn.
@@ -154,9 +159,35 @@ class TurnHub:
                     self.chain_start = now_rfc3339()
                 kwargs["history_since"] = self.chain_start
 
+        if follow is not None:
+            from ..runtime.turn_follow import TurnFollower
+
+            run.follower = TurnFollower(self._rt, agent_id, max_wakes=follow)
+
+        def woke(msg: dict[str, Any]) -> None:
+            first = str(msg.get("text") or "").strip().splitlines()[:1]
+            with view._lock:
+                trace.items.append({"kind": "note", "text": f"woken by {msg.get('kind')} {msg.get('id')}: "
+                                                            f"{first[0][:160] if first else ''}"})
+                trace.status, trace.ended_at = "running", None
+            view.refresh()
+
+        def waiting(open_waits: int) -> None:
+            with view._lock:
+                trace.items.append({"kind": "note", "text": f"following: waiting for one of {open_waits} open "
+                                                            "wait(s) to be woken (Stop ends this)"})
+                trace.status = "waiting"
+            view.refresh()
+
         def work() -> None:
             try:
-                run.result = self._rt.turns.run_sync(message, **kwargs)
+                if run.follower is not None:
+                    turn_kwargs = {k: v for k, v in kwargs.items() if k != "agent"}
+                    run.results = run.follower.run(message, on_wake=woke, on_waiting=waiting, **turn_kwargs)
+                    run.result = run.results[-1]
+                else:
+                    run.result = self._rt.turns.run_sync(message, **kwargs)
+                    run.results = [run.result]
                 if cassette is not None:
                     cassette.close(terminal=run.result.terminal)
                 if run.result.error and not run.error:
@@ -189,8 +220,16 @@ class TurnHub:
                 run.trace.status = result.terminal
                 run.trace.reason = result.reason or ""
                 run.trace.final_text = result.final_text or ""
-                usage = result.usage.to_dict()
-                run.trace.usage = {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}
+                usages = [r.usage.to_dict() for r in (run.results or [result])]
+                run.trace.usage = {"input_tokens": sum(u["input_tokens"] for u in usages),
+                                   "output_tokens": sum(u["output_tokens"] for u in usages)}
+                if run.follower is not None:
+                    why = {"idle": "the agent has nothing left to wait for", "max_wakes": "the --follow limit",
+                           "stopped": "Stop", "turn_not_completed": "a turn did not complete",
+                           "timeout": "no wake came in time"}.get(run.follower.ended_because,
+                                                                  run.follower.ended_because)
+                    run.trace.items.append({"kind": "note", "text": f"followed {len(run.results) - 1} wake(s); "
+                                                                    f"stopped following: {why}"})
                 run.trace.rounds = max(run.trace.rounds, len(result.rounds))
                 if run.trace.ended_at is None:
                     run.trace.ended_at = __import__("time").monotonic()
@@ -206,14 +245,20 @@ class TurnHub:
         run.done.set()
 
     def stop(self, agent_id: str) -> str:
-        """Cancel the agent's running turn (Stop button)."""
+        """Cancel the agent's running turn (Stop button); a run following wakes stops following too."""
+        with self._lock:
+            run = self._runs.get(agent_id)
+        if run is not None and run.follower is not None and not run.done.is_set():
+            running = self._rt.turns.active(agent_id) is not None
+            run.follower.stop("stopped from the notebook")
+            return "stop requested" if running else "stopped waiting for a wake"
         return "stop requested" if self._rt.turns.cancel(agent_id, reason="stopped from the notebook") \
             else "no turn running"
 
     def results(self) -> list[Any]:
         """TurnResults of the turns that ended, oldest first."""
         with self._lock:
-            return [r.result for r in self._all if r.done.is_set() and r.result is not None]
+            return [res for r in self._all if r.done.is_set() for res in (r.results or [r.result]) if res is not None]
 
     def running(self) -> list[str]:
         """Agents whose turn is still running."""
@@ -257,6 +302,10 @@ class AgentMagics(SessionMagics):
               choices=("auto", "record", "replay", "verify", "lenient"),
               help="Cassette mode (default HolonNB.cassette_mode: auto).")
     @argument("--wait", action="store_true", help="Block the cell until the turn ends.")
+    @argument("--follow", type=int, nargs="?", const=5, default=None, metavar="N",
+              help="After the turn, keep the agent going: when a wait it declared is woken (its background "
+                   "task ends, its timer fires, %%holon say), run the next turn in this view, up to N times "
+                   "(default 5), until it has nothing left to wait for or Stop.")
     def agent(self, line: str, cell: str) -> None:
         """Run one agent turn with the cell as the operator's message.
 
@@ -276,13 +325,17 @@ class AgentMagics(SessionMagics):
             raise UsageError("%%agent needs the message in the cell body")
         if args.max_rounds is not None and args.max_rounds < 1:
             raise UsageError(f"%%agent --max-rounds must be 1 or more, got {args.max_rounds}")
+        if args.follow is not None and args.follow < 0:
+            raise UsageError(f"%%agent --follow must be 0 or more, got {args.follow}")
         s = self._session
         model = args.model or s.config.model or None
         cassette = args.cassette or s.config.cassette or None
         cas = None
         if cassette:
             cas = _cassette(s, cassette, args.cassette_mode or s.config.cassette_mode)
-        run = s.turns.start(message, args.agent, model, args.max_rounds, cassette=cas)
+        if cas is not None and args.follow is not None:
+            raise UsageError("%%agent --follow cannot be used with a cassette (a cassette holds one turn)")
+        run = s.turns.start(message, args.agent, model, args.max_rounds, cassette=cas, follow=args.follow)
         if args.wait:
             try:
                 run.done.wait()

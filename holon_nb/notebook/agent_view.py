@@ -28,7 +28,7 @@ from ..tools.ansi import ansi_to_html
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
-_COLOURS = {"running": "#0969da", "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
+_COLOURS = {"running": "#0969da", "waiting": "#9a6700", "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
             "provider_failed_needs_recovery": "#cf222e", "baseline_over_budget": "#cf222e"}
 _MUTED = "color:#57606a"
 _PRE = "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
@@ -43,7 +43,7 @@ class TurnTrace:
 
     Attributes:
         agent_id, model_ref, turn_id: Identity of the turn.
-        status: ``running`` or the terminal kind.
+        status: ``running``, ``waiting`` (``%%agent --follow`` between turns) or the terminal kind.
         items: Ordered entries ``{"kind": "text"|"tool"|"note", …}``.
         usage: ``{input_tokens, output_tokens}`` so far.
         final_text: The turn-final text once ended.
@@ -220,12 +220,13 @@ class AgentTurnView(VBox):
                 self._header.value = header
             if self._body.value != body:
                 self._body.value = body
-            ended = t.status != "running"
-            if ended and self._stop.layout.display != "none":
-                self._stop.layout.display = "none"
+            ended = t.status not in ("running", "waiting")  # waiting: --follow waits for a wake
+            shown = "none" if ended else ""  # a followed turn that ends, then waits or is woken, offers Stop again
+            if (self._stop.layout.display or "") != shown:
+                self._stop.layout.display = shown
 
     def _clicked(self, _b: Button) -> None:
-        if self._on_stop is not None and self.trace.status == "running":
+        if self._on_stop is not None and self.trace.status in ("running", "waiting"):
             self.note = self._on_stop()
             self.refresh()
 

@@ -307,6 +307,33 @@ class Runtime:
         """
         return self.turns.run_sync(message, agent=agent, model=model, max_rounds=max_rounds)
 
+    def run_turns(self, message: str, agent: str | None = None, model: str | None = None,
+                  max_rounds: int | None = None, *, max_wakes: int = 5,
+                  timeout_s: float | None = None) -> list["TurnResult"]:
+        """Run a turn, then each turn its woken waits start, until the agent has nothing to wait for.
+
+        After a turn that completes with a wait active (``WaitFor`` on a task, a timer, operator input…),
+        this blocks until a queued message triggers one of the agent's waits (a task result, a timer
+        tick, ``%holon say``, …) and runs a turn with that message as input; see
+        :class:`~holon_nb.runtime.turn_follow.TurnFollower`.
+
+        Args:
+            message, agent, model, max_rounds: As :meth:`run_turn` (``max_rounds`` applies to each turn).
+            max_wakes: Most turns started by wakes after the first (≥ 0).
+            timeout_s: Longest wait for one wake, in seconds; None waits as long as a wait is active.
+
+        Returns:
+            Every turn's ``TurnResult``, oldest first.
+
+        Raises:
+            RuntimeClosed: after ``close()``; ValueError for a bad ``max_wakes``/``timeout_s``. See
+            ``TurnService.run`` for the rest.
+        """
+        from .turn_follow import TurnFollower
+
+        follower = TurnFollower(self, agent, max_wakes=max_wakes, timeout_s=timeout_s)
+        return follower.run(message, model=model, max_rounds=max_rounds)
+
     async def async_run_turn(self, message: str, agent: str | None = None, model: str | None = None,
                              max_rounds: int | None = None) -> "TurnResult":
         """The coroutine behind :meth:`run_turn`; runs on the runtime thread."""

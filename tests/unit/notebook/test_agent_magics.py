@@ -217,3 +217,45 @@ def test_holon_say_reaches_a_turn_running_in_the_background(ip: Any) -> None:
         ip.run_line_magic("holon", "say --agent ghost hello")
     with pytest.raises(UsageError, match="needs a message"):
         ip.run_line_magic("holon", "say   ")
+
+
+FOLLOW_SCRIPT = """\
+format: holon_nb.script/v1
+steps:
+  - tool_use: {id: w1, name: WaitFor, input: {reason: "need the go-ahead", wake: operator_input, delivery: silent}}
+  - text: going ahead now
+"""
+
+
+def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: Path) -> None:
+    import holon_nb
+
+    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow 2", "ask me first")
+    deadline = time.monotonic() + 10
+    while run.trace.status != "waiting" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert run.trace.status == "waiting" and not run.done.is_set()
+    assert run.view._stop.layout.display != "none"  # Stop stays offered while it waits for a wake
+    ip.run_line_magic("holon", 'say "go ahead"')
+    assert run.done.wait(10)
+    assert [r.reason for r in run.results] == ["wait_for_silent", "end_turn"]
+    text = run.view._repr_mimebundle_()["text/plain"]
+    assert "following: waiting for one of 1 open wait(s) to be woken" in text
+    assert "woken by operator_prompt" in text and "going ahead now" in text
+    assert "followed 1 wake(s); stopped following: the agent has nothing left to wait for" in text
+    assert [r.final_text for r in holon_nb.agent_turns()[-2:]] == ["", "going ahead now"]
+
+
+def test_stop_ends_a_follow_that_waits_and_follow_refuses_a_cassette(ip: Any, tmp_path: Path) -> None:
+    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow", "ask me first")
+    deadline = time.monotonic() + 10
+    while run.trace.status != "waiting" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert run.view._stop.description and _session().turns.stop(run.trace.agent_id) == "stopped waiting for a wake"
+    assert run.done.wait(10) and run.follower.ended_because == "stopped" and len(run.results) == 1
+    with pytest.raises(UsageError, match="cannot be used with a cassette"):
+        ip.run_cell_magic("agent", "--follow --cassette c.jsonl --mode record --model scripted/follow.yaml", "x")
+    with pytest.raises(UsageError, match="--follow must be 0 or more"):
+        ip.run_cell_magic("agent", "--follow -1", "x")

@@ -1,0 +1,125 @@
+"""Following an agent past its waits (runtime/turn_follow.py, Runtime.run_turns): a woken wait starts the next
+turn with the waking message as input, until the agent has nothing left to wait for."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from _support import eventually
+from turn_helpers import REF, script
+
+from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnResponse, UserText, UserToolResults
+from holon_nb.providers.scripted import Step
+from holon_nb.runtime import Runtime
+from holon_nb.runtime.turn_follow import TurnFollower
+
+WAIT_FOR_GO = Step.tool_use("w1", "WaitFor", {"reason": "need the go-ahead", "wake": "operator_input",
+                                              "delivery": "silent"})
+
+
+def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def test_an_operator_message_wakes_the_next_turn(rt: Runtime) -> None:
+    provider = script(rt, WAIT_FOR_GO, Step.text("thanks, all done"))
+    follower = TurnFollower(rt, max_wakes=3, timeout_s=30)
+    woken: list[dict[str, Any]] = []
+    thread, box = _in_thread(lambda: follower.run("ask me first", model=REF, on_wake=woken.append))
+    eventually(lambda: len(follower.results) == 1 and follower.open_waits() == 1)
+    assert follower.results[0].reason == "wait_for_silent"
+    msg = rt.work.operator_prompt("default", "go ahead")
+    thread.join(30)
+    assert "error" not in box and len(box["value"]) == 2
+    assert [w["id"] for w in woken] == [msg["id"]]
+    second = box["value"][1]
+    assert second.terminal == "completed" and second.final_text == "thanks, all done"
+    text = provider.requests()[1].conversation[-1]
+    assert isinstance(text, UserText) and text.text.startswith(f"[Runtime message {msg['id']} (operator_prompt)")
+    assert text.text.endswith("go ahead")
+    assert follower.ended_because == "idle" and follower.open_waits() == 0
+
+
+class _TestsInBackground:
+    """Starts a background command, waits for its result, then reports what the woken turn was told."""
+
+    route_ref = "scripted@default/background"
+
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
+
+    async def complete_turn(self, req: Any) -> TurnResponse:
+        self.requests.append(req)
+        last = req.conversation[-1]
+        if len(self.requests) == 1:
+            return TurnResponse(blocks=(ToolUseBlock("c1", "ExecCommand", {"cmd": "sleep 0.3; echo suite-finished",
+                                                                          "yield_time_ms": 0}),))
+        if len(self.requests) == 2:
+            receipt = last.results[0].content if isinstance(last, UserToolResults) else ""
+            task_id = receipt.split("Task: ", 1)[1].split()[0]
+            return TurnResponse(blocks=(ToolUseBlock("c2", "WaitFor", {"reason": "the tests", "wake": "task_result",
+                                                                      "resource": task_id, "delivery": "silent"}),))
+        told = last.text if isinstance(last, UserText) else ""
+        return TurnResponse(blocks=(TextBlock("woken: " + ("finished" if "suite-finished" in told else told[:200])),))
+
+
+def test_a_task_result_wakes_the_agent_and_following_ends_idle(rt: Runtime) -> None:
+    rt.providers.register(_TestsInBackground.route_ref, _TestsInBackground())
+    results = rt.run_turns("run the tests in the background", model=_TestsInBackground.route_ref, timeout_s=30)
+    assert [r.reason for r in results] == ["wait_for_silent", "end_turn"]
+    assert results[1].final_text == "woken: finished"
+    waits = rt.store.query("SELECT status FROM waits WHERE agent_id='default'")
+    assert [w["status"] for w in waits] == ["resolved"]
+
+
+def test_no_wake_turns_past_max_wakes(rt: Runtime) -> None:
+    script(rt, WAIT_FOR_GO)
+    follower = TurnFollower(rt, max_wakes=0)
+    assert len(follower.run("ask me first", model=REF)) == 1 and follower.ended_because == "max_wakes"
+
+
+def test_a_wake_that_never_comes_times_out(rt: Runtime) -> None:
+    script(rt, WAIT_FOR_GO)
+    follower = TurnFollower(rt, timeout_s=0.3)
+    started = time.monotonic()
+    assert len(follower.run("ask me first", model=REF)) == 1
+    assert follower.ended_because == "timeout" and 0.25 < time.monotonic() - started < 10
+
+
+def test_stop_ends_following_while_it_waits(rt: Runtime) -> None:
+    script(rt, WAIT_FOR_GO)
+    follower = TurnFollower(rt)
+    thread, box = _in_thread(lambda: follower.run("ask me first", model=REF))
+    eventually(lambda: len(follower.results) == 1 and follower.open_waits() == 1)
+    follower.stop()
+    thread.join(10)
+    assert not thread.is_alive() and follower.ended_because == "stopped" and len(box["value"]) == 1
+
+
+def test_a_turn_that_needs_no_wait_ends_at_once_and_a_failed_turn_stops_following(rt: Runtime) -> None:
+    script(rt, Step.text("nothing to wait for"))
+    follower = TurnFollower(rt, timeout_s=30)
+    assert len(follower.run("hi", model=REF)) == 1 and follower.ended_because == "idle"
+    script(rt, Step(failure_message="the model fell over"))
+    follower = TurnFollower(rt, timeout_s=30)
+    (result,) = follower.run("hi", model=REF)
+    assert result.terminal != "completed" and follower.ended_because == "turn_not_completed"
+
+
+@pytest.mark.parametrize("kwargs", [{"max_wakes": -1}, {"max_wakes": True}, {"timeout_s": 0}])
+def test_bad_arguments(rt: Runtime, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        TurnFollower(rt, **kwargs)
