@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inject a parameter after the cell tagged 'parameters' (VALUE parsed as JSON when it parses)")
     p.add_argument("--cwd", metavar="DIR", type=Path, default=None,
                    help="kernel working directory (default: the notebook's directory)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="run every cell even after one failed (default: stop at the first failed cell)")
     return parser
 
 
@@ -180,7 +182,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 
     try:
         summary = run_notebook(ns.notebook, output=ns.output, timeout=ns.timeout, kernel_name=ns.kernel,
-                               parameters=dict(ns.parameters), cwd=ns.cwd)
+                               parameters=dict(ns.parameters), cwd=ns.cwd, keep_going=ns.keep_going)
     except HarnessUsageError as exc:
         print(f"holon-nb run: {exc}", file=sys.stderr)
         return EXIT_USAGE

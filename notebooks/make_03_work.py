@@ -111,6 +111,32 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%workitems --static"),
         new_markdown_cell("The completed objective and its report are searchable memory:"),
         new_code_cell("%memory search nightly report"),
+        new_markdown_cell(
+            "## An agent that follows its waits\n\n"
+            "A model turn ends when the agent waits. `%%agent --follow` keeps it going: when one of its waits is\n"
+            "woken (its background task ends, its timer fires, or the operator answers), the next turn runs in the\n"
+            "same view with the waking message as input. Here a *scripted* model (steps in a YAML file, no key, no\n"
+            "network) asks the operator a question with `WaitFor(operator_input)`; `%holon say` answers it."),
+        new_code_cell(
+            "import tempfile, pathlib\n"
+            "script = pathlib.Path(tempfile.mkdtemp()) / \"asks-first.yaml\"\n"
+            "script.write_text(\"\"\"format: holon_nb.script/v1\n"
+            "steps:\n"
+            "  - response:\n"
+            "      stop_reason: tool_use\n"
+            "      blocks:\n"
+            "        - {type: text, text: 'Before I rerun the jobs: which format should the report use?'}\n"
+            "        - {type: tool_use, id: w1, name: WaitFor,\n"
+            "           input: {reason: report format, wake: operator_input, delivery: silent}}\n"
+            "  - text: CSV it is. I will write the nightly report as CSV from now on.\n"
+            "\"\"\")\n"
+            "model = f\"scripted/{script}\""),
+        new_code_cell("%%agent --model $model --follow 2\nRerun the nightly report jobs; ask me first if anything is unclear."),
+        new_code_cell("time.sleep(0.5)\n%holon say \"CSV, please\""),
+        new_code_cell("%holon wait --timeout 30"),
+        new_code_cell(
+            "for turn in holon_nb.agent_turns():\n"
+            "    print(turn.terminal, turn.reason, repr(turn.final_text))"),
     ]
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}

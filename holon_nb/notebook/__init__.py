@@ -23,7 +23,7 @@ from typing import Any
 from ..runtime import Runtime
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
-from .config import SETTING_TRAITS, HolonNB
+from .config import SETTINGS_INPUTS, HolonNB
 from .live import LiveHub
 from .magics import HolonMagics
 from .work_magics import WorkMagics
@@ -84,7 +84,7 @@ def load(ip: Any) -> None:
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)
-        config.observe(session.push_settings, names=list(SETTING_TRAITS))
+        config.observe(session.push_settings, names=list(SETTINGS_INPUTS))
         session.live.start()
     except BaseException:
         rt.close()
@@ -101,7 +101,7 @@ def unload(ip: Any) -> None:
     session, _session = _session, None
     if session is None:
         return
-    session.config.unobserve(session.push_settings, names=list(SETTING_TRAITS))
+    session.config.unobserve(session.push_settings, names=list(SETTINGS_INPUTS))
     if session.config in ip.configurables:
         ip.configurables.remove(session.config)
     for magics in session.magics:

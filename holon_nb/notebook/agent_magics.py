@@ -27,7 +27,6 @@ from ..runtime.core import DEFAULT_AGENT_ID
 from ..runtime.events import RuntimeEvent
 from ..runtime.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
-from ..tools.receipts import Scrubber
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
 from .display import Note, Table
 from .magics import SessionMagics, raise_option
@@ -85,7 +84,7 @@ class TurnHub:
             return
         if ev.kind != "turn_started" and run.trace.turn_id and ev.data.get("turn_id") != run.trace.turn_id:
             return
-        scrub = Scrubber(extra=self._rt.settings.extra_secrets)
+        scrub = self._rt.scrubber()
         with run.view._lock:
             run.trace.apply(ev.kind, scrub.value(dict(ev.data)))
         try:
@@ -289,7 +288,6 @@ class AgentMagics(SessionMagics):
     """``%%agent``, ``%agents``, ``%models``."""
 
     @cell_magic
-    @no_var_expand
     @magic_arguments()
     @argument("--agent", default=None, help="The agent (default: the notebook's agent); a new id creates it.")
     @argument("--model", default=None,
@@ -375,7 +373,12 @@ class AgentMagics(SessionMagics):
         payload: dict[str, Any] = {"include_unavailable": True} if args.include_unavailable else {}
         if args.provider:
             payload["provider"] = args.provider
-            self._call("ListProviderModels", payload, args.raise_error)
+            result = self._call("ListProviderModels", payload, args.raise_error)
+            if result.ok and not (result.result or {}).get("models"):
+                display(Note(f"no models listed for {args.provider}: holon_nb does not ask a server for its models. "
+                             "Any model name works in --model (e.g. --model "
+                             f"{args.provider}/<model>); to list some, add \"models\": [\"<model>\", …] to its "
+                             "entry in HolonNB.providers or $HOLON_NB_PROVIDERS, or see %models --all."))
         else:
             self._call("ListModelProviders", payload, args.raise_error)
 
@@ -394,7 +397,7 @@ def _cassette(session: "_Session", path: str, mode: str) -> Any:
         full = Path(os.getcwd()) / full
     try:
         return CassetteProvider(None, full, mode, workspace=session.rt.workspace, holon_home=session.rt.home,
-                                secrets=session.rt.settings.extra_secrets)
+                                secrets=session.rt.scrubber().values)
     except (CassetteError, ValueError) as exc:
         raise UsageError(f"cassette {full}: {exc}") from None
 

@@ -28,7 +28,6 @@ from ipywidgets import HTML
 from ..runtime import Runtime
 from ..runtime.events import RuntimeEvent
 from ..tools.context import CallContext
-from ..tools.receipts import Scrubber
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import _Session
@@ -182,7 +181,7 @@ class BoardHub:
         """Re-read and redraw one board (and its cell's saved text)."""
         items, timers = self.snapshot(board.agent_id, board.filter_name)
         total, items = len(items), items[: board.limit]
-        scrub = Scrubber(extra=self._rt.settings.extra_secrets)
+        scrub = self._rt.scrubber()
         text = scrub.text(render_board_text(board.agent_id, items, timers, total, board.note))
         value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
         if value != board.value:

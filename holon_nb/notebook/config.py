@@ -22,7 +22,11 @@ from traitlets.config import Configurable
 from ..providers.catalog import ProviderConfigError, check_provider_settings
 from ..runtime import RuntimeSettings
 
-__all__ = ["SETTING_TRAITS", "HolonNB"]
+__all__ = ["SETTING_TRAITS", "SETTINGS_INPUTS", "KERNEL_COLOUR_VARIABLES", "HolonNB"]
+
+#: Variables ipykernel sets for the kernel's subprocesses that force colour even into pipes
+#: (``ipykernel.zmqshell.ZMQInteractiveShell.init_environment``).
+KERNEL_COLOUR_VARIABLES = ("FORCE_COLOR", "CLICOLOR_FORCE")
 
 #: Traits mirrored one-to-one into :class:`RuntimeSettings` fields.
 SETTING_TRAITS = (
@@ -35,6 +39,8 @@ SETTING_TRAITS = (
     "providers",
     "prompt_budget_tokens",
 )
+#: Every trait :meth:`HolonNB.to_settings` reads (a change is pushed to the runtime).
+SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours")
 
 
 class HolonNB(Configurable):
@@ -88,6 +94,14 @@ class HolonNB(Configurable):
         help="Model ref (provider@endpoint/model) of %%agent turns; empty means $HOLON_MODEL.",
     ).tag(config=True)
 
+    command_colours = Bool(
+        False,
+        help="Let commands print colour codes. ipykernel sets FORCE_COLOR=1 and CLICOLOR_FORCE=1 for everything "
+             "the kernel starts, so tools like pytest colour even piped output; by default holon_nb removes those "
+             "two from the environment of %exec and ExecCommand, so receipts (what a model reads) carry no "
+             "escape codes. Set True to keep them.",
+    ).tag(config=True)
+
     prompt_budget_tokens = Int(
         help="Most estimated tokens ((characters + 3) // 4) of one model request; 0 means no limit. Over it, "
              "older turns are left out, then older rounds of a long turn go to the model as a short recap "
@@ -134,6 +148,8 @@ class HolonNB(Configurable):
 
     @validate("prompt_budget_tokens")
     def _non_negative(self, proposal: Any) -> int:
+        if isinstance(proposal["value"], bool):
+            raise TraitError("HolonNB.prompt_budget_tokens is a number of tokens (0: no limit), not True/False")
         if proposal["value"] < 0:
             raise TraitError(f"HolonNB.prompt_budget_tokens must be 0 (no limit) or more, got {proposal['value']}")
         return proposal["value"]
@@ -175,4 +191,5 @@ class HolonNB(Configurable):
             A frozen :class:`RuntimeSettings`.
         """
         base = base if base is not None else RuntimeSettings()
-        return base.replace(**{name: getattr(self, name) for name in SETTING_TRAITS})
+        unset = () if self.command_colours else KERNEL_COLOUR_VARIABLES
+        return base.replace(command_env_unset=unset, **{name: getattr(self, name) for name in SETTING_TRAITS})

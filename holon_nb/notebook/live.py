@@ -235,7 +235,7 @@ class LiveHub:
             return None
 
     def _scrubber(self) -> Scrubber:
-        return Scrubber(extra=self._rt.settings.extra_secrets)
+        return self._rt.scrubber()
 
     @staticmethod
     def _view_state(track: _Track) -> dict[str, Any]:

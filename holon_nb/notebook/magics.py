@@ -132,8 +132,14 @@ class HolonMagics(SessionMagics):
         if s.rt.store.agent(agent) is None:
             raise UsageError(f"%holon say: no agent {agent!r} (%agents lists them)")
         message = s.rt.turns.interject(text, agent=agent)
-        running = s.rt.turns.active(agent) is not None
-        when = "the running turn reads it at its next step" if running else "no turn is running; its next turn reads it"
+        if s.rt.turns.active(agent) is not None:
+            when = "the running turn reads it at its next step"
+        elif message.get("triggered_wait_id"):
+            following = s.turns is not None and agent in s.turns.running()
+            when = ("it woke the agent's wait for operator input; the %%agent --follow view runs its next turn"
+                    if following else "it woke the agent's wait for operator input; its next turn reads it first")
+        else:
+            when = "no turn is running; its next turn reads it first"
         display(Note(f"interjection {message['id']} queued for agent {agent}: {when}"))
 
     # ------------------------------------------------------------ %tool / %%tool
@@ -309,8 +315,8 @@ class HolonMagics(SessionMagics):
         TEXT is taken verbatim after the id; ``\n``, ``\t``, ``\r``, ``\e``,
         ``\\``, ``\xHH`` and ``\uHHHH`` escapes are interpreted. A newline is
         appended unless ``--no-newline`` is given, before the id or as the last
-        word (the TaskInput tool itself never adds one; to send text ending in
-        the word ``--no-newline``, spell a dash as ``\x2d``).
+        word (the TaskInput tool itself never adds one). After ``--`` the text
+        is taken as it is: ``%task_input ID -- --no-newline`` sends that word.
 
         Example::
 
@@ -318,10 +324,14 @@ class HolonMagics(SessionMagics):
         """
         head, text = split_verbatim(line, self.task_input.parser, positionals=1)
         args = parse_argstring(self.task_input, head)
+        before = line.rstrip()[: len(line.rstrip()) - len(text)].split()
+        explicit = bool(before) and before[-1] == "--"  # after `--` the text is taken as it is
         words = text.rsplit(None, 1)
-        if words and words[-1] == "--no-newline":  # the flag may also follow the text, as the help shows it
+        if not explicit and words and words[-1] == "--no-newline":  # the flag may also follow the text
             text, args.no_newline = (words[0] if len(words) == 2 else ""), True
         data = interpret_escapes(text) + ("" if args.no_newline else "\n")
+        if not data:
+            raise UsageError("%task_input has nothing to send: give TEXT, or drop --no-newline to send a newline")
         # the id (never the text) gets Python expansion, like %task_output {tid}
         task_id = self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id \
             else args.task_id

@@ -261,6 +261,7 @@ def _claude_settings_env(environ: Mapping[str, str], path: str | Path | None) ->
 PROVIDER_SETTING_KEYS = frozenset({
     "transport", "base_url", "auth", "local_tolerances", "send_prompt_cache_key", "send_strict_flag",
     "schema_contract", "stream", "reasoning_effort", "max_output_tokens", "models"})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SECRET_KEYS = ("api_key", "apikey", "token", "secret", "password", "auth_token", "key")
 _BOOL_KEYS = ("local_tolerances", "send_prompt_cache_key", "send_strict_flag", "stream")
 
@@ -304,7 +305,10 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
         raise ProviderConfigError(f"{where}: transport {settings['transport']!r} is not one of {sorted(TRANSPORTS)}")
     url = settings.get("base_url")
     if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://")) and len(url) > 8):
-        raise ProviderConfigError(f"{where}: base_url must be an http:// or https:// URL, got {url!r}")
+        raise ProviderConfigError(f"{where}: base_url must be an http:// or https:// URL, got {str(url)[:80]!r}")
+    if url is not None and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        raise ProviderConfigError(f"{where}: base_url holds credentials (user:password@host); secrets never live in "
+                                  "config: name the variable holding the key in auth.env")
     auth = settings.get("auth", {})
     if not isinstance(auth, Mapping):
         raise ProviderConfigError(f"{where}: auth must be a mapping {{source, kind, env}}")
@@ -314,8 +318,11 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
         raise ProviderConfigError(f"{where}: auth.kind {auth.get('kind')!r} is not one of {sorted(_AUTH_KINDS)}")
     env = auth.get("env")
     names = env if isinstance(env, list) else [env]
-    if env is not None and not all(isinstance(e, str) for e in names):
-        raise ProviderConfigError(f"{where}: auth.env must name an environment variable (or a list of names)")
+    if env is not None and not all(isinstance(e, str) and _ENV_NAME.fullmatch(e) for e in names):
+        # never echo the value: it may be a key pasted where its variable's name belongs
+        raise ProviderConfigError(f"{where}: auth.env must name an environment variable (letters, digits and _, "
+                                  "not starting with a digit) or a list of names; put the key itself in that "
+                                  "variable, never in config")
     for key in _BOOL_KEYS:
         if key in settings and not isinstance(settings[key], bool):
             raise ProviderConfigError(f"{where}: {key} must be true or false, got {settings[key]!r}")

@@ -75,6 +75,8 @@ class AgentTasks:
         """
         home = self.svc.agent_home(self.agent_id)
         env = {**self.svc.env, "HOLON_RUNTIME": "1", "HOLON_AGENT_ID": self.agent_id, "HOLON_AGENT_HOME": str(home)}
+        for name in getattr(self.svc.settings(), "command_env_unset", ()):
+            env.pop(name, None)
         spec = LaunchSpec(
             argv=(shell, "-lc" if login else "-c", cmd), cwd=workdir, env=env,
             spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,

@@ -266,10 +266,28 @@ class Runtime:
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
         env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
-        extra = self.settings.extra_secrets
-        if self._scrub is None or self._scrub[0] != env or self._scrub[1] != extra:
-            self._scrub = (dict(env), extra, Scrubber(extra=extra))  # copied only when it changed
+        key = (self.settings.extra_secrets, self.settings.providers)
+        if self._scrub is None or self._scrub[0] != env or self._scrub[1] != key:
+            extra = (*self.settings.extra_secrets, *self._provider_key_values())
+            self._scrub = (dict(env), key, Scrubber(extra=extra))  # copied only when it changed
         return self._scrub[2]
+
+    def scrubber(self) -> Scrubber:
+        """The D6 scrubber of this runtime: secret-named environment variables, ``settings.extra_secrets``,
+        and the variables that provider configuration names as keys (``auth.env``, whatever their names)."""
+        return self._scrubber()
+
+    def _provider_key_values(self) -> tuple[str, ...]:
+        """Values of the variables named by ``auth.env`` in ``$HOLON_NB_PROVIDERS`` and ``settings.providers``."""
+        from .model_catalog import provider_config
+
+        names: list[str] = []
+        for settings in provider_config(os.environ, self.settings.providers)["providers"].values():
+            auth = settings.get("auth") if isinstance(settings, dict) else None
+            env = auth.get("env") if isinstance(auth, dict) else None
+            names += [env] if isinstance(env, str) else [e for e in env if isinstance(e, str)] \
+                if isinstance(env, list) else []
+        return tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
 
     # ------------------------------------------------------------ agent turns (turn-loop spec §1)
     @functools.cached_property

@@ -52,6 +52,9 @@ class RuntimeSettings:
             execution root) or ``always`` (see :mod:`holon_nb.runtime.approvals`).
         approval_timeout_s: Seconds an approval question waits for an answer before the call is denied
             (``approval_denied``, "no answer came within N s"); ``<= 0`` waits forever.
+        command_env_unset: Environment variable names removed from every command's environment (the
+            notebook layer removes ``FORCE_COLOR`` and ``CLICOLOR_FORCE``, which ipykernel sets for
+            every kernel, unless ``HolonNB.command_colours``).
         prompt_budget_tokens: Estimated-token budget of one model request (``(chars + 3) // 4`` of its
             JSON; env ``HOLON_PROMPT_BUDGET_TOKENS``); 0 means unlimited. Over it, old turns are dropped
             and older rounds of a long turn are recapped (turn-loop spec §1.10).
@@ -69,6 +72,7 @@ class RuntimeSettings:
     extra_secrets: tuple[str, ...] = ()
     approval: str = "never"
     approval_timeout_s: float = 120.0
+    command_env_unset: tuple[str, ...] = ()
     prompt_budget_tokens: int = field(default_factory=lambda: _env_int("HOLON_PROMPT_BUDGET_TOKENS", 0))
     providers: Mapping[str, Any] = field(default_factory=dict)
 

@@ -102,6 +102,7 @@ class TurnLoop:
         self._open_calls: list[ToolUseBlock] = []
         self.sleep_duration_ms: int | None = None  # a round made only of Sleep calls: its last positive delay
         self.recapped_rounds = 0  # older rounds sent as a turn-local recap (only grows; turns.build_request)
+        self.pre_turn: list[str] = []  # interjections queued before the turn started: after its message
         self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services
@@ -188,6 +189,7 @@ class TurnLoop:
                                               messages=[(UserText(self.message), None)], now=now)
         self.emit("turn_started", turn_index=self.turn_index, model_ref=self.model_ref, message=self.message,
                   source_message_id=msg["id"])
+        self._drain_pre_turn()
         self.emit("lineage_selected", model_ref=self.model_ref, tools_fingerprint=fingerprint,
                   tool_count=len(self.tools))
 
@@ -463,22 +465,35 @@ class TurnLoop:
         return None
 
     # ------------------------------------------------------------ interjections (§1.8.4)
-    def _drain_interjections(self, point: str, rnd: RoundRecord, persist: bool = False) -> bool:
+    def _take_interjections(self, point: str, before_turn: bool = False) -> list[str]:
+        """Admit the agent's queued operator interjections (oldest first); return their texts for the model."""
         rows = self.rt.store.query("SELECT id, text, origin FROM messages WHERE agent_id=? AND status='queued'"
                                    " AND kind='operator_prompt' AND priority='interject' ORDER BY seq",
                                    (self.agent_id,))
-        if not rows:
-            return False
         texts = []
         for row in rows:
             try:
                 self.rt.work.process_message(row["id"])
             except Exception:  # noqa: BLE001 - consumed by someone else meanwhile
                 continue
-            text = interjection_text(row["id"], str(row["text"]))
-            rnd.follow_ups.append(("interjection", text))
-            texts.append(text)
+            texts.append(interjection_text(row["id"], str(row["text"]), before_turn=before_turn))
             self.emit("interjection", point=point, message_id=row["id"], text=str(row["text"]))
+        return texts
+
+    def _drain_pre_turn(self) -> None:
+        """Interjections queued while no turn ran (``%holon say``) open this turn: they go into its first request."""
+        self.pre_turn = self._take_interjections("turn_start", before_turn=True)
+        if self.pre_turn:
+            with self.rt.store.tx() as db:
+                self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=0,
+                                                  messages=[(UserText(t), "pre_turn") for t in self.pre_turn],
+                                                  now=self.now())
+
+    def _drain_interjections(self, point: str, rnd: RoundRecord, persist: bool = False) -> bool:
+        texts = self._take_interjections(point)
+        if not texts:
+            return False
+        rnd.follow_ups += [("interjection", text) for text in texts]
         if persist and texts:
             with self.rt.store.tx() as db:
                 self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round,

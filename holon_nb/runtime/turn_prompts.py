@@ -21,6 +21,8 @@ CORRECTIVE_PROMPTS = {
 }
 #: First line of an operator interjection (§1.8.4).
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
+#: First line of an operator message queued while no turn ran; it opens the next turn (⚑ holon_nb).
+PRE_TURN_HEADER = "[Operator message received before this turn]"
 #: Output-limit recoveries per turn (§1.8.2).
 MAX_OUTPUT_RECOVERIES = 2
 #: Rounds without a work-item update before the stale work-item reminder, and its cooldown (§1.4).
@@ -33,11 +35,16 @@ CONTEXT_LENGTH_NOTICE = ("Turn stopped because the provider rejected the request
                          "the current provider path.")
 
 
-def interjection_text(message_id: str, body: str) -> str:
-    """An operator interjection as follow-up user text (§1.8.4): header, metadata lines, blank line, body."""
-    return (f"{INTERJECTION_HEADER}\nmessage_id={message_id}\norigin=operator\n"
+def interjection_text(message_id: str, body: str, *, before_turn: bool = False) -> str:
+    """An operator interjection as user text (§1.8.4): header, metadata lines, blank line, body.
+
+    ``before_turn``: the message was queued while no turn ran (``%holon say``), so it opens the next turn
+    (header :data:`PRE_TURN_HEADER`, ``admission_context=pre_turn``) instead of following a round.
+    """
+    header, context = (PRE_TURN_HEADER, "pre_turn") if before_turn else (INTERJECTION_HEADER, "interjection")
+    return (f"{header}\nmessage_id={message_id}\norigin=operator\n"
             f"authority_class=operator_instruction\ndelivery_surface=notebook\n"
-            f"admission_context=interjection\n\n{body.strip()}")
+            f"admission_context={context}\n\n{body.strip()}")
 
 
 def stale_work_item_reminder(rounds_without_update: int, work_item_id: str) -> str:

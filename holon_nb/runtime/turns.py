@@ -325,7 +325,7 @@ class TurnService:
             None when even the minimum (message, recap, newest exact rounds, tools, system prompt) exceeds
             the budget (``baseline_over_budget``).
         """
-        head: list[Message] = [UserText(loop.message)]
+        head: list[Message] = [UserText(loop.message), *(UserText(t) for t in getattr(loop, "pre_turn", ()))]
         reminder = loop.reminder() if loop.rounds else None
         if reminder:
             head.append(UserText(reminder))
@@ -334,7 +334,9 @@ class TurnService:
         budget = self.budget()
         recapped = min(getattr(loop, "recapped_rounds", 0), len(rounds))
         if budget is not None:
-            fixed = _estimate(list(loop.tools)) + len(loop.system_prompt) // 4 + _estimate(head)
+            tools_cost, system_cost = _estimate(list(loop.tools)), len(loop.system_prompt) // 4
+            head_cost = _estimate(head)
+            fixed = tools_cost + system_cost + head_cost
             costs = [_estimate(msgs) for msgs in rounds]
             recap_cost = (lambda n: _estimate([UserText(self._recap(loop, n))]) if n else 0)
             used = fixed + recap_cost(recapped) + sum(costs[recapped:])
@@ -344,6 +346,11 @@ class TurnService:
                     recapped += 1
                     used = fixed + recap_cost(recapped) + sum(costs[recapped:])
                 if used > budget:
+                    exact = len(rounds) - recapped
+                    loop.error = (f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
+                                  f"{system_cost}, message {head_cost}, recap and newest {exact} round(s) "
+                                  f"{used - fixed}) but the prompt budget is {budget} "
+                                  "(HolonNB.prompt_budget_tokens / $HOLON_PROMPT_BUDGET_TOKENS)")
                     return None
                 loop.emit("turn_local_recap", rounds=recapped, exact_rounds=len(rounds) - recapped,
                           estimated_tokens=used, budget=budget)

@@ -92,9 +92,10 @@ class _Run:
     """One execution: the client, the deadlines and the summary being filled."""
 
     def __init__(self, nb: NotebookNode, client: NotebookClient, summary: RunSummary, timeout: float,
-                 progress: Callable[[str], None] | None):
+                 progress: Callable[[str], None] | None, keep_going: bool = False):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
         self.progress = progress
+        self.keep_going = keep_going
         self.deadline = time.monotonic() + OVERALL_FACTOR * timeout
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
@@ -154,6 +155,8 @@ class _Run:
             self.summary.cells.append(report)
             if not usable or "holon-skip" in _tags(cell) or not cell.source.strip():
                 continue
+            if self.summary.stopped_after is not None:  # an earlier cell failed: later ones build on it
+                continue
             if self.remaining() <= 0:
                 self.summary.timed_out = True
                 continue
@@ -181,6 +184,8 @@ class _Run:
                 self.progress(_progress_line(report, len(self.nb.cells), done=True))
             if report.status == "timeout" and self.remaining() <= 0:
                 self.summary.timed_out = True
+            if report.status in ("error", "timeout") and not self.keep_going and usable:
+                self.summary.stopped_after = index
         return usable
 
     async def restart(self) -> None:
@@ -342,7 +347,8 @@ def _reap(home: str, workspace: Path) -> list[str]:
 
 def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
                  timeout: float = 120, kernel_name: str | None = None, parameters: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, progress: bool | None = None) -> RunSummary:
+                 cwd: str | os.PathLike[str] | None = None, progress: bool | None = None,
+                 keep_going: bool = False) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
     Args:
@@ -355,6 +361,9 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
             (each value parsed as JSON when it parses, else kept as a string).
         cwd: The kernel's working directory; default the notebook's directory.
         progress: One line per cell on stderr; None means only when stderr is a TTY.
+        keep_going: Run every cell even after one failed; by default the run stops at the first cell
+            that raised outside a ``raises-exception`` cell (or timed out), as nbclient does, so the
+            summary names the cause rather than what followed from it.
 
     Returns:
         The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
@@ -387,7 +396,7 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
         resources={"metadata": {"path": str(kernel_cwd)}},
     )
-    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None)
+    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going)
     env = kernel_env(home, kernel_name)
     try:
         with open(scratch / "kernel.log", "wb") as log:

@@ -71,13 +71,11 @@ get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime befo
 SECRETS = """\
 def _holon_nb_secrets():
     from holon_nb.tools.receipts import Scrubber
-    extra = ()
     try:
         import holon_nb
-        extra = holon_nb.get_runtime().settings.extra_secrets
+        return list(holon_nb.get_runtime().scrubber().values)
     except Exception:
-        pass
-    return list(Scrubber(extra=extra).values)
+        return list(Scrubber().values)
 """
 """Defines ``_holon_nb_secrets()``: the secret values the kernel knows (its environment as it is now,
 including variables set in cells, and the runtime's configured secrets), so the saved notebook is

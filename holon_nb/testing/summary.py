@@ -58,6 +58,8 @@ class RunSummary:
         restarts: Kernel restarts asked for by cells tagged ``holon-restart-kernel``.
         problems: Harness-level failures (extension did not load, final wait
             failed, kernel start failed), each one line.
+        stopped_after: Index of the failed cell after which the run stopped (later cells not run), or
+            None (no failure, or ``keep_going``).
     """
 
     notebook: Path
@@ -73,6 +75,7 @@ class RunSummary:
     timed_out: bool = False
     restarts: int = 0
     problems: list[str] = field(default_factory=list)
+    stopped_after: int | None = None
 
     @property
     def cells_run(self) -> int:
@@ -151,5 +154,8 @@ def format_summary(summary: RunSummary) -> str:
     if summary.timed_out:
         lines.append("  overall time limit (10 x --timeout) reached: the cell running then was interrupted "
                      "and later cells were skipped")
+    if summary.stopped_after is not None:
+        lines.append(f"  stopped after cell #{summary.stopped_after} failed: later cells were not run "
+                     "(--keep-going runs them all)")
     lines.extend(f"  problem: {p}" for p in summary.problems)
     return "\n".join(lines)

@@ -86,6 +86,7 @@ def test_tests_run_in_the_worktree_as_a_task(executed: Any) -> None:
     task = final["result"]["task"]
     assert task["status"] == "completed" and task["exit_status"] == 0, task
     assert "2 passed" in task["output_preview"]
+    assert "\x1b[" not in task["output_preview"]  # the kernel's FORCE_COLOR is not passed on to commands
 
 
 def test_failed_patch_changes_nothing(executed: Any) -> None:

@@ -237,7 +237,10 @@ def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: 
         time.sleep(0.02)
     assert run.trace.status == "waiting" and not run.done.is_set()
     assert run.view._stop.layout.display != "none"  # Stop stays offered while it waits for a wake
-    ip.run_line_magic("holon", 'say "go ahead"')
+    with capture_output() as cap:
+        ip.run_line_magic("holon", 'say "go ahead"')
+    said = "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn" in said
     assert run.done.wait(10)
     assert [r.reason for r in run.results] == ["wait_for_silent", "end_turn"]
     text = run.view._repr_mimebundle_()["text/plain"]
@@ -259,3 +262,13 @@ def test_stop_ends_a_follow_that_waits_and_follow_refuses_a_cassette(ip: Any, tm
         ip.run_cell_magic("agent", "--follow --cassette c.jsonl --mode record --model scripted/follow.yaml", "x")
     with pytest.raises(UsageError, match="--follow must be 0 or more"):
         ip.run_cell_magic("agent", "--follow -1", "x")
+
+
+def test_models_of_a_provider_that_lists_none_says_why(ip: Any) -> None:
+    ip.run_line_magic("config", "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
+                                "'base_url': 'http://127.0.0.1:9/v1', 'auth': {'source': 'none'}}}")
+    with capture_output() as cap:
+        ip.run_line_magic("models", "lab")
+    shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "0 models of lab" in shown or '"models":[]' in shown
+    assert "holon_nb does not ask a server for its models" in shown and "--model lab/<model>" in shown

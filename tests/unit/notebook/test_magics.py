@@ -128,7 +128,8 @@ def test_config_changes_reach_runtime_settings(ip: Any) -> None:
     ip.run_line_magic("config", "HolonNB.prompt_budget_tokens = 50000")
     assert rt.settings.prompt_budget_tokens == 50000 and rt.turns.budget() == 50000
     ip.run_line_magic("config", "HolonNB.prompt_budget_tokens = -1")  # logged, not applied
-    assert rt.turns.budget() == 50000
+    ip.run_line_magic("config", "HolonNB.prompt_budget_tokens = True")
+    assert rt.turns.budget() == 50000 and rt.settings.prompt_budget_tokens == 50000
     assert rt.settings.default_tool_output_tokens == 123
     assert rt.settings.max_task_log_bytes == 4096
     assert rt.settings.patch_outside_workspace is True
@@ -187,11 +188,13 @@ def test_task_input_no_newline_before_the_id_or_as_the_last_word(run: Any, recei
     task_id = env["result"]["task_handle"]["task_id"]
     (first,) = receipts(run("task_input", f"--no-newline {task_id} ab"), "TaskInput")
     (second,) = receipts(run("task_input", f"{task_id} c\\td --no-newline"), "TaskInput")
-    (third,) = receipts(run("task_input", f"{task_id} e\\x2d-no-newline"), "TaskInput")
-    assert [r["result"]["bytes_written"] for r in (first, second, third)] == [2, 3, len("e--no-newline\n")]
+    (third,) = receipts(run("task_input", f"{task_id} -- e --no-newline"), "TaskInput")  # after --: as it is
+    assert [r["result"]["bytes_written"] for r in (first, second, third)] == [2, 3, len("e --no-newline\n")]
+    with pytest.raises(UsageError, match="nothing to send"):
+        run("task_input", f"{task_id} --no-newline")
     run("task_stop", task_id)
     (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
-    assert "abc\tde--no-newline\n" in out["result"]["task"]["output_preview"]
+    assert "abc\tde --no-newline\n" in out["result"]["task"]["output_preview"]
 
 
 def test_task_input_expands_the_id_but_not_the_text(ip: Any, run: Any, receipts: Any) -> None:
@@ -272,3 +275,18 @@ def test_exec_promotion_wait_is_quick(run: Any, receipts: Any) -> None:
     assert env["result"]["disposition"] == "promoted_to_task"
     assert time.monotonic() - started < 2
     run("task_stop", env["result"]["task_handle"]["task_id"])
+
+
+def test_commands_do_not_inherit_the_kernels_forced_colours(ip: Any, run: Any, receipts: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")  # what ipykernel sets for everything a kernel starts
+    monkeypatch.setenv("CLICOLOR_FORCE", "1")
+    monkeypatch.setenv("CLICOLOR", "1")
+    (env,) = receipts(run("exec", "--no-login env | grep -E '^(FORCE_COLOR|CLICOLOR_FORCE|CLICOLOR)=' | sort"))
+    assert env["result"]["stdout_preview"] == "CLICOLOR=1"
+    ip.run_line_magic("config", "HolonNB.command_colours = True")
+    try:
+        (env,) = receipts(run("exec", "--no-login env | grep -E '^(FORCE_COLOR|CLICOLOR_FORCE)=' | sort"))
+        assert env["result"]["stdout_preview"] == "CLICOLOR_FORCE=1\nFORCE_COLOR=1"
+    finally:
+        ip.run_line_magic("config", "HolonNB.command_colours = False")

@@ -88,6 +88,16 @@ def test_a_failing_cell_fails_the_run_but_the_notebook_is_saved(tmp_path: Path) 
     assert summary.failed_cells == [2] and summary.cells[1].ename == "ZeroDivisionError"
     nb = nbformat.read(tmp_path / "out" / "bad.out.ipynb", as_version=4)
     assert nb.cells[2].outputs[0]["output_type"] == "error"
+    assert nb.cells[3].outputs == [] and summary.cells[2].status == "skipped"  # the run stopped at the failure
+    assert summary.stopped_after == 2 and summary.cells_run == 2
+    assert "stopped after cell #2 failed: later cells were not run" in format_summary(summary)
+
+
+def test_keep_going_runs_the_cells_after_a_failure(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "bad.ipynb", "x = 1", "1/0", "print('after', x)", "undefined_name")
+    summary = run_notebook(src, output=tmp_path / "bad.out.ipynb", timeout=30, keep_going=True)
+    assert summary.exit_code == 1 and summary.failed_cells == [2, 4] and summary.stopped_after is None
+    nb = nbformat.read(tmp_path / "bad.out.ipynb", as_version=4)
     assert text_of(nb.cells[3]) == "after 1\n"  # later cells still ran
 
 
@@ -220,11 +230,13 @@ def test_kernel_cwd_defaults_to_the_notebook_directory(tmp_path: Path) -> None:
     assert text_of(nbformat.read(tmp_path / "o.ipynb", as_version=4).cells[1]).strip() == str(tmp_path.resolve())
 
 
-def test_cell_timeout_interrupts_the_cell_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_cell_timeout_interrupts_the_cell_and_with_keep_going_the_run_goes_on(tmp_path: Path) -> None:
     src = write_nb(tmp_path / "slow.ipynb", "import time; time.sleep(30)", "print('after')")
-    summary = run_notebook(src, timeout=1)
+    summary = run_notebook(src, timeout=1, keep_going=True)
     assert summary.exit_code == 1 and summary.cells[0].status == "timeout"
     assert summary.cells[1].status == "ok" and summary.wall_time_s < 20
+    summary = run_notebook(src, timeout=1)
+    assert summary.cells[0].status == "timeout" and summary.cells[1].status == "skipped"
 
 
 def test_the_whole_run_stops_at_ten_times_the_cell_timeout(tmp_path: Path) -> None:

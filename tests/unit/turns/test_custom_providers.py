@@ -99,12 +99,17 @@ def test_malformed_environment_configuration_fails_the_turn_with_its_reason(rt: 
     ("openai", {"auth": {"env": "OPENAI_API_KEY", "token": "sk-live"}}, "secrets never live in config"),
     ("openai", {"auth": {"source": "keychain"}}, "auth.source 'keychain' is not one of"),
     ("openai", {"auth": {"env": 3}}, "auth.env must name an environment variable"),
+    ("openai", {"auth": {"env": "sk-proj-PASTEDKEY123456"}}, "auth.env must name an environment variable"),
+    ("openai", {"auth": {"env": ["OK_NAME", "has space"]}}, "auth.env must name an environment variable"),
+    ("lab", {"transport": "openai_chat_completions", "base_url": "http://sk-abc:sk-secret@127.0.0.1:8765/v1"},
+     "base_url holds credentials"),
     ("ollama", {"models": "llama3"}, "models must be a list"),
 ])
 def test_check_provider_settings_names_the_problem(provider_id: object, settings: object, needle: str) -> None:
     with pytest.raises(ProviderConfigError) as info:
         check_provider_settings(provider_id, settings)
     assert needle in str(info.value)
+    assert "PASTEDKEY" not in str(info.value) and "sk-secret" not in str(info.value)  # never echoed
 
 
 @pytest.mark.parametrize("provider_id, settings", [
@@ -140,3 +145,16 @@ def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(rt: Runtime, w
     with pytest.raises(ModelRefError, match="HOLON_MODEL_FALLBACKS: "):
         rt.run_turn("hi", model="vllm/m")
     assert wire.requests == []
+
+
+def test_a_key_named_by_auth_env_is_scrubbed_whatever_its_variable_is_called(rt: Runtime, wire: WireServer,
+                                                                               monkeypatch) -> None:
+    monkeypatch.setenv("LAB_CRED", "hunter2-very-secret-cred")
+    assert "hunter2" in rt.call("ExecCommand", {"cmd": "echo cred=$LAB_CRED"}).receipt  # not named as a secret yet
+    rt.settings = rt.settings.replace(providers={"lab": {**_lab(wire), "auth": {"source": "env", "env": "LAB_CRED"}}})
+    shown = rt.call("ExecCommand", {"cmd": "echo cred=$LAB_CRED"})
+    assert "hunter2" not in shown.receipt and "cred=[redacted]" in shown.receipt
+    assert "hunter2-very-secret-cred" in rt.scrubber().values
+    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps({"other": {**_lab(wire), "auth": {"env": "OTHER_CRED"}}}))
+    monkeypatch.setenv("OTHER_CRED", "another-long-credential")
+    assert "[redacted]" in rt.call("ExecCommand", {"cmd": "echo $OTHER_CRED"}).receipt

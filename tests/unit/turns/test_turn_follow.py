@@ -123,3 +123,20 @@ def test_a_turn_that_needs_no_wait_ends_at_once_and_a_failed_turn_stops_followin
 def test_bad_arguments(rt: Runtime, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         TurnFollower(rt, **kwargs)
+
+
+def test_a_note_queued_before_a_turn_is_in_its_first_request(rt: Runtime) -> None:
+    msg = rt.turns.interject("PRE-TURN NOTE: use the staging database")
+    provider = script(rt, Step.text("noted"))
+    r = rt.run_turn("migrate the table", model=REF)
+    assert r.terminal == "completed" and provider.request_count() == 1  # no extra round for the note
+    first = provider.requests()[0].conversation
+    assert [m.text.splitlines()[0] for m in first] == ["migrate the table",
+                                                       "[Operator message received before this turn]"]
+    assert f"message_id={msg['id']}" in first[1].text and first[1].text.endswith("use the staging database")
+    assert "admission_context=pre_turn" in first[1].text
+    # the note is part of the conversation's history for the next turn
+    provider = script(rt, Step.text("again"))
+    rt.run_turn("and now?", model=REF)
+    history = [m.text for m in provider.requests()[0].conversation if isinstance(m, UserText)]
+    assert any("PRE-TURN NOTE" in t for t in history)

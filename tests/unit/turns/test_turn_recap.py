@@ -92,6 +92,8 @@ def test_no_room_for_the_newest_exact_rounds_is_baseline_over_budget(rt: Runtime
     r, provider = turn(rt, *_noisy_steps())
     assert r.terminal == "baseline_over_budget" and r.reason == "prompt_budget_exceeded"
     assert 1 <= provider.request_count() < ROUNDS
+    assert r.error.startswith("the request needs about ") and f"the prompt budget is {_base(rt) + 2_500}" in r.error
+    assert "tools " in r.error and "newest 2 round(s)" in r.error
 
 
 def test_unlimited_budget_sends_every_round_exact(rt: Runtime) -> None:
