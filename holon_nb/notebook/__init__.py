@@ -155,6 +155,8 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
     if _session.turns is not None:
         still = still + [f"turn of {a}" for a in _session.turns.wait(timeout)]
     _session.live.report()
+    if _session.turns is not None:
+        _session.turns.report()
     if _session.boards is not None:
         _session.boards.flush()
     return still

@@ -51,6 +51,7 @@ class _Run:
         self.result: Any = None
         self.results: list[Any] = []  # every turn of the run (more than one when it follows wakes)
         self.follower: Any = None
+        self.confirmed = False  # the final view was re-sent from a kernel-thread cell (TurnHub.report)
         self.error: str = ""
         self.done = threading.Event()
 
@@ -254,6 +255,23 @@ class TurnHub:
         return "stop requested" if self._rt.turns.cancel(agent_id, reason="stopped from the notebook") \
             else "no turn running"
 
+    def report(self) -> None:
+        """Re-send each ended turn's final view from the current cell (kernel thread), once.
+
+        A turn that ends in the background updates its cell's output from its own thread; a headless
+        client drops messages that do not belong to the cell it is executing, so ``%holon wait`` (and the
+        harness's final wait) sends the final transcript again from inside its own execution.
+        """
+        with self._lock:
+            ended = [r for r in self._all if r.done.is_set() and not r.confirmed and r.handle is not None]
+            for run in ended:
+                run.confirmed = True
+        for run in ended:
+            try:
+                run.handle.update(run.view)
+            except Exception:  # a closed comm must not break the wait
+                log.debug("agent view report failed", exc_info=True)
+
     def results(self) -> list[Any]:
         """TurnResults of the turns that ended, oldest first."""
         with self._lock:
@@ -337,6 +355,7 @@ class AgentMagics(SessionMagics):
         if args.wait:
             try:
                 run.done.wait()
+                s.turns.report()  # the final transcript again, from this cell's own execution
             except KeyboardInterrupt:
                 note = s.turns.stop(run.trace.agent_id)
                 run.done.wait(10)

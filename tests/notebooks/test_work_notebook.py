@@ -100,3 +100,17 @@ def test_objective_completed_with_report_and_searchable(run: tuple[Any, Any]) ->
     assert "[completed/completed]" in final and "blocked by" not in final
     (found,) = _receipts(_one(nb, "%memory search"))
     assert any(r["kind"] == "work_item" for r in found["result"]["results"])
+
+
+def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, Any]) -> None:
+    _, nb = run
+    view = _text(_one(nb, "%%agent --model $model --follow 2"))
+    assert "WaitFor (success)" in view and "waiting at agent scope: report format" in view
+    assert "following: waiting for one of 1 open wait(s) to be woken" in view
+    assert "woken by operator_prompt" in view and "CSV, please" in view
+    assert "followed 1 wake(s); stopped following: the agent has nothing left to wait for" in view
+    said = _text(_one(nb, "time.sleep(0.5)\n%holon say"))
+    assert "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn" in said
+    turns = _text(_one(nb, "for turn in holon_nb.agent_turns()")).splitlines()
+    assert turns == ["completed wait_for_silent ''",
+                     "completed end_turn 'CSV it is. I will write the nightly report as CSV from now on.'"]
