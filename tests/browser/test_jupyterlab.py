@@ -96,8 +96,16 @@ def _open_and_run_all(page, base: str, token: str, name: str) -> None:
     if page.locator(".jp-Dialog .jp-mod-accept").count():
         page.locator(".jp-Dialog .jp-mod-accept").click()
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-    page.get_by_text("Run", exact=True).first.click()
-    page.get_by_text("Run All Cells", exact=True).click()
+    for _attempt in range(3):  # the menu sometimes opens before the notebook panel takes commands: try again
+        page.get_by_text("Run", exact=True).first.click()
+        page.get_by_text("Run All Cells", exact=True).click()
+        try:
+            page.wait_for_function("() => [...document.querySelectorAll('.jp-InputPrompt')]"
+                                   ".some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))", timeout=10_000)
+            return
+        except playwright.Error:
+            page.keyboard.press("Escape")
+    raise AssertionError("Run All Cells did not start the notebook")
 
 
 def test_live_task_widget_renders(lab) -> None:
@@ -135,3 +143,39 @@ def test_stop_button_stops_the_task(lab) -> None:
         page.screenshot(path=str(shots / "stop-button.png"))
         cell2 = page.locator(".jp-Cell").nth(1).inner_text()
     assert "cancelled" in cell2 and "tick" in cell2
+
+
+ASKS = """format: holon_nb.script/v1
+steps:
+  - response:
+      stop_reason: tool_use
+      blocks:
+        - {type: text, text: 'Which format should the report use?'}
+        - {type: tool_use, id: w1, name: WaitFor, input: {reason: report format, wake: operator_input, delivery: silent}}
+  - text: CSV it is.
+"""
+
+
+def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
+    base, token, root = lab
+    (root / "asks.yaml").write_text(ASKS)
+    _write(root, "follow.ipynb", "%load_ext holon_nb",
+           f"%%agent --model scripted/{root / 'asks.yaml'} --follow 2\nRerun the report jobs; ask me first.",
+           "import time, holon_nb\nrt, deadline = holon_nb.get_runtime(), time.time() + 60\n"
+           "while not rt.store.query(\"SELECT 1 FROM waits WHERE status='active'\") and time.time() < deadline:\n"
+           "    time.sleep(0.1)\ntime.sleep(2)  # the screenshot of the waiting view is taken now",
+           '%holon say "CSV, please"')
+    shots = _shots(root)
+    with _page(1000) as page:
+        _open_and_run_all(page, base, token, "follow.ipynb")
+        view = page.locator(".jp-Cell").nth(1)
+        page.wait_for_selector(".jp-Cell:nth-child(2) :text('following: waiting for one of 1 open wait(s)')",
+                               timeout=60_000)
+        waiting = view.inner_text()
+        stop_visible = page.locator(".jp-Cell:nth-child(2) .jupyter-button:has-text('Stop')").is_visible()
+        page.screenshot(path=str(shots / "follow-waiting.png"))
+        page.wait_for_selector(".jp-Cell:nth-child(2) :text('stopped following')", timeout=60_000)
+        ended = view.inner_text()
+        page.screenshot(path=str(shots / "follow-ended.png"), full_page=True)
+    assert "waiting" in waiting and stop_visible
+    assert "woken by operator_prompt" in ended and "CSV it is." in ended and "completed" in ended
