@@ -54,6 +54,7 @@ class TurnTrace:
         self.model_ref = model_ref
         self.message = message
         self.turn_id = ""
+        self.turns = 0  # turns shown (more than one under %%agent --follow)
         self.status = "running"
         self.reason = ""
         self.rounds = 0
@@ -72,6 +73,7 @@ class TurnTrace:
     def apply(self, kind: str, data: dict[str, Any]) -> None:
         """Fold one turn event into the trace."""
         if kind == "turn_started":
+            self.turns += 1
             self.turn_id = data.get("turn_id", self.turn_id)
             self.model_ref = data.get("model_ref") or self.model_ref
         elif kind == "round_started":
@@ -140,9 +142,14 @@ def render_transcript(trace: TurnTrace) -> str:
             lines.append("")
         else:
             lines += [item["text"], ""]
-    lines.append(f"turn {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
-                 + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in {trace.usage['input_tokens']}"
-                 f", out {trace.usage['output_tokens']}")
+    if trace.turns > 1:  # %%agent --follow: the end line is the last turn's; tokens are all turns'
+        lines.append(f"last of {trace.turns} turns: {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
+                     + f" after {trace.rounds} round(s); all turns {trace.elapsed():.1f} s, tokens in "
+                     f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}")
+    else:
+        lines.append(f"turn {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
+                     + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in "
+                     f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}")
     if trace.error:
         lines.append(f"error: {trace.error}")
     if trace.final_text.strip():

@@ -138,6 +138,9 @@ class HolonMagics(SessionMagics):
             following = s.turns is not None and agent in s.turns.running()
             when = ("it woke the agent's wait for operator input; the %%agent --follow view runs its next turn"
                     if following else "it woke the agent's wait for operator input; its next turn reads it first")
+        elif s.turns is not None and agent in s.turns.running():
+            when = ("the agent is following its waits (%%agent --follow): the turn its next wake starts reads it "
+                    "first")
         else:
             when = "no turn is running; its next turn reads it first"
         display(Note(f"interjection {message['id']} queued for agent {agent}: {when}"))

@@ -5,10 +5,11 @@ wakes the wait: a task result, a timer tick, an operator message, an external ca
 runtime then runs the agent again with the waking message as the turn's input (turn-loop spec
 §0: a turn is "one activation of an agent (a notebook cell run, a queued message, a timer
 wake)"). :class:`TurnFollower` does that for one agent, on request: it runs the first turn, then
-waits (on runtime events, no polling) for a queued message that triggered one of the agent's
-waits, and runs a turn admitting that message (``source_message_id``), until the agent has no
-active wait, a turn does not complete, ``max_wakes`` wake turns have run, the wait for a wake
-exceeds ``timeout_s``, or :meth:`TurnFollower.stop` is called.
+waits (on runtime events, no polling) for a queued message that triggered a wait one of its own
+turns declared, and runs a turn admitting that message (``source_message_id``), until no wait of
+its turns is open, a turn does not complete, ``max_wakes`` wake turns have run, the wait for a
+wake exceeds ``timeout_s``, or :meth:`TurnFollower.stop` is called. Waits left by earlier runs
+are not followed.
 
 Example::
 
@@ -32,8 +33,9 @@ __all__ = ["TurnFollower", "wake_text"]
 
 _WAKING = ("SELECT m.id, m.kind, m.text FROM messages m JOIN waits w ON w.trigger_message_id = m.id "
            "WHERE m.agent_id = ? AND m.status = 'queued' AND w.agent_id = ? AND w.status = 'triggered' "
-           "ORDER BY m.seq LIMIT 1")
-_OPEN_WAITS = "SELECT COUNT(*) FROM waits WHERE agent_id = ? AND status IN ('active', 'triggered')"
+           "AND w.turn_id IN ({turns}) ORDER BY m.seq LIMIT 1")
+_OPEN_WAITS = ("SELECT COUNT(*) FROM waits WHERE agent_id = ? AND status IN ('active', 'triggered') "
+               "AND turn_id IN ({turns})")
 
 
 def wake_text(message: dict[str, Any]) -> str:
@@ -53,7 +55,7 @@ class TurnFollower:
 
     Attributes:
         results: The turn results so far, oldest first.
-        ended_because: Why following ended: ``idle`` (no active wait), ``turn_not_completed``,
+        ended_because: Why following ended: ``idle`` (no open wait of this run's turns), ``turn_not_completed``,
             ``max_wakes``, ``timeout``, ``stopped``; empty while running.
 
     Raises:
@@ -83,14 +85,29 @@ class TurnFollower:
         self._changed.set()
         self.rt.turns.cancel(self.agent, reason=reason)
 
+    def _turn_ids(self) -> list[str]:
+        return [r.turn_id for r in self.results if getattr(r, "turn_id", None)]
+
     def next_wake(self) -> dict[str, Any] | None:
-        """The oldest queued message of the agent that triggered one of its waits, or None."""
-        rows = self.rt.store.query(_WAKING, (self.agent, self.agent))
+        """The oldest queued message that triggered a wait one of this run's turns declared, or None.
+
+        Waits of earlier runs (a timer left by an earlier ``%%agent --follow`` cell) are not followed: their
+        messages stay queued for whoever runs the agent next.
+        """
+        turns = self._turn_ids()
+        if not turns:
+            return None
+        sql = _WAKING.format(turns=",".join("?" * len(turns)))
+        rows = self.rt.store.query(sql, (self.agent, self.agent, *turns))
         return dict(rows[0]) if rows else None
 
     def open_waits(self) -> int:
-        """How many waits of the agent are active or triggered."""
-        return int(self.rt.store.query(_OPEN_WAITS, (self.agent,))[0][0])
+        """How many waits declared by this run's turns are active or triggered."""
+        turns = self._turn_ids()
+        if not turns:
+            return 0
+        sql = _OPEN_WAITS.format(turns=",".join("?" * len(turns)))
+        return int(self.rt.store.query(sql, (self.agent, *turns))[0][0])
 
     def run(self, message: str, *, on_wake: Callable[[dict[str, Any]], None] | None = None,
             on_waiting: Callable[[int], None] | None = None, **turn_kwargs: Any) -> list["TurnResult"]:

@@ -22,7 +22,7 @@ CORRECTIVE_PROMPTS = {
 #: First line of an operator interjection (§1.8.4).
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
 #: First line of an operator message queued while no turn ran; it opens the next turn (⚑ holon_nb).
-PRE_TURN_HEADER = "[Operator message received before this turn]"
+PRE_TURN_HEADER = "[Operator message sent before this turn started]"
 #: Output-limit recoveries per turn (§1.8.2).
 MAX_OUTPUT_RECOVERIES = 2
 #: Rounds without a work-item update before the stale work-item reminder, and its cooldown (§1.4).

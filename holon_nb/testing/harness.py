@@ -376,6 +376,9 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
         raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
     nb = _read(src)
+    for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     try:
         inject_parameters(nb, dict(parameters or {}))
     except ValueError as exc:

@@ -247,6 +247,7 @@ def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: 
     assert "following: waiting for one of 1 open wait(s) to be woken" in text
     assert "woken by operator_prompt" in text and "going ahead now" in text
     assert "followed 1 wake(s); stopped following: the agent has nothing left to wait for" in text
+    assert "last of 2 turns: completed (end_turn) after 1 round(s); all turns" in text
     assert [r.final_text for r in holon_nb.agent_turns()[-2:]] == ["", "going ahead now"]
 
 

@@ -93,6 +93,15 @@ def test_a_failing_cell_fails_the_run_but_the_notebook_is_saved(tmp_path: Path) 
     assert "stopped after cell #2 failed: later cells were not run" in format_summary(summary)
 
 
+def test_a_rerun_of_an_executed_copy_shows_only_what_this_run_did(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "bad.ipynb", "x = 1", "1/0", "print('after', x)")
+    run_notebook(src, output=tmp_path / "full.ipynb", timeout=30, keep_going=True)
+    assert text_of(nbformat.read(tmp_path / "full.ipynb", as_version=4).cells[3]) == "after 1\n"
+    run_notebook(tmp_path / "full.ipynb", output=tmp_path / "again.ipynb", timeout=30)  # stops at the failure
+    again = nbformat.read(tmp_path / "again.ipynb", as_version=4)
+    assert again.cells[3].outputs == [] and again.cells[3].execution_count is None
+
+
 def test_keep_going_runs_the_cells_after_a_failure(tmp_path: Path) -> None:
     src = write_nb(tmp_path / "bad.ipynb", "x = 1", "1/0", "print('after', x)", "undefined_name")
     summary = run_notebook(src, output=tmp_path / "bad.out.ipynb", timeout=30, keep_going=True)

@@ -132,7 +132,7 @@ def test_a_note_queued_before_a_turn_is_in_its_first_request(rt: Runtime) -> Non
     assert r.terminal == "completed" and provider.request_count() == 1  # no extra round for the note
     first = provider.requests()[0].conversation
     assert [m.text.splitlines()[0] for m in first] == ["migrate the table",
-                                                       "[Operator message received before this turn]"]
+                                                       "[Operator message sent before this turn started]"]
     assert f"message_id={msg['id']}" in first[1].text and first[1].text.endswith("use the staging database")
     assert "admission_context=pre_turn" in first[1].text
     # the note is part of the conversation's history for the next turn
@@ -140,3 +140,18 @@ def test_a_note_queued_before_a_turn_is_in_its_first_request(rt: Runtime) -> Non
     rt.run_turn("and now?", model=REF)
     history = [m.text for m in provider.requests()[0].conversation if isinstance(m, UserText)]
     assert any("PRE-TURN NOTE" in t for t in history)
+
+
+def test_a_wait_left_by_an_earlier_run_is_not_followed(rt: Runtime) -> None:
+    script(rt, WAIT_FOR_GO)
+    first = TurnFollower(rt, max_wakes=0)
+    first.run("ask me first", model=REF)
+    assert first.ended_because == "max_wakes" and first.open_waits() == 1
+    stale = rt.work.operator_prompt("default", "an answer to the earlier question")  # wakes the old wait
+    provider = script(rt, Step.text("a fresh answer"))
+    follower = TurnFollower(rt, timeout_s=5)
+    results = follower.run("a new question", model=REF)
+    assert [r.final_text for r in results] == ["a fresh answer"] and follower.ended_because == "idle"
+    assert provider.request_count() == 1
+    queued = rt.store.query("SELECT status FROM messages WHERE id=?", (stale["id"],))[0]["status"]
+    assert queued == "queued"  # left for whoever runs the agent next
