@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from IPython.core.error import UsageError
-from IPython.core.magic import cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic import cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 

@@ -28,7 +28,8 @@ from ..tools.ansi import ansi_to_html
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
-_COLOURS = {"running": "#0969da", "waiting": "#9a6700", "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
+_COLOURS = {"running": "#0969da", "waiting": "#9a6700",  # waiting: %%agent --follow between turns
+            "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
             "provider_failed_needs_recovery": "#cf222e", "baseline_over_budget": "#cf222e"}
 _MUTED = "color:#57606a"
 _PRE = "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"

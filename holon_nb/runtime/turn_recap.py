@@ -5,8 +5,9 @@ exact (at least :data:`KEEP_EXACT_ROUNDS`) and replaces the older ones with one 
 user text built here from the round records: the assistant's text (a preview), each tool call's
 name, status and ``summary_text``, the ids a later round may need (tasks, work items, agents,
 waits, timers, worktrees, artifacts, ``output_ref``) and, for errors, ``kind``, message and
-recovery hint, each call with a short preview of its input (a command's ``cmd``). Stdout and output previews of old rounds are left out (they are in the task logs and
-artifacts the ids point to). No model call is made; the same rounds always give the same text.
+recovery hint, each call with a short preview of its input (a command's ``cmd``). Stdout and
+output previews of old rounds are left out (they are in the task logs and artifacts the ids
+point to). No model call is made; the same rounds always give the same text.
 
 Per holon-run/holon ``docs/rfcs/turn-local-context-compaction.md``. Not done (the RFC's optional
 step): the runtime-private checkpoint round asked of the model on first compaction.

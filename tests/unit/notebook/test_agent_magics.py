@@ -199,7 +199,8 @@ def test_holon_say_reaches_a_turn_running_in_the_background(ip: Any) -> None:
                     await anyio.sleep(0.01)
                 return TurnResponse(blocks=(ToolUseBlock("c1", "GetAgent", {}),), stop_reason="tool_use")
             heard = [m.text for m in req.conversation if isinstance(m, UserText) and "Operator message" in m.text]
-            return TurnResponse(blocks=(TextBlock(f"heard {len(heard)}: {heard[-1].splitlines()[-1] if heard else ''}"),))
+            last = heard[-1].splitlines()[-1] if heard else ""
+            return TurnResponse(blocks=(TextBlock(f"heard {len(heard)}: {last}"),))
 
     provider = Waiting()
     _session().rt.providers.register(Waiting.route_ref, provider)
