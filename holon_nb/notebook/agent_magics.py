@@ -294,6 +294,10 @@ class TurnHub:
 
     def close(self) -> None:
         """Stop following the runtime (turns still running are cancelled by the runtime's close)."""
+        with self._lock:
+            following = [r.follower for r in self._all if r.follower is not None and not r.done.is_set()]
+        for follower in following:  # a follow waiting for a wake has no turn to cancel: end its wait
+            follower.stop("the extension was unloaded")
         for agent in self.running():
             self._rt.turns.cancel(agent, reason="the extension was unloaded")
         self._unsubscribe()

@@ -274,3 +274,14 @@ def test_models_of_a_provider_that_lists_none_says_why(ip: Any) -> None:
     shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
     assert "0 models of lab" in shown or '"models":[]' in shown
     assert "holon_nb does not ask a server for its models" in shown and "--model lab/<model>" in shown
+
+
+def test_unloading_ends_a_follow_that_waits(ip: Any, tmp_path: Path) -> None:
+    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow", "ask me first")
+    deadline = time.monotonic() + 10
+    while run.trace.status != "waiting" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert run.trace.status == "waiting"
+    _session().turns.close()
+    assert run.done.wait(10) and run.follower.ended_because == "stopped"
