@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-__all__ = ["KEEP_EXACT_ROUNDS", "RECAP_HEADER", "recap_text"]
+__all__ = ["KEEP_EXACT_ROUNDS", "RECAP_HEADER", "recap_header", "recap_text", "round_lines"]
 
 #: Completed rounds always kept exact at the end of the request (RFC §8: "at least 2").
 KEEP_EXACT_ROUNDS = 2
@@ -80,12 +80,36 @@ def _call_line(call: Any) -> str:
     return "; ".join(parts)
 
 
-def recap_text(rounds: Iterable[Any], scrub: Any = None) -> str:
+def round_lines(rnd: Any) -> str:
+    """The recap lines of one round (``- Round N: …`` and its ``operator said`` / ``runtime said`` lines)."""
+    parts = []
+    if (rnd.text or "").strip():
+        parts.append(f"said \"{_clip(rnd.text, _TEXT_PREVIEW)}\"")
+    parts += [_call_line(c) for c in rnd.tool_calls]
+    if not parts:
+        parts.append(f"no text, no tool call (stop reason {rnd.stop_reason or 'none'})")
+    lines = [f"- Round {rnd.round}: " + " | ".join(parts)]
+    for reason, text in rnd.follow_ups:
+        who = "operator said" if reason == "interjection" else "runtime said"
+        lines.append(f"  {who}: {_clip(text, _FOLLOW_UP_PREVIEW)}")
+    return "\n".join(lines)
+
+
+def recap_header(first: int, last: int) -> str:
+    """The first lines of a recap of rounds ``first``..``last``."""
+    span = f"round {first}" if first == last else f"rounds {first}-{last}"
+    return (f"{RECAP_HEADER}\nThe following {span} happened earlier in this same turn and were compacted to keep "
+            "the request within its context budget; their full outputs remain in task logs, artifacts and memory "
+            "(MemorySearch / MemoryGet with an output_ref):")
+
+
+def recap_text(rounds: Iterable[Any], scrub: Any = None, lines: Iterable[str] | None = None) -> str:
     """One user text standing for ``rounds`` (older rounds of the current turn), RFC §9 and §13.
 
     Args:
         rounds: :class:`~holon_nb.runtime.turn_records.RoundRecord` objects, oldest first (at least one).
         scrub: ``scrub(text) -> text`` applied to the whole recap (D6), or None.
+        lines: The rounds' :func:`round_lines`, when the caller has them already (a cache).
 
     Returns:
         ``[Runtime-generated turn-local recap]`` then a line per round: ``- Round N: <text preview>;
@@ -93,22 +117,6 @@ def recap_text(rounds: Iterable[Any], scrub: Any = None) -> str:
         rounds as ``operator said:`` / ``runtime said:`` lines.
     """
     rounds = list(rounds)
-    first, last = rounds[0].round, rounds[-1].round
-    span = f"round {first}" if first == last else f"rounds {first}-{last}"
-    lines = [RECAP_HEADER,
-             f"The following {span} happened earlier in this same turn and were compacted to keep the request "
-             "within its context budget; their full outputs remain in task logs, artifacts and memory "
-             "(MemorySearch / MemoryGet with an output_ref):"]
-    for rnd in rounds:
-        parts = []
-        if (rnd.text or "").strip():
-            parts.append(f"said \"{_clip(rnd.text, _TEXT_PREVIEW)}\"")
-        parts += [_call_line(c) for c in rnd.tool_calls]
-        if not parts:
-            parts.append(f"no text, no tool call (stop reason {rnd.stop_reason or 'none'})")
-        lines.append(f"- Round {rnd.round}: " + " | ".join(parts))
-        for reason, text in rnd.follow_ups:
-            who = "operator said" if reason == "interjection" else "runtime said"
-            lines.append(f"  {who}: {_clip(text, _FOLLOW_UP_PREVIEW)}")
-    text = "\n".join(lines)
+    body = list(lines) if lines is not None else [round_lines(rnd) for rnd in rounds]
+    text = "\n".join([recap_header(rounds[0].round, rounds[-1].round), *body])
     return scrub(text) if scrub is not None else text

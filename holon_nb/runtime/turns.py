@@ -51,7 +51,7 @@ from .conversations import ConversationStore
 from .store import new_id, now_rfc3339
 from .turn_loop import TurnLoop
 from .turn_providers import ProviderRegistry
-from .turn_recap import KEEP_EXACT_ROUNDS, recap_text
+from .turn_recap import KEEP_EXACT_ROUNDS, recap_header, recap_text, round_lines
 from .turn_records import TurnHooks, TurnResult
 
 if TYPE_CHECKING:
@@ -334,17 +334,37 @@ class TurnService:
         budget = self.budget()
         recapped = min(getattr(loop, "recapped_rounds", 0), len(rounds))
         if budget is not None:
-            tools_cost, system_cost = _estimate(list(loop.tools)), len(loop.system_prompt) // 4
+            cache = loop.__dict__.setdefault("_projection_cache", {})
+            if "tools" not in cache:
+                cache["tools"] = _estimate(list(loop.tools))
+            tools_cost, system_cost = cache["tools"], len(loop.system_prompt) // 4
             head_cost = _estimate(head)
             fixed = tools_cost + system_cost + head_cost
-            costs = [_estimate(msgs) for msgs in rounds]
-            recap_cost = (lambda n: _estimate([UserText(self._recap(loop, n))]) if n else 0)
-            used = fixed + recap_cost(recapped) + sum(costs[recapped:])
+            costs, lines = [], []
+            for rnd, msgs in zip(loop.rounds, rounds):  # per round, cached until its follow-ups change
+                key = (rnd.round, len(rnd.follow_ups))
+                if cache.get(rnd.round, (None,))[0] != key:
+                    line = round_lines(rnd)
+                    line_cost = (len(json.dumps(line, ensure_ascii=False)) + 4) // 4
+                    cache[rnd.round] = (key, _estimate(msgs), line, line_cost)
+                costs.append(cache[rnd.round][1])
+                lines.append(cache[rnd.round])
+
+            def recap_cost(n: int) -> int:  # the recap's estimate from cached line sizes (≈ exact)
+                return 0 if n == 0 else 16 + len(recap_header(1, n)) // 4 + sum(c[3] for c in lines[:n])
+
+            tail = sum(costs[recapped:])
+            used = fixed + recap_cost(recapped) + tail
             limit = len(rounds) - KEEP_EXACT_ROUNDS
             if used > budget:
+                line_sum = recap_cost(recapped)
                 while used > budget * 3 // 4 and recapped < limit:  # compact down to a target below the budget
+                    tail -= costs[recapped]
                     recapped += 1
-                    used = fixed + recap_cost(recapped) + sum(costs[recapped:])
+                    line_sum = recap_cost(recapped) if recapped == 1 else line_sum + lines[recapped - 1][3]
+                    used = fixed + line_sum + tail
+                if recapped:  # the exact figure, now that the recap is chosen
+                    used = fixed + _estimate([UserText(self._recap(loop, recapped))]) + tail
                 if used > budget:
                     exact = len(rounds) - recapped
                     loop.error = (f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
@@ -373,7 +393,9 @@ class TurnService:
                            continuation_scope_id=loop.agent_id)
 
     def _recap(self, loop: TurnLoop, n: int) -> str:
-        return recap_text(loop.rounds[:n], scrub=lambda text: self.rt._scrubber().text(text))
+        cache = loop.__dict__.get("_projection_cache", {})
+        lines = [cache[r.round][2] if r.round in cache else round_lines(r) for r in loop.rounds[:n]]
+        return recap_text(loop.rounds[:n], scrub=lambda text: self.rt._scrubber().text(text), lines=lines)
 
 
 def _round_messages(rnd: Any) -> list[Message]:
