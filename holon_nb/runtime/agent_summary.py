@@ -145,7 +145,7 @@ def build_agent_summary(rt: Runtime, agent_id: str, fallback_profile: str | None
                       and identity["status"] == "active"},
         "model": None,
         "token_usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
-        "closure": {"outcome": None},
+        "closure": {"outcome": None},  # set from the last ended turn below
         "execution": {"mode": "direct_calls", "profile_preset": identity["profile_preset"]},
         "loaded_agents_md": [],
         "skills": [],
@@ -175,4 +175,44 @@ def build_agent_summary(rt: Runtime, agent_id: str, fallback_profile: str | None
         summary["agent"]["status"] = "asleep"
     if "scheduling_posture" not in work:
         summary["scheduling_posture"] = _posture(summary)
+    summary["closure"] = _closure(rt, agent_id, summary)
     return summary
+
+
+#: ``waiting_reason`` of a waiting closure, by the kind of the agent's first active wait (agents spec §2).
+_WAITING_REASONS = {"operator": "awaiting_operator_input", "operator_input": "awaiting_operator_input",
+                    "task": "awaiting_task_result", "task_result": "awaiting_task_result", "timer": "awaiting_timer"}
+
+
+def closure_outcome(summary: dict[str, Any], terminal: str | None) -> dict[str, Any]:
+    """The ``ClosureOutcome`` of a turn that ended ``terminal``, from the agent's facts after it (agents spec §2).
+
+    Returns:
+        ``{"outcome": None}`` when there is no ended turn; else ``{"outcome": "failed"}`` for a turn that did
+        not complete; ``{"outcome": "waiting", "waiting_reason": awaiting_operator_input | awaiting_task_result
+        | awaiting_timer | awaiting_external_change}`` while a wait is active; ``{"outcome": "continuable"}``
+        with queued input or runnable work left; else ``{"outcome": "completed"}``.
+    """
+    if terminal is None:
+        return {"outcome": None}
+    if terminal != "completed":
+        return {"outcome": "failed"}
+    waits = summary.get("active_wait_conditions") or []
+    if waits:
+        kind = str((waits[0] if isinstance(waits[0], dict) else {}).get("kind") or "")
+        return {"outcome": "waiting", "waiting_reason": _WAITING_REASONS.get(kind, "awaiting_external_change")}
+    if summary["agent"].get("pending") or summary.get("runnable_work_item_count"):
+        return {"outcome": "continuable"}
+    return {"outcome": "completed"}
+
+
+def _closure(rt: Runtime, agent_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """The closure of the agent's last ended turn (assembled on read), with its ``turn_id``."""
+    try:
+        rows = rt.store.query("SELECT id, status, terminal_kind FROM turns WHERE agent_id=? "
+                              "ORDER BY turn_index DESC LIMIT 1", (agent_id,))
+    except sqlite3.OperationalError:  # no turn has run in this home yet
+        return {"outcome": None}
+    if not rows or rows[0]["terminal_kind"] is None:  # none yet, or the last one still runs
+        return {"outcome": None}
+    return {**closure_outcome(summary, rows[0]["terminal_kind"]), "turn_id": rows[0]["id"]}

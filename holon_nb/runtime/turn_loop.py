@@ -563,13 +563,24 @@ class TurnLoop:
                 self.settle_in(db, kind, final_text, reason)
         return self._result()
 
+    def _closure(self) -> dict[str, Any]:
+        """This turn's ClosureOutcome (agents spec §2), from the agent's state now that it has settled."""
+        from .agent_summary import build_agent_summary
+
+        try:
+            summary = build_agent_summary(self.rt, self.agent_id, fallback_profile="public_named")
+        except Exception:  # noqa: BLE001 - a closure is a report: never fail the turn's result over it
+            return {"outcome": None}
+        closure = (summary or {}).get("closure") or {"outcome": None}
+        return closure if closure.get("turn_id") == self.turn_id else {"outcome": None}
+
     def _result(self) -> TurnResult:
         result = TurnResult(turn_id=self.turn_id, agent_id=self.agent_id, turn_index=self.turn_index,
                             terminal=self.terminal or "aborted", reason=self.reason, final_text=self.final_text,
                             rounds=list(self.rounds), usage=self.usage, aggregated_usage=self.aggregated,
                             model_ref=self.model_ref, error=self.error,
                             totals=self.service.conversations.totals(self.agent_id),
-                            sleep_duration_ms=self.sleep_duration_ms)
+                            sleep_duration_ms=self.sleep_duration_ms, closure=self._closure())
         self.emit("turn_terminal", terminal=result.terminal, reason=result.reason, final_text=result.final_text,
                   usage=result.usage.to_dict(), usage_totals=result.totals, error=result.error)
         return result

@@ -83,6 +83,8 @@ class TurnResult:
             ``total_model_rounds``, ``turns``).
         sleep_duration_ms: For a turn ended by a round of legacy ``Sleep`` calls (reason ``sleep``), the
             last positive ``duration_ms`` among them (milliseconds), else None (§1.8.4).
+        closure: The turn's ``ClosureOutcome`` (agents spec §2): ``{"outcome": "completed" | "continuable" |
+            "failed" | "waiting", "waiting_reason"?: …, "turn_id": …}``, from the agent's state at the end.
     """
 
     turn_id: str
@@ -98,6 +100,7 @@ class TurnResult:
     error: str | None = None
     totals: dict[str, int] = field(default_factory=dict)
     sleep_duration_ms: int | None = None
+    closure: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -155,3 +155,20 @@ def test_a_wait_left_by_an_earlier_run_is_not_followed(rt: Runtime) -> None:
     assert provider.request_count() == 1
     queued = rt.store.query("SELECT status FROM messages WHERE id=?", (stale["id"],))[0]["status"]
     assert queued == "queued"  # left for whoever runs the agent next
+
+
+def test_each_turn_reports_its_closure_and_get_agent_shows_the_last(rt: Runtime) -> None:
+    assert rt.call("GetAgent").result["agent"]["closure"] == {"outcome": None}
+    script(rt, WAIT_FOR_GO, Step.text("done"))
+    waiting = rt.run_turn("ask me first", model=REF)
+    assert waiting.closure == {"outcome": "waiting", "waiting_reason": "awaiting_operator_input",
+                               "turn_id": waiting.turn_id}
+    assert rt.call("GetAgent").result["agent"]["closure"] == waiting.closure
+    done = rt.run_turn("go ahead", model=REF)  # an operator prompt answers the wait
+    assert done.closure == {"outcome": "completed", "turn_id": done.turn_id}
+    rt.call("CreateWorkItem", {"objective": "still to do"})
+    script(rt, Step.text("later"))
+    assert rt.run_turn("anything else?", model=REF).closure["outcome"] == "continuable"
+    script(rt, Step(failure_message="the model fell over"))
+    failed = rt.run_turn("again", model=REF)
+    assert failed.terminal != "completed" and failed.closure["outcome"] == "failed"
