@@ -228,15 +228,21 @@ steps:
 """
 
 
-def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: Path) -> None:
-    import holon_nb
-
+def _following(ip: Any, tmp_path: Path, follow: str) -> Any:
+    """Start a scripted ``%%agent --follow`` turn that asks the operator; return its run once it waits."""
     (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
-    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow 2", "ask me first")
+    run, _ = _run_agent(ip, f"--model scripted/follow.yaml {follow}", "ask me first")
     deadline = time.monotonic() + 10
     while run.trace.status != "waiting" and time.monotonic() < deadline:
         time.sleep(0.02)
     assert run.trace.status == "waiting" and not run.done.is_set()
+    return run
+
+
+def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: Path) -> None:
+    import holon_nb
+
+    run = _following(ip, tmp_path, "--follow 2")
     assert run.view._stop.layout.display != "none"  # Stop stays offered while it waits for a wake
     with capture_output() as cap:
         ip.run_line_magic("holon", 'say "go ahead"')
@@ -253,11 +259,7 @@ def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: 
 
 
 def test_stop_ends_a_follow_that_waits_and_follow_refuses_a_cassette(ip: Any, tmp_path: Path) -> None:
-    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
-    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow", "ask me first")
-    deadline = time.monotonic() + 10
-    while run.trace.status != "waiting" and time.monotonic() < deadline:
-        time.sleep(0.02)
+    run = _following(ip, tmp_path, "--follow")
     assert run.view._stop.description and _session().turns.stop(run.trace.agent_id) == "stopped waiting for a wake"
     assert run.done.wait(10) and run.follower.ended_because == "stopped" and len(run.results) == 1
     with pytest.raises(UsageError, match="cannot be used with a cassette"):
@@ -277,11 +279,6 @@ def test_models_of_a_provider_that_lists_none_says_why(ip: Any) -> None:
 
 
 def test_unloading_ends_a_follow_that_waits(ip: Any, tmp_path: Path) -> None:
-    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
-    run, _ = _run_agent(ip, "--model scripted/follow.yaml --follow", "ask me first")
-    deadline = time.monotonic() + 10
-    while run.trace.status != "waiting" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert run.trace.status == "waiting"
+    run = _following(ip, tmp_path, "--follow")
     _session().turns.close()
     assert run.done.wait(10) and run.follower.ended_because == "stopped"
