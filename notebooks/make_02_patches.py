@@ -12,7 +12,8 @@ import difflib
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _tutorial import tutorial_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "notebooks" / "02-patches-and-worktrees.ipynb"
@@ -160,12 +161,7 @@ def build() -> nbformat.NotebookNode:
             "%workspace detach {clone_id}"),
         new_code_cell("import shutil\nshutil.rmtree(scratch)"),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
-        cell.id = f"cell-{i:02d}"
-    return nb
+    return tutorial_notebook(cells)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _tutorial import tutorial_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 OUT = Path(__file__).resolve().parent / "03-work-items-waits-timers.ipynb"
 
@@ -138,12 +139,7 @@ def build() -> nbformat.NotebookNode:
             "for turn in holon_nb.agent_turns():\n"
             "    print(turn.terminal, turn.reason, repr(turn.final_text))"),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
-        cell.id = f"cell-{i:02d}"
-    return nb
+    return tutorial_notebook(cells)
 
 
 if __name__ == "__main__":

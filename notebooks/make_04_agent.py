@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _tutorial import tutorial_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
@@ -120,12 +121,7 @@ def build() -> nbformat.NotebookNode:
         new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
         new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, cell in enumerate(nb.cells):  # stable ids: regenerating changes only what changed
-        cell.id = f"cell-{i:02d}"
-    return nb
+    return tutorial_notebook(cells)
 
 
 # ---------------------------------------------------------------- recording with a stand-in model
