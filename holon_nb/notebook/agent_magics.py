@@ -224,7 +224,7 @@ class TurnHub:
                 run.trace.usage = {"input_tokens": sum(u["input_tokens"] for u in usages),
                                    "output_tokens": sum(u["output_tokens"] for u in usages)}
                 if run.follower is not None:
-                    why = {"idle": "the agent has nothing left to wait for", "max_wakes": "the --follow limit",
+                    why = {"idle": "the agent has nothing left to wait for", "max_turns_exceeded": "the --follow limit",
                            "stopped": "Stop", "turn_not_completed": "a turn did not complete",
                            "timeout": "no wake came in time"}.get(run.follower.ended_because,
                                                                   run.follower.ended_because)

@@ -9,7 +9,10 @@ waits (on runtime events, no polling) for a queued message that triggered a wait
 turns declared, and runs a turn admitting that message (``source_message_id``), until no wait of
 its turns is open, a turn does not complete, ``max_wakes`` wake turns have run, the wait for a
 wake exceeds ``timeout_s``, or :meth:`TurnFollower.stop` is called. Waits left by earlier runs
-are not followed.
+are not followed. The run is a "one-shot run" of ``max_turns = max_wakes + 1`` turns (agents spec
+§2): from turn ``max_turns - 1`` on, each turn's first request carries a runtime budget warning
+(:data:`BUDGET_HEADER`), and a run that reaches the limit with a wait still open ends
+``max_turns_exceeded``.
 
 Example::
 
@@ -29,7 +32,10 @@ if TYPE_CHECKING:
     from .core import Runtime
     from .turn_records import TurnResult
 
-__all__ = ["TurnFollower", "wake_text"]
+__all__ = ["BUDGET_HEADER", "TurnFollower", "wake_text"]
+
+#: First line of the turn budget warning a run's last turns carry (agents spec §2, ``max_turns``).
+BUDGET_HEADER = "[Runtime turn budget warning]"
 
 _WAKING = ("SELECT m.id, m.kind, m.text FROM messages m JOIN waits w ON w.trigger_message_id = m.id "
            "WHERE m.agent_id = ? AND m.status = 'queued' AND w.agent_id = ? AND w.status = 'triggered' "
@@ -56,7 +62,8 @@ class TurnFollower:
     Attributes:
         results: The turn results so far, oldest first.
         ended_because: Why following ended: ``idle`` (no open wait of this run's turns), ``turn_not_completed``,
-            ``max_wakes``, ``timeout``, ``stopped``; empty while running.
+            ``max_turns_exceeded`` (a wait is still open after ``max_wakes`` wake turns; agents spec §2),
+            ``timeout``, ``stopped``; empty while running.
 
     Raises:
         ValueError: ``max_wakes`` below 0 or ``timeout_s`` not positive.
@@ -128,7 +135,8 @@ class TurnFollower:
         """
         unsubscribe = self.rt.subscribe(self._on_event)
         try:
-            self.results.append(self.rt.turns.run_sync(message, agent=self.agent, **turn_kwargs))
+            self.results.append(self.rt.turns.run_sync(message, agent=self.agent, runtime_notes=self._budget_note(),
+                                                       **turn_kwargs))
             self.ended_because = self._follow(on_wake, on_waiting, turn_kwargs)
         finally:
             unsubscribe()
@@ -143,7 +151,7 @@ class TurnFollower:
             if self.results[-1].terminal != "completed":
                 return "turn_not_completed"
             if wakes >= self.max_wakes:
-                return "max_wakes" if self.next_wake() is not None or self.open_waits() else "idle"
+                return "max_turns_exceeded" if self.next_wake() is not None or self.open_waits() else "idle"
             woken = self._await_wake(on_waiting)
             if isinstance(woken, str):
                 return woken
@@ -151,7 +159,19 @@ class TurnFollower:
             if on_wake is not None:
                 on_wake(woken)
             self.results.append(self.rt.turns.run_sync(wake_text(woken), agent=self.agent,
-                                                       source_message_id=woken["id"], **turn_kwargs))
+                                                       source_message_id=woken["id"],
+                                                       runtime_notes=self._budget_note(), **turn_kwargs))
+
+    def _budget_note(self) -> tuple[str, ...]:
+        """The runtime budget warning of the next turn, from turn ``max_turns - 1`` on (agents spec §2)."""
+        turn, max_turns = len(self.results) + 1, self.max_wakes + 1
+        if turn < max_turns - 1:
+            return ()
+        left = max_turns - turn
+        then = ("this is the last one: a wait woken after it starts no further turn, so finish what you can now "
+                "or leave the work where the operator can pick it up" if left == 0 else
+                "one more turn can follow this one")
+        return (f"{BUDGET_HEADER}\nThis run allows {max_turns} turn(s) and this is turn {turn}; {then}.",)
 
     def _await_wake(self, on_waiting: Callable[[int], None] | None = None) -> dict[str, Any] | str:
         deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s

@@ -60,7 +60,7 @@ class TurnLoop:
                  max_rounds: int | None, hooks: TurnHooks, tools: tuple[ProviderToolSpec, ...],
                  profile: Profile, system_prompt: str, work_item_id: str | None = None,
                  provider: Any = None, history: list[list[Message]] | None = None,
-                 source_message_id: str | None = None):
+                 source_message_id: str | None = None, runtime_notes: tuple[str, ...] = ()):
         self.service = service
         self.rt: "Runtime" = service.rt
         self.message = message
@@ -74,6 +74,7 @@ class TurnLoop:
         self.system_prompt = system_prompt
         self.work_item_id = work_item_id
         self.source_message_id = source_message_id
+        self.runtime_notes = tuple(runtime_notes)  # runtime texts for the first request (a turn budget warning)
         self.provider = provider
         self.history = list(history or [])
         self.authority = "operator_instruction"
@@ -481,13 +482,15 @@ class TurnLoop:
         return texts
 
     def _drain_pre_turn(self) -> None:
-        """Interjections queued while no turn ran (``%holon say``) open this turn: they go into its first request."""
-        self.pre_turn = self._take_interjections("turn_start", before_turn=True)
-        if self.pre_turn:
+        """Interjections queued while no turn ran (``%holon say``) open this turn: they go into its first request,
+        after the runtime's own notes for it. The interjections join the transcript; the notes (a turn budget
+        warning) belong to this turn's requests only, so later turns' history does not repeat them."""
+        said = self._take_interjections("turn_start", before_turn=True)
+        self.pre_turn = [*self.runtime_notes, *said]
+        if said:
             with self.rt.store.tx() as db:
                 self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=0,
-                                                  messages=[(UserText(t), "pre_turn") for t in self.pre_turn],
-                                                  now=self.now())
+                                                  messages=[(UserText(t), "pre_turn") for t in said], now=self.now())
 
     def _drain_interjections(self, point: str, rnd: RoundRecord, persist: bool = False) -> bool:
         texts = self._take_interjections(point)

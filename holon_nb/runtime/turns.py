@@ -116,7 +116,7 @@ class TurnService:
     async def run(self, message: str, *, agent: str | None = None, model: str | None = None,
                   max_rounds: int | None = None, work_item_id: str | None = None, provider: Any = None,
                   hooks: TurnHooks | None = None, source_message_id: str | None = None,
-                  history_since: str | None = None) -> TurnResult:
+                  history_since: str | None = None, runtime_notes: tuple[str, ...] = ()) -> TurnResult:
         """Run one turn on the runtime thread (spec §1.3).
 
         Args:
@@ -135,6 +135,8 @@ class TurnService:
                 it are the turn's history (:meth:`ConversationStore.history_turns`). A cassette replay passes the
                 start of its replay pass (the notebook: the kernel session's start), so the turns of an earlier
                 replay of the same cassette in the same home do not drift the request's ``history_prefix``.
+            runtime_notes: Runtime texts the first request carries after the message (for example the turn
+                budget warning of a run of several turns, agents spec §2 ``max_turns``).
 
         Returns:
             The :class:`TurnResult` (provider failures are ``aborted``/``deferred_to_fallback``/…, not raised).
@@ -177,7 +179,7 @@ class TurnService:
                         tools=self.advertised_tools(profile), profile=profile,
                         system_prompt=self.system_prompt_template.format(agent_id=agent_id),
                         work_item_id=work_item_id, provider=lineage,
-                        history=history, source_message_id=source_message_id)
+                        history=history, source_message_id=source_message_id, runtime_notes=tuple(runtime_notes))
         with self._lock:
             if agent_id in self._active:
                 raise RuntimeError(f"agent {agent_id} is already running turn {self._active[agent_id].turn_id}")

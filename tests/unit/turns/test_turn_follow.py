@@ -88,7 +88,7 @@ def test_a_task_result_wakes_the_agent_and_following_ends_idle(rt: Runtime) -> N
 def test_no_wake_turns_past_max_wakes(rt: Runtime) -> None:
     script(rt, WAIT_FOR_GO)
     follower = TurnFollower(rt, max_wakes=0)
-    assert len(follower.run("ask me first", model=REF)) == 1 and follower.ended_because == "max_wakes"
+    assert len(follower.run("ask me first", model=REF)) == 1 and follower.ended_because == "max_turns_exceeded"
 
 
 def test_a_wake_that_never_comes_times_out(rt: Runtime) -> None:
@@ -146,7 +146,7 @@ def test_a_wait_left_by_an_earlier_run_is_not_followed(rt: Runtime) -> None:
     script(rt, WAIT_FOR_GO)
     first = TurnFollower(rt, max_wakes=0)
     first.run("ask me first", model=REF)
-    assert first.ended_because == "max_wakes" and first.open_waits() == 1
+    assert first.ended_because == "max_turns_exceeded" and first.open_waits() == 1
     stale = rt.work.operator_prompt("default", "an answer to the earlier question")  # wakes the old wait
     provider = script(rt, Step.text("a fresh answer"))
     follower = TurnFollower(rt, timeout_s=5)
@@ -172,3 +172,30 @@ def test_each_turn_reports_its_closure_and_get_agent_shows_the_last(rt: Runtime)
     script(rt, Step(failure_message="the model fell over"))
     failed = rt.run_turn("again", model=REF)
     assert failed.terminal != "completed" and failed.closure["outcome"] == "failed"
+
+
+def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> None:
+    from holon_nb.runtime.turn_follow import BUDGET_HEADER
+
+    again = Step.tool_use("w", "WaitFor", {"reason": "more input", "wake": "operator_input", "delivery": "silent"})
+    provider = script(rt, WAIT_FOR_GO, again, again)
+    follower = TurnFollower(rt, max_wakes=2, timeout_s=30)
+    thread, box = _in_thread(lambda: follower.run("ask me first", model=REF))
+    for answered in (1, 2):
+        eventually(lambda: len(follower.results) == answered and follower.open_waits() == 1)
+        rt.work.operator_prompt("default", f"answer {answered}")
+    thread.join(30)
+    assert "error" not in box and len(box["value"]) == 3 and follower.ended_because == "max_turns_exceeded"
+    warnings = [[m.text for m in req.conversation if isinstance(m, UserText) and m.text.startswith(BUDGET_HEADER)]
+                for req in provider.requests()]
+    assert warnings[0] == []
+    assert warnings[1] == [f"{BUDGET_HEADER}\nThis run allows 3 turn(s) and this is turn 2; one more turn can "
+                           "follow this one."]
+    assert len(warnings[2]) == 1 and warnings[2][0].endswith("this is turn 3; this is the last one: a wait woken after it starts no further "
+                                   "turn, so finish what you can now or leave the work where the operator can pick "
+                                   "it up.")
+    script(rt, WAIT_FOR_GO)
+    single = TurnFollower(rt, max_wakes=0)
+    single.run("one turn only", model=REF)
+    first = rt.providers.installed()[REF].requests()[0].conversation
+    assert any(isinstance(m, UserText) and m.text.startswith(BUDGET_HEADER) for m in first)
