@@ -191,7 +191,8 @@ def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> N
     assert warnings[0] == []
     assert warnings[1] == [f"{BUDGET_HEADER}\nThis run allows 3 turn(s) and this is turn 2; one more turn can "
                            "follow this one."]
-    assert len(warnings[2]) == 1 and warnings[2][0].endswith("this is turn 3; this is the last one: a wait woken after it starts no further "
+    assert len(warnings[2]) == 1
+    assert warnings[2][0].endswith("this is turn 3; this is the last one: a wait woken after it starts no further "
                                    "turn, so finish what you can now or leave the work where the operator can pick "
                                    "it up.")
     script(rt, WAIT_FOR_GO)
