@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..tools.errors import HolonNBError
-from .refs import DEFAULT_ENDPOINT, ModelRef
+from .refs import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs
 
 __all__ = ["TRANSPORTS", "SUPPORTED_TRANSPORTS", "ProviderDefinition", "ResolvedProvider", "ProviderConfigError",
            "BUILTIN_PROVIDERS", "builtin_provider", "legacy_aliases", "base_url_env_name", "resolve_provider",
@@ -280,8 +280,6 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
             unknown auth source or kind, a secret value (secrets never live in config: name the
             environment variable in ``auth.env``), or a non-boolean flag.
     """
-    from .refs import _ID  # the id grammar of model refs
-
     if not isinstance(provider_id, str) or not all(_ID.match(part) for part in provider_id.split("@", 1)) \
             or provider_id.count("@") > 1:
         raise ProviderConfigError(f"provider id {provider_id!r} is not <id> or <id>@<endpoint> "

@@ -335,6 +335,7 @@ class TurnService:
         history = loop.history
         budget = self.budget()
         recapped = min(getattr(loop, "recapped_rounds", 0), len(rounds))
+        recap: UserText | None = None  # built once when a compaction measures it exactly
         if budget is not None:
             cache = loop.__dict__.setdefault("_projection_cache", {})
             if "tools" not in cache:
@@ -366,7 +367,8 @@ class TurnService:
                     line_sum = recap_cost(recapped) if recapped == 1 else line_sum + lines[recapped - 1][3]
                     used = fixed + line_sum + tail
                 if recapped:  # the exact figure, now that the recap is chosen
-                    used = fixed + _estimate([UserText(self._recap(loop, recapped))]) + tail
+                    recap = UserText(self._recap(loop, recapped))
+                    used = fixed + _estimate([recap]) + tail
                 if used > budget:
                     exact = len(rounds) - recapped
                     loop.error = (f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
@@ -387,7 +389,7 @@ class TurnService:
             history = kept
         current = list(head)
         if recapped:
-            current.append(UserText(self._recap(loop, recapped)))
+            current.append(recap or UserText(self._recap(loop, recapped)))
         current += [m for msgs in rounds[recapped:] for m in msgs]
         conversation = tuple(m for turn in history for m in turn) + tuple(current)
         return TurnRequest(conversation=conversation, tools=loop.tools,
