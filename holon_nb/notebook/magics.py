@@ -131,14 +131,16 @@ class HolonMagics(SessionMagics):
             raise UsageError('%holon say needs a message: %holon say "also run the slow tests"')
         if s.rt.store.agent(agent) is None:
             raise UsageError(f"%holon say: no agent {agent!r} (%agents lists them)")
+        # what the agent is doing before the message: once queued it may wake a --follow run at once
+        in_turn = s.rt.turns.active(agent) is not None
+        following = s.turns is not None and agent in s.turns.running()
         message = s.rt.turns.interject(text, agent=agent)
-        if s.rt.turns.active(agent) is not None:
+        if in_turn:
             when = "the running turn reads it at its next step"
         elif message.get("triggered_wait_id"):
-            following = s.turns is not None and agent in s.turns.running()
             when = ("it woke the agent's wait for operator input; the %%agent --follow view runs its next turn"
                     if following else "it woke the agent's wait for operator input; its next turn reads it first")
-        elif s.turns is not None and agent in s.turns.running():
+        elif following:
             when = ("the agent is following its waits (%%agent --follow): the turn its next wake starts reads it "
                     "first")
         else:
