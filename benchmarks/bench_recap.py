@@ -19,7 +19,7 @@ from _common import save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns import _estimate
+from holon_nb.runtime.turns.service import _estimate
 from holon_nb.tools.spec import Profile
 
 REF = "scripted@default/scripted"

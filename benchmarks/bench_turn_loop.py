@@ -25,7 +25,7 @@ from _common import median_ms, save
 from holon_nb import Runtime
 from holon_nb.providers.base import TurnRequest, TurnResponse
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.core import _Context
+from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 

@@ -10,24 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from .runtime import Runtime, RuntimeSettings, ToolResult
+from .runtime.current import get_runtime, set_current
 
 __version__ = "0.1.0"
 __all__ = ["Runtime", "RuntimeSettings", "ToolResult", "agent_turns", "get_runtime", "load_ipython_extension",
            "unload_ipython_extension", "__version__"]
-
-_current: Runtime | None = None
-
-
-def get_runtime() -> Runtime:
-    """Return the kernel's runtime started by ``%load_ext holon_nb``.
-
-    Raises:
-        RuntimeError: if the extension is not loaded.
-    """
-    if _current is None or _current.closed:
-        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
-    return _current
-
 
 def agent_turns() -> list[Any]:
     """The ``TurnResult`` of every ``%%agent`` turn that ended in this kernel session, oldest first.
@@ -38,16 +25,16 @@ def agent_turns() -> list[Any]:
     Raises:
         RuntimeError: if the extension is not loaded.
     """
-    from .notebook import _session
+    from .notebook.session import current_session
 
+    _session = current_session()
     if _session is None:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     return _session.turns.results()
 
 
 def _set_runtime(rt: Runtime | None) -> None:
-    global _current
-    _current = rt
+    set_current(rt)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -205,8 +205,8 @@ def _stand_in():
 def record() -> None:
     """Record both cassettes the way the notebook replays them (same agent, messages, workspace moves)."""
     from holon_nb import Runtime
-    from holon_nb.providers.cassette import CassetteProvider
-    from holon_nb.runtime.turn_records import TurnHooks
+    from holon_nb.providers.cassettes.cassette import CassetteProvider
+    from holon_nb.runtime.turns.records import TurnHooks
 
     os.environ["TUTORIAL_PYTHON"] = sys.executable
     os.environ["SHELL"] = "/bin/sh"

@@ -47,7 +47,7 @@ def _no_network_guard_leaks() -> Iterator[None]:
     """A replay cassette's network guard is process-wide until the cassette is closed (or collected): a test
     that leaves one open must not make every later test's local servers unreachable."""
     yield
-    from holon_nb.providers import cassette_guard
+    from holon_nb.providers.cassettes import guard as cassette_guard
 
     for guard in list(cassette_guard._active):
         guard.stop()

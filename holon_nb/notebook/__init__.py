@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime import Runtime
+from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
 from .config import SETTINGS_INPUTS, HolonNB
 from .live import LiveHub
 from .magics import HolonMagics
+from .session import _Session, current_session, set_session, wait_and_report
 from .work_magics import WorkMagics
 from .workspace_magics import WorkspaceMagics
 
@@ -34,29 +35,6 @@ __all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagi
 log = logging.getLogger("holon_nb.notebook")
 
 
-@dataclass
-class _Session:
-    """Everything one ``%load_ext holon_nb`` created (unload undoes it)."""
-
-    shell: Any
-    rt: Runtime
-    config: HolonNB
-    live: LiveHub
-    boards: Any = None
-    turns: Any = None
-    magics: list[Any] = field(default_factory=list)
-
-    def push_settings(self, change: Any = None) -> None:
-        """Apply the config traits to the runtime; takes effect on the next call."""
-        self.rt.settings = self.config.to_settings(self.rt.settings)
-
-    def initial_output(self, task_id: str) -> str | None:
-        """Output a task printed before its promotion (read-only store lookup), or None."""
-        rec = self.rt.store.task(task_id)
-        return None if rec is None else (rec.get("detail") or {}).get("initial_output")
-
-
-_session: _Session | None = None
 
 
 def load(ip: Any) -> None:
@@ -71,8 +49,7 @@ def load(ip: Any) -> None:
     Raises:
         RuntimeStartupError: when the runtime cannot start.
     """
-    global _session
-    if _session is not None:
+    if current_session() is not None:
         unload(ip)
     config = HolonNB(parent=ip)
     rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
@@ -89,16 +66,14 @@ def load(ip: Any) -> None:
     except BaseException:
         rt.close()
         raise
-    _session = session
-    import holon_nb
-
-    holon_nb._set_runtime(rt)
+    set_session(session)
+    set_current(rt)
 
 
 def unload(ip: Any) -> None:
     """Unload the extension: stop the live hub, close the runtime, remove magics and config. Idempotent."""
-    global _session
-    session, _session = _session, None
+    session = current_session()
+    set_session(None)
     if session is None:
         return
     session.config.unobserve(session.push_settings, names=list(SETTINGS_INPUTS))
@@ -113,10 +88,8 @@ def unload(ip: Any) -> None:
         session.boards.close()
     session.rt.close()
     session.live.detach("the runtime was closed (extension unloaded or reloaded)")
-    import holon_nb
-
-    if getattr(holon_nb, "_current", None) is session.rt:
-        holon_nb._set_runtime(None)
+    if current() is session.rt:
+        set_current(None)
 
 
 def _unregister_magics(ip: Any, magics: Any) -> None:
@@ -130,33 +103,8 @@ def _unregister_magics(ip: Any, magics: Any) -> None:
             del manager.registry[key]
 
 
-def wait_and_report(timeout: float | None = None) -> list[str]:
-    """Block until every task started in this kernel has ended, then show final receipts.
-
-    Call from the kernel thread inside a cell (``%holon wait`` does). Each
-    ended task's final receipt (TaskOutput, ``block=false``) reaches the
-    notebook once: a task started by a magic has its receipt slot in its own
-    cell refreshed from this cell's execution (nothing is added here); a
-    task started another way (``Runtime.call`` from Python) has its receipt
-    displayed in the current cell, unless an earlier wait already did.
-
-    Args:
-        timeout: Longest wait in seconds; None waits without limit.
-
-    Returns:
-        Ids of tasks still running afterwards.
-
-    Raises:
-        RuntimeError: if the extension is not loaded.
-    """
-    if _session is None:
-        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
-    still = _session.live.wait(timeout)
-    if _session.turns is not None:
-        still = still + [f"turn of {a}" for a in _session.turns.wait(timeout)]
-    _session.live.report()
-    if _session.turns is not None:
-        _session.turns.report()
-    if _session.boards is not None:
-        _session.boards.flush()
-    return still
+def __getattr__(name: str) -> Any:
+    # ``holon_nb.notebook._session``: the loaded session, as before it moved to :mod:`.session`
+    if name == "_session":
+        return current_session()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

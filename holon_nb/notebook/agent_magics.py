@@ -23,9 +23,9 @@ from IPython.core.magic import cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..runtime.core import DEFAULT_AGENT_ID
-from ..runtime.events import RuntimeEvent
-from ..runtime.store import now_rfc3339
+from ..runtime.core.ids import DEFAULT_AGENT_ID
+from ..runtime.core.events import RuntimeEvent
+from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
 from .display import Note, Table
@@ -33,7 +33,7 @@ from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import _Session
+    from .session import _Session
 
 __all__ = ["AgentMagics", "TurnHub"]
 
@@ -122,7 +122,7 @@ class TurnHub:
         """Display a live view and start the turn in the background.
 
         ``follow``: after the turn, run up to this many turns started by the agent's woken waits
-        (:class:`~holon_nb.runtime.turn_follow.TurnFollower`), in the same view.
+        (:class:`~holon_nb.runtime.turns.follow.TurnFollower`), in the same view.
 
         Raises:
             UsageError: when the agent already runs a turn.
@@ -144,7 +144,7 @@ class TurnHub:
         if provider is not None:
             kwargs["provider"] = provider
         if cassette is not None:
-            from ..runtime.turn_records import TurnHooks
+            from ..runtime.turns.records import TurnHooks
 
             hooks = cassette.turn_hooks()
             if cassette.mode != "record":  # the cassette is the provider: no real one is built or attached
@@ -160,7 +160,7 @@ class TurnHub:
                 kwargs["history_since"] = self.chain_start
 
         if follow is not None:
-            from ..runtime.turn_follow import TurnFollower
+            from ..runtime.turns.follow import TurnFollower
 
             run.follower = TurnFollower(self._rt, agent_id, max_wakes=follow)
 
@@ -412,8 +412,8 @@ def _cassette(session: "_Session", path: str, mode: str) -> Any:
     Raises:
         UsageError: for a missing cassette in replay mode or an unreadable file.
     """
-    from ..providers.cassette import CassetteProvider
-    from ..providers.cassette_errors import CassetteError
+    from ..providers.cassettes.cassette import CassetteProvider
+    from ..providers.cassettes.errors import CassetteError
 
     full = Path(path)
     if not full.is_absolute():

@@ -26,11 +26,11 @@ from IPython.display import display
 from ipywidgets import HTML
 
 from ..runtime import Runtime
-from ..runtime.events import RuntimeEvent
+from ..runtime.core.events import RuntimeEvent
 from ..tools.context import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import _Session
+    from .session import _Session
 
 __all__ = ["BOARD_EVENTS", "DEFAULT_LIMIT", "MAX_LIVE_BOARDS", "BoardHub", "WorkBoard", "render_board_text",
            "show_board"]
@@ -275,7 +275,7 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
     Returns:
         The live board, or None for a snapshot.
     """
-    from ..runtime.core import DEFAULT_AGENT_ID
+    from ..runtime.core.ids import DEFAULT_AGENT_ID
 
     hub = session.boards
     limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))

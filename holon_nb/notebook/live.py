@@ -29,7 +29,7 @@ from typing import Any
 from IPython.display import DisplayHandle, display
 
 from ..runtime import Runtime, ToolResult
-from ..runtime.events import RuntimeEvent
+from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
 from .display import Note

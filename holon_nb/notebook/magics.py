@@ -25,13 +25,13 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..runtime import ToolResult
-from ..runtime.core import DEFAULT_AGENT_ID
+from ..runtime.core.ids import DEFAULT_AGENT_ID
 from .display import Note, show_result
 from .parsing import interpret_escapes, split_verbatim, unquote
 from .status import config_table, status_table, tools_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import _Session
+    from .session import _Session
 
 __all__ = ["HolonMagics", "SessionMagics", "raise_option"]
 
@@ -104,7 +104,7 @@ class HolonMagics(SessionMagics):
         if args.text:
             raise UsageError(f"%holon {args.subcommand} takes no text (got {' '.join(args.text)!r})")
         if args.subcommand == "wait":
-            from . import wait_and_report
+            from .session import wait_and_report
 
             still = wait_and_report(args.timeout)
             if still:

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from ..runtime import Runtime, RuntimeSettings
-from ..runtime.loop import THREAD_NAME
+from ..runtime.core.loop import THREAD_NAME
 from ..tools.registry import Registry
 from .config import HolonNB
 from .display import Table

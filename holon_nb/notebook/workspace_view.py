@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import ToolResult
-from ..runtime.result import RESULT_MIMETYPE
+from ..runtime.core.result import RESULT_MIMETYPE
 from .display import Table
 
 __all__ = ["WorkspaceView", "worktree_rows"]

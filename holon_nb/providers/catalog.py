@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..tools.errors import HolonNBError
-from .refs import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs
+from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs
 
 __all__ = ["TRANSPORTS", "SUPPORTED_TRANSPORTS", "ProviderDefinition", "ResolvedProvider", "ProviderConfigError",
            "BUILTIN_PROVIDERS", "builtin_provider", "legacy_aliases", "base_url_env_name", "resolve_provider",

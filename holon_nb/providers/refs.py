@@ -14,53 +14,13 @@ Example::
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from typing import Mapping
 
-from ..tools.errors import HolonNBError
+from .catalog import legacy_aliases
+from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef, ModelRefError
 
 __all__ = ["ModelRef", "ModelRefError", "parse_model_ref", "parse_model_list", "lineage_refs_from_env",
            "DEFAULT_ENDPOINT"]
-
-#: The endpoint a provider id alone denotes; dropped in compact display.
-DEFAULT_ENDPOINT = "default"
-_ID = re.compile(r"^[a-z0-9_-]+$")
-
-
-class ModelRefError(HolonNBError, ValueError):
-    """Raised when a model reference is malformed (empty part, bad provider id, no ``/``)."""
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A parsed route ref.
-
-    Attributes:
-        provider: Provider id (lowercase ASCII letters, digits, ``-``, ``_``).
-        endpoint: Endpoint id within the provider (``default`` unless named).
-        model: Model id as the provider spells it (may contain ``/`` and ``:``).
-    """
-
-    provider: str
-    endpoint: str
-    model: str
-
-    @property
-    def canonical(self) -> str:
-        """``provider@endpoint/model``."""
-        return f"{self.provider}@{self.endpoint}/{self.model}"
-
-    @property
-    def compact(self) -> str:
-        """Display form: ``provider/model`` when the endpoint is ``default``, else the canonical form."""
-        if self.endpoint == DEFAULT_ENDPOINT:
-            return f"{self.provider}/{self.model}"
-        return self.canonical
-
-    def __str__(self) -> str:
-        return self.canonical
-
 
 def parse_model_ref(text: str, aliases: Mapping[str, tuple[str, str]] | None = None) -> ModelRef:
     """Parse ``provider@endpoint/model`` or the legacy ``provider/model``.
@@ -77,7 +37,6 @@ def parse_model_ref(text: str, aliases: Mapping[str, tuple[str, str]] | None = N
         ModelRefError: no ``/``, an empty provider, endpoint or model, or an invalid provider/endpoint id.
     """
     if aliases is None:
-        from .catalog import legacy_aliases
         aliases = legacy_aliases()
     raw = (text or "").strip()
     prefix, sep, model = raw.partition("/")

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from nbformat import NotebookNode
 
-from ..runtime.result import RESULT_MIMETYPE
+from ..runtime.core.result import RESULT_MIMETYPE
 
 __all__ = ["CellReport", "RunSummary", "count_receipts", "format_summary"]
 

@@ -73,24 +73,24 @@ class ToolContext(Protocol):
 
     @property
     def commands(self) -> Any:
-        """The command/task service (``holon_nb.runtime.agent_tasks.AgentTasks``)."""
+        """The command/task service (``holon_nb.runtime.tasks.agent.AgentTasks``)."""
 
     @property
     def workspaces(self) -> Any:
-        """The caller's workspace view (``holon_nb.runtime.workspaces.AgentWorkspaces``)."""
+        """The caller's workspace view (``holon_nb.runtime.workspaces.service.AgentWorkspaces``)."""
 
     @property
     def work(self) -> Any:
-        """Work items, waits and timers for the caller (``holon_nb.runtime.work``)."""
+        """Work items, waits and timers for the caller (``holon_nb.runtime.work.service``)."""
 
     @property
     def agents(self) -> Any:
-        """The agent plane for the caller (``holon_nb.runtime.agents``)."""
+        """The agent plane for the caller (``holon_nb.runtime.agents.plane``)."""
 
     @property
     def memory(self) -> Any:
-        """Memory search and ``source_ref`` resolution for the caller (``holon_nb.runtime.memory``)."""
+        """Memory search and ``source_ref`` resolution for the caller (``holon_nb.runtime.memory.service``)."""
 
     @property
     def model_catalog(self) -> Any:
-        """Provider and model listing (``holon_nb.runtime.model_catalog.ModelCatalogService``)."""
+        """Provider and model listing (``holon_nb.runtime.models.catalog.ModelCatalogService``)."""

@@ -57,8 +57,8 @@ class Registry:
 
 
 def _builtin() -> Registry:
-    from . import agents, apply_patch, commands, memory, messages, models, tasks, timers, waiting, work_items, workspaces
-    from . import agent_creation, sleep
+    from .builtin import agents; from .builtin import apply_patch; from .builtin import commands; from .builtin import memory; from .builtin import messages; from .builtin import models; from .builtin import tasks; from .builtin import timers; from .builtin import waiting; from .builtin import work_items; from .builtin import workspaces
+    from .builtin import agent_creation; from .builtin import sleep
 
     return Registry((
         *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,

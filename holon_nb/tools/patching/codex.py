@@ -16,6 +16,7 @@ from __future__ import annotations
 from .failures import syntax_error
 from .model import ADD, CONTEXT, REMOVE, FilePatch, Hunk
 from .unified import split_patch_lines
+from .sniff import HEREDOC_OPENERS as _HEREDOC_OPENERS
 
 __all__ = ["CODEX_LARK_GRAMMAR", "codex_lines", "parse_codex"]
 
@@ -41,7 +42,6 @@ eof_line: "*** End of File" LF
 %import common.LF
 '''
 
-_HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
 
 
 def codex_lines(text: str) -> tuple[list[str], int]:

@@ -15,6 +15,7 @@ from ..errors import ToolFailure
 from .codex import parse_codex
 from .failures import syntax_error
 from .model import Diagnostic, FilePatch
+from .sniff import first_lines as _first_lines, looks_like_codex
 from .unified import parse_unified
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
 UNIFIED_SURFACE, CODEX_SURFACE = "unified_diff_json", "codex_dsl_freeform"
 UNIFIED, CODEX, UNKNOWN = "unified_diff", "codex_dsl", "unknown"
 _CODEX_ROUTE_PREFIXES = ("openai-codex/", "openai-codex@", "deepseek@responses/")
-_HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
 _EXPECTED = {UNIFIED_SURFACE: UNIFIED, CODEX_SURFACE: CODEX}
 _STRUCTURE_PREFIXES = (  # any of these makes the text a (possibly broken) patch rather than prose
     "--- ", "+++ ", "@@ ", "diff --git ", "*** ", "rename from ", "rename to ", "index ", "similarity index ",
@@ -49,21 +49,6 @@ def surface_for_route(model_route: str | None) -> str:
     if model_route and model_route.startswith(_CODEX_ROUTE_PREFIXES):
         return CODEX_SURFACE
     return UNIFIED_SURFACE
-
-
-def _first_lines(text: str, count: int) -> list[str]:
-    return [ln.rstrip("\r") for ln in text.split("\n", count)[:count]]
-
-
-def looks_like_codex(text: str) -> bool:
-    """First non-blank line is ``*** Begin Patch``, optionally inside a ``<<EOF`` … ``EOF`` heredoc."""
-    trimmed = text.lstrip()
-    if trimmed.startswith("*** Begin Patch"):
-        return True
-    head = [ln for ln in _first_lines(trimmed, 3) if ln.strip()]
-    if len(head) >= 2 and head[0].strip() in _HEREDOC_OPENERS and head[1] == "*** Begin Patch":
-        return text.rstrip().rsplit("\n", 1)[-1].rstrip("\r") == "EOF"
-    return False
 
 
 def detect_format(text: str) -> str:

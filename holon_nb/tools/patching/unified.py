@@ -51,6 +51,7 @@ from .headers import (
     unquote_c,
 )
 from .model import ADD, CONTEXT, REMOVE, Diagnostic, FilePatch, Hunk, IgnoredMetadata
+from .sniff import looks_like_codex
 
 __all__ = ["NO_NEWLINE_MARKER", "parse_unified", "split_patch_lines", "strip_diff_prefix"]
 
@@ -378,8 +379,6 @@ def parse_unified(text: str, line_offset: int = 0) -> list[FilePatch]:
         ToolFailure: ``invalid_patch_syntax`` (rule ``wrong_patch_format`` for Codex DSL text, and the other
             unified rules), ``unsupported_git_patch_feature``, ``rename_path_mismatch``, ``missing_git_header``.
     """
-    from .detect import looks_like_codex
-
     if looks_like_codex(text):
         raise syntax_error("wrong_patch_format", "this surface expects a unified diff, not Codex *** Begin Patch DSL",
                            None, "submit a unified diff with --- old_path, +++ new_path and @@ hunks")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from _support import err, ok, store_state
 
-from holon_nb.runtime.core import _Context
+from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.registry import REGISTRY

@@ -12,8 +12,8 @@ import pytest
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.approvals import ApprovalRequest
-from holon_nb.runtime.core import _Context
+from holon_nb.runtime.agents.approvals import ApprovalRequest
+from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.spec import Profile
 

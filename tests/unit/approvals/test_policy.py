@@ -13,8 +13,8 @@ from typing import Any
 
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.approvals import ApprovalPolicy, ApprovalRequest, approval_reason, needs_approval
-from holon_nb.runtime.core import _Context
+from holon_nb.runtime.agents.approvals import ApprovalPolicy, ApprovalRequest, approval_reason, needs_approval
+from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import parse_args
 from holon_nb.tools.spec import Family, Profile

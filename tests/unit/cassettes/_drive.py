@@ -20,7 +20,7 @@ from holon_nb.providers.base import (
     UserBlocks,
     UserToolResults,
 )
-from holon_nb.providers.cassette import CassetteProvider
+from holon_nb.providers.cassettes.cassette import CassetteProvider
 from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageProvider
 from holon_nb.tools.registry import REGISTRY
 

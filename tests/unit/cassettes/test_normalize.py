@@ -17,13 +17,13 @@ from holon_nb.providers.base import (
     UserText,
     UserToolResults,
 )
-from holon_nb.providers.cassette_canonical import (
+from holon_nb.providers.cassettes.canonical import (
     bounded_diff,
     canonical_json,
     cassette_hash,
     first_difference,
 )
-from holon_nb.providers.cassette_normalize import (
+from holon_nb.providers.cassettes.normalize import (
     Normalizer,
     component_fingerprints,
     redact_json,

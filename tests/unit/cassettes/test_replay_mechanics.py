@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from unit.cassettes._drive import drive, tool_specs, without_timings
 
-from holon_nb.providers.cassette import CassetteProvider
-from holon_nb.providers.cassette_errors import (
+from holon_nb.providers.cassettes.cassette import CassetteProvider
+from holon_nb.providers.cassettes.errors import (
     CassetteDrift,
     CassetteExhausted,
     CassetteMissing,

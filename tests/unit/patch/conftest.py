@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from holon_nb import Runtime
-from holon_nb.runtime.core import _Context
+from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.receipts import render_receipt

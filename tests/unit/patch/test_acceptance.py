@@ -13,7 +13,7 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.runtime.settings import RuntimeSettings
+from holon_nb.runtime.core.settings import RuntimeSettings
 
 AC40 = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 

@@ -10,7 +10,7 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.runtime.settings import RuntimeSettings
+from holon_nb.runtime.core.settings import RuntimeSettings
 from holon_nb.tools.errors import ToolFailure
 from holon_nb.tools.patching import PathPolicy, apply_patch
 from holon_nb.tools.patching.paths import normalize

@@ -14,7 +14,7 @@ from holon_nb.providers.base import ProviderTransportError, TurnRequest, TurnRes
 from holon_nb.providers.refs import ModelRefError
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.turn_records import TurnHooks
+from holon_nb.runtime.turns.records import TurnHooks
 
 
 def test_events_follow_the_turn(rt: Runtime) -> None:
@@ -157,7 +157,7 @@ def test_context_length_exceeded_aborts_with_the_notice(rt: Runtime) -> None:
 
 
 def test_prompt_budget_drops_old_turns_then_reports_baseline_over_budget(rt: Runtime) -> None:
-    from holon_nb.runtime.turns import _estimate
+    from holon_nb.runtime.turns.service import _estimate
     from holon_nb.tools.spec import Profile
 
     turn(rt, Step.text("old answer " * 400), message="old question " * 400)  # ≈ 2,300 estimated tokens

@@ -1,4 +1,4 @@
-"""Following an agent past its waits (runtime/turn_follow.py, Runtime.run_turns): a woken wait starts the next
+"""Following an agent past its waits (runtime/turns/follow.py, Runtime.run_turns): a woken wait starts the next
 turn with the waking message as input, until the agent has nothing left to wait for."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from turn_helpers import REF, script
 from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnResponse, UserText, UserToolResults
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turn_follow import TurnFollower
+from holon_nb.runtime.turns.follow import TurnFollower
 
 WAIT_FOR_GO = Step.tool_use("w1", "WaitFor", {"reason": "need the go-ahead", "wake": "operator_input",
                                               "delivery": "silent"})
@@ -175,7 +175,7 @@ def test_each_turn_reports_its_closure_and_get_agent_shows_the_last(rt: Runtime)
 
 
 def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> None:
-    from holon_nb.runtime.turn_follow import BUDGET_HEADER
+    from holon_nb.runtime.turns.follow import BUDGET_HEADER
 
     again = Step.tool_use("w", "WaitFor", {"reason": "more input", "wake": "operator_input", "delivery": "silent"})
     provider = script(rt, WAIT_FOR_GO, again, again)

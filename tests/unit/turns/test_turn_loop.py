@@ -14,7 +14,7 @@ from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
 from holon_nb.tools.registry import REGISTRY
 from holon_nb.tools.spec import Family, ToolSpec
-from holon_nb.tools.work_inputs import Strict
+from holon_nb.tools.builtin.work_inputs import Strict
 
 
 def test_case1_text_only_turn_completes(rt: Runtime) -> None:

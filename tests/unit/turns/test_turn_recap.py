@@ -8,8 +8,8 @@ from turn_helpers import turn
 from holon_nb.providers.base import AssistantBlocks, ToolUseBlock, UserText, UserToolResults
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turn_recap import RECAP_HEADER
-from holon_nb.runtime.turns import _estimate
+from holon_nb.runtime.turns.recap import RECAP_HEADER
+from holon_nb.runtime.turns.service import _estimate
 from holon_nb.tools.spec import Profile
 
 ROUNDS = 12

@@ -17,7 +17,7 @@ from work_helpers import open_runtime
 CHILD = textwrap.dedent("""
     import json, sys
     from holon_nb.runtime import Runtime
-    from holon_nb.tools.messages import MESSAGE_SPECS
+    from holon_nb.tools.builtin.messages import MESSAGE_SPECS
     from holon_nb.tools.registry import REGISTRY
 
     reg = REGISTRY if "Enqueue" in REGISTRY else REGISTRY.with_specs(*MESSAGE_SPECS)

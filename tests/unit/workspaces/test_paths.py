@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from _git_support import git
-from holon_nb.runtime.git import parse_worktree_porcelain, sanitize_label
-from holon_nb.runtime.workspace_paths import (
+from holon_nb.runtime.workspaces.git import parse_worktree_porcelain, sanitize_label
+from holon_nb.runtime.workspaces.paths import (
     contains, discover, normalize, real_contains, workspace_id_for, worktree_identity, worktree_root_id,
 )
 from holon_nb.tools.receipts import ReceiptContext
-from holon_nb.tools.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
+from holon_nb.tools.builtin.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
 
 
 def test_normalize_is_lexical() -> None:

@@ -1,0 +1,10 @@
+"""Agents without a model: lifecycle, CreateAgent/InvokeAgent runs, templates, summaries,
+conversations and approvals (agents spec §1-§2, §5; turn-loop spec §1.9).
+
+Owns: :mod:`.plane` (``AgentPlane``, ``rt.agents``), :mod:`.lifecycle`, :mod:`.invocations`, :mod:`.runs`,
+:mod:`.templates`, :mod:`.summary` (GetAgent's facts), :mod:`.conversations` (durable turns and
+transcripts) and :mod:`.approvals` (``ApprovalBroker``, asking before a model's tool call).
+
+May use: ``runtime.work``, ``runtime.tasks``, ``runtime.models``, ``runtime.core``, ``holon_nb.providers``,
+``holon_nb.tools``.
+"""

@@ -1,0 +1,71 @@
+"""The ``ToolContext`` a direct call sees: each plane's view, bound to the calling agent.
+
+Built by :meth:`~holon_nb.runtime.facade.Runtime.tool_context`; the turn loop
+subclasses it for a model's calls. Reaches the planes only through
+:class:`~holon_nb.runtime.core.host.RuntimeHost`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...tools.context import CallContext
+
+if TYPE_CHECKING:
+    from .host import RuntimeHost
+
+__all__ = ["RuntimeToolContext", "_Context"]
+
+
+class RuntimeToolContext:
+    """The ``ToolContext`` one call sees."""
+
+    def __init__(self, rt: "RuntimeHost", call: CallContext):
+        self.call = call
+        self._rt = rt
+        self._commands: Any = None
+        self._workspaces: Any = None
+
+    @property
+    def cwd(self) -> Path:
+        return self.workspaces.cwd
+
+    @property
+    def workspaces(self) -> Any:
+        if self._workspaces is None:
+            self._workspaces = self._rt.workspaces.bind(self.call)
+        return self._workspaces
+
+    @property
+    def work(self) -> Any:
+        return self._rt.work.bind(self.call)
+
+    @property
+    def agents(self) -> Any:
+        return self._rt.agents.bind(self.call)
+
+    @property
+    def memory(self) -> Any:
+        return self._rt.memory.bind(self.call)
+
+    @property
+    def model_catalog(self) -> Any:
+        return self._rt.model_catalog.bind(self.call)
+
+    @property
+    def agent_home(self) -> Path:
+        return self._rt.tasks.agent_home(self.call.agent_id)
+
+    def setting(self, name: str) -> Any:
+        return getattr(self._rt.settings, name)
+
+    @property
+    def commands(self) -> Any:
+        if self._commands is None:
+            self._commands = self._rt.agent_tasks(self.call.agent_id)
+        return self._commands
+
+
+#: The name this class had before the runtime was split by plane (tests and benchmarks use it).
+_Context = RuntimeToolContext

@@ -1,0 +1,145 @@
+"""The runtime thread: one anyio event loop with a blocking portal and a task group.
+
+Started by :class:`LoopThread.start`, which returns once the loop is ready or
+raises its startup error; :meth:`LoopThread.stop` is idempotent and joins the
+thread (style.md §2.8–§2.9).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Awaitable, Callable
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.from_thread import BlockingPortal
+
+from ...tools.errors import RuntimeStartupError
+
+__all__ = ["LoopThread", "THREAD_NAME"]
+
+THREAD_NAME = "holon-nb-runtime"
+
+
+class LoopThread:
+    """Owns the runtime's event loop thread.
+
+    Attributes:
+        portal: The blocking portal for calls from other threads.
+        task_group: The task group for background work (task runners, timers).
+    """
+
+    def __init__(self) -> None:
+        self.portal: BlockingPortal | None = None
+        self.task_group: TaskGroup | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._stop: anyio.Event | None = None
+        self._on_stop: Callable[[], Awaitable[None]] | None = None
+
+    def start(self, on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Start the thread and wait until its loop runs.
+
+        Args:
+            on_stop: Coroutine function awaited on the loop before it shuts down.
+
+        Raises:
+            RuntimeStartupError: if the loop could not start.
+        """
+        self._on_stop = on_stop
+        self._thread = threading.Thread(target=self._main, name=THREAD_NAME, daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise RuntimeStartupError(f"runtime loop failed to start: {self._error}") from self._error
+
+    def _main(self) -> None:
+        try:
+            anyio.run(self._amain)
+        except BaseException as exc:  # reported to start() when it happens before readiness
+            if not self._ready.is_set():
+                self._error = exc
+                self._ready.set()
+
+    async def _amain(self) -> None:
+        self._stop = anyio.Event()
+        # the portal sits inside the task group: cancelling the portal's remaining calls at shutdown
+        # must not cancel background work (task runners), which on_stop still needs
+        async with anyio.create_task_group() as tg:
+            self.task_group = tg
+            async with BlockingPortal() as portal:
+                self.portal = portal
+                self._ready.set()
+                await self._stop.wait()
+                # calls still running (a blocked TaskOutput, an ExecCommand in its foreground window)
+                # are cancelled, so their handlers clean up
+                await portal.stop(cancel_remaining=True)
+            if self._on_stop is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._on_stop()
+            tg.cancel_scope.cancel()
+
+    @property
+    def alive(self) -> bool:
+        """True while the loop thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def in_loop_thread(self) -> bool:
+        """True when called from the loop thread itself."""
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Start ``fn(*args)`` in the background task group. Call from the loop thread only."""
+        assert self.task_group is not None
+        self.task_group.start_soon(fn, *args)
+
+    def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Run ``fn(*args)`` on the loop and wait for its result; an interrupted caller cancels it.
+
+        Raises:
+            RuntimeError: when called from the loop thread itself (it would deadlock).
+            KeyboardInterrupt: re-raised after cancelling the call (Ctrl-C in a kernel).
+        """
+        if self.in_loop_thread():
+            raise RuntimeError("this blocks until the runtime thread answers, so it cannot run on the runtime "
+                               "thread itself (a subscriber callback or a tool handler): use the async API there")
+        assert self.portal is not None
+        scopes: list[anyio.CancelScope] = []
+
+        async def guarded() -> Any:
+            with anyio.CancelScope() as scope:
+                scopes.append(scope)
+                return await fn(*args)
+            raise anyio.get_cancelled_exc_class()  # cancelled through ``scope`` below
+
+        future = self.portal.start_task_soon(guarded)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C in the kernel: a running future cannot be cancelled, so cancel its scope;
+            # the coroutine's handlers then clean up (a command in its foreground window is stopped)
+            if not future.done() and scopes:
+                try:
+                    self.portal.call(scopes[0].cancel)
+                except RuntimeError:
+                    pass  # the loop is already stopping
+            raise
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the loop (running ``on_stop`` first) and join the thread. Idempotent.
+
+        Raises:
+            RuntimeError: when called from the loop thread itself.
+        """
+        if self.in_loop_thread():
+            raise RuntimeError("the runtime cannot be closed from its own thread (a subscriber callback); "
+                               "close it from the kernel or another thread")
+        if not self.alive or self.portal is None or self._stop is None:
+            return
+        try:
+            self.portal.call(self._stop.set)
+        except RuntimeError:
+            pass
+        assert self._thread is not None
+        self._thread.join(timeout)

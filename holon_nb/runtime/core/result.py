@@ -1,0 +1,87 @@
+"""``ToolResult``: what ``Runtime.call`` returns, and how it displays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ToolResult", "RESULT_MIMETYPE"]
+
+#: Mimetype of the (scrubbed) envelope in a displayed result; what notebook tests compare.
+RESULT_MIMETYPE = "application/vnd.holon.tool-result+json"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool call's outcome.
+
+    Attributes:
+        envelope: The canonical envelope, a plain dict (inputs kept as given, D6).
+        receipt: The model-visible text: rendered, scrubbed (D6) and passed
+            through the provider-projection guard.
+        display_envelope: The envelope with secret values scrubbed (D12); what
+            the notebook shows and saves.
+        full_receipt: The scrubbed receipt before the projection guard.
+        execution_id: The tool execution id (``tool_<15 hex>``).
+        duration_ms: Wall time of the call in milliseconds.
+        projected: True when ``receipt`` is the projection stand-in.
+    """
+
+    envelope: dict[str, Any]
+    receipt: str
+    display_envelope: dict[str, Any]
+    full_receipt: str
+    execution_id: str
+    duration_ms: int
+    projected: bool = False
+
+    @property
+    def tool_name(self) -> str:
+        """The tool name as called."""
+        return self.envelope["tool_name"]
+
+    @property
+    def status(self) -> str:
+        """``success``, ``error`` or ``deferred``."""
+        return self.envelope["status"]
+
+    @property
+    def ok(self) -> bool:
+        """True unless the envelope is an error."""
+        return self.status != "error"
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The success payload, or None."""
+        return self.envelope.get("result")
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The ``ToolError`` dict, or None."""
+        return self.envelope.get("error")
+
+    @property
+    def display_text(self) -> str:
+        """The text a notebook shows and saves (``text/plain``).
+
+        It is the scrubbed receipt. When the receipt is over the model's
+        tool-output budget, a model gets the projection stand-in instead
+        (``receipt``); the notebook keeps the receipt itself — the output a
+        person wants to read — and says in a last line what a model would get.
+        """
+        if not self.projected:
+            return self.receipt
+        return (f"{self.full_receipt}\n\n[a model gets a stand-in for this receipt (over its tool-output budget): "
+                f"output_ref tool_execution:{self.execution_id}:output]")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from ...tools.card import render_card
+
+        return {
+            "text/plain": self.display_text,
+            "text/html": render_card(self.display_envelope, self.full_receipt, self.duration_ms),
+            RESULT_MIMETYPE: self.display_envelope,
+        }
+
+    def __repr__(self) -> str:
+        return f"<ToolResult {self.tool_name} {self.status}>"

@@ -1,0 +1,85 @@
+"""Runtime settings: a frozen value built from traits, the environment or the CLI.
+
+The runtime never sees a traitlets object (style.md §2.12).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = ["RuntimeSettings", "resolve_home"]
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return default
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve the holon home: explicit, else ``$HOLON_NB_HOME``, else ``<workspace or cwd>/.holon``.
+
+    Returns:
+        An absolute path (not created).
+    """
+    if home is not None:
+        return Path(home).expanduser().resolve()
+    env = os.environ.get("HOLON_NB_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    return (Path(workspace) if workspace is not None else Path.cwd()).resolve() / ".holon"
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """Options of one runtime. Units are in the names or stated.
+
+    Attributes:
+        default_tool_output_tokens: ExecCommand output budget when the call gives none
+            (tokens; env ``HOLON_DEFAULT_TOOL_OUTPUT_TOKENS``; commands spec §4.3).
+        max_tool_output_tokens: Upper cap of that budget (tokens; env ``HOLON_MAX_TOOL_OUTPUT_TOKENS``).
+        tool_output_budget_tokens: Provider-projection budget for one receipt (estimated tokens, §3.4).
+        max_task_log_bytes: Cap of each task log and output spool (bytes, D13).
+        patch_outside_workspace: Allow ApplyPatch outside the bound roots (D3; off).
+        extra_secrets: Values scrubbed from receipts besides secret environment variables (D6).
+        approval: When a model's tool call asks the user first: ``never`` (default), ``on_request``
+            (authority-expanding, agent-creation and web tools, ExecCommand outside the active
+            execution root) or ``always`` (see :mod:`holon_nb.runtime.agents.approvals`).
+        approval_timeout_s: Seconds an approval question waits for an answer before the call is denied
+            (``approval_denied``, "no answer came within N s"); ``<= 0`` waits forever.
+        command_env_unset: Environment variable names removed from every command's environment (the
+            notebook layer removes ``FORCE_COLOR`` and ``CLICOLOR_FORCE``, which ipykernel sets for
+            every kernel, unless ``HolonNB.command_colours``).
+        prompt_budget_tokens: Estimated-token budget of one model request (``(chars + 3) // 4`` of its
+            JSON; env ``HOLON_PROMPT_BUDGET_TOKENS``); 0 means unlimited. Over it, old turns are dropped
+            and older rounds of a long turn are recapped (turn-loop spec §1.10).
+        providers: Provider configuration by id, ``{"<id>" | "<id>@<endpoint>": {transport, base_url,
+            auth: {source, kind, env}, …}}`` (turn-loop spec §2.2; secrets never live here, only the names
+            of the variables holding them); entries replace those of ``$HOLON_NB_PROVIDERS``. Used to
+            resolve turn models and by ListModelProviders.
+    """
+
+    default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
+    max_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_MAX_TOOL_OUTPUT_TOKENS", 64000))
+    tool_output_budget_tokens: int = 2500
+    max_task_log_bytes: int = 256 * 1024 * 1024
+    patch_outside_workspace: bool = False
+    extra_secrets: tuple[str, ...] = ()
+    approval: str = "never"
+    approval_timeout_s: float = 120.0
+    command_env_unset: tuple[str, ...] = ()
+    prompt_budget_tokens: int = field(default_factory=lambda: _env_int("HOLON_PROMPT_BUDGET_TOKENS", 0))
+    providers: Mapping[str, Any] = field(default_factory=dict)
+
+    def replace(self, **changes: object) -> "RuntimeSettings":
+        """Return a copy with ``changes`` applied.
+
+        Raises:
+            TypeError: for an unknown setting name.
+        """
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

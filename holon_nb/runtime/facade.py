@@ -1,0 +1,372 @@
+"""The headless runtime: ``Runtime`` owns the loop thread, the store and the services.
+
+Example::
+
+    with Runtime(home="/tmp/h") as rt:
+        r = rt.call("ExecCommand", {"cmd": "echo hi"})
+        print(r.receipt)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import logging
+import os
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..tools.context import CallContext
+from ..tools.dispatch import dispatch
+from ..tools.envelope import dumps_envelope, project_receipt
+from ..tools.errors import RuntimeClosed, ToolCallError
+from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
+from ..tools.registry import REGISTRY, Registry
+from ..tools.spec import Profile
+from .core.context import RuntimeToolContext
+from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
+from .core.events import EventBus, RuntimeEvent
+from .core.loop import LoopThread
+from .core.result import ToolResult
+from .core.settings import RuntimeSettings, resolve_home
+from .core.store import Store, new_id
+from .tasks.agent import AgentTasks
+from .agents.plane import AgentPlane
+from .agents.approvals import ApprovalBroker
+from .memory.service import MemoryService
+from .models.catalog import ModelCatalogService
+from .tasks.service import TaskService
+from .work.service import WorkService
+from .workspaces.service import WorkspaceService
+
+if TYPE_CHECKING:
+    from .agents.conversations import ConversationStore
+    from .models.providers import ProviderRegistry
+    from .turns.records import TurnResult
+    from .turns.service import TurnService
+
+__all__ = ["Runtime", "DEFAULT_AGENT_ID"]
+
+log = logging.getLogger("holon_nb.runtime")
+
+
+
+def _check_call_types(name: Any, agent: Any, context: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"tool name must be a str such as 'ExecCommand', got {type(name).__name__}")
+    if agent is not None and not isinstance(agent, str):
+        raise TypeError(f"agent must be an agent id (str) or None, got {type(agent).__name__}")
+    if agent is not None and (not AGENT_ID.fullmatch(agent) or ".." in agent):
+        raise ValueError(f"not an agent id: {agent[:80]!r} (letters, digits, '_', '-', '.'; 1-64 characters; "
+                         "it names a directory under the holon home)")
+    if context is not None and not isinstance(context, dict):
+        raise TypeError(f"context must be a dict such as {{'brief': '...'}} or None, got {type(context).__name__}")
+
+
+class Runtime:
+    """One holon_nb runtime: a loop thread, a SQLite store under the holon home, the tools.
+
+    Args:
+        home: The holon home; None means ``$HOLON_NB_HOME`` or ``<workspace>/.holon``.
+        workspace: The default workspace (the notebook's directory); None means the cwd.
+        settings: Runtime options; None means defaults (and the environment).
+        registry: The tool registry (tests pass their own).
+
+    Raises:
+        RuntimeStartupError: when the loop thread cannot start.
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
+                 settings: RuntimeSettings | None = None, registry: Registry | None = None):
+        self.workspace = Path(workspace if workspace is not None else os.getcwd()).resolve()
+        self.home = resolve_home(home, self.workspace)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or RuntimeSettings()
+        self.registry = registry or REGISTRY
+        self.events = EventBus()
+        self.store = Store(self.home / "holon.sqlite3")
+        self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
+        self._loop = LoopThread()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
+        self.tasks = TaskService(
+            # the live mapping: a variable set in a cell after loading reaches the next command
+            self.store, self.home, os.environ, self.events.publish,
+            self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
+        )
+        self.interrupted_at_start = self.tasks.reconcile_after_restart()
+        self.workspaces = WorkspaceService(self)
+        self.memory = MemoryService(self)
+        self.model_catalog = ModelCatalogService(self)
+        self.agents = AgentPlane(self)
+        self.work = WorkService(self)
+        self._services = (self.workspaces, self.memory, self.agents, self.work)
+        self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
+        self._loop.start(on_stop=self._on_loop_stop)
+        for service in self._services:
+            service.start()
+        self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Runtime":
+        """Start a runtime (same as the constructor); use as a context manager."""
+        return cls(home, **kwargs)
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def _on_loop_stop(self) -> None:
+        for service in reversed(self._services):
+            await service.close()
+        await self.tasks.close()
+        await self.memory.flush()  # D6: index with this process's secrets while it still knows them
+
+    def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._loop.start_soon(fn, *args)
+
+    def agent_tasks(self, agent_id: str) -> AgentTasks:
+        """The task service as agent ``agent_id`` sees it (``ctx.commands`` of the tools)."""
+        return AgentTasks(self.tasks, agent_id)
+
+    def tool_context(self, call: CallContext) -> RuntimeToolContext:
+        """The ``ToolContext`` a call made as ``call`` sees (``call.agent_id``, profile, execution context)."""
+        return RuntimeToolContext(self, call)
+
+    # ------------------------------------------------------------ calling tools
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosed("this runtime is closed; start a new one (or %reload_ext holon_nb)")
+
+    def call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
+             context: dict[str, Any] | None = None, *, raise_on_error: bool = False) -> ToolResult:
+        """Call a tool through the one dispatch path and wait for its result.
+
+        Args:
+            name: Tool name (``"ExecCommand"``).
+            args: Arguments as a dict, or JSON text (non-JSON text becomes ``{"_raw": text}``).
+            agent: Calling agent id; None means the default public named agent. An id not seen
+                before is recorded as a public named agent (letters, digits, ``_-.``, 1-64 chars).
+            context: Execution context (D11), e.g. ``{"brief": "…"}``.
+            raise_on_error: Raise :class:`ToolCallError` for an error envelope.
+
+        Returns:
+            The :class:`ToolResult`; tool failures are error envelopes, not exceptions.
+
+        Raises:
+            RuntimeClosed: after ``close()``.
+            TypeError: when ``name`` or ``agent`` is not a string, or ``context`` is not a dict
+                (a programming mistake, not a tool input: tool inputs never raise).
+            ValueError: when ``agent`` is not a valid agent id (e.g. ``"../x"``).
+            ToolCallError: only with ``raise_on_error=True`` and an error envelope.
+            RuntimeError: when called from the runtime thread itself (use ``async_call``).
+        """
+        self._check_open()
+        _check_call_types(name, agent, context)
+        try:
+            result = self._loop.call(self.async_call, name, {} if args is None else args, agent, context)
+        except concurrent.futures.CancelledError:
+            raise RuntimeClosed(f"the runtime closed while {name} was running; its command was stopped") from None
+        if raise_on_error and not result.ok:
+            raise ToolCallError(result.envelope)
+        return result
+
+    async def async_call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
+                         context: dict[str, Any] | None = None) -> ToolResult:
+        """The coroutine behind :meth:`call`; runs on the runtime thread."""
+        self._check_open()
+        _check_call_types(name, agent, context)
+        agent_id = agent or DEFAULT_AGENT_ID
+        rec = self.store.agent(agent_id)
+        if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
+            self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+        profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
+        execution_id = new_id("tool")
+        call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
+                           execution_id=execution_id)
+        started = time.monotonic()
+        env = await dispatch(name, {} if args is None else args, RuntimeToolContext(self, call), registry=self.registry)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        return self._finish_call(env, args, agent_id, execution_id, duration_ms)
+
+    def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
+                     duration_ms: int, budget_tokens: int | None = None) -> ToolResult:
+        # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
+        budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
+        scrub = self._scrubber()
+        full = scrub.text(render_receipt(env, self.registry, ReceiptContext(execution_id, budget)))
+        receipt, projected = project_receipt(full, env, execution_id, budget)
+        try:
+            args_text = args if isinstance(args, str) else json.dumps(args, default=str)
+        except (TypeError, ValueError):
+            args_text = repr(args)
+        display = scrub.value(env)
+        self.store.record_execution({
+            "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
+            "args": args_text, "envelope": dumps_envelope(env), "receipt": full, "duration_ms": duration_ms,
+            # D6: memory serves these copies, scrubbed while this process still knows the secrets
+            "scrubbed_args": scrub.text(args_text), "scrubbed_envelope": dumps_envelope(display),
+        })
+        return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
+                          execution_id=execution_id, duration_ms=duration_ms, projected=projected)
+
+    def _scrubber(self) -> Scrubber:
+        """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
+        env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
+        key = (self.settings.extra_secrets, self.settings.providers)
+        if self._scrub is None or self._scrub[0] != env or self._scrub[1] != key:
+            extra = (*self.settings.extra_secrets, *self._provider_key_values())
+            self._scrub = (dict(env), key, Scrubber(extra=extra))  # copied only when it changed
+        return self._scrub[2]
+
+    def scrubber(self) -> Scrubber:
+        """The D6 scrubber of this runtime: secret-named environment variables, ``settings.extra_secrets``,
+        and the variables that provider configuration names as keys (``auth.env``, whatever their names)."""
+        return self._scrubber()
+
+    def _provider_key_values(self) -> tuple[str, ...]:
+        """Values of the variables named by ``auth.env`` in ``$HOLON_NB_PROVIDERS`` and ``settings.providers``."""
+        from .models.catalog import provider_config
+
+        names: list[str] = []
+        for settings in provider_config(os.environ, self.settings.providers)["providers"].values():
+            auth = settings.get("auth") if isinstance(settings, dict) else None
+            env = auth.get("env") if isinstance(auth, dict) else None
+            names += [env] if isinstance(env, str) else [e for e in env if isinstance(e, str)] \
+                if isinstance(env, list) else []
+        return tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
+
+    # ------------------------------------------------------------ agent turns (turn-loop spec §1)
+    @functools.cached_property
+    def turns(self) -> "TurnService":
+        """The turn service: runs the turn loop, holds ``providers`` and ``conversations`` (created on first use)."""
+        from .turns.service import TurnService
+
+        return TurnService(self)
+
+    @property
+    def providers(self) -> "ProviderRegistry":
+        """Providers turns may use: ``rt.providers.register("scripted@default/scripted", ScriptedProvider(...))``."""
+        return self.turns.providers
+
+    @property
+    def conversations(self) -> "ConversationStore":
+        """Durable turns, transcripts and token totals of the agents."""
+        return self.turns.conversations
+
+    def run_turn(self, message: str, agent: str | None = None, model: str | None = None,
+                 max_rounds: int | None = None) -> "TurnResult":
+        """Run one agent turn (model call → tool calls → results back → …) and wait for its end.
+
+        Args:
+            message: The operator's message.
+            agent: The agent id; None means the default agent.
+            model: Model ref ``provider@endpoint/model``; None means ``$HOLON_MODEL``.
+            max_rounds: Optional cap on model rounds (``max_tool_rounds``); None means no cap.
+
+        Returns:
+            The ``TurnResult`` (``final_text``, ``terminal``, ``rounds`` with each call's envelope, ``usage``).
+
+        Raises:
+            RuntimeClosed: after ``close()``. See ``TurnService.run`` for the rest.
+        """
+        return self.turns.run_sync(message, agent=agent, model=model, max_rounds=max_rounds)
+
+    def run_turns(self, message: str, agent: str | None = None, model: str | None = None,
+                  max_rounds: int | None = None, *, max_wakes: int = 5,
+                  timeout_s: float | None = None) -> list["TurnResult"]:
+        """Run a turn, then each turn its woken waits start, until the agent has nothing to wait for.
+
+        After a turn that completes with a wait active (``WaitFor`` on a task, a timer, operator input…),
+        this blocks until a queued message triggers one of the agent's waits (a task result, a timer
+        tick, ``%holon say``, …) and runs a turn with that message as input; see
+        :class:`~holon_nb.runtime.turns.follow.TurnFollower`.
+
+        Args:
+            message, agent, model, max_rounds: As :meth:`run_turn` (``max_rounds`` applies to each turn).
+            max_wakes: Most turns started by wakes after the first (≥ 0).
+            timeout_s: Longest wait for one wake, in seconds; None waits as long as a wait is active.
+
+        Returns:
+            Every turn's ``TurnResult``, oldest first.
+
+        Raises:
+            RuntimeClosed: after ``close()``; ValueError for a bad ``max_wakes``/``timeout_s``. See
+            ``TurnService.run`` for the rest.
+        """
+        from .turns.follow import TurnFollower
+
+        follower = TurnFollower(self, agent, max_wakes=max_wakes, timeout_s=timeout_s)
+        return follower.run(message, model=model, max_rounds=max_rounds)
+
+    async def async_run_turn(self, message: str, agent: str | None = None, model: str | None = None,
+                             max_rounds: int | None = None) -> "TurnResult":
+        """The coroutine behind :meth:`run_turn`; runs on the runtime thread."""
+        return await self.turns.run(message, agent=agent, model=model, max_rounds=max_rounds)
+
+    # ------------------------------------------------------------ observing
+    def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]:
+        """Subscribe to runtime events (called on the runtime thread); returns an unsubscribe function."""
+        return self.events.subscribe(fn)
+
+    def active_tasks(self) -> list[str]:
+        """Ids of tasks that are queued, running or cancelling."""
+        return self.tasks.active_ids()
+
+    def wait_for_tasks(self, timeout: float | None = None) -> list[str]:
+        """Block until every live task has ended or ``timeout`` seconds pass.
+
+        Returns:
+            The ids of tasks still running afterwards.
+        """
+        self._check_open()
+        return self._loop.call(self.tasks.wait_idle, timeout)
+
+    def messages(self, agent: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        """The agent's message queue (``TaskResult`` messages and others), oldest first."""
+        return self.store.messages(agent or DEFAULT_AGENT_ID, kind)
+
+    def status(self) -> dict[str, Any]:
+        """A read-only summary: home, workspace, loop thread, task counts. Changes no state."""
+        rows = self.store.query("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status")
+        return {
+            "home": str(self.home),
+            "workspace": str(self.workspace),
+            "loop_thread_alive": self._loop.alive,
+            "closed": self._closed,
+            "model_facing_tools": len([s for s in self.registry if s.model_facing]),
+            "registered_tools": len(self.registry),
+            "tasks": {r["status"]: r["n"] for r in rows},
+            "agent": DEFAULT_AGENT_ID,
+        }
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def close(self) -> None:
+        """Stop live tasks, stop the loop thread and close the store. Safe to call twice.
+
+        Calls still running in other threads are cancelled (their commands stopped);
+        live tasks end ``interrupted`` with reason ``runtime_closed``.
+
+        Raises:
+            RuntimeError: when called on the runtime thread (from a subscriber callback).
+        """
+        if self._loop.in_loop_thread():
+            raise RuntimeError("Runtime.close() cannot run on the runtime thread (a subscriber callback): "
+                               "close the runtime from the kernel or another thread")
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._loop.stop()
+        self.store.close()

@@ -1,0 +1,7 @@
+"""Memory: the FTS5 index over the home's records, MemorySearch and MemoryGet (agents spec §6).
+
+Owns: :mod:`.service` (``MemoryService``), :mod:`.index` (tokenising and the FTS5 tables) and
+:mod:`.sources` (what is indexed: tool executions, task output, work items, messages).
+
+May use: ``runtime.tasks`` (task output as a source), ``runtime.core``, ``holon_nb.tools``.
+"""

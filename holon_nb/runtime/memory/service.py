@@ -1,0 +1,345 @@
+"""Memory sources, FTS5 search and source_ref resolution (agents spec §5.17-§5.18, §6).
+
+Two ways documents reach the index (tables: :mod:`.memory_index`):
+
+- Producers whose records only the index holds — briefs, work items, plans —
+  call :meth:`MemoryService.index` inside the transaction that changed the
+  source, so search never sees a half-applied state.
+- The runtime's own records — tool executions, tasks, messages — and the
+  agent's memory notes are indexed by a catch-up pass that each MemorySearch
+  runs first ("pending index work is consumed best-effort first", §5.17 rule
+  1): it reads rows past a stored cursor (``tool_executions`` rowid, ``tasks``
+  and ``messages`` ``seq``), so nothing is missed across restarts and no
+  other module has to call in.
+
+MemoryGet resolves runtime records from their own tables (never the index),
+and index-held namespaces from the documents table; a document of another
+agent is indistinguishable from a missing one (§5.18 rule 3).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...tools.envelope import ToolError
+from ...tools.errors import ToolFailure
+from ...tools.source_refs import SourceRef, parse_source_ref
+from .index import (
+    Doc,
+    MemoryIndexUnavailable,
+    delete,
+    ensure_schema,
+    safe_text,
+    search,
+    upsert,
+)
+from .sources import (
+    AGENT_MEMORY_NOTES,
+    agent_memory_doc,
+    execution_doc,
+    execution_docs,
+    message_doc,
+    task_doc,
+)
+from ..core.store import Store, now_rfc3339
+
+if TYPE_CHECKING:
+    from ...tools.context import CallContext
+    from ..core.host import RuntimeHost
+
+__all__ = ["MemoryService", "MemoryView", "MemoryIndexUnavailable", "INDEX_RESOLVED"]
+
+log = logging.getLogger("holon_nb.memory")
+
+#: Namespaces whose authoritative text is the document given to :meth:`MemoryService.index`.
+INDEX_RESOLVED = frozenset({"brief", "work_item", "turn", "episode", "workspace_profile"})
+#: Rows of each runtime table one search indexes at most before answering.
+CATCH_UP_LIMIT = 5000
+
+
+def _task_docs(row: dict[str, Any]) -> list[Doc]:
+    return [task_doc(Store.task_row(row))]
+
+
+def _message_docs(row: dict[str, Any]) -> list[Doc]:
+    return [message_doc(row)]
+
+
+#: Catch-up sources: name → (rows after a position, highest position, documents of a row).
+_SOURCES: dict[str, tuple[str, str, Callable[[dict[str, Any]], list[Doc]]]] = {
+    "tool_executions": (("SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
+                        " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid"
+                        " LIMIT ?"),
+                        "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions", execution_docs),
+    "tasks": ("SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
+              "SELECT COALESCE(MAX(seq), 0) FROM tasks", _task_docs),
+    "messages": ("SELECT seq AS pos, * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?",
+                 "SELECT COALESCE(MAX(seq), 0) FROM messages", _message_docs),
+}
+
+
+def _default_title(text: str, source_ref: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= 120 else line[:119] + "…"
+    return source_ref
+
+
+class MemoryService:
+    """Memory sources, FTS5 search and source_ref resolution (agents spec §5.17-§5.18, §6).
+
+    Args:
+        rt: The owning runtime (its store and home).
+
+    The tables are created on construction. When this Python's SQLite lacks
+    FTS5, documents are still stored and MemoryGet works, but search raises
+    :class:`MemoryIndexUnavailable` (MemorySearch answers ``memory_index_unavailable``).
+    """
+
+    def __init__(self, rt: RuntimeHost):
+        self._rt = rt
+        self._store: Store = rt.store
+        self._catch_up_lock = threading.Lock()
+        self.fts = ensure_schema(self._store.query)
+
+    def start(self) -> None:
+        """Nothing to re-arm: indexing catches up lazily on the next search."""
+
+    def bind(self, call: CallContext) -> MemoryView:
+        """The view one tool call sees: its agent's documents only."""
+        return MemoryView(self, call)
+
+    async def close(self) -> None:
+        """Nothing to stop (no background work); see :meth:`flush`."""
+
+    async def flush(self) -> None:
+        """Index what this process recorded before it goes away (best effort; the runtime calls it last when it
+        closes, after live tasks ended).
+
+        D6: an index pass in a later process scrubs with *that* process's secrets, so raw text this one
+        still knows to be secret (task log heads, message bodies) would be indexed in clear there.
+        """
+        try:
+            await anyio.to_thread.run_sync(self.catch_up)
+        except Exception:  # noqa: BLE001 - closing must go on; the next search catches up instead
+            log.warning("memory: indexing at close failed; the next search catches up", exc_info=True)
+
+    # ------------------------------------------------------------ producers
+    def index(self, db: Any, *, agent_id: str, source_ref: str, source_kind: str, text: str,
+              title: str | None = None, updated_at: str | None = None, workspace_id: str | None = None,
+              metadata: dict[str, Any] | None = None) -> None:
+        """Add or replace one searchable document inside the caller's open transaction ``db``.
+
+        Producers (work items, plans, briefs, notes) call this in the same transaction as
+        the write that changed the source, so search never sees a half-applied state. For
+        ``brief``, ``work_item``, ``turn``, ``episode`` and ``workspace_profile`` refs the
+        ``text`` is also what MemoryGet returns as ``content``.
+
+        Args:
+            db: The open transaction (``with rt.store.tx() as db:``).
+            agent_id: The owning agent; only it can find or fetch the document.
+            source_ref: Its ref per agents spec §6 (``work_item:work_…``, ``brief:brief_…``).
+            source_kind: The result ``kind`` (``work_item``, ``brief``, …).
+            text: The document text.
+            title: Short title; None means the first non-blank line of ``text``.
+            updated_at: RFC 3339 time of the change; None means now.
+            workspace_id: Workspace of a workspace-scoped document; None means visible
+                from every workspace.
+            metadata: Extra provenance merged into the result's ``metadata``.
+
+        Raises:
+            ValueError: when ``source_ref`` does not follow the §6 grammar (a producer bug).
+        """
+        ref = parse_source_ref(source_ref)
+        doc = Doc(
+            agent_id=agent_id, source_ref=str(ref), kind=source_kind, scope_kind=ref.scope_kind,
+            title=title or _default_title(text, str(ref)), body=text, updated_at=updated_at or now_rfc3339(),
+            workspace_id=workspace_id,
+            metadata={"governance_surface": "runtime_evidence", "trust_class": "runtime_evidence",
+                      **(metadata or {})},
+        )
+        upsert(db, self._scrubbed(doc), fts=self.fts, keep_body=True)
+
+    def unindex(self, db: Any, *, agent_id: str, source_ref: str) -> None:
+        """Remove a document inside the caller's open transaction (no error when absent)."""
+        delete(db, agent_id, source_ref, fts=self.fts)
+
+    # ------------------------------------------------------------ catch-up
+    def _scrubbed(self, doc: Doc) -> Doc:
+        """``doc`` with secret values (D6) removed from what the index stores and snippets show.
+
+        Runtime records keep canonical text; the index is written once, so a later
+        process that no longer knows a secret cannot reveal it through a snippet.
+        """
+        scrub = getattr(self._rt.tasks, "scrub", None)
+        if scrub is not None:
+            doc.title = scrub(doc.title)
+            doc.search_text = scrub(doc.search_text if doc.search_text is not None else doc.body)
+        return doc
+
+    def _cursor(self, source: str) -> int:
+        rows = self._store.query("SELECT position FROM memory_cursors WHERE source=?", (source,))
+        return int(rows[0][0]) if rows else 0
+
+    def catch_up(self, limit: int = CATCH_UP_LIMIT) -> dict[str, Any]:
+        """Index runtime records written since the last pass; return the ``index_status``.
+
+        At most ``limit`` rows per source are consumed; the rest wait for the next
+        pass and the status says so (``consumption_was_limited``, ``lag``).
+        """
+        with self._catch_up_lock:
+            limited = False
+            skipped = 0
+            for source, (select, _, build) in _SOURCES.items():
+                pos = self._cursor(source)
+                rows = self._store.query(select, (pos, limit))
+                if not rows:
+                    continue
+                docs: list[Doc] = []
+                for row in rows:
+                    try:
+                        docs += [self._scrubbed(d) for d in build(dict(row))]
+                    except Exception:  # one malformed record must not block the index
+                        skipped += 1
+                        log.exception("memory: could not index %s row at %s", source, row["pos"])
+                with self._store.tx() as db:
+                    for doc in docs:
+                        upsert(db, doc, fts=self.fts, keep_body=False)
+                    db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
+                               " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
+                               " updated_at=excluded.updated_at", (source, rows[-1]["pos"], now_rfc3339()))
+                limited |= len(rows) >= limit
+            return self.index_status(limited=limited, skipped=skipped)
+
+    def index_status(self, *, limited: bool = False, skipped: int = 0) -> dict[str, Any]:
+        """``index_status`` of MemorySearch (§5.17): cursors and high watermarks summed over sources."""
+        cursor = high = 0
+        for source, (_, high_sql, _) in _SOURCES.items():
+            cursor += self._cursor(source)
+            high += int(self._store.query(high_sql)[0][0])
+        lag = max(0, high - cursor)
+        status: dict[str, Any] = {"freshness": "fresh" if lag == 0 else "stale", "cursor": cursor,
+                                  "high_watermark": high, "lag": lag}
+        if lag:
+            status.update(indexing_needed=True, results_may_be_incomplete=True)
+            if limited:
+                status["consumption_was_limited"] = True
+        if skipped:
+            status["skipped_error_count"] = skipped
+        last = self._store.query("SELECT MAX(updated_at) FROM memory_cursors")[0][0]
+        if last:
+            status["last_indexed_at"] = last
+        return status
+
+    def refresh_notes(self, agent_id: str) -> None:
+        """Re-index ``agent_id``'s memory notes whose files changed, appeared or vanished."""
+        for name in AGENT_MEMORY_NOTES:
+            ref = f"agent_memory:{name}"
+            doc = agent_memory_doc(self._rt.home, agent_id, name)
+            rows = self._store.query("SELECT fingerprint FROM memory_documents WHERE agent_id=? AND source_ref=?",
+                                     (agent_id, ref))
+            stored = rows[0][0] if rows else None
+            if doc is None and rows:
+                with self._store.tx() as db:
+                    delete(db, agent_id, ref, fts=self.fts)
+            elif doc is not None and (not rows or stored != doc.fingerprint):
+                with self._store.tx() as db:
+                    upsert(db, self._scrubbed(doc), fts=self.fts, keep_body=False)
+
+    # ------------------------------------------------------------ reads
+    def search(self, agent_id: str, query: str, *, limit: int, workspace_id: str | None = None,
+               all_workspaces: bool = False) -> dict[str, Any]:
+        """Catch up, then search ``agent_id``'s documents (agents spec §5.17).
+
+        Returns:
+            ``{results: [...], index_status: {...}}``.
+
+        Raises:
+            MemoryIndexUnavailable: when SQLite lacks FTS5.
+        """
+        if not self.fts:
+            raise MemoryIndexUnavailable(
+                "this Python's sqlite3 module was built without the FTS5 extension, so memory search is "
+                "unavailable; use a Python whose SQLite has FTS5 (python.org and most distribution builds do)")
+        status = self.catch_up()
+        self.refresh_notes(agent_id)
+        results = search(self._store.query, safe_text(query), agent_id=agent_id, limit=limit,
+                         workspace_id=workspace_id, all_workspaces=all_workspaces)
+        return {"results": results, "index_status": status}
+
+    def resolve(self, agent_id: str, ref: SourceRef) -> Doc | None:
+        """The document ``ref`` names if ``agent_id`` owns it, else None (agents spec §5.18 rule 3)."""
+        if ref.prefix == "tool_execution":
+            row = self._store.execution(ref.id)
+            return execution_doc(row, ref) if row and row["agent_id"] == agent_id else None
+        if ref.prefix == "task":
+            rec = self._store.task(ref.id)
+            return task_doc(rec) if rec and rec["agent_id"] == agent_id else None
+        if ref.prefix == "message":
+            rows = self._store.query("SELECT * FROM messages WHERE id=? AND agent_id=?", (ref.id, agent_id))
+            return message_doc(dict(rows[0])) if rows else None
+        if ref.prefix == "agent_memory":
+            return agent_memory_doc(self._rt.home, agent_id, ref.id)
+        rows = self._store.query("SELECT * FROM memory_documents WHERE agent_id=? AND source_ref=?",
+                                 (agent_id, str(ref)))
+        if not rows or ref.prefix not in INDEX_RESOLVED:
+            return None
+        r = rows[0]
+        return Doc(agent_id=r["agent_id"], source_ref=r["source_ref"], kind=r["kind"], scope_kind=r["scope_kind"],
+                   title=r["title"], body=r["body"], updated_at=r["updated_at"],
+                   metadata=json.loads(r["metadata"] or "{}"), workspace_id=r["workspace_id"],
+                   source_path=r["source_path"])
+
+
+class MemoryView:
+    """One call's view of memory: the caller's documents only.
+
+    Args:
+        service: The runtime's :class:`MemoryService`.
+        call: The call context (``agent_id`` decides visibility).
+    """
+
+    def __init__(self, service: MemoryService, call: CallContext):
+        self._service = service
+        self.call = call
+
+    def _active_workspace_id(self) -> str | None:
+        """The caller's active workspace id, read without creating workspace state (None if unknown)."""
+        tables = getattr(self._service._rt.workspaces, "tables", None)
+        try:
+            state = tables.agent_state(self.call.agent_id) if tables is not None else None
+        except (AttributeError, TypeError, ValueError, sqlite3.Error):  # the workspace plane cannot tell:
+            return None  # workspace-scoped documents of other workspaces then stay hidden
+        active = (state or {}).get("active") or {}
+        value = active.get("workspace_id") if isinstance(active, dict) else None
+        return value if isinstance(value, str) else None
+
+    async def search(self, query: str, *, limit: int, include_all_workspaces: bool) -> dict[str, Any]:
+        """MemorySearch for the caller (runs off the loop thread).
+
+        Raises:
+            ToolFailure: ``memory_index_unavailable`` when SQLite lacks FTS5.
+        """
+        workspace_id = None if include_all_workspaces else self._active_workspace_id()
+        try:
+            return await anyio.to_thread.run_sync(lambda: self._service.search(
+                self.call.agent_id, query, limit=limit, workspace_id=workspace_id,
+                all_workspaces=include_all_workspaces))
+        except MemoryIndexUnavailable as exc:
+            raise ToolFailure(ToolError(
+                kind="memory_index_unavailable", message=str(exc),
+                details={"tool_name": "MemorySearch", "reason": "sqlite_fts5_missing"},
+                recovery_hint="MemoryGet still works for known refs; run the kernel on a Python whose SQLite has FTS5.",
+            )) from None
+
+    async def get(self, ref: SourceRef) -> Doc | None:
+        """The caller's document named by ``ref``, or None (missing and foreign alike)."""
+        return await anyio.to_thread.run_sync(lambda: self._service.resolve(self.call.agent_id, ref))

@@ -1,0 +1,8 @@
+"""Models: the provider catalog as the tools see it and the registry turns resolve providers from.
+
+Owns: :mod:`.catalog` (``ModelCatalogService``: ListModelProviders, ListProviderModels, provider
+configuration) and :mod:`.providers` (``ProviderRegistry``: a model ref to a provider instance, with
+fallbacks).
+
+May use: ``runtime.core``, ``holon_nb.providers``, ``holon_nb.tools``.
+"""

@@ -1,0 +1,8 @@
+"""Commands and background tasks (commands spec §3-§9): processes, promotion, output, input, stop.
+
+Owns: :mod:`.processes` (spawning a command in its own process group, pipes or a pty),
+:mod:`.service` (``TaskService``: the task records, lifecycle, restart reconciliation) and
+:mod:`.agent` (``AgentTasks``: the task service as one calling agent sees it, ``ctx.commands``).
+
+May use: ``runtime.core``, ``holon_nb.tools``.
+"""

@@ -1,0 +1,362 @@
+"""Command tasks: promotion, lifecycle, output, input, stop, restart reconciliation.
+
+Implements the task model of commands spec §6–§9 over the SQLite store and
+the live process handles of :mod:`holon_nb.runtime.tasks.processes`. Methods run
+on the runtime's loop thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from ...tools.text import cut
+from .processes import CommandProcess
+from ..core.store import Store, new_id, now_rfc3339
+
+__all__ = ["TaskService", "ACTIVE", "TERMINAL"]
+
+ACTIVE = ("queued", "running", "cancelling")
+TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+_PHASE = {"queued": 0, "running": 1, "cancelling": 2, **{s: 3 for s in TERMINAL}}
+_IDENTITY = ("cmd", "cmd_digest", "workdir", "shell", "login", "tty", "promoted_from_exec_command")
+
+
+@dataclass
+class _Live:
+    proc: CommandProcess
+    stop_count: int = 0
+    interrupted_reason: str | None = None  # set when the runtime itself ends the task (it closes)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+#: Runtimes alive in this process, by owner token (a closed or collected runtime leaves it).
+_LIVE_OWNERS: set[str] = set()
+
+
+def owner_token(runtime_id: str) -> str:
+    """``<pid>:<process start ticks>:<runtime id>`` — who owns the tasks a runtime starts."""
+    return f"{os.getpid()}:{_proc_start(os.getpid())}:{runtime_id}"
+
+
+def owner_alive(owner: str | None) -> bool:
+    """True when the runtime that recorded ``owner`` still runs (in this process or another)."""
+    if not owner:
+        return False
+    pid_text, start, _ = (owner.split(":", 2) + ["", ""])[:3]
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return owner in _LIVE_OWNERS
+    return _proc_start(pid) == start
+
+
+def command_digest(cmd: str) -> str:
+    """SHA-256 hex of a command's UTF-8 text (lone surrogates kept as is): ``cmd_digest``."""
+    return hashlib.sha256(cmd.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _proc_start(pid: int) -> str | None:
+    """The process start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read().decode("ascii", "replace")
+        return data.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+class TaskService:
+    """Task records and live command handles of one runtime.
+
+    Args:
+        store: The runtime's store.
+        home: The holon home (absolute).
+        env: Base environment for commands.
+        publish: ``(kind, task_id, **data)`` event publisher (called on the loop thread).
+        start_soon: Starts a background coroutine in the runtime's task group.
+        settings: Returns the runtime's current settings (read at each spawn, so
+            a changed ``max_task_log_bytes`` applies to the next command).
+        scrub: Replaces secret values in text (D6); applied to everything stored
+            for display — task summary, command, outputs, ``TaskResult`` messages —
+            so a later process that no longer knows the secret cannot show it.
+    """
+
+    def __init__(self, store: Store, home: Path, env: dict[str, str], publish: Callable[..., None],
+                 start_soon: Callable[..., None], settings: Callable[[], Any],
+                 scrub: Callable[[str], str] = lambda text: text):
+        self.store = store
+        self.home = home
+        self.env = env
+        self.publish = publish
+        self.start_soon = start_soon
+        self.settings = settings
+        self.scrub = scrub
+        self.live: dict[str, _Live] = {}
+        self._homes_made: set[str] = set()
+        self.owner = owner_token(new_id("rt"))
+        _LIVE_OWNERS.add(self.owner)
+        (home / "spool").mkdir(parents=True, exist_ok=True)
+        # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
+        # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
+        # a call after each such transaction commits, and the work item a new task captures
+        self.enqueue_message: Callable[..., str] = Store.insert_message
+        self.after_commit: Callable[[], None] = lambda: None
+        self.capture_work_item: Callable[[str], str | None] = lambda agent_id: None
+
+    def agent_home(self, agent_id: str) -> Path:
+        """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
+        path = self.home / "agents" / agent_id
+        if agent_id not in self._homes_made or not path.is_dir():
+            for sub in ("tool-artifacts", "task-output"):
+                (path / sub).mkdir(parents=True, exist_ok=True)
+            self._homes_made.add(agent_id)
+        return path
+
+    # ------------------------------------------------------------ restart (D7)
+    def reconcile_after_restart(self) -> list[str]:
+        """Mark tasks left active by a dead runtime ``interrupted``; kill their orphaned groups (D7).
+
+        Tasks whose owning runtime still runs — another kernel or CLI on the
+        same home, or another runtime in this process — are left alone.
+
+        Returns:
+            The ids of the tasks that were interrupted.
+        """
+        done = []
+        for rec in self.store.tasks("status IN ('queued','running','cancelling')"):
+            if owner_alive(rec.get("owner")):
+                continue
+            kill_recorded_group(rec)
+            before = rec["status"]
+            detail = dict(rec["detail"])
+            detail.update(status_before_restart=before, interrupted_reason="runtime_restarted",
+                          interrupted_at=now_rfc3339(), accepts_input=False, input_target=None)
+            text = f"task {rec['id']} was interrupted because the runtime restarted"
+            with self.store.tx() as db:
+                Store.update_task(db, rec["id"], "interrupted", detail)
+                self.enqueue_message(db, rec["agent_id"], "TaskResult", text, rec["id"],
+                                     {"status": "interrupted", "status_before_restart": before,
+                                      "interrupted_reason": "runtime_restarted"})
+            self.after_commit()
+            done.append(rec["id"])
+        return done
+
+    # ------------------------------------------------------------ snapshots
+    def command_snapshot(self, rec: dict[str, Any], full: bool = True) -> dict[str, Any]:
+        """The ``CommandTaskStatusSnapshot`` of a record (commands spec §7.1)."""
+        d = rec["detail"]
+        keys = _IDENTITY if not full else (*_IDENTITY, "output_path", "exit_status", "accepts_input", "input_target")
+        snap = {k: d[k] for k in keys if d.get(k) is not None}
+        if full:
+            if d.get("output_summary") is not None:
+                snap["result_summary"] = d["output_summary"]
+            if d.get("terminal_reentry"):
+                snap["terminal_reentry"] = True
+            if rec["status"] in TERMINAL or d.get("cancel_requested"):
+                snap["accepts_input"] = False
+                snap.pop("input_target", None)
+        return snap
+
+    def snapshot(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """The ``TaskStatusSnapshot`` of a record (commands spec §8.1)."""
+        snap = {
+            "task_id": rec["id"], "kind": rec["kind"], "status": rec["status"],
+            "created_at": rec["created_at"], "updated_at": rec["updated_at"], "wait_policy": "background",
+        }
+        if rec.get("summary"):
+            snap["summary"] = rec["summary"]
+        if rec["kind"] == "command_task":
+            snap["command"] = self.command_snapshot(rec)
+        d = rec["detail"]
+        for key in ("status_before_restart", "interrupted_reason", "interrupted_at", "cancelled_reason"):
+            if d.get(key) is not None:
+                snap[key] = d[key]
+        return snap
+
+    # ------------------------------------------------------------ lifecycle
+    def _set_status(self, task_id: str, status: str, updates: dict[str, Any],
+                    message: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+        """Apply a monotone status transition in one transaction (commands spec §6.2)."""
+        with self.store.tx() as db:
+            row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
+            if row is None:
+                return None
+            rec = Store.task_row(row)
+            cur = rec["status"]
+            if _PHASE[status] < _PHASE[cur] or cur in TERMINAL:
+                return rec  # monotone: never lower a phase, never leave a terminal state
+            detail = {**rec["detail"], **updates}
+            rec["updated_at"] = Store.update_task(db, task_id, status, detail)
+            rec["status"], rec["detail"] = status, detail
+            if message is not None:
+                self.enqueue_message(db, rec["agent_id"], "TaskResult", message[0], task_id, message[1])
+        self.after_commit()
+        self.publish("task_status", task_id, status=status, exit_status=detail.get("exit_status"))
+        return rec
+
+    def promote(self, agent_id: str, proc: CommandProcess, detail: dict[str, Any]) -> dict[str, Any]:
+        """Register a running process as a ``command_task`` and start its runner (commands spec §4.6 step 7).
+
+        Returns:
+            The ``TaskHandle`` dict.
+        """
+        task_id = new_id("task")
+        raw_cmd = detail["cmd"]
+        cmd = self.scrub(raw_cmd)  # identity is the digest of the raw text; what is stored is scrubbed
+        log_path = self.agent_home(agent_id) / "task-output" / f"{task_id}.log"
+        proc.promote(log_path)
+        summary = "Run command: " + cmd[:80] + ("..." if len(cmd) > 80 else "")
+        accepts = bool(detail.get("accepts_input"))
+        initial = detail.get("initial_output")
+        full = {
+            **detail,
+            "cmd": cmd,
+            "initial_output": self.scrub(initial) if initial else initial,
+            "cmd_digest": command_digest(raw_cmd),
+            "promoted_from_exec_command": True,
+            "output_path": str(log_path),
+            "accepts_input": accepts,
+            "input_target": ("tty" if detail.get("tty") else "stdin") if accepts else None,
+            "terminal_snapshot_ready": False,
+            "exit_status": None,
+        }
+        ts = now_rfc3339()
+        work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (§3.4)
+        with self.store.tx() as db:
+            Store.insert_task(db, {
+                "id": task_id, "agent_id": agent_id, "work_item_id": work_item_id, "kind": "command_task",
+                "status": "queued", "summary": summary, "detail": full, "pgid": proc.pgid, "proc_start": _proc_start(proc.pid),
+                "created_at": ts, "updated_at": ts, "owner": self.owner,
+            })
+        live = _Live(proc)
+        self.live[task_id] = live
+        proc.on_output = lambda stream, text: self.publish("task_output", task_id, stream=stream, text=text)
+        self.publish("task_promoted", task_id, agent_id=agent_id, summary=summary, cmd=cmd)
+        self._set_status(task_id, "running", {})  # the process already runs: its runner starts now
+        self.start_soon(self._run, task_id, live)
+        # registered as queued and running at once: report what is true now (spec allows either)
+        return {"task_id": task_id, "task_kind": "command_task", "status": "running"}
+
+    async def _run(self, task_id: str, live: _Live) -> None:
+        try:
+            await live.proc.wait(None)
+            await self._finish(task_id, live)
+        finally:
+            live.proc.on_output = None
+            self.live.pop(task_id, None)
+            live.done.set()
+
+    async def _finish(self, task_id: str, live: _Live) -> None:
+        rec = self.store.task(task_id)
+        if rec is None:
+            return
+        proc, d = live.proc, rec["detail"]
+        if live.interrupted_reason:
+            await self._interrupt(rec, live.interrupted_reason)
+            return
+        if live.stop_count or d.get("cancel_requested"):
+            status = "cancelled"
+        elif proc.exit_status == 0:
+            status = "completed"
+        else:
+            status = "failed"
+        summary = self._output_summary(proc, int(d.get("max_output_tokens") or 8000))
+        summary = self.scrub(summary) if summary else summary
+        updates: dict[str, Any] = {
+            "exit_status": proc.exit_status, "terminal_snapshot_ready": True, "output_summary": summary,
+            "accepts_input": False, "input_target": None, "output_lossy": proc.combined.lossy,
+            "output_chars": proc.combined.total_chars, "output_bytes_dropped": proc.combined.bytes_dropped,
+        }
+        if proc.exit_status is None and proc.signal_name and status == "failed":
+            updates["error"] = f"terminated by {proc.signal_name}"
+        if status == "cancelled":
+            updates["cancelled_reason"] = "force_stop_requested" if live.stop_count > 1 else "cancel_requested"
+        lines = [f"command task {status}: {rec['summary']}", f"output_path: {d.get('output_path')}"]
+        if proc.exit_status is not None:
+            lines.append(f"exit_status: {proc.exit_status}")
+        if summary:
+            lines.append("output_summary:\n" + summary)
+        if updates.get("error"):
+            lines.append(f"error: {updates['error']}")
+        meta = {"status": status, "exit_status": proc.exit_status}
+        self._set_status(task_id, status, updates, ("\n".join(lines), meta))
+        self.publish("task_ended", task_id, status=status, exit_status=proc.exit_status)
+
+    async def _interrupt(self, rec: dict[str, Any], reason: str) -> None:
+        """End a task the runtime itself stopped (it is closing): ``interrupted``, never a user cancel (D7)."""
+        before = rec["status"]
+        updates = {"status_before_restart": before, "interrupted_reason": reason, "interrupted_at": now_rfc3339(),
+                   "accepts_input": False, "input_target": None, "terminal_snapshot_ready": True,
+                   "exit_status": None}
+        text = f"task {rec['id']} was interrupted because the runtime closed"
+        meta = {"status": "interrupted", "status_before_restart": before, "interrupted_reason": reason}
+        self._set_status(rec["id"], "interrupted", updates, (text, meta))
+        self.publish("task_ended", rec["id"], status="interrupted", exit_status=None)
+
+    @staticmethod
+    def _output_summary(proc: CommandProcess, tokens: int) -> str | None:
+        out = proc.stdout.tail().strip()
+        err = proc.stderr.tail().strip()
+        if out and err:
+            text = f"stdout:\n{out}\n\nstderr:\n{err}"
+        elif err:
+            text = f"stderr:\n{err}"
+        else:
+            text = out or proc.combined.tail().strip()
+        return cut(text, tokens * 4)[0] if text else None
+
+    # ------------------------------------------------------------ queries
+    def active_ids(self) -> list[str]:
+        """Ids of all active tasks of this runtime home."""
+        return [r["id"] for r in self.store.tasks("status IN ('queued','running','cancelling')")]
+
+    async def wait_idle(self, timeout_s: float | None) -> list[str]:
+        """Wait until no live task remains or ``timeout_s`` passes; return ids still live."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while self.live:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            await anyio.sleep(0.05)
+        return list(self.live)
+
+    async def close(self) -> None:
+        """Stop every live task (used when the runtime closes); this runtime then owns nothing."""
+        _LIVE_OWNERS.discard(self.owner)
+        for live in list(self.live.values()):
+            live.interrupted_reason = "runtime_closed"
+            await live.proc.stop()
+        with anyio.move_on_after(2):
+            for live in list(self.live.values()):
+                await live.done.wait()
+
+
+def kill_recorded_group(rec: dict[str, Any]) -> bool:
+    """Kill a task's recorded process group if it is still the same process (start time matches).
+
+    Returns:
+        True when a group was signalled.
+    """
+    pgid, start = rec.get("pgid"), rec.get("proc_start")
+    if pgid and start and _proc_start(pgid) == start:
+        _kill_group(pgid)
+        return True
+    return False
+
+
+def _kill_group(pgid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.1)

@@ -1,0 +1,8 @@
+"""Work items, waits, timers and the message queue (agents spec §3-§5).
+
+Owns: :mod:`.service` (``WorkService``, ``rt.work``), :mod:`.agent` (``AgentWork``, ``ctx.work``),
+work items (:mod:`.items`, :mod:`.records`, :mod:`.views`, :mod:`.focus`), the waiting plane
+(:mod:`.waiting`), timers (:mod:`.timers`) and the message queue (:mod:`.queue`).
+
+May use: ``runtime.tasks`` (a wait on a task), ``runtime.core``, ``holon_nb.tools``.
+"""

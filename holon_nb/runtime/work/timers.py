@@ -1,0 +1,319 @@
+"""Durable timers, wait rechecks and their scheduler on the runtime loop (agents spec §4.4, §4.7, §5.7-§5.10).
+
+One scheduler coroutine per runtime sleeps until the earliest ``next_fire_at``
+of any active timer in the home (or until a timer changes, or at most
+:data:`RESCAN_S` so timers written by another process are seen) and fires every
+due timer in its own transaction: re-read the record, enqueue the
+``timer_tick`` (which may trigger a wait), bump ``fire_count``, move
+``next_fire_at``. The re-read compares ``next_fire_at`` with the value the
+scheduler saw, so two runtimes on one home never fire the same tick twice,
+and a restart never replays a tick already committed. The same scheduler fires
+the fallback recheck of a wait registered with ``recheck_after_ms``: a
+``system_tick`` correlated with that wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from ..core.clock import add_ms, fmt, parse, utcnow
+from .queue import MessageQueue
+from ..core.store import Store, new_id
+from .waiting import WaitPlane
+from .records import Tx, decode, fail, safe_text, transaction
+
+__all__ = ["RESCAN_S", "TimerPlane", "timer_view"]
+
+log = logging.getLogger("holon_nb.timers")
+
+#: Longest scheduler sleep (seconds): timers another process wrote (another Runtime on the home,
+#: ``holon-nb call CreateTimer``) are noticed within it, so they fire about a second late at most.
+#: Each rescan is two indexed MIN queries (``timers_due``, ``waits_recheck``) plus the due scans.
+RESCAN_S = 1.0
+
+
+def timer_view(row: dict[str, Any]) -> dict[str, Any]:
+    """``TimerRecord`` (agents spec §5.7): legacy ``scheduled`` reads as ``active``."""
+    return {
+        "id": row["id"], "agent_id": row["agent_id"], "created_at": row["created_at"],
+        "duration_ms": row["duration_ms"], "interval_ms": row["interval_ms"], "repeat": bool(row["repeat"]),
+        "status": "active" if row["status"] == "scheduled" else row["status"], "summary": row["summary"],
+        "next_fire_at": row["next_fire_at"], "last_fired_at": row["last_fired_at"], "fire_count": row["fire_count"],
+    }
+
+
+def _invalid(field: str, error: str, tool: str = "CreateTimer", **extra: Any) -> Exception:
+    return fail("invalid_tool_input", f"invalid {field} for {tool}: {error}",
+                {"tool_name": tool, "field": field, "validation_error": error, **extra},
+                "Pass exactly one of duration_ms (milliseconds from now, at least 1) or fire_at "
+                "(an RFC 3339 time in the future, with its UTC offset).")
+
+
+class TimerPlane:
+    """Timer records and the scheduler of one runtime.
+
+    Args:
+        store: The runtime's store.
+        publish: The event publisher ``(kind, task_id, **data)``.
+        queue: The message queue (timer ticks enter through it).
+        waits: The waiting plane (CancelTimer cancels bound waits).
+    """
+
+    def __init__(self, store: Store, publish: Callable[..., None], queue: MessageQueue, waits: WaitPlane):
+        self.store = store
+        self.publish = publish
+        self.queue = queue
+        self.waits = waits
+        self._wake: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._done: anyio.Event | None = None
+        self.fired = 0  #: ticks this runtime committed (diagnostics)
+        self._broken: set[str] = set()  # timers whose firing raised: skipped until the next restart
+
+    # ------------------------------------------------------------ records
+    @staticmethod
+    def resolve_schedule(duration_ms: int | None, fire_at: str | None,
+                         interval_ms: int | None) -> tuple[int, Any, Any]:
+        """Validate CreateTimer's timing fields (agents spec §5.7 rules 1-3).
+
+        Returns:
+            ``(duration_ms, next_fire_at, created_at)`` (datetimes; ``next = created + duration``).
+
+        Raises:
+            ToolFailure: ``invalid_tool_input`` naming the field and its ``validation_error``.
+        """
+        if (duration_ms is None) == (fire_at is None):
+            raise _invalid("duration_ms", "exactly one of duration_ms or fire_at is required")
+        now = utcnow()
+        if interval_ms is not None:
+            if interval_ms < 1:
+                raise _invalid("interval_ms", "must be greater than 0")
+            try:
+                add_ms(now, interval_ms)
+            except OverflowError:
+                raise _invalid("interval_ms", "exceeds supported timer range") from None
+        if duration_ms is not None:
+            if duration_ms < 1:
+                raise _invalid("duration_ms", "must be greater than 0")
+            try:
+                return duration_ms, add_ms(now, duration_ms), now
+            except OverflowError:
+                raise _invalid("duration_ms", "exceeds supported timer range") from None
+        try:
+            due = parse(fire_at or "")
+        except (ValueError, OverflowError):
+            raise _invalid("fire_at", "must be an RFC 3339 timestamp with a UTC offset") from None
+        if due <= now:
+            raise _invalid("fire_at", "must be in the future")
+        duration = max(1, math.ceil((due - now).total_seconds() * 1000))
+        return duration, add_ms(now, duration), now
+
+    def create(self, t: Tx, agent_id: str, duration_ms: int, due: Any, interval_ms: int | None,
+               summary: str | None, created: Any = None) -> dict[str, Any]:
+        """Persist an active timer (the caller validated it with :meth:`resolve_schedule`)."""
+        now = fmt(created or utcnow())
+        row = {"id": new_id("timer"), "agent_id": agent_id, "created_at": now, "updated_at": now,
+               "duration_ms": duration_ms, "interval_ms": interval_ms, "repeat": interval_ms is not None,
+               "status": "active", "summary": safe_text(summary) if summary else None, "next_fire_at": fmt(due),
+               "last_fired_at": None, "fire_count": 0}
+        t.db.execute("INSERT INTO timers(id, agent_id, created_at, updated_at, duration_ms, interval_ms, repeat,"
+                     " status, summary, next_fire_at, last_fired_at, fire_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (row["id"], agent_id, now, now, duration_ms, interval_ms, int(row["repeat"]), "active",
+                      row["summary"], row["next_fire_at"], None, 0))
+        t.emit("timer_changed", agent_id=agent_id, timer_id=row["id"], status="active")
+        return row
+
+    @staticmethod
+    def get(db: Any, agent_id: str, timer_id: str) -> dict[str, Any]:
+        """The caller's timer row.
+
+        Raises:
+            ToolFailure: ``timer_not_found`` when missing or another agent's (indistinguishable).
+        """
+        row = decode(db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone())
+        if row is None or row["agent_id"] != agent_id:
+            raise fail("timer_not_found", f"timer {timer_id} was not found", {"timer_id": timer_id},
+                       "Use ListTimers to see this agent's timers.")
+        return row
+
+    @staticmethod
+    def list(db: Any, agent_id: str, status: str, limit: int) -> tuple[int, list[dict[str, Any]]]:
+        """``(total_matching, newest-first rows)`` of the agent's timers with ``status`` (or ``all``)."""
+        where, params = "agent_id=?", [agent_id]
+        if status == "active":
+            where += " AND status IN ('active','scheduled')"
+        elif status != "all":
+            where += " AND status=?"
+            params.append(status)
+        total = db.execute(f"SELECT COUNT(*) FROM timers WHERE {where}", params).fetchone()[0]
+        rows = db.execute(f"SELECT * FROM timers WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                          (*params, limit)).fetchall()
+        return total, [decode(r) for r in rows]  # type: ignore[misc]
+
+    def cancel(self, t: Tx, agent_id: str, timer_id: str) -> tuple[dict[str, Any], bool, list[str]]:
+        """CancelTimer (agents spec §5.10): ``(row, cancelled_transition, cancelled wait ids)``.
+
+        Raises:
+            ToolFailure: ``timer_not_found``; ``timer_completed`` for a finished one-shot timer.
+        """
+        row = self.get(t.db, agent_id, timer_id)
+        if row["status"] == "completed":
+            raise fail("timer_completed", f"timer {timer_id} already fired and completed",
+                       {"timer_id": timer_id, "fire_count": row["fire_count"]}, "Nothing to cancel.")
+        if row["status"] == "cancelled":
+            return row, False, []
+        now = fmt(utcnow())
+        t.db.execute("UPDATE timers SET status='cancelled', next_fire_at=NULL, updated_at=? WHERE id=?", (now, timer_id))
+        ids = self.waits.cancel_for_timer(t, agent_id, timer_id)
+        t.emit("timer_changed", agent_id=agent_id, timer_id=timer_id, status="cancelled")
+        return {**row, "status": "cancelled", "next_fire_at": None, "updated_at": now}, True, ids
+
+    def fire(self, t: Tx, timer_id: str, expected_next: str) -> dict[str, Any] | None:
+        """Fire one due timer inside ``t`` (agents spec §4.7); None when it changed meanwhile.
+
+        Returns:
+            The enqueued ``timer_tick`` message.
+        """
+        row = decode(t.db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone())
+        if row is None or row["status"] not in ("active", "scheduled") or row["next_fire_at"] != expected_next:
+            return None
+        owners = t.db.execute("SELECT work_item_id FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=?"
+                              " AND status='active'", (row["agent_id"], timer_id)).fetchall()
+        owner = owners[0][0] if len(owners) == 1 else None
+        msg = self.queue.enqueue(
+            t, agent_id=row["agent_id"], kind="timer_tick", text=row["summary"] or f"timer {timer_id} fired",
+            origin={"kind": "timer", "timer_id": timer_id}, authority="runtime_instruction", priority="next",
+            work_item_id=owner, source_refs={"timer_id": timer_id}, metadata={"timer_id": timer_id})
+        now_dt = utcnow()
+        now = fmt(now_dt)
+        if row["repeat"] and row["interval_ms"]:
+            try:
+                nxt: str | None = fmt(add_ms(now_dt, row["interval_ms"]))
+                status = "active"
+            except OverflowError:
+                nxt, status = None, "completed"
+        else:
+            nxt, status = None, "completed"
+        t.db.execute("UPDATE timers SET status=?, fire_count=fire_count+1, last_fired_at=?, next_fire_at=?,"
+                     " updated_at=? WHERE id=?", (status, now, nxt, now, timer_id))
+        t.emit("timer_fired", agent_id=row["agent_id"], timer_id=timer_id, message_id=msg["id"],
+               fire_count=row["fire_count"] + 1, status=status, due_at=expected_next, fired_at=now)
+        return msg
+
+    # ------------------------------------------------------------ scheduler
+    def rearm_after_restart(self) -> int:
+        """Give active timers lacking ``next_fire_at`` one (agents spec §4.7); return how many."""
+        with transaction(self.store, self.publish) as t:
+            rows = t.db.execute("SELECT * FROM timers WHERE status IN ('active','scheduled')"
+                                " AND next_fire_at IS NULL").fetchall()
+            for row in rows:
+                base = parse(row["last_fired_at"] or row["created_at"])
+                try:
+                    nxt = fmt(add_ms(base, row["interval_ms"] or row["duration_ms"]))
+                except OverflowError:
+                    nxt = None
+                t.db.execute("UPDATE timers SET next_fire_at=?, status='active' WHERE id=?", (nxt, row["id"]))
+        return len(rows)
+
+    def notify(self) -> None:
+        """Wake the scheduler to recompute its next deadline. Call on the loop thread."""
+        if self._wake is not None:
+            self._wake.set()
+
+    async def run(self) -> None:
+        """The scheduler loop (background task on the runtime loop); ends when :meth:`stop` runs."""
+        self._done = anyio.Event()
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                while True:
+                    self._wake = anyio.Event()
+                    try:
+                        fired = self.fire_due()
+                        delay = self._delay()
+                    except Exception:  # the store failed (busy, closing): never let it kill the loop's task group
+                        log.exception("timer scheduler pass failed; retrying")
+                        fired, delay = 0, 1.0
+                    if delay <= 0 and not fired:
+                        delay = 0.05  # something is due but would not fire (a broken record): back off
+                    if delay > 0:
+                        with anyio.move_on_after(delay):
+                            await self._wake.wait()
+        finally:
+            self._done.set()
+
+    def _delay(self) -> float:
+        skip = ",".join("?" * len(self._broken))
+        timer = self.store.query("SELECT MIN(next_fire_at) FROM timers WHERE status IN ('active','scheduled')"
+                                 f" AND next_fire_at IS NOT NULL AND id NOT IN ({skip})", tuple(self._broken))
+        recheck = self.store.query("SELECT MIN(recheck_at) FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
+                                   f" AND recheck_fired_at IS NULL AND id NOT IN ({skip})", tuple(self._broken))
+        due = [r[0][0] for r in (timer, recheck) if r and r[0][0] is not None]
+        if not due:
+            return RESCAN_S
+        return min(RESCAN_S, (parse(min(due)) - utcnow()).total_seconds())
+
+    def recheck(self, t: Tx, wait_id: str) -> dict[str, Any] | None:
+        """Fire a wait's fallback recheck (WaitFor ``recheck_after_ms``) inside ``t``.
+
+        Queues a ``system_tick`` correlated with the wait (``source_refs.wait_id``), which
+        triggers it, and stamps the owner's ``recheck_consumed_at``. None when the wait
+        is no longer active or its recheck already fired.
+        """
+        w = decode(t.db.execute("SELECT * FROM waits WHERE id=?", (wait_id,)).fetchone())
+        if w is None or w["status"] != "active" or w["recheck_fired_at"] or not w["recheck_at"]:
+            return None
+        now = fmt(utcnow())
+        t.db.execute("UPDATE waits SET recheck_fired_at=? WHERE id=?", (now, wait_id))
+        if w["work_item_id"]:
+            rec = self.waits.records.load(t.db, w["work_item_id"])
+            if rec is not None and rec["state"] == "open" and rec.get("recheck_at") == w["recheck_at"]:
+                self.waits.records.write(t, rec, {"recheck_consumed_at": now}, note="recheck_fired")
+        return self.queue.enqueue(
+            t, agent_id=w["agent_id"], kind="system_tick", text=f"recheck: {w['waiting_for']}",
+            origin={"kind": "system", "subsystem": "wait_recheck"}, authority="runtime_instruction",
+            priority="normal", work_item_id=w["work_item_id"], source_refs={"wait_id": wait_id})
+
+    def fire_due(self) -> int:
+        """Fire every timer due now (each in its own transaction); return how many fired."""
+        now = fmt(utcnow())
+        due = self.store.query("SELECT id, next_fire_at FROM timers WHERE status IN ('active','scheduled')"
+                               " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at", (now,))
+        count = 0
+        for row in due:
+            if row["id"] in self._broken:
+                continue
+            try:
+                with transaction(self.store, self.publish) as t:
+                    if self.fire(t, row["id"], row["next_fire_at"]) is not None:
+                        count += 1
+            except Exception:  # one bad record must not stop every other timer
+                log.exception("timer %s failed to fire; skipped until the runtime restarts", row["id"])
+                self._broken.add(row["id"])
+        self.fired += count
+        rechecks = self.store.query("SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
+                                    " AND recheck_fired_at IS NULL AND recheck_at<=?", (now,))
+        for row in rechecks:
+            if row["id"] in self._broken:
+                continue
+            try:
+                with transaction(self.store, self.publish) as t:
+                    count += self.recheck(t, row["id"]) is not None
+            except Exception:  # as for timers: skip a broken record, keep the scheduler alive
+                log.exception("recheck of wait %s failed; skipped until the runtime restarts", row["id"])
+                self._broken.add(row["id"])
+        return count
+
+    async def stop(self) -> None:
+        """Stop the scheduler and wait for it to end (idempotent)."""
+        if self._scope is not None:
+            self._scope.cancel()
+        if self._done is not None:
+            with anyio.move_on_after(2):
+                await self._done.wait()
+

@@ -1,0 +1,8 @@
+"""Workspaces, execution roots and git worktrees (workspace spec §1-§8).
+
+Owns: :mod:`.service` (``WorkspaceService``, ``AgentWorkspaces``), :mod:`.paths` (confinement and
+discovery), :mod:`.store` (the workspace tables), :mod:`.targets` (switch targets, root records),
+:mod:`.worktrees` (CreateWorktree, RemoveWorktree), :mod:`.git` and :mod:`.refusals`.
+
+May use: ``runtime.core``, ``holon_nb.tools``.
+"""
