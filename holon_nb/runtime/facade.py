@@ -37,6 +37,7 @@ from .core.store import Store, new_id
 from .tasks.agent import AgentTasks
 from .agents.plane import AgentPlane
 from .agents.approvals import ApprovalBroker
+from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
 from .tasks.service import TaskService
@@ -103,6 +104,7 @@ class Runtime:
         self.workspaces = WorkspaceService(self)
         self.memory = MemoryService(self)
         self.model_catalog = ModelCatalogService(self)
+        self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
         self._services = (self.workspaces, self.memory, self.agents, self.work)
@@ -215,7 +217,8 @@ class Runtime:
             "scrubbed_args": scrub.text(args_text), "scrubbed_envelope": dumps_envelope(display),
         })
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
-                          execution_id=execution_id, duration_ms=duration_ms, projected=projected)
+                          execution_id=execution_id, duration_ms=duration_ms, projected=projected,
+                          previews=tuple(self.images.take_preview(execution_id)))
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""

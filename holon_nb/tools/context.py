@@ -92,5 +92,9 @@ class ToolContext(Protocol):
         """Memory search and ``source_ref`` resolution for the caller (``holon_nb.runtime.memory.service``)."""
 
     @property
+    def images(self) -> Any:
+        """ViewImage and GenerateImage for the caller (``holon_nb.runtime.images.service.AgentImages``)."""
+
+    @property
     def model_catalog(self) -> Any:
         """Provider and model listing (``holon_nb.runtime.models.catalog.ModelCatalogService``)."""

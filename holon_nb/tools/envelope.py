@@ -105,6 +105,13 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "model_request_rejected": ("validation", False),
     "spawn_agent_failed": ("task", False),
     "unsupported_runtime_capability": ("runtime", False),
+    # --- images (workspace spec §12-§13)
+    "image_read_failed": (None, False),
+    "vision_adapter_unavailable": (None, False),
+    "vision_observation_failed": (None, False),
+    "image_generation_failed": (None, False),
+    "generated_media_write_failed": (None, False),
+    "generated_image_invalid": (None, False),
 }
 
 DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS = 2500

@@ -50,6 +50,10 @@ class RuntimeToolContext:
         return self._rt.memory.bind(self.call)
 
     @property
+    def images(self) -> Any:
+        return self._rt.images.bind(self.call)
+
+    @property
     def model_catalog(self) -> Any:
         return self._rt.model_catalog.bind(self.call)
 

@@ -51,6 +51,7 @@ class RuntimeHost(Protocol):
     memory: Any
     model_catalog: Any
     approvals: Any
+    images: Any
 
     @property
     def turns(self) -> Any: ...

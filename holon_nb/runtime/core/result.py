@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import html
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ToolResult", "RESULT_MIMETYPE"]
+__all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
 
 #: Mimetype of the (scrubbed) envelope in a displayed result; what notebook tests compare.
 RESULT_MIMETYPE = "application/vnd.holon.tool-result+json"
@@ -25,6 +27,9 @@ class ToolResult:
         execution_id: The tool execution id (``tool_<15 hex>``).
         duration_ms: Wall time of the call in milliseconds.
         projected: True when ``receipt`` is the projection stand-in.
+        previews: Thumbnails of the images the call viewed or wrote (ViewImage, GenerateImage; also a
+            validated image whose observation failed), ``{mime, data (bytes), width, height, label}``;
+            never sent to a model nor stored, only displayed (see :mod:`holon_nb.runtime.images.preview`).
     """
 
     envelope: dict[str, Any]
@@ -34,6 +39,7 @@ class ToolResult:
     execution_id: str
     duration_ms: int
     projected: bool = False
+    previews: tuple[dict[str, Any], ...] = ()
 
     @property
     def tool_name(self) -> str:
@@ -77,11 +83,26 @@ class ToolResult:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
 
-        return {
+        bundle = {
             "text/plain": self.display_text,
             "text/html": render_card(self.display_envelope, self.full_receipt, self.duration_ms),
             RESULT_MIMETYPE: self.display_envelope,
         }
+        if self.previews:
+            # the first picture as its own representation (JupyterLab prefers the HTML, which shows them all)
+            first = self.previews[0]
+            bundle[first["mime"]] = base64.b64encode(first["data"]).decode("ascii")
+            bundle["text/html"] += "".join(preview_html(p) for p in self.previews)
+        return bundle
 
     def __repr__(self) -> str:
         return f"<ToolResult {self.tool_name} {self.status}>"
+
+
+def preview_html(preview: dict[str, Any]) -> str:
+    """An ``<img>`` figure of one thumbnail (``{mime, data, width, height, label}``), its label as caption."""
+    src = f"data:{preview['mime']};base64,{base64.b64encode(preview['data']).decode('ascii')}"
+    label = html.escape(str(preview.get("label") or ""))
+    return (f'<figure class="holon-image" style="margin:4px 0"><img src="{src}" width="{preview["width"]}" '
+            f'height="{preview["height"]}" alt="{label}"/><figcaption style="font-size:smaller">{label}'
+            f'</figcaption></figure>')

@@ -1,0 +1,13 @@
+"""Images: ViewImage and GenerateImage (workspace spec §12, §13).
+
+Owns: :mod:`.probe` (the file checks shared by both tools: size before reading, content sniffing,
+dimensions and the pixel limit, read through Pillow's header parsers without decoding pixels),
+:mod:`.observation` (the ``visual_reference``, reply parsing, the observation cache),
+:mod:`.selection` (which model sees or draws: explicit defaults, auto-discovery among authenticated
+providers), :mod:`.generated` (safe names, exclusive creation under ``<agent home>/media/generated/``)
+and :mod:`.service` (``ImagePlane``, which handlers see as ``ctx.images``).
+
+May use: ``runtime.core`` and ``runtime.models`` (the provider catalog), ``holon_nb.providers``
+(the SDK calls of :mod:`holon_nb.providers.images`, cassettes), ``holon_nb.tools``. Pillow is imported
+lazily, on the first image checked.
+"""

@@ -1,0 +1,241 @@
+"""``ImagePlane``: ViewImage and GenerateImage behind ``ctx.images`` (workspace spec §12, §13).
+
+Seams: :attr:`ImagePlane.observe` and :attr:`ImagePlane.generate_call` are the two calls that leave the
+process (defaults: :func:`holon_nb.providers.images.observe_image` and
+:func:`~holon_nb.providers.images.generate_images`); a media cassette
+(:class:`holon_nb.providers.cassettes.media.MediaCassette`) replaces them and the model selection through
+:meth:`ImagePlane.use_cassette`. Thumbnails of the images a call saw or wrote wait in
+:meth:`ImagePlane.take_preview` until the runtime puts them in the call's ``ToolResult``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ...providers.images import MediaCallError, generate_images, observe_image
+from ...tools.envelope import ToolError
+from ...tools.errors import ToolFailure
+from ..core.clock import fmt, utcnow
+from .generated import GENERATED_DIR, create_exclusive, default_stem, extension_for, sanitize_name
+from .observation import ObservationCache, ObservationError, parse_observation, visual_reference
+from .preview import make_preview
+from .probe import ImageFacts, probe_bytes, probe_image
+from .selection import Selection, select_generator, select_vision
+
+__all__ = ["ImagePlane", "AgentImages", "SIZES", "BACKGROUNDS", "OUTPUT_FORMATS"]
+
+SIZES = ("1024x1024", "1536x1024", "1024x1536")
+BACKGROUNDS = ("auto", "transparent", "opaque")
+OUTPUT_FORMATS = ("png", "jpeg", "webp")
+
+
+class ImagePlane:
+    """The image plane of one runtime: the observation cache, the model seams, pending previews.
+
+    Args:
+        rt: The runtime (``RuntimeHost``); its ``model_catalog.environ`` and ``settings.providers`` feed the
+            model selection.
+    """
+
+    def __init__(self, rt: Any):
+        self._rt = rt
+        self.cache = ObservationCache()
+        self.observe: Callable[..., Any] = observe_image
+        self.generate_call: Callable[..., Any] = generate_images
+        self.cassette: Any = None
+        self.vision_calls = 0
+        self._previews: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Nothing to start (the service protocol of the facade)."""
+
+    def bind(self, call: Any) -> "AgentImages":
+        """The view one call sees (``ctx.images``)."""
+        return AgentImages(self, call)
+
+    @contextlib.contextmanager
+    def use_cassette(self, cassette: Any) -> Iterator[Any]:
+        """Route vision and generation through ``cassette`` (record or replay) while the block runs."""
+        previous = self.cassette
+        self.cassette = cassette
+        try:
+            yield cassette
+        finally:
+            self.cassette = previous
+
+    def _environ(self) -> Any:
+        catalog = getattr(self._rt, "model_catalog", None)
+        import os
+
+        return getattr(catalog, "environ", None) or os.environ
+
+    def _settings_providers(self) -> Any:
+        return getattr(getattr(self._rt, "settings", None), "providers", None)
+
+    def vision_selection(self) -> Selection:
+        """The vision model now (§12 rule 9); a replaying cassette answers with its recorded route."""
+        if self.cassette is not None and self.cassette.replaying:
+            return self.cassette.selection("vision")
+        return select_vision(self._environ(), self._settings_providers())
+
+    def generator_selection(self) -> Selection:
+        """The image-generation model now (§13 rule 3)."""
+        if self.cassette is not None and self.cassette.replaying:
+            return self.cassette.selection("generate")
+        return select_generator(self._environ(), self._settings_providers())
+
+    def _preview(self, execution_id: str, facts: ImageFacts, label: str) -> None:
+        preview = make_preview(facts)
+        if preview is not None and execution_id:
+            preview["label"] = label
+            with self._lock:
+                self._previews.setdefault(execution_id, []).append(preview)
+
+    def take_preview(self, execution_id: str) -> list[dict[str, Any]]:
+        """Remove and return the thumbnails a call left (``[{mime, data, width, height, label}]``)."""
+        with self._lock:
+            return self._previews.pop(execution_id, [])
+
+
+class AgentImages:
+    """ViewImage and GenerateImage for one caller (``ctx.images``)."""
+
+    def __init__(self, plane: ImagePlane, call: Any):
+        self._plane = plane
+        self._call = call
+
+    async def view(self, path: Path, prompt: str) -> dict[str, Any]:
+        """ViewImage (§12) on an absolute, lexically normalised ``path``.
+
+        Returns:
+            ``{visual_reference, observation, selected_mode, vision_selection, summary_text}``.
+
+        Raises:
+            ToolFailure: ``invalid_tool_input``, ``image_read_failed``, ``vision_adapter_unavailable``
+                (``details.visual_reference`` included), ``vision_observation_failed``.
+        """
+        plane = self._plane
+        facts = probe_image(path)
+        ref = visual_reference(facts, fmt(utcnow()))
+        plane._preview(self._call.execution_id, facts, str(path))
+        cached = plane.cache.get(ref["id"], prompt)
+        if cached is not None:
+            return _view_result(ref, prompt, cached, reused=True)
+        sel = plane.vision_selection()
+        if sel.resolved is None:
+            raise ToolFailure(ToolError(
+                kind="vision_adapter_unavailable",
+                message="ViewImage: no vision model is configured; the image was validated and its reference recorded",
+                details={"tool_name": "ViewImage", "selected_mode": sel.mode, "selection_reason": sel.reason,
+                         "primary_provider": sel.primary_provider, "primary_model": sel.primary_model,
+                         "candidates": [c.to_dict() for c in sel.candidates], "visual_reference": ref},
+                recovery_hint="Set HOLON_VISION_MODEL to an authenticated model with image input "
+                              "(openai/gpt-5.4, anthropic/claude-sonnet-5), or configure one in HolonNB.providers."))
+        observe = plane.cassette.observe if plane.cassette is not None else plane.observe
+        plane.vision_calls += 1
+        try:
+            text = await observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt)
+            parsed = parse_observation(text)
+        except (MediaCallError, ObservationError) as exc:
+            raise ToolFailure(ToolError(
+                kind="vision_observation_failed", message=f"ViewImage: the vision model failed: {exc}",
+                details={"tool_name": "ViewImage", "vision_provider": sel.resolved.ref.provider,
+                         "vision_model": sel.resolved.ref.model, "error": str(exc), "visual_reference": ref},
+                recovery_hint="Retry, or choose another vision model (HOLON_VISION_MODEL).")) from None
+        entry = {"observation": parsed, "selection": sel.to_dict()}
+        plane.cache.put(ref["id"], prompt, entry)
+        return _view_result(ref, prompt, entry, reused=False)
+
+    async def generate(self, prompt: str, *, size: str | None, background: str | None, output_format: str | None,
+                       name: str | None, agent_home: Path) -> dict[str, Any]:
+        """GenerateImage (§13) with already validated enumerations and a sanitized ``name`` (or None).
+
+        Raises:
+            ToolFailure: ``image_generation_failed``, ``generated_media_write_failed``, ``generated_image_invalid``.
+        """
+        plane = self._plane
+        sel = plane.generator_selection()
+        if sel.resolved is None:
+            raise _gen_failed(f"no image-generation model is configured ({sel.reason})",
+                              candidates=[c.to_dict() for c in sel.candidates])
+        call = plane.cassette.generate if plane.cassette is not None else plane.generate_call
+        try:
+            images = await call(sel.resolved, prompt=prompt, size=size, background=background,
+                                output_format=output_format)
+        except MediaCallError as exc:
+            raise _gen_failed(str(exc)) from None
+        folder = agent_home / GENERATED_DIR
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _write_failed(folder, exc) from None
+        now = utcnow()
+        stem = name or default_stem(now)
+        agent_id = self._call.agent_id
+        out = []
+        for i, image in enumerate(images):
+            ext = extension_for(image.mime, output_format)
+            filename = f"{stem}.{ext}" if i == 0 else f"{stem}-{i + 1}.{ext}"
+            try:
+                written = create_exclusive(folder, filename, image.data)
+            except OSError as exc:
+                raise _write_failed(folder / filename, exc) from None
+            rel = (GENERATED_DIR / written.name).as_posix()
+            try:
+                facts = probe_bytes(image.data, written, "GenerateImage")
+            except ToolFailure as exc:
+                import hashlib
+
+                raise ToolFailure(ToolError(
+                    kind="generated_image_invalid",
+                    message=f"GenerateImage: the provider's image is not a valid image ({exc.error.message})",
+                    details={"tool_name": "GenerateImage", "path": rel, "sha256": hashlib.sha256(image.data).hexdigest(),
+                             "error": exc.error.details}, recovery_hint="Retry, or check the image model's output.")) from None
+            plane._preview(self._call.execution_id, facts, rel)
+            out.append({"type": "generated_image", "id": "img_" + facts.sha256[:16],
+                        "workspace_id": f"agent_home:{agent_id}", "path": rel,
+                        "uri": f"workspace://agent_home:{agent_id}/{rel}", "sha256": facts.sha256, "mime": facts.mime,
+                        "byte_count": facts.byte_count, "size": {"width": facts.width, "height": facts.height},
+                        "created_at": fmt(now)})
+        parameters = {k: v for k, v in (("size", size), ("background", background), ("output_format", output_format),
+                                        ("name", name)) if v is not None}
+        n = len(out)
+        return {"images": out, "provider": sel.resolved.ref.provider, "model": sel.resolved.ref.model,
+                "prompt": prompt, "parameters": parameters,
+                "summary_text": "GenerateImage created one image" if n == 1 else f"GenerateImage created {n} images"}
+
+
+def _view_result(ref: dict[str, Any], prompt: str, entry: dict[str, Any], *, reused: bool) -> dict[str, Any]:
+    sel = entry["selection"]
+    generated_by = {"mode": sel["selected_mode"]}
+    for key, name in (("vision_provider", "provider"), ("vision_model", "model")):
+        if key in sel:
+            generated_by[name] = sel[key]
+    generated_by["selection_reason"] = sel["selection_reason"]
+    obs = entry["observation"]
+    observation = {"type": "visual_observation", "schema": "visual_observation.v1", "visual_reference_id": ref["id"],
+                   "prompt": prompt, "generated_by": generated_by, "summary": obs["summary"],
+                   **{k: obs[k] for k in ("ocr", "elements", "relations", "issues", "uncertainties",
+                                          "external_sources")}}
+    how = "reused a cached observation" if reused else f"observed by {generated_by.get('provider')}/{generated_by.get('model')}"
+    return {"visual_reference": ref, "observation": observation, "selected_mode": sel["selected_mode"],
+            "vision_selection": sel,
+            "summary_text": f"ViewImage {ref['mime']} {ref['size']['width']}x{ref['size']['height']}: {how}"}
+
+
+def _gen_failed(error: str, **details: Any) -> ToolFailure:
+    return ToolFailure(ToolError(kind="image_generation_failed", message=f"GenerateImage: {error}",
+                                 details={"tool_name": "GenerateImage", "error": error, **details},
+                                 recovery_hint="Set HOLON_IMAGE_GENERATION_MODEL to an authenticated OpenAI-compatible "
+                                               "image model (openai/gpt-image-1)."))
+
+
+def _write_failed(path: Path, exc: OSError) -> ToolFailure:
+    return ToolFailure(ToolError(kind="generated_media_write_failed",
+                                 message=f"GenerateImage: cannot write {path}: {exc.strerror or exc}",
+                                 details={"tool_name": "GenerateImage", "path": str(path), "io_error": str(exc)},
+                                 recovery_hint="Check the agent home is writable and the disk has space."))
