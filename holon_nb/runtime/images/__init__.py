@@ -8,6 +8,6 @@ providers), :mod:`.generated` (safe names, exclusive creation under ``<agent hom
 and :mod:`.service` (``ImagePlane``, which handlers see as ``ctx.images``).
 
 May use: ``runtime.core`` and ``runtime.models`` (the provider catalog), ``holon_nb.providers``
-(the SDK calls of :mod:`holon_nb.providers.images`, cassettes), ``holon_nb.tools``. Pillow is imported
+(the SDK calls of :mod:`holon_nb.providers.media`, cassettes), ``holon_nb.tools``. Pillow is imported
 lazily, on the first image checked.
 """

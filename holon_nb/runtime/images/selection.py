@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...providers.catalog import ProviderConfigError, ResolvedProvider, resolve_provider
-from ...providers.images import OPENAI_COMPATIBLE, VISION_TRANSPORTS
+from ...providers.media import OPENAI_COMPATIBLE, VISION_TRANSPORTS
 from ...providers.modelref import ModelRefError
 from ...providers.refs import parse_model_ref
 from ..models.catalog import KNOWN_MODELS, provider_config

@@ -1,8 +1,8 @@
 """``ImagePlane``: ViewImage and GenerateImage behind ``ctx.images`` (workspace spec §12, §13).
 
 Seams: :attr:`ImagePlane.observe` and :attr:`ImagePlane.generate_call` are the two calls that leave the
-process (defaults: :func:`holon_nb.providers.images.observe_image` and
-:func:`~holon_nb.providers.images.generate_images`); a media cassette
+process (defaults: :func:`holon_nb.providers.media.observe_image` and
+:func:`~holon_nb.providers.media.generate_images`); a media cassette
 (:class:`holon_nb.providers.cassettes.media.MediaCassette`) replaces them and the model selection through
 :meth:`ImagePlane.use_cassette`. Thumbnails of the images a call saw or wrote wait in
 :meth:`ImagePlane.take_preview` until the runtime puts them in the call's ``ToolResult``.
@@ -15,7 +15,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ...providers.images import MediaCallError, generate_images, observe_image
+from ...providers.catalog import ResolvedProvider
+from ...providers.media import MediaCallError, generate_images, observe_image
+from ...providers.refs import parse_model_ref
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ..core.clock import fmt, utcnow
@@ -79,13 +81,13 @@ class ImagePlane:
     def vision_selection(self) -> Selection:
         """The vision model now (§12 rule 9); a replaying cassette answers with its recorded route."""
         if self.cassette is not None and self.cassette.replaying:
-            return self.cassette.selection("vision")
+            return _replayed(self.cassette, "vision")
         return select_vision(self._environ(), self._settings_providers())
 
     def generator_selection(self) -> Selection:
         """The image-generation model now (§13 rule 3)."""
         if self.cassette is not None and self.cassette.replaying:
-            return self.cassette.selection("generate")
+            return _replayed(self.cassette, "generate")
         return select_generator(self._environ(), self._settings_providers())
 
     def _preview(self, execution_id: str, facts: ImageFacts, label: str) -> None:
@@ -135,10 +137,13 @@ class AgentImages:
                          "candidates": [c.to_dict() for c in sel.candidates], "visual_reference": ref},
                 recovery_hint="Set HOLON_VISION_MODEL to an authenticated model with image input "
                               "(openai/gpt-5.4, anthropic/claude-sonnet-5), or configure one in HolonNB.providers."))
-        observe = plane.cassette.observe if plane.cassette is not None else plane.observe
         plane.vision_calls += 1
         try:
-            text = await observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt)
+            if plane.cassette is not None:
+                text = await plane.cassette.observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt,
+                                                    vision_mode=sel.mode)
+            else:
+                text = await plane.observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt)
             parsed = parse_observation(text)
         except (MediaCallError, ObservationError) as exc:
             raise ToolFailure(ToolError(
@@ -207,6 +212,16 @@ class AgentImages:
         return {"images": out, "provider": sel.resolved.ref.provider, "model": sel.resolved.ref.model,
                 "prompt": prompt, "parameters": parameters,
                 "summary_text": "GenerateImage created one image" if n == 1 else f"GenerateImage created {n} images"}
+
+
+def _replayed(cassette: Any, kind: str) -> Selection:
+    """The selection a replaying cassette recorded (no credential needed); unavailable if it holds no such call."""
+    route = cassette.selection(kind)
+    if route is None:
+        return Selection("unavailable", f"cassette_has_no_{kind}_call")
+    resolved = ResolvedProvider(ref=parse_model_ref(route["ref"]), transport=route["transport"], base_url="")
+    mode = route["mode"] if kind == "vision" else "image_generation"
+    return Selection(mode, "cassette_replay", resolved=resolved)
 
 
 def _view_result(ref: dict[str, Any], prompt: str, entry: dict[str, Any], *, reused: bool) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..context import ToolContext
-from ..envelope import ToolError
-from ..errors import ToolFailure
-from ..spec import Family, Rendering, Stability, ToolSpec
+from ...context import ToolContext
+from ...envelope import ToolError
+from ...errors import ToolFailure
+from ...spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = ["ViewImageInput", "GenerateImageInput", "render_view_image_receipt", "render_generate_image_receipt",
            "ENUMS", "SPECS"]

@@ -21,7 +21,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import ResolvedProvider
+from ..catalog import ResolvedProvider
 
 __all__ = ["MediaCallError", "GeneratedImage", "observe_image", "generate_images", "OPENAI_COMPATIBLE",
            "VISION_TRANSPORTS", "VISION_SYSTEM_PROMPT"]
@@ -61,7 +61,7 @@ def _oneline(exc: BaseException, resolved: ResolvedProvider) -> str:
 
 
 def _openai_base(resolved: ResolvedProvider) -> str:
-    from .openai_chat import chat_completions_url
+    from ..openai_chat import chat_completions_url
 
     return chat_completions_url(resolved.base_url)[: -len("/chat/completions")]
 
@@ -83,7 +83,7 @@ async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, p
     model = resolved.ref.model
     try:
         if resolved.transport == "anthropic_messages":
-            from .anthropic_messages import _make_client
+            from ..anthropic_messages import _make_client
 
             client = _make_client(resolved, resolved.base_url)
             async with client:
@@ -94,7 +94,7 @@ async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, p
                         {"type": "text", "text": prompt}]}])
             text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", "") == "text")
         elif resolved.transport in OPENAI_COMPATIBLE:
-            from .openai_client import _extra_headers, make_openai_client
+            from ..openai_client import _extra_headers, make_openai_client
 
             client = make_openai_client(resolved, _openai_base(resolved))
             async with client:
@@ -138,7 +138,7 @@ async def generate_images(resolved: ResolvedProvider, *, prompt: str, size: str 
     """
     if resolved.transport not in OPENAI_COMPATIBLE:
         raise MediaCallError(f"transport {resolved.transport} has no OpenAI Images API")
-    from .openai_client import _extra_headers, make_openai_client
+    from ..openai_client import _extra_headers, make_openai_client
 
     body: dict[str, Any] = {"model": resolved.ref.model, "prompt": prompt, "n": 1}
     for key, value in (("size", size), ("background", background), ("output_format", output_format)):
