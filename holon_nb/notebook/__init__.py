@@ -29,6 +29,7 @@ from .magics import HolonMagics
 from .session import _Session, current_session, set_session, wait_and_report
 from .work_magics import WorkMagics
 from .workspace_magics import WorkspaceMagics
+from .image_magics import ImageMagics
 
 __all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
 
@@ -57,7 +58,7 @@ def load(ip: Any) -> None:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
         session.turns = TurnHub(session)
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics)]
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics)]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)

@@ -28,6 +28,7 @@ from ..runtime.core.events import RuntimeEvent
 from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
+from .image_previews import envelope_previews
 from .display import Note, Table
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
@@ -134,6 +135,7 @@ class TurnHub:
         ref = model or os.environ.get("HOLON_MODEL", "") or "(HOLON_MODEL)"
         shown = getattr(cassette, "route_ref", None) if cassette is not None and cassette.mode != "record" else None
         trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
+        trace.previewer = lambda agent, env: envelope_previews(env, self._rt.tasks.agent_home(agent))
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
         run = _Run(trace, view)
         with self._lock:

@@ -14,6 +14,7 @@ keeps once the turn has ended.
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import html
 import json
@@ -24,6 +25,7 @@ from typing import Any
 
 from ipywidgets import HTML, Button, HBox, Layout, VBox
 
+from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
@@ -66,6 +68,8 @@ class TurnTrace:
         self.error = ""
         self.started = time.monotonic()
         self.ended_at: float | None = None
+        #: ``(agent_id, envelope) -> [thumbnail]`` for ViewImage/GenerateImage results (set by the magic)
+        self.previewer: Callable[[str, dict[str, Any]], list[dict[str, Any]]] | None = None
 
     def elapsed(self) -> float:
         """Seconds since the turn started (frozen at its end)."""
@@ -108,6 +112,11 @@ class TurnTrace:
             entry.update(receipt=data.get("receipt"), is_error=bool(data.get("is_error")),
                          summary=env.get("summary_text") or ((env.get("error") or {}).get("kind") or ""),
                          status=env.get("status"))
+            if self.previewer is not None and env.get("tool_name") in ("ViewImage", "GenerateImage"):
+                try:
+                    entry["previews"] = self.previewer(self.agent_id, env)
+                except Exception:  # a thumbnail is never worth breaking the view
+                    entry["previews"] = []
         elif kind == "interjection":
             self.items.append({"kind": "note", "text": f"interjection: {data.get('text', '')}"})
         elif kind == "turn_local_recap":
@@ -140,6 +149,7 @@ def render_transcript(trace: TurnTrace) -> str:
             lines.append(f"[round {item['round']}] {item.get('name')} ({mark}) {args[:300]}")
             if item.get("receipt") is not None:
                 lines += ["  " + line for line in str(item["receipt"]).splitlines()[:40]]
+            lines += [f"  [thumbnail {p['width']}x{p['height']} of {p.get('label', '')}]" for p in item.get("previews") or ()]
             lines.append("")
         else:
             lines += [item["text"], ""]
@@ -178,6 +188,9 @@ def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
             if item.get("receipt") is not None:
                 body += f"<pre style='{_PRE}'>{ansi_to_html(str(item['receipt']))}</pre>"
             parts.append(f"<details style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>")
+            if item.get("previews"):  # shown outside the collapsed receipt: the picture is the point
+                parts.append("<div style='margin:2px 0 2px 24px'>"
+                             + "".join(preview_html(p) for p in item["previews"]) + "</div>")
         else:
             parts.append(f"<div style='{_MUTED};font-style:italic'>{_e(item['text'])}</div>")
     if streaming and trace.streaming:
@@ -277,4 +290,8 @@ class AgentTurnView(VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         data = super()._repr_mimebundle_(**kwargs) or {}
         data["text/plain"] = render_transcript(self.trace)
+        previews = [p for i in self.trace.items for p in i.get("previews") or ()]
+        if previews:  # a saved notebook (GitHub, nbviewer: no widget manager) shows the thumbnails too
+            data["text/html"] = render_transcript_html(self.trace, streaming=False)
+            data[previews[0]["mime"]] = base64.b64encode(previews[0]["data"]).decode("ascii")
         return data
