@@ -28,7 +28,7 @@ from ..runtime.core.events import RuntimeEvent
 from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from .agent_view import AgentTurnView, TurnTrace, render_transcript
-from .image_previews import envelope_previews
+from .image_magics import envelope_previews
 from .display import Note, Table
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
