@@ -24,7 +24,7 @@ from ..core.clock import fmt, utcnow
 from .generated import GENERATED_DIR, create_exclusive, default_stem, extension_for, sanitize_name
 from .observation import ObservationCache, ObservationError, parse_observation, visual_reference
 from .preview import make_preview
-from .probe import ImageFacts, probe_bytes, probe_image
+from .probe import ImageFacts, probe_image
 from .selection import Selection, select_generator, select_vision
 
 __all__ = ["ImagePlane", "AgentImages", "SIZES", "BACKGROUNDS", "OUTPUT_FORMATS"]
@@ -190,8 +190,8 @@ class AgentImages:
             except OSError as exc:
                 raise _write_failed(folder / filename, exc) from None
             rel = (GENERATED_DIR / written.name).as_posix()
-            try:
-                facts = probe_bytes(image.data, written, "GenerateImage")
+            try:  # rule 6: the written file, re-read from disk with ViewImage's rules 3-6
+                facts = probe_image(written, "GenerateImage")
             except ToolFailure as exc:
                 import hashlib
 

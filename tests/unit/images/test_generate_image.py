@@ -13,6 +13,7 @@ import pytest
 from _support import err, ok
 from holon_nb import Runtime
 from holon_nb.providers.cassettes.media import MediaCassette
+from holon_nb.tools.context import CallContext
 from unit.images.conftest import configure, image_bytes
 from unit.providers.servers import Reply, WireServer
 
@@ -44,7 +45,7 @@ def test_47_sanitized_name_never_overwrites(rt: Runtime, drawing: WireServer) ->
     args = {"prompt": "a cat", "name": "../../etc/passwd", "size": "1024x1024"}
     one = rt.call("GenerateImage", args)
     img = ok(one)["images"][0]
-    home = rt.tool_context(__import__("holon_nb.tools.context", fromlist=["CallContext"]).CallContext("default")).agent_home
+    home = rt.tool_context(CallContext("default")).agent_home
     assert img["path"] == "media/generated/etc_passwd.png"
     assert img["uri"] == "workspace://agent_home:default/media/generated/etc_passwd.png"
     assert img["id"] == "img_" + hashlib.sha256(first_png).hexdigest()[:16] and img["size"] == {"width": 20, "height": 10}
@@ -56,8 +57,7 @@ def test_47_sanitized_name_never_overwrites(rt: Runtime, drawing: WireServer) ->
     assert two["path"] == "media/generated/etc_passwd_2.png"
     assert (home / "media/generated/etc_passwd.png").read_bytes() == first_png  # byte-for-byte unchanged
     assert (home / "media/generated/etc_passwd_2.png").read_bytes() == second_png
-    receipt = rt.call("GenerateImage", args) if False else one
-    lines = receipt.receipt.splitlines()
+    lines = one.receipt.splitlines()
     assert lines[0] == "GenerateImage created one image" and lines[1] == "Provider/model: local/eye"
     assert lines[3].startswith("Image: img_") and "uri workspace://agent_home:default/" in lines[3]
     assert lines[4] == "Size: 20x10"
@@ -86,6 +86,15 @@ def test_48_no_model_and_non_image_bytes(rt: Runtime, drawing: WireServer, monke
     assert err(rt.call("GenerateImage", {"prompt": "x"}), "image_generation_failed")
     monkeypatch.delenv("HOLON_NB_PROVIDERS")
     assert err(rt.call("GenerateImage", {"prompt": "x"}), "image_generation_failed")["details"]["error"]
+
+
+def test_oversized_generated_file_is_invalid_and_kept(rt: Runtime, drawing: WireServer) -> None:
+    blob = b"\x89PNG\r\n\x1a\n" + b"\0" * (20 * 1024 * 1024)
+    drawing.script(_images(blob))
+    e = err(rt.call("GenerateImage", {"prompt": "x", "name": "huge"}), "generated_image_invalid")
+    assert e["details"]["error"]["byte_count"] == len(blob) and e["details"]["path"] == "media/generated/huge.png"
+    home = rt.tool_context(CallContext("default")).agent_home
+    assert (home / "media/generated/huge.png").stat().st_size == len(blob)  # left on disk for inspection (spec)
 
 
 def test_cassette_records_and_replays_both_calls(rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import os
@@ -62,7 +63,7 @@ def test_usage_errors(ip: Any) -> None:
 def test_generate_replayed_from_a_cassette(run, receipts, tmp_path: Path) -> None:
     drawn = image_bytes("JPEG", (600, 400))
     cas = tmp_path / "gen.jsonl"
-    digest = __import__("hashlib").sha256(drawn).hexdigest()
+    digest = hashlib.sha256(drawn).hexdigest()
     cas.write_text(json.dumps({"format": "holon-nb-media-cassette", "version": 1}) + "\n" + json.dumps({
         "kind": "generate", "route": {"ref": "standin/brush", "transport": "openai_chat_completions"},
         "request": {"prompt": "a hill", "size": "1536x1024", "background": None, "output_format": "jpeg"},
