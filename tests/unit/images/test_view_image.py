@@ -223,3 +223,22 @@ def test_receipt_mimebundle_carries_a_bounded_thumbnail(rt: Runtime, tmp_path: P
     assert max(thumb.size) == 384 and thumb.size[0] > thumb.size[1]
     assert '<img src="data:image/jpeg;base64,' in bundle["text/html"]
     assert "base64" not in json.dumps(result.envelope) and "base64" not in result.receipt  # never sent to a model
+
+
+def test_builtin_openai_with_a_key_is_auto_discovered(rt: Runtime, tmp_path: Path, monkeypatch,
+                                                     wire: WireServer) -> None:
+    """An authenticated built-in provider (here openai, its base URL pointed at the local server) is found
+    without any image configuration: its catalog models advertise image input."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    monkeypatch.setenv("HOLON_OPENAI_BASE_URL", wire.base_url + "/v1")
+    wire.script(Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-5.3", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(OBS)}}]}),
+        Reply(status=401, json={"error": {"message": "bad key sk-test-secret-123"}}))
+    (tmp_path / "a.png").write_bytes(image_bytes("PNG"))
+    res = ok(_view(rt, tmp_path / "a.png"))
+    assert res["vision_selection"]["vision_provider"] == "openai"
+    assert wire.requests[0].headers["authorization"] == "Bearer sk-test-secret-123"
+    failed = _view(rt, tmp_path / "a.png", "another prompt")
+    e = err(failed, "vision_observation_failed")
+    assert "sk-test-secret-123" not in json.dumps(failed.display_envelope) and "sk-test-secret-123" not in failed.receipt
+    assert e["details"]["vision_provider"] == "openai"
