@@ -7,7 +7,8 @@ import-linter contracts check it):
   through :class:`~.core.host.RuntimeHost`;
 - :mod:`.turns`: the turn loop;
 - :mod:`.agents`: agents, invocations, conversations, approvals;
-- :mod:`.work` (work items, waits, timers, queue) and :mod:`.memory`;
+- :mod:`.work` (work items, waits, timers, queue), :mod:`.memory` and :mod:`.images` (ViewImage,
+  GenerateImage);
 - :mod:`.tasks` (commands and background tasks), :mod:`.models` and :mod:`.workspaces`;
 - :mod:`.core`: loop thread, store, events, clock, settings, results.
 

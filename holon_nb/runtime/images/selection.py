@@ -42,6 +42,7 @@ class Candidate:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire form of one candidate."""
         return {"provider": self.provider, "model": self.model, "model_ref": self.model_ref,
                 "image_input": self.image_input, "reason": self.reason}
 

@@ -133,7 +133,8 @@ class AgentImages:
                 kind="vision_adapter_unavailable",
                 message="ViewImage: no vision model is configured; the image was validated and its reference recorded",
                 details={"tool_name": "ViewImage", "selected_mode": sel.mode, "selection_reason": sel.reason,
-                         "primary_provider": sel.primary_provider, "primary_model": sel.primary_model,
+                         **({"primary_provider": sel.primary_provider, "primary_model": sel.primary_model}
+                            if sel.primary_provider else {}),
                          "candidates": [c.to_dict() for c in sel.candidates], "visual_reference": ref},
                 recovery_hint="Set HOLON_VISION_MODEL to an authenticated model with image input "
                               "(openai/gpt-5.4, anthropic/claude-sonnet-5), or configure one in HolonNB.providers."))
