@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import os
+import sqlite3
 import threading
 import time
 import weakref
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..tools.context import CallContext
 from ..tools.dispatch import dispatch
 from ..tools.envelope import dumps_envelope, project_receipt
-from ..tools.errors import RuntimeClosed, ToolCallError
+from ..tools.errors import RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
 from ..tools.spec import Profile
@@ -78,7 +79,8 @@ class Runtime:
         registry: The tool registry (tests pass their own).
 
     Raises:
-        RuntimeStartupError: when the loop thread cannot start.
+        RuntimeStartupError: when the loop thread cannot start, or the home's database stays locked by
+            another process past ``settings.store_busy_timeout_s`` (the message names the cause).
     """
 
     def __init__(self, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
@@ -89,10 +91,36 @@ class Runtime:
         self.settings = settings or RuntimeSettings()
         self.registry = registry or REGISTRY
         self.events = EventBus()
-        self.store = Store(self.home / "holon.sqlite3")
-        self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._loop = LoopThread()
         self._closed = False
+        self.store = Store(self.home / "holon.sqlite3", busy_timeout_s=self.settings.store_busy_timeout_s)
+        try:
+            self._start()
+        except sqlite3.OperationalError as exc:  # StoreBusy, or a file that is not a database
+            self._abort_start()
+            raise RuntimeStartupError(
+                f"the holon home's database {self.home / 'holon.sqlite3'} could not be opened: {exc}"
+                + (" — another kernel or process on this home holds its write lock; close it or wait, then "
+                   "try again (HolonNB.store_busy_timeout_s sets how long to wait)"
+                   if "locked" in str(exc) or "busy" in str(exc) else "")) from exc
+        except BaseException:
+            self._abort_start()
+            raise
+        self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
+
+    def _abort_start(self) -> None:
+        """Undo a half-done start: stop the loop thread if it runs, close the store."""
+        self._closed = True
+        try:
+            self._loop.stop()
+        finally:
+            tasks = getattr(self, "tasks", None)
+            if tasks is not None:
+                tasks.forget_owner()
+            self.store.close()
+
+    def _start(self) -> None:
+        self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self.tasks = TaskService(
@@ -112,7 +140,6 @@ class Runtime:
         self._loop.start(on_stop=self._on_loop_stop)
         for service in self._services:
             service.start()
-        self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Runtime":
@@ -146,6 +173,7 @@ class Runtime:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeClosed("this runtime is closed; start a new one (or %reload_ext holon_nb)")
+        self._loop.check()
 
     def call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
              context: dict[str, Any] | None = None, *, raise_on_error: bool = False) -> ToolResult:
@@ -175,6 +203,7 @@ class Runtime:
         try:
             result = self._loop.call(self.async_call, name, {} if args is None else args, agent, context)
         except concurrent.futures.CancelledError:
+            self._loop.check()  # the loop died under the call: RuntimeDied names why
             raise RuntimeClosed(f"the runtime closed while {name} was running; its command was stopped") from None
         if raise_on_error and not result.ok:
             raise ToolCallError(result.envelope)
@@ -338,12 +367,20 @@ class Runtime:
 
     def status(self) -> dict[str, Any]:
         """A read-only summary: home, workspace, loop thread, task counts. Changes no state."""
-        rows = self.store.query("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status")
+        try:
+            rows = self.store.query("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status")
+        except sqlite3.Error:  # closed, or locked past the bound: status still answers
+            rows = []
         return {
             "home": str(self.home),
             "workspace": str(self.workspace),
             "loop_thread_alive": self._loop.alive,
             "closed": self._closed,
+            # why the loop died, when it did (RuntimeDied); %reload_ext holon_nb recovers
+            "loop_error": (f"{type(self._loop.death).__name__}: {self._loop.death}"
+                           if self._loop.death is not None else None),
+            "background_failures": self._loop.background_failures,
+            "store": self.store.stats(),
             "model_facing_tools": len([s for s in self.registry if s.model_facing]),
             "registered_tools": len(self.registry),
             "tasks": {r["status"]: r["n"] for r in rows},
@@ -371,5 +408,8 @@ class Runtime:
             if self._closed:
                 return
             self._closed = True
+        dead = self._loop.death is not None or not self._loop.alive
         self._loop.stop()
+        if dead:  # on_stop never ran on a dead loop: end what the runtime started from here
+            self.tasks.close_sync()
         self.store.close()

@@ -11,7 +11,7 @@ Example::
 from .context import CallContext, ToolContext
 from .dispatch import dispatch, parse_args
 from .envelope import ERROR_KINDS, ToolError, dumps_envelope, error_envelope, project_receipt, success_envelope
-from .errors import HolonNBError, RuntimeClosed, RuntimeStartupError, ToolCallError, ToolFailure
+from .errors import HolonNBError, RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError, ToolFailure
 from .receipts import Scrubber, render_receipt
 from .registry import REGISTRY, Registry
 from .schema import input_schema
@@ -20,7 +20,7 @@ from .spec import Family, Profile, Rendering, Stability, ToolSpec
 __all__ = [
     "CallContext", "ToolContext", "dispatch", "parse_args", "ERROR_KINDS", "ToolError",
     "dumps_envelope", "error_envelope", "project_receipt", "success_envelope", "HolonNBError",
-    "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure", "Scrubber",
+    "RuntimeClosed", "RuntimeDied", "RuntimeStartupError", "ToolCallError", "ToolFailure", "Scrubber",
     "render_receipt", "REGISTRY", "Registry", "input_schema", "Family", "Profile", "Rendering",
     "Stability", "ToolSpec",
 ]

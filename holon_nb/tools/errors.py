@@ -7,6 +7,7 @@ programmer-facing errors come from this tree::
     HolonNBError                 base of everything raised to Python callers
     ├── RuntimeClosed            the runtime was used after close()
     ├── RuntimeStartupError      the runtime thread or store could not start
+    ├── RuntimeDied              the runtime's loop thread ended unexpectedly (names the cause)
     ├── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
     ├── AgentTurnFailed          a ``%%agent --wait`` turn failed (provider error, cassette drift, exception)
     └── HarnessUsageError        run_notebook / `holon-nb run` usage mistake (holon_nb.testing)
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .envelope import ToolError
 
-__all__ = ["AgentTurnFailed", "HolonNBError", "RuntimeClosed", "RuntimeStartupError", "ToolCallError", "ToolFailure"]
+__all__ = ["AgentTurnFailed", "HolonNBError", "RuntimeClosed", "RuntimeDied", "RuntimeStartupError", "ToolCallError",
+           "ToolFailure"]
 
 
 class HolonNBError(Exception):
@@ -35,6 +37,24 @@ class RuntimeClosed(HolonNBError):
 
 class RuntimeStartupError(HolonNBError):
     """Raised by ``Runtime()`` when its loop thread or store cannot start."""
+
+
+class RuntimeDied(HolonNBError):
+    """Raised by every call after the runtime's loop thread ended without ``close()``.
+
+    Background work is supervised (a failure is logged and retried, never fatal), so this
+    means something escaped that supervision. ``%reload_ext holon_nb`` or a new ``Runtime``
+    on the same home recovers (its tasks are reconciled as after a restart, D7).
+
+    Attributes:
+        cause: The exception that ended the loop (None when it ended without one).
+    """
+
+    def __init__(self, cause: BaseException | None):
+        what = f"{type(cause).__name__}: {cause}" if cause is not None else "the loop thread ended"
+        super().__init__(f"the holon runtime's loop thread died ({what}); run %reload_ext holon_nb "
+                         "(or create a new Runtime) to recover")
+        self.cause = cause
 
 
 class ToolCallError(HolonNBError):

@@ -7,6 +7,7 @@ thread (style.md §2.8–§2.9).
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Awaitable, Callable
 
@@ -14,11 +15,13 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
-from ...tools.errors import RuntimeStartupError
+from ...tools.errors import RuntimeDied, RuntimeStartupError
 
 __all__ = ["LoopThread", "THREAD_NAME"]
 
 THREAD_NAME = "holon-nb-runtime"
+
+log = logging.getLogger("holon_nb.runtime.loop")
 
 
 class LoopThread:
@@ -37,6 +40,11 @@ class LoopThread:
         self._error: BaseException | None = None
         self._stop: anyio.Event | None = None
         self._on_stop: Callable[[], Awaitable[None]] | None = None
+        self._stopping = False
+        #: why the loop ended without ``stop()`` (None while it runs or after a normal stop)
+        self.death: BaseException | None = None
+        #: background coroutines that raised (each logged once with its traceback; the loop went on)
+        self.background_failures = 0
 
     def start(self, on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
         """Start the thread and wait until its loop runs.
@@ -61,6 +69,12 @@ class LoopThread:
             if not self._ready.is_set():
                 self._error = exc
                 self._ready.set()
+            else:  # the loop died: every later call raises RuntimeDied naming this
+                self.death = exc
+                log.critical("the holon runtime's loop thread died", exc_info=exc)
+        else:
+            if not self._stopping and self._ready.is_set():
+                self.death = RuntimeError("the loop returned without being stopped")
 
     async def _amain(self) -> None:
         self._stop = anyio.Event()
@@ -90,9 +104,32 @@ class LoopThread:
         return self._thread is not None and threading.current_thread() is self._thread
 
     def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        """Start ``fn(*args)`` in the background task group. Call from the loop thread only."""
+        """Start ``fn(*args)`` in the background task group, supervised. Call from the loop thread only.
+
+        An exception ``fn`` raises is logged once with its traceback and ends only ``fn``, never the
+        loop (sites that can fail transiently — a locked store — retry themselves before that).
+        """
         assert self.task_group is not None
-        self.task_group.start_soon(fn, *args)
+        self.task_group.start_soon(self._supervised, fn, args, name=getattr(fn, "__qualname__", repr(fn)))
+
+    async def _supervised(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:
+        try:
+            await fn(*args)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:
+            self.background_failures += 1
+            log.exception("background work %s failed; the runtime goes on",
+                          getattr(fn, "__qualname__", repr(fn)))
+
+    def check(self) -> None:
+        """Raise :class:`RuntimeDied` when the loop ended without :meth:`stop`.
+
+        Raises:
+            RuntimeDied: naming the exception that ended the loop.
+        """
+        if self._thread is not None and self._ready.is_set() and not self._stopping and not self.alive:
+            raise RuntimeDied(self.death)
 
     def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         """Run ``fn(*args)`` on the loop and wait for its result; an interrupted caller cancels it.
@@ -104,6 +141,7 @@ class LoopThread:
         if self.in_loop_thread():
             raise RuntimeError("this blocks until the runtime thread answers, so it cannot run on the runtime "
                                "thread itself (a subscriber callback or a tool handler): use the async API there")
+        self.check()
         assert self.portal is not None
         scopes: list[anyio.CancelScope] = []
 
@@ -113,7 +151,12 @@ class LoopThread:
                 return await fn(*args)
             raise anyio.get_cancelled_exc_class()  # cancelled through ``scope`` below
 
-        future = self.portal.start_task_soon(guarded)
+        try:
+            future = self.portal.start_task_soon(guarded)
+        except RuntimeError:  # "This portal is not running": the loop ended between check() and here
+            self._thread.join(1.0) if self._thread is not None else None
+            self.check()
+            raise
         try:
             return future.result()
         except BaseException:
@@ -135,6 +178,7 @@ class LoopThread:
         if self.in_loop_thread():
             raise RuntimeError("the runtime cannot be closed from its own thread (a subscriber callback); "
                                "close it from the kernel or another thread")
+        self._stopping = True
         if not self.alive or self.portal is None or self._stop is None:
             return
         try:

@@ -62,6 +62,11 @@ class RuntimeSettings:
             auth: {source, kind, env}, …}}`` (turn-loop spec §2.2; secrets never live here, only the names
             of the variables holding them); entries replace those of ``$HOLON_NB_PROVIDERS``. Used to
             resolve turn models and by ListModelProviders.
+        store_busy_timeout_s: How long one write waits, in total, for the home's SQLite write lock while
+            another process (a second kernel on the same home) holds it, retrying with backoff (seconds;
+            env ``HOLON_NB_STORE_BUSY_TIMEOUT_S``). Past it a direct call gets ``runtime_db_busy``
+            (retryable) and ``Runtime()`` raises ``RuntimeStartupError``; background writes (a task's
+            end, a timer tick) keep retrying until they succeed or the runtime closes.
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -75,6 +80,7 @@ class RuntimeSettings:
     command_env_unset: tuple[str, ...] = ()
     prompt_budget_tokens: int = field(default_factory=lambda: _env_int("HOLON_PROMPT_BUDGET_TOKENS", 0))
     providers: Mapping[str, Any] = field(default_factory=dict)
+    store_busy_timeout_s: float = field(default_factory=lambda: float(_env_int("HOLON_NB_STORE_BUSY_TIMEOUT_S", 30)))
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

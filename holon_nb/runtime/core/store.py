@@ -11,12 +11,43 @@ import json
 import secrets
 import sqlite3
 import threading
+import time
+import traceback
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["Store", "new_id", "now_rfc3339"]
+__all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
+
+#: How long a write waits for another process's SQLite write lock, in total, before
+#: :class:`StoreBusy` (seconds; ``RuntimeSettings.store_busy_timeout_s``).
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+_ATTEMPT_BUSY_MS = 2000  # SQLite's own busy handler per attempt; between attempts we back off
+_BACKOFF_S = (0.05, 1.0)  # first and longest sleep between attempts
+
+
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "database is busy" (another connection holds the lock)."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+class StoreBusy(sqlite3.OperationalError):
+    """The home's database stayed locked by another connection past the retry bound.
+
+    Dispatch turns it into a ``runtime_db_busy`` envelope (commands spec §3.2 rule 4,
+    retryable); background work catches it and retries until the runtime closes.
+
+    Attributes:
+        waited_s: Seconds spent waiting, over all attempts.
+        attempts: How many times the write lock was requested.
+    """
+
+    def __init__(self, path: Path, waited_s: float, attempts: int):
+        super().__init__(f"database is locked: another process held the write lock of {path} for more than "
+                         f"{waited_s:.1f} s ({attempts} attempts)")
+        self.waited_s = waited_s
+        self.attempts = attempts
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agents (
@@ -76,16 +107,26 @@ class Store:
     serialises access, and ``tx()`` makes each transition atomic.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        self.closed = False
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
+        self._attempt_ms = -1
+        #: write-lock statistics (``stats()``): transactions, total and longest hold (seconds), where
+        self._tx_count = 0
+        self._tx_total_s = 0.0
+        self._tx_max_s = 0.0
+        self._tx_max_where = ""
+        self._tx_over_50ms = 0
+        self._busy_retries = 0
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
+                                   timeout=_ATTEMPT_BUSY_MS / 1000)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._retrying(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.executescript(_SCHEMA)
+        self._retrying(lambda: self._db.executescript(_SCHEMA))
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(tasks)")}
         if "owner" not in columns:  # homes written before task ownership was recorded
             self._db.execute("ALTER TABLE tasks ADD COLUMN owner TEXT")
@@ -94,25 +135,93 @@ class Store:
             if column not in columns:
                 self._db.execute(f"ALTER TABLE tool_executions ADD COLUMN {column} TEXT")
 
+    def _retrying(self, op: Any) -> Any:
+        """Run ``op()`` (one statement that may need a lock), retrying "database is locked" with backoff.
+
+        SQLite's busy handler waits up to 2 s per attempt; between attempts this sleeps 50 ms,
+        doubling to 1 s, until ``busy_timeout_s`` passed in total. Call with ``self._lock`` held.
+
+        Raises:
+            StoreBusy: the lock stayed taken past ``busy_timeout_s`` (or the store closed meanwhile).
+        """
+        started = time.monotonic()
+        delay, attempts = _BACKOFF_S[0], 0
+        while True:
+            remaining = self.busy_timeout_s - (time.monotonic() - started)
+            attempt_ms = max(1, min(_ATTEMPT_BUSY_MS, int(remaining * 1000)))
+            if attempt_ms != self._attempt_ms:
+                self._db.execute(f"PRAGMA busy_timeout={attempt_ms}")
+                self._attempt_ms = attempt_ms
+            attempts += 1
+            try:
+                return op()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or isinstance(exc, StoreBusy):
+                    raise
+                waited = time.monotonic() - started
+                if self.closed or waited + delay >= self.busy_timeout_s:
+                    raise StoreBusy(self.path, waited, attempts) from exc
+                self._busy_retries += 1
+                time.sleep(delay)
+                delay = min(delay * 2, _BACKOFF_S[1])
+
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        """One transaction: commits on success, rolls back on any exception."""
+        """One write transaction (``BEGIN IMMEDIATE``): commits on success, rolls back on any exception.
+
+        Waiting for another process's write lock is retried with backoff up to ``busy_timeout_s``
+        in total; how long each transaction then holds the lock is measured (:meth:`stats`).
+
+        Raises:
+            StoreBusy: the write lock stayed taken past ``busy_timeout_s``.
+        """
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
+            started = time.perf_counter()
             try:
                 yield self._db
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self._note_tx(time.perf_counter() - started)
+
+    def _note_tx(self, held_s: float) -> None:
+        self._tx_count += 1
+        self._tx_total_s += held_s
+        if held_s > 0.05:
+            self._tx_over_50ms += 1
+        if held_s > self._tx_max_s:
+            self._tx_max_s = held_s
+            # where the longest one came from (rare: only on a new maximum)
+            frames = [f for f in traceback.extract_stack(limit=8)[:-3] if "contextlib" not in f.filename]
+            self._tx_max_where = " < ".join(f"{Path(f.filename).stem}:{f.name}" for f in reversed(frames[-3:]))
+
+    def stats(self) -> dict[str, Any]:
+        """Write-lock statistics of this connection since it opened.
+
+        Returns:
+            ``{tx_count, tx_mean_ms, tx_max_ms, tx_max_where, tx_over_50ms, busy_retries}`` —
+            ``tx_max_ms`` is the longest time one transaction held the write lock (BEGIN to COMMIT).
+        """
+        with self._lock:
+            return {"tx_count": self._tx_count,
+                    "tx_mean_ms": round(1000 * self._tx_total_s / self._tx_count, 3) if self._tx_count else 0.0,
+                    "tx_max_ms": round(1000 * self._tx_max_s, 3), "tx_max_where": self._tx_max_where,
+                    "tx_over_50ms": self._tx_over_50ms, "busy_retries": self._busy_retries}
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        """Run a read query and return all rows."""
+        """Run one statement outside a transaction and return all rows (reads; DDL at startup).
+
+        Raises:
+            StoreBusy: when the statement needs a lock another process holds past ``busy_timeout_s``.
+        """
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            return self._retrying(lambda: self._db.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent); retries still waiting for a lock give up."""
+        self.closed = True
         with self._lock:
             try:
                 self._db.close()

@@ -18,7 +18,7 @@ import anyio
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.text import cut, cut_head_tail, kept_chars
-from .processes import CommandProcess, LaunchSpec
+from .processes import CommandProcess, LaunchSpec, end_group
 from ..core.store import new_id
 from .service import TERMINAL, TaskService, command_digest, kill_recorded_group
 
@@ -82,7 +82,9 @@ class AgentTasks:
             spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,
             max_log_bytes=self.svc.settings().max_task_log_bytes,
         )
-        return await CommandProcess.spawn(spec)
+        proc = await CommandProcess.spawn(spec)
+        self.svc.register_group(proc)  # ended at close even if its leader exits first (issue 9)
+        return proc
 
     def keep_artifact(self, capture: Any, stream: str) -> Path:
         """Move a stream's complete spool to ``tool-artifacts/exec-command-<uuid>-<stream>.log``."""
@@ -272,8 +274,13 @@ class AgentTasks:
         live = svc.live.get(task_id)
         if live is None:
             if rec["status"] in TERMINAL:
+                summary = f"task {task_id} already {rec['status']}; nothing to stop"
+                pgid = rec.get("pgid")
+                if pgid in svc.groups and await anyio.to_thread.run_sync(end_group, pgid):
+                    # its leader exited but processes it left in its group ran on: end them too
+                    summary = f"task {task_id} already {rec['status']}; ended the processes left in its group"
                 return {"task": svc.snapshot(rec), "stop_requested": False, "force_stop_requested": False,
-                        "summary_text": f"task {task_id} already {rec['status']}; nothing to stop"}
+                        "summary_text": summary}
             rec = svc._set_status(task_id, "cancelled", {"cancelled_reason": "force_stop_requested",
                                                          "accepts_input": False, "input_target": None},
                                   (f"command task cancelled: {rec['summary']}", {"status": "cancelled"}))

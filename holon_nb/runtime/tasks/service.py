@@ -8,6 +8,7 @@ on the runtime's loop thread.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import signal
 import time
@@ -18,10 +19,12 @@ from typing import Any, Callable
 import anyio
 
 from ...tools.text import cut
-from .processes import CommandProcess
-from ..core.store import Store, new_id, now_rfc3339
+from .processes import CommandProcess, end_group, group_members
+from ..core.store import Store, is_busy, new_id, now_rfc3339
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]
+
+log = logging.getLogger("holon_nb.tasks")
 
 ACTIVE = ("queued", "running", "cancelling")
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
@@ -102,6 +105,8 @@ class TaskService:
         self.settings = settings
         self.scrub = scrub
         self.live: dict[str, _Live] = {}
+        #: process groups this runtime started (pgid), foreground commands included: ended at close
+        self.groups: set[int] = set()
         self._homes_made: set[str] = set()
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
@@ -250,11 +255,37 @@ class TaskService:
     async def _run(self, task_id: str, live: _Live) -> None:
         try:
             await live.proc.wait(None)
-            await self._finish(task_id, live)
+            await self._record_end(task_id, live)
         finally:
             live.proc.on_output = None
             self.live.pop(task_id, None)
             live.done.set()
+
+    async def _record_end(self, task_id: str, live: _Live) -> None:
+        """Record the task's end, retrying while the store is locked (another kernel on the home).
+
+        A locked store is retried with backoff until the write succeeds or the runtime closes; any
+        other failure is logged with its traceback and retried a few times. Nothing escapes into the
+        runtime's task group (a failure here used to end the loop thread).
+        """
+        delay, failures = 0.1, 0
+        while True:
+            try:
+                await self._finish(task_id, live)
+                if failures:
+                    log.info("task %s: its end was recorded after %d failed attempts", task_id, failures)
+                return
+            except Exception as exc:
+                failures += 1
+                busy = is_busy(exc)
+                if failures == 1:
+                    log.warning("task %s: recording its end failed; retrying", task_id, exc_info=not busy)
+                if self.store.closed or (not busy and failures >= 5):
+                    log.error("task %s: its end could not be recorded (%s); the next runtime on this home "
+                              "marks it interrupted", task_id, exc)
+                    return
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     async def _finish(self, task_id: str, live: _Live) -> None:
         rec = self.store.task(task_id)
@@ -329,15 +360,45 @@ class TaskService:
             await anyio.sleep(0.05)
         return list(self.live)
 
-    async def close(self) -> None:
-        """Stop every live task (used when the runtime closes); this runtime then owns nothing."""
+    def register_group(self, proc: CommandProcess) -> None:
+        """Remember a process group this runtime started (ended by :meth:`close` if still alive)."""
+        self.groups.add(proc.pgid)
+
+    def forget_owner(self) -> None:
+        """This runtime owns nothing any more (it closed, or failed to start)."""
         _LIVE_OWNERS.discard(self.owner)
+
+    async def close(self) -> None:
+        """Stop every live task and end every process group this runtime started (the runtime closes).
+
+        Groups whose leader already exited (``(sleep 1000 &); echo done``) are ended too:
+        SIGTERM, then SIGKILL after 0.2 s. This runtime then owns nothing.
+        """
+        self.forget_owner()
         for live in list(self.live.values()):
             live.interrupted_reason = "runtime_closed"
             await live.proc.stop()
         with anyio.move_on_after(2):
             for live in list(self.live.values()):
                 await live.done.wait()
+        await anyio.to_thread.run_sync(self.end_groups)
+
+    def end_groups(self) -> int:
+        """End every remembered process group that still has live members; return how many were ended."""
+        ended = 0
+        for pgid in sorted(self.groups):
+            if end_group(pgid):
+                ended += 1
+        self.groups.clear()
+        return ended
+
+    def close_sync(self) -> None:
+        """:meth:`close` for a runtime whose loop died: end the groups from the calling thread."""
+        self.forget_owner()
+        for live in list(self.live.values()):
+            live.proc.signal_group(signal.SIGKILL)
+            self.groups.add(live.proc.pgid)
+        self.end_groups()
 
 
 def kill_recorded_group(rec: dict[str, Any]) -> bool:

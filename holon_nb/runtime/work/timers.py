@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -73,7 +74,10 @@ class TimerPlane:
         self._scope: anyio.CancelScope | None = None
         self._done: anyio.Event | None = None
         self.fired = 0  #: ticks this runtime committed (diagnostics)
-        self._broken: set[str] = set()  # timers whose firing raised: skipped until the next restart
+        # timers/wait rechecks whose firing raised: id -> (consecutive failures, monotonic time of the next try).
+        # A failure is retried at the next scheduler pass after a short backoff, never given up on.
+        self._failing: dict[str, tuple[int, float]] = {}
+        self.fire_failures = 0  #: failed fire attempts (diagnostics)
 
     # ------------------------------------------------------------ records
     @staticmethod
@@ -248,15 +252,38 @@ class TimerPlane:
             self._done.set()
 
     def _delay(self) -> float:
-        skip = ",".join("?" * len(self._broken))
+        now_mono = time.monotonic()
+        backing_off = tuple(k for k, (_, at) in self._failing.items() if at > now_mono)
+        skip = ",".join("?" * len(backing_off))
         timer = self.store.query("SELECT MIN(next_fire_at) FROM timers WHERE status IN ('active','scheduled')"
-                                 f" AND next_fire_at IS NOT NULL AND id NOT IN ({skip})", tuple(self._broken))
+                                 f" AND next_fire_at IS NOT NULL AND id NOT IN ({skip})", backing_off)
         recheck = self.store.query("SELECT MIN(recheck_at) FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
-                                   f" AND recheck_fired_at IS NULL AND id NOT IN ({skip})", tuple(self._broken))
+                                   f" AND recheck_fired_at IS NULL AND id NOT IN ({skip})", backing_off)
         due = [r[0][0] for r in (timer, recheck) if r and r[0][0] is not None]
+        retry = [at - now_mono for _, at in self._failing.values() if at > now_mono]
         if not due:
-            return RESCAN_S
-        return min(RESCAN_S, (parse(min(due)) - utcnow()).total_seconds())
+            return min([RESCAN_S, *retry])
+        return min(RESCAN_S, *retry, (parse(min(due)) - utcnow()).total_seconds())
+
+    def _skip(self, key: str) -> bool:
+        """True while ``key`` (a timer or wait id) is backing off after a failed fire."""
+        entry = self._failing.get(key)
+        return entry is not None and entry[1] > time.monotonic()
+
+    def _failed(self, key: str, what: str) -> None:
+        """Note a failed fire: logged with its traceback the first time, retried after a backoff (0.1 s
+        doubling to 30 s) at the scheduler's next pass — one failure never disables a timer."""
+        count = self._failing.get(key, (0, 0.0))[0] + 1
+        self._failing[key] = (count, time.monotonic() + min(30.0, 0.1 * 2 ** (count - 1)))
+        self.fire_failures += 1
+        if count == 1:
+            log.exception("%s failed to fire; retrying at the next opportunity", what)
+        else:
+            log.debug("%s failed to fire again (%d times)", what, count, exc_info=True)
+
+    def _succeeded(self, key: str, what: str) -> None:
+        if self._failing.pop(key, None) is not None:
+            log.info("%s fired after earlier failures", what)
 
     def recheck(self, t: Tx, wait_id: str) -> dict[str, Any] | None:
         """Fire a wait's fallback recheck (WaitFor ``recheck_after_ms``) inside ``t``.
@@ -286,27 +313,29 @@ class TimerPlane:
                                " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at", (now,))
         count = 0
         for row in due:
-            if row["id"] in self._broken:
+            if self._skip(row["id"]):
                 continue
             try:
                 with transaction(self.store, self.publish) as t:
                     if self.fire(t, row["id"], row["next_fire_at"]) is not None:
                         count += 1
-            except Exception:  # one bad record must not stop every other timer
-                log.exception("timer %s failed to fire; skipped until the runtime restarts", row["id"])
-                self._broken.add(row["id"])
+            except Exception:  # one bad record (or a locked store) must not stop every other timer
+                self._failed(row["id"], f"timer {row['id']}")
+            else:
+                self._succeeded(row["id"], f"timer {row['id']}")
         self.fired += count
         rechecks = self.store.query("SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
                                     " AND recheck_fired_at IS NULL AND recheck_at<=?", (now,))
         for row in rechecks:
-            if row["id"] in self._broken:
+            if self._skip(row["id"]):
                 continue
             try:
                 with transaction(self.store, self.publish) as t:
                     count += self.recheck(t, row["id"]) is not None
-            except Exception:  # as for timers: skip a broken record, keep the scheduler alive
-                log.exception("recheck of wait %s failed; skipped until the runtime restarts", row["id"])
-                self._broken.add(row["id"])
+            except Exception:  # as for timers: back off, retry, keep the scheduler alive
+                self._failed(row["id"], f"recheck of wait {row['id']}")
+            else:
+                self._succeeded(row["id"], f"recheck of wait {row['id']}")
         return count
 
     async def stop(self) -> None:

@@ -196,6 +196,12 @@ def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dic
         out["summary_text"] = f"command exited with status {proc.exit_status}"
     else:
         out["summary_text"] = f"command terminated by {proc.signal_name or 'a signal'}"
+    members = proc.group_members() if hasattr(proc, "group_members") else []
+    if members:  # [D] issue 9: a background child outlived the command; say so, the runtime ends it at close
+        out["process_group_alive"] = True
+        out["process_group_members"] = len(members)
+        out["summary_text"] += (f"; {len(members)} process(es) it started still run in its process group "
+                                "(ended when the runtime closes)")
     return out
 
 
@@ -298,7 +304,11 @@ def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
     disp = r["disposition"]
     if disp == "completed":
         head = "Process exited" if r.get("exit_status") is None else f"Process exited with code {r['exit_status']}"
-        return "\n".join([head, *_completed_lines(r, blank_lines=True)])
+        lines = [head, *_completed_lines(r, blank_lines=True)]
+        if r.get("process_group_alive"):
+            lines += ["", f"[{r.get('process_group_members')} process(es) started by this command still run in its "
+                          "process group; they are ended when the runtime closes]"]
+        return "\n".join(lines)
     task = r["task_handle"]
     if disp == "promoted_to_task":
         preview = r.get("initial_output_preview")
