@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..tools.context import CallContext
 from ..tools.dispatch import dispatch
 from ..tools.envelope import dumps_envelope, project_receipt
-from ..tools.errors import RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError
+from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
 from ..tools.spec import Profile

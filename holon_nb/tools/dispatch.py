@@ -20,6 +20,7 @@ from .coerce import coerce_args
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
+from .limits import check_text_sizes
 from .registry import REGISTRY, Registry
 from .schema import input_schema_view
 from .spec import PROFILE_FAMILIES, ToolSpec
@@ -137,7 +138,13 @@ def classify_exception(tool_name: str, exc: BaseException) -> ToolError:
                 retryable=cur.errno in _RETRYABLE_ERRNOS,
             )
         if isinstance(cur, sqlite3.OperationalError) and ("locked" in str(cur) or "busy" in str(cur)):
-            return ToolError(kind="runtime_db_busy", message="the runtime database is busy", retryable=True)
+            waited = getattr(cur, "waited_s", None)  # the store's StoreBusy: it retried that long
+            return ToolError(
+                kind="runtime_db_busy", message="the runtime database is busy: another process holds its write lock",
+                details={"waited_s": round(waited, 1)} if waited is not None else None,
+                recovery_hint="Another kernel or process on this holon home holds a long write; retry the call "
+                              "(HolonNB.store_busy_timeout_s sets how long a call waits).",
+                retryable=True)
         cur = cur.__cause__ or cur.__context__
     return ToolError(
         kind="internal_error",
@@ -207,6 +214,7 @@ async def dispatch(
             return error_envelope(name, refusal)
         assert spec is not None
         parsed = parse_args(spec, args if spec.prepare is None else spec.prepare(args, ctx.call))
+        check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
         payload = await spec.handler(parsed, ctx)
         return success_envelope(name, payload)
     except ToolFailure as failure:

@@ -67,6 +67,9 @@ class RuntimeSettings:
             env ``HOLON_NB_STORE_BUSY_TIMEOUT_S``). Past it a direct call gets ``runtime_db_busy``
             (retryable) and ``Runtime()`` raises ``RuntimeStartupError``; background writes (a task's
             end, a timer tick) keep retrying until they succeed or the runtime closes.
+        memory_index_interval_s: How often the background memory indexer looks for new records to index
+            (seconds); it writes in transactions of about 20 ms. 0 turns it off (each MemorySearch then
+            catches up for at most 0.5 s before answering, and ``index_status`` reports any lag).
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -80,6 +83,7 @@ class RuntimeSettings:
     command_env_unset: tuple[str, ...] = ()
     prompt_budget_tokens: int = field(default_factory=lambda: _env_int("HOLON_PROMPT_BUDGET_TOKENS", 0))
     providers: Mapping[str, Any] = field(default_factory=dict)
+    memory_index_interval_s: float = 1.0
     store_busy_timeout_s: float = field(default_factory=lambda: float(_env_int("HOLON_NB_STORE_BUSY_TIMEOUT_S", 30)))
 
     def replace(self, **changes: object) -> "RuntimeSettings":

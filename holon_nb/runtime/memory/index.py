@@ -26,7 +26,7 @@ from typing import Any
 
 __all__ = [
     "Doc", "MemoryIndexUnavailable", "fts5_available", "ensure_schema", "upsert", "delete", "search",
-    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS",
+    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS", "Prepared", "prepare", "write",
 ]
 
 #: Characters of a document's text that go into the full-text index.
@@ -168,6 +168,34 @@ def fts_query(query: str) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A document ready to write: every value computed (cut, made storable, CJK bigrams), so the write
+    transaction only runs SQL (issue 9: tokenising inside the transaction held the lock for seconds)."""
+
+    agent_id: str
+    source_ref: str
+    values: tuple[Any, ...]
+    title: str
+    text: str
+    grams: str
+
+
+def prepare(doc: Doc, *, keep_body: bool) -> Prepared:
+    """Compute what :func:`write` stores for ``doc``, outside any transaction.
+
+    The searchable text is cut to :data:`SEARCH_TEXT_MAX_CHARS` *before* it is made storable
+    and tokenised, so the cost is bounded whatever the document's size.
+    """
+    title = safe_text(doc.title[:4096])
+    body = safe_text(doc.body) if keep_body else ""
+    values = (doc.kind, doc.scope_kind, doc.workspace_id, doc.source_path, title, body,
+              json.dumps(doc.metadata, default=str), doc.updated_at, doc.fingerprint)
+    raw = doc.search_text if doc.search_text is not None else doc.body
+    text = safe_text(raw[:SEARCH_TEXT_MAX_CHARS])
+    return Prepared(doc.agent_id, doc.source_ref, values, title, text, cjk_bigrams(title + "\n" + text))
+
+
 def upsert(db: sqlite3.Connection, doc: Doc, *, fts: bool, keep_body: bool) -> None:
     """Insert or replace ``doc`` (and its FTS row) inside the open transaction ``db``.
 
@@ -175,10 +203,12 @@ def upsert(db: sqlite3.Connection, doc: Doc, *, fts: bool, keep_body: bool) -> N
         fts: Whether the FTS5 table exists.
         keep_body: Store ``body`` (for namespaces resolved from the index itself).
     """
-    title = safe_text(doc.title)
-    body = safe_text(doc.body) if keep_body else ""
-    values = (doc.kind, doc.scope_kind, doc.workspace_id, doc.source_path, title, body,
-              json.dumps(doc.metadata, default=str), doc.updated_at, doc.fingerprint)
+    write(db, prepare(doc, keep_body=keep_body), fts=fts)
+
+
+def write(db: sqlite3.Connection, doc: Prepared, *, fts: bool) -> None:
+    """Insert or replace a :func:`prepare`-d document (and its FTS row) inside the open transaction ``db``."""
+    values, title = doc.values, doc.title
     row = db.execute("SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?",
                      (doc.agent_id, doc.source_ref)).fetchone()
     if row is not None:
@@ -193,9 +223,8 @@ def upsert(db: sqlite3.Connection, doc: Doc, *, fts: bool, keep_body: bool) -> N
                          " VALUES (?,?,?,?,?,?,?,?,?,?,?)", (doc.agent_id, doc.source_ref, *values))
         doc_id = cur.lastrowid
     if fts:
-        text = safe_text(doc.search_text if doc.search_text is not None else doc.body)[:SEARCH_TEXT_MAX_CHARS]
         db.execute("INSERT INTO memory_fts(rowid, title, body, grams) VALUES (?,?,?,?)",
-                   (doc_id, title, text, cjk_bigrams(title + "\n" + text)))
+                   (doc_id, title, doc.text, doc.grams))
 
 
 def delete(db: sqlite3.Connection, agent_id: str, source_ref: str, *, fts: bool) -> None:

@@ -23,6 +23,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +33,17 @@ from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.source_refs import SourceRef, parse_source_ref
 from .index import (
+    SEARCH_TEXT_MAX_CHARS,
     Doc,
     MemoryIndexUnavailable,
+    Prepared,
     delete,
     ensure_schema,
+    prepare,
     safe_text,
     search,
     upsert,
+    write,
 )
 from .sources import (
     AGENT_MEMORY_NOTES,
@@ -48,7 +53,7 @@ from .sources import (
     message_doc,
     task_doc,
 )
-from ..core.store import Store, now_rfc3339
+from ..core.store import Store, is_busy, now_rfc3339
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext
@@ -62,6 +67,16 @@ log = logging.getLogger("holon_nb.memory")
 INDEX_RESOLVED = frozenset({"brief", "work_item", "turn", "episode", "workspace_profile"})
 #: Rows of each runtime table one search indexes at most before answering.
 CATCH_UP_LIMIT = 5000
+#: Longest a catch-up write transaction runs before it commits and lets others in (seconds; issue 9
+#: target: no write transaction holds the home's lock longer than 50 ms).
+BATCH_BUDGET_S = 0.02
+#: Longest a MemorySearch spends catching up before it answers (seconds); the background indexer
+#: does the rest and ``index_status`` says so.
+SEARCH_CATCH_UP_BUDGET_S = 0.5
+#: Longest one background indexing pass runs before it sleeps briefly (seconds).
+BACKGROUND_PASS_BUDGET_S = 0.25
+#: Secret values longer than this may be cut rather than scrubbed at the index's cut (characters).
+_SCRUB_MARGIN = 4096
 
 
 def _task_docs(row: dict[str, Any]) -> list[Doc]:
@@ -109,16 +124,54 @@ class MemoryService:
         self._store: Store = rt.store
         self._catch_up_lock = threading.Lock()
         self.fts = ensure_schema(self._store.query)
+        self._scope: anyio.CancelScope | None = None
+        self._wake: anyio.Event | None = None
+        self.batch_sizes: list[tuple[int, float]] = []  #: (rows, seconds) of the last catch-up transactions
 
     def start(self) -> None:
-        """Nothing to re-arm: indexing catches up lazily on the next search."""
+        """Start the background indexer (``settings.memory_index_interval_s``; 0 leaves it to searches)."""
+        if float(getattr(self._rt.settings, "memory_index_interval_s", 1.0)) > 0:
+            self._rt._loop.portal.call(self._rt._start_soon, self._background)  # type: ignore[union-attr]
 
     def bind(self, call: CallContext) -> MemoryView:
         """The view one tool call sees: its agent's documents only."""
         return MemoryView(self, call)
 
     async def close(self) -> None:
-        """Nothing to stop (no background work); see :meth:`flush`."""
+        """Stop the background indexer (what is left is indexed by :meth:`flush`)."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _background(self) -> None:
+        """Keep the index caught up: a short pass every ``memory_index_interval_s`` seconds while there is
+        lag (issue 9: a search no longer catches up 500 commands inside one transaction). Failures
+        (a locked store) are logged once per streak and retried with backoff; nothing escapes."""
+        interval = float(getattr(self._rt.settings, "memory_index_interval_s", 1.0))
+        failures = 0
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            while True:
+                delay = interval
+                try:
+                    if self._lag() > 0:
+                        status = await anyio.to_thread.run_sync(
+                            lambda: self.catch_up(budget_s=BACKGROUND_PASS_BUDGET_S, wait=False))
+                        if status is not None and status.get("lag"):
+                            delay = 0.05  # more to do: a short breath for others, then go on
+                    failures = 0
+                except Exception as exc:  # noqa: BLE001 - the indexer retries; it never ends the loop
+                    failures += 1
+                    if failures == 1:
+                        log.warning("memory: background indexing failed; retrying", exc_info=not is_busy(exc))
+                    delay = min(30.0, interval * 2 ** failures)
+                await anyio.sleep(delay)
+
+    def _lag(self) -> int:
+        cursor = high = 0
+        for source, (_, high_sql, _) in _SOURCES.items():
+            cursor += self._cursor(source)
+            high += int(self._store.query(high_sql)[0][0])
+        return max(0, high - cursor)
 
     async def flush(self) -> None:
         """Index what this process recorded before it goes away (best effort; the runtime calls it last when it
@@ -181,43 +234,80 @@ class MemoryService:
         """
         scrub = getattr(self._rt.tasks, "scrub", None)
         if scrub is not None:
-            doc.title = scrub(doc.title)
-            doc.search_text = scrub(doc.search_text if doc.search_text is not None else doc.body)
+            # only what the index keeps is scrubbed: cut first with a margin, so a secret that starts
+            # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
+            text = doc.search_text if doc.search_text is not None else doc.body
+            doc.title = scrub(doc.title[:_SCRUB_MARGIN])
+            doc.search_text = scrub(text[:SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN])
         return doc
 
     def _cursor(self, source: str) -> int:
         rows = self._store.query("SELECT position FROM memory_cursors WHERE source=?", (source,))
         return int(rows[0][0]) if rows else 0
 
-    def catch_up(self, limit: int = CATCH_UP_LIMIT) -> dict[str, Any]:
+    def catch_up(self, limit: int = CATCH_UP_LIMIT, *, budget_s: float | None = None,
+                 wait: bool = True) -> dict[str, Any] | None:
         """Index runtime records written since the last pass; return the ``index_status``.
 
-        At most ``limit`` rows per source are consumed; the rest wait for the next
-        pass and the status says so (``consumption_was_limited``, ``lag``).
+        Documents are built, scrubbed and tokenised outside any transaction, then written in
+        small transactions (each commits after :data:`BATCH_BUDGET_S` of writing, advancing the
+        cursor past the rows it holds), so another kernel on the home never waits long for
+        the write lock. At most ``limit`` rows per source are consumed, and no more than
+        ``budget_s`` seconds are spent when given; the rest wait for the next pass and the
+        status says so (``consumption_was_limited``, ``lag``).
+
+        Args:
+            limit: Rows per source at most.
+            budget_s: Seconds to spend at most (None: no time limit).
+            wait: False returns None at once when another pass is running.
         """
-        with self._catch_up_lock:
+        if not self._catch_up_lock.acquire(blocking=wait):
+            return None
+        try:
+            deadline = None if budget_s is None else time.monotonic() + budget_s
             limited = False
             skipped = 0
             for source, (select, _, build) in _SOURCES.items():
                 pos = self._cursor(source)
+                if deadline is not None and time.monotonic() >= deadline:
+                    limited = True
+                    break
                 rows = self._store.query(select, (pos, limit))
                 if not rows:
                     continue
-                docs: list[Doc] = []
+                prepared: list[tuple[int, list[Prepared]]] = []
                 for row in rows:
                     try:
-                        docs += [self._scrubbed(d) for d in build(dict(row))]
+                        docs = [prepare(self._scrubbed(d), keep_body=False) for d in build(dict(row))]
                     except Exception:  # one malformed record must not block the index
                         skipped += 1
+                        docs = []
                         log.exception("memory: could not index %s row at %s", source, row["pos"])
-                with self._store.tx() as db:
-                    for doc in docs:
-                        upsert(db, doc, fts=self.fts, keep_body=False)
-                    db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
-                               " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
-                               " updated_at=excluded.updated_at", (source, rows[-1]["pos"], now_rfc3339()))
-                limited |= len(rows) >= limit
+                    prepared.append((row["pos"], docs))
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+                done = self._write_batches(source, prepared)
+                limited |= len(rows) >= limit or done < len(rows)
             return self.index_status(limited=limited, skipped=skipped)
+        finally:
+            self._catch_up_lock.release()
+
+    def _write_batches(self, source: str, prepared: list[tuple[int, list[Prepared]]]) -> int:
+        """Write prepared rows in transactions of about :data:`BATCH_BUDGET_S` each; return rows written."""
+        i = 0
+        while i < len(prepared):
+            with self._store.tx() as db:
+                started = time.perf_counter()
+                first = i
+                while i < len(prepared) and (i == first or time.perf_counter() - started < BATCH_BUDGET_S):
+                    for doc in prepared[i][1]:
+                        write(db, doc, fts=self.fts)
+                    i += 1
+                db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
+                           " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
+                           " updated_at=excluded.updated_at", (source, prepared[i - 1][0], now_rfc3339()))
+            self.batch_sizes = [*self.batch_sizes[-99:], (i - first, time.perf_counter() - started)]
+        return i
 
     def index_status(self, *, limited: bool = False, skipped: int = 0) -> dict[str, Any]:
         """``index_status`` of MemorySearch (§5.17): cursors and high watermarks summed over sources."""
@@ -251,8 +341,9 @@ class MemoryService:
                 with self._store.tx() as db:
                     delete(db, agent_id, ref, fts=self.fts)
             elif doc is not None and (not rows or stored != doc.fingerprint):
+                ready = prepare(self._scrubbed(doc), keep_body=False)  # tokenised outside the transaction
                 with self._store.tx() as db:
-                    upsert(db, self._scrubbed(doc), fts=self.fts, keep_body=False)
+                    write(db, ready, fts=self.fts)
 
     # ------------------------------------------------------------ reads
     def search(self, agent_id: str, query: str, *, limit: int, workspace_id: str | None = None,
@@ -269,7 +360,8 @@ class MemoryService:
             raise MemoryIndexUnavailable(
                 "this Python's sqlite3 module was built without the FTS5 extension, so memory search is "
                 "unavailable; use a Python whose SQLite has FTS5 (python.org and most distribution builds do)")
-        status = self.catch_up()
+        status = self.catch_up(budget_s=SEARCH_CATCH_UP_BUDGET_S)
+        assert status is not None
         self.refresh_notes(agent_id)
         results = search(self._store.query, safe_text(query), agent_id=agent_id, limit=limit,
                          workspace_id=workspace_id, all_workspaces=all_workspaces)

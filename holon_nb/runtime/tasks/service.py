@@ -19,7 +19,7 @@ from typing import Any, Callable
 import anyio
 
 from ...tools.text import cut
-from .processes import CommandProcess, end_group, group_members
+from .processes import CommandProcess, end_group
 from ..core.store import Store, is_busy, new_id, now_rfc3339
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]

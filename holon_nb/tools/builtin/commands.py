@@ -306,8 +306,9 @@ def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
         head = "Process exited" if r.get("exit_status") is None else f"Process exited with code {r['exit_status']}"
         lines = [head, *_completed_lines(r, blank_lines=True)]
         if r.get("process_group_alive"):
-            lines += ["", f"[{r.get('process_group_members')} process(es) started by this command still run in its "
-                          "process group; they are ended when the runtime closes]"]
+            note = (f"[{r.get('process_group_members')} process(es) started by this command still run in its "
+                    "process group; they are ended when the runtime closes]")
+            lines += ["", note]
         return "\n".join(lines)
     task = r["task_handle"]
     if disp == "promoted_to_task":
