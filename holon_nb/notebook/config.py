@@ -38,6 +38,8 @@ SETTING_TRAITS = (
     "approval_timeout_s",
     "providers",
     "prompt_budget_tokens",
+    "store_busy_timeout_s",
+    "memory_index_interval_s",
 )
 #: Every trait :meth:`HolonNB.to_settings` reads (a change is pushed to the runtime).
 SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours")
@@ -87,6 +89,19 @@ class HolonNB(Configurable):
         120.0,
         help="Seconds an approval question waits for an answer before the call is denied (approval_denied); "
              "0 or less waits for ever. A headless run cannot click, so its questions end this way.",
+    ).tag(config=True)
+
+    store_busy_timeout_s = Float(
+        30.0,
+        help="Seconds a write waits in total for the holon home's database while another kernel or process holds "
+             "its write lock (retried with backoff). Past it a tool call answers runtime_db_busy (retryable) and "
+             "loading the extension fails with RuntimeStartupError; background writes retry until they succeed.",
+    ).tag(config=True)
+
+    memory_index_interval_s = Float(
+        1.0,
+        help="Seconds between passes of the background memory indexer (each writes in ~20 ms transactions); "
+             "0 turns it off, and each MemorySearch then catches up for at most 0.5 s before answering.",
     ).tag(config=True)
 
     model = Unicode(

@@ -21,9 +21,11 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+import anyio
+
 from ..tools.context import CallContext
-from ..tools.dispatch import dispatch
-from ..tools.envelope import dumps_envelope, project_receipt
+from ..tools.dispatch import classify_exception, dispatch
+from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
@@ -34,7 +36,7 @@ from .core.events import EventBus, RuntimeEvent
 from .core.loop import LoopThread
 from .core.result import ToolResult
 from .core.settings import RuntimeSettings, resolve_home
-from .core.store import Store, new_id
+from .core.store import Store, is_busy, new_id
 from .tasks.agent import AgentTasks
 from .agents.plane import AgentPlane
 from .agents.approvals import ApprovalBroker
@@ -141,6 +143,18 @@ class Runtime:
         for service in self._services:
             service.start()
 
+    @property
+    def settings(self) -> RuntimeSettings:
+        """The runtime's options; assigning new ones applies them (the store's busy timeout included)."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: RuntimeSettings) -> None:
+        self._settings = value
+        store = self.__dict__.get("store")
+        if store is not None:
+            store.busy_timeout_s = value.store_busy_timeout_s
+
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Runtime":
         """Start a runtime (same as the constructor); use as a context manager."""
@@ -215,11 +229,17 @@ class Runtime:
         self._check_open()
         _check_call_types(name, agent, context)
         agent_id = agent or DEFAULT_AGENT_ID
-        rec = self.store.agent(agent_id)
-        if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
-            self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
-        profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
         execution_id = new_id("tool")
+        try:
+            rec = self.store.agent(agent_id)
+            if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
+                self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+        except sqlite3.OperationalError as exc:  # locked past store_busy_timeout_s: an envelope, not a traceback
+            if not is_busy(exc):
+                raise
+            env = error_envelope(name, classify_exception(name, exc))
+            return self._finish_call(env, args, agent_id, execution_id, 0)
+        profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
                            execution_id=execution_id)
         started = time.monotonic()
@@ -239,15 +259,37 @@ class Runtime:
         except (TypeError, ValueError):
             args_text = repr(args)
         display = scrub.value(env)
-        self.store.record_execution({
+        record = {
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
             "args": args_text, "envelope": dumps_envelope(env), "receipt": full, "duration_ms": duration_ms,
             # D6: memory serves these copies, scrubbed while this process still knows the secrets
             "scrubbed_args": scrub.text(args_text), "scrubbed_envelope": dumps_envelope(display),
-        })
+        }
+        try:
+            self.store.record_execution(record)
+        except sqlite3.OperationalError as exc:  # the home stayed locked: keep the record, write it later
+            if not is_busy(exc) or not self._loop.in_loop_thread():
+                raise
+            self._start_soon(self._record_later, record)
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
                           previews=tuple(self.images.take_preview(execution_id)))
+
+    async def _record_later(self, record: dict[str, Any]) -> None:
+        """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime
+        closes (its ``output_ref`` resolves once written)."""
+        delay = 0.2
+        while not self.store.closed:
+            await anyio.sleep(delay)
+            try:
+                with self.store.patience(0.25):
+                    self.store.record_execution(record)
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                delay = min(delay * 2, 2.0)
+        log.warning("tool execution %s was not recorded: the runtime closed while the home was locked", record["id"])
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""

@@ -7,6 +7,7 @@ columns hold the task ``detail`` and message ``metadata`` (D7).
 
 from __future__ import annotations
 
+import contextvars
 import json
 import secrets
 import sqlite3
@@ -25,6 +26,9 @@ __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BU
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _ATTEMPT_BUSY_MS = 2000  # SQLite's own busy handler per attempt; between attempts we back off
 _BACKOFF_S = (0.05, 1.0)  # first and longest sleep between attempts
+#: A shorter wait for the code running in this context (``Store.patience``): background work waits briefly,
+#: then retries asynchronously, so the loop thread is not blocked while another process holds the lock.
+_PATIENCE: contextvars.ContextVar[float | None] = contextvars.ContextVar("holon_store_patience", default=None)
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -145,9 +149,11 @@ class Store:
             StoreBusy: the lock stayed taken past ``busy_timeout_s`` (or the store closed meanwhile).
         """
         started = time.monotonic()
+        bound = _PATIENCE.get()
+        bound = self.busy_timeout_s if bound is None else min(bound, self.busy_timeout_s)
         delay, attempts = _BACKOFF_S[0], 0
         while True:
-            remaining = self.busy_timeout_s - (time.monotonic() - started)
+            remaining = bound - (time.monotonic() - started)
             attempt_ms = max(1, min(_ATTEMPT_BUSY_MS, int(remaining * 1000)))
             if attempt_ms != self._attempt_ms:
                 self._db.execute(f"PRAGMA busy_timeout={attempt_ms}")
@@ -159,11 +165,25 @@ class Store:
                 if not is_busy(exc) or isinstance(exc, StoreBusy):
                     raise
                 waited = time.monotonic() - started
-                if self.closed or waited + delay >= self.busy_timeout_s:
+                if self.closed or waited + delay >= bound:
                     raise StoreBusy(self.path, waited, attempts) from exc
                 self._busy_retries += 1
                 time.sleep(delay)
                 delay = min(delay * 2, _BACKOFF_S[1])
+
+    @staticmethod
+    @contextmanager
+    def patience(seconds: float) -> Iterator[None]:
+        """Within this block (this thread or asyncio task), wait at most ``seconds`` for the write lock.
+
+        Background work uses it so that a locked home costs the loop thread a short wait per attempt;
+        it then retries asynchronously (``anyio.sleep``) instead of blocking the loop.
+        """
+        token = _PATIENCE.set(seconds)
+        try:
+            yield
+        finally:
+            _PATIENCE.reset(token)
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

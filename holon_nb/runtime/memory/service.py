@@ -154,8 +154,7 @@ class MemoryService:
                 delay = interval
                 try:
                     if self._lag() > 0:
-                        status = await anyio.to_thread.run_sync(
-                            lambda: self.catch_up(budget_s=BACKGROUND_PASS_BUDGET_S, wait=False))
+                        status = await anyio.to_thread.run_sync(self._background_pass)
                         if status is not None and status.get("lag"):
                             delay = 0.05  # more to do: a short breath for others, then go on
                     failures = 0
@@ -165,6 +164,10 @@ class MemoryService:
                         log.warning("memory: background indexing failed; retrying", exc_info=not is_busy(exc))
                     delay = min(30.0, interval * 2 ** failures)
                 await anyio.sleep(delay)
+
+    def _background_pass(self) -> dict[str, Any] | None:
+        with self._store.patience(0.5):  # a locked home: give up soon, the next pass retries
+            return self.catch_up(budget_s=BACKGROUND_PASS_BUDGET_S, wait=False)
 
     def _lag(self) -> int:
         cursor = high = 0

@@ -19,12 +19,16 @@ from typing import Any, Callable
 import anyio
 
 from ...tools.text import cut
-from .processes import CommandProcess, end_group
+from .process_groups import end_group
+from .processes import CommandProcess
 from ..core.store import Store, is_busy, new_id, now_rfc3339
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]
 
 log = logging.getLogger("holon_nb.tasks")
+
+#: How long one background write attempt waits for another process's lock before retrying later (seconds).
+_BACKGROUND_PATIENCE_S = 0.25
 
 ACTIVE = ("queued", "running", "cancelling")
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
@@ -271,7 +275,8 @@ class TaskService:
         delay, failures = 0.1, 0
         while True:
             try:
-                await self._finish(task_id, live)
+                with self.store.patience(_BACKGROUND_PATIENCE_S):  # the loop thread waits briefly, then sleeps
+                    await self._finish(task_id, live)
                 if failures:
                     log.info("task %s: its end was recorded after %d failed attempts", task_id, failures)
                 return

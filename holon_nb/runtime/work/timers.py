@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ import anyio
 
 from ..core.clock import add_ms, fmt, parse, utcnow
 from .queue import MessageQueue
-from ..core.store import Store, new_id
+from ..core.store import Store, is_busy, new_id
 from .waiting import WaitPlane
 from .records import Tx, decode, fail, safe_text, transaction
 
@@ -232,17 +233,23 @@ class TimerPlane:
     async def run(self) -> None:
         """The scheduler loop (background task on the runtime loop); ends when :meth:`stop` runs."""
         self._done = anyio.Event()
+        passes_failed = 0
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 while True:
                     self._wake = anyio.Event()
                     try:
-                        fired = self.fire_due()
-                        delay = self._delay()
+                        with self.store.patience(0.25):  # a locked home: retry soon, never block the loop long
+                            fired = self.fire_due()
+                            delay = self._delay()
                     except Exception:  # the store failed (busy, closing): never let it kill the loop's task group
-                        log.exception("timer scheduler pass failed; retrying")
+                        passes_failed += 1
+                        if passes_failed == 1:  # logged once per streak, retried every second
+                            log.exception("timer scheduler pass failed; retrying")
                         fired, delay = 0, 1.0
+                    else:
+                        passes_failed = 0
                     if delay <= 0 and not fired:
                         delay = 0.05  # something is due but would not fire (a broken record): back off
                     if delay > 0:
@@ -277,7 +284,11 @@ class TimerPlane:
         self._failing[key] = (count, time.monotonic() + min(30.0, 0.1 * 2 ** (count - 1)))
         self.fire_failures += 1
         if count == 1:
-            log.exception("%s failed to fire; retrying at the next opportunity", what)
+            exc = sys.exc_info()[1]
+            if exc is not None and is_busy(exc):  # another process holds the lock: a condition, not a bug
+                log.warning("%s failed to fire (%s); retrying at the next opportunity", what, exc)
+            else:
+                log.exception("%s failed to fire; retrying at the next opportunity", what)
         else:
             log.debug("%s failed to fire again (%d times)", what, count, exc_info=True)
 
