@@ -69,7 +69,9 @@ class LoopThread:
             if not self._ready.is_set():
                 self._error = exc
                 self._ready.set()
-            else:  # the loop died: every later call raises RuntimeDied naming this
+            else:  # the loop died: every later call raises RuntimeDied naming this (the group's real cause)
+                while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+                    exc = exc.exceptions[0]
                 self.death = exc
                 log.critical("the holon runtime's loop thread died", exc_info=exc)
         else:

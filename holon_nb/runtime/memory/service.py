@@ -69,7 +69,7 @@ INDEX_RESOLVED = frozenset({"brief", "work_item", "turn", "episode", "workspace_
 CATCH_UP_LIMIT = 5000
 #: Longest a catch-up write transaction runs before it commits and lets others in (seconds; issue 9
 #: target: no write transaction holds the home's lock longer than 50 ms).
-BATCH_BUDGET_S = 0.02
+BATCH_BUDGET_S = 0.015
 #: Longest a MemorySearch spends catching up before it answers (seconds); the background indexer
 #: does the rest and ``index_status`` says so.
 SEARCH_CATCH_UP_BUDGET_S = 0.5

@@ -188,6 +188,7 @@ def test_workspace_scope(rt) -> None:
 
 
 def test_catch_up_is_bounded_and_reports_lag(rt) -> None:
+    rt._loop.call(rt.memory.close)  # stop the background indexer: this test drives catch-up itself
     for i in range(4):
         rt.call("ExecCommand", {"cmd": f"echo batchword{i}"})
     status = rt.memory.catch_up(limit=1)

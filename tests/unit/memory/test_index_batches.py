@@ -1,0 +1,73 @@
+"""Memory indexing under contention (issue 9): small write batches, background catch-up, bounded input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _support import err, eventually, ok
+
+from holon_nb.runtime import Runtime, RuntimeSettings
+from holon_nb.runtime import memory as memory_module
+from holon_nb.runtime.store import new_id
+from holon_nb.tools.limits import MAX_TEXT_FIELD_CHARS
+
+
+def _copies(rt: Runtime, n: int) -> None:
+    """``n`` more real tool-execution rows, each a copy of a real ExecCommand call with its own words."""
+    ok(rt.call("ExecCommand", {"cmd": "echo template"}))
+    row = dict(rt.store.query("SELECT * FROM tool_executions ORDER BY rowid DESC LIMIT 1")[0])
+    for i in range(n):
+        args = json.dumps({"cmd": f"echo copyword{i} " + "filler " * 200})
+        rt.store.record_execution({**row, "id": new_id("tool"), "args": args, "scrubbed_args": args})
+
+
+def test_catch_up_commits_in_small_batches_and_indexes_everything(tmp_path: Path, workspace: Path) -> None:
+    settings = RuntimeSettings(memory_index_interval_s=0)  # no background indexer: this test drives it
+    with Runtime(home=tmp_path / "home", workspace=workspace, settings=settings) as rt:
+        _copies(rt, 1500)
+        rt.memory.batch_sizes = []
+        status = rt.memory.catch_up()
+        assert status is not None and status["freshness"] == "fresh" and status["lag"] == 0
+        batches = rt.memory.batch_sizes
+        rows = sum(n for n, _ in batches)
+        assert rows >= 1500  # every row went through a batch
+        assert len(batches) > 1 and max(n for n, _ in batches) < rows  # not one long transaction
+        hit = rt.call("MemorySearch", {"query": "copyword1499"})
+        assert any("copyword1499" in r["snippet"] for r in ok(hit)["results"])
+
+
+def test_a_search_catches_up_for_a_bounded_time_and_the_rest_follows_in_the_background(
+        tmp_path: Path, workspace: Path, monkeypatch) -> None:
+    settings = RuntimeSettings(memory_index_interval_s=0)
+    with Runtime(home=tmp_path / "home", workspace=workspace, settings=settings) as rt:
+        _copies(rt, 600)
+        monkeypatch.setattr(memory_module, "SEARCH_CATCH_UP_BUDGET_S", 0.0)  # the search may not index at all
+        status = ok(rt.call("MemorySearch", {"query": "copyword5"}))["index_status"]
+        assert status["lag"] > 0 and status["results_may_be_incomplete"] is True
+        assert status["consumption_was_limited"] is True
+    # a runtime with the background indexer catches up on its own, without any search
+    with Runtime(home=tmp_path / "home", workspace=workspace,
+                 settings=RuntimeSettings(memory_index_interval_s=0.1)) as rt:
+        eventually(lambda: rt.memory.index_status()["lag"] == 0, timeout=60)
+
+
+def test_an_oversized_objective_is_refused_at_the_documented_limit(rt: Runtime) -> None:
+    huge = "x" * (16 * 1024 * 1024)
+    e = err(rt.call("CreateWorkItem", {"objective": huge}), "invalid_tool_input")
+    assert e["details"]["field"] == "objective" and e["details"]["max_chars"] == MAX_TEXT_FIELD_CHARS
+    assert e["details"]["length"] == len(huge) and str(MAX_TEXT_FIELD_CHARS) in e["message"]
+    assert rt.store.query("SELECT COUNT(*) FROM work_items")[0][0] == 0
+    # nested fields are measured too
+    e = err(rt.call("CreateWorkItem", {"objective": "ok", "todo_list": [{"text": huge, "state": "pending"}]}), "invalid_tool_input")
+    assert e["details"]["field"] == "todo_list[0].text"
+
+
+def test_an_objective_at_the_limit_is_stored_whole_and_searchable(rt: Runtime) -> None:
+    objective = "zebraword " + "y" * (MAX_TEXT_FIELD_CHARS - 10)
+    assert len(objective) == MAX_TEXT_FIELD_CHARS
+    item = ok(rt.call("CreateWorkItem", {"objective": objective}))["work_item"]
+    stored = rt.store.query("SELECT objective FROM work_items WHERE id=?", (item["id"],))[0][0]
+    assert stored == objective
+    hits = ok(rt.call("MemorySearch", {"query": "zebraword"}))["results"]
+    assert any(h["source_ref"] == f"work_item:{item['id']}" for h in hits)

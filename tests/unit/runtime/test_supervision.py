@@ -1,0 +1,115 @@
+"""The supervised loop (issue 9): background failures never end it; a dead loop says why and recovers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from _support import eventually, ok
+
+from holon_nb.runtime import Runtime
+from holon_nb.runtime.process_groups import group_members
+from holon_nb.tools.errors import RuntimeDied
+
+
+def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runtime, caplog) -> None:
+    async def broken() -> None:
+        raise ValueError("background bug")
+
+    rt._loop.portal.call(rt._start_soon, broken)
+    eventually(lambda: rt.status()["background_failures"] == 1)
+    assert "background bug" in caplog.text and "Traceback" in caplog.text
+    assert ok(rt.call("ExecCommand", {"cmd": "echo alive"}))["stdout_preview"] == "alive"
+    assert rt.status()["loop_error"] is None
+
+
+def test_a_dead_loop_raises_runtime_died_naming_the_cause_and_a_new_runtime_recovers(tmp_path: Path,
+                                                                                       workspace: Path) -> None:
+    home = tmp_path / "home"
+    rt = Runtime(home=home, workspace=workspace)
+    handle = ok(rt.call("ExecCommand", {"cmd": "sleep 300", "yield_time_ms": 0}))["task_handle"]
+
+    async def fatal() -> None:
+        raise RuntimeError("injected loop fault")
+
+    # bypass the supervisor on purpose: this is what "the loop dies anyway" looks like
+    tg = rt._loop.task_group
+    assert tg is not None
+
+    def inject() -> None:
+        tg.start_soon(fatal)
+
+    rt._loop.portal.call(inject)
+    eventually(lambda: not rt._loop.alive)
+    with pytest.raises(RuntimeDied) as info:
+        rt.call("ExecCommand", {"cmd": "echo hi"})
+    assert "injected loop fault" in str(info.value) and "%reload_ext holon_nb" in str(info.value)
+    assert isinstance(info.value.cause, BaseException)
+    status = rt.status()  # %holon status shows it
+    assert status["loop_thread_alive"] is False and "injected loop fault" in status["loop_error"]
+    rt.close()  # a dead runtime still closes, and ends the process groups it started
+    with Runtime(home=home, workspace=workspace) as again:
+        assert ok(again.call("ExecCommand", {"cmd": "echo recovered"}))["stdout_preview"] == "recovered"
+        task = ok(again.call("TaskStatus", {"task_id": handle["task_id"]}))["task"]
+        assert task["status"] == "interrupted"  # reconciled as after a restart (D7), not left running
+
+
+def _pids_running(marker: str) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    if marker.encode() in fh.read().replace(b"\0", b" "):
+                        out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def test_close_ends_a_group_whose_leader_exited_and_the_receipt_says_so(tmp_path: Path, workspace: Path) -> None:
+    rt = Runtime(home=tmp_path / "home", workspace=workspace)
+    try:
+        r = rt.call("ExecCommand", {"cmd": "(sleep 1007 &); echo done"})
+        result = ok(r)
+        assert result["stdout_preview"] == "done" and result["exit_status"] == 0
+        assert result["process_group_alive"] is True and result["process_group_members"] == 1
+        assert "still run in its process group" in r.receipt and "still run" in result.get("summary_text", r.envelope["summary_text"])
+        pids = _pids_running("sleep 1007")
+        assert len(pids) == 1
+    finally:
+        rt.close()
+    eventually(lambda: not _pids_running("sleep 1007"), timeout=5)
+
+
+def test_a_clean_command_says_nothing_about_its_group(rt: Runtime) -> None:
+    result = ok(rt.call("ExecCommand", {"cmd": "echo plain"}))
+    assert "process_group_alive" not in result
+
+
+def test_task_stop_ends_the_group_of_a_task_whose_leader_exited(rt: Runtime) -> None:
+    handle = ok(rt.call("ExecCommand", {"cmd": "(sleep 1008 &); echo bg", "yield_time_ms": 0}))["task_handle"]
+    eventually(lambda: ok(rt.call("TaskStatus", {"task_id": handle["task_id"]}))["task"]["status"] == "completed")
+    assert len(_pids_running("sleep 1008")) == 1
+    stopped = rt.call("TaskStop", {"task_id": handle["task_id"]})
+    result = ok(stopped)
+    assert result["stop_requested"] is False  # AC-28-30: the task itself had already ended
+    assert "ended the processes left in its group" in stopped.envelope["summary_text"]
+    eventually(lambda: not _pids_running("sleep 1008"), timeout=5)
+
+
+def test_group_members_sees_only_live_members_of_that_group() -> None:
+    assert group_members(os.getpgrp()) == [] or os.getsid(0) != os.getpgrp()  # not a session leader's group
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert group_members(child.pid) == [child.pid]
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    time.sleep(0.05)
+    assert group_members(child.pid) == []
