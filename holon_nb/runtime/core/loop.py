@@ -70,7 +70,7 @@ class LoopThread:
                 self._error = exc
                 self._ready.set()
             else:  # the loop died: every later call raises RuntimeDied naming this (the group's real cause)
-                while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+                while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # an exception group
                     exc = exc.exceptions[0]
                 self.death = exc
                 log.critical("the holon runtime's loop thread died", exc_info=exc)

@@ -16,7 +16,6 @@ operators are neutralised) and the terms OR-ed (agents spec §5.17 rule 2).
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import sqlite3

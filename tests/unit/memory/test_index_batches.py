@@ -8,9 +8,9 @@ from pathlib import Path
 from _support import err, eventually, ok
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime import memory as memory_module
-from holon_nb.runtime.store import new_id
-from holon_nb.tools.limits import MAX_TEXT_FIELD_CHARS
+from holon_nb.runtime.memory import service as memory_module
+from holon_nb.runtime.core.store import new_id
+from holon_nb.tools.dispatch import MAX_TEXT_FIELD_CHARS
 
 
 def _copies(rt: Runtime, n: int) -> None:

@@ -20,7 +20,7 @@ import pytest
 from _support import eventually, ok
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.loop import THREAD_NAME
+from holon_nb.runtime.core.loop import THREAD_NAME
 from holon_nb.tools.errors import RuntimeStartupError
 
 _HOLDER = textwrap.dedent("""

@@ -11,7 +11,7 @@ import pytest
 from _support import eventually, ok
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.process_groups import group_members
+from holon_nb.runtime.tasks.process_groups import group_members
 from holon_nb.tools.errors import RuntimeDied
 
 
