@@ -100,7 +100,7 @@ class HolonNB(Configurable):
 
     memory_index_interval_s = Float(
         1.0,
-        help="Seconds between passes of the background memory indexer (each writes in ~20 ms transactions); "
+        help="Seconds between passes of the background memory indexer (it writes in small transactions of a few ms); "
              "0 turns it off, and each MemorySearch then catches up for at most 0.5 s before answering.",
     ).tag(config=True)
 

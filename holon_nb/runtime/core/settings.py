@@ -68,7 +68,7 @@ class RuntimeSettings:
             (retryable) and ``Runtime()`` raises ``RuntimeStartupError``; background writes (a task's
             end, a timer tick) keep retrying until they succeed or the runtime closes.
         memory_index_interval_s: How often the background memory indexer looks for new records to index
-            (seconds); it writes in transactions of about 20 ms. 0 turns it off (each MemorySearch then
+            (seconds); it writes in small transactions (a few ms each). 0 turns it off (each MemorySearch then
             catches up for at most 0.5 s before answering, and ``index_status`` reports any lag).
     """
 

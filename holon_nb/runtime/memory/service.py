@@ -44,6 +44,7 @@ from .index import (
     search,
     upsert,
     write,
+    write_many,
 )
 from .sources import (
     AGENT_MEMORY_NOTES,
@@ -67,9 +68,10 @@ log = logging.getLogger("holon_nb.memory")
 INDEX_RESOLVED = frozenset({"brief", "work_item", "turn", "episode", "workspace_profile"})
 #: Rows of each runtime table one search indexes at most before answering.
 CATCH_UP_LIMIT = 5000
-#: Longest a catch-up write transaction runs before it commits and lets others in (seconds; issue 9
-#: target: no write transaction holds the home's lock longer than 50 ms).
-BATCH_BUDGET_S = 0.015
+#: Rows and characters of searchable text one catch-up transaction writes at most (issue 9 target: no
+#: write transaction holds the home's lock longer than 50 ms; a full batch takes about 10 ms here).
+BATCH_ROWS = 100
+BATCH_CHARS = 64_000
 #: Longest a MemorySearch spends catching up before it answers (seconds); the background indexer
 #: does the rest and ``index_status`` says so.
 SEARCH_CATCH_UP_BUDGET_S = 0.5
@@ -253,7 +255,7 @@ class MemoryService:
         """Index runtime records written since the last pass; return the ``index_status``.
 
         Documents are built, scrubbed and tokenised outside any transaction, then written in
-        small transactions (each commits after :data:`BATCH_BUDGET_S` of writing, advancing the
+        small transactions (at most :data:`BATCH_ROWS` rows each, three statements, advancing the
         cursor past the rows it holds), so another kernel on the home never waits long for
         the write lock. At most ``limit`` rows per source are consumed, and no more than
         ``budget_s`` seconds are spent when given; the rest wait for the next pass and the
@@ -296,16 +298,21 @@ class MemoryService:
             self._catch_up_lock.release()
 
     def _write_batches(self, source: str, prepared: list[tuple[int, list[Prepared]]]) -> int:
-        """Write prepared rows in transactions of about :data:`BATCH_BUDGET_S` each; return rows written."""
+        """Write prepared rows in small transactions (at most :data:`BATCH_ROWS` rows and about
+        :data:`BATCH_CHARS` characters each, three statements per transaction); return rows written.
+
+        Each transaction also advances the source's cursor past the rows it holds.
+        """
         i = 0
         while i < len(prepared):
+            first, chars, docs = i, 0, []
+            while i < len(prepared) and (i == first or (i - first < BATCH_ROWS and chars < BATCH_CHARS)):
+                docs += prepared[i][1]
+                chars += sum(len(d.text) + len(d.values[5]) for d in prepared[i][1])
+                i += 1
             with self._store.tx() as db:
                 started = time.perf_counter()
-                first = i
-                while i < len(prepared) and (i == first or time.perf_counter() - started < BATCH_BUDGET_S):
-                    for doc in prepared[i][1]:
-                        write(db, doc, fts=self.fts)
-                    i += 1
+                write_many(db, docs, fts=self.fts)
                 db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
                            " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
                            " updated_at=excluded.updated_at", (source, prepared[i - 1][0], now_rfc3339()))

@@ -71,3 +71,27 @@ def test_an_objective_at_the_limit_is_stored_whole_and_searchable(rt: Runtime) -
     assert stored == objective
     hits = ok(rt.call("MemorySearch", {"query": "zebraword"}))["results"]
     assert any(h["source_ref"] == f"work_item:{item['id']}" for h in hits)
+
+
+def test_write_many_upserts_and_replaces_the_searchable_text(rt: Runtime) -> None:
+    from holon_nb.runtime.memory.index import Doc, prepare, search, write_many
+
+    def doc(ref: str, text: str) -> Doc:
+        return Doc(agent_id="default", source_ref=ref, kind="brief", scope_kind="agent", title=ref, body=text,
+                   updated_at="2026-01-01T00:00:00Z")
+
+    with rt.store.tx() as db:
+        write_many(db, [prepare(doc("brief:brief_a", "oldword alpha"), keep_body=True),
+                        prepare(doc("brief:brief_b", "betaword"), keep_body=True)], fts=True)
+    with rt.store.tx() as db:  # an update, and the same ref twice in one batch: the last one wins
+        write_many(db, [prepare(doc("brief:brief_a", "interim"), keep_body=True),
+                        prepare(doc("brief:brief_a", "newword alpha"), keep_body=True)], fts=True)
+
+    def refs(q: str) -> list[str]:
+        return [r["source_ref"] for r in search(rt.store.query, q, agent_id="default", limit=10,
+                                                workspace_id=None, all_workspaces=True)]
+
+    assert refs("oldword") == [] and refs("interim") == [] and refs("newword") == ["brief:brief_a"]
+    assert refs("betaword") == ["brief:brief_b"]
+    assert rt.store.query("SELECT body FROM memory_documents WHERE source_ref='brief:brief_a'")[0][0] == "newword alpha"
+    assert rt.store.query("SELECT COUNT(*) FROM memory_fts")[0][0] == 2
