@@ -26,7 +26,7 @@ import anyio
 from .runs import EXPECTED_RUN_ERRORS, ChildTurnOutcome, ChildTurnRequest, ChildTurnRunner, agent_model, \
     default_turn_runner, model_ref, sanitize_final_text
 from ..core.events import RuntimeEvent
-from ..core.store import Store, now_rfc3339
+from ..core.store import Store, is_busy, now_rfc3339
 from ..tasks.service import TERMINAL
 from ..work.records import decode
 
@@ -102,10 +102,27 @@ class InvocationRuns:
                 outcome = ChildTurnOutcome("failed", error=error)
             finally:
                 self._runs.pop(task_id, None)
-        if outcome is not None:
-            self.finish(task_id, outcome)
-        elif d.get("child_agent_id"):  # stopped (TaskStop) or interrupted: the child is archived all the same
-            self._archive(d["child_agent_id"])
+        await self._retrying(task_id, outcome, d.get("child_agent_id"))
+
+    async def _retrying(self, task_id: str, outcome: ChildTurnOutcome | None, child_id: str | None) -> None:
+        """Record the run's end, retrying while another process holds the home's write lock (issue 9):
+        a locked store is retried with backoff until the runtime closes, nothing escapes the loop."""
+        delay = 0.1
+        while True:
+            try:
+                with self.rt.store.patience(0.25):
+                    if outcome is not None:
+                        self.finish(task_id, outcome)
+                    elif child_id:  # stopped (TaskStop) or interrupted: the child is archived all the same
+                        self._archive(child_id)
+                return
+            except Exception as exc:
+                if not is_busy(exc) or self.rt.store.closed:
+                    raise
+                if delay == 0.1:
+                    log.warning("invoked agent run %s: recording its end waits for the home's lock (%s)", task_id, exc)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def _archive(self, child_id: str) -> None:
         with self.rt.store.tx() as db:
