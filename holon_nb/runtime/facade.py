@@ -95,20 +95,25 @@ class Runtime:
         self.events = EventBus()
         self._loop = LoopThread()
         self._closed = False
-        self.store = Store(self.home / "holon.sqlite3", busy_timeout_s=self.settings.store_busy_timeout_s)
+        try:
+            self.store = Store(self.home / "holon.sqlite3", busy_timeout_s=self.settings.store_busy_timeout_s)
+        except sqlite3.OperationalError as exc:  # locked while its schema is created, or not a database
+            raise self._startup_error(exc) from exc
         try:
             self._start()
         except sqlite3.OperationalError as exc:  # StoreBusy, or a file that is not a database
             self._abort_start()
-            raise RuntimeStartupError(
-                f"the holon home's database {self.home / 'holon.sqlite3'} could not be opened: {exc}"
-                + (" — another kernel or process on this home holds its write lock; close it or wait, then "
-                   "try again (HolonNB.store_busy_timeout_s sets how long to wait)"
-                   if "locked" in str(exc) or "busy" in str(exc) else "")) from exc
+            raise self._startup_error(exc) from exc
         except BaseException:
             self._abort_start()
             raise
         self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
+
+    def _startup_error(self, exc: sqlite3.OperationalError) -> RuntimeStartupError:
+        return RuntimeStartupError(
+            f"the holon home's database {self.home / 'holon.sqlite3'} could not be opened: {exc}"
+            + (" — another kernel or process on this home holds its write lock; close it or wait, then "
+               "try again (HolonNB.store_busy_timeout_s sets how long to wait)" if is_busy(exc) else ""))
 
     def _abort_start(self) -> None:
         """Undo a half-done start: stop the loop thread if it runs, close the store."""
