@@ -196,12 +196,16 @@ def main() -> None:
         "records_lost": sum(lost.values()), "lost_by_kind": lost,
         "longest_write_tx_ms": longest["store"]["tx_max_ms"] if longest else None,
         "longest_write_tx_where": longest["store"]["tx_max_where"] if longest else None,
+        # CPU time the longest transaction's thread spent in it: the rest was waiting for a CPU (or the GIL)
+        "longest_write_tx_cpu_ms": longest["store"].get("tx_max_cpu_ms_of_longest") if longest else None,
+        "most_cpu_in_one_write_tx_ms": max(r["store"].get("tx_max_cpu_ms", 0) for r in results) if results else None,
         "write_tx_over_50ms": sum(r["store"]["tx_over_50ms"] for r in results),
         "write_tx_count": sum(r["store"]["tx_count"] for r in results),
         "write_tx_mean_ms": round(statistics.mean(r["store"]["tx_mean_ms"] for r in results), 3) if results else None,
         "busy_retries": sum(r["store"]["busy_retries"] for r in results),
         "loop_errors": [r["loop_error"] for r in results if r["loop_error"]],
         "background_failures": sum(r["background_failures"] for r in results),
+        "load_average_at_end": os.getloadavg(),
         "latency_ms": {"p50": _pct(latencies, 0.5), "p99": _pct(latencies, 0.99), "max": _pct(latencies, 1.0)},
         "latency_by_tool_ms": {t: {"n": len(v), "p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": _pct(v, 1.0)}
                                for t, v in sorted(per_tool.items())},

@@ -124,6 +124,8 @@ class Store:
         self._tx_max_s = 0.0
         self._tx_max_where = ""
         self._tx_over_50ms = 0
+        self._tx_max_cpu_s = 0.0  # most CPU time one transaction's thread spent inside it
+        self._tx_max_s_cpu = 0.0  # CPU time of the longest one (the rest of it was waiting for a CPU)
         self._busy_retries = 0
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
                                    timeout=_ATTEMPT_BUSY_MS / 1000)
@@ -197,22 +199,24 @@ class Store:
         """
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.thread_time()
             try:
                 yield self._db
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-            self._note_tx(time.perf_counter() - started)
+            self._note_tx(time.perf_counter() - started, time.thread_time() - cpu_started)
 
-    def _note_tx(self, held_s: float) -> None:
+    def _note_tx(self, held_s: float, cpu_s: float) -> None:
         self._tx_count += 1
         self._tx_total_s += held_s
+        self._tx_max_cpu_s = max(self._tx_max_cpu_s, cpu_s)
         if held_s > 0.05:
             self._tx_over_50ms += 1
         if held_s > self._tx_max_s:
             self._tx_max_s = held_s
+            self._tx_max_s_cpu = cpu_s
             # where the longest one came from (rare: only on a new maximum)
             frames = [f for f in traceback.extract_stack(limit=8)[:-3] if "contextlib" not in f.filename]
             self._tx_max_where = " < ".join(f"{Path(f.filename).stem}:{f.name}" for f in reversed(frames[-3:]))
@@ -221,13 +225,18 @@ class Store:
         """Write-lock statistics of this connection since it opened.
 
         Returns:
-            ``{tx_count, tx_mean_ms, tx_max_ms, tx_max_where, tx_over_50ms, busy_retries}`` —
-            ``tx_max_ms`` is the longest time one transaction held the write lock (BEGIN to COMMIT).
+            ``{tx_count, tx_mean_ms, tx_max_ms, tx_max_cpu_ms_of_longest, tx_max_cpu_ms, tx_max_where,
+            tx_over_50ms, busy_retries}`` — ``tx_max_ms`` is the longest time (wall clock) one transaction
+            held the write lock (BEGIN to COMMIT); ``tx_max_cpu_ms_of_longest`` is the CPU time its thread
+            spent in it (the difference is waiting for a CPU or Python's GIL), ``tx_max_cpu_ms`` the most
+            CPU time any transaction used.
         """
         with self._lock:
             return {"tx_count": self._tx_count,
                     "tx_mean_ms": round(1000 * self._tx_total_s / self._tx_count, 3) if self._tx_count else 0.0,
-                    "tx_max_ms": round(1000 * self._tx_max_s, 3), "tx_max_where": self._tx_max_where,
+                    "tx_max_ms": round(1000 * self._tx_max_s, 3),
+                    "tx_max_cpu_ms_of_longest": round(1000 * self._tx_max_s_cpu, 3),
+                    "tx_max_cpu_ms": round(1000 * self._tx_max_cpu_s, 3), "tx_max_where": self._tx_max_where,
                     "tx_over_50ms": self._tx_over_50ms, "busy_retries": self._busy_retries}
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -25,7 +25,7 @@ from typing import Any
 
 __all__ = [
     "Doc", "MemoryIndexUnavailable", "fts5_available", "ensure_schema", "upsert", "delete", "search",
-    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS", "Prepared", "prepare", "write", "write_many",
+    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS", "Prepared", "batch_payload", "prepare", "write", "write_many",
 ]
 
 #: Characters of a document's text that go into the full-text index.
@@ -250,20 +250,30 @@ _FTS_INSERT_MANY = ("INSERT INTO memory_fts(rowid, title, body, grams) SELECT d.
                     + _col(11) + ", " + _col(12) + _JOIN)
 
 
-def write_many(db: sqlite3.Connection, docs: list[Prepared], *, fts: bool) -> None:
-    """Upsert many :func:`prepare`-d documents inside the open transaction ``db``, in three statements.
+def batch_payload(docs: list[Prepared]) -> str | None:
+    """The JSON array :func:`write_many` sends to SQLite (build it before the transaction); None when empty.
 
-    The batch goes to SQLite as one JSON array (``json_each``), so the transaction runs three
-    statements whatever the batch size: the writing thread gives up Python's GIL three times
-    instead of three times per document, and another busy thread cannot stretch the lock hold
-    (issue 9). A ``source_ref`` given twice keeps its last document.
+    A ``source_ref`` given twice keeps its last document.
     """
     latest: dict[tuple[str, str], Prepared] = {}
     for doc in docs:
         latest[(doc.agent_id, doc.source_ref)] = doc
     if not latest:
+        return None
+    return json.dumps([[d.agent_id, d.source_ref, *d.values, d.text, d.grams] for d in latest.values()])
+
+
+def write_many(db: sqlite3.Connection, docs: list[Prepared] | str | None, *, fts: bool) -> None:
+    """Upsert many :func:`prepare`-d documents inside the open transaction ``db``, in three statements.
+
+    The batch goes to SQLite as one JSON array (``json_each``; pass :func:`batch_payload`'s text to
+    build it outside the transaction), so the transaction runs three statements whatever the batch
+    size: the writing thread gives up Python's GIL three times instead of three times per document,
+    and another busy thread cannot stretch the lock hold (issue 9).
+    """
+    payload = docs if isinstance(docs, str) or docs is None else batch_payload(docs)
+    if payload is None:
         return
-    payload = json.dumps([[d.agent_id, d.source_ref, *d.values, d.text, d.grams] for d in latest.values()])
     if fts:
         db.execute(_FTS_DELETE_MANY, (payload,))
     db.execute(_UPSERT_MANY, (payload,))

@@ -37,6 +37,7 @@ from .index import (
     Doc,
     MemoryIndexUnavailable,
     Prepared,
+    batch_payload,
     delete,
     ensure_schema,
     prepare,
@@ -310,9 +311,10 @@ class MemoryService:
                 docs += prepared[i][1]
                 chars += sum(len(d.text) + len(d.values[5]) for d in prepared[i][1])
                 i += 1
+            payload = batch_payload(docs)  # encoded before the transaction
             with self._store.tx() as db:
                 started = time.perf_counter()
-                write_many(db, docs, fts=self.fts)
+                write_many(db, payload, fts=self.fts)
                 db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
                            " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
                            " updated_at=excluded.updated_at", (source, prepared[i - 1][0], now_rfc3339()))
