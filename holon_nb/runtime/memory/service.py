@@ -76,6 +76,8 @@ BATCH_CHARS = 64_000
 #: Longest a MemorySearch spends catching up before it answers (seconds); the background indexer
 #: does the rest and ``index_status`` says so.
 SEARCH_CATCH_UP_BUDGET_S = 0.5
+#: Longest the final indexing pass of a closing runtime runs (seconds).
+FLUSH_BUDGET_S = 4.0
 #: Longest one background indexing pass runs before it sleeps briefly (seconds).
 BACKGROUND_PASS_BUDGET_S = 0.25
 #: Secret values longer than this may be cut rather than scrubbed at the index's cut (characters).
@@ -187,9 +189,13 @@ class MemoryService:
         still knows to be secret (task log heads, message bodies) would be indexed in clear there.
         """
         try:
-            await anyio.to_thread.run_sync(self.catch_up)
+            # bounded, so it ends well inside the runtime's 10 s stop window (the store closes after it)
+            status = await anyio.to_thread.run_sync(lambda: self.catch_up(budget_s=FLUSH_BUDGET_S))
         except Exception:  # noqa: BLE001 - closing must go on; the next search catches up instead
             log.warning("memory: indexing at close failed; the next search catches up", exc_info=True)
+            return
+        if status and status.get("lag"):
+            log.info("memory: %d records were left for the next runtime to index", status["lag"])
 
     # ------------------------------------------------------------ producers
     def index(self, db: Any, *, agent_id: str, source_ref: str, source_kind: str, text: str,
