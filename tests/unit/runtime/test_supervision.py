@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -19,8 +20,13 @@ def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runti
     async def broken() -> None:
         raise ValueError("background bug")
 
-    rt._loop.portal.call(rt._start_soon, broken)
-    eventually(lambda: rt.status()["background_failures"] == 1)
+    logger = logging.getLogger("holon_nb.runtime.loop")  # directly: the notebook layer may stop propagation
+    logger.addHandler(caplog.handler)
+    try:
+        rt._loop.portal.call(rt._start_soon, broken)
+        eventually(lambda: rt.status()["background_failures"] == 1)
+    finally:
+        logger.removeHandler(caplog.handler)
     assert "background bug" in caplog.text and "Traceback" in caplog.text
     assert ok(rt.call("ExecCommand", {"cmd": "echo alive"}))["stdout_preview"] == "alive"
     assert rt.status()["loop_error"] is None
