@@ -2,7 +2,10 @@
 
 ``*** Begin Patch`` … ``*** End Patch`` with ``*** Add File:``, ``*** Delete
 File:`` and ``*** Update File:`` (optionally ``*** Move to:``) sections. The
-whole text may be wrapped in a ``<<EOF`` … ``EOF`` heredoc.
+whole text may be wrapped in a ``<<EOF`` … ``EOF`` heredoc. As in Codex's own
+parser, the Begin/End markers and the file-header lines may carry whitespace
+on either side (``  *** Update File: foo.txt``, ``*** End Patch ``); only
+those positions are trimmed, never an added, removed or context line.
 
 Two Codex semantics are kept where upstream Holon differs (DIVERGENCE, both
 upstream quirks a user would call bugs): a chunk with no old lines is appended
@@ -61,6 +64,12 @@ def codex_lines(text: str) -> tuple[list[str], int]:
     return lines[start:end], start
 
 
+def _header(line: str) -> str:
+    """A line where a file header is expected, with surrounding whitespace removed (as Codex's parser
+    trims it). Only header positions are trimmed: body lines keep every character."""
+    return line.strip()
+
+
 def _chunk(lines: list[tuple[str, str]], eof: bool) -> Hunk:
     old = sum(1 for k, _ in lines if k != ADD)
     new = sum(1 for k, _ in lines if k != REMOVE)
@@ -88,22 +97,22 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
     def lineno(i: int) -> int:
         return i + 1 + skipped + line_offset
 
-    if not lines or lines[0] != "*** Begin Patch":
+    if not lines or lines[0].strip() != "*** Begin Patch":
         raise syntax_error("wrong_patch_format", "this surface expects Codex *** Begin Patch DSL", None,
                            "submit raw *** Begin Patch / *** End Patch text without JSON wrapping")
-    if lines[-1] != "*** End Patch" or len(lines) < 2:
+    if lines[-1].strip() != "*** End Patch" or len(lines) < 2:
         raise syntax_error("missing_end_patch", "Codex DSL patch must end with *** End Patch", None,
                            "end the patch with *** End Patch")
     last = len(lines) - 1  # index of *** End Patch
     patches: list[FilePatch] = []
     i = 1
     while i < last:
-        line = lines[i]
+        line = _header(lines[i])
         if line.startswith("*** Add File: "):
             path = line[len("*** Add File: "):]
             i += 1
             body: list[tuple[str, str]] = []
-            while i < last and not lines[i].startswith("*** "):
+            while i < last and not _header(lines[i]).startswith("*** "):  # a non-+ line ends the body
                 if not lines[i].startswith("+"):
                     raise syntax_error("invalid_codex_add_line", "Codex Add File lines must start with +", path,
                                        "prefix every added line with +", line=lineno(i))
@@ -124,7 +133,7 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
             i += 1
             move_to = None
             if i < last and lines[i].startswith("*** Move to: "):
-                move_to = lines[i][len("*** Move to: "):]
+                move_to = lines[i].rstrip()[len("*** Move to: "):]
                 i += 1
             hunks: list[Hunk] = []
             current: list[tuple[str, str]] = []
@@ -160,7 +169,7 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
             patches.append(FilePatch(old_path=path, new_path=move_to or path,
                                      rename_from=path if move_to else None, rename_to=move_to, hunks=hunks))
             continue
-        raise syntax_error("invalid_codex_hunk", f"unexpected Codex DSL line: {line[:200]}", None,
+        raise syntax_error("invalid_codex_hunk", f"unexpected Codex DSL line: {lines[i][:200]}", None,
                            "use *** Add File, *** Delete File, or *** Update File sections", line=lineno(i))
     if not patches:
         raise syntax_error("missing_hunk", "Codex DSL patch must include at least one file section", None,

@@ -8,11 +8,12 @@ failed call leaves every file byte-for-byte as it was (per D2).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..errors import ToolFailure
 from .commit import ChangedOnDisk, CommitError, commit
-from .detect import UNIFIED_SURFACE, ParsedPatch, parse_patch
+from .detect import UNIFIED, UNIFIED_SURFACE, ParsedPatch, parse_patch
 from .failures import changed_during_patch, io_failure
 from .match import FFFD_HINT
 from .model import Diagnostic, FilePatch, IgnoredMetadata
@@ -53,6 +54,33 @@ def _resolve(operations: list[tuple[FilePatch, str, Any]], policy: PathPolicy) -
     return resolved, links
 
 
+def _exists(path: str, policy: PathPolicy) -> bool:
+    try:
+        return os.path.lexists(resolve_path(path, policy))
+    except ToolFailure:
+        return False
+
+
+def _unpad_names(patches: list[FilePatch], policy: PathPolicy) -> None:
+    """Drop trailing whitespace after a unified diff's file name when the exact name does not exist.
+
+    ``--- name.txt     `` (an editor or a model padding the header) names ``name.txt`` unless a file
+    called ``"name.txt     "`` exists. Changes the file patches in place.
+    """
+    names: dict[str, str] = {}
+    for fp in patches:
+        for path in fp.paths():
+            trimmed = path.rstrip()
+            if trimmed != path and trimmed and path not in names and not _exists(path, policy):
+                names[path] = trimmed
+    if not names:
+        return
+    for fp in patches:
+        fp.old_path, fp.new_path, fp.rename_from, fp.rename_to = (
+            names.get(p, p) if p is not None else None
+            for p in (fp.old_path, fp.new_path, fp.rename_from, fp.rename_to))
+
+
 def _apply(patch: str, policy: PathPolicy, surface: str) -> tuple[ParsedPatch, Plan, list[str]]:
     parsed, plan = prepare(patch, policy, surface)
     changed_paths = commit_plan(plan)
@@ -66,6 +94,8 @@ def prepare(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) -> t
         ToolFailure: every §10.8 kind except a commit's ``io_error``.
     """
     parsed = parse_patch(patch, surface)
+    if parsed.detected_format == UNIFIED:
+        _unpad_names(parsed.patches, policy)
     operations = [(fp, *fp.operation()) for fp in parsed.patches]
     resolved, links = _resolve(operations, policy)
     plan = Plan(root=str(policy.execution_root), resolved=resolved, links=links)

@@ -24,6 +24,6 @@ def looks_like_codex(text: str) -> bool:
     if trimmed.startswith("*** Begin Patch"):
         return True
     head = [ln for ln in first_lines(trimmed, 3) if ln.strip()]
-    if len(head) >= 2 and head[0].strip() in _HEREDOC_OPENERS and head[1] == "*** Begin Patch":
+    if len(head) >= 2 and head[0].strip() in _HEREDOC_OPENERS and head[1].strip() == "*** Begin Patch":
         return text.rstrip().rsplit("\n", 1)[-1].rstrip("\r") == "EOF"
     return False
