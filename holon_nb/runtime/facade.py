@@ -135,6 +135,8 @@ class Runtime:
             self.store, self.home, os.environ, self.events.publish,
             self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
         )
+        self.tasks.make_scrubber = self._scrubber
+        self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self.workspaces = WorkspaceService(self)
         self.memory = MemoryService(self)
@@ -257,18 +259,19 @@ class Runtime:
         # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
-        full = scrub.text(render_receipt(env, self.registry, ReceiptContext(execution_id, budget)))
-        receipt, projected = project_receipt(full, env, execution_id, budget)
+        display = scrub.value(env)  # D6: receipts are rendered (and cut) from the scrubbed envelope
+        full = scrub.text(render_receipt(display, self.registry, ReceiptContext(execution_id, budget)))
+        receipt, projected = project_receipt(full, display, execution_id, budget)
         try:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)
-        except (TypeError, ValueError):
-            args_text = repr(args)
-        display = scrub.value(env)
+        except (TypeError, ValueError, RecursionError):
+            args_text = f"<arguments of type {type(args).__name__} that cannot be recorded as JSON>"
+        stored_args, stored_env = scrub.text(args_text), dumps_envelope(display)
         record = {
+            # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
-            "args": args_text, "envelope": dumps_envelope(env), "receipt": full, "duration_ms": duration_ms,
-            # D6: memory serves these copies, scrubbed while this process still knows the secrets
-            "scrubbed_args": scrub.text(args_text), "scrubbed_envelope": dumps_envelope(display),
+            "args": stored_args, "envelope": stored_env, "receipt": full, "duration_ms": duration_ms,
+            "scrubbed_args": stored_args, "scrubbed_envelope": stored_env,
         }
         try:
             self.store.record_execution(record)

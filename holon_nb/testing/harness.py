@@ -292,12 +292,32 @@ def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] 
     return src, out, kernel_cwd.resolve()
 
 
+def _structure_problem(value: object) -> str | None:
+    """Why decoded JSON is not a notebook nbformat can read (None when its top level looks like one)."""
+    if not isinstance(value, dict):
+        return f"the file holds a JSON {type(value).__name__}, not a notebook object"
+    if not isinstance(value.get("nbformat"), int):
+        return "the notebook object has no integer `nbformat` field"
+    if value["nbformat"] >= 4 and not isinstance(value.get("cells"), list):
+        return "the notebook object has no `cells` list"
+    if "cells" in value and any(not isinstance(c, dict) for c in value["cells"]):
+        return "a cell of the notebook is not an object"
+    return None
+
+
 def _read(src: Path) -> NotebookNode:
+    """Read and validate a notebook; any file that is not one is a usage error with a one-line reason."""
     try:
-        return nbformat.read(src, as_version=4)
-    except (OSError, ValueError, KeyError, nbformat.ValidationError) as exc:
-        # nbformat raises NotJSONError (a ValueError), KeyError, and ValidationError for JSON that is no notebook
-        raise HarnessUsageError(f"cannot read {src} as a notebook: {str(exc).splitlines()[0]}") from exc
+        text = src.read_text(encoding="utf-8")
+        problem = _structure_problem(json.loads(text))
+        if problem is None:
+            nb = nbformat.reads(text, as_version=4)
+            nbformat.validate(nb)
+            return nb
+    except Exception as exc:  # nbformat raises ValueError, KeyError, TypeError, AttributeError, ValidationError…
+        lines = str(exc).strip().splitlines()
+        problem = lines[0] if lines else type(exc).__name__
+    raise HarnessUsageError(f"cannot read {src} as a notebook: {problem}")
 
 
 def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:

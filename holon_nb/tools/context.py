@@ -71,6 +71,10 @@ class ToolContext(Protocol):
     def setting(self, name: str) -> Any:
         """Return a runtime setting by name (see ``RuntimeSettings``)."""
 
+    def scrub(self, text: str) -> str:
+        """``text`` with the runtime's secret values replaced by ``[redacted]`` (D6). Previews and
+        summaries are cut from scrubbed text, so a secret straddling a cut leaves no prefix."""
+
     @property
     def commands(self) -> Any:
         """The command/task service (``holon_nb.runtime.tasks.agent.AgentTasks``)."""

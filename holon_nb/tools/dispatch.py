@@ -2,6 +2,7 @@
 
 Order (commands spec §2.1, spec README consistency notes): round exposure →
 truncated-mutation guard → registry lookup → profile gate → JSON parse →
+input guard (depth, lone surrogates; :mod:`.input_guard`) →
 schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
 handler → envelope. Nothing escapes as an exception (D5).
 """
@@ -21,6 +22,7 @@ from .coerce import coerce_args
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
+from .input_guard import input_problem, loads_bounded
 from .registry import REGISTRY, Registry
 from .schema import input_schema_view
 from .spec import PROFILE_FAMILIES, ToolSpec
@@ -87,12 +89,21 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
     if isinstance(raw, str):
         text = raw
         try:
-            raw = json.loads(text) if text.strip() else {}
+            raw = loads_bounded(text) if text.strip() else {}
         except ValueError as exc:  # like a model's malformed arguments: validation then fails on `_raw`
             raw = {"_raw": text}
             json_error = f"arguments are not valid JSON ({exc})"
-    schema = input_schema_view(spec.input_model)
-    value = coerce_args(raw, schema)
+    problem = input_problem(raw)
+    if problem is None:
+        schema = input_schema_view(spec.input_model)
+        try:
+            value = coerce_args(raw, schema)
+        except RecursionError:
+            problem = "arguments nested too deeply"
+        else:
+            problem = input_problem(value)  # coercion may have decoded a JSON string field
+    if problem is not None:
+        raise ToolFailure(_guard_failure(spec.name, problem))
     if not isinstance(value, dict):
         raise ToolFailure(_parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}"))
     try:
@@ -164,6 +175,17 @@ def check_text_sizes(tool: str, args: BaseModel) -> None:
                     recovery_hint=f"Keep `{path}` under {MAX_TEXT_FIELD_CHARS} characters: put long text in a file "
                                   "and pass its path, or summarise it.",
                 ))
+
+
+def _guard_failure(name: str, parse_error: str) -> ToolError:
+    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :mod:`.input_guard`."""
+    return ToolError(
+        kind="invalid_tool_input",
+        message=f"input for {name} does not match the tool schema",
+        details={"tool_name": name, "parse_error": parse_error},
+        recovery_hint=("Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
+                       f"as the published schema of {name} describes."),
+    )
 
 
 def _parse_failure(spec: ToolSpec, raw: Any, parse_error: str) -> ToolError:
@@ -265,7 +287,15 @@ async def dispatch(
         if refusal is not None:
             return error_envelope(name, refusal)
         assert spec is not None
-        parsed = parse_args(spec, args if spec.prepare is None else spec.prepare(args, ctx.call))
+        if not isinstance(args, (str, bytes, bytearray)):
+            problem = input_problem(args)  # before ``prepare``, which may walk the arguments
+            if problem is not None:
+                return error_envelope(name, _guard_failure(name, problem))
+        try:
+            prepared = args if spec.prepare is None else spec.prepare(args, ctx.call)
+        except RecursionError:  # JSON text nested past what the decoder in ``prepare`` can read
+            return error_envelope(name, _guard_failure(name, "arguments nested too deeply"))
+        parsed = parse_args(spec, prepared)
         check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
         payload = await spec.handler(parsed, ctx)
         return success_envelope(name, payload)

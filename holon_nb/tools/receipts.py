@@ -16,7 +16,7 @@ from .envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, render_error_receipt, r
 from .registry import REGISTRY, Registry
 from .spec import Rendering
 
-__all__ = ["render_receipt", "ReceiptContext", "Scrubber", "REDACTED"]
+__all__ = ["render_receipt", "ReceiptContext", "Scrubber", "StreamScrubber", "REDACTED"]
 
 REDACTED = "[redacted]"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -83,6 +83,43 @@ class Scrubber:
             return text
         return self._pattern.sub(REDACTED, text)
 
+    def stream(self) -> "StreamScrubber":
+        """A :class:`StreamScrubber` for one stream of text written in chunks (a task log, a spool)."""
+        return StreamScrubber(self)
+
+    def pieces(self, texts: list[str]) -> list[str]:
+        """Scrub consecutive pieces of one text (adjacent stream outputs) as if they were joined.
+
+        A secret split across pieces is replaced whole: ``[redacted]`` goes into the piece where the
+        secret starts, and the rest of it is removed from the pieces after. The pieces keep their number.
+        """
+        if self._pattern is None or len(texts) < 2:
+            return [self.text(t) for t in texts]
+        joined = "".join(texts)
+        matches = [(m.start(), m.end()) for m in self._pattern.finditer(joined)]
+        if not matches:
+            return list(texts)
+        out: list[str] = []
+        pos, k = 0, 0
+        for piece in texts:
+            end = pos + len(piece)
+            parts: list[str] = []
+            cur = pos
+            while cur < end:
+                while k < len(matches) and matches[k][1] <= cur:
+                    k += 1
+                if k < len(matches) and matches[k][0] <= cur:  # inside a match started earlier (or here)
+                    if matches[k][0] == cur:
+                        parts.append(REDACTED)
+                    cur = min(matches[k][1], end)
+                    continue
+                nxt = matches[k][0] if k < len(matches) and matches[k][0] < end else end
+                parts.append(joined[cur:nxt])
+                cur = nxt
+            out.append("".join(parts))
+            pos = end
+        return out
+
     def value(self, value: Any) -> Any:
         """Return a deep copy of a JSON value with secrets replaced in every string (keys too)."""
         if self._pattern is None:
@@ -94,3 +131,45 @@ class Scrubber:
         if isinstance(value, list):
             return [self.value(v) for v in value]
         return value
+
+
+class StreamScrubber:
+    """Scrub a text stream written in chunks, catching a secret split across chunk boundaries (D6).
+
+    :meth:`feed` returns the scrubbed text that is safe to write now and holds back the last
+    ``len(longest secret) - 1`` characters, which could be the start of a secret that the next
+    chunk completes; :meth:`flush` returns what is held at the end of the stream. Joined, the
+    outputs equal :meth:`Scrubber.text` of the joined input.
+
+    Args:
+        scrubber: The secrets to replace (its values as of now).
+    """
+
+    def __init__(self, scrubber: Scrubber):
+        self._pattern = scrubber._pattern
+        self._hold = max((len(v) for v in scrubber.values), default=1) - 1
+        self._buf = ""
+
+    def feed(self, text: str) -> str:
+        """Add a chunk; return the scrubbed text that can be written now (possibly empty)."""
+        if self._pattern is None:
+            return text
+        buf = self._buf + text
+        cut = max(len(buf) - self._hold, 0)
+        out: list[str] = []
+        pos = 0
+        for m in self._pattern.finditer(buf):
+            if m.start() >= cut:
+                break
+            out.append(buf[pos:m.start()])
+            out.append(REDACTED)
+            pos = m.end()
+            cut = max(cut, pos)  # a match that crosses the cut is written whole
+        out.append(buf[pos:cut])
+        self._buf = buf[cut:]
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Return the held-back end of the stream, scrubbed; the scrubber can then be fed again."""
+        rest, self._buf = self._buf, ""
+        return self._pattern.sub(REDACTED, rest) if self._pattern is not None and rest else rest

@@ -7,7 +7,7 @@ diagnostics).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 __all__ = [
     "TRUNCATION_MARKER",
@@ -106,8 +106,14 @@ def redact_command(cmd: str) -> str:
     return " ".join(out) if changed else cmd
 
 
-def command_preview(cmd: str) -> str:
-    """Model-safe one-line preview of ``cmd``: heredocs/inline scripts omitted, secrets redacted, ≤240 chars."""
+def command_preview(cmd: str, scrub: Callable[[str], str] | None = None) -> str:
+    """Model-safe one-line preview of ``cmd``: heredocs/inline scripts omitted, secrets redacted, ≤240 chars.
+
+    ``scrub`` (the runtime's D6 scrubber) runs before the cut, so a secret value straddling
+    character 240 leaves no prefix behind.
+    """
+    if scrub is not None:
+        cmd = scrub(cmd)
     low = cmd.lower()
     if "<<" in cmd or any(p in low for p in _INLINE):
         return "[omitted: command contains heredoc or inline script]"
@@ -115,12 +121,13 @@ def command_preview(cmd: str) -> str:
     return red if len(red) <= 240 else red[:240] + "..."
 
 
-def command_diagnostics(cmd: str, effective_tokens: int) -> dict[str, Any]:
-    """The ``command_diagnostics`` object of ExecCommand results (commands spec §4.5)."""
+def command_diagnostics(cmd: str, effective_tokens: int, scrub: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """The ``command_diagnostics`` object of ExecCommand results (commands spec §4.5); ``scrub`` as
+    :func:`command_preview` (counts are of the command as given)."""
     low = cmd.lower()
     n = len(cmd)
     return {
-        "cmd_preview": command_preview(cmd),
+        "cmd_preview": command_preview(cmd, scrub),
         "cmd_char_count": n,
         "cmd_estimated_tokens": (n + 3) // 4,
         "contains_heredoc": "<<" in cmd,

@@ -64,6 +64,10 @@ class RuntimeToolContext:
     def setting(self, name: str) -> Any:
         return getattr(self._rt.settings, name)
 
+    def scrub(self, text: str) -> str:
+        """``text`` with the runtime's D6 secrets replaced (previews are cut from scrubbed text)."""
+        return self._rt._scrubber().text(text)
+
     @property
     def commands(self) -> Any:
         if self._commands is None:

@@ -82,11 +82,13 @@ class ToolResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
+        from ...tools.input_guard import encodable, encodable_value
 
+        # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
         bundle = {
-            "text/plain": self.display_text,
-            "text/html": render_card(self.display_envelope, self.full_receipt, self.duration_ms),
-            RESULT_MIMETYPE: self.display_envelope,
+            "text/plain": encodable(self.display_text),
+            "text/html": encodable(render_card(self.display_envelope, self.full_receipt, self.duration_ms)),
+            RESULT_MIMETYPE: encodable_value(self.display_envelope),
         }
         if self.previews:
             # the first picture as its own representation (JupyterLab prefers the HTML, which shows them all)

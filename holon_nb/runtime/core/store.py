@@ -17,7 +17,7 @@ import traceback
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 
@@ -91,6 +91,28 @@ def _safe(text: str) -> str:
         return text.encode("utf-8", "replace").decode("utf-8")
 
 
+class _ScrubbingConnection:
+    """A connection whose ``execute``/``executemany`` scrub every ``str`` parameter first (D6)."""
+
+    def __init__(self, db: sqlite3.Connection, scrub: Callable[[str], str]):
+        self._db = db
+        self._scrub = scrub
+
+    def _params(self, params: Any) -> Any:
+        if isinstance(params, dict):
+            return {k: self._scrub(v) if isinstance(v, str) else v for k, v in params.items()}
+        return tuple(self._scrub(v) if isinstance(v, str) else v for v in params)
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, self._params(params))
+
+    def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
+        return self._db.executemany(sql, (self._params(p) for p in seq))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
 def new_id(prefix: str) -> str:
     """Return a runtime id ``<prefix>_<15 lowercase hex>`` (agents spec §0.5)."""
     return f"{prefix}_{secrets.token_hex(8)[:15]}"
@@ -117,6 +139,8 @@ class Store:
         self.busy_timeout_s = busy_timeout_s
         self.closed = False
         self._lock = threading.RLock()
+        #: Returns the runtime's current D6 ``Scrubber`` (set by the runtime); None writes text as given.
+        self.scrubber: Callable[[], Any] | None = None
         self._attempt_ms = -1
         #: write-lock statistics (``stats()``): transactions, total and longest hold (seconds), where
         self._tx_count = 0
@@ -194,14 +218,19 @@ class Store:
         Waiting for another process's write lock is retried with backoff up to ``busy_timeout_s``
         in total; how long each transaction then holds the lock is measured (:meth:`stats`).
 
+        D6: when :attr:`scrubber` is set, every text parameter of the transaction's statements has
+        the secret values replaced by ``[redacted]``, so nothing written to the home keeps a secret.
+
         Raises:
             StoreBusy: the write lock stayed taken past ``busy_timeout_s``.
         """
+        scrubber = self.scrubber() if self.scrubber is not None else None
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
             started, cpu_started = time.perf_counter(), time.thread_time()
             try:
-                yield self._db
+                yield _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
+                    else self._db
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -337,7 +366,7 @@ class Store:
 
     # ------------------------------------------------------------ tool executions
     def record_execution(self, rec: dict[str, Any]) -> None:
-        """Store one tool execution (canonical envelope as given, scrubbed receipt).
+        """Store one tool execution (D6: the caller passes scrubbed arguments, envelope and receipt).
 
         ``rec`` may carry ``scrubbed_args`` / ``scrubbed_envelope``: JSON text of the D6-scrubbed copies
         (scrubbed by the process that made the call), which memory serves instead of the canonical ones.

@@ -76,7 +76,7 @@ def _loads(text: Any) -> Any:
         return text
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # arguments a caller nested too deeply are recorded, not indexed
         return None
 
 

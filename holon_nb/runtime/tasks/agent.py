@@ -81,7 +81,7 @@ class AgentTasks:
         spec = LaunchSpec(
             argv=(shell, "-lc" if login else "-c", cmd), cwd=workdir, env=env,
             spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,
-            max_log_bytes=self.svc.settings().max_task_log_bytes,
+            max_log_bytes=self.svc.settings().max_task_log_bytes, scrubber=self.svc.make_scrubber(),
         )
         proc = await CommandProcess.spawn(spec)
         self.svc.register_group(proc)  # ended at close even if its leader exits first (issue 9)
@@ -94,7 +94,7 @@ class AgentTasks:
             os.replace(capture.spool_path, dest)
             capture.spool_path = None
         else:
-            dest.write_text(capture.tail(), encoding="utf-8")
+            dest.write_text(self.svc.scrub(capture.tail()), encoding="utf-8")
         return dest
 
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
@@ -176,12 +176,13 @@ class AgentTasks:
         read = _read_log(path, budget, known) if path is not None else None
         if read is not None and read[2] > 0:
             head, tail, total = read
+            scrub = self.svc.scrub  # D6: scrub first, then cut (a log written before may hold a secret)
             if head is tail:  # the whole (small) log
-                preview, truncated = cut(head, budget)
+                preview, truncated = cut(scrub(head), budget)
             else:
-                preview, truncated = cut_head_tail(head, tail, budget), total > budget
+                preview, truncated = cut_head_tail(scrub(head), scrub(tail), budget), total > budget
         else:
-            text = d.get("initial_output") or d.get("output_summary") or ""
+            text = self.svc.scrub(d.get("initial_output") or d.get("output_summary") or "")
             total = len(text)
             preview, truncated = cut(text, budget)
         status = rec["status"]

@@ -38,6 +38,7 @@ from pathlib import Path
 import anyio
 
 from .process_groups import end_group, group_members
+from ...tools.receipts import Scrubber
 
 __all__ = ("CommandProcess", "LaunchSpec", "StreamCapture")
 
@@ -64,6 +65,9 @@ class LaunchSpec:
         tty: run on a pseudo-terminal (80x24); stdout and stderr merge into "stdout".
         accepts_input: stdin is a pipe (or the pty) only when True; otherwise /dev/null.
         max_log_bytes: cap per spool file in bytes (D13); past it the file stops growing.
+        scrubber: D6: secret values written to the spool files (task logs, artifacts) become
+            ``[redacted]`` as they are written, also when a value is split across reads; None keeps
+            the text as read (the in-memory tails are never scrubbed: previews scrub them before cutting).
     """
 
     argv: tuple[str, ...]
@@ -73,6 +77,7 @@ class LaunchSpec:
     tty: bool = False
     accepts_input: bool = False
     max_log_bytes: int = 256 * 1024 * 1024
+    scrubber: Scrubber | None = None
 
 
 class StreamCapture:
@@ -86,8 +91,9 @@ class StreamCapture:
         bytes_dropped: UTF-8 bytes not written to the spool because of the cap.
     """
 
-    def __init__(self, name: str, spool_dir: Path, cap: int) -> None:
+    def __init__(self, name: str, spool_dir: Path, cap: int, scrubber: Scrubber | None = None) -> None:
         self.name = name
+        self._stream_scrub = scrubber.stream() if scrubber is not None and scrubber.values else None
         self.total_chars = 0
         self.lossy = False
         self.bytes_dropped = 0
@@ -171,6 +177,13 @@ class StreamCapture:
                 self._size -= len(self._pieces.popleft())
         if not self._wants_bytes:
             return
+        if self._stream_scrub is not None:  # D6: the file never holds a secret, even one split across reads
+            data = self._stream_scrub.feed(text).encode()
+            if not data:
+                return
+        self._spool_write(data)
+
+    def _spool_write(self, data: bytes) -> None:
         if self._fd is None and not self._full:
             self._open()
         keep = 0 if self._full else min(len(data), self._cap - self._written)
@@ -191,6 +204,10 @@ class StreamCapture:
         self.bytes_dropped += len(data) - keep
 
     def _close_spool(self, delete: bool = False) -> None:
+        if self._stream_scrub is not None and self._wants_bytes and not delete:
+            rest = self._stream_scrub.flush().encode()  # the held-back end of the stream
+            if rest:
+                self._spool_write(rest)
         self._close_fd()
         self._closed = True
         if delete and not self._discarded:
@@ -294,7 +311,7 @@ class CommandProcess:
         finally:
             for fd in opened:
                 os.close(fd)
-        captures = {name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes)
+        captures = {name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber)
                     for name in ("stdout", "stderr", "combined")}
         return cls(spec, popen, captures, read_fds, input_fd)
 

@@ -121,6 +121,9 @@ class TaskService:
         self.enqueue_message: Callable[..., str] = Store.insert_message
         self.after_commit: Callable[[], None] = lambda: None
         self.capture_work_item: Callable[[str], str | None] = lambda agent_id: None
+        # D6: the runtime's current Scrubber, given to each spawn so task logs and artifacts are
+        # scrubbed as they are written (None: nothing to scrub)
+        self.make_scrubber: Callable[[], Any] = lambda: None
 
     def agent_home(self, agent_id: str) -> Path:
         """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
@@ -339,16 +342,16 @@ class TaskService:
         self._set_status(rec["id"], "interrupted", updates, (text, meta))
         self.publish("task_ended", rec["id"], status="interrupted", exit_status=None)
 
-    @staticmethod
-    def _output_summary(proc: CommandProcess, tokens: int) -> str | None:
-        out = proc.stdout.tail().strip()
-        err = proc.stderr.tail().strip()
+    def _output_summary(self, proc: CommandProcess, tokens: int) -> str | None:
+        # D6: scrub first, then cut, so a secret straddling the cut leaves no prefix behind
+        out = self.scrub(proc.stdout.tail()).strip()
+        err = self.scrub(proc.stderr.tail()).strip()
         if out and err:
             text = f"stdout:\n{out}\n\nstderr:\n{err}"
         elif err:
             text = f"stderr:\n{err}"
         else:
-            text = out or proc.combined.tail().strip()
+            text = out or self.scrub(proc.combined.tail()).strip()
         return cut(text, tokens * 4)[0] if text else None
 
     # ------------------------------------------------------------ queries

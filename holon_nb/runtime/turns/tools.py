@@ -296,8 +296,9 @@ class TurnToolExecutor:
             return False, env
         env = success_envelope(name, payload)
         with self.rt.store.tx() as db:
+            stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
             db.execute("UPDATE tool_executions SET status='success', envelope=?, scrubbed_envelope=? WHERE id=?",
-                       (dumps_envelope(env), dumps_envelope(self.rt._scrubber().value(env)), ob.execution_id))
+                       (stored, stored, ob.execution_id))
         return True, env
 
     def interrupt(self, ob: Obligation, reason: str, env: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -314,8 +315,9 @@ class TurnToolExecutor:
                 kind=kind, message=f"{name} was interrupted: {reason.replace('_', ' ')}; nothing was committed",
                 details={"reason": reason, "request_id": ob.request_id}))
         with self.rt.store.tx() as db:
+            stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
             db.execute("UPDATE tool_executions SET status='interrupted', envelope=?, scrubbed_envelope=? WHERE id=?",
-                       (dumps_envelope(env), dumps_envelope(self.rt._scrubber().value(env)), ob.execution_id))
+                       (stored, stored, ob.execution_id))
         self._deferred.pop(ob.execution_id, None)
         return env
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,16 +135,17 @@ def _read_head(capture: Any, n: int) -> str:
 class _Stream:
     """A stream's complete trimmed text, or its head/tail for very large streams."""
 
-    def __init__(self, capture: Any):
+    def __init__(self, capture: Any, scrub: Callable[[str], str]):
+        # D6: every preview is cut from scrubbed text, so a secret straddling the cut leaves no prefix
         self.capture = capture
         self.name = capture.name
         if capture.total_chars <= _EXACT_READ_LIMIT:
-            self.text: str | None = capture.read_all().strip()
+            self.text: str | None = scrub(capture.read_all()).strip()
             self.total = len(self.text)
         else:
             self.text = None
-            head = _read_head(capture, 600_000)
-            tail = capture.tail()
+            head = scrub(_read_head(capture, 600_000))
+            tail = scrub(capture.tail())
             self.head = head.lstrip()
             self.tail_text = tail.rstrip()
             self.total = capture.total_chars - (len(head) - len(self.head)) - (len(tail) - len(self.tail_text))
@@ -166,7 +167,7 @@ def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dic
     stream's complete raw text is kept as an artifact under the agent home.
     """
     budget = tokens * 4
-    streams = [_Stream(c) for c in (proc.stdout, proc.stderr)]
+    streams = [_Stream(c, ctx.scrub) for c in (proc.stdout, proc.stderr)]
     live = [s for s in streams if not s.blank]
     share = budget // len(live) if live else budget
     out: dict[str, Any] = {
@@ -175,7 +176,7 @@ def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dic
         "stdout_preview": None,
         "stderr_preview": None,
         "truncated": False,
-        "command_diagnostics": command_diagnostics(cmd, tokens),
+        "command_diagnostics": command_diagnostics(cmd, tokens, ctx.scrub),
     }
     artifacts: list[dict[str, str]] = []
     for st in live:
@@ -211,7 +212,7 @@ def _identity(cmd: str, workdir: str, shell: str | None, login: bool, tty: bool)
     return {"cmd": cmd, "workdir": workdir, "shell": shell, "login": login, "tty": tty}
 
 
-def _already_running(task: dict[str, Any], tokens: int, cmd: str) -> dict[str, Any]:
+def _already_running(task: dict[str, Any], tokens: int, cmd: str, ctx: ToolContext) -> dict[str, Any]:
     status = task["status"]
     return {
         "disposition": "already_running",
@@ -222,7 +223,7 @@ def _already_running(task: dict[str, Any], tokens: int, cmd: str) -> dict[str, A
             "An identical command is already running; use TaskOutput or TaskStatus with this task_id, "
             'or set duplicate_policy="start_new" to start another instance.'
         ),
-        "command_diagnostics": command_diagnostics(cmd, tokens),
+        "command_diagnostics": command_diagnostics(cmd, tokens, ctx.scrub),
         "summary_text": f"command already running as {task['task_id']} (status {status.title()})",
     }
 
@@ -239,7 +240,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
     if args.duplicate_policy == "reuse_running":
         running = ctx.commands.find_active_command(identity)
         if running is not None:
-            return _already_running(running, tokens, args.cmd)
+            return _already_running(running, tokens, args.cmd, ctx)
     shell = resolve_shell(args.shell)
     try:
         proc = await ctx.commands.spawn(
@@ -249,7 +250,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
     if yield_ms > 0 and await _wait_or_stop(proc, yield_ms / 1000):
         return completed_payload(proc, args.cmd, tokens, ctx)
-    initial = _Stream(proc.combined)
+    initial = _Stream(proc.combined, ctx.scrub)
     preview, truncated = initial.preview(tokens * 4) if not initial.blank else (None, False)
     detail = {
         **identity,
@@ -263,7 +264,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         "disposition": "promoted_to_task",
         "task_handle": handle,
         "initial_output_truncated": truncated,
-        "command_diagnostics": command_diagnostics(args.cmd, tokens),
+        "command_diagnostics": command_diagnostics(args.cmd, tokens, ctx.scrub),
         "summary_text": "command promoted to a managed task",
     }
     if preview is not None:
@@ -418,7 +419,7 @@ async def _run_item(index: int, item: BatchItem, top: ExecCommandBatchInput, ctx
             raise ToolFailure(ToolError(
                 kind="command_timed_out",
                 message=f"command ran past its yield_time_ms of {yield_ms} ms and was stopped",
-                details={"cmd_preview": command_preview(item.cmd), "command_cost": len(item.cmd),
+                details={"cmd_preview": command_preview(item.cmd, ctx.scrub), "command_cost": len(item.cmd),
                          "workdir": workdir, "yield_time_ms": yield_ms},
             ))
         result = completed_payload(proc, item.cmd, tokens, ctx)

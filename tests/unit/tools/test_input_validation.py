@@ -153,9 +153,14 @@ def test_ac57_secret_scrubbing(tmp_path, monkeypatch) -> None:
         r = rt.call("ExecCommand", {"cmd": "echo $HOLON_TEST_TOKEN"})
         assert "[redacted]" in r.receipt and "s3cr3t-token-value" not in r.receipt
         assert "s3cr3t-token-value" not in json.dumps(r.display_envelope)
-        assert r.envelope["result"]["stdout_preview"] == "s3cr3t-token-value"  # canonical as given
+        # D6 (revised): previews are cut from scrubbed text, even in the envelope returned to the caller;
+        # only the inputs stay as given
+        assert r.envelope["result"]["stdout_preview"] == "[redacted]"
+        r2 = rt.call("ExecCommand", {"cmd": "echo s3cr3t-token-value >/dev/null"})
+        assert r2.envelope["result"]["command_diagnostics"]["cmd_preview"] == "echo [redacted] >/dev/null"
         stored = rt.store.execution(r.execution_id)
-        assert "s3cr3t-token-value" not in stored["receipt"]
+        assert "s3cr3t-token-value" not in json.dumps(dict(stored))
+        assert "s3cr3t-token-value" not in json.dumps(dict(rt.store.execution(r2.execution_id)))
         r1 = rt.call("ExecCommand", {"cmd": "echo 1"})
         assert r1.receipt.splitlines()[-1] == "1"
 

@@ -221,12 +221,12 @@ def test_closed_runtime_tasks_are_reconciled_in_the_same_process(tmp_path: Path,
         assert task["status"] == "interrupted" and task["interrupted_reason"] == "runtime_closed"
 
 
-def test_surrogate_in_promoted_command(rt: Runtime) -> None:
+def test_surrogate_in_command_is_refused_before_anything_runs(rt: Runtime) -> None:
+    """A lone surrogate (here a surrogate-escaped byte) is no valid text: ``invalid_tool_input``, no task."""
     r = rt.call("ExecCommand", {"cmd": "sleep 30 # \udcff", "yield_time_ms": 200})
-    tid = ok(r)["task_handle"]["task_id"]
-    assert ok(rt.call("ListTasks", {}))["tasks"][0]["id"] == tid
-    ok(rt.call("TaskStop", {"task_id": tid}))
-    assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
+    e = err(r, "invalid_tool_input")
+    assert "\\udcff" in e["details"]["parse_error"] and "`cmd`" in e["details"]["parse_error"]
+    assert ok(rt.call("ListTasks", {}))["tasks"] == []
 
 
 def test_close_cancels_a_call_in_its_foreground_window(tmp_path: Path, workspace: Path) -> None:
