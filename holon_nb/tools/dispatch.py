@@ -99,11 +99,11 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
         try:
             value = coerce_args(raw, schema)
         except RecursionError:
-            problem = "arguments nested too deeply"
+            problem = ("arguments nested too deeply", None)
         else:
             problem = input_problem(value)  # coercion may have decoded a JSON string field
     if problem is not None:
-        raise ToolFailure(_guard_failure(spec.name, problem))
+        raise ToolFailure(_guard_failure(spec.name, *problem))
     if not isinstance(value, dict):
         raise ToolFailure(_parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}"))
     try:
@@ -177,12 +177,15 @@ def check_text_sizes(tool: str, args: BaseModel) -> None:
                 ))
 
 
-def _guard_failure(name: str, parse_error: str) -> ToolError:
+def _guard_failure(name: str, parse_error: str, field: str | None = None) -> ToolError:
     """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :mod:`.input_guard`."""
+    details: dict[str, Any] = {"tool_name": name, "parse_error": parse_error}
+    if field is not None:
+        details["field"] = field
     return ToolError(
         kind="invalid_tool_input",
         message=f"input for {name} does not match the tool schema",
-        details={"tool_name": name, "parse_error": parse_error},
+        details=details,
         recovery_hint=("Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
                        f"as the published schema of {name} describes."),
     )
@@ -290,7 +293,7 @@ async def dispatch(
         if not isinstance(args, (str, bytes, bytearray)):
             problem = input_problem(args)  # before ``prepare``, which may walk the arguments
             if problem is not None:
-                return error_envelope(name, _guard_failure(name, problem))
+                return error_envelope(name, _guard_failure(name, *problem))
         try:
             prepared = args if spec.prepare is None else spec.prepare(args, ctx.call)
         except RecursionError:  # JSON text nested past what the decoder in ``prepare`` can read

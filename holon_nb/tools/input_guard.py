@@ -45,6 +45,10 @@ def encodable_value(value: Any) -> Any:
     return value
 
 
+def _field(path: list[Any]) -> str | None:
+    return path[0] if path and isinstance(path[0], str) else None
+
+
 def _where(path: list[Any]) -> str:
     out = ""
     for part in path:
@@ -52,7 +56,7 @@ def _where(path: list[Any]) -> str:
     return out or "arguments"
 
 
-def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> str | None:
+def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, str | None] | None:
     """The first reason ``value`` (decoded JSON arguments) cannot be a tool input, or None.
 
     Args:
@@ -60,8 +64,9 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> str | None:
         max_depth: Deepest nesting allowed.
 
     Returns:
-        A serde-style phrase for ``details.parse_error`` (``nested deeper than 64 levels at
-        `a.b` ``, ``lone surrogate \\ud800 in `cmd` ``), or None when the input is acceptable.
+        ``(phrase, field)``: a serde-style phrase for ``details.parse_error`` (``nested deeper than
+        64 levels at `a.b` ``, ``lone surrogate \\ud800 in `cmd` ``) and the top-level field it is in
+        (None at the top level); None when the input is acceptable.
     """
     stack: list[tuple[Any, int, list[Any]]] = [(value, 1, [])]
     while stack:
@@ -70,16 +75,16 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> str | None:
             if has_surrogate(item):
                 code = ord(_SURROGATE.search(item).group(0))  # type: ignore[union-attr]
                 return (f"lone surrogate \\u{code:04x} in `{_where(path)}` (text must be valid Unicode; "
-                        "a surrogate is only valid as half of a pair)")
+                        "a surrogate is only valid as half of a pair)", _field(path))
             continue
         if isinstance(item, (dict, list, tuple)):
             if depth > max_depth:
-                return f"arguments nested deeper than {max_depth} levels at `{_where(path[:8])}…`"
+                return f"arguments nested deeper than {max_depth} levels at `{_where(path[:8])}…`", _field(path)
             if isinstance(item, dict):
                 for key, sub in item.items():
                     if isinstance(key, str) and has_surrogate(key):
                         code = ord(_SURROGATE.search(key).group(0))  # type: ignore[union-attr]
-                        return f"lone surrogate \\u{code:04x} in a field name at `{_where(path)}`"
+                        return f"lone surrogate \\u{code:04x} in a field name at `{_where(path)}`", _field(path)
                     stack.append((sub, depth + 1, path + [key] if depth < 12 else path))
             else:
                 stack.extend((sub, depth + 1, path + [i] if depth < 12 else path) for i, sub in enumerate(item))

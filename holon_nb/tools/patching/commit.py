@@ -13,6 +13,12 @@ Symlink entries (a link deleted or moved by the patch) are removed, created
 and restored as links: a new link is made under a temporary name and renamed
 into place, like a file.
 
+Every operation runs relative to a descriptor of the target's parent directory,
+opened from ``/`` without following symlinks (:mod:`.dirfd`): a symlink that
+another process swaps onto a target's path after it was resolved fails the
+commit (rolled back, reported as a change during the patch) instead of
+redirecting the write outside the workspace.
+
 Before each file is renamed into place or removed, it is stat'ed again and
 compared with the ``(st_ino, st_size, st_mtime_ns)`` recorded when it was read
 (absent files must still be absent); a difference means another process wrote
@@ -23,10 +29,11 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 
-__all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "commit", "current_umask"]
+from .dirfd import DirHandles, SwappedPath
+
+__all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "SwappedPath", "commit", "current_umask"]
 
 TEMP_SUFFIX = ".holon-patch.tmp"
 
@@ -98,10 +105,29 @@ def current_umask() -> int:
     return mask
 
 
-def _write_temp(path: str, data: bytes, mode: int, owner: tuple[int, int] | None, temps: list[str]) -> str:
-    directory, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name[:80]}.", suffix=TEMP_SUFFIX, dir=directory)
-    temps.append(tmp)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+#: A temporary file: ``(descriptor of its directory, its name)``.
+_Temp = tuple[int, str]
+
+
+def _temp_name(name: str) -> str:
+    return f".{name[:80]}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+
+
+def _write_temp(dirs: DirHandles, path: str, data: bytes, mode: int, owner: tuple[int, int] | None,
+                temps: list[_Temp]) -> _Temp:
+    dfd, name = dirs.parent(path)
+    for _ in range(100):
+        tmp = _temp_name(name)
+        try:
+            fd = os.open(tmp, _TEMP_FLAGS, 0o600, dir_fd=dfd)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"no free temporary name next to {path}")
+    temps.append((dfd, tmp))
     try:
         view = memoryview(data)
         while view:
@@ -115,28 +141,36 @@ def _write_temp(path: str, data: bytes, mode: int, owner: tuple[int, int] | None
         os.fchmod(fd, mode)  # after fchown, which clears set-id bits
     finally:
         os.close(fd)
-    return tmp
+    return dfd, tmp
 
 
-def _link_temp(path: str, target: bytes, temps: list[str]) -> str:
-    directory, name = os.path.split(path)
+def _link_temp(dirs: DirHandles, path: str, target: bytes, temps: list[_Temp]) -> _Temp:
+    dfd, name = dirs.parent(path)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name[:80]}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        tmp = _temp_name(name)
         try:
-            os.symlink(os.fsdecode(target), tmp)
+            os.symlink(os.fsdecode(target), tmp, dir_fd=dfd)
         except FileExistsError:
             continue
-        temps.append(tmp)
-        return tmp
+        temps.append((dfd, tmp))
+        return dfd, tmp
     raise FileExistsError(f"no free temporary name next to {path}")
 
 
-def _verify(change: Change) -> None:
+def _put(dirs: DirHandles, tmp: _Temp, path: str, temps: list[_Temp]) -> None:
+    """Rename a temporary file over ``path`` inside the directory it was created in (never via a symlink)."""
+    dfd, name = dirs.parent(path)
+    os.replace(tmp[1], name, src_dir_fd=tmp[0], dst_dir_fd=dfd)
+    temps.remove(tmp)
+
+
+def _verify(dirs: DirHandles, change: Change) -> None:
     """Raise :class:`ChangedOnDisk` unless ``change.path`` is as it was read (no signature: not checked)."""
     if change.signature is None and change.original is not None:
         return
+    dfd, name = dirs.parent(change.path)
     try:
-        st = os.lstat(change.path)
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
         now = None
     else:
@@ -145,32 +179,29 @@ def _verify(change: Change) -> None:
         raise ChangedOnDisk(change.path)
 
 
-def _make_parents(directory: str, created: list[str]) -> None:
-    missing: list[str] = []
-    cur = directory
-    while not os.path.isdir(cur):
-        missing.append(cur)
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            break
-        cur = parent
-    for d in reversed(missing):
-        os.mkdir(d)
-        created.append(d)
-
-
 def commit(changes: list[Change]) -> None:
-    """Commit ``changes`` to disk, all or nothing (per D2).
+    """Commit ``changes`` to disk, all or nothing (per D2), through directory descriptors.
+
+    Every parent directory is opened from ``/`` without following symlinks (:mod:`.dirfd`), and
+    files are created, renamed and removed relative to it, so a symlink swapped onto a target's
+    path after it was resolved makes the commit fail (and roll back) instead of writing elsewhere.
 
     Args:
         changes: Transitions in input order; entries whose ``final`` equals ``original`` are skipped.
 
     Raises:
-        CommitError: when any step failed; everything was restored (see ``rollback_errors``).
+        CommitError: when any step failed; everything was restored (see ``rollback_errors``). Its
+            ``cause`` is :class:`ChangedOnDisk` or :class:`~.dirfd.SwappedPath` when another process
+            changed a file or a directory on the way.
     """
+    with DirHandles() as dirs:
+        _commit(dirs, changes)
+
+
+def _commit(dirs: DirHandles, changes: list[Change]) -> None:
     needs_default = any(c.mode is None and c.final is not None for c in changes)
     default_mode = 0o666 & ~current_umask() if needs_default else 0o644
-    temps: list[str] = []
+    temps: list[_Temp] = []
     created_dirs: list[str] = []
     replaced: list[Change] = []
     removed: list[Change] = []
@@ -182,62 +213,63 @@ def commit(changes: list[Change]) -> None:
         for change in writes:
             current = change.path
             step = "mkdir"
-            _make_parents(os.path.dirname(change.path), created_dirs)
+            dirs.get(os.path.dirname(change.path), created_dirs)
             step = "write"
             if change.final_link:
-                tmp = _link_temp(change.path, change.final or b"", temps)
+                tmp = _link_temp(dirs, change.path, change.final or b"", temps)
             else:
                 mode = change.mode if change.mode is not None else default_mode
-                tmp = _write_temp(change.path, change.final or b"", mode, change.owner, temps)
+                tmp = _write_temp(dirs, change.path, change.final or b"", mode, change.owner, temps)
             step = "verify"
-            _verify(change)
+            _verify(dirs, change)
             step = "rename"
-            os.replace(tmp, change.path)
-            temps.remove(tmp)
+            _put(dirs, tmp, change.path, temps)
             replaced.append(change)
         step = "remove"
         for change in removals:
             current = change.path
             step = "verify"
-            _verify(change)
+            _verify(dirs, change)
             step = "remove"
-            os.unlink(change.path)
+            dfd, name = dirs.parent(change.path)
+            os.unlink(name, dir_fd=dfd)
             removed.append(change)
     except BaseException as exc:
-        errors = _rollback(replaced, removed, created_dirs, temps, default_mode)
+        errors = _rollback(dirs, replaced, removed, created_dirs, temps, default_mode)
         if not isinstance(exc, Exception):
             raise  # interrupts and exits propagate (after the rollback)
         raise CommitError(step, current, exc, errors) from exc
 
 
-def _rollback(replaced: list[Change], removed: list[Change], created_dirs: list[str], temps: list[str],
-              default_mode: int) -> list[str]:
+def _rollback(dirs: DirHandles, replaced: list[Change], removed: list[Change], created_dirs: list[str],
+              temps: list[_Temp], default_mode: int) -> list[str]:
     errors: list[str] = []
     for change in reversed(removed + replaced):
         try:
             if change.original is None:
-                os.unlink(change.path)
+                dfd, name = dirs.parent(change.path)
+                os.unlink(name, dir_fd=dfd)
             else:
                 if change.original_link:
-                    tmp = _link_temp(change.path, change.original, temps)
+                    tmp = _link_temp(dirs, change.path, change.original, temps)
                 else:
                     mode = change.original_mode if change.original_mode is not None else default_mode
-                    tmp = _write_temp(change.path, change.original, mode, change.owner, temps)
-                os.replace(tmp, change.path)
-                temps.remove(tmp)
+                    tmp = _write_temp(dirs, change.path, change.original, mode, change.owner, temps)
+                _put(dirs, tmp, change.path, temps)
         except OSError as exc:
             errors.append(f"restore {change.path}: {exc}")
-    for tmp in temps:
+    for dfd, tmp in temps:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dfd)
         except FileNotFoundError:
             pass
         except OSError as exc:
             errors.append(f"remove temporary {tmp}: {exc}")
     for d in reversed(created_dirs):
         try:
-            if not os.listdir(d):
-                os.rmdir(d)
+            parent_fd, name = dirs.parent(d)
+            if dirs.is_empty(d):
+                os.rmdir(name, dir_fd=parent_fd)
         except OSError as exc:
             errors.append(f"remove directory {d}: {exc}")
     return errors

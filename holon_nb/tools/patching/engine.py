@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from ..errors import ToolFailure
-from .commit import ChangedOnDisk, CommitError, commit
+from .commit import ChangedOnDisk, CommitError, SwappedPath, commit
 from .detect import UNIFIED, UNIFIED_SURFACE, ParsedPatch, parse_patch
 from .failures import changed_during_patch, io_failure
 from .match import FFFD_HINT
@@ -116,7 +116,7 @@ def commit_plan(plan: Plan) -> list[str]:
         commit(changes)
     except CommitError as exc:
         cause = exc.cause
-        if isinstance(cause, ChangedOnDisk) and not exc.rollback_errors:
+        if isinstance(cause, (ChangedOnDisk, SwappedPath)) and not exc.rollback_errors:
             requested = {v: k for k, v in plan.resolved.items()}
             raise changed_during_patch(requested.get(exc.path, exc.path), exc.path) from None
         message = f"could not {exc.operation} {exc.path}; no file was changed"

@@ -136,5 +136,5 @@ def test_work_facts_come_from_the_work_service(rt) -> None:
 
 
 def test_unstorable_agent_id_is_just_unknown(rt) -> None:
-    err(rt.call("GetAgent", '{"agent_id": "\\ud800x"}'), "agent_not_found")
+    err(rt.call("GetAgent", '{"agent_id": "\\ud800x"}'), "invalid_tool_input")  # a lone surrogate is no text
     err(rt.call("GetAgent", {"agent_id": "a\x00b"}), "agent_not_found")
