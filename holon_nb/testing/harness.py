@@ -329,9 +329,31 @@ def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = 
     scrubber = Scrubber(environ, extra=extra)
     for cell in nb.cells:
         if cell.get("outputs"):
+            _scrub_streams(cell.outputs, scrubber)
             cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
     if "widgets" in nb.metadata:
         nb.metadata["widgets"] = nbformat.from_dict(scrubber.value(nb.metadata["widgets"]))
+
+
+def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
+    """D12: scrub each run of adjacent stream outputs of one name as one text (a secret printed in two
+    writes arrives as two outputs); each output keeps its place, the redaction goes where the secret starts."""
+    i = 0
+    while i < len(outputs):
+        out = outputs[i]
+        if out.get("output_type") != "stream":
+            i += 1
+            continue
+        j = i
+        while (j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream"
+               and outputs[j + 1].get("name") == out.get("name")):
+            j += 1
+        if j > i:
+            texts = ["".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
+                     for o in outputs[i:j + 1]]
+            for o, text in zip(outputs[i:j + 1], scrubber.pieces(texts)):
+                o["text"] = text
+        i = j + 1
 
 
 def _write_stderr(text: str) -> None:

@@ -99,7 +99,7 @@ class AgentWork:
         wid = new_id("work")
         path = self.svc.records.plan_path(self.agent_id, wid)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(safe_text(plan or ""), encoding="utf-8")
+        path.write_text(safe_text(self.svc.rt._scrubber().text(plan or "")), encoding="utf-8")  # D6
         now = fmt(utcnow())
         rec = {"id": wid, "agent_id": self.agent_id, "workspace_id": self._workspace_id(),
                "objective": safe_text(objective), "state": "open", "plan_status": plan_status or "draft",
