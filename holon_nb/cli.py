@@ -14,6 +14,9 @@ Verbs:
   ``docs/model-tool-schema-inventory.json`` (D8).
 - ``holon-nb run NOTEBOOK ...`` — execute a notebook headless
   (notebook-tests spec §1; logic in :mod:`holon_nb.testing.harness`).
+- ``holon-nb prune [--home DIR] [--dry-run]`` — remove old command artifacts and
+  ended tasks' logs by the home's policy (D13; :mod:`holon_nb.runtime.housekeeping.prune`)
+  and print what was removed.
 
 Exit status:
 
@@ -29,7 +32,10 @@ run          no unexpected cell error / a cell raised outside a
              ``raises-exception`` cell, a cell timed out, the run hit its
              overall limit, holon_nb did not load or the final wait
              failed / usage error (missing notebook, bad -p, unknown
-             kernel, OUT = input) / the kernel died
+             kernel, OUT = input, a file that is not a notebook) / the
+             kernel died
+prune        pruned (or nothing to prune) / — / usage error (no holon
+             home there, a negative limit) / —
 ===========  ===========================================================
 
 Example::
@@ -83,6 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 with a unified diff when the file is stale")
     p.add_argument("--output", metavar="PATH", type=Path, default=None,
                    help="inventory file (default: docs/model-tool-schema-inventory.json of the checkout)")
+
+    p = sub.add_parser("prune", help="remove old command artifacts and ended tasks' logs from a holon home")
+    p.add_argument("--home", metavar="DIR", type=Path, default=None,
+                   help="the holon home (default $HOLON_NB_HOME or ./.holon)")
+    p.add_argument("--max-home-bytes", metavar="N", type=int, default=None,
+                   help="size cap of the home in bytes (default $HOLON_NB_MAX_HOME_BYTES or 1 GiB; 0: no cap)")
+    p.add_argument("--max-age-days", metavar="DAYS", type=float, default=None,
+                   help="remove files older than this (default $HOLON_NB_ARTIFACT_MAX_AGE_DAYS or 14; 0: no limit)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser("run", help="execute a notebook headless and print a summary")
     p.add_argument("notebook", metavar="NOTEBOOK", type=Path)
@@ -190,7 +206,34 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     return summary.exit_code
 
 
-_VERBS = {"call": _cmd_call, "tools": _cmd_tools, "inventory": _cmd_inventory, "run": _cmd_run}
+def _cmd_prune(ns: argparse.Namespace) -> int:
+    from .runtime.housekeeping import PrunePolicy, prune_home
+    from .runtime.housekeeping.prune import StoreReader, record_task_pruned
+    from .runtime.settings import RuntimeSettings, resolve_home
+    from .runtime.store import Store
+
+    home = resolve_home(ns.home)
+    if not (home / "holon.sqlite3").is_file():
+        print(f"holon-nb prune: {home} is not a holon home (no holon.sqlite3)", file=sys.stderr)
+        return EXIT_USAGE
+    settings = RuntimeSettings()
+    cap = settings.max_home_bytes if ns.max_home_bytes is None else ns.max_home_bytes
+    days = settings.artifact_max_age_days if ns.max_age_days is None else ns.max_age_days
+    if cap < 0 or days < 0:
+        print("holon-nb prune: --max-home-bytes and --max-age-days must be 0 (no limit) or more", file=sys.stderr)
+        return EXIT_USAGE
+    store = Store(home / "holon.sqlite3")  # a running kernel's live tasks are read from the same store
+    try:
+        report = prune_home(home, StoreReader(store), PrunePolicy(cap, days * 86400 if days else None), dry_run=ns.dry_run,
+                            record=lambda task_id, info: record_task_pruned(store, task_id, info))
+    finally:
+        store.close()
+    print(json.dumps(report.to_dict(), indent=1) if ns.json else report.text(limit=1000))
+    return EXIT_OK
+
+
+_VERBS = {"call": _cmd_call, "tools": _cmd_tools, "inventory": _cmd_inventory, "run": _cmd_run,
+          "prune": _cmd_prune}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,6 +33,8 @@ SETTING_TRAITS = (
     "default_tool_output_tokens",
     "max_tool_output_tokens",
     "max_task_log_bytes",
+    "max_home_bytes",
+    "artifact_max_age_days",
     "patch_outside_workspace",
     "approval",
     "approval_timeout_s",
@@ -71,6 +73,17 @@ class HolonNB(Configurable):
         256 * 1024 * 1024,
         help="Cap of each background task's log and output spool, in bytes (default 256 MiB); "
              "past it the file stops growing and receipts say how many bytes were not kept.",
+    ).tag(config=True)
+
+    max_home_bytes = Int(
+        help="Size cap of the holon home in bytes (default 1 GiB, or $HOLON_NB_MAX_HOME_BYTES; 0: no cap). "
+             "Past it the oldest command artifacts and ended tasks' logs are pruned (never a live task's log "
+             "or a file a work item names); %holon prune does it on demand and says what it removed.",
+    ).tag(config=True)
+
+    artifact_max_age_days = Float(
+        help="Command artifacts and ended tasks' logs older than this many days are pruned (default 14, or "
+             "$HOLON_NB_ARTIFACT_MAX_AGE_DAYS; 0: no age limit).",
     ).tag(config=True)
 
     patch_outside_workspace = Bool(
@@ -160,6 +173,20 @@ class HolonNB(Configurable):
     @default("prompt_budget_tokens")
     def _default_budget(self) -> int:
         return RuntimeSettings().prompt_budget_tokens
+
+    @default("max_home_bytes")
+    def _default_home_cap(self) -> int:
+        return RuntimeSettings().max_home_bytes
+
+    @default("artifact_max_age_days")
+    def _default_artifact_age(self) -> float:
+        return RuntimeSettings().artifact_max_age_days
+
+    @validate("max_home_bytes", "artifact_max_age_days")
+    def _zero_or_more(self, proposal: Any) -> Any:
+        if isinstance(proposal["value"], bool) or proposal["value"] < 0:
+            raise TraitError(f"HolonNB.{proposal['trait'].name} must be 0 (no limit) or more, got {proposal['value']}")
+        return proposal["value"]
 
     @validate("prompt_budget_tokens")
     def _non_negative(self, proposal: Any) -> int:

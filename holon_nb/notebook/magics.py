@@ -71,10 +71,13 @@ class HolonMagics(SessionMagics):
     # ------------------------------------------------------------ %holon
     @line_magic
     @magic_arguments()
-    @argument("subcommand", nargs="?", default="status", choices=("status", "tools", "config", "wait", "say"),
+    @argument("subcommand", nargs="?", default="status",
+              choices=("status", "tools", "config", "wait", "say", "prune"),
               help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
                    "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts; "
-                   "say: tell a running agent turn something (an operator interjection).")
+                   "say: tell a running agent turn something (an operator interjection); prune: remove old "
+                   "command artifacts and ended tasks' logs by HolonNB.max_home_bytes / artifact_max_age_days.")
+    @argument("--dry-run", action="store_true", help="For `prune`: list what would be removed, remove nothing.")
     @argument("text", nargs="*", help="For `say`: the message (quote it, or write it as is).")
     @argument("--timeout", type=float, default=None,
               help="For `wait`: longest wait in seconds (default: no limit).")
@@ -92,6 +95,7 @@ class HolonMagics(SessionMagics):
             %holon tools
             %holon wait --timeout 30
             %holon say "also run the slow tests"
+            %holon prune --dry-run
         """
         s = self._session
         words = line.split(None, 1)
@@ -113,6 +117,8 @@ class HolonMagics(SessionMagics):
             display(tools_table(s.rt.registry))
         elif args.subcommand == "config":
             display(config_table(s.config, s.rt.settings))
+        elif args.subcommand == "prune":
+            display(Note(s.rt.prune(dry_run=args.dry_run).text()))
         else:
             display(status_table(s.rt, s.live.tracks()))
 

@@ -48,6 +48,7 @@ from .work.service import WorkService
 from .workspaces.service import WorkspaceService
 
 if TYPE_CHECKING:
+    from .housekeeping import PruneReport
     from .agents.conversations import ConversationStore
     from .models.providers import ProviderRegistry
     from .turns.records import TurnResult
@@ -95,6 +96,7 @@ class Runtime:
         self.events = EventBus()
         self._loop = LoopThread()
         self._closed = False
+        self._pruned_at = 0.0
         try:
             self.store = Store(self.home / "holon.sqlite3", busy_timeout_s=self.settings.store_busy_timeout_s)
         except sqlite3.OperationalError as exc:  # locked while its schema is created, or not a database
@@ -108,6 +110,7 @@ class Runtime:
             self._abort_start()
             raise
         self._finalizer = weakref.finalize(self, LoopThread.stop, self._loop)
+        self._auto_prune()
 
     def _startup_error(self, exc: sqlite3.OperationalError) -> RuntimeStartupError:
         return RuntimeStartupError(
@@ -279,6 +282,8 @@ class Runtime:
             if not is_busy(exc) or not self._loop.in_loop_thread():
                 raise
             self._start_soon(self._record_later, record)
+        if '"artifacts"' in stored_env and time.monotonic() - self._pruned_at > 30:
+            self._auto_prune()
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
                           previews=tuple(self.images.take_preview(execution_id)))
@@ -298,6 +303,39 @@ class Runtime:
                     raise
                 delay = min(delay * 2, 2.0)
         log.warning("tool execution %s was not recorded: the runtime closed while the home was locked", record["id"])
+
+    # ------------------------------------------------------------ disk (D13)
+    def prune(self, *, dry_run: bool = False, max_home_bytes: int | None = None,
+              max_age_days: float | None = None) -> "PruneReport":
+        """Prune command artifacts and ended tasks' logs of the home by the settings' policy (D13).
+
+        Args:
+            dry_run: Report what would be removed; remove nothing.
+            max_home_bytes, max_age_days: Override ``settings.max_home_bytes`` / ``artifact_max_age_days``.
+
+        Returns:
+            A :class:`~holon_nb.runtime.housekeeping.PruneReport` (``.text()`` says what was removed).
+        """
+        from .housekeeping import PrunePolicy, prune_home
+        from .housekeeping.prune import StoreReader, record_task_pruned
+
+        self._check_open()
+        cap = self.settings.max_home_bytes if max_home_bytes is None else max_home_bytes
+        days = self.settings.artifact_max_age_days if max_age_days is None else max_age_days
+        policy = PrunePolicy(max_home_bytes=cap, max_age_s=days * 86400 if days else None)
+        report = prune_home(self.home, StoreReader(self.store), policy, dry_run=dry_run,
+                            record=lambda task_id, info: record_task_pruned(self.store, task_id, info))
+        self._pruned_at = time.monotonic()
+        if report.removed and not dry_run:
+            log.info("%s", report.text(limit=5))
+        return report
+
+    def _auto_prune(self) -> None:
+        """Prune at start and, at most every 30 s, after a call that kept an artifact (never raises)."""
+        try:
+            self.prune()
+        except Exception:  # housekeeping never breaks a call
+            log.warning("pruning the holon home failed", exc_info=True)
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""

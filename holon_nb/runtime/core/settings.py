@@ -21,6 +21,13 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ[name])
+    except (KeyError, ValueError):
+        return default
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None) -> Path:
     """Resolve the holon home: explicit, else ``$HOLON_NB_HOME``, else ``<workspace or cwd>/.holon``.
 
@@ -45,6 +52,11 @@ class RuntimeSettings:
         max_tool_output_tokens: Upper cap of that budget (tokens; env ``HOLON_MAX_TOOL_OUTPUT_TOKENS``).
         tool_output_budget_tokens: Provider-projection budget for one receipt (estimated tokens, §3.4).
         max_task_log_bytes: Cap of each task log and output spool (bytes, D13).
+        max_home_bytes: Size cap of the whole holon home (bytes; env ``HOLON_NB_MAX_HOME_BYTES``; default
+            1 GiB; 0: no cap). Past it, the oldest command artifacts and ended tasks' logs are pruned
+            (:mod:`holon_nb.runtime.housekeeping.prune`; never a live task's log or a file a work item names).
+        artifact_max_age_days: Command artifacts and ended tasks' logs older than this are pruned (days; env
+            ``HOLON_NB_ARTIFACT_MAX_AGE_DAYS``; default 14; 0: no age limit).
         patch_outside_workspace: Allow ApplyPatch outside the bound roots (D3; off).
         extra_secrets: Values scrubbed from receipts besides secret environment variables (D6).
         approval: When a model's tool call asks the user first: ``never`` (default), ``on_request``
@@ -76,6 +88,8 @@ class RuntimeSettings:
     max_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_MAX_TOOL_OUTPUT_TOKENS", 64000))
     tool_output_budget_tokens: int = 2500
     max_task_log_bytes: int = 256 * 1024 * 1024
+    max_home_bytes: int = field(default_factory=lambda: _env_int("HOLON_NB_MAX_HOME_BYTES", 1024 ** 3))
+    artifact_max_age_days: float = field(default_factory=lambda: _env_float("HOLON_NB_ARTIFACT_MAX_AGE_DAYS", 14.0))
     patch_outside_workspace: bool = False
     extra_secrets: tuple[str, ...] = ()
     approval: str = "never"

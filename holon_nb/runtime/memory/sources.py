@@ -189,6 +189,14 @@ def _output_object(ex: _Execution, index: int | None) -> tuple[dict[str, Any], d
     return (result if isinstance(result, dict) else {}), extra
 
 
+def _mark_pruned(artifact: Any) -> Any:
+    """An artifact pointer whose file is gone gets ``pruned: true`` (D13: removed by the home's pruning
+    policy); the execution record's previews stay, so the ``output_ref`` keeps resolving."""
+    if isinstance(artifact, dict) and isinstance(artifact.get("path"), str) and not os.path.exists(artifact["path"]):
+        return {**artifact, "pruned": True}
+    return artifact
+
+
 def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc | None:
     found = _output_object(ex, index)
     if found is None:
@@ -204,6 +212,9 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
     slot = out.get(f"{selector}_artifact") if selector != "output" else None
     if isinstance(slot, int) and not isinstance(slot, bool) and 0 <= slot < len(artifacts):
         artifact = artifacts[slot]
+    artifacts = [_mark_pruned(a) for a in artifacts]
+    artifact = _mark_pruned(artifact)
+    pruned = any(isinstance(a, dict) and a.get("pruned") for a in artifacts)
     available = content is not None or artifact is not None
     doc: dict[str, Any] = {
         "source_type": "tool_command_output", "tool_execution_id": ex.id, "tool_name": ex.tool_name,
@@ -214,6 +225,10 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
         "truncated": bool(out.get("truncated")) or bool(out.get("initial_output_truncated")),
         "artifact": artifact,
         "message": (
+            "Output evidence recovered from the tool execution record. The full-output artifact was pruned "
+            "from the holon home (HolonNB.max_home_bytes / artifact_max_age_days); only these previews remain. "
+            "Run the command again for the full output."
+            if pruned else
             "Output evidence recovered from the tool execution record. If artifact is present, use that "
             "pointer for full bytes rather than expecting MemoryGet to stream them."
             if available else

@@ -202,6 +202,8 @@ class AgentTasks:
         if path is not None and path.exists():
             snap["artifacts"] = [{"path": str(path)}]
             snap["output_artifact"] = 0
+        elif d.get("output_pruned"):  # D13: the log was pruned by the home's policy; the summary stays
+            snap["output_pruned"] = d["output_pruned"]
         if status in ("failed", "cancelled", "interrupted"):
             snap["failure_artifact"] = self._failure_artifact(rec, bool(preview))
         return snap

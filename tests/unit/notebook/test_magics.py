@@ -290,3 +290,21 @@ def test_commands_do_not_inherit_the_kernels_forced_colours(ip: Any, run: Any, r
         assert env["result"]["stdout_preview"] == "CLICOLOR_FORCE=1\nFORCE_COLOR=1"
     finally:
         ip.run_line_magic("config", "HolonNB.command_colours = False")
+
+
+def test_holon_prune_says_what_it_removed(run, tmp_path) -> None:
+    import os
+    import time
+
+    import holon_nb
+
+    rt = holon_nb.get_runtime()
+    res = rt.call("ExecCommand", {"cmd": "seq 20000", "max_output_tokens": 100}).envelope["result"]
+    path = res["artifacts"][0]["path"]
+    old = time.time() - 30 * 86400
+    os.utime(path, (old, old))
+    dry = run("holon", "prune --dry-run")
+    assert "would remove 1 file(s)" in dry[0]["text/plain"] and path in dry[0]["text/plain"]
+    assert os.path.exists(path)
+    done = run("holon", "prune")
+    assert "removed 1 file(s)" in done[0]["text/plain"] and not os.path.exists(path)
