@@ -209,8 +209,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 def _cmd_prune(ns: argparse.Namespace) -> int:
     from .runtime.housekeeping import PrunePolicy, prune_home
     from .runtime.housekeeping.prune import StoreReader, record_task_pruned
-    from .runtime.settings import RuntimeSettings, resolve_home
-    from .runtime.store import Store
+    from .runtime.core.settings import RuntimeSettings, resolve_home
+    from .runtime.core.store import Store
 
     home = resolve_home(ns.home)
     if not (home / "holon.sqlite3").is_file():

@@ -2,7 +2,7 @@
 
 Order (commands spec §2.1, spec README consistency notes): round exposure →
 truncated-mutation guard → registry lookup → profile gate → JSON parse →
-input guard (depth, lone surrogates; :mod:`.input_guard`) →
+input limits (depth, lone surrogates; :func:`.coerce.input_problem`) →
 schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
 handler → envelope. Nothing escapes as an exception (D5).
 """
@@ -18,11 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .coerce import coerce_args
+from .coerce import coerce_args, input_problem, loads_bounded
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
-from .input_guard import input_problem, loads_bounded
 from .registry import REGISTRY, Registry
 from .schema import input_schema_view
 from .spec import PROFILE_FAMILIES, ToolSpec
@@ -178,7 +177,7 @@ def check_text_sizes(tool: str, args: BaseModel) -> None:
 
 
 def _guard_failure(name: str, parse_error: str, field: str | None = None) -> ToolError:
-    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :mod:`.input_guard`."""
+    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :func:`.coerce.input_problem`."""
     details: dict[str, Any] = {"tool_name": name, "parse_error": parse_error}
     if field is not None:
         details["field"] = field

@@ -82,7 +82,7 @@ class ToolResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
-        from ...tools.input_guard import encodable, encodable_value
+        from ...tools.text import encodable, encodable_value
 
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
         bundle = {

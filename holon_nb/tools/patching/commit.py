@@ -14,7 +14,7 @@ and restored as links: a new link is made under a temporary name and renamed
 into place, like a file.
 
 Every operation runs relative to a descriptor of the target's parent directory,
-opened from ``/`` without following symlinks (:mod:`.dirfd`): a symlink that
+opened from ``/`` without following symlinks (:class:`DirHandles`): a symlink that
 another process swaps onto a target's path after it was resolved fails the
 commit (rolled back, reported as a change during the patch) instead of
 redirecting the write outside the workspace.
@@ -27,11 +27,11 @@ it, and the commit fails with :class:`ChangedOnDisk` (rolled back as usual).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
 
-from .dirfd import DirHandles, SwappedPath
 
 __all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "SwappedPath", "commit", "current_umask"]
 
@@ -89,6 +89,94 @@ class CommitError(Exception):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.path}: {self.cause}"
+
+
+# ---------------------------------------------------------------- directory descriptors (issue 9 item 5)
+
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class SwappedPath(OSError):
+    """A directory on a target's path is no longer a plain directory (a symlink or file was swapped in)."""
+
+
+class DirHandles:
+    """Open directory descriptors by absolute path, each reached without following symlinks.
+
+    Use as a context manager; every descriptor is closed on exit. Descriptors stay valid for the
+    directory they were opened on even if its path is later swapped, so a rollback restores
+    files in the directories the commit actually wrote.
+    """
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+
+    def __enter__(self) -> "DirHandles":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every descriptor (idempotent)."""
+        fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def get(self, directory: str, created: list[str] | None = None) -> int:
+        """The descriptor of absolute ``directory``, opened component by component with ``O_NOFOLLOW``.
+
+        Args:
+            directory: A normalised absolute path (no ``.``/``..`` components).
+            created: When given, missing components are created (``mkdir`` relative to their parent's
+                descriptor) and their paths appended, in creation order.
+
+        Raises:
+            SwappedPath: a component is a symlink or not a directory.
+            FileNotFoundError: a component is missing and ``created`` is None.
+            OSError: any other failure.
+        """
+        directory = os.path.normpath(directory)
+        if directory in self._fds:
+            return self._fds[directory]
+        parent, name = os.path.split(directory)
+        if not name:  # "/"
+            fd = os.open("/", _DIR_FLAGS)
+            self._fds[directory] = fd
+            return fd
+        parent_fd = self.get(parent, created)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except FileNotFoundError:
+            if created is None:
+                raise
+            os.mkdir(name, 0o777, dir_fd=parent_fd)
+            created.append(directory)
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise SwappedPath(exc.errno, f"{directory} is no longer a directory (a symlink or file "
+                                             "took its place)", directory) from None
+            raise
+        self._fds[directory] = fd
+        return fd
+
+    def is_empty(self, directory: str) -> bool:
+        """Whether ``directory`` (reached as :meth:`get` does) has no entries."""
+        parent_fd, name = self.parent(directory)
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
+        try:
+            return not os.listdir(fd)
+        finally:
+            os.close(fd)
+
+    def parent(self, path: str, created: list[str] | None = None) -> tuple[int, str]:
+        """``(descriptor of the parent directory, final name)`` of absolute ``path``."""
+        directory, name = os.path.split(os.path.normpath(path))
+        return self.get(directory, created), name
 
 
 def current_umask() -> int:
@@ -182,7 +270,7 @@ def _verify(dirs: DirHandles, change: Change) -> None:
 def commit(changes: list[Change]) -> None:
     """Commit ``changes`` to disk, all or nothing (per D2), through directory descriptors.
 
-    Every parent directory is opened from ``/`` without following symlinks (:mod:`.dirfd`), and
+    Every parent directory is opened from ``/`` without following symlinks (:class:`DirHandles`), and
     files are created, renamed and removed relative to it, so a symlink swapped onto a target's
     path after it was resolved makes the commit fail (and roll back) instead of writing elsewhere.
 
@@ -191,7 +279,7 @@ def commit(changes: list[Change]) -> None:
 
     Raises:
         CommitError: when any step failed; everything was restored (see ``rollback_errors``). Its
-            ``cause`` is :class:`ChangedOnDisk` or :class:`~.dirfd.SwappedPath` when another process
+            ``cause`` is :class:`ChangedOnDisk` or :class:`SwappedPath` when another process
             changed a file or a directory on the way.
     """
     with DirHandles() as dirs:
