@@ -4,7 +4,7 @@ Feeds 64 MiB of command-like output in 256 KiB chunks (the process layer's read 
 ``Scrubber.stream()`` with three secrets configured: once with no secret in the text, once with
 a secret in every chunk. Prints MiB/s; no goal is asserted (run it on a quiet machine to compare).
 
-    python benchmarks/scrub_stream.py
+    python benchmarks/bench_scrub_stream.py
 """
 
 from __future__ import annotations
