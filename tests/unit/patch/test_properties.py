@@ -170,7 +170,9 @@ def _corrupt(patch: str, how: str, data: st.DataObject) -> str | None:
         del lines[data.draw(st.sampled_from(middles))]
     else:  # truncate inside a context/removed line, cutting at least its final ';'
         i = data.draw(st.sampled_from(body))
-        keep = data.draw(st.integers(1, len(lines[i]) - 1))
+        # the cut must take the ';' itself: a CRLF file's line ends in '\r', and cutting only that
+        # leaves a line the engine rightly matches (CR tolerance), so the patch would be valid
+        keep = data.draw(st.integers(1, lines[i].rstrip("\r").rfind(";")))
         return "\n".join(lines[:i] + [lines[i][:keep]])
     return "\n".join(lines)
 
