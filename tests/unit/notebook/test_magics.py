@@ -192,8 +192,14 @@ def test_task_input_no_newline_before_the_id_or_as_the_last_word(run: Any, recei
     assert [r["result"]["bytes_written"] for r in (first, second, third)] == [2, 3, len("e --no-newline\n")]
     with pytest.raises(UsageError, match="nothing to send"):
         run("task_input", f"{task_id} --no-newline")
+    # cat echoes what it read once it is scheduled: wait for that (a loaded machine may take a while)
+    deadline = time.monotonic() + 30
+    while True:
+        (out,) = receipts(run("task_output", f"{task_id} --no-block"), "TaskOutput")
+        if "abc\tde --no-newline\n" in out["result"]["task"]["output_preview"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     run("task_stop", task_id)
-    (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
     assert "abc\tde --no-newline\n" in out["result"]["task"]["output_preview"]
 
 
