@@ -17,6 +17,8 @@ Verbs:
 - ``holon-nb prune [--home DIR] [--dry-run]`` — remove old command artifacts and
   ended tasks' logs by the home's policy (D13; :mod:`holon_nb.runtime.housekeeping.prune`)
   and print what was removed.
+- ``holon-nb test [PATHS] [pytest options]`` — ``pytest --holon-nb``: test notebooks against
+  their saved outputs (spec §2; :mod:`holon_nb.testing.plugin`); exits with pytest's status.
 
 Exit status:
 
@@ -108,8 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-cell timeout in seconds (default 120); the whole run stops at 10x this")
     p.add_argument("--kernel", metavar="NAME", default=None,
                    help="kernelspec name (default: a python3 kernel running this interpreter)")
-    p.add_argument("--cassettes", choices=["off"], default="off",
-                   help="model-call cassette mode; only 'off' exists so far")
+    p.add_argument("--cassettes", choices=["replay", "record", "auto", "off"], default=None,
+                   help="model calls of %%%%agent turns: replay from <stem>.holon/cassettes/ (no network), record "
+                        "them, auto (replay what exists, record the rest) or off (call the provider); default: "
+                        "the notebook's own setting")
     p.add_argument("-p", "--parameter", metavar="NAME=VALUE", dest="parameters", action="append",
                    type=_parameter, default=[],
                    help="inject a parameter after the cell tagged 'parameters' (VALUE parsed as JSON when it parses)")
@@ -117,7 +121,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kernel working directory (default: the notebook's directory)")
     p.add_argument("--keep-going", action="store_true",
                    help="run every cell even after one failed (default: stop at the first failed cell)")
+
+    p = sub.add_parser("test", help="test notebooks against their saved outputs (pytest --holon-nb)",
+                       description="Runs pytest --holon-nb with the remaining arguments: notebook paths and any "
+                                   "pytest or plugin option (--holon-nb-update, --holon-nb-repeat N, "
+                                   "--holon-nb-per-cell, -n auto, -k …).")
+    p.add_argument("pytest_args", metavar="[PATHS] [pytest options]", nargs=argparse.REMAINDER)
     return parser
+
+
+def _cmd_test(ns: argparse.Namespace) -> int:
+    import pytest
+
+    # holon_nb is imported already (this command is part of it): pytest cannot rewrite its asserts, and says so
+    return int(pytest.main(["-W", "ignore::pytest.PytestAssertRewriteWarning", "--holon-nb", *ns.pytest_args]))
 
 
 def _cmd_call(ns: argparse.Namespace) -> int:
@@ -198,7 +215,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 
     try:
         summary = run_notebook(ns.notebook, output=ns.output, timeout=ns.timeout, kernel_name=ns.kernel,
-                               parameters=dict(ns.parameters), cwd=ns.cwd, keep_going=ns.keep_going)
+                               parameters=dict(ns.parameters), cwd=ns.cwd, keep_going=ns.keep_going,
+                               cassettes=ns.cassettes)
     except HarnessUsageError as exc:
         print(f"holon-nb run: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -233,7 +251,7 @@ def _cmd_prune(ns: argparse.Namespace) -> int:
 
 
 _VERBS = {"call": _cmd_call, "tools": _cmd_tools, "inventory": _cmd_inventory, "run": _cmd_run,
-          "prune": _cmd_prune}
+          "prune": _cmd_prune, "test": _cmd_test}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,7 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Raises:
         SystemExit: with status 2 for an argparse usage error (and 0 for ``--help``).
     """
-    ns = build_parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["test"] and not {"-h", "--help"} & set(args[1:2]):
+        return _cmd_test(argparse.Namespace(pytest_args=args[1:]))  # every option is pytest's
+    ns = build_parser().parse_args(args)
     return _VERBS[ns.verb](ns)
 
 

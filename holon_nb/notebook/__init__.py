@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 from typing import Any
@@ -69,6 +70,26 @@ def load(ip: Any) -> None:
         raise
     set_session(session)
     set_current(rt)
+    global _atexit_registered
+    if not _atexit_registered:
+        atexit.register(_close_at_exit)
+        _atexit_registered = True
+
+
+_atexit_registered = False
+
+
+def _close_at_exit() -> None:
+    """At interpreter exit (a kernel's shutdown_request ends there), close the runtime as
+    ``%unload_ext`` would: running tasks stop and the SQLite store closes (its WAL checkpointed,
+    so no ``-wal``/``-shm`` files stay beside ``holon.sqlite3``)."""
+    session = current_session()
+    if session is None:
+        return
+    try:
+        unload(session.shell)
+    except Exception:  # exiting anyway; a failed close must not hide the kernel's own exit
+        log.debug("closing holon_nb at exit failed", exc_info=True)
 
 
 def unload(ip: Any) -> None:

@@ -311,6 +311,8 @@ class TurnHub:
 class AgentMagics(SessionMagics):
     """``%%agent``, ``%agents``, ``%models``."""
 
+    _default_cassettes = 0  # %%agent turns given the default cassette so far (per kernel session)
+
     @cell_magic
     @magic_arguments()
     @argument("--agent", default=None, help="The agent (default: the notebook's agent); a new id creates it.")
@@ -321,8 +323,8 @@ class AgentMagics(SessionMagics):
     @argument("--cassette", default=None,
               help="Record/replay cassette (.jsonl, relative to the notebook's directory); default HolonNB.cassette.")
     @argument("--mode", dest="cassette_mode", default=None,
-              choices=("auto", "record", "replay", "verify", "lenient"),
-              help="Cassette mode (default HolonNB.cassette_mode: auto).")
+              choices=("auto", "record", "replay", "verify", "lenient", "off"),
+              help="Cassette mode (default HolonNB.cassette_mode: $HOLON_NB_CASSETTE_MODE, else auto).")
     @argument("--wait", action="store_true", help="Block the cell until the turn ends.")
     @argument("--follow", type=int, nargs="?", const=5, default=None, metavar="N",
               help="After the turn, keep the agent going: when a wait it declared is woken (its background "
@@ -351,10 +353,14 @@ class AgentMagics(SessionMagics):
             raise UsageError(f"%%agent --follow must be 0 or more, got {args.follow}")
         s = self._session
         model = args.model or s.config.model or None
+        mode = args.cassette_mode or s.config.cassette_mode
         cassette = args.cassette or s.config.cassette or None
+        if not cassette and mode != "off" and os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV):
+            self._default_cassettes += 1  # under holon-nb run/test: the notebook's own cassette folder
+            cassette = str(default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes))
         cas = None
-        if cassette:
-            cas = _cassette(s, cassette, args.cassette_mode or s.config.cassette_mode)
+        if cassette and mode != "off":
+            cas = _cassette(s, cassette, mode)
         if cas is not None and args.follow is not None:
             raise UsageError("%%agent --follow cannot be used with a cassette (a cassette holds one turn)")
         run = s.turns.start(message, args.agent, model, args.max_rounds, cassette=cas, follow=args.follow)
@@ -424,7 +430,21 @@ def _cassette(session: "_Session", path: str, mode: str) -> Any:
         return CassetteProvider(None, full, mode, workspace=session.rt.workspace, holon_home=session.rt.home,
                                 secrets=session.rt.scrubber().values)
     except (CassetteError, ValueError) as exc:
-        raise UsageError(f"cassette {full}: {exc}") from None
+        notebook = os.environ.get(NOTEBOOK_ENV)
+        hint = f"; record it with: holon-nb run {notebook} --cassettes record" if notebook else ""
+        raise UsageError(f"cassette {full}: {exc}{hint}") from None
+
+
+#: Set by ``holon-nb run``/``test`` in the kernel's environment: the notebook being run.
+NOTEBOOK_ENV = "HOLON_NB_NOTEBOOK"
+MODE_ENV = "HOLON_NB_CASSETTE_MODE"
+
+
+def default_cassette(notebook: str, n: int) -> Path:
+    """The cassette of the ``n``-th ``%%agent`` turn without ``--cassette`` in a headless run of ``notebook``:
+    ``<stem>.holon/cassettes/agent-<n>.jsonl`` beside it (notebook-tests spec §5)."""
+    nb = Path(notebook)
+    return nb.with_name(f"{nb.stem}.holon") / "cassettes" / f"agent-{n}.jsonl"
 
 
 __all__ += ["render_transcript", "Note"]

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, default, validate
@@ -151,10 +152,16 @@ class HolonNB(Configurable):
     ).tag(config=True)
 
     cassette_mode = Enum(
-        ("auto", "record", "replay", "verify", "lenient"), "auto",
+        ("auto", "record", "replay", "verify", "lenient", "off"),
         help="How %%agent uses its cassette: auto (replay when the file exists, else record), record, replay "
-             "(offline; drift is an error), verify, lenient.",
+             "(offline; drift is an error), verify, lenient, off (no cassette: call the provider). "
+             "Default: $HOLON_NB_CASSETTE_MODE (holon-nb test sets replay), else auto.",
     ).tag(config=True)
+
+    @default("cassette_mode")
+    def _default_cassette_mode(self) -> str:
+        mode = os.environ.get("HOLON_NB_CASSETTE_MODE", "").strip().lower()
+        return mode if mode in ("auto", "record", "replay", "verify", "lenient", "off") else "auto"
 
     live_update_hz = Float(
         10.0,

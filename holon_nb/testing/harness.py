@@ -52,6 +52,8 @@ from .summary import CellReport, RunSummary, count_receipts, format_summary
 
 __all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
 
+#: ``--cassettes`` modes (spec §1, §5).
+CASSETTE_MODES = ("replay", "record", "auto", "off")
 #: The whole run stops at this many times the per-cell timeout (spec §1.4).
 OVERALL_FACTOR = 10
 _GRACE_S = 30.0  # slack (s) for the final wait and the silent stop request beyond their own timeouts
@@ -390,7 +392,7 @@ def _reap(home: str, workspace: Path) -> list[str]:
 def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
                  timeout: float = 120, kernel_name: str | None = None, parameters: Mapping[str, str] | None = None,
                  cwd: str | os.PathLike[str] | None = None, progress: bool | None = None,
-                 keep_going: bool = False) -> RunSummary:
+                 keep_going: bool = False, cassettes: str | None = None) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
     Args:
@@ -406,6 +408,10 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
         keep_going: Run every cell even after one failed; by default the run stops at the first cell
             that raised outside a ``raises-exception`` cell (or timed out), as nbclient does, so the
             summary names the cause rather than what followed from it.
+        cassettes: Model-call cassette mode of ``%%agent`` turns (spec §5): ``replay``, ``record``,
+            ``auto`` or ``off``; None leaves the notebook's own setting. Given, the kernel gets
+            ``HOLON_NB_CASSETTE_MODE`` and ``HOLON_NB_NOTEBOOK``, and a turn without ``--cassette``
+            uses ``<stem>.holon/cassettes/agent-<n>.jsonl``.
 
     Returns:
         The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
@@ -416,6 +422,8 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
     started = time.monotonic()
     if not timeout or timeout <= 0:
         raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
+    if cassettes is not None and cassettes not in CASSETTE_MODES:
+        raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
     nb = _read(src)
     for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
@@ -443,6 +451,9 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
     )
     runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going)
     env = kernel_env(home, kernel_name)
+    if cassettes is not None:
+        env["HOLON_NB_CASSETTE_MODE"] = cassettes
+        env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
     try:
         with open(scratch / "kernel.log", "wb") as log:
             run_sync(runner.run)(env, kernel_cwd, log)

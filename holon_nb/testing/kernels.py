@@ -46,6 +46,19 @@ class InterpreterKernelSpecManager(KernelSpecManager):
         return super().get_kernel_spec(kernel_name)
 
 
+class _KernelManager(AsyncKernelManager):
+    """A kernel manager that counts :data:`INTERPRETER_KERNEL` as an IPython kernel.
+
+    nbclient gives ``--HistoryManager.hist_file=:memory:`` only to kernels whose manager says
+    ``ipykernel`` (jupyter_client: names ``python``, ``python2``, ``python3``); without it a run
+    writes ``history.sqlite`` into the user's IPython directory.
+    """
+
+    @property
+    def ipykernel(self) -> bool:
+        return self.kernel_name == INTERPRETER_KERNEL or super().ipykernel
+
+
 def kernel_manager(kernel_name: str | None) -> AsyncKernelManager:
     """Return an unstarted kernel manager for ``kernel_name`` (None: this interpreter).
 
@@ -57,7 +70,7 @@ def kernel_manager(kernel_name: str | None) -> AsyncKernelManager:
     specs.get_kernel_spec(name)  # fail early, before any process starts
     # CurveZMQ keys when both sides support them ("auto" applies only to specs that declare it).
     encryption = "auto" if zmq.has("curve") else "disabled"
-    return AsyncKernelManager(kernel_name=name, kernel_spec_manager=specs, transport_encryption=encryption)
+    return _KernelManager(kernel_name=name, kernel_spec_manager=specs, transport_encryption=encryption)
 
 
 def _site_dirs() -> set[Path]:

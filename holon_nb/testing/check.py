@@ -1,0 +1,233 @@
+"""One notebook as a regression test: run it, compare with its saved outputs, update, repeat.
+
+This is what the pytest plugin (:mod:`holon_nb.testing.plugin`) does for each
+notebook, without pytest: :func:`check_notebook` runs the notebook with
+:func:`~holon_nb.testing.harness.run_notebook` (model calls replayed from its
+cassettes by default, spec §5), compares every compared cell with the saved
+outputs (:mod:`holon_nb.testing.compare`), and returns a :class:`NotebookCheck`
+whose :meth:`~NotebookCheck.report` names the notebook, each failing cell's
+index and first line, and what differs.
+
+Example::
+
+    check = check_notebook("notebooks/01-quickstart.ipynb", CheckOptions(repeat=3))
+    if check.failed:
+        print(check.report())
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import nbformat
+from nbformat import NotebookNode
+
+from .compare import CellDiff, compare_notebooks, compared_cells
+from .harness import run_notebook
+from .normalize import Normalizer, Roots, UserRule, parse_rules
+from .summary import RunSummary
+
+__all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "notebook_rules"]
+
+
+@dataclass
+class CheckOptions:
+    """How :func:`check_notebook` runs a notebook.
+
+    Attributes:
+        timeout: Per-cell timeout in seconds (the run stops at 10x).
+        cassettes: ``replay`` (default in tests), ``record``, ``auto`` or ``off`` (spec §5).
+        update: Rewrite the saved notebook's mismatching cells with the fresh outputs (never cells
+            that raised unexpectedly).
+        repeat: Run the notebook this many times; any difference between runs fails (spec §6).
+        rules: User normalisers from the pytest configuration, applied after the notebook's own.
+        kernel_name: Kernelspec name; None runs a kernel on this interpreter.
+    """
+
+    timeout: float = 120.0
+    cassettes: str | None = "replay"
+    update: bool = False
+    repeat: int = 1
+    rules: Sequence[UserRule] = ()
+    kernel_name: str | None = None
+
+
+@dataclass
+class CellProblem:
+    """Why one cell fails: ``kind`` is ``error`` (raised unexpectedly or timed out), ``mismatch``
+    (differs from the saved output) or ``nondeterministic`` (two runs differ)."""
+
+    index: int
+    first_line: str
+    kind: str
+    message: str
+
+
+@dataclass
+class NotebookCheck:
+    """The outcome of :func:`check_notebook`.
+
+    Attributes:
+        path: The notebook.
+        summary: The first run's :class:`~holon_nb.testing.summary.RunSummary`.
+        cells: Problems by cell, in cell order.
+        problems: Notebook-level problems (kernel died, tasks left running, extension did not load).
+        updated_cells: Cells rewritten by ``update`` (indices).
+        not_run: Code cells not run because an earlier cell failed.
+        runs: How many runs were made.
+        compare_s: Seconds spent comparing (all runs).
+    """
+
+    path: Path
+    summary: RunSummary
+    cells: list[CellProblem] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    updated_cells: list[int] = field(default_factory=list)
+    not_run: list[int] = field(default_factory=list)
+    runs: int = 1
+    compare_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """True when any cell or notebook-level problem was found."""
+        return bool(self.cells or self.problems)
+
+    def for_cell(self, index: int) -> list[CellProblem]:
+        """The problems of cell ``index``."""
+        return [p for p in self.cells if p.index == index]
+
+    def report(self, cells: Sequence[CellProblem] | None = None, notebook_level: bool = True) -> str:
+        """Readable failure text: the notebook (and its notebook-level problems unless
+        ``notebook_level`` is False), then per cell ``cell N (first line): kind`` and the details."""
+        lines = [f"notebook {self.path}"]
+        lines += [f"  {p}" for p in self.problems] if notebook_level else []
+        for p in self.cells if cells is None else cells:
+            lines.append(f"cell {p.index} ({p.first_line}): {p.kind}")
+            lines += [f"    {line}" for line in p.message.splitlines()]
+        return "\n".join(lines)
+
+
+def notebook_rules(nb: NotebookNode) -> list[UserRule]:
+    """User normalisers of ``metadata.holon_nb.normalize`` (spec §3.5).
+
+    Raises:
+        ValueError: for a malformed entry (see :func:`~holon_nb.testing.normalize.parse_rules`).
+    """
+    return parse_rules((nb.metadata.get("holon_nb") or {}).get("normalize"))
+
+
+def _error_text(cell: NotebookNode) -> str:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            tb = [line for line in (out.get("traceback") or [])][-6:]
+            from .normalize import strip_ansi
+
+            return strip_ansi("\n".join(tb)) or f"{out.get('ename')}: {out.get('evalue')}"
+    return ""
+
+
+def _run(path: Path, options: CheckOptions, scratch: Path, n: int) -> tuple[RunSummary, NotebookNode]:
+    out = scratch / f"run-{n}.ipynb"
+    summary = run_notebook(path, output=out, timeout=options.timeout, kernel_name=options.kernel_name,
+                           cassettes=options.cassettes, progress=False)
+    return summary, nbformat.read(out, as_version=4)
+
+
+def _roots(saved: NotebookNode, summaries: Sequence[RunSummary], workspace: Path) -> Roots:
+    recorded = Roots.from_mapping((saved.metadata.get("holon_nb") or {}).get("recorded_roots"))
+    homes = tuple(s.holon_home for s in summaries if s.holon_home)
+    return recorded.merged(Roots.current(home=None, workspace=workspace)).merged(Roots(home=homes))
+
+
+def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequence[int], roots: Roots) -> None:
+    for i in cells:
+        fresh = executed.cells[i]
+        saved.cells[i].outputs = fresh.outputs
+        saved.cells[i].execution_count = fresh.get("execution_count")
+        meta = fresh.metadata.get("holon_nb")
+        if meta is not None:
+            saved.cells[i].metadata["holon_nb"] = meta
+        else:
+            saved.cells[i].metadata.pop("holon_nb", None)
+    holon_meta = saved.metadata.setdefault("holon_nb", {})
+    previous = Roots.from_mapping(holon_meta.get("recorded_roots"))
+    fresh_roots = previous.merged(roots).as_mapping()
+    holon_meta["recorded_roots"] = {k: list(dict.fromkeys(v))[-4:] for k, v in fresh_roots.items()}
+    if "widgets" in executed.metadata:
+        saved.metadata["widgets"] = executed.metadata["widgets"]
+    tmp = path.with_name(path.name + ".tmp")
+    nbformat.write(saved, tmp)
+    os.replace(tmp, path)
+
+
+def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = None) -> NotebookCheck:
+    """Run ``path`` ``options.repeat`` times and compare with its saved outputs (spec §2, §3, §6).
+
+    Returns:
+        The :class:`NotebookCheck`; ``failed`` tells whether the test fails.
+
+    Raises:
+        HarnessUsageError: the notebook cannot be read, or a usage mistake in ``options``.
+        ValueError: a malformed normaliser in the notebook's metadata.
+    """
+    options = options or CheckOptions()
+    path = Path(path)
+    saved = nbformat.read(path, as_version=4)
+    rules = notebook_rules(saved) + list(options.rules)
+    scratch = Path(tempfile.mkdtemp(prefix="holon-nb-test-"))
+    try:
+        runs = [_run(path, options, scratch, n) for n in range(1, max(1, options.repeat) + 1)]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    summary, executed = runs[0]
+    check = NotebookCheck(path=path, summary=summary, runs=len(runs))
+    workspace = path.resolve().parent
+    norm = Normalizer(_roots(saved, [s for s, _ in runs], workspace), rules)
+
+    errors: set[int] = set()
+    for cell in summary.cells:
+        if cell.status in ("error", "timeout"):
+            errors.add(cell.index)
+            what = "timed out" if cell.status == "timeout" else f"raised {cell.ename}"
+            detail = _error_text(executed.cells[cell.index]) if cell.index < len(executed.cells) else ""
+            check.cells.append(CellProblem(cell.index, cell.first_line, "error", f"{what}\n{detail}".rstrip()))
+    if summary.stopped_after is not None:
+        check.not_run = [c.index for c in summary.cells if c.index > summary.stopped_after and c.status == "skipped"]
+    if summary.kernel_died:
+        check.problems.append("the kernel died")
+    check.problems += summary.problems
+    allow_running = bool((saved.metadata.get("holon_nb") or {}).get("allow_running_tasks"))
+    if summary.tasks_left_running and not allow_running and not summary.kernel_died:
+        check.problems.append("tasks left running after the final wait (stopped): "
+                              + ", ".join(summary.tasks_left_running)
+                              + " (set metadata.holon_nb.allow_running_tasks: true to allow)")
+
+    started = time.perf_counter()
+    if len(saved.cells) != len(executed.cells):
+        check.problems.append("the executed notebook does not have the saved notebook's cells")
+        return check
+    compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
+    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared)
+    for k, (_, other) in enumerate(runs[1:], start=2):
+        for d in compare_notebooks(executed, other, norm, labels=("run 1", f"run {k}"),
+                                   cells=[i for i in compared if i not in {p.index for p in check.cells}]):
+            check.cells.append(CellProblem(d.index, d.first_line, "nondeterministic",
+                                           f"run {k} differs from run 1: {d.message}"))
+    check.compare_s = time.perf_counter() - started
+
+    if options.update:
+        changed = [d.index for d in diffs]
+        if changed:
+            _update(path, saved, executed, changed, norm.roots)
+        check.updated_cells = changed
+    else:
+        check.cells += [CellProblem(d.index, d.first_line, "mismatch", d.message) for d in diffs]
+    check.cells.sort(key=lambda p: p.index)
+    return check
+

@@ -1,0 +1,279 @@
+"""Comparing a notebook's saved outputs with a fresh run's (notebook-tests spec §3).
+
+:func:`compare_notebooks` takes the saved notebook and the executed one (same
+cells, same order) and returns one :class:`CellDiff` per differing code cell,
+each with a readable ``message``: a unified diff of the normalised text, or for
+a receipt the JSON pointer of every differing value with expected and actual.
+
+What is compared, per code cell (after :func:`apply_display_updates`):
+
+- streams: all ``stdout`` text of the cell as one text, all ``stderr`` as another,
+  rendered as a terminal would (:func:`~holon_nb.testing.normalize.terminal_text`);
+- each ``display_data``/``execute_result`` in order: the receipt when one is in the
+  bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
+  else ``text/plain`` (``text/html`` ignored when ``text/plain`` exists); images by
+  format and pixel size; widget views ignored; other types as masked text;
+- an error output: only its exception name, and only in ``raises-exception`` cells
+  (elsewhere an error fails the run before any comparison).
+
+Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared; in a
+notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
+
+__all__ = ["CellDiff", "Item", "apply_display_updates", "cell_items", "compare_cells", "compare_notebooks",
+           "compared_cells", "first_line", "is_lax"]
+
+WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+SKIP_TAGS = ("holon-skip",)
+IGNORE_TAGS = ("holon-ignore-output",)
+CHECK_TAG = "holon-check-output"
+LAX_TAG = "holon-lax"
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
+_MAX_POINTERS = 20
+
+
+@dataclass(frozen=True)
+class Item:
+    """One normalised output: ``kind`` (``stdout``, ``stderr``, ``receipt``, ``text/plain``,
+    ``image/png``, ``error``, …) and ``value`` (text, masked JSON, or an image's size)."""
+
+    kind: str
+    value: Any
+
+
+@dataclass
+class CellDiff:
+    """A code cell whose outputs differ.
+
+    Attributes:
+        index: The cell's index in the notebook.
+        first_line: First non-empty line of its source (≤ 60 characters).
+        message: Readable report: for the first differing output, a unified diff or JSON pointers.
+        pointers: For a receipt, ``[(json_pointer, expected, actual)]`` of the first differing receipt.
+    """
+
+    index: int
+    first_line: str
+    message: str
+    pointers: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+def first_line(source: str) -> str:
+    """The first non-empty line of ``source``, at most 60 characters."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+def _tags(node: Mapping[str, Any]) -> list[str]:
+    return list((node.get("metadata") or {}).get("tags") or [])
+
+
+def is_lax(nb: Mapping[str, Any]) -> bool:
+    """True when the notebook is tagged ``holon-lax`` (``metadata.tags`` or ``metadata.holon_nb.lax``)."""
+    meta = nb.get("metadata") or {}
+    return LAX_TAG in (meta.get("tags") or []) or bool((meta.get("holon_nb") or {}).get("lax"))
+
+
+def compared_cells(nb: Mapping[str, Any]) -> list[int]:
+    """Indices of the code cells whose outputs are compared (spec §3.6)."""
+    lax = is_lax(nb)
+    out = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell.get("cell_type") != "code":
+            continue
+        tags = _tags(cell)
+        if any(t in tags for t in SKIP_TAGS + IGNORE_TAGS) or (lax and CHECK_TAG not in tags):
+            continue
+        out.append(i)
+    return out
+
+
+def _source(cell: Mapping[str, Any]) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def apply_display_updates(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Outputs as a reader finally sees them: ``update_display_data`` applied to the output with
+    the same ``display_id`` (then dropped), and everything before a ``clear_output`` dropped.
+
+    Saved notebooks and nbclient's executed copies already have both applied; a notebook
+    written by other tools may still hold the raw messages.
+    """
+    shown: list[dict[str, Any]] = []
+    for out in outputs:
+        out = dict(out)
+        kind = out.get("output_type")
+        if kind == "clear_output":
+            shown = []
+            continue
+        if kind == "update_display_data":
+            did = (out.get("transient") or {}).get("display_id")
+            for target in shown:
+                if did and (target.get("transient") or {}).get("display_id") == did:
+                    target["data"], target["metadata"] = out.get("data", {}), out.get("metadata", {})
+            continue
+        shown.append(out)
+    return shown
+
+
+def _joined(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
+    try:
+        raw = base64.b64decode(_joined(data))
+    except (ValueError, TypeError):
+        return None
+    if mime == "image/png" and raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) >= 24:
+        return struct.unpack(">II", raw[16:24])
+    if mime == "image/gif" and raw[:3] == b"GIF" and len(raw) >= 10:
+        return struct.unpack("<HH", raw[6:10])
+    if mime == "image/jpeg":
+        i = 2
+        while i + 9 < len(raw):
+            if raw[i] != 0xFF:
+                return None
+            marker, length = raw[i + 1], struct.unpack(">H", raw[i + 2:i + 4])[0]
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                h, w = struct.unpack(">HH", raw[i + 5:i + 9])
+                return w, h
+            i += 2 + length
+    return None
+
+
+def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
+    if WIDGET_MIMETYPE in data:
+        return []  # a live view; its final receipt is a plain output (spec §3.3)
+    if RESULT_MIMETYPE in data:
+        value = data[RESULT_MIMETYPE]
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        return [Item("receipt", norm.json(value))]
+    items: list[Item] = []
+    for mime in sorted(data):
+        value = data[mime]
+        if mime in _IMAGE_TYPES:
+            items.append(Item(mime, _image_size(mime, value)))
+        elif mime == "text/html" and "text/plain" in data:
+            continue
+        elif isinstance(value, (dict, list)) and mime.endswith("json"):
+            items.append(Item(mime, norm.json(value)))
+        else:
+            items.append(Item(mime, norm.text(_joined(value))))
+    return items
+
+
+def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
+    """The normalised outputs of one code cell, in comparison order (see the module docstring)."""
+    items: list[Item] = []
+    streams: dict[str, str] = {}
+    error: Item | None = None
+    for out in apply_display_updates(cell.get("outputs") or []):
+        kind = out.get("output_type")
+        if kind == "stream":
+            name = out.get("name", "stdout")
+            streams[name] = streams.get(name, "") + _joined(out.get("text", ""))
+        elif kind in ("display_data", "execute_result"):
+            items.extend(_bundle_items(out.get("data") or {}, norm))
+        elif kind == "error":
+            error = Item("error", out.get("ename"))
+    for name in ("stdout", "stderr"):
+        if name in streams:
+            text = norm.stream(streams[name])
+            if text:
+                items.append(Item(name, text))
+    if error is not None and "raises-exception" in _tags(cell):
+        items.append(error)
+    return items
+
+
+def _as_text(item: Item) -> str:
+    if isinstance(item.value, str):
+        return item.value
+    return json.dumps(item.value, indent=1, sort_keys=True, ensure_ascii=False)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _describe(position: int, expected: Item | None, actual: Item | None,
+              labels: tuple[str, str]) -> tuple[str, list[tuple[str, Any, Any]]]:
+    if expected is None or actual is None:
+        present = expected or actual
+        assert present is not None
+        side = labels[0] if actual is None else labels[1]
+        text = _as_text(present)
+        shown = text if len(text) <= 600 else text[:599] + "…"
+        return f"output {position}: {present.kind} only in {side}:\n{shown}", []
+    if expected.kind != actual.kind:
+        return (f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
+                + _unified(_as_text(expected), _as_text(actual), labels)), []
+    if expected.kind == "receipt" or (isinstance(expected.value, (dict, list)) and isinstance(actual.value, (dict, list))):
+        pointers = json_differences(expected.value, actual.value)
+        lines = [f"output {position}: {expected.kind} differs at {len(pointers)} place(s):"]
+        for ptr, e, a in pointers[:_MAX_POINTERS]:
+            lines.append(f"  {ptr}: {labels[0]} {_short(e)}, {labels[1]} {_short(a)}")
+        if len(pointers) > _MAX_POINTERS:
+            lines.append(f"  … and {len(pointers) - _MAX_POINTERS} more")
+        return "\n".join(lines), pointers
+    return f"output {position}: {expected.kind} differs:\n" + _unified(_as_text(expected), _as_text(actual), labels), []
+
+
+def _unified(expected: str, actual: str, labels: tuple[str, str]) -> str:
+    diff = difflib.unified_diff(expected.splitlines(), actual.splitlines(), labels[0], labels[1], lineterm="", n=2)
+    lines = list(diff)
+    if len(lines) > 60:
+        lines = lines[:60] + [f"… ({len(lines) - 60} more diff lines)"]
+    return "\n".join(lines) if lines else f"(differs only in whitespace) {expected!r} != {actual!r}"
+
+
+def compare_cells(index: int, expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer,
+                  labels: tuple[str, str] = ("saved", "this run")) -> CellDiff | None:
+    """Compare one cell of two notebooks; None when equal after normalisation."""
+    want, got = cell_items(expected, norm), cell_items(actual, norm)
+    if want == got:
+        return None
+    for position in range(max(len(want), len(got))):
+        e = want[position] if position < len(want) else None
+        a = got[position] if position < len(got) else None
+        if e != a:
+            message, pointers = _describe(position, e, a, labels)
+            return CellDiff(index, first_line(_source(actual)), message, pointers)
+    raise AssertionError("unreachable: lists differ but no item does")  # pragma: no cover
+
+
+def compare_notebooks(expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer,
+                      labels: tuple[str, str] = ("saved", "this run"),
+                      cells: Iterable[int] | None = None) -> list[CellDiff]:
+    """Compare every compared cell (default :func:`compared_cells` of ``expected``).
+
+    Raises:
+        ValueError: when the two notebooks do not have the same cells (count and types).
+    """
+    a_cells, b_cells = expected["cells"], actual["cells"]
+    if [c.get("cell_type") for c in a_cells] != [c.get("cell_type") for c in b_cells]:
+        raise ValueError("the notebooks do not have the same cells")
+    diffs = []
+    for i in (compared_cells(expected) if cells is None else cells):
+        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels)
+        if diff is not None:
+            diffs.append(diff)
+    return diffs

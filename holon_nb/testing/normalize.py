@@ -1,0 +1,281 @@
+"""The masks of notebook comparison (notebook-tests spec §3), as a public module.
+
+Everything here works on plain Python values (str, dict, list) and needs no
+kernel, so other tools can use the same masks: an nbval sanitiser file, a
+pytest-notebook post-processor, a script that diffs two executed notebooks.
+
+Built-in masks, applied in this order to every text and every string inside a
+receipt (``application/vnd.holon.tool-result+json``):
+
+1. ANSI escape sequences removed (CSI and OSC), see :func:`strip_ansi`.
+2. Paths under the holon home, the workspace, the system temporary directory
+   replaced by ``<HOME>``, ``<WS>``, ``<TMP>`` (longest root first); the first
+   component under ``<TMP>`` (a ``mkdtemp`` name) becomes ``<TMP>/<tmp>``.
+   See :class:`Roots`.
+3. Runtime ids, ``<prefix>_`` + 15 lowercase hex digits (``task_0123456789abcde``),
+   become ``<prefix>_<id>`` (:data:`ID_RE`).
+4. RFC 3339 timestamps (``2026-12-01T15:07:32.123Z``) become ``<time>`` (:data:`TIME_RE`).
+5. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
+   from ``metadata.holon_nb.normalize`` or the pytest option ``holon_nb_normalize``.
+
+Receipts (JSON) get two structural masks as well (:func:`mask_json`): the value
+of every key ending in ``_ms`` or ``_at`` becomes ``"<masked>"`` (``null``
+stays ``null``: "not ended" differs from "ended at some time"), and every
+number under a ``usage`` object (token counts) becomes ``"<n>"``.
+
+Streams (:func:`terminal_text`) are rendered as a terminal shows them: ``\\r``
+returns to the start of the line and later characters overwrite earlier ones,
+``\\b`` moves one column back, ANSI sequences are removed.
+
+Example, an nbval sanitiser written with these masks::
+
+    from holon_nb.testing.normalize import Normalizer, Roots
+    norm = Normalizer(Roots.current(workspace="."))
+    assert norm.text("task_0123456789abcde at 2026-12-01T15:07:32Z") == "task_<id> at <time>"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = [
+    "ANSI_RE", "ID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
+    "json_differences", "mask_json", "parse_rules", "strip_ansi", "terminal_text",
+]
+
+#: MIME type of a holon_nb tool receipt in a display bundle.
+RESULT_MIMETYPE = "application/vnd.holon.tool-result+json"
+
+#: CSI (``ESC [ … final``) and OSC (``ESC ] … BEL|ESC \\``) sequences and lone two-byte escapes.
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+#: A runtime id: a lowercase prefix, ``_``, then exactly 15 lowercase hex digits.
+ID_RE = re.compile(r"\b([a-z][a-z0-9]*)_[0-9a-f]{15}\b")
+#: An RFC 3339 date-time (``T`` or space between date and time; fraction and offset optional).
+TIME_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b")
+
+MASKED = "<masked>"
+_HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
+
+
+def strip_ansi(text: str) -> str:
+    """Return ``text`` without ANSI escape sequences (colours, cursor moves, OSC titles/links)."""
+    return ANSI_RE.sub("", text)
+
+
+def _render_line(line: str) -> str:
+    buf: list[str] = []
+    col = 0
+    for ch in line:
+        if ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(0, col - 1)
+        else:
+            if col < len(buf):
+                buf[col] = ch
+            else:
+                buf.append(ch)
+            col += 1
+    return "".join(buf)
+
+
+def terminal_text(text: str) -> str:
+    """Render stream text as a terminal shows it (spec §3.1).
+
+    ANSI sequences are removed, then each line keeps its final state: ``\\r``
+    goes back to column 0 and later characters overwrite earlier ones
+    (``"\\r10%\\r50%\\r100%\\n"`` -> ``"100%\\n"``; ``"abc\\rX"`` -> ``"Xbc"``).
+    ``\\r\\n`` is a plain newline.
+    """
+    text = strip_ansi(text).replace("\r\n", "\n")
+    return "\n".join(_render_line(line) for line in text.split("\n"))
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The directories whose absolute paths are masked: holon home, workspace, temporary directory.
+
+    Each attribute is a tuple of absolute paths (one run's and, when comparing, the saved run's).
+    """
+
+    home: tuple[str, ...] = ()
+    workspace: tuple[str, ...] = ()
+    tmp: tuple[str, ...] = ()
+
+    @classmethod
+    def current(cls, *, home: str | os.PathLike[str] | None = None,
+                workspace: str | os.PathLike[str] | None = None) -> "Roots":
+        """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir."""
+        home = home if home is not None else os.environ.get("HOLON_NB_HOME")
+        return cls(home=_paths([home]), workspace=_paths([workspace]), tmp=_paths([tempfile.gettempdir()]))
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> "Roots":
+        """Roots from ``{"home": str|[str], "workspace": …, "tmp": …}`` (a notebook's recorded roots)."""
+        data = data or {}
+
+        def get(key: str) -> tuple[str, ...]:
+            value = data.get(key)
+            return _paths(value if isinstance(value, list) else [value])
+
+        return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"))
+
+    def merged(self, other: "Roots") -> "Roots":
+        """Both sets of roots (the saved run's and this run's)."""
+        return Roots(self.home + other.home, self.workspace + other.workspace, self.tmp + other.tmp)
+
+    def as_mapping(self) -> dict[str, list[str]]:
+        """JSON form, the inverse of :meth:`from_mapping`."""
+        return {"home": list(self.home), "workspace": list(self.workspace), "tmp": list(self.tmp)}
+
+
+def _paths(values: Iterable[Any]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        if not value:
+            continue
+        for p in {str(value), os.path.realpath(str(value))}:
+            p = p.rstrip("/") or "/"
+            if p != "/" and p not in out:
+                out.append(p)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class UserRule:
+    """One user normaliser: ``re.sub(regex, replace, text)``."""
+
+    regex: re.Pattern[str]
+    replace: str
+
+
+def parse_rules(items: Iterable[Any] | None) -> list[UserRule]:
+    """Parse normalisers: ``{"regex": R, "replace": S}`` objects or ``"R => S"`` strings.
+
+    Raises:
+        ValueError: for an entry of another shape or a regex that does not compile (message names it).
+    """
+    rules: list[UserRule] = []
+    for item in items or []:
+        if isinstance(item, str):
+            if not item.strip():
+                continue
+            regex, sep, replace = item.partition(" => ")
+            if not sep:
+                raise ValueError(f"normaliser {item!r}: expected 'REGEX => REPLACEMENT'")
+        elif isinstance(item, Mapping) and isinstance(item.get("regex"), str):
+            regex, replace = item["regex"], str(item.get("replace", ""))
+        else:
+            raise ValueError(f"normaliser {item!r}: expected {{'regex': …, 'replace': …}}")
+        try:
+            rules.append(UserRule(re.compile(regex), replace))
+        except re.error as exc:
+            raise ValueError(f"normaliser regex {regex!r} does not compile: {exc}") from None
+    return rules
+
+
+class Normalizer:
+    """Apply the built-in masks, then user rules, to text and JSON values.
+
+    Args:
+        roots: Paths to mask (:class:`Roots`).
+        rules: User normalisers (:func:`parse_rules`), applied after the built-in masks.
+    """
+
+    def __init__(self, roots: Roots | None = None, rules: Sequence[UserRule] = ()):
+        self.roots = roots or Roots()
+        self.rules = list(rules)
+        pairs = [(p, "<HOME>") for p in self.roots.home] + [(p, "<WS>") for p in self.roots.workspace]
+        pairs += [(p, "<TMP>") for p in self.roots.tmp]
+        pairs.sort(key=lambda pair: len(pair[0]), reverse=True)  # the most specific root wins
+        alternatives = "|".join(f"(?P<r{i}>{re.escape(p)})" for i, (p, _) in enumerate(pairs))
+        self._root_re = re.compile(f"(?:{alternatives})(?=/|\\b|$)") if pairs else None
+        self._tokens = [token for _, token in pairs]
+
+    def paths(self, text: str) -> str:
+        """Replace absolute paths under the roots by ``<HOME>``, ``<WS>``, ``<TMP>``."""
+        if self._root_re is not None:
+            text = self._root_re.sub(lambda m: self._tokens[int(m.lastgroup[1:])], text)  # type: ignore[index]
+        text = re.sub(r"<TMP>/" + _HARNESS_HOME.pattern, "<HOME>", text)  # a harness run's own home
+        return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
+
+    def text(self, text: str) -> str:
+        """All text masks: ANSI, paths, ids, timestamps, then user rules."""
+        text = self.paths(strip_ansi(text))
+        text = ID_RE.sub(r"\1_<id>", text)
+        text = TIME_RE.sub("<time>", text)
+        for rule in self.rules:
+            text = rule.regex.sub(rule.replace, text)
+        return text
+
+    def stream(self, text: str) -> str:
+        """Terminal rendering (:func:`terminal_text`), then :meth:`text`."""
+        return self.text(terminal_text(text))
+
+    def json(self, value: Any) -> Any:
+        """A receipt with structural masks (:func:`mask_json`) and every string through :meth:`text`."""
+        return mask_json(value, self.text)
+
+
+def mask_json(value: Any, text: Any = None, *, key: str = "", in_usage: bool = False) -> Any:
+    """Return a masked copy of a JSON value.
+
+    Values of keys ending in ``_ms`` or ``_at`` become ``"<masked>"`` unless null; numbers
+    anywhere under a ``usage`` object become ``"<n>"``; strings go through ``text``
+    (a ``str -> str`` function, default identity).
+    """
+    if key.endswith(("_ms", "_at")) and value is not None:
+        return MASKED
+    if isinstance(value, Mapping):
+        return {k: mask_json(v, text, key=str(k), in_usage=in_usage or k == "usage") for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_json(v, text, key="", in_usage=in_usage) for v in value]
+    if in_usage and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "<n>"
+    if isinstance(value, str) and text is not None:
+        return text(value)
+    return value
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+_MISSING = object()
+
+
+def json_differences(expected: Any, actual: Any, pointer: str = "") -> list[tuple[str, Any, Any]]:
+    """Every differing value of two JSON values: ``[(json_pointer, expected, actual)]``.
+
+    Objects are compared key by key (order ignored), arrays index by index; a key or
+    item present on one side only is reported with ``"<missing>"`` on the other.
+    """
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        out: list[tuple[str, Any, Any]] = []
+        for k in sorted(set(expected) | set(actual), key=str):
+            e, a = expected.get(k, _MISSING), actual.get(k, _MISSING)
+            sub = f"{pointer}/{_escape(str(k))}"
+            if e is _MISSING or a is _MISSING:
+                out.append((sub, "<missing>" if e is _MISSING else e, "<missing>" if a is _MISSING else a))
+            else:
+                out.extend(json_differences(e, a, sub))
+        return out
+    if isinstance(expected, list) and isinstance(actual, list):
+        out = []
+        for i in range(max(len(expected), len(actual))):
+            sub = f"{pointer}/{i}"
+            if i >= len(expected) or i >= len(actual):
+                out.append((sub, expected[i] if i < len(expected) else "<missing>",
+                            actual[i] if i < len(actual) else "<missing>"))
+            else:
+                out.extend(json_differences(expected[i], actual[i], sub))
+        return out
+    if expected != actual or type(expected) is not type(actual) and not (
+            isinstance(expected, (int, float)) and isinstance(actual, (int, float))):
+        return [(pointer or "/", expected, actual)]
+    return []

@@ -1,0 +1,191 @@
+"""The pytest plugin: notebooks as regression tests (notebook-tests spec §2).
+
+Registered through the ``pytest11`` entry point (``holon_nb``) and inert unless
+asked: ``pytest --holon-nb [PATHS]`` collects every ``*.ipynb`` under PATHS
+(executed copies ``*.executed.ipynb`` and ``.ipynb_checkpoints`` excepted); a
+``holon_nb_paths`` line list in the pytest configuration turns it on for the
+notebooks under those paths and adds them to a run that uses the default
+arguments. ``holon-nb test`` is ``pytest --holon-nb``.
+
+Options:
+
+- ``--holon-nb-per-cell``: one item per code cell (``path::cell_3``) instead of one per notebook
+  (``path::notebook``); the notebook still runs once per process (use ``--dist loadfile``
+  under pytest-xdist so a notebook's cells stay on one worker).
+- ``--holon-nb-update``: rewrite the saved notebook's mismatching cells with the fresh outputs
+  (never a cell that raised unexpectedly); the terminal summary lists the cells rewritten.
+- ``--holon-nb-repeat N``: run each notebook N times; any difference between runs fails.
+- ``--holon-nb-timeout SECONDS`` (default 120) and ``--holon-nb-cassettes MODE``
+  (default ``replay``: model calls answered from ``<stem>.holon/cassettes/``, network blocked).
+- ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
+  ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
+
+Each test runs its notebook in a fresh kernel with its own temporary holon home, so
+pytest-xdist workers (``-n auto``) never share state. Collection order is the sorted file
+order pytest uses, so ``pytest-split`` can shard a suite deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+__all__ = ["NotebookFile", "NotebookItem", "CellItem", "NotebookFailure"]
+
+_STATE = pytest.StashKey[dict]()
+
+
+class NotebookFailure(Exception):
+    """A notebook test failed; ``str()`` is the readable report."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("holon-nb", "notebooks as regression tests (holon_nb)")
+    group.addoption("--holon-nb", action="store_true", default=False,
+                    help="collect *.ipynb files and test them against their saved outputs")
+    group.addoption("--holon-nb-per-cell", action="store_true", default=False,
+                    help="one test item per code cell instead of one per notebook")
+    group.addoption("--holon-nb-update", action="store_true", default=False,
+                    help="rewrite mismatching cells' saved outputs with this run's (not cells that raised)")
+    group.addoption("--holon-nb-repeat", type=int, default=1, metavar="N",
+                    help="run each notebook N times and fail on any difference between runs")
+    group.addoption("--holon-nb-timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="per-cell timeout (default 120; a run stops at 10x)")
+    group.addoption("--holon-nb-cassettes", choices=("replay", "record", "auto", "off"), default="replay",
+                    help="model-call cassettes: replay (default; no network), record, auto, off")
+    parser.addini("holon_nb_paths", type="linelist", default=[],
+                  help="notebook files or folders tested by the holon_nb plugin (turns it on)")
+    parser.addini("holon_nb_normalize", type="linelist", default=[],
+                  help="normalisers, one per line: 'REGEX => REPLACEMENT' or a JSON {regex, replace} object")
+
+
+def _enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("holon_nb", False) or config.getini("holon_nb_paths"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _enabled(config):
+        return
+    if config.getoption("holon_nb_repeat") < 1:
+        raise pytest.UsageError("--holon-nb-repeat must be 1 or more")
+    from .normalize import parse_rules
+
+    lines = config.getini("holon_nb_normalize")
+    try:
+        rules = parse_rules(json.loads(line) if line.lstrip().startswith("{") else line for line in lines)
+    except ValueError as exc:
+        raise pytest.UsageError(f"holon_nb_normalize: {exc}") from None
+    root = config.rootpath
+    paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
+    config.stash[_STATE] = {"rules": rules, "paths": paths, "updated": {}}
+    if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
+
+
+def _wanted(config: pytest.Config, file_path: Path) -> bool:
+    if file_path.suffix != ".ipynb" or file_path.name.endswith(".executed.ipynb"):
+        return False
+    if ".ipynb_checkpoints" in file_path.parts:
+        return False
+    if config.getoption("holon_nb", False):
+        return True
+    resolved = file_path.resolve()
+    return any(resolved == p or p in resolved.parents for p in config.stash[_STATE]["paths"])
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    config = parent.config
+    if _STATE in config.stash and _wanted(config, file_path):
+        return NotebookFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if _STATE not in config.stash or not config.getoption("holon_nb_update"):
+        return
+    updated: dict[str, list[int]] = config.stash[_STATE]["updated"]
+    terminalreporter.section("holon-nb update")
+    if not any(updated.values()):
+        terminalreporter.write_line("no saved outputs changed")
+    for path, cells in sorted(updated.items()):
+        if cells:
+            terminalreporter.write_line(f"{path}: rewrote cells {', '.join(map(str, cells))}")
+
+
+class NotebookFile(pytest.File):
+    """A notebook collected by the plugin; runs it at most once per process."""
+
+    _check: Any = None
+
+    def collect(self) -> Iterator[pytest.Item]:
+        import nbformat
+
+        if self.config.getoption("holon_nb_per_cell"):
+            nb = nbformat.read(self.path, as_version=4)
+            code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+            for i in code:
+                yield CellItem.from_parent(self, name=f"cell_{i}", index=i, last=i == code[-1])
+        else:
+            yield NotebookItem.from_parent(self, name="notebook")
+
+    def check(self) -> Any:
+        """Run and compare the notebook (once); the :class:`~holon_nb.testing.check.NotebookCheck`."""
+        if self._check is None:
+            from .check import CheckOptions, check_notebook
+
+            opt = self.config.getoption
+            options = CheckOptions(timeout=opt("holon_nb_timeout"), cassettes=opt("holon_nb_cassettes"),
+                                   update=opt("holon_nb_update"), repeat=opt("holon_nb_repeat"),
+                                   rules=self.config.stash[_STATE]["rules"])
+            try:
+                self._check = check_notebook(self.path, options)
+            except ValueError as exc:  # HarnessUsageError, a malformed normaliser
+                raise NotebookFailure(f"notebook {self.path}: {exc}") from None
+            self.config.stash[_STATE]["updated"][str(self.path)] = self._check.updated_cells
+        return self._check
+
+
+class _Item(pytest.Item):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, NotebookFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.path.name}::{self.name}"
+
+
+class NotebookItem(_Item):
+    """A whole notebook as one test."""
+
+    def runtest(self) -> None:
+        parent = self.parent
+        assert isinstance(parent, NotebookFile)
+        check = parent.check()
+        if check.updated_cells:
+            self.add_report_section("call", "holon-nb update",
+                                    f"rewrote cells {', '.join(map(str, check.updated_cells))} of {self.path}")
+        if check.failed:
+            raise NotebookFailure(check.report())
+
+
+class CellItem(_Item):
+    """One code cell of a notebook as a test (``--holon-nb-per-cell``)."""
+
+    def __init__(self, *, index: int, last: bool, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.index, self.last = index, last
+
+    def runtest(self) -> None:
+        parent = self.parent
+        assert isinstance(parent, NotebookFile)
+        check = parent.check()
+        problems = check.for_cell(self.index)
+        notebook_level = check.problems if self.last else []
+        if problems or notebook_level:
+            raise NotebookFailure(check.report(problems, notebook_level=bool(notebook_level)))
+        if self.index in check.not_run:
+            pytest.skip(f"not run: an earlier cell of {self.path.name} failed")
