@@ -123,13 +123,17 @@ def notebook_rules(nb: NotebookNode) -> list[UserRule]:
 
 
 def _error_text(cell: NotebookNode) -> str:
+    """``ename: evalue`` and the last lines of the traceback (ANSI removed), else the cell's stderr."""
+    from .normalize import strip_ansi
+
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
-            tb = [line for line in (out.get("traceback") or [])][-6:]
-            from .normalize import strip_ansi
-
-            return strip_ansi("\n".join(tb)) or f"{out.get('ename')}: {out.get('evalue')}"
-    return ""
+            head = f"{out.get('ename')}: {out.get('evalue')}"
+            tb = strip_ansi("\n".join(out.get("traceback") or [])).strip().splitlines()[-8:]
+            return "\n".join([head, *tb]) if tb and tb[-1].strip() != head else head
+    err = "".join(o.get("text", "") for o in cell.get("outputs", [])
+                  if o.get("output_type") == "stream" and o.get("name") == "stderr")
+    return strip_ansi(err).strip()[-2000:]
 
 
 def _run(path: Path, options: CheckOptions, scratch: Path, n: int) -> tuple[RunSummary, NotebookNode]:
@@ -222,7 +226,10 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     check.compare_s = time.perf_counter() - started
 
     if options.update:
-        changed = [d.index for d in diffs]
+        # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording)
+        empty = [i for i, c in enumerate(saved.cells) if c.cell_type == "code" and not c.get("outputs")
+                 and executed.cells[i].get("outputs") and i not in errors and i not in check.not_run]
+        changed = sorted({d.index for d in diffs} | set(empty))
         if changed:
             _update(path, saved, executed, changed, norm.roots)
         check.updated_cells = changed

@@ -12,7 +12,9 @@ What is compared, per code cell (after :func:`apply_display_updates`):
 - each ``display_data``/``execute_result`` in order: the receipt when one is in the
   bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
   else ``text/plain`` (``text/html`` ignored when ``text/plain`` exists); images by
-  format and pixel size; widget views ignored; other types as masked text;
+  format and pixel size; other types as masked text. A widget view's model id and
+  state are ignored, but its ``text/plain`` is compared: holon_nb's live views (an
+  ``%%agent`` turn) leave their final transcript there, and nothing else would pin it;
 - an error output: only its exception name, and only in ``raises-exception`` cells
   (elsewhere an error fails the run before any comparison).
 
@@ -30,14 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
+from .tags import has_tag
 
 __all__ = ["CellDiff", "Item", "apply_display_updates", "cell_items", "compare_cells", "compare_notebooks",
            "compared_cells", "first_line", "is_lax"]
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
-SKIP_TAGS = ("holon-skip",)
-IGNORE_TAGS = ("holon-ignore-output",)
-CHECK_TAG = "holon-check-output"
 LAX_TAG = "holon-lax"
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 _MAX_POINTERS = 20
@@ -75,10 +75,6 @@ def first_line(source: str) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
-def _tags(node: Mapping[str, Any]) -> list[str]:
-    return list((node.get("metadata") or {}).get("tags") or [])
-
-
 def is_lax(nb: Mapping[str, Any]) -> bool:
     """True when the notebook is tagged ``holon-lax`` (``metadata.tags`` or ``metadata.holon_nb.lax``)."""
     meta = nb.get("metadata") or {}
@@ -86,17 +82,11 @@ def is_lax(nb: Mapping[str, Any]) -> bool:
 
 
 def compared_cells(nb: Mapping[str, Any]) -> list[int]:
-    """Indices of the code cells whose outputs are compared (spec §3.6)."""
+    """Indices of the code cells whose outputs are compared (spec §3.6; nbval's tags too, see
+    :mod:`holon_nb.testing.tags`)."""
     lax = is_lax(nb)
-    out = []
-    for i, cell in enumerate(nb["cells"]):
-        if cell.get("cell_type") != "code":
-            continue
-        tags = _tags(cell)
-        if any(t in tags for t in SKIP_TAGS + IGNORE_TAGS) or (lax and CHECK_TAG not in tags):
-            continue
-        out.append(i)
-    return out
+    return [i for i, cell in enumerate(nb["cells"]) if cell.get("cell_type") == "code"
+            and not has_tag(cell, "skip") and not has_tag(cell, "ignore") and (not lax or has_tag(cell, "check"))]
 
 
 def _source(cell: Mapping[str, Any]) -> str:
@@ -156,7 +146,10 @@ def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
 
 def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
     if WIDGET_MIMETYPE in data:
-        return []  # a live view; its final receipt is a plain output (spec §3.3)
+        # a live view: its model id and state are not compared; its text/plain (the final state a
+        # holon_nb view leaves there, e.g. an %%agent transcript, or an ipywidget's repr) is
+        plain = data.get("text/plain")
+        return [Item("widget text/plain", norm.text(_joined(plain)))] if plain else []
     if RESULT_MIMETYPE in data:
         value = data[RESULT_MIMETYPE]
         if isinstance(value, str):
@@ -169,7 +162,9 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
     for mime in sorted(data):
         value = data[mime]
         if mime in _IMAGE_TYPES:
-            items.append(Item(mime, _image_size(mime, value)))
+            size = _image_size(mime, value)
+            items.append(Item(mime, f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels" if size
+                              else f"{mime.split('/')[1]} image of unknown size"))
         elif mime == "text/html" and "text/plain" in data:
             continue
         elif isinstance(value, (dict, list)) and mime.endswith("json"):
@@ -198,7 +193,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             text = norm.stream(streams[name])
             if text:
                 items.append(Item(name, text))
-    if error is not None and "raises-exception" in _tags(cell):
+    if error is not None and has_tag(cell, "raises"):
         items.append(error)
     return items
 

@@ -48,6 +48,7 @@ from ..tools.receipts import Scrubber
 from .kernel_code import PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
+from .tags import has_tag
 from .summary import CellReport, RunSummary, count_receipts, format_summary
 
 __all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
@@ -155,7 +156,7 @@ class _Run:
         for index, cell in code_cells:
             report = CellReport(index=index, first_line=_first_line(cell.source))
             self.summary.cells.append(report)
-            if not usable or "holon-skip" in _tags(cell) or not cell.source.strip():
+            if not usable or has_tag(cell, "skip") or not cell.source.strip():
                 continue
             if self.summary.stopped_after is not None:  # an earlier cell failed: later ones build on it
                 continue
@@ -180,7 +181,7 @@ class _Run:
                     if report.ename == _TIMEOUT_ENAME:
                         report.status = "timeout"
                     else:
-                        report.status = "expected-error" if "raises-exception" in _tags(cell) else "error"
+                        report.status = "expected-error" if has_tag(cell, "raises") else "error"
             report.duration_s = time.monotonic() - started
             if self.progress:
                 self.progress(_progress_line(report, len(self.nb.cells), done=True))

@@ -15,7 +15,11 @@ receipt (``application/vnd.holon.tool-result+json``):
 3. Runtime ids, ``<prefix>_`` + 15 lowercase hex digits (``task_0123456789abcde``),
    become ``<prefix>_<id>`` (:data:`ID_RE`).
 4. RFC 3339 timestamps (``2026-12-01T15:07:32.123Z``) become ``<time>`` (:data:`TIME_RE`).
-5. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
+5. Measured durations in text, a number with a fraction and a unit of seconds
+   (``0.3 s``, ``0.05s``, ``1.25 seconds``) or any number of milliseconds (``12 ms``), become
+   ``<duration>`` (:data:`DURATION_RE`): an ``%%agent`` transcript, pytest's summary line.
+   Whole seconds (``sleep 3 s``, ``timeout 120 s``) are kept: those are settings, not measurements.
+6. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
    from ``metadata.holon_nb.normalize`` or the pytest option ``holon_nb_normalize``.
 
 Receipts (JSON) get two structural masks as well (:func:`mask_json`): the value
@@ -44,7 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = [
-    "ANSI_RE", "ID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
+    "ANSI_RE", "DURATION_RE", "ID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
     "json_differences", "mask_json", "parse_rules", "strip_ansi", "terminal_text",
 ]
 
@@ -57,6 +61,9 @@ ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 ID_RE = re.compile(r"\b([a-z][a-z0-9]*)_[0-9a-f]{15}\b")
 #: An RFC 3339 date-time (``T`` or space between date and time; fraction and offset optional).
 TIME_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b")
+
+#: A measured duration in text: seconds with a fraction, or milliseconds.
+DURATION_RE = re.compile(r"(?<![\w.])(?:\d+\.\d+ ?(?:s|sec|secs|seconds)|\d+(?:\.\d+)? ?ms)\b")
 
 MASKED = "<masked>"
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
@@ -205,10 +212,11 @@ class Normalizer:
         return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
 
     def text(self, text: str) -> str:
-        """All text masks: ANSI, paths, ids, timestamps, then user rules."""
+        """All text masks: ANSI, paths, ids, timestamps, durations, then user rules."""
         text = self.paths(strip_ansi(text))
         text = ID_RE.sub(r"\1_<id>", text)
         text = TIME_RE.sub("<time>", text)
+        text = DURATION_RE.sub("<duration>", text)
         for rule in self.rules:
             text = rule.regex.sub(rule.replace, text)
         return text

@@ -155,7 +155,7 @@ class _Item(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.path.name}::{self.name}"
+        return self.path, None, self.name
 
 
 class NotebookItem(_Item):

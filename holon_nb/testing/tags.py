@@ -1,0 +1,40 @@
+"""Cell tags the harness and the comparison read (notebook-tests spec §3.4, §3.6), with nbval's spellings.
+
+=====================  ======================================  ===========================
+meaning                holon_nb tag                            also accepted (nbval)
+=====================  ======================================  ===========================
+``skip``               ``holon-skip`` (not run, not compared)  ``nbval-skip``, ``# NBVAL_SKIP``
+``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``
+``check``              ``holon-check-output`` (in lax books)   ``nbval-check-output``, ``# NBVAL_CHECK_OUTPUT``
+``raises``             ``raises-exception`` (nbclient's)       ``nbval-raises-exception``, ``# NBVAL_RAISES_EXCEPTION``
+=====================  ======================================  ===========================
+
+A ``# NBVAL_…`` marker counts when it is a comment line of the cell's source, as nbval reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+__all__ = ["TAGS", "has_tag"]
+
+TAGS: dict[str, tuple[str, ...]] = {
+    "skip": ("holon-skip", "nbval-skip"),
+    "ignore": ("holon-ignore-output", "nbval-ignore-output"),
+    "check": ("holon-check-output", "nbval-check-output"),
+    "raises": ("raises-exception", "nbval-raises-exception"),
+}
+_MARKERS = {"skip": "NBVAL_SKIP", "ignore": "NBVAL_IGNORE_OUTPUT", "check": "NBVAL_CHECK_OUTPUT",
+            "raises": "NBVAL_RAISES_EXCEPTION"}
+
+
+def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
+    """True when ``cell`` carries a tag (or nbval comment marker) of ``meaning`` (a :data:`TAGS` key)."""
+    tags = (cell.get("metadata") or {}).get("tags") or []
+    if any(t in tags for t in TAGS[meaning]):
+        return True
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else source
+    marker = _MARKERS[meaning]
+    return any(line.strip().lstrip("#").strip() == marker for line in source.splitlines()
+               if line.strip().startswith("#"))

@@ -1,0 +1,153 @@
+"""holon_nb.testing.normalize and compare: the masks and the diffs, on plain values (no kernel)."""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from holon_nb.testing.compare import apply_display_updates, cell_items, compare_cells, compare_notebooks
+from holon_nb.testing.normalize import (RESULT_MIMETYPE, Normalizer, Roots, json_differences, mask_json,
+                                        parse_rules, terminal_text)
+
+
+def test_terminal_text_keeps_each_lines_final_state_and_drops_ansi() -> None:
+    assert terminal_text("\r10%\r50%\r\x1b[32m100%\x1b[0m\n") == "100%\n"  # NT-03
+    assert terminal_text("abc\rX\n") == "Xbc\n"
+    assert terminal_text("a\r\nb") == "a\nb"
+    assert terminal_text("ab\bc") == "ac"
+    assert terminal_text("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "link"
+
+
+def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    norm = Normalizer(Roots(home=(str(home),), workspace=(str(ws),), tmp=("/tmp",)))
+    text = (f"task_0123456789abcde ended 2026-12-01T15:07:32.123Z in {home}/spool/x and {ws}/a.py, "
+            f"/tmp/tmpab12cd/f.txt, /tmp/holon-nb-run-k2j3/home/agents")
+    assert norm.text(text) == ("task_<id> ended <time> in <HOME>/spool/x and <WS>/a.py, "
+                               "<TMP>/<tmp>/f.txt, <HOME>/agents")
+    assert norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s") == \
+        "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
+    # not an id: 14 hex digits, upper case
+    assert norm.text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
+    # a root is only a root at a path boundary
+    assert Normalizer(Roots(tmp=("/tmp",))).text("/tmpfoo/x") == "/tmpfoo/x"
+
+
+def test_json_masks_ms_at_and_usage_but_keeps_null() -> None:
+    value = {"duration_ms": 12, "ended_at": None, "started_at": "2026-01-01T00:00:00Z",
+             "usage": {"input": 10, "output": {"cached": 3}}, "exit_status": 0}
+    assert mask_json(value) == {"duration_ms": "<masked>", "ended_at": None, "started_at": "<masked>",
+                                "usage": {"input": "<n>", "output": {"cached": "<n>"}}, "exit_status": 0}
+
+
+def test_user_rules_apply_after_builtins_and_bad_ones_are_named() -> None:
+    rules = parse_rules([{"regex": r"\d+ s", "replace": "N s"}, "pid=\\d+ => pid=N"])
+    assert Normalizer(rules=rules).text("took 3 s pid=42") == "took N s pid=N"
+    with pytest.raises(ValueError, match="does not compile"):
+        parse_rules([{"regex": "(", "replace": ""}])
+    with pytest.raises(ValueError, match="expected"):
+        parse_rules([42])
+
+
+def test_json_differences_are_pointers_with_both_values() -> None:
+    a = {"result": {"exit_status": 0, "a/b": [1, 2], "gone": True}}
+    b = {"result": {"exit_status": 1, "a/b": [1], "new": "x"}}
+    assert json_differences(a, b) == [
+        ("/result/a~1b/1", 2, "<missing>"), ("/result/exit_status", 0, 1),
+        ("/result/gone", True, "<missing>"), ("/result/new", "<missing>", "x")]
+    assert json_differences({"k": [1, {"z": 1}]}, {"k": [1, {"z": 1}]}) == []
+
+
+def _receipt(**result):
+    return {"output_type": "display_data", "metadata": {},
+            "data": {RESULT_MIMETYPE: {"tool_name": "ExecCommand", "status": "success", "result": result},
+                     "text/plain": f"text {result}", "text/html": "<b>x</b>"}}
+
+
+def _cell(*outputs, tags=()):
+    cell = nbformat.v4.new_code_cell("%exec true\nmore")
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def test_receipt_compared_structurally_siblings_ignored() -> None:
+    norm = Normalizer(Roots(tmp=("/tmp",)))
+    saved = _cell(_receipt(task_id="task_0123456789abcde", duration_ms=12, path="/tmp/tmpA/x", exit_status=0))
+    fresh = _cell(_receipt(task_id="task_fedcba987654321", duration_ms=990, path="/tmp/tmpB/x", exit_status=0))
+    fresh.outputs[0].data["text/plain"] = "another rendering"
+    assert compare_cells(1, saved, fresh, norm) is None  # NT-01 on values
+    fresh.outputs[0].data[RESULT_MIMETYPE]["result"]["exit_status"] = 1
+    del fresh.outputs[0].data[RESULT_MIMETYPE]["result"]["path"]
+    diff = compare_cells(1, saved, fresh, norm)  # NT-02 on values
+    assert diff is not None and diff.first_line == "%exec true"
+    assert [p[0] for p in diff.pointers] == ["/result/exit_status", "/result/path"]
+    assert "/result/exit_status: saved 0, this run 1" in diff.message
+    assert '/result/path: saved "<TMP>/<tmp>/x", this run "<missing>"' in diff.message
+
+
+def test_streams_coalesced_and_text_diff_is_unified() -> None:
+    norm = Normalizer()
+    saved = _cell({"output_type": "stream", "name": "stdout", "text": "a\n100%\n"})
+    fresh = _cell({"output_type": "stream", "name": "stdout", "text": "a\n"},
+                  {"output_type": "stream", "name": "stdout", "text": "\r5%\r\x1b[1m100%\x1b[0m\n"})
+    assert compare_cells(0, saved, fresh, norm) is None
+    fresh.outputs.append(nbformat.from_dict({"output_type": "stream", "name": "stdout", "text": "extra\n"}))
+    diff = compare_cells(0, saved, fresh, norm)
+    assert diff is not None and "+extra" in diff.message and "--- saved" in diff.message
+
+
+def _png(w: int, h: int) -> str:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+    return base64.b64encode(raw + chunk(b"IEND", b"")).decode()
+
+
+def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignored() -> None:
+    norm = Normalizer()
+    def display(data):
+        return {"output_type": "display_data", "metadata": {}, "data": data}
+    saved = _cell(display({"image/png": _png(4, 3)}), display({"text/plain": "X", "text/html": "<i>1</i>"}),
+                  display({"application/vnd.jupyter.widget-view+json": {"model_id": "a"}, "text/plain": "IntSlider"}))
+    fresh = _cell(display({"image/png": _png(4, 3) + ""}), display({"text/plain": "X", "text/html": "<i>2</i>"}),
+                  display({"application/vnd.jupyter.widget-view+json": {"model_id": "b"}, "text/plain": "IntSlider"}))
+    assert compare_cells(0, saved, fresh, norm) is None
+    fresh.outputs[0].data["image/png"] = _png(5, 3)
+    diff = compare_cells(0, saved, fresh, norm)
+    assert diff is not None and "-png image, 4x3 pixels\n+png image, 5x3 pixels" in diff.message
+
+
+def test_display_updates_and_clear_output_are_applied() -> None:
+    outs = [{"output_type": "stream", "name": "stdout", "text": "gone\n"},
+            {"output_type": "clear_output", "wait": False},
+            {"output_type": "display_data", "data": {"text/plain": "old"}, "metadata": {},
+             "transient": {"display_id": "d1"}},
+            {"output_type": "update_display_data", "data": {"text/plain": "new"}, "metadata": {},
+             "transient": {"display_id": "d1"}}]
+    shown = apply_display_updates(outs)
+    assert [o["data"]["text/plain"] for o in shown] == ["new"]
+    assert [i.value for i in cell_items({"outputs": outs, "metadata": {}}, Normalizer())] == ["new"]
+
+
+def test_errors_only_compared_in_raises_exception_cells_and_tags_select_cells() -> None:
+    err = {"output_type": "error", "ename": "ValueError", "evalue": "x", "traceback": []}
+    tagged = _cell(err, tags=["raises-exception"])
+    other = _cell({**err, "ename": "TypeError"}, tags=["raises-exception"])
+    diff = compare_cells(0, tagged, other, Normalizer())
+    assert diff is not None and "ValueError" in diff.message and "TypeError" in diff.message
+    nb_a, nb_b = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    out_a = {"output_type": "stream", "name": "stdout", "text": "a"}
+    out_b = {"output_type": "stream", "name": "stdout", "text": "b"}
+    nb_a.cells = [_cell(out_a, tags=["holon-ignore-output"]), _cell(out_a), _cell(out_a, tags=["holon-skip"])]
+    nb_b.cells = [_cell(out_b, tags=["holon-ignore-output"]), _cell(out_b), _cell(out_b, tags=["holon-skip"])]
+    assert [d.index for d in compare_notebooks(nb_a, nb_b, Normalizer())] == [1]
+    nb_a.metadata["tags"] = ["holon-lax"]
+    assert compare_notebooks(nb_a, nb_b, Normalizer()) == []
+    nb_a.cells[1].metadata["tags"] = ["holon-check-output"]
+    assert [d.index for d in compare_notebooks(nb_a, nb_b, Normalizer())] == [1]
