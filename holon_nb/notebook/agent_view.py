@@ -28,6 +28,10 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
 
+
+#: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.
+VIEW_MIMETYPE = "application/vnd.holon.view+json"
+
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
 _COLOURS = {"running": "#0969da", "waiting": "#9a6700",  # waiting: %%agent --follow between turns
@@ -294,4 +298,7 @@ class AgentTurnView(VBox):
         if previews:  # a saved notebook (GitHub, nbviewer: no widget manager) shows the thumbnails too
             data["text/html"] = render_transcript_html(self.trace, streaming=False)
             data[previews[0]["mime"]] = base64.b64encode(previews[0]["data"]).decode("ascii")
+        # tells notebook tests that this view's text/plain is its transcript, compared like any output
+        # (other widget views are ignored, notebook-tests spec §3.3); front ends have no renderer for it
+        data[VIEW_MIMETYPE] = {"view": "agent-turn"}
         return data

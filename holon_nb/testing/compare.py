@@ -12,9 +12,9 @@ What is compared, per code cell (after :func:`apply_display_updates`):
 - each ``display_data``/``execute_result`` in order: the receipt when one is in the
   bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
   else ``text/plain`` (``text/html`` ignored when ``text/plain`` exists); images by
-  format and pixel size; other types as masked text. A widget view's model id and
-  state are ignored, but its ``text/plain`` is compared: holon_nb's live views (an
-  ``%%agent`` turn) leave their final transcript there, and nothing else would pin it;
+  format and pixel size (SVG by its ``width``/``height``); widget views ignored, except
+  a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
+  its ``text/plain`` is its final transcript and is compared; other types as masked text;
 - an error output: only its exception name, and only in ``raises-exception`` cells
   (elsewhere an error fails the run before any comparison).
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import difflib
 import json
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -38,6 +39,8 @@ __all__ = ["CellDiff", "Item", "apply_display_updates", "cell_items", "compare_c
            "compared_cells", "first_line", "is_lax"]
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+#: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
+VIEW_MIMETYPE = "application/vnd.holon.view+json"
 LAX_TAG = "holon-lax"
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 _MAX_POINTERS = 20
@@ -146,10 +149,12 @@ def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
 
 def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
     if WIDGET_MIMETYPE in data:
-        # a live view: its model id and state are not compared; its text/plain (the final state a
-        # holon_nb view leaves there, e.g. an %%agent transcript, or an ipywidget's repr) is
+        # a widget view is ignored (spec §3.3), except a holon_nb view that marks its text/plain as its
+        # readable final state (an %%agent transcript): that text is compared
         plain = data.get("text/plain")
-        return [Item("widget text/plain", norm.text(_joined(plain)))] if plain else []
+        if VIEW_MIMETYPE in data and plain:
+            return [Item("view text/plain", norm.text(_joined(plain)))]
+        return []
     if RESULT_MIMETYPE in data:
         value = data[RESULT_MIMETYPE]
         if isinstance(value, str):
@@ -165,6 +170,10 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             size = _image_size(mime, value)
             items.append(Item(mime, f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels" if size
                               else f"{mime.split('/')[1]} image of unknown size"))
+        elif mime == "image/svg+xml":
+            root = re.search(r"<svg\b[^>]*>", _joined(value))
+            attrs = dict(re.findall(r'\b(width|height)\s*=\s*["\']([^"\']*)["\']', root.group(0))) if root else {}
+            items.append(Item(mime, f"svg image, {attrs.get('width', '?')}x{attrs.get('height', '?')}"))
         elif mime == "text/html" and "text/plain" in data:
             continue
         elif isinstance(value, (dict, list)) and mime.endswith("json"):

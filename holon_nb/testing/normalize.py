@@ -19,7 +19,10 @@ receipt (``application/vnd.holon.tool-result+json``):
    (``0.3 s``, ``0.05s``, ``1.25 seconds``) or any number of milliseconds (``12 ms``), become
    ``<duration>`` (:data:`DURATION_RE`): an ``%%agent`` transcript, pytest's summary line.
    Whole seconds (``sleep 3 s``, ``timeout 120 s``) are kept: those are settings, not measurements.
-6. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
+6. Values random by nature: object addresses in default reprs (``<Note at 0x7f45…>``) become
+   ``0x<addr>``, UUIDs (``8-4-4-4-12`` hex, or 32 hex digits as ``DisplayHandle`` prints
+   them) become ``<uuid>`` (:data:`ADDRESS_RE`, :data:`UUID_RE`).
+7. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
    from ``metadata.holon_nb.normalize`` or the pytest option ``holon_nb_normalize``.
 
 Receipts (JSON) get two structural masks as well (:func:`mask_json`): the value
@@ -48,7 +51,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = [
-    "ANSI_RE", "DURATION_RE", "ID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
+    "ADDRESS_RE", "ANSI_RE", "DURATION_RE", "ID_RE", "UUID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
     "json_differences", "mask_json", "parse_rules", "strip_ansi", "terminal_text",
 ]
 
@@ -64,6 +67,11 @@ TIME_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+
 
 #: A measured duration in text: seconds with a fraction, or milliseconds.
 DURATION_RE = re.compile(r"(?<![\w.])(?:\d+\.\d+ ?(?:s|sec|secs|seconds)|\d+(?:\.\d+)? ?ms)\b")
+
+#: A memory address in a default repr: `` at 0x7f457c0250d0``.
+ADDRESS_RE = re.compile(r"(?<= at )0x[0-9a-fA-F]{4,16}\b")
+#: A UUID, dashed or as 32 hex digits.
+UUID_RE = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})\b")
 
 MASKED = "<masked>"
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
@@ -212,11 +220,13 @@ class Normalizer:
         return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
 
     def text(self, text: str) -> str:
-        """All text masks: ANSI, paths, ids, timestamps, durations, then user rules."""
+        """All text masks: ANSI, paths, ids, timestamps, durations, addresses, UUIDs, then user rules."""
         text = self.paths(strip_ansi(text))
         text = ID_RE.sub(r"\1_<id>", text)
         text = TIME_RE.sub("<time>", text)
         text = DURATION_RE.sub("<duration>", text)
+        text = ADDRESS_RE.sub("0x<addr>", text)
+        text = UUID_RE.sub("<uuid>", text)
         for rule in self.rules:
             text = rule.regex.sub(rule.replace, text)
         return text

@@ -32,6 +32,9 @@ def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
                                "<TMP>/<tmp>/f.txt, <HOME>/agents")
     assert norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s") == \
         "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
+    assert norm.text("<__main__.Note at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
+                     " 6f1c2d1e-9a4b-4c1d-8e2f-0123456789ab") == \
+        "<__main__.Note at 0x<addr>> <DisplayHandle display_id=<uuid>> <uuid>"
     # not an id: 14 hex digits, upper case
     assert norm.text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
     # a root is only a root at a path boundary
@@ -118,6 +121,16 @@ def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignore
     fresh = _cell(display({"image/png": _png(4, 3) + ""}), display({"text/plain": "X", "text/html": "<i>2</i>"}),
                   display({"application/vnd.jupyter.widget-view+json": {"model_id": "b"}, "text/plain": "IntSlider"}))
     assert compare_cells(0, saved, fresh, norm) is None
+    fresh.outputs[2].data["text/plain"] = "IntSlider(value=3)"  # an ipywidget's repr: ignored
+    assert compare_cells(0, saved, fresh, norm) is None
+    view = "application/vnd.holon.view+json"  # a holon_nb view (an %%agent turn): its text/plain is compared
+    saved.outputs[2].data[view] = fresh.outputs[2].data[view] = {"view": "agent-turn"}
+    assert "view text/plain differs" in compare_cells(0, saved, fresh, norm).message
+    fresh.outputs[2].data["text/plain"] = "IntSlider"
+    svg = '<svg height="100" width="100">\n<circle cx="50" fill="red" r="40"/></svg>'
+    saved.outputs.append(nbformat.from_dict(display({"image/svg+xml": svg})))
+    fresh.outputs.append(nbformat.from_dict(display({"image/svg+xml": svg.replace('fill="red" r="40"', 'r="40" fill="red"')})))
+    assert compare_cells(0, saved, fresh, norm) is None  # an SVG by its size, as other images
     fresh.outputs[0].data["image/png"] = _png(5, 3)
     diff = compare_cells(0, saved, fresh, norm)
     assert diff is not None and "-png image, 4x3 pixels\n+png image, 5x3 pixels" in diff.message
