@@ -6,10 +6,20 @@ import nbformat
 from nbformat.v4 import new_notebook
 
 
-def tutorial_notebook(cells: list) -> nbformat.NotebookNode:
+def ignore_output(cell: nbformat.NotebookNode, why: str) -> nbformat.NotebookNode:
+    """Tag ``cell`` ``holon-ignore-output``: run by the notebook tests, its outputs not compared (``why`` says
+    what makes them differ from run to run; it is for the reader of the generator)."""
+    cell.metadata.setdefault("tags", []).append("holon-ignore-output")
+    return cell
+
+
+def tutorial_notebook(cells: list, normalize: list | None = None) -> nbformat.NotebookNode:
     """A Python 3 notebook of ``cells`` with stable cell ids (``cell-00``, …), so regenerating it changes
-    only what changed."""
+    only what changed; ``normalize`` (``[{"regex", "replace"}]``) goes to ``metadata.holon_nb.normalize``
+    for the notebook tests (docs/notebook-tests.md)."""
     nb = new_notebook(cells=cells)
+    if normalize:
+        nb.metadata["holon_nb"] = {"normalize": normalize}
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
     for i, cell in enumerate(nb.cells):

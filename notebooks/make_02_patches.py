@@ -12,7 +12,7 @@ import difflib
 from pathlib import Path
 
 import nbformat
-from _tutorial import tutorial_notebook
+from _tutorial import ignore_output, tutorial_notebook
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def build() -> nbformat.NotebookNode:
             "it and relative patch paths resolve against it. `$name` in these lines is a Python variable."),
         new_code_cell("%workspace attach $clone"),
         new_code_cell("%workspace switch $clone"),
-        new_code_cell("%workspace"),
+        ignore_output(new_code_cell("%workspace"), "lists the worktrees of the checkout the notebook is in"),
         new_markdown_cell(
             "## Try a change in a worktree\n\n"
             "`CreateWorktree` adds a linked worktree on a new branch next to the clone and activates it\n"
@@ -138,7 +138,7 @@ def build() -> nbformat.NotebookNode:
             "`RemoveWorktree` never forces: a worktree with uncommitted changes is kept (`retained_dirty`, with the\n"
             "changed files listed). Commit the change on its branch, and the removal goes through; the branch stays."),
         new_code_cell("%workspace switch $clone"),
-        new_code_cell("%worktree list"),
+        ignore_output(new_code_cell("%worktree list"), "lists the worktrees of the checkout the notebook is in"),
         new_code_cell(
             "state = rt.call(\"GetWorkspaceState\").result\n"
             "wt_id = next(r[\"execution_root_id\"] for r in state[\"execution_roots\"]\n"
@@ -161,7 +161,8 @@ def build() -> nbformat.NotebookNode:
             "%workspace detach {clone_id}"),
         new_code_cell("import shutil\nshutil.rmtree(scratch)"),
     ]
-    return tutorial_notebook(cells)
+    # commits made by the tutorial have new hashes on every run
+    return tutorial_notebook(cells, normalize=[{"regex": r"\b[0-9a-f]{40}\b|\b[0-9a-f]{7}\b", "replace": "<sha>"}])
 
 
 if __name__ == "__main__":

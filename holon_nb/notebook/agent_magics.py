@@ -355,7 +355,13 @@ class AgentMagics(SessionMagics):
         model = args.model or s.config.model or None
         mode = args.cassette_mode or s.config.cassette_mode
         cassette = args.cassette or s.config.cassette or None
-        if not cassette and mode != "off" and os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV):
+        headless = bool(os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV))  # holon-nb run/test --cassettes
+        scripted = (model or "").startswith("scripted/")  # a script answers: no model is called
+        if not cassette and mode != "off" and headless and not scripted:
+            if args.follow is not None:
+                raise UsageError(f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
+                                 f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
+                                 f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model")
             self._default_cassettes += 1  # under holon-nb run/test: the notebook's own cassette folder
             cassette = str(default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes))
         cas = None

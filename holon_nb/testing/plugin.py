@@ -15,8 +15,9 @@ Options:
 - ``--holon-nb-update``: rewrite the saved notebook's mismatching cells with the fresh outputs
   (never a cell that raised unexpectedly); the terminal summary lists the cells rewritten.
 - ``--holon-nb-repeat N``: run each notebook N times; any difference between runs fails.
-- ``--holon-nb-timeout SECONDS`` (default 120) and ``--holon-nb-cassettes MODE``
-  (default ``replay``: model calls answered from ``<stem>.holon/cassettes/``, network blocked).
+- ``--holon-nb-timeout SECONDS`` (default 120), ``--holon-nb-kernel NAME`` (a kernelspec; default a
+  kernel on this interpreter) and ``--holon-nb-cassettes MODE`` (default ``replay``: model calls
+  answered from ``<stem>.holon/cassettes/``, network blocked).
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -54,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run each notebook N times and fail on any difference between runs")
     group.addoption("--holon-nb-timeout", type=float, default=120.0, metavar="SECONDS",
                     help="per-cell timeout (default 120; a run stops at 10x)")
+    group.addoption("--holon-nb-kernel", default=None, metavar="NAME",
+                    help="kernelspec to run notebooks in (default: a kernel on this interpreter); a spec with a "
+                         "kernel provisioner runs them remotely")
     group.addoption("--holon-nb-cassettes", choices=("replay", "record", "auto", "off"), default="replay",
                     help="model-call cassettes: replay (default; no network), record, auto, off")
     parser.addini("holon_nb_paths", type="linelist", default=[],
@@ -139,7 +143,7 @@ class NotebookFile(pytest.File):
             opt = self.config.getoption
             options = CheckOptions(timeout=opt("holon_nb_timeout"), cassettes=opt("holon_nb_cassettes"),
                                    update=opt("holon_nb_update"), repeat=opt("holon_nb_repeat"),
-                                   rules=self.config.stash[_STATE]["rules"])
+                                   rules=self.config.stash[_STATE]["rules"], kernel_name=opt("holon_nb_kernel"))
             try:
                 self._check = check_notebook(self.path, options)
             except ValueError as exc:  # HarnessUsageError, a malformed normaliser
