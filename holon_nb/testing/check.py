@@ -149,6 +149,15 @@ def _roots(saved: NotebookNode, summaries: Sequence[RunSummary], workspace: Path
     return recorded.merged(Roots.current(home=None, workspace=workspace)).merged(Roots(home=homes))
 
 
+def _recorded(saved: NotebookNode, roots: Roots) -> dict[str, list[str]]:
+    """``metadata.holon_nb.recorded_roots`` with this run's workspace, temp dir and checkout added (the
+    holon home is not recorded: a harness run's home is always ``<tmp>/holon-nb-run-*/home``)."""
+    previous = Roots.from_mapping((saved.metadata.get("holon_nb") or {}).get("recorded_roots"))
+    merged = Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo).merged(
+        Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo)).as_mapping()
+    return {k: list(dict.fromkeys(v))[-4:] for k, v in merged.items() if v}
+
+
 def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequence[int], roots: Roots) -> None:
     for i in cells:
         fresh = executed.cells[i]
@@ -159,10 +168,7 @@ def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequ
             saved.cells[i].metadata["holon_nb"] = meta
         else:
             saved.cells[i].metadata.pop("holon_nb", None)
-    holon_meta = saved.metadata.setdefault("holon_nb", {})
-    previous = Roots.from_mapping(holon_meta.get("recorded_roots"))
-    fresh_roots = previous.merged(roots).as_mapping()
-    holon_meta["recorded_roots"] = {k: list(dict.fromkeys(v))[-4:] for k, v in fresh_roots.items()}
+    saved.metadata.setdefault("holon_nb", {})["recorded_roots"] = _recorded(saved, roots)
     if "widgets" in executed.metadata:
         saved.metadata["widgets"] = executed.metadata["widgets"]
     tmp = path.with_name(path.name + ".tmp")
@@ -230,8 +236,9 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         empty = [i for i, c in enumerate(saved.cells) if c.cell_type == "code" and not c.get("outputs")
                  and executed.cells[i].get("outputs") and i not in errors and i not in check.not_run]
         changed = sorted({d.index for d in diffs} | set(empty))
-        if changed:
-            _update(path, saved, executed, changed, norm.roots)
+        current = Roots.current(workspace=workspace)
+        if changed or (saved.metadata.get("holon_nb") or {}).get("recorded_roots") != _recorded(saved, current):
+            _update(path, saved, executed, changed, current)
         check.updated_cells = changed
     else:
         check.cells += [CellProblem(d.index, d.first_line, "mismatch", d.message) for d in diffs]

@@ -11,6 +11,9 @@ receipt (``application/vnd.holon.tool-result+json``):
 2. Paths under the holon home, the workspace, the system temporary directory
    replaced by ``<HOME>``, ``<WS>``, ``<TMP>`` (longest root first); the first
    component under ``<TMP>`` (a ``mkdtemp`` name) becomes ``<TMP>/<tmp>``.
+   When the workspace is inside a git checkout, that checkout's root and its
+   main worktree become ``<REPO>`` (receipts name them as execution roots), so a
+   notebook's outputs do not depend on where the repository was cloned.
    See :class:`Roots`.
 3. Runtime ids, ``<prefix>_`` + 15 lowercase hex digits (``task_0123456789abcde``),
    become ``<prefix>_<id>`` (:data:`ID_RE`).
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,13 +125,16 @@ class Roots:
     home: tuple[str, ...] = ()
     workspace: tuple[str, ...] = ()
     tmp: tuple[str, ...] = ()
+    repo: tuple[str, ...] = ()
 
     @classmethod
     def current(cls, *, home: str | os.PathLike[str] | None = None,
                 workspace: str | os.PathLike[str] | None = None) -> "Roots":
-        """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir."""
+        """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir,
+        and the git checkout the workspace is in (:func:`git_roots`)."""
         home = home if home is not None else os.environ.get("HOLON_NB_HOME")
-        return cls(home=_paths([home]), workspace=_paths([workspace]), tmp=_paths([tempfile.gettempdir()]))
+        return cls(home=_paths([home]), workspace=_paths([workspace]), tmp=_paths([tempfile.gettempdir()]),
+                   repo=_paths(git_roots(workspace) if workspace else []))
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "Roots":
@@ -138,15 +145,33 @@ class Roots:
             value = data.get(key)
             return _paths(value if isinstance(value, list) else [value])
 
-        return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"))
+        return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"), repo=get("repo"))
 
     def merged(self, other: "Roots") -> "Roots":
         """Both sets of roots (the saved run's and this run's)."""
-        return Roots(self.home + other.home, self.workspace + other.workspace, self.tmp + other.tmp)
+        return Roots(self.home + other.home, self.workspace + other.workspace, self.tmp + other.tmp,
+                     self.repo + other.repo)
 
     def as_mapping(self) -> dict[str, list[str]]:
         """JSON form, the inverse of :meth:`from_mapping`."""
-        return {"home": list(self.home), "workspace": list(self.workspace), "tmp": list(self.tmp)}
+        return {"home": list(self.home), "workspace": list(self.workspace), "tmp": list(self.tmp),
+                "repo": list(self.repo)}
+
+
+def git_roots(path: str | os.PathLike[str]) -> list[str]:
+    """The root of the git checkout ``path`` is in and its main worktree (one path when they are the
+    same); ``[]`` outside a checkout or without git. Runs ``git rev-parse`` once."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--path-format=absolute", "--show-toplevel",
+                              "--git-common-dir"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    lines = out.stdout.splitlines() if out.returncode == 0 else []
+    if len(lines) != 2:
+        return []
+    common = Path(lines[1])
+    main = str(common.parent) if common.name == ".git" else None
+    return [p for p in dict.fromkeys([lines[0], main]) if p]
 
 
 def _paths(values: Iterable[Any]) -> tuple[str, ...]:
@@ -206,7 +231,7 @@ class Normalizer:
         self.roots = roots or Roots()
         self.rules = list(rules)
         pairs = [(p, "<HOME>") for p in self.roots.home] + [(p, "<WS>") for p in self.roots.workspace]
-        pairs += [(p, "<TMP>") for p in self.roots.tmp]
+        pairs += [(p, "<TMP>") for p in self.roots.tmp] + [(p, "<REPO>") for p in self.roots.repo]
         pairs.sort(key=lambda pair: len(pair[0]), reverse=True)  # the most specific root wins
         alternatives = "|".join(f"(?P<r{i}>{re.escape(p)})" for i, (p, _) in enumerate(pairs))
         self._root_re = re.compile(f"(?:{alternatives})(?=/|\\b|$)") if pairs else None

@@ -164,3 +164,21 @@ def test_errors_only_compared_in_raises_exception_cells_and_tags_select_cells() 
     assert compare_notebooks(nb_a, nb_b, Normalizer()) == []
     nb_a.cells[1].metadata["tags"] = ["holon-check-output"]
     assert [d.index for d in compare_notebooks(nb_a, nb_b, Normalizer())] == [1]
+
+
+def test_git_roots_are_the_checkout_and_its_main_worktree(tmp_path: Path) -> None:
+    import subprocess
+
+    from holon_nb.testing.normalize import git_roots
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
+    (wt / "notebooks").mkdir()
+    assert git_roots(wt / "notebooks") == [str(wt), str(main)]
+    assert git_roots(main) == [str(main)]
+    assert git_roots(tmp_path) == []
+    roots = Roots.current(workspace=wt / "notebooks")
+    assert Normalizer(roots).text(f"{wt}/notebooks/a {wt}/x {main}/y") == "<WS>/a <REPO>/x <REPO>/y"

@@ -1,0 +1,267 @@
+"""Notebooks as regression tests (notebook-tests spec §6, §7): holon-nb test vs nbval vs nbmake.
+
+Parts (all by default; ``--part NAME`` to pick, repeatable):
+
+- ``compare``: comparing a 200-cell notebook (receipts, streams, rich outputs) with a run that differs
+  only in volatile values: median ms of :func:`~holon_nb.testing.compare.compare_notebooks` with a fresh
+  :class:`~holon_nb.testing.normalize.Normalizer` (goal < 100 ms).
+- ``regressions``: a generated notebook (an ``%exec`` receipt, a printed line, a display updated by
+  ``display_id``) recorded with ``holon-nb test --holon-nb-update``; then four seeded regressions — the
+  command's exit status changes (0 -> 1), a receipt field is dropped, a printed line changes, a display
+  update is lost — and which tool fails on each (a tool that also fails the unseeded baseline detects
+  nothing: it cannot be used on that notebook).
+- ``tools``: wall time of ``holon-nb test``, ``pytest --nbmake`` and ``pytest --nbval`` on the tutorials
+  and on a 200-cell generated notebook; plus the extension's import (``import holon_nb`` and
+  ``%load_ext holon_nb`` in a fresh interpreter). Goal: holon <= 1.1 x nbmake + import.
+- ``xdist``: ``pytest --holon-nb notebooks/`` with ``-n 0`` and ``-n 2``.
+- ``repeat``: ``holon-nb test notebooks/ --holon-nb-repeat N`` (``--repeat N``, default 20): pass/fail, time.
+
+nbval and nbmake are not dependencies: ``pip install nbval nbmake`` in the benchmark's environment.
+Results go to ``benchmarks/results/notebook_tests.json``.
+
+Run: ``python benchmarks/bench_notebook_tests.py [--part compare] [--repeat 20]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from _common import median_ms, save
+
+from holon_nb.testing.compare import compare_notebooks
+from holon_nb.testing.normalize import RESULT_MIMETYPE, Normalizer, Roots
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOLON_NB_", "PYTEST_", "SEED_"))}
+    env.update(extra)
+    return env
+
+
+def _pytest(args: list[str], cwd: Path, **env: str) -> tuple[int, float, str]:
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args], cwd=cwd,
+                          env=_env(**env), capture_output=True, text=True, timeout=3600)
+    return proc.returncode, time.monotonic() - t0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------ compare
+def _receipt(rng: random.Random, i: int) -> dict:
+    return {"tool_name": "ExecCommand", "status": "success", "summary_text": "command exited with status 0",
+            "result": {"task_id": f"task_{rng.getrandbits(60):015x}", "duration_ms": rng.randint(1, 900),
+                       "started_at": f"2026-12-01T15:{rng.randint(10, 59)}:00.{rng.randint(0, 999999):06d}Z",
+                       "cwd": f"/tmp/tmp{rng.getrandbits(30):x}/work", "exit_status": 0,
+                       "stdout_preview": f"line {i}\n" * 5, "usage": {"input": rng.randint(1, 99)}}}
+
+
+def _big_notebook(seed: int) -> nbformat.NotebookNode:
+    rng = random.Random(seed)
+    nb = nbformat.v4.new_notebook()
+    for i in range(200):
+        cell = nbformat.v4.new_code_cell(f"cell {i}")
+        kind = i % 4
+        if kind == 0:
+            data = {RESULT_MIMETYPE: _receipt(rng, i), "text/plain": f"receipt {i}", "text/html": "<b>x</b>"}
+            cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+        elif kind == 1:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"\r10%\r100% step {i}\n" * 3),
+                            nbformat.v4.new_output("stream", name="stdout", text=f"done in {rng.random():.2f} s\n")]
+        elif kind == 2:
+            cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": f"<Obj at 0x{rng.getrandbits(40):x}>"},
+                                                   execution_count=i)]
+        else:
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": f"value {i}",
+                                                                          "text/html": f"<i>{i}</i>"})]
+        nb.cells.append(cell)
+    return nb
+
+
+def part_compare() -> dict:
+    saved, fresh = _big_notebook(1), _big_notebook(2)
+    diffs: list = []
+
+    def run() -> None:
+        norm = Normalizer(Roots.current(workspace=ROOT))
+        diffs[:] = compare_notebooks(saved, fresh, norm)
+
+    ms = median_ms(run, runs=20, warmup=3)
+    changed = copy.deepcopy(fresh)
+    changed.cells[0].outputs[0].data[RESULT_MIMETYPE]["result"]["exit_status"] = 1
+    found = compare_notebooks(saved, changed, Normalizer(Roots.current(workspace=ROOT)))
+    return {"cells": 200, "compare_median_ms": round(ms, 2), "goal_ms": 100, "equal_after_masks": diffs == [],
+            "seeded_difference_found": [d.index for d in found] == [0]}
+
+
+# ------------------------------------------------------------------------------------------- regressions
+SEEDED_CELLS = [
+    "%load_ext holon_nb",
+    "import os",
+    "%exec sh -c 'echo built; exit ${SEED_EXIT:-0}'",
+    "print(os.environ.get('SEED_LINE', 'rows: 42'))",
+    "from IPython.display import display\n"
+    "h = display('progress: started', display_id=True)\n"
+    "if not os.environ.get('SEED_NO_UPDATE'):\n"
+    "    h.update('progress: finished')",
+]
+
+
+def _regression_notebook(folder: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in SEEDED_CELLS]
+    path = folder / "seeded.ipynb"
+    nbformat.write(nb, path)
+    code, _, out = _pytest(["--holon-nb", "--holon-nb-update", path.name], folder)
+    assert code == 0, out
+    return path
+
+
+def _drop_field(path: Path) -> None:
+    """Seed 'a receipt lost a field': the saved receipt has a field this run no longer produces."""
+    nb = nbformat.read(path, as_version=4)
+    for out in nb.cells[2].outputs:
+        if RESULT_MIMETYPE in out.get("data", {}):
+            out.data[RESULT_MIMETYPE]["result"]["artifact_path"] = "out/report.csv"
+            out.data["text/plain"] += "\nartifact_path: out/report.csv"
+    nbformat.write(nb, path)
+
+
+TOOLS = {
+    "holon-nb test": ["--holon-nb"],
+    "nbval": ["--nbval"],
+    "nbval --nbval-lax": ["--nbval-lax"],
+    "nbmake": ["--nbmake"],
+}
+
+
+def part_regressions() -> dict:
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench-seeded-") as tmp:
+        folder = Path(tmp)
+        base = _regression_notebook(folder)
+        pristine = base.read_bytes()
+        seeds = {"baseline": {}, "exit status 0 -> 1": {"SEED_EXIT": "1"}, "dropped receipt field": "drop",
+                 "changed stream line": {"SEED_LINE": "rows: 41"}, "display update lost": {"SEED_NO_UPDATE": "1"}}
+        for tool, args in TOOLS.items():
+            row = {}
+            for seed, env in seeds.items():
+                base.write_bytes(pristine)
+                if env == "drop":
+                    _drop_field(base)
+                    env = {}
+                code, secs, out = _pytest([*args, base.name], folder, **env)
+                row[seed] = "fails" if code == 1 else ("passes" if code == 0 else f"exit {code}")
+            baseline_ok = row["baseline"] == "passes"
+            row["detected"] = [s for s in seeds if s != "baseline" and baseline_ok and row[s] == "fails"]
+            results[tool] = row
+    return results
+
+
+# ------------------------------------------------------------------------------------------------ tools
+def _import_ms() -> float:
+    code = ("import time; t = time.perf_counter(); import holon_nb\n"
+            "from IPython.testing.globalipapp import start_ipython\n"
+            "ip = start_ipython(); t1 = time.perf_counter(); ip.run_line_magic('load_ext', 'holon_nb')\n"
+            "t2 = time.perf_counter(); print((t1 - t) * 1000 + (t2 - t1) * 1000)")
+    samples = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as home:
+            out = subprocess.run([sys.executable, "-c", code], env=_env(HOLON_NB_HOME=home), capture_output=True,
+                                 text=True, timeout=120, cwd=home)
+            samples.append(float(out.stdout.strip().splitlines()[-1]))
+    return min(samples)
+
+
+def _big_runnable(folder: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = ["%load_ext holon_nb"]
+    for i in range(1, 200):
+        if i % 20 == 0:
+            cells.append(f"%exec echo step {i}")
+        elif i % 3 == 0:
+            cells.append(f"from IPython.display import display\ndisplay({{'text/plain': 'value {i}'}}, raw=True)")
+        else:
+            cells.append(f"print('line', {i})")
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    path = folder / "big200.ipynb"
+    nbformat.write(nb, path)
+    code, _, out = _pytest(["--holon-nb", "--holon-nb-update", path.name], folder)
+    assert code == 0, out
+    return path
+
+
+def part_tools() -> dict:
+    results: dict = {"extension_import_ms": round(_import_ms(), 1)}
+    with tempfile.TemporaryDirectory(prefix="bench-tools-") as tmp:
+        folder = Path(tmp)
+        shutil.copytree(NOTEBOOKS, folder / "notebooks",
+                        ignore=shutil.ignore_patterns("*.executed.ipynb", ".holon", "__pycache__"))
+        big = _big_runnable(folder)
+        targets = {"tutorials (4)": ("notebooks", folder), "200-cell notebook": (big.name, folder)}
+        for label, (target, cwd) in targets.items():
+            row = {}
+            for tool, args in TOOLS.items():
+                if tool == "nbval --nbval-lax":
+                    continue
+                times, codes = [], []
+                for _ in range(2):
+                    code, secs, _ = _pytest([*args, target], cwd)
+                    times.append(secs)
+                    codes.append(code)
+                row[tool] = {"wall_s": round(min(times), 2), "exit": codes}
+            nbmake = row["nbmake"]["wall_s"]
+            row["holon / nbmake"] = round(row["holon-nb test"]["wall_s"] / nbmake, 3)
+            row["goal holon <= s"] = round(1.1 * nbmake + results["extension_import_ms"] / 1000
+                                            * (4 if label.startswith("tutorials") else 1), 2)
+            results[label] = row
+    return results
+
+
+# ------------------------------------------------------------------------------------------ xdist/repeat
+def part_xdist() -> dict:
+    out = {}
+    for n in ("0", "2"):
+        code, secs, _ = _pytest(["--holon-nb", "-n", n, "notebooks/"], ROOT)
+        out[f"-n {n}"] = {"wall_s": round(secs, 2), "exit": code}
+    out["speed-up"] = round(out["-n 0"]["wall_s"] / out["-n 2"]["wall_s"], 2)
+    return out
+
+
+def part_repeat(n: int) -> dict:
+    code, secs, text = _pytest(["--holon-nb", f"--holon-nb-repeat={n}", "notebooks/"], ROOT)
+    return {"repeat": n, "exit": code, "wall_s": round(secs, 1),
+            "failures": [line for line in text.splitlines() if ": nondeterministic" in line or "mismatch" in line]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", action="append", choices=["compare", "regressions", "tools", "xdist", "repeat"])
+    parser.add_argument("--repeat", type=int, default=20)
+    ns = parser.parse_args()
+    parts = ns.part or ["compare", "regressions", "tools", "xdist", "repeat"]
+    data: dict = {"measured_under_load": os.getloadavg()[0]}
+    for part in parts:
+        t0 = time.monotonic()
+        data[part] = part_repeat(ns.repeat) if part == "repeat" else globals()[f"part_{part}"]()
+        data[part]["_part_s"] = round(time.monotonic() - t0, 1)
+        print(part, json.dumps(data[part]), flush=True)
+    save("notebook_tests" + ("" if ns.part is None else "_" + "_".join(parts)), data)
+
+
+if __name__ == "__main__":
+    main()
