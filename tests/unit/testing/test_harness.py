@@ -287,7 +287,7 @@ def test_cli_exit_codes_for_failures_and_usage_errors(tmp_path: Path) -> None:
     assert cli_run("bad.ipynb", "-o", "bad.ipynb", cwd=tmp_path).returncode == 2
     assert cli_run("bad.ipynb", "--kernel", "no-such-kernel", cwd=tmp_path).returncode == 2
     assert cli_run("bad.ipynb", "-p", "no_equals_sign", cwd=tmp_path).returncode == 2
-    assert cli_run("bad.ipynb", "--cassettes", "replay", cwd=tmp_path).returncode == 2
+    assert cli_run("bad.ipynb", "--cassettes", "sometimes", cwd=tmp_path).returncode == 2
 
 
 def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
