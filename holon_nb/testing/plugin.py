@@ -84,7 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"holon_nb_normalize: {exc}") from None
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
-    config.stash[_STATE] = {"rules": rules, "paths": paths, "updated": {}}
+    config.stash[_STATE] = {"rules": rules, "paths": paths}
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
 
@@ -107,22 +107,43 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+_SECTION = "holon-nb update"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the update sections of the items' reports (they come from xdist workers too)."""
+    for name, content in report.sections:
+        if _SECTION in name:
+            _UPDATED.append(content)
+
+
+_UPDATED: list[str] = []
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _STATE not in config.stash or not config.getoption("holon_nb_update"):
         return
-    updated: dict[str, list[int]] = config.stash[_STATE]["updated"]
-    terminalreporter.section("holon-nb update")
-    if not any(updated.values()):
+    terminalreporter.section(_SECTION)
+    lines = sorted(set(_UPDATED))
+    if not lines:
         terminalreporter.write_line("no saved outputs changed")
-    for path, cells in sorted(updated.items()):
-        if cells:
-            terminalreporter.write_line(f"{path}: rewrote cells {', '.join(map(str, cells))}")
+    for line in lines:
+        terminalreporter.write_line(line)
 
 
 class NotebookFile(pytest.File):
     """A notebook collected by the plugin; runs it at most once per process."""
 
     _check: Any = None
+    _update_reported = False
+
+    def report_update(self, item: pytest.Item) -> None:
+        """Attach the cells this file's update rewrote to ``item``'s report (once per file)."""
+        check = self._check
+        if check is not None and check.updated_cells and not self._update_reported:
+            self._update_reported = True
+            item.add_report_section("call", _SECTION,
+                                    f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}")
 
     def collect(self) -> Iterator[pytest.Item]:
         import nbformat
@@ -148,7 +169,6 @@ class NotebookFile(pytest.File):
                 self._check = check_notebook(self.path, options)
             except ValueError as exc:  # HarnessUsageError, a malformed normaliser
                 raise NotebookFailure(f"notebook {self.path}: {exc}") from None
-            self.config.stash[_STATE]["updated"][str(self.path)] = self._check.updated_cells
         return self._check
 
 
@@ -169,9 +189,7 @@ class NotebookItem(_Item):
         parent = self.parent
         assert isinstance(parent, NotebookFile)
         check = parent.check()
-        if check.updated_cells:
-            self.add_report_section("call", "holon-nb update",
-                                    f"rewrote cells {', '.join(map(str, check.updated_cells))} of {self.path}")
+        parent.report_update(self)
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -187,6 +205,7 @@ class CellItem(_Item):
         parent = self.parent
         assert isinstance(parent, NotebookFile)
         check = parent.check()
+        parent.report_update(self)
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
