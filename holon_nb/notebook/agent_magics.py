@@ -357,8 +357,8 @@ class AgentMagics(SessionMagics):
         cassette = args.cassette or s.config.cassette or None
         headless = bool(os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV))  # holon-nb run/test --cassettes
         scripted = (model or "").startswith("scripted/")  # a script answers: no model is called
-        if not cassette and mode != "off" and headless and not scripted:
-            if args.follow is not None:
+        if not cassette and mode != "off" and headless and not (scripted and args.follow is not None):
+            if args.follow is not None:  # a scripted --follow turn calls no model and needs no cassette
                 raise UsageError(f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
                                  f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
                                  f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model")

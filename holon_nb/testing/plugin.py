@@ -22,13 +22,15 @@ Options:
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
 Each test runs its notebook in a fresh kernel with its own temporary holon home, so
-pytest-xdist workers (``-n auto``) never share state. Collection order is the sorted file
+pytest-xdist workers (``-n auto``) never share state; when ``HOLON_NB_HOME`` is set, each worker
+uses ``$HOLON_NB_HOME/<worker id>`` (``gw0``, ``gw1``, …). Collection order is the sorted file
 order pytest uses, so ``pytest-split`` can shard a suite deterministically.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -82,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         rules = parse_rules(json.loads(line) if line.lstrip().startswith("{") else line for line in lines)
     except ValueError as exc:
         raise pytest.UsageError(f"holon_nb_normalize: {exc}") from None
+    worker, home = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("HOLON_NB_HOME")
+    if worker and home:  # a fixed holon home: each xdist worker gets its own folder in it (spec §2)
+        os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
     config.stash[_STATE] = {"rules": rules, "paths": paths}

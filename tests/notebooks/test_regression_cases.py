@@ -259,9 +259,18 @@ def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(tmp_path: 
     assert {w for w, _, _ in rows} == {"gw0", "gw1"}
     assert len({h for _, h, _ in rows}) == 4 and len({p for _, _, p in rows}) == 4  # own home, own kernel
 
+    probe_file.unlink()  # a fixed HOLON_NB_HOME: one folder in it per worker
+    fixed = tmp_path / "fixed-home"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
+                          cwd=tmp_path, env=env | {"HOLON_NB_HOME": str(fixed)}, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in probe_file.read_text().splitlines()]
+    assert {(w, h) for w, h, _ in rows} == {("gw0", str(fixed / "gw0")), ("gw1", str(fixed / "gw1"))}
+
 
 def test_repeat_names_the_cell_and_the_value_that_changed_between_runs(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "random.ipynb", "print('stable')", "import uuid\nprint(uuid.uuid4().hex)")
+    nb = write_nb(tmp_path / "random.ipynb", "print('stable')", "import random\nprint(random.random())")
     check = check_notebook(nb, CheckOptions(update=True, repeat=2, timeout=60))
     assert [(p.index, p.kind) for p in check.cells] == [(1, "nondeterministic")]
     message = check.cells[0].message
