@@ -43,6 +43,7 @@ SETTING_TRAITS = (
     "prompt_budget_tokens",
     "store_busy_timeout_s",
     "memory_index_interval_s",
+    "shell_snapshot",
 )
 #: Every trait :meth:`HolonNB.to_settings` reads (a change is pushed to the runtime).
 SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours")
@@ -131,6 +132,15 @@ class HolonNB(Configurable):
              "escape codes. Set True to keep them.",
     ).tag(config=True)
 
+    shell_snapshot = Bool(
+        help="Run login-shell commands (%exec, ExecCommand with login true, the default) through a snapshot of the "
+             "login profile: the profile runs once (in the background when the extension loads), its exported "
+             "variables, functions, aliases and options are recorded under the holon home, and each command then "
+             "runs as a non-login shell that sources them (milliseconds instead of the profile's cost). The "
+             "environment is frozen at capture until one of the shell's startup files changes. False runs every "
+             "login command through the full login shell. Default: $HOLON_SHELL_SNAPSHOT, else True.",
+    ).tag(config=True)
+
     prompt_budget_tokens = Int(
         help="Most estimated tokens ((characters + 3) // 4) of one model request; 0 means no limit. Over it, "
              "older turns are left out, then older rounds of a long turn go to the model as a short recap "
@@ -176,6 +186,10 @@ class HolonNB(Configurable):
     @default("max_tool_output_tokens")
     def _default_max_tokens(self) -> int:
         return RuntimeSettings().max_tool_output_tokens
+
+    @default("shell_snapshot")
+    def _default_shell_snapshot(self) -> bool:
+        return RuntimeSettings().shell_snapshot
 
     @default("prompt_budget_tokens")
     def _default_budget(self) -> int:

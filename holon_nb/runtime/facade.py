@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
+from ..tools.commands import resolve_shell
 from ..tools.context import CallContext
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
@@ -150,6 +151,7 @@ class Runtime:
         self._services = (self.workspaces, self.memory, self.agents, self.work)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)
+        self.tasks.start_shell_snapshot(resolve_shell(None), str(self.workspace))  # in the background
         for service in self._services:
             service.start()
 

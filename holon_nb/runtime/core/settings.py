@@ -82,6 +82,8 @@ class RuntimeSettings:
         memory_index_interval_s: How often the background memory indexer looks for new records to index
             (seconds); it writes in small transactions (a few ms each). 0 turns it off (each MemorySearch then
             catches up for at most 0.5 s before answering, and ``index_status`` reports any lag).
+        shell_snapshot: Run login-shell commands through a snapshot of the login profile
+            (:mod:`holon_nb.runtime.tasks.snapshot`); env ``HOLON_SHELL_SNAPSHOT`` (``0`` turns it off).
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -99,6 +101,8 @@ class RuntimeSettings:
     providers: Mapping[str, Any] = field(default_factory=dict)
     memory_index_interval_s: float = 1.0
     store_busy_timeout_s: float = field(default_factory=lambda: float(_env_int("HOLON_NB_STORE_BUSY_TIMEOUT_S", 30)))
+    shell_snapshot: bool = field(default_factory=lambda: os.environ.get("HOLON_SHELL_SNAPSHOT", "1").strip().lower()
+                                 not in ("0", "false", "no", "off"))
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

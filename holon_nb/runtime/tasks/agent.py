@@ -74,12 +74,15 @@ class AgentTasks:
         Raises:
             OSError: when the process cannot start.
         """
-        home = self.svc.agent_home(self.agent_id)
-        env = {**self.svc.env, "HOLON_RUNTIME": "1", "HOLON_AGENT_ID": self.agent_id, "HOLON_AGENT_HOME": str(home)}
-        for name in getattr(self.svc.settings(), "command_env_unset", ()):
-            env.pop(name, None)
+        env = self.svc.command_env(self.agent_id)
+        argv: tuple[str, ...] = (shell, "-lc" if login else "-c", cmd)
+        if login and getattr(self.svc.settings(), "shell_snapshot", True):
+            # the login profile's effect, recorded once, instead of running it again (tasks/snapshot.py)
+            launch = await self.svc.snapshots.launch(shell, cmd, workdir, env)
+            if launch is not None:
+                argv, env = launch
         spec = LaunchSpec(
-            argv=(shell, "-lc" if login else "-c", cmd), cwd=workdir, env=env,
+            argv=argv, cwd=workdir, env=env,
             spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,
             max_log_bytes=self.svc.settings().max_task_log_bytes, scrubber=self.svc.make_scrubber(),
         )

@@ -22,6 +22,7 @@ from ...tools.text import cut
 from .process_groups import end_group
 from .processes import CommandProcess
 from ..core.store import Store, is_busy, new_id, now_rfc3339
+from .snapshot import ShellSnapshots
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]
 
@@ -115,6 +116,7 @@ class TaskService:
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
         (home / "spool").mkdir(parents=True, exist_ok=True)
+        self.snapshots = ShellSnapshots(home)
         # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
         # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
         # a call after each such transaction commits, and the work item a new task captures
@@ -124,6 +126,21 @@ class TaskService:
         # D6: the runtime's current Scrubber, given to each spawn so task logs and artifacts are
         # scrubbed as they are written (None: nothing to scrub)
         self.make_scrubber: Callable[[], Any] = lambda: None
+
+    def command_env(self, agent_id: str | None = None) -> dict[str, str]:
+        """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
+        ``agent_id`` is given, without the names of ``command_env_unset``."""
+        env = {**self.env, "HOLON_RUNTIME": "1"}
+        if agent_id is not None:
+            env.update(HOLON_AGENT_ID=agent_id, HOLON_AGENT_HOME=str(self.agent_home(agent_id)))
+        for name in getattr(self.settings(), "command_env_unset", ()):
+            env.pop(name, None)
+        return env
+
+    def start_shell_snapshot(self, shell: str, cwd: str) -> None:
+        """Capture ``shell``'s login profile in the background, for the first login command to use."""
+        if getattr(self.settings(), "shell_snapshot", True):
+            self.snapshots.start(shell, cwd, self.command_env())
 
     def agent_home(self, agent_id: str) -> Path:
         """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
