@@ -2,19 +2,33 @@
 
 ``%load_ext holon_nb`` starts a runtime in the kernel; every tool can then be
 called from a magic, from Python (``holon_nb.get_runtime().call(...)``) or by
-a model, and its receipt renders inline.
+a model, and its receipt renders inline. ``Runtime``, ``RuntimeSettings`` and
+``ToolResult`` load on first use, so ``import holon_nb`` stays small.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .runtime import Runtime, RuntimeSettings, ToolResult
 from .runtime.current import get_runtime, set_current
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import Runtime, RuntimeSettings, ToolResult
 
 __version__ = "0.1.0"
 __all__ = ["Runtime", "RuntimeSettings", "ToolResult", "agent_turns", "get_runtime", "load_ipython_extension",
            "unload_ipython_extension", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Runtime", "RuntimeSettings", "ToolResult"):
+        from . import runtime
+
+        value = getattr(runtime, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def agent_turns() -> list[Any]:
     """The ``TurnResult`` of every ``%%agent`` turn that ended in this kernel session, oldest first.
@@ -33,7 +47,7 @@ def agent_turns() -> list[Any]:
     return _session.turns.results()
 
 
-def _set_runtime(rt: Runtime | None) -> None:
+def _set_runtime(rt: "Runtime | None") -> None:
     set_current(rt)
 
 

@@ -15,9 +15,29 @@ import-linter contracts check it):
 :mod:`.current` holds the kernel's runtime for ``holon_nb.get_runtime()``.
 """
 
-from .facade import DEFAULT_AGENT_ID, Runtime
-from .core.events import RuntimeEvent
-from .core.result import RESULT_MIMETYPE, ToolResult
-from .core.settings import RuntimeSettings
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core.events import RuntimeEvent
+    from .core.result import RESULT_MIMETYPE, ToolResult
+    from .core.settings import RuntimeSettings
+    from .facade import DEFAULT_AGENT_ID, Runtime
 
 __all__ = ["Runtime", "RuntimeSettings", "ToolResult", "RuntimeEvent", "RESULT_MIMETYPE", "DEFAULT_AGENT_ID"]
+
+# loaded on first use (PEP 562): ``holon_nb.runtime.current`` is reached without building the runtime
+_WHERE = {"Runtime": ".facade", "DEFAULT_AGENT_ID": ".facade", "RuntimeEvent": ".core.events",
+          "RESULT_MIMETYPE": ".core.result", "ToolResult": ".core.result", "RuntimeSettings": ".core.settings"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

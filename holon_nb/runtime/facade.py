@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
-from ..tools.commands import resolve_shell
 from ..tools.context import CallContext
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
+from ..tools.shells import resolve_shell
 from ..tools.spec import Profile
 from .core.context import RuntimeToolContext
 from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
@@ -93,7 +93,7 @@ class Runtime:
         self.home = resolve_home(home, self.workspace)
         self.home.mkdir(parents=True, exist_ok=True)
         self.settings = settings or RuntimeSettings()
-        self.registry = registry or REGISTRY
+        self.registry = REGISTRY if registry is None else registry
         self.events = EventBus()
         self._loop = LoopThread()
         self._closed = False

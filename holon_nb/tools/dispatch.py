@@ -14,9 +14,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterator
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .coerce import coerce_args, input_problem, loads_bounded
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
@@ -25,6 +23,9 @@ from .errors import ToolFailure
 from .registry import REGISTRY, Registry
 from .schema import input_schema_view
 from .spec import PROFILE_FAMILIES, ToolSpec
+
+if TYPE_CHECKING:  # pydantic loads with the first tool model, not with this module
+    from pydantic import BaseModel, ValidationError
 
 __all__ = ["dispatch", "parse_args", "RESULT_FIELDS", "MAX_TEXT_FIELD_CHARS", "UNLIMITED_FIELDS", "check_text_sizes"]
 
@@ -46,7 +47,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
+def _format_validation(exc: "ValidationError") -> tuple[str, list[str]]:
     """Render pydantic errors with serde-style phrases; return (text, unknown keys)."""
     phrases: list[str] = []
     unknown: list[str] = []
@@ -69,7 +70,7 @@ def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     return "; ".join(phrases), unknown
 
 
-def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
+def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
     """Decode, coerce and strictly validate arguments for ``spec``.
 
     Args:
@@ -92,6 +93,8 @@ def parse_args(spec: ToolSpec, raw: Any) -> BaseModel:
         except ValueError as exc:  # like a model's malformed arguments: validation then fails on `_raw`
             raw = {"_raw": text}
             json_error = f"arguments are not valid JSON ({exc})"
+    from pydantic import ValidationError  # loaded already: the spec's model is a pydantic model
+
     problem = input_problem(raw)
     if problem is None:
         schema = input_schema_view(spec.input_model)
@@ -142,7 +145,7 @@ def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]
         return
     if isinstance(value, str):
         yield path, value
-    elif isinstance(value, BaseModel):
+    elif isinstance(getattr(type(value), "model_fields", None), dict):  # a pydantic model (pydantic loads lazily)
         for name in type(value).model_fields:
             yield from _strings(getattr(value, name), f"{path}.{name}" if path else name, depth + 1)
     elif isinstance(value, dict):
@@ -153,7 +156,7 @@ def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]
             yield from _strings(item, f"{path}[{i}]", depth + 1)
 
 
-def check_text_sizes(tool: str, args: BaseModel) -> None:
+def check_text_sizes(tool: str, args: "BaseModel") -> None:
     """Refuse an input whose text fields exceed :data:`MAX_TEXT_FIELD_CHARS`.
 
     Raises:
@@ -283,7 +286,7 @@ async def dispatch(
         The envelope: ``{"tool_name", "status", "summary_text"?, "result"?, "error"?}``.
         Never raises for any input.
     """
-    reg = registry or REGISTRY
+    reg = REGISTRY if registry is None else registry
     try:
         spec, refusal = _gate(name, ctx.call, reg)
         if refusal is not None:

@@ -45,7 +45,7 @@ def render_receipt(env: dict[str, Any], registry: Registry | None = None,
     """
     if env.get("status") == "error":
         return render_error_receipt(env)
-    spec = (registry or REGISTRY).get(env["tool_name"])
+    spec = (REGISTRY if registry is None else registry).get(env["tool_name"])
     if spec is not None and spec.rendering is Rendering.CUSTOM_TEXT and spec.render_receipt:
         return spec.render_receipt(env, context or ReceiptContext())
     return render_json_receipt(env)

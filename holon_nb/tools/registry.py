@@ -56,16 +56,70 @@ class Registry:
         return Registry((*self._specs, *extra))
 
 
-def _builtin() -> Registry:
-    from .builtin import agents; from .builtin import apply_patch; from .builtin import commands; from .builtin import memory; from .builtin import messages; from .builtin import models; from .builtin import tasks; from .builtin import timers; from .builtin import waiting; from .builtin import work_items; from .builtin import workspaces
-    from .builtin import agent_creation; from .builtin import sleep
-    from .builtin import images
+#: The built-in tool modules in presentation order, each with the attribute holding its specs and
+#: the names it declares (so one tool's module loads alone; ``tests/contract`` checks the names).
+_BUILTIN: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("commands", "SPECS", ("ExecCommand", "ExecCommandBatch")),
+    ("tasks", "SPECS", ("ListTasks", "TaskStatus", "TaskOutput", "TaskInput", "TaskStop", "TaskList")),
+    ("apply_patch", "SPECS", ("ApplyPatch",)),
+    ("workspaces", "SPECS", ("GetWorkspaceState", "AttachWorkspace", "DetachWorkspace", "SwitchWorkspace",
+                             "CreateWorktree", "RemoveWorktree")),
+    ("work_items", "SPECS", ("CreateWorkItem", "PickWorkItem", "GetWorkItem", "ListWorkItems", "UpdateWorkItem",
+                             "CompleteWorkItem")),
+    ("waiting", "SPECS", ("WaitFor",)),
+    ("timers", "SPECS", ("CreateTimer", "ListTimers", "GetTimer", "CancelTimer")),
+    ("messages", "MESSAGE_SPECS", ("Enqueue", "SendAgentMessage")),
+    ("agents", "SPECS", ("GetAgent", "AgentGet")),
+    ("agent_creation", "SPECS", ("CreateAgent", "InvokeAgent")),
+    ("memory", "SPECS", ("MemorySearch", "MemoryGet")),
+    ("models", "SPECS", ("ListModelProviders", "ListProviderModels")),
+    ("sleep", "SPECS", ("Sleep",)),
+    ("images", "SPECS", ("ViewImage", "GenerateImage")),
+)
 
-    return Registry((
-        *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,
-        *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *messages.MESSAGE_SPECS, *agents.SPECS, *agent_creation.SPECS,
-        *memory.SPECS, *models.SPECS, *sleep.SPECS, *images.SPECS,
-    ))
+
+class _BuiltinRegistry(Registry):
+    """The built-in registry, loaded lazily: ``get(name)`` imports only the module declaring ``name``;
+    iterating, ``len`` or ``names`` import them all (the tool models are built then, not at import)."""
+
+    def __init__(self) -> None:  # no super().__init__: nothing is loaded yet
+        self._loaded: dict[str, tuple[ToolSpec, ...]] = {}
+        self._module_of = {name: module for module, _, names in _BUILTIN for name in names}
+        self._all: Registry | None = None
+
+    def _module_specs(self, module: str) -> tuple[ToolSpec, ...]:
+        specs = self._loaded.get(module)
+        if specs is None:
+            import importlib
+
+            attr = next(a for m, a, _ in _BUILTIN if m == module)
+            specs = self._loaded[module] = tuple(getattr(importlib.import_module(f"{__package__}.builtin.{module}"), attr))
+        return specs
+
+    def _full(self) -> Registry:
+        if self._all is None:
+            self._all = Registry(s for module, _, _ in _BUILTIN for s in self._module_specs(module))
+        return self._all
+
+    @property
+    def _specs(self) -> tuple[ToolSpec, ...]:  # type: ignore[override]
+        return self._full()._specs
+
+    @property
+    def _by_name(self) -> dict[str, ToolSpec]:  # type: ignore[override]
+        return self._full()._by_name
+
+    def get(self, name: str) -> ToolSpec | None:
+        """Return the spec called ``name`` (hidden aliases included), or None; loads only its module."""
+        if self._all is None:
+            module = self._module_of.get(name)
+            if module is None:
+                return None
+            return next((s for s in self._module_specs(module) if s.name == name), None)
+        return self._all.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
 
 
-REGISTRY: Registry = _builtin()
+REGISTRY: Registry = _BuiltinRegistry()

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # pydantic loads with the first tool model, not with this module
+    from pydantic import BaseModel
 
 __all__ = ["input_schema", "input_schema_view", "slot_types"]
 

@@ -24,7 +24,7 @@ _SURFACES = ("runtime agent lifecycle APIs",)
 class GetAgentInput(BaseModel):
     """Arguments of GetAgent / AgentGet (agents spec §5.2)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     agent_id: str | None = Field(None, description="The agent to describe; null means the calling agent.")
 

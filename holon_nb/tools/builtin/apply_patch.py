@@ -43,7 +43,7 @@ _INPUT_HINT = ('ApplyPatch expects exactly {"patch": "--- a/path\\n+++ b/path\\n
 class ApplyPatchInput(BaseModel):
     """Arguments of ApplyPatch (commands spec §10.1): the patch text."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     patch: str = Field(description="A unified diff: --- a/path, +++ b/path, then @@ hunks.")
 

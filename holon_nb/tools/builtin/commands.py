@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..shells import resolve_shell
 from ..spec import Family, Rendering, ToolSpec
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
 
@@ -28,7 +29,7 @@ _EXACT_READ_LIMIT = 4_000_000  # chars; above this, previews are cut from spool 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class _LaunchFields(_Strict):
@@ -67,17 +68,6 @@ class ExecCommandBatchInput(_LaunchFields):
 
 
 # ---------------------------------------------------------------- launch helpers
-
-def resolve_shell(shell: str | None) -> str:
-    """Resolve the shell program (commands spec §4.1): explicit, else from ``$SHELL``, else ``sh``."""
-    if shell:
-        return shell
-    env_shell = os.environ.get("SHELL", "")
-    for name in ("bash", "zsh", "sh"):
-        if name in env_shell:
-            return name
-    return "sh"
-
 
 def output_tokens(requested: int | None, ctx: ToolContext) -> int:
     """Effective output tokens (commands spec §4.3)."""

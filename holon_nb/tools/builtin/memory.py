@@ -41,7 +41,7 @@ UInt = Annotated[int, Field(ge=0, json_schema_extra={"format": "uint"})]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class MemorySearchInput(_Strict):

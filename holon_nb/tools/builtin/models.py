@@ -35,7 +35,7 @@ _MODELS_FLAG = ("Diagnostic-only. Defaults to false so normal selection paths on
 class ListModelProvidersInput(BaseModel):
     """Arguments of ListModelProviders (agents spec §5.19)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     include_unavailable: bool = Field(False, description=_PROVIDERS_FLAG)
 
@@ -43,7 +43,7 @@ class ListModelProvidersInput(BaseModel):
 class ListProviderModelsInput(BaseModel):
     """Arguments of ListProviderModels (agents spec §5.20)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     provider: str = Field(description="A provider id returned by ListModelProviders.")
     cursor: str | None = Field(None, description="The next_cursor (a model_ref) of the previous page; null: "

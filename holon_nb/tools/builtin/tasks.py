@@ -26,7 +26,7 @@ UInt32 = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class ListTasksInput(_Strict):

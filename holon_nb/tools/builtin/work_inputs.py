@@ -25,7 +25,7 @@ UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "ui
 class Strict(BaseModel):
     """Base of the work-plane input models: unknown keys refused, strict types, immutable."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 def invalid(tool: str, field: str, error: str, hint: str | None = None, **extra: Any) -> ToolFailure:
