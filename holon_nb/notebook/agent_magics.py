@@ -27,11 +27,13 @@ from ..runtime.core.ids import DEFAULT_AGENT_ID
 from ..runtime.core.events import RuntimeEvent
 from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
-from .agent_view import AgentTurnView, TurnTrace, render_transcript
 from .image_magics import envelope_previews
 from .display import Note, Table
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
+
+if TYPE_CHECKING:  # the view module loads ipywidgets: imported when a turn is shown
+    from .agent_view import AgentTurnView, TurnTrace
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import _Session
@@ -134,6 +136,8 @@ class TurnHub:
                 raise UsageError(f"agent {agent_id} is already running a turn; wait for it (%holon wait) or Stop it")
         ref = model or os.environ.get("HOLON_MODEL", "") or "(HOLON_MODEL)"
         shown = getattr(cassette, "route_ref", None) if cassette is not None and cassette.mode != "record" else None
+        from .agent_view import AgentTurnView, TurnTrace
+
         trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
         trace.previewer = lambda agent, env: envelope_previews(env, self._rt.tasks.agent_home(agent))
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
@@ -451,6 +455,13 @@ def default_cassette(notebook: str, n: int) -> Path:
     ``<stem>.holon/cassettes/agent-<n>.jsonl`` beside it (notebook-tests spec §5)."""
     nb = Path(notebook)
     return nb.with_name(f"{nb.stem}.holon") / "cassettes" / f"agent-{n}.jsonl"
+
+
+def render_transcript(trace: "TurnTrace") -> str:
+    """The plain text of an ended turn (see :func:`holon_nb.notebook.agent_view.render_transcript`)."""
+    from .agent_view import render_transcript as render
+
+    return render(trace)
 
 
 __all__ += ["render_transcript", "Note"]

@@ -23,7 +23,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
-from ipywidgets import HTML
 
 from ..runtime import Runtime
 from ..runtime.core.events import RuntimeEvent
@@ -127,22 +126,41 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
             f"{note_html}</div>")
 
 
-class WorkBoard(HTML):
-    """One displayed board (an ``HTML`` widget whose value the hub replaces)."""
+def _work_board_class() -> type:
+    """``WorkBoard``: one displayed board (an ``ipywidgets.HTML`` whose value the hub replaces); defined on
+    first use, so loading the extension does not import ipywidgets."""
+    global _WorkBoard
+    if _WorkBoard is None:
+        from ipywidgets import HTML
 
-    def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.agent_id = agent_id
-        self.filter_name = filter_name
-        self.limit = limit
-        self.note = ""
-        self.text = ""
-        self.handle: Any = None
+        class WorkBoard(HTML):
+            """One displayed board (an ``HTML`` widget whose value the hub replaces)."""
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        data = super()._repr_mimebundle_(**kwargs) or {}
-        data["text/plain"] = self.text
-        return data
+            def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT, **kwargs: Any):
+                super().__init__(**kwargs)
+                self.agent_id = agent_id
+                self.filter_name = filter_name
+                self.limit = limit
+                self.note = ""
+                self.text = ""
+                self.handle: Any = None
+
+            def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+                data = super()._repr_mimebundle_(**kwargs) or {}
+                data["text/plain"] = self.text
+                return data
+
+        _WorkBoard = WorkBoard
+    return _WorkBoard
+
+
+_WorkBoard: Any = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WorkBoard":
+        return _work_board_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class BoardHub:
@@ -279,7 +297,7 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
 
     hub = session.boards
     limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))
-    board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
+    board = _work_board_class()(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
     hub.render(board)
     if not live:
         display({"text/plain": board.text, "text/html": board.value}, raw=True)

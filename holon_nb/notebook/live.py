@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.display import DisplayHandle, display
 
@@ -32,8 +32,10 @@ from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
+
+if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
+    from .widgets import TaskWidget
 from .display import Note
-from .widgets import VIEW_CHARS, TaskWidget
 
 __all__ = ["PUMP_THREAD_NAME", "LiveHub"]
 
@@ -218,6 +220,8 @@ class LiveHub:
         final = self._fetch_final(track.task_id)
         with self._cond:
             track.final, track.finalized = final, True
+            from .widgets import VIEW_CHARS
+
             track.keep(track.text, VIEW_CHARS)  # a later view only needs the tail
             origins = list(track.origins)
             if origins and final is not None:
@@ -262,6 +266,8 @@ class LiveHub:
             if track.prefix is None and initial_output:
                 track.prefix = initial_output
             summary = track.summary
+        from .widgets import TaskWidget
+
         view = TaskWidget(task_id, summary=self._scrubber().text(summary), on_stop=self._stop_task)
         with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
             state = self._view_state(track)

@@ -33,6 +33,13 @@ CREATE TABLE IF NOT EXISTS work_items (
     created_at TEXT NOT NULL, updated_at TEXT NOT NULL, turn_id TEXT
 );
 CREATE INDEX IF NOT EXISTS work_items_agent ON work_items(agent_id, state);
+CREATE INDEX IF NOT EXISTS work_items_queued ON work_items(agent_id, created_at, id)
+    WHERE state='open' AND blocked_by IS NULL AND plan_status<>'needs_input';
+CREATE INDEX IF NOT EXISTS work_items_needs_input ON work_items(agent_id, updated_at DESC, id)
+    WHERE state='open' AND blocked_by IS NULL AND plan_status='needs_input';
+CREATE INDEX IF NOT EXISTS work_items_blocked ON work_items(agent_id, updated_at DESC, id)
+    WHERE state='open' AND blocked_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS work_items_state_updated ON work_items(agent_id, state, updated_at DESC, id);
 CREATE TABLE IF NOT EXISTS work_item_revisions (
     work_item_id TEXT NOT NULL, revision INTEGER NOT NULL, agent_id TEXT NOT NULL,
     change TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (work_item_id, revision)
@@ -90,6 +97,28 @@ _JSON_COLUMNS = ("plan_meta", "todo_list", "work_refs", "completion_intent", "wa
                  "citations", "origin", "source_refs", "metadata", "current_execution_binding")
 
 
+#: A work item's list class (the scheduler rank of a plain item, agents spec §5.15) as SQL over ``{row}``.
+CLASS_SQL = ("CASE WHEN {row}.state='completed' THEN 7 WHEN {row}.state='completing' THEN 6"
+             " WHEN {row}.blocked_by IS NOT NULL THEN 5 WHEN {row}.plan_status='needs_input' THEN 4 ELSE 2 END")
+
+# ``work_item_counts``: work items per (agent, class), kept by triggers, so ListWorkItems counts
+# ``total_matching`` without reading every row. Filled from ``work_items`` when first created.
+_COUNTS = (
+    "CREATE TABLE IF NOT EXISTS work_item_counts (agent_id TEXT NOT NULL, klass INTEGER NOT NULL,"
+    " n INTEGER NOT NULL, PRIMARY KEY (agent_id, klass)) WITHOUT ROWID",
+    "CREATE TRIGGER IF NOT EXISTS work_item_counts_insert AFTER INSERT ON work_items BEGIN"
+    " INSERT INTO work_item_counts (agent_id, klass, n) VALUES (NEW.agent_id, {new}, 1)"
+    " ON CONFLICT (agent_id, klass) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS work_item_counts_delete AFTER DELETE ON work_items BEGIN"
+    " UPDATE work_item_counts SET n = n - 1 WHERE agent_id = OLD.agent_id AND klass = {old}; END",
+    "CREATE TRIGGER IF NOT EXISTS work_item_counts_update AFTER UPDATE OF agent_id, state, blocked_by, plan_status"
+    " ON work_items WHEN OLD.agent_id IS NOT NEW.agent_id OR {old} <> {new} BEGIN"
+    " UPDATE work_item_counts SET n = n - 1 WHERE agent_id = OLD.agent_id AND klass = {old};"
+    " INSERT INTO work_item_counts (agent_id, klass, n) VALUES (NEW.agent_id, {new}, 1)"
+    " ON CONFLICT (agent_id, klass) DO UPDATE SET n = n + 1; END",
+)
+
+
 def ensure_schema(store: Store) -> None:
     """Create the work plane's tables and add the queue columns to ``messages`` (idempotent).
 
@@ -100,6 +129,12 @@ def ensure_schema(store: Store) -> None:
         for stmt in _DDL.split(";"):
             if stmt.strip():
                 db.execute(stmt)
+        fill = db.execute("SELECT 1 FROM sqlite_master WHERE name='work_item_counts'").fetchone() is None
+        for stmt in _COUNTS:
+            db.execute(stmt.format(new=CLASS_SQL.format(row="NEW"), old=CLASS_SQL.format(row="OLD")))
+        if fill:  # a home made before the counts existed: count once
+            db.execute("INSERT INTO work_item_counts (agent_id, klass, n) SELECT agent_id, "
+                       f"{CLASS_SQL.format(row='work_items')}, COUNT(*) FROM work_items GROUP BY 1, 2")
         have = {r[1] for r in db.execute("PRAGMA table_info(messages)")}
         for name, decl in _MESSAGE_COLUMNS.items():
             if name not in have:

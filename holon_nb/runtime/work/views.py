@@ -332,20 +332,34 @@ def order_views(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> list[
 
 
 # ListWorkItems over many items: "plain" items (no unresolved wait, not yielded, not the focus) are
-# classified, filtered, counted and ordered by SQLite; the few others are derived in Python and merged.
+# classified, filtered and ordered by SQLite, one class at a time through a partial index, so a page costs
+# the same at 100k items as at 1k; the count comes from ``work_item_counts`` (kept by triggers) minus the
+# special items; the few special items are derived in Python and merged.
 _COLS = "id, agent_id, state, blocked_by, plan_status, created_at, updated_at"
-_RANK_SQL = ("CASE WHEN state='completed' THEN 7 WHEN state='completing' THEN 6 WHEN blocked_by IS NOT NULL"
-             " THEN 5 WHEN plan_status='needs_input' THEN 4 ELSE 2 END")
-_SPECIAL = ("(EXISTS (SELECT 1 FROM waits w WHERE w.work_item_id=work_items.id AND w.status IN ('active','triggered'))"
-            " OR EXISTS (SELECT 1 FROM continuation_frames f WHERE f.suspended_work_item_id=work_items.id"
-            " AND f.state='active') OR id IS ?)")
-_RUNNABLE_SQL = "state='open' AND blocked_by IS NULL AND plan_status<>'needs_input'"
-_FILTER_SQL = {
-    "all": "1", "open": "state='open'", "completing": "state='completing'", "completed": "state='completed'",
-    "current": "0", "yielded": "0", "queued": _RUNNABLE_SQL, "runnable": _RUNNABLE_SQL,
-    "blocked": "state='open' AND blocked_by IS NOT NULL",
-    "waiting_for_operator": "state='open' AND blocked_by IS NULL AND plan_status='needs_input'",
+#: Plain classes in scheduler rank order: (rank, the index that orders it, WHERE (the partial index's), ORDER BY).
+_CLASSES = (
+    (2, "work_items_queued", "state='open' AND blocked_by IS NULL AND plan_status<>'needs_input'", "created_at, id"),
+    (4, "work_items_needs_input", "state='open' AND blocked_by IS NULL AND plan_status='needs_input'",
+     "updated_at DESC, id"),
+    (5, "work_items_blocked", "state='open' AND blocked_by IS NOT NULL", "updated_at DESC, id"),
+    (6, "work_items_state_updated", "state='completing'", "updated_at DESC, id"),
+    (7, "work_items_state_updated", "state='completed'", "updated_at DESC, id"),
+)
+_FILTER_CLASSES = {
+    "all": (2, 4, 5, 6, 7), "open": (2, 4, 5), "completing": (6,), "completed": (7,), "current": (),
+    "yielded": (), "queued": (2,), "runnable": (2,), "blocked": (5,), "waiting_for_operator": (4,),
 }
+
+
+def _plain_class(rec: dict[str, Any]) -> int:
+    """The class of a record by its columns alone (``work_records.CLASS_SQL``)."""
+    if rec["state"] == "completed":
+        return 7
+    if rec["state"] == "completing":
+        return 6
+    if rec["blocked_by"] is not None:
+        return 5
+    return 4 if rec["plan_status"] == "needs_input" else 2
 
 
 def list_page(db: Any, agent_id: str, ctx: ItemContext, filter_name: str,
@@ -356,18 +370,32 @@ def list_page(db: Any, agent_id: str, ctx: ItemContext, filter_name: str,
         ``(total_matching, the first `limit` (record, derivation) pairs in scheduler order)``;
         records carry only the columns the derivation needs.
     """
-    special = []
-    for row in db.execute(f"SELECT {_COLS} FROM work_items WHERE agent_id=? AND {_SPECIAL}", (agent_id, ctx.focus_id)):
+    ids = {r[0] for r in db.execute("SELECT work_item_id FROM waits WHERE status IN ('active','triggered')"
+                                    " AND work_item_id IS NOT NULL")}
+    ids |= {r[0] for r in db.execute("SELECT suspended_work_item_id FROM continuation_frames WHERE state='active'")}
+    if ctx.focus_id is not None:
+        ids.add(ctx.focus_id)
+    classes = _FILTER_CLASSES[filter_name]
+    special, special_in_classes = [], 0
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(f"SELECT {_COLS} FROM work_items WHERE agent_id=? AND id IN ({marks})",
+                      (agent_id, *ids)).fetchall() if ids else []
+    for row in rows:
         rec = dict(row)
+        special_in_classes += _plain_class(rec) in classes
         d = derive(rec, ctx)
         if matches_filter(filter_name, rec, d):
             special.append((rec, d))
-    where = f"agent_id=? AND NOT {_SPECIAL} AND {_FILTER_SQL[filter_name]}"
-    total = db.execute(f"SELECT COUNT(*) FROM work_items WHERE {where}", (agent_id, ctx.focus_id)).fetchone()[0]
-    rank = _RANK_SQL
-    rows = db.execute(
-        f"SELECT {_COLS} FROM work_items WHERE {where} ORDER BY {rank},"
-        f" CASE WHEN {rank}=2 THEN created_at END ASC, CASE WHEN {rank}<>2 THEN updated_at END DESC, id"
-        " LIMIT ?", (agent_id, ctx.focus_id, limit)).fetchall()
-    plain = [(rec, derive(rec, ctx)) for rec in (dict(r) for r in rows)]
+    marks = ",".join("?" * len(rows))
+    counted = dict(db.execute("SELECT klass, n FROM work_item_counts WHERE agent_id=?", (agent_id,)).fetchall())
+    total = sum(counted.get(k, 0) for k in classes) - special_in_classes
+    plain: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    skip = tuple(r["id"] for r in rows)
+    for rank, index, where, order in _CLASSES:
+        if rank not in classes or len(plain) >= limit:
+            continue
+        not_special = f" AND id NOT IN ({marks})" if skip else ""
+        found = db.execute(f"SELECT {_COLS} FROM work_items INDEXED BY {index} WHERE agent_id=? AND {where}{not_special}"
+                           f" ORDER BY {order} LIMIT ?", (agent_id, *skip, limit - len(plain))).fetchall()
+        plain += [(rec, derive(rec, ctx)) for rec in (dict(r) for r in found)]
     return total + len(special), order_views([*special, *plain])[:limit]
