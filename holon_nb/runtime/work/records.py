@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 CREATE INDEX IF NOT EXISTS timers_due ON timers(status, next_fire_at);
 CREATE INDEX IF NOT EXISTS timers_agent ON timers(agent_id, created_at);
+CREATE INDEX IF NOT EXISTS timers_agent_status ON timers(agent_id, status, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS timers_agent_recent ON timers(agent_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS briefs (
     id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
     work_item_id TEXT, wait_id TEXT, source TEXT NOT NULL, citations TEXT NOT NULL DEFAULT '[]',
@@ -118,6 +120,22 @@ _COUNTS = (
     " ON CONFLICT (agent_id, klass) DO UPDATE SET n = n + 1; END",
 )
 
+# ``timer_counts``: timers per (agent, status), kept by triggers, for ListTimers' ``total_matching``.
+_TIMER_COUNTS = (
+    "CREATE TABLE IF NOT EXISTS timer_counts (agent_id TEXT NOT NULL, status TEXT NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (agent_id, status)) WITHOUT ROWID",
+    "CREATE TRIGGER IF NOT EXISTS timer_counts_insert AFTER INSERT ON timers BEGIN"
+    " INSERT INTO timer_counts (agent_id, status, n) VALUES (NEW.agent_id, NEW.status, 1)"
+    " ON CONFLICT (agent_id, status) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS timer_counts_delete AFTER DELETE ON timers BEGIN"
+    " UPDATE timer_counts SET n = n - 1 WHERE agent_id = OLD.agent_id AND status = OLD.status; END",
+    "CREATE TRIGGER IF NOT EXISTS timer_counts_update AFTER UPDATE OF agent_id, status ON timers"
+    " WHEN OLD.agent_id IS NOT NEW.agent_id OR OLD.status IS NOT NEW.status BEGIN"
+    " UPDATE timer_counts SET n = n - 1 WHERE agent_id = OLD.agent_id AND status = OLD.status;"
+    " INSERT INTO timer_counts (agent_id, status, n) VALUES (NEW.agent_id, NEW.status, 1)"
+    " ON CONFLICT (agent_id, status) DO UPDATE SET n = n + 1; END",
+)
+
 
 def ensure_schema(store: Store) -> None:
     """Create the work plane's tables and add the queue columns to ``messages`` (idempotent).
@@ -135,6 +153,12 @@ def ensure_schema(store: Store) -> None:
         if fill:  # a home made before the counts existed: count once
             db.execute("INSERT INTO work_item_counts (agent_id, klass, n) SELECT agent_id, "
                        f"{CLASS_SQL.format(row='work_items')}, COUNT(*) FROM work_items GROUP BY 1, 2")
+        fill = db.execute("SELECT 1 FROM sqlite_master WHERE name='timer_counts'").fetchone() is None
+        for stmt in _TIMER_COUNTS:
+            db.execute(stmt)
+        if fill:
+            db.execute("INSERT INTO timer_counts (agent_id, status, n) SELECT agent_id, status, COUNT(*)"
+                       " FROM timers GROUP BY 1, 2")
         have = {r[1] for r in db.execute("PRAGMA table_info(messages)")}
         for name, decl in _MESSAGE_COLUMNS.items():
             if name not in have:

@@ -155,7 +155,13 @@ class TimerPlane:
         elif status != "all":
             where += " AND status=?"
             params.append(status)
-        total = db.execute(f"SELECT COUNT(*) FROM timers WHERE {where}", params).fetchone()[0]
+        counts = dict(db.execute("SELECT status, n FROM timer_counts WHERE agent_id=?", (agent_id,)).fetchall())
+        if status == "all":  # counts kept by triggers (work_records.py): no scan of the agent's timers
+            total = sum(counts.values())
+        elif status == "active":
+            total = counts.get("active", 0) + counts.get("scheduled", 0)
+        else:
+            total = counts.get(status, 0)
         rows = db.execute(f"SELECT * FROM timers WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
                           (*params, limit)).fetchall()
         return total, [decode(r) for r in rows]  # type: ignore[misc]

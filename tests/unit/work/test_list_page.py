@@ -76,3 +76,21 @@ def test_counts_are_filled_for_a_home_made_before_them(tmp_path, workspace) -> N
                 db.execute(f"DROP TRIGGER work_item_counts_{trigger}")
     with Runtime(home=home, workspace=workspace) as rt:
         _check_all(rt)
+
+
+def test_timer_totals_follow_creation_firing_and_cancelling(rt: Runtime) -> None:
+    import time
+
+    ids = [rt.call("CreateTimer", {"duration_ms": ms}).result["timer"]["id"] for ms in (1, 1, 3_600_000,
+                                                                                            3_600_000, 3_600_000)]
+    assert rt.call("CancelTimer", {"timer_id": ids[2]}).ok
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and rt.call("ListTimers", {"filter": "completed"}).result["total_matching"] < 2:
+        time.sleep(0.02)
+    for name in ("all", "active", "completed", "cancelled"):
+        where = {"all": "1", "active": "status IN ('active','scheduled')"}.get(name, f"status='{name}'")
+        expected = rt.store.query(f"SELECT COUNT(*) FROM timers WHERE agent_id='default' AND {where}")[0][0]
+        got = rt.call("ListTimers", {"filter": name}).result["total_matching"]
+        assert got == expected, name
+    assert rt.call("ListTimers", {}).result["total_matching"] == 5
+    assert rt.call("ListTimers", {"filter": "active"}).result["total_matching"] == 2

@@ -1,0 +1,60 @@
+"""List tools at 1k and at 100k rows: ListWorkItems, ListTimers, ListTasks (issue 12, "flat-cost queries").
+
+Targets: ListWorkItems (limit 20) at 100k items <= 10 ms and within 2x of its 1k time.
+Rows are inserted straight through the work service's record layer (work items;
+every tenth blocked) and the store (timers: all fired but 5 active; tasks: all
+completed but none active), one transaction per batch.
+Run: ``python benchmarks/bench_list_scaling.py [SMALL] [LARGE]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+
+from _common import median_ms, save
+from bench_work_items import _seed
+
+from holon_nb import Runtime
+from holon_nb.runtime.clock import fmt, utcnow
+from holon_nb.runtime.store import Store, new_id
+
+
+def _seed_timers_and_tasks(rt: Runtime, n: int) -> None:
+    now = fmt(utcnow())
+    with rt.store.tx() as db:
+        for i in range(n):
+            status = "active" if i < 5 else "fired"
+            db.execute("INSERT INTO timers (id, agent_id, created_at, updated_at, duration_ms, repeat, status,"
+                       " next_fire_at) VALUES (?,?,?,?,?,?,?,?)",
+                       (new_id("timer"), "default", now, now, 3_600_000, 0, status, "2999-01-01T00:00:00Z"))
+            Store.insert_task(db, {"id": new_id("task"), "agent_id": "default", "kind": "command_task",
+                                   "status": "completed", "summary": f"old task {i}", "detail": {},
+                                   "created_at": now, "updated_at": now})
+
+
+def measure(items: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
+        _seed(rt, items)
+        _seed_timers_and_tasks(rt, items)
+        out = {"rows": items}
+        for label, name, args in (("list_work_items_ms", "ListWorkItems", {}),
+                                  ("list_work_items_blocked_ms", "ListWorkItems", {"filter": "blocked"}),
+                                  ("list_timers_ms", "ListTimers", {}),
+                                  ("list_tasks_ms", "ListTasks", {})):
+            r = rt.call(name, args)
+            assert r.ok, r.receipt[:500]
+            out[label] = round(median_ms(lambda n=name, a=args: rt.call(n, a), runs=30, warmup=3), 2)
+    return out
+
+
+def main(small: int = 1_000, large: int = 100_000) -> None:
+    a, b = measure(small), measure(large)
+    ratios = {k: round(b[k] / a[k], 2) for k in a if k.endswith("_ms")}
+    save("list_scaling", {"small": a, "large": b, "large_over_small": ratios,
+                          "list_work_items_large_within_10ms": b["list_work_items_ms"] <= 10,
+                          "list_work_items_within_2x": ratios["list_work_items_ms"] <= 2})
+
+
+if __name__ == "__main__":
+    main(*(int(x) for x in sys.argv[1:3]))
