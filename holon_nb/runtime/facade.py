@@ -29,7 +29,7 @@ from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
-from ..tools.shells import resolve_shell
+from ..tools.context import resolve_shell
 from ..tools.spec import Profile
 from .core.context import RuntimeToolContext
 from .core.ids import AGENT_ID, DEFAULT_AGENT_ID

@@ -6,13 +6,14 @@ Handlers never import the runtime; the runtime implements ``ToolContext``
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .spec import Profile
 
-__all__ = ["CallContext", "ToolContext", "TRUNCATION_STOP_REASONS", "GUARDED_MUTATION_TOOLS"]
+__all__ = ["CallContext", "ToolContext", "TRUNCATION_STOP_REASONS", "GUARDED_MUTATION_TOOLS", "resolve_shell"]
 
 #: Provider stop reasons that trigger the truncated-mutation guard (commands spec §2.1).
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "max_output_tokens", "model_context_window_exceeded"})
@@ -102,3 +103,17 @@ class ToolContext(Protocol):
     @property
     def model_catalog(self) -> Any:
         """Provider and model listing (``holon_nb.runtime.models.catalog.ModelCatalogService``)."""
+
+
+def resolve_shell(shell: str | None) -> str:
+    """Resolve the shell program (commands spec §4.1): explicit, else from ``$SHELL``, else ``sh``.
+
+    Here, not with ExecCommand, so the runtime can ask at start-up without loading any tool model.
+    """
+    if shell:
+        return shell
+    env_shell = os.environ.get("SHELL", "")
+    for name in ("bash", "zsh", "sh"):
+        if name in env_shell:
+            return name
+    return "sh"

@@ -118,7 +118,7 @@ def test_no_import_cycle_between_modules() -> None:
 def test_no_plane_imports_the_runtime_facade() -> None:
     graph = import_graph()
     importers = sorted(m for m, deps in graph.items() if "holon_nb.runtime.facade" in deps)
-    assert importers == ["holon_nb.runtime"], importers
+    assert set(importers) <= {"holon_nb.runtime"}, importers  # the package re-exports it (on first use)
 
 
 def test_modules_are_small() -> None:

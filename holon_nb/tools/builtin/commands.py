@@ -15,10 +15,9 @@ from typing import Annotated, Any, Callable, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..context import ToolContext
+from ..context import ToolContext, resolve_shell
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..shells import resolve_shell
 from ..spec import Family, Rendering, ToolSpec
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
 

@@ -11,7 +11,7 @@ from holon_nb.tools import registry
 
 def test_declared_names_match_each_modules_specs() -> None:
     for module, attr, names in registry._BUILTIN:
-        specs = getattr(importlib.import_module(f"holon_nb.tools.{module}"), attr)
+        specs = getattr(importlib.import_module(f"holon_nb.tools.builtin.{module}"), attr)
         assert tuple(s.name for s in specs) == names, module
     assert registry.REGISTRY.names() == [n for _, _, names in registry._BUILTIN for n in names]
     assert registry.REGISTRY.get("NoSuchTool") is None and "NoSuchTool" not in registry.REGISTRY
@@ -20,15 +20,15 @@ def test_declared_names_match_each_modules_specs() -> None:
 def test_import_and_one_lookup_load_only_what_they_need() -> None:
     code = (
         "import sys, holon_nb\n"
-        "assert 'holon_nb.runtime' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'holon_nb.runtime.facade' not in sys.modules and 'pydantic' not in sys.modules\n"
         "from holon_nb import Runtime\n"
         "assert 'pydantic' not in sys.modules, 'the runtime imported a tool model'\n"
         "from holon_nb.tools.registry import REGISTRY\n"
         "assert REGISTRY.get('ExecCommand').name == 'ExecCommand'\n"
-        "loaded = sorted(m for m in sys.modules if m in {'holon_nb.tools.commands', 'holon_nb.tools.work_items',"
-        " 'holon_nb.tools.apply_patch', 'holon_nb.tools.memory'})\n"
+        "loaded = sorted(m for m in sys.modules if m in {'holon_nb.tools.builtin.commands', 'holon_nb.tools.builtin.work_items',"
+        " 'holon_nb.tools.builtin.apply_patch', 'holon_nb.tools.builtin.memory'})\n"
         "print(loaded)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "['holon_nb.tools.commands']"
+    assert out.stdout.strip() == "['holon_nb.tools.builtin.commands']"

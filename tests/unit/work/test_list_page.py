@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from holon_nb import Runtime
-from holon_nb.runtime.store import new_id
-from holon_nb.runtime.work_views import (
+from holon_nb.runtime.core.store import new_id
+from holon_nb.runtime.work.views import (
     _FILTER_CLASSES, list_page, load_context, matches_filter, order_views, derive, plan_meta_for,
 )
 
