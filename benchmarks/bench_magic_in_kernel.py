@@ -32,6 +32,9 @@ def med(fn, n):
 exec_ms = med(lambda: ip.run_line_magic("exec", "true"), {runs})
 exec_sh_ms = med(lambda: ip.run_line_magic("exec", "--shell sh --no-login true"), {runs})
 bang_ms = med(lambda: ip.system("true"), {runs})
+import holon_nb
+# a command promoted to a task (a stalled login shell) makes later calls "already_running": no timing then
+assert not holon_nb.get_runtime().active_tasks(), "a command was promoted to a task: the timings are not valid"
 from IPython.display import clear_output
 clear_output()
 print("BENCH" + json.dumps({{"exec_true_ms": exec_ms, "exec_true_sh_nologin_ms": exec_sh_ms, "bang_true_ms": bang_ms}}))

@@ -68,6 +68,8 @@ _CAPTURE = {
            'setopt >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
     "sh": 'o="$1"; alias >"$o/aliases" 2>/dev/null; set +o >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
 }
+#: The options of a plain non-login shell: the snapshot records only the lines the profile changed.
+_OPTIONS = {"bash": "set +o; shopt -p", "zsh": "setopt", "sh": "set +o"}
 
 
 def shell_kind(shell: str) -> str | None:
@@ -208,6 +210,11 @@ class ShellSnapshots:
                 if proc.returncode != 0 or not os.path.exists(f"{out}/env"):
                     raise _Unsupported(f"capture exited with status {proc.returncode}")
                 parts = {n: _read(f"{out}/{n}") for n in ("functions", "aliases", "options", "env")}
+            plain = subprocess.run([entry.shell, "-c", _OPTIONS[entry.kind]], cwd=cwd, env=env, capture_output=True,
+                                   stdin=subprocess.DEVNULL, timeout=_VALIDATE_S)  # non-login: safe to stop
+            if plain.returncode == 0:  # drop what a non-login shell has anyway (fewer lines to source per command)
+                default = set(plain.stdout.decode("utf-8", "surrogateescape").splitlines())
+                parts["options"] = "\n".join(o for o in parts["options"].splitlines() if o not in default)
             text, dependent = _render(entry.kind, parts, env, cwd)
             tmp = entry.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
