@@ -11,9 +11,12 @@ sources the file first:
 
 - bash: ``bash -c CMD`` with ``BASH_ENV=<snapshot>`` (read before CMD is parsed,
   so aliases apply and error line numbers are unchanged; the snapshot then
-  removes ``BASH_ENV`` again, so children do not see it);
-- zsh, sh (dash): ``<shell> -c '. <snapshot>'<newline>CMD`` (a POSIX ``sh`` cannot
-  list its functions, so a profile that defines functions is not snapshotted).
+  restores ``BASH_ENV``, so children do not see it);
+- zsh: ``zsh -c CMD`` with ``ZDOTDIR`` naming a directory whose ``.zshenv`` is the
+  snapshot (read before CMD is parsed; the snapshot then restores ``ZDOTDIR``);
+- sh (dash): ``sh -c '. <snapshot>'<newline>CMD`` (error line numbers are one
+  higher; a POSIX ``sh`` cannot list its functions, so a profile that defines
+  functions is not snapshotted).
 
 Any other shell, a failed capture or validation, or a capture still running
 after a short wait falls back to the plain login shell. A snapshot is refreshed
@@ -52,7 +55,7 @@ __all__ = ["ShellSnapshots", "shell_kind"]
 _log = logging.getLogger(__name__)
 
 #: Variables the shell itself sets per process: never recorded.
-_SKIP_VARS = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "BASH_ENV", "BASHOPTS", "SHELLOPTS", "ENV",
+_SKIP_VARS = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "BASH_ENV", "ZDOTDIR", "BASHOPTS", "SHELLOPTS", "ENV",
                         "HOLON_AGENT_ID", "HOLON_AGENT_HOME"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: Options a shell refuses to set, or that describe how it was started.
@@ -189,8 +192,10 @@ class ShellSnapshots:
             if entry is not None and (not entry.done.is_set() or entry.stamp == stamp):
                 return entry
             name = hashlib.sha256("\0".join(key).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-            entry = _Entry(shell, kind, cwd if per_cwd else "", self.dir / f"{os.path.basename(shell)}-{name}.sh",
-                           capture_cwd=cwd, stamp=stamp)
+            path = self.dir / f"{os.path.basename(shell)}-{name}.sh"
+            if kind == "zsh":  # zsh reads $ZDOTDIR/.zshenv before a -c command: the snapshot is that file
+                path = self.dir / f"zsh-{name}.zdot" / ".zshenv"
+            entry = _Entry(shell, kind, cwd if per_cwd else "", path, capture_cwd=cwd, stamp=stamp)
             self._entries[key] = entry
         threading.Thread(target=self._capture, args=(entry, cwd, env), name="holon-shell-snapshot",
                          daemon=True).start()
@@ -199,7 +204,7 @@ class ShellSnapshots:
     def _capture(self, entry: _Entry, cwd: str, env: dict[str, str]) -> None:
         t0 = time.monotonic()
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            entry.path.parent.mkdir(parents=True, exist_ok=True)
             if entry.kind == "sh" and _defines_functions(entry.stamp):
                 raise _Unsupported("the sh profile defines functions, which sh cannot list")
             with tempfile.TemporaryDirectory(prefix="capture-", dir=self.dir) as out:
@@ -216,7 +221,7 @@ class ShellSnapshots:
                 default = set(plain.stdout.decode("utf-8", "surrogateescape").splitlines())
                 parts["options"] = "\n".join(o for o in parts["options"].splitlines() if o not in default)
             text, dependent = _render(entry.kind, parts, env, cwd)
-            tmp = entry.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp = entry.path.with_name(f"{entry.path.name}.{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
             _validate(entry.kind, entry.shell, str(tmp), cwd, env)
             os.replace(tmp, entry.path)
@@ -242,6 +247,10 @@ class ShellSnapshots:
                         _remove(item)
                 elif item.suffix == ".sh" and max(item.stat().st_atime, item.stat().st_mtime) < cutoff:
                     item.unlink()
+                elif item.suffix == ".zdot":
+                    zshenv = item / ".zshenv"
+                    if not zshenv.exists() or max(zshenv.stat().st_atime, zshenv.stat().st_mtime) < cutoff:
+                        _remove(item)
             except OSError:
                 continue
 
@@ -309,8 +318,9 @@ def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str)
         if name not in captured and name not in _SKIP_VARS and _NAME.match(name):
             lines.append(f"unset {name}")
     lines += [f"export -f {shlex.quote(n)}" for n in exported_funcs if _NAME.match(n)]
-    restore = base.get("BASH_ENV")
-    lines.append(f"export BASH_ENV={shlex.quote(restore)}" if restore is not None else "unset BASH_ENV")
+    for var in {"bash": ("BASH_ENV",), "zsh": ("ZDOTDIR",)}.get(kind, ()):  # as the login shell left them
+        restore = captured.get(var)
+        lines.append(f"export {var}={shlex.quote(restore)}" if restore is not None else f"unset {var}")
     lines.append("} 2>/dev/null")
     lines.append("true")  # sourcing the snapshot succeeds whatever the last option line returned
     body = "\n".join(lines) + "\n"
@@ -323,6 +333,8 @@ def wrap(kind: str, shell: str, cmd: str, snapshot: str, env: dict[str, str]) ->
     """argv and env that run ``cmd`` in a non-login ``shell`` after sourcing ``snapshot``."""
     if kind == "bash":
         return (shell, "-c", cmd), {**env, "BASH_ENV": snapshot}
+    if kind == "zsh":
+        return (shell, "-c", cmd), {**env, "ZDOTDIR": os.path.dirname(snapshot)}
     return (shell, "-c", f". {shlex.quote(snapshot)}\n{cmd}"), env
 
 
@@ -332,7 +344,8 @@ def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str
     Raises:
         _Unsupported: when it does not.
     """
-    argv, run_env = wrap(kind, shell, "printf holon-snapshot-ok", snapshot, env)
+    # sourced explicitly (zsh too: the file is not yet the .zshenv it becomes)
+    argv, run_env = wrap("sh" if kind == "zsh" else kind, shell, "printf holon-snapshot-ok", snapshot, env)
     try:
         proc = subprocess.run(argv, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=_VALIDATE_S)  # a non-login shell: safe to stop on timeout

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -314,3 +315,23 @@ def test_holon_prune_says_what_it_removed(run, tmp_path) -> None:
     assert os.path.exists(path)
     done = run("holon", "prune")
     assert "removed 1 file(s)" in done[0]["text/plain"] and not os.path.exists(path)
+
+
+def test_exec_runs_login_commands_through_the_shell_snapshot_unless_turned_off(
+        ip: Any, run: Any, receipts: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "profile-home"
+    home.mkdir()
+    (home / ".profile").write_text('echo run >> "$HOME/runs.log"\nexport HOLON_NB_PROFILE_VAR=from-profile\n')
+    monkeypatch.setenv("HOME", str(home))  # a new environment: captured again on the next login command
+    holon_nb.get_runtime().tasks.snapshots.wait_s = 60.0  # a loaded machine must not make it a fallback
+    for _ in range(3):
+        (env,) = receipts(run("exec", "--shell sh echo $HOLON_NB_PROFILE_VAR"))
+        assert env["result"]["stdout_preview"] == "from-profile"
+    assert (home / "runs.log").read_text().count("run") == 1  # the capture only
+    ip.run_line_magic("config", "HolonNB.shell_snapshot = False")
+    try:
+        (env,) = receipts(run("exec", "--shell sh echo $HOLON_NB_PROFILE_VAR"))
+        assert env["result"]["stdout_preview"] == "from-profile"
+        assert (home / "runs.log").read_text().count("run") == 2  # a full login shell
+    finally:
+        ip.run_line_magic("config", "HolonNB.shell_snapshot = True")

@@ -8,6 +8,7 @@ tell how often the login profile itself ran.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -168,3 +169,26 @@ def test_stale_snapshot_files_are_removed_at_start(tmp_path: Path, workspace: Pa
         os.utime(path, (long_ago, long_ago))
     with Runtime(home=tmp_path / "holon", workspace=workspace):
         assert not old.exists() and not leftover.exists()
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_snapshot_gives_the_login_shell_environment(tmp_path: Path, workspace: Path, fake_home: Path) -> None:
+    (fake_home / ".zprofile").write_text(
+        'echo profile >> "$HOME/runs.log"\nexport HOLON_SNAP_Z=zed\npath=("$HOME/bin" $path)\n'
+        "greet() { echo \"hello $1\"; }\nalias hi='echo hi'\nsetopt extendedglob\n")
+    # the option `login` says how the shell started: the one line a non-login shell cannot match
+    probe = ("env | LC_ALL=C sort; echo ---; alias; echo ---; print -l ${(ok)functions}; echo ---;"
+             " setopt | grep -vx login; whence -a python")
+    with Runtime(home=tmp_path / "holon-zsh", workspace=workspace) as rt:
+        rt.tasks.snapshots.wait_s = 60.0
+        snap = ok(rt.call("ExecCommand", {"cmd": probe, "shell": "zsh"}))
+        used = ok(rt.call("ExecCommand", {"cmd": "greet you; hi; no_such_cmd_z", "shell": "zsh"}))
+        runs = _runs(fake_home)
+        rt.settings = rt.settings.replace(shell_snapshot=False)
+        login = ok(rt.call("ExecCommand", {"cmd": probe, "shell": "zsh"}))
+        plain = ok(rt.call("ExecCommand", {"cmd": "greet you; hi; no_such_cmd_z", "shell": "zsh"}))
+    assert runs == 1
+    assert snap["stdout_preview"] == login["stdout_preview"]
+    assert "HOLON_SNAP_Z=zed" in snap["stdout_preview"] and "ZDOTDIR" not in snap["stdout_preview"]
+    assert (used["stdout_preview"], used["stderr_preview"]) == (plain["stdout_preview"], plain["stderr_preview"])
+    assert used["stdout_preview"] == "hello you\nhi"
