@@ -32,10 +32,8 @@ from .display import Note, Table
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
-if TYPE_CHECKING:  # the view module loads ipywidgets: imported when a turn is shown
-    from .agent_view import AgentTurnView, TurnTrace
-
 if TYPE_CHECKING:  # pragma: no cover
+    from .agent_view import AgentTurnView, TurnTrace  # loads ipywidgets: imported when a turn is shown
     from .session import _Session
 
 __all__ = ["AgentMagics", "TurnHub"]

@@ -32,10 +32,10 @@ from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
+from .display import Note
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
     from .widgets import TaskWidget
-from .display import Note
 
 __all__ = ["PUMP_THREAD_NAME", "LiveHub"]
 
