@@ -204,7 +204,9 @@ class ShellSnapshots:
     def _capture(self, entry: _Entry, cwd: str, env: dict[str, str]) -> None:
         t0 = time.monotonic()
         try:
-            entry.path.parent.mkdir(parents=True, exist_ok=True)
+            # private: the file holds the variables the profile exports (tokens too, if it exports any)
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            entry.path.parent.mkdir(mode=0o700, exist_ok=True)
             if entry.kind == "sh" and _defines_functions(entry.stamp):
                 raise _Unsupported("the sh profile defines functions, which sh cannot list")
             with tempfile.TemporaryDirectory(prefix="capture-", dir=self.dir) as out:
@@ -222,7 +224,9 @@ class ShellSnapshots:
                 parts["options"] = "\n".join(o for o in parts["options"].splitlines() if o not in default)
             text, dependent = _render(entry.kind, parts, env, cwd)
             tmp = entry.path.with_name(f"{entry.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(text)
             _validate(entry.kind, entry.shell, str(tmp), cwd, env)
             os.replace(tmp, entry.path)
             entry.cwd_dependent, entry.ok = dependent, True

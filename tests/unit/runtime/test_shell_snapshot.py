@@ -192,3 +192,11 @@ def test_zsh_snapshot_gives_the_login_shell_environment(tmp_path: Path, workspac
     assert "HOLON_SNAP_Z=zed" in snap["stdout_preview"] and "ZDOTDIR" not in snap["stdout_preview"]
     assert (used["stdout_preview"], used["stderr_preview"]) == (plain["stdout_preview"], plain["stderr_preview"])
     assert used["stdout_preview"] == "hello you\nhi"
+
+
+def test_snapshot_files_are_private(brt: Runtime, fake_home: Path) -> None:
+    _exec(brt, "true")
+    snaps = brt.home / "shell-snapshots"
+    files = list(snaps.glob("bash-*.sh"))
+    assert files and all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    assert snaps.stat().st_mode & 0o777 == 0o700
