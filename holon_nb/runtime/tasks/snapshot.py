@@ -328,7 +328,11 @@ def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str)
     lines.append("} 2>/dev/null")
     lines.append("true")  # sourcing the snapshot succeeds whatever the last option line returned
     body = "\n".join(lines) + "\n"
-    recorded = "\n".join(v for k, v in captured.items() if k not in _SKIP_VARS) + parts["aliases"] + parts["functions"]
+    recorded = "\n".join(v for k, v in captured.items() if k not in _SKIP_VARS and base.get(k) != v)
+    recorded += parts["aliases"] + parts["functions"]  # what the snapshot records, beside unchanged variables
+    home = base.get("HOME", "")
+    if home and (home == cwd or home.startswith(cwd.rstrip("/") + "/")):
+        recorded = recorded.replace(home + "/", "")  # paths under HOME are no sign of depending on the directory
     dependent = bool(cwd) and cwd not in ("/",) and cwd in recorded
     return body, dependent
 

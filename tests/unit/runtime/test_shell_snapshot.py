@@ -200,3 +200,13 @@ def test_snapshot_files_are_private(brt: Runtime, fake_home: Path) -> None:
     files = list(snaps.glob("bash-*.sh"))
     assert files and all(f.stat().st_mode & 0o777 == 0o600 for f in files)
     assert snaps.stat().st_mode & 0o777 == 0o700
+
+
+def test_paths_under_home_do_not_make_the_snapshot_per_directory(tmp_path: Path, fake_home: Path) -> None:
+    # the notebook sits in HOME and the profile puts $HOME/bin on PATH: one snapshot serves every directory
+    (fake_home / "sub").mkdir()
+    with Runtime(home=tmp_path / "holon-h", workspace=fake_home) as rt:
+        rt.tasks.snapshots.wait_s = 60.0
+        _exec(rt, "true")
+        _exec(rt, "true", workdir="sub")
+    assert _runs(fake_home) == 1
