@@ -149,21 +149,18 @@ class TimerPlane:
     @staticmethod
     def list(db: Any, agent_id: str, status: str, limit: int) -> tuple[int, list[dict[str, Any]]]:
         """``(total_matching, newest-first rows)`` of the agent's timers with ``status`` (or ``all``)."""
-        where, params = "agent_id=?", [agent_id]
-        if status == "active":
-            where += " AND status IN ('active','scheduled')"
-        elif status != "all":
-            where += " AND status=?"
-            params.append(status)
         counts = dict(db.execute("SELECT status, n FROM timer_counts WHERE agent_id=?", (agent_id,)).fetchall())
-        if status == "all":  # counts kept by triggers (work_records.py): no scan of the agent's timers
+        if status == "all":  # counts kept by triggers (work/records.py): no scan of the agent's timers
             total = sum(counts.values())
-        elif status == "active":
-            total = counts.get("active", 0) + counts.get("scheduled", 0)
-        else:
-            total = counts.get(status, 0)
-        rows = db.execute(f"SELECT * FROM timers WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
-                          (*params, limit)).fetchall()
+            rows = db.execute("SELECT * FROM timers INDEXED BY timers_agent_recent WHERE agent_id=?"
+                              " ORDER BY created_at DESC, id DESC LIMIT ?", (agent_id, limit)).fetchall()
+        else:  # one index range per status, newest first, merged: a few active among many fired cost the same
+            statuses = ("active", "scheduled") if status == "active" else (status,)
+            total = sum(counts.get(s, 0) for s in statuses)
+            rows = [r for s in statuses for r in db.execute(
+                "SELECT * FROM timers INDEXED BY timers_agent_status WHERE agent_id=? AND status=?"
+                " ORDER BY created_at DESC, id DESC LIMIT ?", (agent_id, s, limit))]
+            rows = sorted(rows, key=lambda r: (r["created_at"], r["id"]), reverse=True)[:limit]
         return total, [decode(r) for r in rows]  # type: ignore[misc]
 
     def cancel(self, t: Tx, agent_id: str, timer_id: str) -> tuple[dict[str, Any], bool, list[str]]:
