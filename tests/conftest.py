@@ -34,6 +34,9 @@ def workspace(tmp_path: Path) -> Path:
 def rt(tmp_path: Path, workspace: Path) -> Iterator[Runtime]:
     """A runtime whose holon home is separate from W (so bound roots are W and the agent home)."""
     runtime = Runtime(home=tmp_path / "home", workspace=workspace)
+    # the login-shell snapshot is captured on a background thread at start; tests that patch os.replace or
+    # os.unlink process-wide to inject failures must not see that thread's file operations
+    runtime.tasks.snapshots.wait_captures(30)
     try:
         yield runtime
     finally:

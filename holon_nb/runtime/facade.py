@@ -502,4 +502,5 @@ class Runtime:
         self._loop.stop()
         if dead:  # on_stop never ran on a dead loop: end what the runtime started from here
             self.tasks.close_sync()
+        self.tasks.snapshots.wait_captures(2.0)  # a login shell is never killed: give a running capture time to end
         self.store.close()

@@ -181,6 +181,15 @@ class ShellSnapshots:
             return None
         return wrap(kind, shell, cmd, str(entry.path), env)
 
+    def wait_captures(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for captures in progress (none is ever killed); True when none is left."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            pending = [e for e in self._entries.values() if not e.done.is_set()]
+        for entry in pending:
+            entry.done.wait(max(0.0, deadline - time.monotonic()))
+        return all(e.done.is_set() for e in pending)
+
     # ------------------------------------------------------------ slots and capture
     def _slot(self, shell: str, kind: str, cwd: str, env: dict[str, str], per_cwd: bool = False) -> _Entry:
         """The current entry for this shell/env (and cwd); a new capture starts when none is fresh."""
