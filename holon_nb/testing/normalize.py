@@ -14,7 +14,9 @@ receipt (``application/vnd.holon.tool-result+json``):
    When the workspace is inside a git checkout, that checkout's root and its
    main worktree become ``<REPO>`` (receipts name them as execution roots), so a
    notebook's outputs do not depend on where the repository was cloned.
-   See :class:`Roots`.
+   The Python installation's package directories (``site-packages``: purelib and
+   platlib) become ``<site-packages>``, so a file a dependency ships reads the same
+   from any virtual environment. See :class:`Roots`.
 3. Runtime ids, ``<prefix>_`` + 15 lowercase hex digits (``task_0123456789abcde``),
    become ``<prefix>_<id>`` (:data:`ID_RE`).
 4. RFC 3339 timestamps (``2026-12-01T15:07:32.123Z``) become ``<time>`` (:data:`TIME_RE`).
@@ -49,6 +51,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sysconfig
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +129,7 @@ class Roots:
     workspace: tuple[str, ...] = ()
     tmp: tuple[str, ...] = ()
     repo: tuple[str, ...] = ()
+    site: tuple[str, ...] = ()
 
     @classmethod
     def current(cls, *, home: str | os.PathLike[str] | None = None,
@@ -133,8 +137,9 @@ class Roots:
         """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir,
         and the git checkout the workspace is in (:func:`git_roots`)."""
         home = home if home is not None else os.environ.get("HOLON_NB_HOME")
+        site = [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
         return cls(home=_paths([home]), workspace=_paths([workspace]), tmp=_paths([tempfile.gettempdir()]),
-                   repo=_paths(git_roots(workspace) if workspace else []))
+                   repo=_paths(git_roots(workspace) if workspace else []), site=_paths(site))
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "Roots":
@@ -145,17 +150,17 @@ class Roots:
             value = data.get(key)
             return _paths(value if isinstance(value, list) else [value])
 
-        return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"), repo=get("repo"))
+        return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"), repo=get("repo"), site=get("site"))
 
     def merged(self, other: "Roots") -> "Roots":
         """Both sets of roots (the saved run's and this run's)."""
         return Roots(self.home + other.home, self.workspace + other.workspace, self.tmp + other.tmp,
-                     self.repo + other.repo)
+                     self.repo + other.repo, self.site + other.site)
 
     def as_mapping(self) -> dict[str, list[str]]:
         """JSON form, the inverse of :meth:`from_mapping`."""
         return {"home": list(self.home), "workspace": list(self.workspace), "tmp": list(self.tmp),
-                "repo": list(self.repo)}
+                "repo": list(self.repo), "site": list(self.site)}
 
 
 def git_roots(path: str | os.PathLike[str]) -> list[str]:
@@ -232,6 +237,7 @@ class Normalizer:
         self.rules = list(rules)
         pairs = [(p, "<HOME>") for p in self.roots.home] + [(p, "<WS>") for p in self.roots.workspace]
         pairs += [(p, "<TMP>") for p in self.roots.tmp] + [(p, "<REPO>") for p in self.roots.repo]
+        pairs += [(p, "<site-packages>") for p in self.roots.site]
         pairs.sort(key=lambda pair: len(pair[0]), reverse=True)  # the most specific root wins
         alternatives = "|".join(f"(?P<r{i}>{re.escape(p)})" for i, (p, _) in enumerate(pairs))
         self._root_re = re.compile(f"(?:{alternatives})(?=/|\\b|$)") if pairs else None

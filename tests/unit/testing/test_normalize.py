@@ -182,3 +182,17 @@ def test_git_roots_are_the_checkout_and_its_main_worktree(tmp_path: Path) -> Non
     assert git_roots(tmp_path) == []
     roots = Roots.current(workspace=wt / "notebooks")
     assert Normalizer(roots).text(f"{wt}/notebooks/a {wt}/x {main}/y") == "<WS>/a <REPO>/x <REPO>/y"
+
+
+def test_site_packages_paths_read_the_same_from_any_environment() -> None:
+    import sysconfig
+
+    site = sysconfig.get_paths()["purelib"]
+    roots = Roots.current()
+    assert site in roots.site
+    saved = Roots.from_mapping({"site": ["/other/venv/lib/python3.11/site-packages"]})
+    norm = Normalizer(saved.merged(roots))
+    here = norm.text(f"{site}/ipykernel/resources/logo-64x64.png 2180 bytes")
+    there = norm.text("/other/venv/lib/python3.11/site-packages/ipykernel/resources/logo-64x64.png 2180 bytes")
+    assert here == there == "<site-packages>/ipykernel/resources/logo-64x64.png 2180 bytes"
+    assert Roots.from_mapping(roots.as_mapping()) == roots
