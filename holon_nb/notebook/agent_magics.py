@@ -136,6 +136,7 @@ class TurnHub:
         shown = getattr(cassette, "route_ref", None) if cassette is not None and cassette.mode != "record" else None
         trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
         trace.previewer = lambda agent, env: envelope_previews(env, self._rt.tasks.agent_home(agent))
+        trace.paths = ((str(self._rt.home), "<holon home>"), (str(self._rt.workspace), ""))
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
         run = _Run(trace, view)
         with self._lock:

@@ -328,13 +328,20 @@ class LiveHub:
                 self._cond.wait(0.2 if remaining is None else min(remaining, 0.2))  # stays interruptible
             return [t.task_id for t in self._tracks.values() if not t.ended]
 
-    def report(self) -> list[ToolResult]:
+    def report(self, unslotted: bool = True) -> list[ToolResult]:
         """Show final receipts of ended tasks from the current cell (kernel thread).
 
         A task whose promotion cell holds a final-receipt slot gets that slot
-        updated again from inside this cell's execution (so a headless client
-        that drops messages of other requests still applies it); a task with no
-        such slot has its final receipt displayed here, once.
+        updated again from inside this cell's execution: the pump thread's own
+        update goes out between or under other requests, and a headless client
+        (nbclient) drops every message whose parent is not the cell it is
+        executing, which left the "running" line in saved notebooks. With
+        ``unslotted``, a task with no such slot has its final receipt displayed
+        here, once.
+
+        Args:
+            unslotted: Also display final receipts of tasks without a slot
+                (``%holon wait``); False only refreshes slots (the after-cell hook).
 
         Returns:
             The receipts newly displayed in the current cell.
@@ -347,7 +354,7 @@ class LiveHub:
                 if track.origins and not track.confirmed:
                     refresh.append((list(track.origins), track.final))
                     track.confirmed = track.reported = True
-                elif not track.origins and not track.reported:
+                elif unslotted and not track.origins and not track.reported:
                     shown.append(track.final)
                     track.reported = True
         for handles, final in refresh:

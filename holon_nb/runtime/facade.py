@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
+from ..tools.ansi import without_escapes
 from ..tools.context import CallContext
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
@@ -262,14 +263,16 @@ class Runtime:
         # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
-        display = scrub.value(env)  # D6: receipts are rendered (and cut) from the scrubbed envelope
-        full = scrub.text(render_receipt(display, self.registry, ReceiptContext(execution_id, budget)))
-        receipt, projected = project_receipt(full, display, execution_id, budget)
+        shown, env = env, without_escapes(env)  # colour codes stay only in what the HTML card renders
+        display = scrub.value(shown)  # what the notebook shows: its card renders the colours
+        model_view = display if shown is env else scrub.value(env)  # D6: scrubbed, and no escape codes
+        full = scrub.text(render_receipt(model_view, self.registry, ReceiptContext(execution_id, budget)))
+        receipt, projected = project_receipt(full, model_view, execution_id, budget)
         try:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)
         except (TypeError, ValueError, RecursionError):
             args_text = f"<arguments of type {type(args).__name__} that cannot be recorded as JSON>"
-        stored_args, stored_env = scrub.text(args_text), dumps_envelope(display)
+        stored_args, stored_env = scrub.text(args_text), dumps_envelope(model_view)
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
@@ -286,7 +289,8 @@ class Runtime:
             self._auto_prune()
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
-                          previews=tuple(self.images.take_preview(execution_id)))
+                          previews=tuple(self.images.take_preview(execution_id)),
+                          paths=((str(self.home), "<holon home>"), (str(self.workspace), "")))
 
     async def _record_later(self, record: dict[str, Any]) -> None:
         """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime

@@ -267,6 +267,6 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
         body = _facts_html(_facts(result)) + _body(tool, result)
     if isinstance(env.get("error"), dict):
         body += _error(env["error"])
-    body += _details("receipt (model-visible text)", _pre(receipt))
+    body += _details("what the model sees", _pre(receipt))
     return (f"<div class='holon-receipt' style='border-left:3px solid {colour};padding:4px 8px;margin:2px 0'>"
             f"<div>{head}</div>{body}</div>")

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from ...tools.ansi import terminal_text
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.text import cut, cut_head_tail, kept_chars
@@ -177,12 +178,15 @@ class AgentTasks:
         if read is not None and read[2] > 0:
             head, tail, total = read
             scrub = self.svc.scrub  # D6: scrub first, then cut (a log written before may hold a secret)
-            if head is tail:  # the whole (small) log
-                preview, truncated = cut(scrub(head), budget)
+            if head is tail:  # the whole (small) log, as a terminal shows it (counts of what is shown)
+                head = terminal_text(scrub(head))
+                total = len(head)
+                preview, truncated = cut(head, budget)
             else:
-                preview, truncated = cut_head_tail(scrub(head), scrub(tail), budget), total > budget
+                preview, truncated = (cut_head_tail(terminal_text(scrub(head)), terminal_text(scrub(tail)), budget),
+                                      total > budget)
         else:
-            text = self.svc.scrub(d.get("initial_output") or d.get("output_summary") or "")
+            text = terminal_text(self.svc.scrub(d.get("initial_output") or d.get("output_summary") or ""))
             total = len(text)
             preview, truncated = cut(text, budget)
         status = rec["status"]

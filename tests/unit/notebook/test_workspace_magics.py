@@ -46,7 +46,8 @@ def test_patch_cell_with_a_blank_context_line_applies(ip: Any, notes: Path) -> N
     env = bundle[RESULT]
     assert env["status"] == "success", env
     assert notes.read_bytes() == b"title\n\nfinal\nend\n"
-    assert bundle["text/plain"].startswith("Success. Updated the following files:\nM notes.txt")
+    assert bundle["text/plain"].startswith("ApplyPatch · success · ")
+    assert "\n  Success. Updated the following files:\n  M notes.txt" in bundle["text/plain"]
     html = bundle["text/html"]
     assert "holon-diff" in html and "+final" in html and "-draft" in html
 
