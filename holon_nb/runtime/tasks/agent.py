@@ -41,7 +41,7 @@ def _read_log(path: Path, budget: int, known_chars: int | None) -> tuple[str, st
     except OSError:
         return None
     if size <= _EXACT_LOG_BYTES:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_bytes().decode("utf-8", "replace")  # not read_text: it turns each \r into \n
         return text, text, len(text)
     with open(path, "rb") as fh:
         head = fh.read(budget * 4).decode("utf-8", errors="ignore")[:budget]
@@ -50,7 +50,7 @@ def _read_log(path: Path, budget: int, known_chars: int | None) -> tuple[str, st
     total = known_chars
     if total is None:
         total = 0
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
             while chunk := fh.read(1 << 20):
                 total += len(chunk)
     return head, tail, total
