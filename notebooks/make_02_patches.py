@@ -80,7 +80,7 @@ def build() -> nbformat.NotebookNode:
             "scratch = Path(tempfile.mkdtemp(prefix=\"holon-nb-02-\"))\n"
             "clone = scratch / \"holon_nb\"\n"
             "subprocess.run([\"git\", \"clone\", \"--quiet\", repo, str(clone)], check=True)\n"
-            "print(\"cloned into\", clone)"),
+            "print(\"cloned into a scratch directory (removed at the end):\", clone.name)"),
         new_code_cell("%load_ext holon_nb\nimport holon_nb\nrt = holon_nb.get_runtime()"),
         new_markdown_cell(
             "## Attach the clone and make it active\n\n"
@@ -143,7 +143,7 @@ def build() -> nbformat.NotebookNode:
             "state = rt.call(\"GetWorkspaceState\").result\n"
             "wt_id = next(r[\"execution_root_id\"] for r in state[\"execution_roots\"]\n"
             "             if r[\"root_kind\"] == \"git_worktree_root\" and not r.get(\"removed_at\"))\n"
-            "wt_id"),
+            "print(\"worktree directory:\", wt_id.rsplit(\"/\", 1)[-1])"),
         new_code_cell("%worktree remove {wt_id}"),
         new_code_cell(
             "rt.call(\"ExecCommand\", {\"cmd\": \"git add -A && git -c user.name=Tutorial \"\n"

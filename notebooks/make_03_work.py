@@ -62,7 +62,8 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%task_output {tid_a}"),
         new_markdown_cell(
             "Job A's result triggered the wait: the snapshot shows it `triggered`. A wait *resolves* when an agent\n"
-            "turn processes the message that woke it; turns with a model come in a later release."),
+            "turn processes the message that woke it: a `%%agent` turn with a model\n"
+            "(the last section of this tutorial runs one) or an invoked agent."),
         new_code_cell("%workitems --static"),
         new_markdown_cell(
             "And a timer, due in a few seconds: it fires on the runtime's own thread, also while the kernel is idle,\n"

@@ -136,7 +136,7 @@ class TurnHub:
         shown = getattr(cassette, "route_ref", None) if cassette is not None and cassette.mode != "record" else None
         trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
         trace.previewer = lambda agent, env: envelope_previews(env, self._rt.tasks.agent_home(agent))
-        trace.paths = ((str(self._rt.home), "<holon home>"), (str(self._rt.workspace), ""))
+        trace.path_labels = self._rt.path_labels
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
         run = _Run(trace, view)
         with self._lock:
@@ -385,7 +385,7 @@ class AgentMagics(SessionMagics):
             rows.append([rec["id"], rec["profile"], rec["parent_id"] or "", totals.get("turns", ""),
                          totals.get("total_input_tokens", ""), totals.get("total_output_tokens", ""),
                          "running" if rec["id"] in running else ""])
-        display(Table(f"{len(rows)} agents", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
+        display(Table(f"{len(rows)} agent{'' if len(rows) == 1 else 's'}", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
                                               "now"], rows))
 
     @line_magic

@@ -27,7 +27,7 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
-from ..tools.human import clip, render_human
+from ..tools.human import clip, render_human, shorten_paths
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
@@ -57,7 +57,8 @@ class TurnTrace:
         self.agent_id = agent_id
         self.model_ref = model_ref
         self.message = message
-        self.paths: tuple[tuple[str, str], ...] = ()  # (absolute path, label) pairs receipts show shorter
+        # () -> (absolute path, label) pairs receipts show shorter (Runtime.path_labels)
+        self.path_labels: Callable[[], tuple[tuple[str, str], ...]] = tuple
         self.turn_id = ""
         self.turns = 0  # turns shown (more than one under %%agent --follow)
         self.status = "running"
@@ -152,9 +153,13 @@ def render_transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...] = ())
     Args:
         trace: The turn's trace.
         paths: ``(absolute path, label)`` pairs receipts show shorter (holon home, workspace);
-            default: ``trace.paths``.
+            default: ``trace.path_labels()``.
     """
-    paths = paths or trace.paths
+    paths = paths or trace.path_labels()
+    return shorten_paths(_transcript(trace, paths), paths)
+
+
+def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
     lines = [f"agent {trace.agent_id} · model {short_model_ref(trace.model_ref)} · turn {trace.turn_id or '?'}",
              f"> {trace.message.strip()}", ""]
     for item in trace.items:

@@ -298,6 +298,17 @@ class LiveHub:
         with self._cond:
             return list(self._tracks)
 
+    def pending(self) -> list[str]:
+        """Ids of tracked tasks whose final receipt was not fetched yet (running, or just ended)."""
+        with self._cond:
+            return [t.task_id for t in self._tracks.values() if not t.finalized]
+
+    def status(self, task_id: str) -> str | None:
+        """The last known status of a tracked task (``completed``, ``failed``, …), or None."""
+        with self._cond:
+            track = self._tracks.get(task_id)
+            return None if track is None else track.status
+
     def knows(self, task_id: str) -> bool:
         """True when ``task_id`` was promoted in this kernel since the extension loaded."""
         with self._cond:
@@ -346,6 +357,10 @@ class LiveHub:
         Returns:
             The receipts newly displayed in the current cell.
         """
+        with self._cond:  # ended, slot waiting, final not fetched yet by the pump: fetch it now, here
+            late = [t for t in self._tracks.values() if t.ended and not t.finalized and t.origins]
+        for track in late:
+            self._finalize(track)
         shown, refresh = [], []
         with self._cond:
             for track in self._tracks.values():

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..runtime import ToolResult
 from ..runtime.core.result import RESULT_MIMETYPE
+from ..tools.human import shorten_value
 from .display import Table
 
 __all__ = ["WorkspaceView", "worktree_rows"]
@@ -22,11 +23,13 @@ def _short(path: Any, width: int = 72) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def worktree_rows(state: dict[str, Any]) -> list[list[Any]]:
+def worktree_rows(state: dict[str, Any], paths: Any = ()) -> list[list[Any]]:
     """Rows ``[execution_root_id, kind, path, branch, status]`` for every execution root of a state.
 
-    ``status`` is ``active``, ``removed``, or the live cleanup status (``clean``/``dirty``/…).
+    ``status`` is ``active``, ``removed``, or the live cleanup status (``clean``/``dirty``/…);
+    ``paths``: ``(absolute path, label)`` pairs shown shorter (``ToolResult.paths``).
     """
+    state = shorten_value(state, paths)
     active = (state.get("active") or {}).get("execution_root_id")
     rows = []
     for root in state.get("execution_roots") or []:
@@ -52,7 +55,7 @@ class WorkspaceView:
 
     def __init__(self, result: ToolResult):
         self.result = result
-        state = result.display_envelope.get("result") or {}
+        state = shorten_value(result.display_envelope.get("result") or {}, result.paths)
         active = state.get("active") or {}
         attached = set(state.get("attached_workspace_ids") or [])
         self.active = Table(
@@ -67,7 +70,7 @@ class WorkspaceView:
              for w in state.get("workspaces") or []],
         )
         self.roots = Table("execution roots", ["execution_root_id", "kind", "path", "branch", "status"],
-                           worktree_rows(state))
+                           worktree_rows(state, result.paths))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         if not self.result.ok:

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sqlite3
+import tempfile
 import threading
 import time
 import weakref
@@ -290,7 +291,31 @@ class Runtime:
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
                           previews=tuple(self.images.take_preview(execution_id)),
-                          paths=((str(self.home), "<holon home>"), (str(self.workspace), "")))
+                          paths=self.path_labels())
+
+    def path_labels(self) -> tuple[tuple[str, str], ...]:
+        """``(absolute path, label)`` pairs human receipts show shorter.
+
+        The holon home reads ``<holon home>``, the workspace's own paths are relative, and
+        another attached workspace reads ``<workspace NAME>`` (its linked worktrees, kept
+        beside it, ``<worktrees of NAME>``), so a scratch clone's temporary path never
+        reaches a saved notebook's text.
+        """
+        labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
+        try:
+            rows = self.store.query("SELECT workspace_anchor, repo_name FROM ws_workspaces")
+        except Exception:  # the workspace tables are made on first use
+            rows = []
+        for row in rows:
+            anchor, name = Path(row["workspace_anchor"]), row["repo_name"] or Path(row["workspace_anchor"]).name
+            if anchor == self.workspace or self.workspace in anchor.parents or self.home in anchor.parents \
+                    or anchor == self.home:
+                continue
+            labels += [(str(anchor), f"<workspace {name}>"),
+                       (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>")]
+            if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
+                labels.append((str(anchor.parent), f"<workspace {name}>/.."))
+        return tuple(labels)
 
     async def _record_later(self, record: dict[str, Any]) -> None:
         """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime

@@ -34,7 +34,7 @@ from .ansi import strip_ansi
 
 __all__ = [
     "MAX_LINE", "Renderer", "render_human", "headline", "error_lines", "generic", "fields", "table",
-    "record", "todos", "shape", "text_block", "receipt_body", "clip", "shorten_paths",
+    "record", "todos", "shape", "text_block", "receipt_body", "clip", "shorten_paths", "shorten_value",
 ]
 
 #: Longest line of a human receipt, except command output lines.
@@ -296,6 +296,8 @@ def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: 
         Text whose first line is :func:`headline`; never raises for an odd envelope
         (a renderer that fails falls back to :func:`generic`).
     """
+    paths = tuple(paths)
+    env = shorten_value(env, paths)  # before values are clipped, so a clipped value keeps its label
     lines = [headline(env, duration_ms)]
     result, err = env.get("result"), env.get("error")
     if isinstance(err, dict):
@@ -310,6 +312,20 @@ def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: 
         except Exception:  # a renderer bug must not hide the receipt
             lines += generic(result)
     return shorten_paths("\n".join(lines), paths)
+
+
+def shorten_value(value: Any, paths: Iterable[tuple[str, str]]) -> Any:
+    """A JSON value with :func:`shorten_paths` applied to every string in it."""
+    paths = tuple(paths)
+    if not paths:
+        return value
+    if isinstance(value, str):
+        return shorten_paths(value, paths)
+    if isinstance(value, dict):
+        return {k: shorten_value(v, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shorten_value(v, paths) for v in value]
+    return value
 
 
 def shorten_paths(text: str, paths: Iterable[tuple[str, str]]) -> str:
