@@ -53,7 +53,7 @@ def test_command_on_the_repository(executed: Any) -> None:
 
 
 def test_promoted_task_with_live_view_and_final_receipt(executed: Any) -> None:
-    cell = _cell(executed, "%exec --yield-ms 500 for i")
+    cell = _cell(executed, "%exec --yield-ms 500 sleep 1; for i")
     receipts = _receipts(cell)
     assert receipts[0]["result"]["disposition"] == "promoted_to_task"
     tid = receipts[0]["result"]["task_handle"]["task_id"]
@@ -77,7 +77,7 @@ def test_interactive_program(executed: Any) -> None:
 
 
 def test_stop_process_tree(executed: Any) -> None:
-    (stop,) = _receipts(_cell(executed, 'tid = rt.call("ListTasks").result["tasks"][0]["id"]\n%task_stop'))
+    (stop,) = _receipts(_cell(executed, "import time\n\ntid = rt.call(\"ListTasks\")"))
     assert stop["tool_name"] == "TaskStop" and stop["result"]["stop_requested"] is True
     outs = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
             for r in _receipts(c)]
