@@ -28,6 +28,7 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
 from ..tools.human import clip, render_human, shorten_paths
+from ..tools.registry import REGISTRY
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
@@ -170,7 +171,7 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
             args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
             lines.append(clip(f"[round {item['round']}] {item.get('name')} ({mark}) {args}", 160))
             if item.get("envelope"):  # the same human receipt a magic shows, minus the tool name already given
-                human = render_human(item["envelope"], item.get("duration_ms"), paths=paths).splitlines()
+                human = render_human(item["envelope"], item.get("duration_ms"), REGISTRY, paths=paths).splitlines()
                 lines += ["  " + human[0].split(" · ", 1)[-1], *("  " + line for line in human[1:40])]
             elif item.get("receipt") is not None:
                 lines += ["  " + line for line in str(item["receipt"]).splitlines()[:40]]

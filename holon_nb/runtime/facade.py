@@ -291,7 +291,7 @@ class Runtime:
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
                           previews=tuple(self.images.take_preview(execution_id)),
-                          paths=self.path_labels())
+                          paths=self.path_labels(), registry=self.registry)
 
     def path_labels(self) -> tuple[tuple[str, str], ...]:
         """``(absolute path, label)`` pairs human receipts show shorter.

@@ -33,6 +33,8 @@ class ToolResult:
             never sent to a model nor stored, only displayed (see :mod:`holon_nb.runtime.images.preview`).
         paths: ``(absolute path, label)`` pairs the human receipt shows shorter (the holon home
             as ``<holon home>``, the workspace as relative paths).
+        registry: The registry the call went through (its renderers make ``display_text``);
+            None means the built-in one.
     """
 
     envelope: dict[str, Any]
@@ -44,6 +46,7 @@ class ToolResult:
     projected: bool = False
     previews: tuple[dict[str, Any], ...] = ()
     paths: tuple[tuple[str, str], ...] = ()
+    registry: Any = None
 
     @property
     def tool_name(self) -> str:
@@ -80,9 +83,10 @@ class ToolResult:
         When the receipt is over the model's tool-output budget, a last line says
         that a model gets a stand-in for it.
         """
-        from ..tools.human import render_human
+        from ...tools.human import render_human
+        from ...tools.registry import REGISTRY
 
-        text = render_human(self.display_envelope, self.duration_ms, paths=self.paths)
+        text = render_human(self.display_envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
         if not self.projected:
             return text
         return (f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "

@@ -26,7 +26,6 @@ from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..human import receipt_body
 from ..patching import (
-from .patching import (
     CODEX_SURFACE,
     PathPolicy,
     apply_patch,

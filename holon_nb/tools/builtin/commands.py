@@ -16,7 +16,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ansi import strip_ansi, terminal_text
-from ..command_view import batch_human, exec_human
+from ..human import batch_human, exec_human
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure

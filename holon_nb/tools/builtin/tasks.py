@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..command_view import task_output_human
+from ..human import task_output_human
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure

@@ -30,7 +30,7 @@ import json
 import re
 from typing import Any, Callable, Iterable, Sequence
 
-from .ansi import strip_ansi
+from ..ansi import strip_ansi
 
 __all__ = [
     "MAX_LINE", "Renderer", "render_human", "headline", "error_lines", "generic", "fields", "table",
@@ -289,7 +289,8 @@ def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: 
     Args:
         env: A (scrubbed) envelope: ``tool_name``, ``status``, ``summary_text``, ``result`` or ``error``.
         duration_ms: The call's duration, when known.
-        registry: Where the tool's renderer is looked up (default: the built-in registry).
+        registry: Where the tool's renderer is looked up (``.get(name) -> ToolSpec``; the caller
+            passes its registry, since declarations import this module); None: :func:`generic`.
         paths: ``(absolute path, label)`` pairs shown shorter, e.g. ``(holon home, "<holon home>")``.
 
     Returns:
@@ -303,9 +304,7 @@ def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: 
     if isinstance(err, dict):
         lines += error_lines(err, env.get("summary_text"))
     elif isinstance(result, dict):
-        if registry is None:
-            from .registry import REGISTRY as registry
-        spec = registry.get(str(env.get("tool_name")))
+        spec = registry.get(str(env.get("tool_name"))) if registry is not None else None
         renderer = getattr(spec, "human", None) or generic
         try:
             lines += renderer(result)
