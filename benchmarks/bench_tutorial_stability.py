@@ -75,6 +75,11 @@ def texts(nb: dict) -> list[list[str]]:
     return cells
 
 
+def fingerprint(cells: list[list[str]]) -> str:
+    """A short hash of the normalised texts (each text normalised before it is joined)."""
+    return hashlib.sha256(json.dumps([[normalise(t) for t in outs] for outs in cells]).encode()).hexdigest()[:12]
+
+
 def check(cells: list[list[str]]) -> dict[str, bool]:
     """Reader-facing faults of one executed notebook."""
     flat = [t for outs in cells for t in outs]
@@ -85,12 +90,38 @@ def check(cells: list[list[str]]) -> dict[str, bool]:
     }
 
 
+def analyse(copies: list[Path]) -> dict:
+    """Variants and reader-facing faults of executed copies of one tutorial."""
+    variants: dict[str, list[str]] = {}
+    faults: dict[str, list[str]] = {"placeholder": [], "json_envelope": [], "temp_path": []}
+    for out in copies:
+        cells = texts(json.loads(out.read_text()))
+        variants.setdefault(fingerprint(cells), []).append(out.name)
+        for key, bad in check(cells).items():
+            if bad:
+                faults[key].append(out.name)
+    return {"runs": len(copies), "distinct_normalised_outputs": len(variants),
+            "variants": {k: len(v) for k, v in variants.items()},
+            "first_run_of_variant": {k: v[0] for k, v in variants.items()},
+            **{f"runs_{k}": v for k, v in faults.items()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--only", default="", help="run only tutorials whose name starts with this")
     parser.add_argument("--keep", default="", help="keep the executed copies in this directory")
+    parser.add_argument("--analyse", default="", metavar="DIR",
+                        help="do not run: compare the executed copies kept in DIR by an earlier run")
     ns = parser.parse_args()
+    if ns.analyse:
+        summary = {}
+        for src in sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")):
+            copies = sorted(Path(ns.analyse).glob(f"{src.stem}.run*.ipynb"))
+            if copies:
+                summary[src.stem] = analyse(copies)
+        save("tutorial_stability_analysis", {"executed_copies": ns.analyse, "tutorials": summary})
+        return
     keep = Path(ns.keep) if ns.keep else Path(tempfile.mkdtemp(prefix="holon-stability-"))
     keep.mkdir(parents=True, exist_ok=True)
     summary: dict[str, dict] = {}
@@ -108,7 +139,7 @@ def main() -> None:
             walls.append(time.monotonic() - t0)
             nb = json.loads(out.read_text())
             cells = texts(nb)
-            digest = hashlib.sha256(normalise(json.dumps(cells)).encode()).hexdigest()[:12]
+            digest = fingerprint(cells)
             variants[digest] = variants.get(digest, 0) + 1
             first_of.setdefault(digest, out.name)
             if result.exit_code != 0:

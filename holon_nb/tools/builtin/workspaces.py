@@ -168,8 +168,9 @@ _FILES = ("workspace/runtime file APIs",)
 WORKSPACE_STATE = shape(
     record("active", "workspace_id", "projection_kind", "execution_root", "cwd", "access_mode"),
     fields("attached_workspace_ids"),
-    table("workspaces", "workspace_id", "workspace_alias", "workspace_kind", "repo_name", "workspace_anchor"),
-    table("execution_roots", "execution_root_id", "root_kind", "filesystem_path"),
+    table("workspaces", "workspace_id", "workspace_alias", "workspace_kind", "repo_name", "workspace_anchor",
+          order="created_at"),
+    table("execution_roots", "execution_root_id", "root_kind", "filesystem_path", order="created_at"),
     table("occupancies", "holder_agent_id", "access_mode", "execution_root_id"))
 _BINDING = ("workspace binding control APIs",)
 

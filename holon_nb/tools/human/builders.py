@@ -133,13 +133,18 @@ def fields(*paths: str, under: str | None = None, indent: str = _INDENT) -> Rend
     return render
 
 
-def table(key: str, *columns: str, title: str | None = None, empty: str | None = None) -> Renderer:
+def table(key: str, *columns: str, title: str | None = None, empty: str | None = None,
+          order: str | None = None) -> Renderer:
     """A renderer of the list of records at ``key`` as a small table of ``columns`` (dotted paths).
 
-    Columns empty in every row are left out; over 25 rows, the rest are counted.
+    Columns empty in every row are left out; over 25 rows, the rest are counted. ``order``: a
+    field to sort rows by for the reader (e.g. ``created_at``), when the result's own order is by
+    random ids.
     """
     def render(result: dict[str, Any]) -> list[str]:
         records = [r for r in (_get(result, key) or []) if isinstance(r, dict)]
+        if order:
+            records.sort(key=lambda r: str(_get(r, order) or ""))
         if not records:
             return [f"{_INDENT}{empty}"] if empty else []
         head = [f"{_INDENT}{title or _label(key.split('.')[-1])} ({len(records)}):"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +80,9 @@ def test_workspace_state_is_a_readable_table(run: Any, tmp_path: Path) -> None:
     (bundle,) = run("workspace")
     text = bundle["text/plain"]
     assert text.startswith("active projection of agent default")
-    assert str(tmp_path) in text and "workspaces" in text and "execution roots" in text
+    assert "workspaces" in text and "execution roots" in text
+    assert str(tmp_path) not in text  # the workspace's own paths read relative to it, the holon home as a label
+    assert re.search(r"^execution_root +\.$", text, re.M), text
     assert bundle[RESULT]["tool_name"] == "GetWorkspaceState"
 
 
