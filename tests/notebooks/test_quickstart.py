@@ -14,6 +14,7 @@ import pytest
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
+from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01-quickstart.ipynb"
 
@@ -103,3 +104,8 @@ def test_hostile_inputs_are_error_receipts(executed: Any, source: str, kind: str
     assert r["status"] == "error" and r["error"]["kind"] == kind
     text = [o["data"]["text/plain"] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})][0]
     assert '"ok": false' in text and "Traceback" not in text
+
+
+def test_saved_copy_reads_as_text(executed: Any) -> None:
+    """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
+    assert_reads_as_text(executed)

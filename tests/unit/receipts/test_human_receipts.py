@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _calls import success_calls  # noqa: E402
-
-from holon_nb import Runtime  # noqa: E402
-from holon_nb.tools import REGISTRY, render_receipt  # noqa: E402
-from holon_nb.tools.human import MAX_LINE  # noqa: E402
-from holon_nb.tools.receipts import ReceiptContext  # noqa: E402
+from _tool_calls import success_calls
+from holon_nb import Runtime
+from holon_nb.tools import REGISTRY, render_receipt
+from holon_nb.tools.human import MAX_LINE
+from holon_nb.tools.receipts import ReceiptContext
 
 _HEAD = re.compile(r"^(?P<tool>[A-Za-z]+) · (?P<status>success|error|deferred) · \d+ ms( — .+)?$")
 
