@@ -21,7 +21,7 @@ _IN = "  "
 def _block(label: str, text: str | None) -> list[str]:
     if text is None or not text.strip():
         return []
-    return [f"{_IN}{label}:", *(f"{_IN * 2}{line}" for line in strip_ansi(text).rstrip("\n").splitlines())]
+    return [f"{_IN}{label}:", *(f"{_IN * 2}{line}".rstrip() for line in strip_ansi(text).rstrip("\n").splitlines())]
 
 
 def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
@@ -88,7 +88,7 @@ def batch_human(r: dict[str, Any]) -> list[str]:
         for name in ("stdout", "stderr"):
             preview = res.get(f"{name}_preview")
             if preview and preview.strip():
-                lines += [f"{_IN * 2}{line}" for line in strip_ansi(preview).rstrip("\n").splitlines()]
+                lines += [f"{_IN * 2}{line}".rstrip() for line in strip_ansi(preview).rstrip("\n").splitlines()]
                 lines += _stream_notices(res, name)
     return lines
 
