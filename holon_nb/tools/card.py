@@ -241,7 +241,7 @@ def _error(err: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None) -> str:
+def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None, human: str | None = None) -> str:
     """Render a readable HTML card of one tool result.
 
     Args:
@@ -249,6 +249,8 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
             ``result`` or ``error``).
         receipt: The scrubbed model-visible text receipt (shown collapsed).
         duration_ms: Call duration in milliseconds, if known.
+        human: The human receipt (:func:`holon_nb.tools.human.render_human`); its field lines
+            are the card's body for a result the card has no dedicated view of.
 
     Returns:
         An HTML fragment; every value in it is escaped.
@@ -265,6 +267,9 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
     body = ""
     if isinstance(result, dict):
         body = _facts_html(_facts(result)) + _body(tool, result)
+        fields = "\n".join(line[2:] for line in (human or "").splitlines()[1:])
+        if fields.strip() and not _body(tool, result):
+            body += _pre(fields)
     if isinstance(env.get("error"), dict):
         body += _error(env["error"])
     body += _details("what the model sees", _pre(receipt))

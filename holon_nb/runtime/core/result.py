@@ -99,7 +99,8 @@ class ToolResult:
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
         bundle = {
             "text/plain": encodable(self.display_text),
-            "text/html": encodable(render_card(self.display_envelope, self.receipt, self.duration_ms)),
+            "text/html": encodable(render_card(self.display_envelope, self.receipt, self.duration_ms,
+                                               self.display_text)),
             RESULT_MIMETYPE: encodable_value(self.display_envelope),
         }
         if self.previews:
