@@ -21,6 +21,7 @@ from typing import Any
 
 from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
+from .human import shorten_paths, shorten_value
 
 __all__ = ["render_card"]
 
@@ -241,7 +242,8 @@ def _error(err: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None, human: str | None = None) -> str:
+def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None, human: str | None = None,
+                paths: Iterable[tuple[str, str]] = ()) -> str:
     """Render a readable HTML card of one tool result.
 
     Args:
@@ -251,10 +253,14 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
         duration_ms: Call duration in milliseconds, if known.
         human: The human receipt (:func:`holon_nb.tools.human.render_human`); its field lines
             are the card's body for a result the card has no dedicated view of.
+        paths: ``(absolute path, label)`` pairs shown shorter (``<holon home>/…``, workspace-relative),
+            in the receipt a model sees too: a saved card never holds a run's temporary directory.
 
     Returns:
         An HTML fragment; every value in it is escaped.
     """
+    paths = tuple(paths)
+    env, receipt = shorten_value(env, paths), shorten_paths(receipt, paths)
     status = str(env.get("status", ""))
     colour = _COLOURS.get(status, "#57606a")
     tool = str(env.get("tool_name", ""))

@@ -100,7 +100,7 @@ class ToolResult:
         bundle = {
             "text/plain": encodable(self.display_text),
             "text/html": encodable(render_card(self.display_envelope, self.receipt, self.duration_ms,
-                                               self.display_text)),
+                                               self.display_text, self.paths)),
             RESULT_MIMETYPE: encodable_value(self.display_envelope),
         }
         if self.previews:
