@@ -195,8 +195,9 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
 
 
 def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
-    """The turn as HTML (escaped): rounds' text, collapsible tool receipts, usage, the end."""
+    """The turn as HTML (escaped): rounds' text, collapsible tool receipts (paths shown shorter), usage, the end."""
     parts = []
+    paths = trace.path_labels()
     for item in trace.items:
         if item["kind"] == "text":
             parts.append(f"<div style='margin:4px 0;white-space:pre-wrap'>{_e(item['text'])}</div>")
@@ -207,12 +208,12 @@ def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
                 mark, colour = "error", "#cf222e"
             else:
                 mark, colour = item.get("status") or "success", "#1a7f37"
-            args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
+            args = shorten_paths(json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True), paths)
             summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
                        f"<span style='{_MUTED}'>{_e(item.get('summary') or '')}</span>")
             body = f"<div style='{_MUTED}'>input: <code>{_e(args[:600])}</code></div>"
             if item.get("receipt") is not None:
-                body += f"<pre style='{_PRE}'>{ansi_to_html(str(item['receipt']))}</pre>"
+                body += f"<pre style='{_PRE}'>{ansi_to_html(shorten_paths(str(item['receipt']), paths))}</pre>"
             parts.append(f"<details style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>")
             if item.get("previews"):  # shown outside the collapsed receipt: the picture is the point
                 parts.append("<div style='margin:2px 0 2px 24px'>"
