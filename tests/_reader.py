@@ -21,9 +21,14 @@ def plain_texts(nb: Any) -> list[str]:
 
 
 def assert_reads_as_text(nb: Any) -> None:
-    """No JSON envelope as text, no "running" placeholder left, no escape codes, no temporary path."""
+    """No JSON envelope as text, no "running" placeholder left, no escape codes, no temporary path (text or card)."""
     for text in plain_texts(nb):
         assert not text.lstrip().startswith('{"tool_name"'), text[:200]
         assert PLACEHOLDER not in text, text[:200]
         assert "\x1b" not in text, text[:200]
         assert not re.search(r"/tmp/(holon-nb-|tmp)", text), text[:300]
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            html = o.get("data", {}).get("text/html", "")
+            found = re.search(r"/tmp/(holon-nb-|tmp)[^<'\"]*", html)
+            assert not found, f"a temporary path in a saved card: {found.group(0) if found else ''}"
