@@ -39,6 +39,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 _RULES = [
     (re.compile(r"\b(task|work|timer|tool|msg|brief|turn|wait|ws|wt|trig|inv|run|occ|mem|call)_[0-9a-f]{6,}\b"),
      r"\1_<id>"),
+    (re.compile(r"(?<=_)[0-9a-f]{12,}"), "<id>"),  # an id cut short in a clipped value
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "<dur>"),
     (re.compile(r"\b[0-9a-f]{7,40}\b"), "<hash>"),

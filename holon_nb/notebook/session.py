@@ -36,7 +36,8 @@ class _Session:
         self.rt.settings = self.config.to_settings(self.rt.settings)
 
     def after_cell(self, result: Any = None) -> None:
-        """``post_run_cell`` hook: fill final-receipt slots of tasks that ended, from this cell's execution.
+        """``post_run_cell`` hook: fill final-receipt slots of tasks that ended and redraw live work boards,
+        from this cell's execution.
 
         A slot updated only from the pump thread is lost by a headless client
         (see ``LiveHub.report``); refreshing it here, still inside the
@@ -44,6 +45,8 @@ class _Session:
         """
         try:
             self.live.report(unslotted=False)
+            if self.boards is not None:
+                self.boards.confirm()
         except Exception:  # a hook must never break the user's cell
             log.exception("refreshing final receipts failed")
 

@@ -193,7 +193,7 @@ def fit_to_budget(doc: Any, max_chars: int, budget_tokens: int) -> dict[str, Any
 
 #: Human receipts (tools/human.py): search hits as a table; one memory with its content.
 HITS = shape(fields("query", "index_status.freshness"),
-             table("results", "source_ref", "kind", "score", "title", "snippet", title="hits", empty="(no hits)"))
+             table("results", "source_ref", "kind", "title", "snippet", title="hits", empty="(no hits)"))
 MEMORY = shape(record("memory", "source_ref", "kind", "title", "truncated", "updated_at"),
                text_block("memory.content", "content"))
 
