@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import save  # noqa: E402
 
-from holon_nb.testing import run_notebook  # noqa: E402
+from holon_nb.testing import format_summary, run_notebook  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -145,6 +145,7 @@ def main() -> None:
             first_of.setdefault(digest, out.name)
             if result.exit_code != 0:
                 faults["failed"].append(i)
+                print(format_summary(result), flush=True)
             for key, bad in check(cells).items():
                 if bad:
                     faults[key].append(i)
