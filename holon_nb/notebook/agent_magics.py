@@ -54,6 +54,7 @@ class _Run:
         self.follower: Any = None
         self.confirmed = False  # the final view was re-sent from a kernel-thread cell (TurnHub.report)
         self.error: str = ""
+        self.waited = False  # named as ended by a %holon wait note
         self.done = threading.Event()
 
 
@@ -279,6 +280,14 @@ class TurnHub:
         """TurnResults of the turns that ended, oldest first."""
         with self._lock:
             return [res for r in self._all if r.done.is_set() for res in (r.results or [r.result]) if res is not None]
+
+    def ended_since_last_wait(self) -> list[str]:
+        """Agents whose turn ended since the last call (``%holon wait`` names each once)."""
+        with self._lock:
+            ended = [r for r in self._all if r.done.is_set() and not r.waited]
+            for run in ended:
+                run.waited = True
+            return [r.trace.agent_id for r in ended]
 
     def running(self) -> list[str]:
         """Agents whose turn is still running."""

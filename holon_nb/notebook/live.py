@@ -62,6 +62,7 @@ class _Track:
     final: ToolResult | None = None
     finalized: bool = False             # final receipt fetched (or fetching it failed)
     reported: bool = False              # final receipt shown in a cell (origin or a wait)
+    waited: bool = False                # named as ended by a %holon wait note
     confirmed: bool = False             # origin updated from the kernel thread inside a cell
     views: list[TaskWidget] = field(default_factory=list)
     origins: list[DisplayHandle] = field(default_factory=list)
@@ -297,6 +298,14 @@ class LiveHub:
         """Ids of the tasks promoted since the extension loaded, oldest first."""
         with self._cond:
             return list(self._tracks)
+
+    def ended_since_last_wait(self) -> list[tuple[str, str]]:
+        """``(task id, status)`` of tracked tasks that ended since the last call (``%holon wait`` names each once)."""
+        with self._cond:
+            ended = [t for t in self._tracks.values() if t.ended and not t.waited]
+            for track in ended:
+                track.waited = True
+            return [(t.task_id, t.status or "ended") for t in ended]
 
     def pending(self) -> list[str]:
         """Ids of tracked tasks whose final receipt was not fetched yet (running, or just ended)."""

@@ -110,10 +110,10 @@ class HolonMagics(SessionMagics):
         if args.subcommand == "wait":
             from .session import wait_and_report
 
-            tasks = s.live.pending()
-            turns = s.turns.running() if s.turns is not None else []
             still = wait_and_report(args.timeout)
-            display(Note(wait_note(tasks, turns, still, args.timeout, s.live.status)))
+            tasks = s.live.ended_since_last_wait()
+            turns = s.turns.ended_since_last_wait() if s.turns is not None else []
+            display(Note(wait_note(tasks, turns, still, args.timeout)))
         elif args.subcommand == "tools":
             display(tools_table(s.rt.registry))
         elif args.subcommand == "config":
@@ -359,29 +359,26 @@ class HolonMagics(SessionMagics):
         self._call("TaskStop", {"task_id": args.task_id}, args.raise_error)
 
 
-def wait_note(tasks: list[str], turns: list[str], still: list[str], timeout: float | None,
-              status: Any) -> str:
-    """What ``%holon wait`` says: what it waited for and how each ended, or that nothing was running.
+def wait_note(tasks: list[tuple[str, str]], turns: list[str], still: list[str], timeout: float | None) -> str:
+    """What ``%holon wait`` says: what ended (since the previous wait), what still runs, or that nothing ran.
+
+    Everything that ended since the previous ``%holon wait`` is named once, whether it
+    ended while this wait blocked or just before it, so a saved notebook reads the same
+    however fast the machine was.
 
     Args:
-        tasks: Task ids unfinished when the wait began; ``turns``: agents with a turn running then.
+        tasks: ``(task id, status)`` of tasks that ended since the previous wait.
+        turns: Agents whose turn ended since the previous wait.
         still: What :func:`holon_nb.notebook.wait_and_report` returned (ids and ``turn of <agent>``).
         timeout: The ``--timeout`` in seconds (None: no limit).
-        status: ``task_id -> status`` of a tracked task.
     """
-    if not tasks and not turns:
-        return "%holon wait: nothing was running (no task or agent turn of this kernel is unfinished)"
     parts = []
-    ended = [t for t in tasks if t not in still]
     if tasks:
-        parts.append(f"waited for {len(tasks)} task(s)" + (f" and {len(turns)} agent turn(s)" if turns else ""))
-    else:
-        parts.append(f"waited for {len(turns)} agent turn(s)")
-    if ended:
-        parts.append("ended: " + ", ".join(f"{t} ({status(t) or 'ended'})" for t in ended))
-    done_turns = [a for a in turns if f"turn of {a}" not in still]
-    if done_turns:
-        parts.append("turns ended: " + ", ".join(done_turns))
+        parts.append("ended: " + ", ".join(f"{t} ({status})" for t, status in tasks))
+    if turns:
+        parts.append("turns ended: " + ", ".join(turns))
     if still:
         parts.append(f"still running after {timeout} s: {', '.join(still)}")
+    if not parts:
+        return "%holon wait: nothing was running (no task or agent turn of this kernel is unfinished)"
     return "%holon wait: " + "; ".join(parts)

@@ -74,8 +74,9 @@ def test_patch_receipt_and_diff_card(executed: Any) -> None:
     assert [(f["action"], f["path"]) for f in env["result"]["changed_files"]] == [
         ("modify", "holon_nb/tools/text.py"), ("add", "tests/unit/tools/test_one_line.py")]
     (bundle,) = [o["data"] for o in _outputs(cell)]
-    assert bundle["text/plain"].startswith("Success. Updated the following files:\nM holon_nb/tools/text.py\n"
-                                           "A tests/unit/tools/test_one_line.py")
+    assert bundle["text/plain"].startswith("ApplyPatch · success · ")
+    assert ("\n  Success. Updated the following files:\n  M holon_nb/tools/text.py\n"
+            "  A tests/unit/tools/test_one_line.py") in bundle["text/plain"]
     assert "holon-diff" in bundle["text/html"] and "+def one_line" in bundle["text/html"]
 
 

@@ -117,6 +117,6 @@ def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, A
                      "completed end_turn 'CSV it is. I will write the nightly report as CSV from now on.'"]
 
 
-def test_saved_copy_reads_as_text(executed: Any) -> None:
+def test_saved_copy_reads_as_text(run: tuple[Any, Any]) -> None:
     """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
-    assert_reads_as_text(executed)
+    assert_reads_as_text(run[1])
