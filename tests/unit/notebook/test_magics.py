@@ -193,6 +193,11 @@ def test_task_input_no_newline_before_the_id_or_as_the_last_word(run: Any, recei
     assert [r["result"]["bytes_written"] for r in (first, second, third)] == [2, 3, len("e --no-newline\n")]
     with pytest.raises(UsageError, match="nothing to send"):
         run("task_input", f"{task_id} --no-newline")
+    rt = holon_nb.get_runtime()
+    deadline = time.monotonic() + 20  # cat echoes what it read; a loaded machine may not have run it yet
+    while "e --no-newline" not in (rt.call("TaskOutput", {"task_id": task_id, "block": False})
+                                   .result["task"]["output_preview"] or "") and time.monotonic() < deadline:
+        time.sleep(0.05)
     run("task_stop", task_id)
     (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
     assert "abc\tde --no-newline\n" in out["result"]["task"]["output_preview"]
