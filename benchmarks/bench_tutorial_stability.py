@@ -64,13 +64,21 @@ def texts(nb: dict) -> list[list[str]]:
         if cell["cell_type"] != "code":
             continue
         outs = []
+        previous = None
         for o in cell.get("outputs", []):
             if o["output_type"] == "stream":
-                t = o["text"]
+                t = "".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+                if previous == o.get("name") and outs:  # one stream split in two messages reads the same
+                    outs[-1] += t
+                    continue
+                previous = o.get("name")
+                outs.append(t)
+                continue
             elif o["output_type"] == "error":
                 t = f"{o['ename']}: {o['evalue']}"
             else:
                 t = o.get("data", {}).get("text/plain", "")
+            previous = None
             outs.append("".join(t) if isinstance(t, list) else t)
         cells.append(outs)
     return cells
