@@ -81,9 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("args", metavar="JSON", nargs="?", default="{}",
                    help="arguments as JSON text (default {}); text that is not JSON becomes an "
                         "invalid_tool_input envelope, exactly as for a model")
-    p.add_argument("--receipt", action="store_true", help="print the model-visible receipt instead of the envelope")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--receipt", action="store_true",
+                       help="print the model-visible receipt instead of the result record (JSON)")
+    shown.add_argument("--text", action="store_true",
+                       help="print the receipt a person reads (what a notebook shows) instead of the JSON")
     p.add_argument("--context", metavar="JSON", default=None,
-                   help='execution context (D11) as a JSON object, e.g. \'{"brief": "done"}\'')
+                   help="what a model's turn would know besides the arguments, as a JSON object: e.g. "
+                        "'{\"brief\": \"…\"}' for WaitFor delivery=final, '{\"report\": \"…\"}' for CompleteWorkItem")
 
     sub.add_parser("tools", help="list the registered tools")
 
@@ -165,7 +170,10 @@ def _cmd_call(ns: argparse.Namespace) -> int:
         return EXIT_FAILED
     finally:
         rt.close()  # stops any task the call promoted; a CLI call never leaves work running
-    print(result.receipt if ns.receipt else dumps_envelope(result.display_envelope, indent=2))
+    if ns.text:
+        print(result.display_text)
+    else:
+        print(result.receipt if ns.receipt else dumps_envelope(result.display_envelope, indent=2))
     if live:
         print(f"holon-nb call: stopped {len(live)} background task(s) on exit: {', '.join(live)} "
               "(the CLI keeps nothing running; raise yield_time_ms to wait in the call)", file=sys.stderr)

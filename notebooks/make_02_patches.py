@@ -79,8 +79,8 @@ def build() -> nbformat.NotebookNode:
             "repo = found.stdout.strip()\n"
             "scratch = Path(tempfile.mkdtemp(prefix=\"holon-nb-02-\"))\n"
             "clone = scratch / \"holon_nb\"\n"
-            "subprocess.run([\"git\", \"clone\", \"--quiet\", repo, str(clone)], check=True)\n"
-            "print(\"cloned into\", clone)"),
+            "subprocess.run([\"git\", \"-c\", \"advice.detachedHead=false\", \"clone\", \"--quiet\", repo, str(clone)], check=True)\n"
+            "print(\"cloned into a scratch directory (removed at the end):\", clone.name)"),
         new_code_cell("%load_ext holon_nb\nimport holon_nb\nrt = holon_nb.get_runtime()"),
         new_markdown_cell(
             "## Attach the clone and make it active\n\n"
@@ -142,8 +142,9 @@ def build() -> nbformat.NotebookNode:
         new_code_cell(
             "state = rt.call(\"GetWorkspaceState\").result\n"
             "wt_id = next(r[\"execution_root_id\"] for r in state[\"execution_roots\"]\n"
-            "             if r[\"root_kind\"] == \"git_worktree_root\" and not r.get(\"removed_at\"))\n"
-            "wt_id"),
+            "             if r[\"root_kind\"] == \"git_worktree_root\" and not r.get(\"removed_at\")\n"
+            "             and \"tutorial-one-line\" in r[\"execution_root_id\"])\n"
+            "print(\"worktree directory:\", wt_id.rsplit(\"/\", 1)[-1])"),
         new_code_cell("%worktree remove {wt_id}"),
         new_code_cell(
             "rt.call(\"ExecCommand\", {\"cmd\": \"git add -A && git -c user.name=Tutorial \"\n"

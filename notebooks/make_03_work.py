@@ -63,12 +63,13 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%task_output {tid_a}"),
         new_markdown_cell(
             "Job A's result triggered the wait: the snapshot shows it `triggered`. A wait *resolves* when an agent\n"
-            "turn processes the message that woke it; turns with a model come in a later release."),
+            "turn processes the message that woke it: a `%%agent` turn with a model\n"
+            "(the last section of this tutorial runs one) or an invoked agent."),
         new_code_cell("%workitems --static"),
         new_markdown_cell(
             "And a timer, due in a few seconds: it fires on the runtime's own thread, also while the kernel is idle,\n"
             "and queues a `timer_tick` message for the agent. The kernel restarts before it is due."),
-        new_code_cell("%timer create --in 4s --summary \"check the jobs again\""),
+        new_code_cell("%timer create --in 10s --summary \"check the jobs again\""),
         new_markdown_cell(
             "## Restart the kernel\n\n"
             "In JupyterLab: **Kernel ▸ Restart Kernel**, then run the cells below. (Run headless with\n"
@@ -86,7 +87,7 @@ def build() -> nbformat.NotebookNode:
             "%workitem show {wid}"),
         new_markdown_cell("The timer was re-armed by the new kernel's runtime and fires once, on time:"),
         ignore_output(new_code_cell(
-            "deadline = time.time() + 15\n"
+            "deadline = time.time() + 40\n"
             "while rt.call(\"ListTimers\", {\"filter\": \"active\"}).result[\"timers\"] and time.time() < deadline:\n"
             "    time.sleep(0.2)\n"
             "(timer,) = rt.call(\"ListTimers\").result[\"timers\"]\n"

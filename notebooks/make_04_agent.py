@@ -67,7 +67,7 @@ bad = good.replace('32: "#1a7f37"', '32: "#cf222e"')               # the bug: gr
 assert bad != good
 (project / "ansi.py").write_text(bad)
 (project / "test_ansi.py").write_text(TESTS)
-print("scratch project:", project)'''
+print("scratch project:", project.name)'''
 
 
 def build() -> nbformat.NotebookNode:

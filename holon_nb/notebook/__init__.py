@@ -65,6 +65,7 @@ def load(ip: Any) -> None:
         ip.configurables.append(config)
         config.observe(session.push_settings, names=list(SETTINGS_INPUTS))
         session.live.start()
+        ip.events.register("post_run_cell", session.after_cell)
     except BaseException:
         rt.close()
         raise
@@ -99,6 +100,10 @@ def unload(ip: Any) -> None:
     if session is None:
         return
     session.config.unobserve(session.push_settings, names=list(SETTINGS_INPUTS))
+    try:
+        ip.events.unregister("post_run_cell", session.after_cell)
+    except ValueError:
+        pass
     if session.config in ip.configurables:
         ip.configurables.remove(session.config)
     for magics in session.magics:

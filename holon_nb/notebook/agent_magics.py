@@ -54,6 +54,7 @@ class _Run:
         self.follower: Any = None
         self.confirmed = False  # the final view was re-sent from a kernel-thread cell (TurnHub.report)
         self.error: str = ""
+        self.waited = False  # named as ended by a %holon wait note
         self.done = threading.Event()
 
 
@@ -138,6 +139,7 @@ class TurnHub:
 
         trace = TurnTrace(agent_id, shown or getattr(provider, "route_ref", None) or ref, message)
         trace.previewer = lambda agent, env: envelope_previews(env, self._rt.tasks.agent_home(agent))
+        trace.path_labels = self._rt.path_labels
         view = AgentTurnView(trace, on_stop=lambda: self.stop(agent_id))
         run = _Run(trace, view)
         with self._lock:
@@ -281,6 +283,14 @@ class TurnHub:
         with self._lock:
             return [res for r in self._all if r.done.is_set() for res in (r.results or [r.result]) if res is not None]
 
+    def ended_since_last_wait(self) -> list[str]:
+        """Agents whose turn ended since the last call (``%holon wait`` names each once)."""
+        with self._lock:
+            ended = [r for r in self._all if r.done.is_set() and not r.waited]
+            for run in ended:
+                run.waited = True
+            return [r.trace.agent_id for r in ended]
+
     def running(self) -> list[str]:
         """Agents whose turn is still running."""
         with self._lock:
@@ -398,7 +408,7 @@ class AgentMagics(SessionMagics):
             rows.append([rec["id"], rec["profile"], rec["parent_id"] or "", totals.get("turns", ""),
                          totals.get("total_input_tokens", ""), totals.get("total_output_tokens", ""),
                          "running" if rec["id"] in running else ""])
-        display(Table(f"{len(rows)} agents", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
+        display(Table(f"{len(rows)} agent{'' if len(rows) == 1 else 's'}", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
                                               "now"], rows))
 
     @line_magic

@@ -27,6 +27,8 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
+from ..tools.human import clip, render_human, shorten_paths
+from ..tools.registry import REGISTRY
 
 
 #: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.
@@ -60,6 +62,8 @@ class TurnTrace:
         self.agent_id = agent_id
         self.model_ref = model_ref
         self.message = message
+        # () -> (absolute path, label) pairs receipts show shorter (Runtime.path_labels)
+        self.path_labels: Callable[[], tuple[tuple[str, str], ...]] = tuple
         self.turn_id = ""
         self.turns = 0  # turns shown (more than one under %%agent --follow)
         self.status = "running"
@@ -113,7 +117,8 @@ class TurnTrace:
                          "name": (data.get("envelope") or {}).get("tool_name"), "input": None}
                 self.items.append(entry)
             env = data.get("envelope") or {}
-            entry.update(receipt=data.get("receipt"), is_error=bool(data.get("is_error")),
+            entry.update(receipt=data.get("receipt"), is_error=bool(data.get("is_error")), envelope=env or None,
+                         duration_ms=data.get("duration_ms"),
                          summary=env.get("summary_text") or ((env.get("error") or {}).get("kind") or ""),
                          status=env.get("status"))
             if self.previewer is not None and env.get("tool_name") in ("ViewImage", "GenerateImage"):
@@ -140,9 +145,27 @@ class TurnTrace:
             self.streaming = ""
 
 
-def render_transcript(trace: TurnTrace) -> str:
-    """The turn as plain text: message, each round's text and tool calls with receipts, the end."""
-    lines = [f"agent {trace.agent_id} · model {trace.model_ref} · turn {trace.turn_id or '?'}",
+def short_model_ref(ref: str) -> str:
+    """A model ref as a reader wants it: a scripted model's script by its file name, not its temporary path."""
+    if ref.startswith("scripted/") and "/" in ref[len("scripted/"):]:
+        return "scripted/" + ref.rstrip("/").rsplit("/", 1)[-1]
+    return ref
+
+
+def render_transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...] = ()) -> str:
+    """The turn as plain text: message, each round's text and tool calls with human receipts, the end.
+
+    Args:
+        trace: The turn's trace.
+        paths: ``(absolute path, label)`` pairs receipts show shorter (holon home, workspace);
+            default: ``trace.path_labels()``.
+    """
+    paths = paths or trace.path_labels()
+    return shorten_paths(_transcript(trace, paths), paths)
+
+
+def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
+    lines = [f"agent {trace.agent_id} · model {short_model_ref(trace.model_ref)} · turn {trace.turn_id or '?'}",
              f"> {trace.message.strip()}", ""]
     for item in trace.items:
         if item["kind"] == "text":
@@ -150,8 +173,11 @@ def render_transcript(trace: TurnTrace) -> str:
         elif item["kind"] == "tool":
             mark = "error" if item.get("is_error") else (item.get("status") or "pending")
             args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
-            lines.append(f"[round {item['round']}] {item.get('name')} ({mark}) {args[:300]}")
-            if item.get("receipt") is not None:
+            lines.append(clip(f"[round {item['round']}] {item.get('name')} ({mark}) {args}", 160))
+            if item.get("envelope"):  # the same human receipt a magic shows, minus the tool name already given
+                human = render_human(item["envelope"], item.get("duration_ms"), REGISTRY, paths=paths).splitlines()
+                lines += ["  " + human[0].split(" · ", 1)[-1], *("  " + line for line in human[1:40])]
+            elif item.get("receipt") is not None:
                 lines += ["  " + line for line in str(item["receipt"]).splitlines()[:40]]
             lines += [f"  [thumbnail {p['width']}x{p['height']} of {p.get('label', '')}]" for p in item.get("previews") or ()]
             lines.append("")
@@ -173,8 +199,9 @@ def render_transcript(trace: TurnTrace) -> str:
 
 
 def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
-    """The turn as HTML (escaped): rounds' text, collapsible tool receipts, usage, the end."""
+    """The turn as HTML (escaped): rounds' text, collapsible tool receipts (paths shown shorter), usage, the end."""
     parts = []
+    paths = trace.path_labels()
     for item in trace.items:
         if item["kind"] == "text":
             parts.append(f"<div style='margin:4px 0;white-space:pre-wrap'>{_e(item['text'])}</div>")
@@ -185,12 +212,12 @@ def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
                 mark, colour = "error", "#cf222e"
             else:
                 mark, colour = item.get("status") or "success", "#1a7f37"
-            args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
+            args = shorten_paths(json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True), paths)
             summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
                        f"<span style='{_MUTED}'>{_e(item.get('summary') or '')}</span>")
             body = f"<div style='{_MUTED}'>input: <code>{_e(args[:600])}</code></div>"
             if item.get("receipt") is not None:
-                body += f"<pre style='{_PRE}'>{ansi_to_html(str(item['receipt']))}</pre>"
+                body += f"<pre style='{_PRE}'>{ansi_to_html(shorten_paths(str(item['receipt']), paths))}</pre>"
             parts.append(f"<details style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>")
             if item.get("previews"):  # shown outside the collapsed receipt: the picture is the point
                 parts.append("<div style='margin:2px 0 2px 24px'>"
@@ -229,7 +256,7 @@ class AgentTurnView(VBox):
         with self._lock:
             t = self.trace
             colour = _COLOURS.get(t.status, "#57606a")
-            header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(t.model_ref)}</span> "
+            header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
                       f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
                       f" <span style='{_MUTED}'>round {t.rounds} · {t.elapsed():.0f} s · tokens in "
                       f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")

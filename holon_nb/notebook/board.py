@@ -143,6 +143,7 @@ def _work_board_class() -> type:
                 self.limit = limit
                 self.note = ""
                 self.text = ""
+                self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
                 self.handle: Any = None
 
             def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -253,6 +254,21 @@ class BoardHub:
             boards = list(self._boards)
         self._render_all(boards)
 
+    def confirm(self) -> None:
+        """After-cell hook (kernel thread): redraw stale boards, re-send each whose text changed since the last cell.
+
+        The pump thread's updates reach JupyterLab, but a headless client (nbclient) keeps only
+        messages of the cell it is executing, so a saved board could keep an older state; sent
+        from here, inside a cell's execution, the newest text is what the notebook saves.
+        """
+        self.flush()
+        with self._cond:
+            boards = list(self._boards)
+        for board in boards:
+            if board.handle is not None and board.text != board.confirmed_text:
+                board.confirmed_text = board.text
+                board.handle.update(board)
+
     def close(self) -> None:
         """Draw pending changes, mark every board frozen, then stop following the runtime. Idempotent."""
         if not self._stopping:
@@ -304,5 +320,6 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
         board.close()
         return None
     board.handle = display(board, display_id=True)
+    board.confirmed_text = board.text  # shown by this cell itself
     hub.add(board)
     return board

@@ -126,10 +126,10 @@ class HolonNB(Configurable):
 
     command_colours = Bool(
         False,
-        help="Let commands print colour codes. ipykernel sets FORCE_COLOR=1 and CLICOLOR_FORCE=1 for everything "
+        help="Let commands colour their output. ipykernel sets FORCE_COLOR=1 and CLICOLOR_FORCE=1 for everything "
              "the kernel starts, so tools like pytest colour even piped output; by default holon_nb removes those "
-             "two from the environment of %exec and ExecCommand, so receipts (what a model reads) carry no "
-             "escape codes. Set True to keep them.",
+             "two from the environment of %exec and ExecCommand. Set True to keep them: the colours then show in "
+             "the HTML receipt card only; what a model reads and a notebook saves as text never has escape codes.",
     ).tag(config=True)
 
     shell_snapshot = Bool(

@@ -39,6 +39,17 @@ class Note:
         return self.text
 
 
+#: Longest cell of a table's ``text/plain`` (keeps its lines near 160 characters).
+CELL_CHARS = 56
+
+
+def _middle(value: str) -> str:
+    if len(value) <= CELL_CHARS:
+        return value
+    keep = CELL_CHARS - 1
+    return value[: keep // 2] + "…" + value[len(value) - (keep - keep // 2):]
+
+
 class Table:
     """A small table shown as aligned ``text/plain`` and an HTML ``<table>``.
 
@@ -57,11 +68,15 @@ class Table:
         self.data = data
 
     def text(self) -> str:
-        """The ``text/plain`` rendering."""
-        widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(self.columns)]
+        """The ``text/plain`` rendering; a cell over :data:`CELL_CHARS` is cut in its middle (``…``).
+
+        The HTML table and the JSON data keep every value whole.
+        """
+        rows = [[_middle(v) for v in row] for row in self.rows]
+        widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(self.columns)]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         lines = [self.title, fmt.format(*self.columns).rstrip(), fmt.format(*("-" * w for w in widths))]
-        lines += [fmt.format(*r).rstrip() for r in self.rows]
+        lines += [fmt.format(*r).rstrip() for r in rows]
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

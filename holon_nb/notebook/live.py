@@ -64,6 +64,7 @@ class _Track:
     final: ToolResult | None = None
     finalized: bool = False             # final receipt fetched (or fetching it failed)
     reported: bool = False              # final receipt shown in a cell (origin or a wait)
+    waited: bool = False                # named as ended by a %holon wait note
     confirmed: bool = False             # origin updated from the kernel thread inside a cell
     views: list[TaskWidget] = field(default_factory=list)
     origins: list[DisplayHandle] = field(default_factory=list)
@@ -304,6 +305,25 @@ class LiveHub:
         with self._cond:
             return list(self._tracks)
 
+    def ended_since_last_wait(self) -> list[tuple[str, str]]:
+        """``(task id, status)`` of tracked tasks that ended since the last call (``%holon wait`` names each once)."""
+        with self._cond:
+            ended = [t for t in self._tracks.values() if t.ended and not t.waited]
+            for track in ended:
+                track.waited = True
+            return [(t.task_id, t.status or "ended") for t in ended]
+
+    def pending(self) -> list[str]:
+        """Ids of tracked tasks whose final receipt was not fetched yet (running, or just ended)."""
+        with self._cond:
+            return [t.task_id for t in self._tracks.values() if not t.finalized]
+
+    def status(self, task_id: str) -> str | None:
+        """The last known status of a tracked task (``completed``, ``failed``, …), or None."""
+        with self._cond:
+            track = self._tracks.get(task_id)
+            return None if track is None else track.status
+
     def knows(self, task_id: str) -> bool:
         """True when ``task_id`` was promoted in this kernel since the extension loaded."""
         with self._cond:
@@ -334,17 +354,28 @@ class LiveHub:
                 self._cond.wait(0.2 if remaining is None else min(remaining, 0.2))  # stays interruptible
             return [t.task_id for t in self._tracks.values() if not t.ended]
 
-    def report(self) -> list[ToolResult]:
+    def report(self, unslotted: bool = True) -> list[ToolResult]:
         """Show final receipts of ended tasks from the current cell (kernel thread).
 
         A task whose promotion cell holds a final-receipt slot gets that slot
-        updated again from inside this cell's execution (so a headless client
-        that drops messages of other requests still applies it); a task with no
-        such slot has its final receipt displayed here, once.
+        updated again from inside this cell's execution: the pump thread's own
+        update goes out between or under other requests, and a headless client
+        (nbclient) drops every message whose parent is not the cell it is
+        executing, which left the "running" line in saved notebooks. With
+        ``unslotted``, a task with no such slot has its final receipt displayed
+        here, once.
+
+        Args:
+            unslotted: Also display final receipts of tasks without a slot
+                (``%holon wait``); False only refreshes slots (the after-cell hook).
 
         Returns:
             The receipts newly displayed in the current cell.
         """
+        with self._cond:  # ended, slot waiting, final not fetched yet by the pump: fetch it now, here
+            late = [t for t in self._tracks.values() if t.ended and not t.finalized and t.origins]
+        for track in late:
+            self._finalize(track)
         shown, refresh = [], []
         with self._cond:
             for track in self._tracks.values():
@@ -353,7 +384,7 @@ class LiveHub:
                 if track.origins and not track.confirmed:
                     refresh.append((list(track.origins), track.final))
                     track.confirmed = track.reported = True
-                elif not track.origins and not track.reported:
+                elif unslotted and not track.origins and not track.reported:
                     shown.append(track.final)
                     track.reported = True
         for handles, final in refresh:

@@ -111,8 +111,9 @@ class HolonMagics(SessionMagics):
             from .session import wait_and_report
 
             still = wait_and_report(args.timeout)
-            if still:
-                display(Note(f"still running after {args.timeout} s: {', '.join(still)}"))
+            tasks = s.live.ended_since_last_wait()
+            turns = s.turns.ended_since_last_wait() if s.turns is not None else []
+            display(Note(wait_note(tasks, turns, still, args.timeout)))
         elif args.subcommand == "tools":
             display(tools_table(s.rt.registry))
         elif args.subcommand == "config":
@@ -356,3 +357,28 @@ class HolonMagics(SessionMagics):
         """Stop a task and its whole process tree (TaskStop); a second stop forces it."""
         args = parse_argstring(self.task_stop, line)
         self._call("TaskStop", {"task_id": args.task_id}, args.raise_error)
+
+
+def wait_note(tasks: list[tuple[str, str]], turns: list[str], still: list[str], timeout: float | None) -> str:
+    """What ``%holon wait`` says: what ended (since the previous wait), what still runs, or that nothing ran.
+
+    Everything that ended since the previous ``%holon wait`` is named once, whether it
+    ended while this wait blocked or just before it, so a saved notebook reads the same
+    however fast the machine was.
+
+    Args:
+        tasks: ``(task id, status)`` of tasks that ended since the previous wait.
+        turns: Agents whose turn ended since the previous wait.
+        still: What :func:`holon_nb.notebook.wait_and_report` returned (ids and ``turn of <agent>``).
+        timeout: The ``--timeout`` in seconds (None: no limit).
+    """
+    parts = []
+    if tasks:
+        parts.append("ended: " + ", ".join(f"{t} ({status})" for t, status in tasks))
+    if turns:
+        parts.append("turns ended: " + ", ".join(turns))
+    if still:
+        parts.append(f"still running after {timeout} s: {', '.join(still)}")
+    if not parts:
+        return "%holon wait: nothing was running (no task or agent turn of this kernel is unfinished)"
+    return "%holon wait: " + "; ".join(parts)

@@ -6,6 +6,7 @@ load and clears it on unload.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from .config import HolonNB
 from .live import LiveHub
 
 __all__ = ["current_session", "set_session", "wait_and_report"]
+
+log = logging.getLogger("holon_nb.notebook")
 
 
 @dataclass
@@ -31,6 +34,21 @@ class _Session:
     def push_settings(self, change: Any = None) -> None:
         """Apply the config traits to the runtime; takes effect on the next call."""
         self.rt.settings = self.config.to_settings(self.rt.settings)
+
+    def after_cell(self, result: Any = None) -> None:
+        """``post_run_cell`` hook: fill final-receipt slots of tasks that ended and redraw live work boards,
+        from this cell's execution.
+
+        A slot updated only from the pump thread is lost by a headless client
+        (see ``LiveHub.report``); refreshing it here, still inside the
+        cell's request, makes every saved notebook hold the final receipt.
+        """
+        try:
+            self.live.report(unslotted=False)
+            if self.boards is not None:
+                self.boards.confirm()
+        except Exception:  # a hook must never break the user's cell
+            log.exception("refreshing final receipts failed")
 
     def initial_output(self, task_id: str) -> str | None:
         """Output a task printed before its promotion (read-only store lookup), or None."""

@@ -206,7 +206,7 @@ class WorkspaceMagics(SessionMagics):
         if args.action == "list":
             result = self._state()
             if result.ok:
-                rows = worktree_rows(result.display_envelope.get("result") or {})
+                rows = worktree_rows(result.display_envelope.get("result") or {}, result.paths)
                 display(Table(f"{len(rows)} execution roots", ["execution_root_id", "kind", "path", "branch",
                                                                 "status"], rows))
             else:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..runtime import ToolResult
 from ..runtime.core.result import RESULT_MIMETYPE
+from ..tools.human import shorten_value
 from .display import Table
 
 __all__ = ["WorkspaceView", "worktree_rows"]
@@ -22,14 +23,22 @@ def _short(path: Any, width: int = 72) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def worktree_rows(state: dict[str, Any]) -> list[list[Any]]:
+def _created(record: dict[str, Any]) -> tuple[str, str]:
+    """Sort key of a person's view: oldest first (ids are random, so the record's id order changes per run)."""
+    return (str(record.get("created_at") or ""), str(record.get("workspace_id") or record.get("execution_root_id")))
+
+
+def worktree_rows(state: dict[str, Any], paths: Any = ()) -> list[list[Any]]:
     """Rows ``[execution_root_id, kind, path, branch, status]`` for every execution root of a state.
 
-    ``status`` is ``active``, ``removed``, or the live cleanup status (``clean``/``dirty``/…).
+    ``status`` is ``active``, ``removed``, or the live cleanup status (``clean``/``dirty``/…);
+    ``paths``: ``(absolute path, label)`` pairs shown shorter (``ToolResult.paths``).
     """
+    state = shorten_value(state, paths)
+    roots = sorted(state.get("execution_roots") or [], key=_created)
     active = (state.get("active") or {}).get("execution_root_id")
     rows = []
-    for root in state.get("execution_roots") or []:
+    for root in roots:
         wt = root.get("worktree") or {}
         cleanup = (wt.get("last_cleanup") or {}).get("status")
         if root.get("removed_at"):
@@ -52,7 +61,7 @@ class WorkspaceView:
 
     def __init__(self, result: ToolResult):
         self.result = result
-        state = result.display_envelope.get("result") or {}
+        state = shorten_value(result.display_envelope.get("result") or {}, result.paths)
         active = state.get("active") or {}
         attached = set(state.get("attached_workspace_ids") or [])
         self.active = Table(
@@ -64,10 +73,10 @@ class WorkspaceView:
             "workspaces", ["workspace_id", "anchor", "attached", "active"],
             [[w.get("workspace_id"), _short(w.get("workspace_anchor")), "yes" if w.get("workspace_id") in attached
               else "no", "yes" if w.get("workspace_id") == active.get("workspace_id") else ""]
-             for w in state.get("workspaces") or []],
+             for w in sorted(state.get("workspaces") or [], key=_created)],
         )
         self.roots = Table("execution roots", ["execution_root_id", "kind", "path", "branch", "status"],
-                           worktree_rows(state))
+                           worktree_rows(state, result.paths))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         if not self.result.ok:

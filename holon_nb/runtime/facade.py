@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sqlite3
+import tempfile
 import threading
 import time
 import weakref
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 
+from ..tools.ansi import without_escapes
 from ..tools.context import CallContext
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
@@ -264,14 +266,16 @@ class Runtime:
         # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
-        display = scrub.value(env)  # D6: receipts are rendered (and cut) from the scrubbed envelope
-        full = scrub.text(render_receipt(display, self.registry, ReceiptContext(execution_id, budget)))
-        receipt, projected = project_receipt(full, display, execution_id, budget)
+        shown, env = env, without_escapes(env)  # colour codes stay only in what the HTML card renders
+        display = scrub.value(shown)  # what the notebook shows: its card renders the colours
+        model_view = display if shown is env else scrub.value(env)  # D6: scrubbed, and no escape codes
+        full = scrub.text(render_receipt(model_view, self.registry, ReceiptContext(execution_id, budget)))
+        receipt, projected = project_receipt(full, model_view, execution_id, budget)
         try:
             args_text = args if isinstance(args, str) else json.dumps(args, default=str)
         except (TypeError, ValueError, RecursionError):
             args_text = f"<arguments of type {type(args).__name__} that cannot be recorded as JSON>"
-        stored_args, stored_env = scrub.text(args_text), dumps_envelope(display)
+        stored_args, stored_env = scrub.text(args_text), dumps_envelope(model_view)
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
@@ -288,7 +292,32 @@ class Runtime:
             self._auto_prune()
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
-                          previews=tuple(self.images.take_preview(execution_id)))
+                          previews=tuple(self.images.take_preview(execution_id)),
+                          paths=self.path_labels(), registry=self.registry)
+
+    def path_labels(self) -> tuple[tuple[str, str], ...]:
+        """``(absolute path, label)`` pairs human receipts show shorter.
+
+        The holon home reads ``<holon home>``, the workspace's own paths are relative, and
+        another attached workspace reads ``<workspace NAME>`` (its linked worktrees, kept
+        beside it, ``<worktrees of NAME>``), so a scratch clone's temporary path never
+        reaches a saved notebook's text.
+        """
+        labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
+        try:
+            rows = self.store.query("SELECT workspace_anchor, repo_name FROM ws_workspaces")
+        except Exception:  # the workspace tables are made on first use
+            rows = []
+        for row in rows:
+            anchor, name = Path(row["workspace_anchor"]), row["repo_name"] or Path(row["workspace_anchor"]).name
+            if anchor == self.workspace or self.workspace in anchor.parents or self.home in anchor.parents \
+                    or anchor == self.home:
+                continue
+            labels += [(str(anchor), f"<workspace {name}>"),
+                       (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>")]
+            if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
+                labels.append((str(anchor.parent), f"<workspace {name}>/.."))
+        return tuple(labels)
 
     async def _record_later(self, record: dict[str, Any]) -> None:
         """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime

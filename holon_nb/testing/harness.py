@@ -43,6 +43,7 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 
+from ..tools.ansi import strip_ansi
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
 from .kernel_code import PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
@@ -125,7 +126,9 @@ class _Run:
         """
         self.cell_timeout = max(limit, 0.001)
         await self.client.async_execute_cell(cell, index, execution_count=count, store_history=count is not None)
-        return (self.replies.pop(id(cell), None) or {}).get("content", {})
+        content = (self.replies.pop(id(cell), None) or {}).get("content", {})
+        _keep_pages(cell, content)
+        return content
 
     async def synthetic(self, code: str, limit: float) -> tuple[NotebookNode, dict[str, Any]]:
         """Execute ``code`` as a throwaway cell appended (then removed) at the end of the notebook."""
@@ -177,7 +180,7 @@ class _Run:
             else:
                 report.status, report.ename = "ok", None
                 if content.get("status") == "error":
-                    report.ename = content.get("ename")
+                    report.ename, report.evalue = content.get("ename"), content.get("evalue")
                     if report.ename == _TIMEOUT_ENAME:
                         report.status = "timeout"
                     else:
@@ -281,9 +284,26 @@ class _Run:
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
 
 
+def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:
+    """Save what the kernel sent to the pager (``%exec?``, ``obj??``) as a display output of the cell.
+
+    Jupyter front ends show a ``page`` payload of the execute reply; nbclient drops it, so a
+    headless run kept nothing of ``%exec?``.
+    """
+    for payload in content.get("payload") or []:
+        data = payload.get("data") if isinstance(payload, dict) and payload.get("source") == "page" else None
+        if isinstance(data, dict) and data.get("text/plain"):
+            text = strip_ansi(data["text/plain"])  # IPython colours its help for a terminal
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
+
+
 def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] | None,
                    cwd: str | os.PathLike[str] | None) -> tuple[Path, Path, Path]:
     src = Path(path)
+    if src.is_dir():
+        found = sorted(p.name for p in src.glob("*.ipynb") if not p.name.endswith(".executed.ipynb"))[:3]
+        hint = f" (for example {src / found[0]})" if found else ""
+        raise HarnessUsageError(f"{src} is a directory: give one notebook file{hint}")
     if not src.is_file():
         raise HarnessUsageError(f"no such notebook: {src}")
     out = Path(output) if output is not None else src.with_name(f"{src.stem}.executed.ipynb")

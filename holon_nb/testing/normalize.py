@@ -53,7 +53,7 @@ import re
 import subprocess
 import sysconfig
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 

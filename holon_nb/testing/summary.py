@@ -27,6 +27,7 @@ class CellReport:
             per-cell timeout, counts as an error) or ``skipped`` (``holon-skip``
             or not reached).
         ename: Exception class name when the cell raised, else None.
+        evalue: The exception's message when the cell raised (as the kernel sent it), else None.
     """
 
     index: int
@@ -34,6 +35,7 @@ class CellReport:
     duration_s: float = 0.0
     status: str = "skipped"
     ename: str | None = None
+    evalue: str | None = None
 
 
 @dataclass
@@ -157,5 +159,11 @@ def format_summary(summary: RunSummary) -> str:
     if summary.stopped_after is not None:
         lines.append(f"  stopped after cell #{summary.stopped_after} failed: later cells were not run "
                      "(--keep-going runs them all)")
+    for c in summary.cells:
+        if c.index in summary.failed_cells:
+            lines.append(f"  cell #{c.index} failed: {c.first_line}")
+            message = (c.evalue or "").strip().splitlines()[:3]
+            lines.append(f"    {c.ename or c.status}" + (f": {message[0]}" if message else ""))
+            lines.extend(f"    {m}" for m in message[1:])
     lines.extend(f"  problem: {p}" for p in summary.problems)
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from typing import Any
 
 from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
+from .human import shorten_paths, shorten_value
 
 __all__ = ["render_card"]
 
@@ -241,7 +242,8 @@ def _error(err: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None) -> str:
+def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None, human: str | None = None,
+                paths: Iterable[tuple[str, str]] = ()) -> str:
     """Render a readable HTML card of one tool result.
 
     Args:
@@ -249,10 +251,16 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
             ``result`` or ``error``).
         receipt: The scrubbed model-visible text receipt (shown collapsed).
         duration_ms: Call duration in milliseconds, if known.
+        human: The human receipt (:func:`holon_nb.tools.human.render_human`); its field lines
+            are the card's body for a result the card has no dedicated view of.
+        paths: ``(absolute path, label)`` pairs shown shorter (``<holon home>/…``, workspace-relative),
+            in the receipt a model sees too: a saved card never holds a run's temporary directory.
 
     Returns:
         An HTML fragment; every value in it is escaped.
     """
+    paths = tuple(paths)
+    env, receipt = shorten_value(env, paths), shorten_paths(receipt, paths)
     status = str(env.get("status", ""))
     colour = _COLOURS.get(status, "#57606a")
     tool = str(env.get("tool_name", ""))
@@ -265,8 +273,11 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
     body = ""
     if isinstance(result, dict):
         body = _facts_html(_facts(result)) + _body(tool, result)
+        fields = "\n".join(line[2:] for line in (human or "").splitlines()[1:])
+        if fields.strip() and not _body(tool, result):
+            body += _pre(fields)
     if isinstance(env.get("error"), dict):
         body += _error(env["error"])
-    body += _details("receipt (model-visible text)", _pre(receipt))
+    body += _details("what the model sees", _pre(receipt))
     return (f"<div class='holon-receipt' style='border-left:3px solid {colour};padding:4px 8px;margin:2px 0'>"
             f"<div>{head}</div>{body}</div>")

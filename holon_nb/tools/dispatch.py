@@ -112,7 +112,9 @@ def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
         args = spec.input_model.model_validate(value, strict=True)
     except ValidationError as exc:
         text, unknown = _format_validation(exc)
-        failure = _parse_failure(spec, raw, f"{json_error}; {text}" if json_error else text)
+        if json_error:  # the stand-in field `_raw` is ours, not the caller's: say only what is wrong
+            text = "; ".join(p for p in text.split("; ") if "`_raw`" not in p)
+        failure = _parse_failure(spec, raw, f"{json_error}; {text}" if json_error and text else json_error or text)
         if json_error:
             failure.recovery_hint = "Send the arguments as one JSON object. " + (failure.recovery_hint or "")
         hint_fields = [u for u in unknown if u in RESULT_FIELDS]

@@ -94,6 +94,8 @@ class ToolSpec:
             JSON parsing and validation, for tools whose accepted input shape
             depends on the call (ApplyPatch surfaces, commands spec §10.1); may
             raise ``ToolFailure``.
+        human: The body renderer of the human receipt (notebook ``text/plain``), ``result dict ->
+            lines``, built with :mod:`holon_nb.tools.human`; None means its generic renderer.
     """
 
     name: str
@@ -110,6 +112,7 @@ class ToolSpec:
     parse_hint: Callable[[Any, str], str | None] | None = None
     prepare: Callable[[Any, Any], Any] | None = None
     related_surfaces: tuple[str, ...] = field(default=())
+    human: Callable[[dict[str, Any]], list[str]] | None = None
 
     @property
     def model_facing(self) -> bool:

@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from holon_nb.testing import run_notebook
+from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "04-agent-turns.ipynb"
 
@@ -73,3 +74,8 @@ def test_turn_results_and_the_patch_applied_for_real(executed: Any) -> None:
     assert "M ansi.py" in _text(_one(executed, "patch = next("))
     after = _text(_tests_cells(executed)[1])
     assert "3 passed" in after and "failed" not in after.lower()
+
+
+def test_saved_copy_reads_as_text(executed: Any) -> None:
+    """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
+    assert_reads_as_text(executed)

@@ -18,6 +18,7 @@ import pytest
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
+from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02-patches-and-worktrees.ipynb"
 
@@ -73,8 +74,9 @@ def test_patch_receipt_and_diff_card(executed: Any) -> None:
     assert [(f["action"], f["path"]) for f in env["result"]["changed_files"]] == [
         ("modify", "holon_nb/tools/text.py"), ("add", "tests/unit/tools/test_one_line.py")]
     (bundle,) = [o["data"] for o in _outputs(cell)]
-    assert bundle["text/plain"].startswith("Success. Updated the following files:\nM holon_nb/tools/text.py\n"
-                                           "A tests/unit/tools/test_one_line.py")
+    assert bundle["text/plain"].startswith("ApplyPatch · success · ")
+    assert ("\n  Success. Updated the following files:\n  M holon_nb/tools/text.py\n"
+            "  A tests/unit/tools/test_one_line.py") in bundle["text/plain"]
     assert "holon-diff" in bundle["text/html"] and "+def one_line" in bundle["text/html"]
 
 
@@ -121,3 +123,8 @@ def test_workspace_table_and_cleanup(executed: Any) -> None:
     assert table.startswith("active projection of agent default") and "canonical_root" in table
     (detached,) = _receipts(_cells(executed, "clone_id = ")[0])
     assert detached["tool_name"] == "DetachWorkspace" and detached["result"]["detached"] is True
+
+
+def test_saved_copy_reads_as_text(executed: Any) -> None:
+    """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
+    assert_reads_as_text(executed)

@@ -14,6 +14,7 @@ import pytest
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
+from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01-quickstart.ipynb"
 
@@ -53,7 +54,7 @@ def test_command_on_the_repository(executed: Any) -> None:
 
 
 def test_promoted_task_with_live_view_and_final_receipt(executed: Any) -> None:
-    cell = _cell(executed, "%exec --yield-ms 500 for i")
+    cell = _cell(executed, "%exec --yield-ms 500 sleep 1; for i")
     receipts = _receipts(cell)
     assert receipts[0]["result"]["disposition"] == "promoted_to_task"
     tid = receipts[0]["result"]["task_handle"]["task_id"]
@@ -77,7 +78,7 @@ def test_interactive_program(executed: Any) -> None:
 
 
 def test_stop_process_tree(executed: Any) -> None:
-    (stop,) = _receipts(_cell(executed, 'tid = rt.call("ListTasks").result["tasks"][0]["id"]\n%task_stop'))
+    (stop,) = _receipts(_cell(executed, "import time\n\ntid = rt.call(\"ListTasks\")"))
     assert stop["tool_name"] == "TaskStop" and stop["result"]["stop_requested"] is True
     outs = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
             for r in _receipts(c)]
@@ -102,4 +103,10 @@ def test_hostile_inputs_are_error_receipts(executed: Any, source: str, kind: str
     (r,) = _receipts(cell)
     assert r["status"] == "error" and r["error"]["kind"] == kind
     text = [o["data"]["text/plain"] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})][0]
-    assert '"ok": false' in text and "Traceback" not in text
+    assert text.startswith(f"{r['tool_name']} · error · ") and "Traceback" not in text
+    assert f"\n  kind " in text and text.split("\n  kind ", 1)[1].lstrip().startswith(kind)
+
+
+def test_saved_copy_reads_as_text(executed: Any) -> None:
+    """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
+    assert_reads_as_text(executed)

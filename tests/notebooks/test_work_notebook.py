@@ -16,6 +16,7 @@ import pytest
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
+from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03-work-items-waits-timers.ipynb"
 
@@ -114,3 +115,8 @@ def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, A
     turns = _text(_one(nb, "for turn in holon_nb.agent_turns()")).splitlines()
     assert turns == ["completed wait_for_silent ''",
                      "completed end_turn 'CSV it is. I will write the nightly report as CSV from now on.'"]
+
+
+def test_saved_copy_reads_as_text(run: tuple[Any, Any]) -> None:
+    """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
+    assert_reads_as_text(run[1])

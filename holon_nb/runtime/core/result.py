@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 __all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
@@ -30,6 +31,10 @@ class ToolResult:
         previews: Thumbnails of the images the call viewed or wrote (ViewImage, GenerateImage; also a
             validated image whose observation failed), ``{mime, data (bytes), width, height, label}``;
             never sent to a model nor stored, only displayed (see :mod:`holon_nb.runtime.images.preview`).
+        paths: ``(absolute path, label)`` pairs the human receipt shows shorter (the holon home
+            as ``<holon home>``, the workspace as relative paths).
+        registry: The registry the call went through (its renderers make ``display_text``);
+            None means the built-in one.
     """
 
     envelope: dict[str, Any]
@@ -40,6 +45,8 @@ class ToolResult:
     duration_ms: int
     projected: bool = False
     previews: tuple[dict[str, Any], ...] = ()
+    paths: tuple[tuple[str, str], ...] = ()
+    registry: Any = None
 
     @property
     def tool_name(self) -> str:
@@ -66,18 +73,23 @@ class ToolResult:
         """The ``ToolError`` dict, or None."""
         return self.envelope.get("error")
 
-    @property
+    @cached_property
     def display_text(self) -> str:
-        """The text a notebook shows and saves (``text/plain``).
+        """The text a notebook shows and saves (``text/plain``): the human receipt.
 
-        It is the scrubbed receipt. When the receipt is over the model's
-        tool-output budget, a model gets the projection stand-in instead
-        (``receipt``); the notebook keeps the receipt itself — the output a
-        person wants to read — and says in a last line what a model would get.
+        First line: tool, status, duration, summary; then the result's key fields
+        (:func:`holon_nb.tools.human.render_human`). The model-visible ``receipt`` is
+        in the HTML card ("what the model sees") and the envelope in the JSON mimetype.
+        When the receipt is over the model's tool-output budget, a last line says
+        that a model gets a stand-in for it.
         """
+        from ...tools.human import render_human
+        from ...tools.registry import REGISTRY
+
+        text = render_human(self.display_envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
         if not self.projected:
-            return self.receipt
-        return (f"{self.full_receipt}\n\n[a model gets a stand-in for this receipt (over its tool-output budget): "
+            return text
+        return (f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "
                 f"output_ref tool_execution:{self.execution_id}:output]")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -87,7 +99,8 @@ class ToolResult:
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
         bundle = {
             "text/plain": encodable(self.display_text),
-            "text/html": encodable(render_card(self.display_envelope, self.full_receipt, self.duration_ms)),
+            "text/html": encodable(render_card(self.display_envelope, self.receipt, self.duration_ms,
+                                               self.display_text, self.paths)),
             RESULT_MIMETYPE: encodable_value(self.display_envelope),
         }
         if self.previews:

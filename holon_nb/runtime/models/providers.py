@@ -118,7 +118,7 @@ class ProviderRegistry:
         """
         ref = (model or "").strip() or self.environ.get("HOLON_MODEL", "").strip() or (self.default_ref or "")
         if not ref:
-            raise ModelRefError("no model configured: pass model=, set HOLON_MODEL (provider@endpoint/model), "
+            raise ModelRefError("no model configured: pass --model (%%agent) or model= (Python), set HOLON_MODEL (provider@endpoint/model), "
                                 "or rt.providers.register(ref, provider, default=True)")
         return ref
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from ...tools.ansi import terminal_text
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.text import cut, cut_head_tail, kept_chars
@@ -40,7 +41,7 @@ def _read_log(path: Path, budget: int, known_chars: int | None) -> tuple[str, st
     except OSError:
         return None
     if size <= _EXACT_LOG_BYTES:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_bytes().decode("utf-8", "replace")  # not read_text: it turns each \r into \n
         return text, text, len(text)
     with open(path, "rb") as fh:
         head = fh.read(budget * 4).decode("utf-8", errors="ignore")[:budget]
@@ -49,7 +50,7 @@ def _read_log(path: Path, budget: int, known_chars: int | None) -> tuple[str, st
     total = known_chars
     if total is None:
         total = 0
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
             while chunk := fh.read(1 << 20):
                 total += len(chunk)
     return head, tail, total
@@ -180,12 +181,15 @@ class AgentTasks:
         if read is not None and read[2] > 0:
             head, tail, total = read
             scrub = self.svc.scrub  # D6: scrub first, then cut (a log written before may hold a secret)
-            if head is tail:  # the whole (small) log
-                preview, truncated = cut(scrub(head), budget)
+            if head is tail:  # the whole (small) log, as a terminal shows it (counts of what is shown)
+                head = terminal_text(scrub(head))
+                total = len(head)
+                preview, truncated = cut(head, budget)
             else:
-                preview, truncated = cut_head_tail(scrub(head), scrub(tail), budget), total > budget
+                preview, truncated = (cut_head_tail(terminal_text(scrub(head)), terminal_text(scrub(tail)), budget),
+                                      total > budget)
         else:
-            text = self.svc.scrub(d.get("initial_output") or d.get("output_summary") or "")
+            text = terminal_text(self.svc.scrub(d.get("initial_output") or d.get("output_summary") or ""))
             total = len(text)
             preview, truncated = cut(text, budget)
         status = rec["status"]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import fields, record, shape, table
 from ..spec import Family, Stability, ToolSpec
 
 __all__ = ["GetAgentInput", "SPECS"]
@@ -74,10 +75,20 @@ async def get_agent(args: GetAgentInput, ctx: ToolContext) -> dict[str, Any]:
     return {"agent": summary, "summary_text": f"agent {agent_id}: {posture}"}
 
 
+#: Human receipt (tools/human.py) of GetAgent: identity, state, counts, model, recent usage.
+AGENT = shape(
+    fields("identity.agent_id", "identity.name", "identity.profile_preset", "agent.status", "agent.pending",
+           "agent.turn_index", "agent.current_work_item_id", "active_task_count", "queued_message_count",
+           "runnable_work_item_count", "waiting_work_item_count", "active_wait_count", "active_timer_count",
+           "next_timer_fire_at", "scheduling_posture.posture", "scheduling_posture.reason", under="agent"),
+    record("agent.work_item_counts", title="work items"),
+    record("agent.model"), record("agent.token_usage", title="tokens"),
+    table("agent.active_external_triggers", "id", "kind", "status"))
+
 SPECS = (
     ToolSpec(name="GetAgent", family=Family.CORE_AGENT, input_model=GetAgentInput, handler=get_agent,
-             result_name="AgentGetResult", related_surfaces=_SURFACES),
+             result_name="AgentGetResult", related_surfaces=_SURFACES, human=AGENT),
     ToolSpec(name="AgentGet", family=Family.CORE_AGENT, input_model=GetAgentInput, handler=get_agent,
              result_name="AgentGetResult", stability=Stability.HIDDEN, description_name="GetAgent",
-             alias_of="GetAgent", related_surfaces=_SURFACES),
+             alias_of="GetAgent", related_surfaces=_SURFACES, human=AGENT),
 )

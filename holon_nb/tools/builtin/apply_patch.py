@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import CallContext, ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import receipt_body
 from ..patching import (
     CODEX_SURFACE,
     PathPolicy,
@@ -161,5 +162,6 @@ SPECS = (
     ToolSpec(name="ApplyPatch", family=Family.LOCAL_ENVIRONMENT, input_model=ApplyPatchInput,
              handler=apply_patch_handler, result_name="ApplyPatchResult", rendering=Rendering.CUSTOM_TEXT,
              render_receipt=render_receipt, normalize=_normalize, prepare=prepare_input,
+             human=receipt_body(render_receipt),
              related_surfaces=("workspace/runtime file APIs",)),
 )

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Callable, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..ansi import strip_ansi, terminal_text
+from ..human import batch_human, exec_human
 from ..context import ToolContext, resolve_shell
 from ..envelope import ToolError
 from ..errors import ToolFailure
@@ -128,13 +130,17 @@ class _Stream:
         # D6: every preview is cut from scrubbed text, so a secret straddling the cut leaves no prefix
         self.capture = capture
         self.name = capture.name
+        # previews are what a terminal shows (\r and \b applied, escapes removed); colour (SGR) stays in
+        # an untruncated preview for the HTML card, and the model's copy loses it (Runtime._finish_call).
+        # Counts are of the visible text, so truncation notices never count removed escape bytes.
         if capture.total_chars <= _EXACT_READ_LIMIT:
-            self.text: str | None = scrub(capture.read_all()).strip()
-            self.total = len(self.text)
+            self.text: str | None = terminal_text(scrub(capture.read_all()), keep_colour=True).strip()
+            self.visible = strip_ansi(self.text)
+            self.total = len(self.visible)
         else:
             self.text = None
-            head = scrub(_read_head(capture, 600_000))
-            tail = scrub(capture.tail())
+            head = terminal_text(scrub(_read_head(capture, 600_000)))
+            tail = terminal_text(scrub(capture.tail()))
             self.head = head.lstrip()
             self.tail_text = tail.rstrip()
             self.total = capture.total_chars - (len(head) - len(self.head)) - (len(tail) - len(self.tail_text))
@@ -145,7 +151,9 @@ class _Stream:
 
     def preview(self, budget: int) -> tuple[str, bool]:
         if self.text is not None:
-            return cut(self.text, budget)
+            if self.total <= budget:
+                return self.text, False
+            return cut(self.visible, budget)
         return cut_head_tail(self.head, self.tail_text, budget), True  # always longer than any budget
 
 
@@ -449,13 +457,13 @@ SPECS = (
     ToolSpec(
         name="ExecCommand", family=Family.LOCAL_ENVIRONMENT, input_model=ExecCommandInput,
         handler=exec_command, result_name="ExecCommandResult", rendering=Rendering.CUSTOM_TEXT,
-        render_receipt=render_exec_receipt,
+        render_receipt=render_exec_receipt, human=exec_human,
         related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
     ),
     ToolSpec(
         name="ExecCommandBatch", family=Family.LOCAL_ENVIRONMENT, input_model=ExecCommandBatchInput,
         handler=exec_command_batch, result_name="ExecCommandBatchResult", rendering=Rendering.CUSTOM_TEXT,
-        render_receipt=render_batch_receipt, parse_hint=_batch_hint,
+        render_receipt=render_batch_receipt, parse_hint=_batch_hint, human=batch_human,
         related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
     ),
 )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import fields, record, shape, table, text_block
 from ..source_refs import ALLOWED_SOURCE_REF_PREFIXES, SourceRefError, parse_source_ref
 from ..spec import Family, ToolSpec
 from .work_inputs import budget_chars, receipt_chars
@@ -190,9 +191,16 @@ def fit_to_budget(doc: Any, max_chars: int, budget_tokens: int) -> dict[str, Any
     return _payload(doc, 0, total, 2 if fallback is None else fallback)
 
 
+#: Human receipts (tools/human.py): search hits as a table; one memory with its content.
+HITS = shape(fields("query", "index_status.freshness"),
+             table("results", "source_ref", "kind", "title", "snippet", title="hits", empty="(no hits)"))
+MEMORY = shape(record("memory", "source_ref", "kind", "title", "truncated", "updated_at"),
+               text_block("memory.content", "content"))
+
 SPECS = (
     ToolSpec(name="MemorySearch", family=Family.CORE_AGENT, input_model=MemorySearchInput, handler=memory_search,
-             result_name="MemorySearchResponse", normalize=_trim_query, related_surfaces=_SURFACES),
+             result_name="MemorySearchResponse", normalize=_trim_query, related_surfaces=_SURFACES,
+             human=HITS),
     ToolSpec(name="MemoryGet", family=Family.CORE_AGENT, input_model=MemoryGetInput, handler=memory_get,
-             result_name="MemoryGetResponse", related_surfaces=_SURFACES),
+             result_name="MemoryGetResponse", related_surfaces=_SURFACES, human=MEMORY),
 )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import fields, shape, table
 from ..spec import Family, ToolSpec
 
 __all__ = ["ListModelProvidersInput", "ListProviderModelsInput", "page_models", "SPECS",
@@ -107,7 +108,12 @@ async def list_provider_models(args: ListProviderModelsInput, ctx: ToolContext) 
 
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(name="ListModelProviders", family=Family.CORE_AGENT, input_model=ListModelProvidersInput,
-             handler=list_model_providers, result_name="ListModelProvidersResult"),
+             handler=list_model_providers, result_name="ListModelProvidersResult",
+             human=table("providers", "id", "availability", "transport", "endpoint", "model_count",
+                         "credential_source", empty="(no model providers)")),
     ToolSpec(name="ListProviderModels", family=Family.CORE_AGENT, input_model=ListProviderModelsInput,
-             handler=list_provider_models, result_name="ListProviderModelsResult"),
+             handler=list_provider_models, result_name="ListProviderModelsResult",
+             human=shape(fields("provider", "returned", "next_cursor"),
+                         table("models", "model_ref", "availability", "context_window_tokens", "display_name",
+                               empty="(no models)"))),
 )

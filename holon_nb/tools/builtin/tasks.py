@@ -11,9 +11,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..human import task_output_human
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import fields, record, shape, table
 from ..spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = [
@@ -158,19 +160,28 @@ def _trim(args: Any, tool: str) -> Any:
 
 _SURFACES = ("CLI task/process wrappers", "HTTP control-plane task APIs")
 
+#: Human receipts (tools/human.py): one task record, and the task list as a table.
+TASK = shape(record("task", "task_id", "kind", "status", "summary", "command.cmd", "command.workdir",
+                    "exit_status", "wait_policy"))
+TASK_LIST = shape(fields("total_active", "returned"),
+                  table("tasks", "id", "status", "kind", "summary", "wait_policy", empty="(no active tasks)"))
+
 SPECS = (
     ToolSpec(name="ListTasks", family=Family.CORE_AGENT, input_model=ListTasksInput, handler=list_tasks,
-             result_name="ListTasksResult", related_surfaces=_SURFACES),
+             result_name="ListTasksResult", related_surfaces=_SURFACES, human=TASK_LIST),
     ToolSpec(name="TaskStatus", family=Family.CORE_AGENT, input_model=TaskIdInput, handler=task_status,
-             result_name="TaskStatusResult", normalize=_trim, related_surfaces=_SURFACES),
+             result_name="TaskStatusResult", normalize=_trim, related_surfaces=_SURFACES, human=TASK),
     ToolSpec(name="TaskOutput", family=Family.CORE_AGENT, input_model=TaskOutputInput, handler=task_output,
              result_name="TaskOutputResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_task_output_receipt, normalize=_trim, related_surfaces=_SURFACES),
+             render_receipt=render_task_output_receipt, normalize=_trim, related_surfaces=_SURFACES,
+             human=task_output_human),
     ToolSpec(name="TaskInput", family=Family.CORE_AGENT, input_model=TaskInputInput, handler=task_input,
-             result_name="TaskInputResult", normalize=_trim, related_surfaces=_SURFACES),
+             result_name="TaskInputResult", normalize=_trim, related_surfaces=_SURFACES,
+             human=shape(fields("accepted_input", "input_target", "bytes_written"), TASK)),
     ToolSpec(name="TaskStop", family=Family.CORE_AGENT, input_model=TaskIdInput, handler=task_stop,
-             result_name="TaskStopResult", normalize=_trim, related_surfaces=_SURFACES),
+             result_name="TaskStopResult", normalize=_trim, related_surfaces=_SURFACES,
+             human=shape(fields("stop_requested", "force_stop_requested"), TASK)),
     ToolSpec(name="TaskList", family=Family.CORE_AGENT, input_model=ListTasksInput, handler=list_tasks,
              result_name="ListTasksResult", stability=Stability.HIDDEN, description_name="ListTasks",
-             alias_of="ListTasks"),
+             alias_of="ListTasks", human=TASK_LIST),
 )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..context import ToolContext
+from ..human import fields, record, shape
 from ..spec import Family, ToolSpec
 from .work_inputs import (
     Strict,
@@ -56,5 +57,7 @@ async def wait_for(args: WaitForInput, ctx: ToolContext) -> dict[str, Any]:
 
 SPECS = (
     ToolSpec(name="WaitFor", family=Family.CORE_AGENT, input_model=WaitForInput, handler=wait_for,
-             result_name="WaitForResult", related_surfaces=("runtime agent lifecycle APIs",)),
+             result_name="WaitForResult", related_surfaces=("runtime agent lifecycle APIs",),
+             human=shape(fields("scope", "reason", "wake", "delivery", "work_item_id", "final_brief_id"),
+                         record("wait_condition", "id", "status", "kind", "waiting_for"))),
 )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..context import ToolContext
+from ..human import fields, record, shape, table, todos
 from ..spec import Family, ToolSpec
 from .work_inputs import (
     Strict,
@@ -170,19 +171,37 @@ def _hint(required: str) -> Any:
     return hint
 
 
+#: Human receipts (tools/human.py) of the work-item shapes, shared with WaitFor.
+WORK_ITEM = shape(
+    record("work_item", "id", "objective", "state", "readiness", "focus", "plan_status", "blocked_by",
+           "reason_code", "is_current", "plan_artifact.relative_path:plan", "completion_report.text:report"),
+    todos("work_item.todo_list"))
+CURRENT_ITEM = shape(
+    record("current_work_item", "id", "objective", "state", "plan_status", "blocked_by"),
+    todos("current_work_item.todo_list"),
+    record("transition", "switch_kind", "previous_work_item_id", "blocker_cleared", "reason"),
+    fields("binding_note"))
+WORK_ITEM_LIST = shape(
+    fields("filter", "returned", "total_matching", "context.current_work_item_id"),
+    table("work_items", "id", "state", "readiness", "focus", "plan_status", "objective", empty="(no work items)"))
+COMPLETION = shape(fields("completed_transition", "completion_report_source"), WORK_ITEM,
+                   table("warnings", "kind", "message"))
+
 SPECS = (
     ToolSpec(name="CreateWorkItem", family=Family.CORE_AGENT, input_model=CreateWorkItemInput,
              handler=create_work_item, result_name="WorkItemMutationResult", parse_hint=_hint("objective"),
-             related_surfaces=_SURFACES),
+             related_surfaces=_SURFACES, human=WORK_ITEM),
     ToolSpec(name="PickWorkItem", family=Family.CORE_AGENT, input_model=PickWorkItemInput, handler=pick_work_item,
-             result_name="PickWorkItemResult", related_surfaces=_SURFACES),
+             result_name="PickWorkItemResult", related_surfaces=_SURFACES, human=CURRENT_ITEM),
     ToolSpec(name="GetWorkItem", family=Family.CORE_AGENT, input_model=GetWorkItemInput, handler=get_work_item,
-             result_name="GetWorkItemResult", related_surfaces=_SURFACES),
+             result_name="GetWorkItemResult", related_surfaces=_SURFACES, human=WORK_ITEM),
     ToolSpec(name="ListWorkItems", family=Family.CORE_AGENT, input_model=ListWorkItemsInput,
-             handler=list_work_items, result_name="ListWorkItemsResult", related_surfaces=_SURFACES),
+             handler=list_work_items, result_name="ListWorkItemsResult", related_surfaces=_SURFACES,
+             human=WORK_ITEM_LIST),
     ToolSpec(name="UpdateWorkItem", family=Family.CORE_AGENT, input_model=UpdateWorkItemInput,
              handler=update_work_item, result_name="WorkItemMutationResult", parse_hint=_hint("work_item_id"),
-             related_surfaces=_SURFACES),
+             related_surfaces=_SURFACES, human=WORK_ITEM),
     ToolSpec(name="CompleteWorkItem", family=Family.CORE_AGENT, input_model=CompleteWorkItemInput,
-             handler=complete_work_item, result_name="WorkItemMutationResult", related_surfaces=_SURFACES),
+             handler=complete_work_item, result_name="WorkItemMutationResult", related_surfaces=_SURFACES,
+             human=COMPLETION),
 )

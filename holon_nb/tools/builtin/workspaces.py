@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import fields, record, shape, table
 from ..spec import Family, Rendering, ToolSpec
 from .workspace_receipt import render_workspace_state_receipt
 
@@ -162,12 +163,22 @@ async def remove_worktree(args: RemoveWorktreeInput, ctx: ToolContext) -> dict[s
 
 
 _FILES = ("workspace/runtime file APIs",)
+
+#: Human receipt (tools/human.py) of GetWorkspaceState: the active projection, then the bindings as tables.
+WORKSPACE_STATE = shape(
+    record("active", "workspace_id", "projection_kind", "execution_root", "cwd", "access_mode"),
+    fields("attached_workspace_ids"),
+    table("workspaces", "workspace_id", "workspace_alias", "workspace_kind", "repo_name", "workspace_anchor",
+          order="created_at"),
+    table("execution_roots", "execution_root_id", "root_kind", "filesystem_path", order="created_at"),
+    table("occupancies", "holder_agent_id", "access_mode", "execution_root_id"))
 _BINDING = ("workspace binding control APIs",)
 
 SPECS = (
     ToolSpec(name="GetWorkspaceState", family=Family.LOCAL_ENVIRONMENT, input_model=GetWorkspaceStateInput,
              handler=get_workspace_state, result_name="WorkspaceStateResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_workspace_state_receipt, related_surfaces=_FILES),
+             render_receipt=render_workspace_state_receipt, related_surfaces=_FILES,
+             human=WORKSPACE_STATE),
     ToolSpec(name="AttachWorkspace", family=Family.AUTHORITY_EXPANDING, input_model=AttachWorkspaceInput,
              handler=attach_workspace, result_name="AttachWorkspaceResult",
              normalize=_normalize(("path",)), related_surfaces=_BINDING),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,8 @@ def test_patch_cell_with_a_blank_context_line_applies(ip: Any, notes: Path) -> N
     env = bundle[RESULT]
     assert env["status"] == "success", env
     assert notes.read_bytes() == b"title\n\nfinal\nend\n"
-    assert bundle["text/plain"].startswith("Success. Updated the following files:\nM notes.txt")
+    assert bundle["text/plain"].startswith("ApplyPatch · success · ")
+    assert "\n  Success. Updated the following files:\n  M notes.txt" in bundle["text/plain"]
     html = bundle["text/html"]
     assert "holon-diff" in html and "+final" in html and "-draft" in html
 
@@ -77,7 +80,9 @@ def test_workspace_state_is_a_readable_table(run: Any, tmp_path: Path) -> None:
     (bundle,) = run("workspace")
     text = bundle["text/plain"]
     assert text.startswith("active projection of agent default")
-    assert str(tmp_path) in text and "workspaces" in text and "execution roots" in text
+    assert "workspaces" in text and "execution roots" in text
+    assert str(tmp_path) not in text  # the workspace's own paths read relative to it, the holon home as a label
+    assert re.search(r"^execution_root +\.$", text, re.M), text
     assert bundle[RESULT]["tool_name"] == "GetWorkspaceState"
 
 

@@ -93,6 +93,23 @@ def test_a_failing_cell_fails_the_run_but_the_notebook_is_saved(tmp_path: Path) 
     assert "stopped after cell #2 failed: later cells were not run" in format_summary(summary)
 
 
+def test_the_summary_names_a_failing_cells_first_line_exception_and_message(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "bad.ipynb", "x = 1",
+                   "import importlib\nraise ModuleNotFoundError('this tutorial needs pytest: pip install pytest')")
+    summary = run_notebook(src, output=tmp_path / "bad.out.ipynb", timeout=30)
+    text = format_summary(summary)
+    assert "  cell #2 failed: import importlib" in text, text
+    assert "    ModuleNotFoundError: this tutorial needs pytest: pip install pytest" in text, text
+
+
+def test_a_directory_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    write_nb(tmp_path / "a.ipynb", "1")
+    with pytest.raises(HarnessUsageError, match=r"is a directory: give one notebook file \(for example .*a\.ipynb\)"):
+        run_notebook(tmp_path)
+    proc = cli_run(".", cwd=tmp_path)
+    assert proc.returncode == 2 and "is a directory" in proc.stderr and "no such notebook" not in proc.stderr
+
+
 def test_a_rerun_of_an_executed_copy_shows_only_what_this_run_did(tmp_path: Path) -> None:
     src = write_nb(tmp_path / "bad.ipynb", "x = 1", "1/0", "print('after', x)")
     run_notebook(src, output=tmp_path / "full.ipynb", timeout=30, keep_going=True)

@@ -59,7 +59,8 @@ def test_ac12_projection_guard(rt: Runtime) -> None:
     assert r.projected
     assert rt.store.execution(r.execution_id) is not None  # output_ref resolves to a stored execution
     shown = r._repr_mimebundle_()["text/plain"]  # a notebook keeps the readable receipt, and says so
-    assert shown.startswith("Process exited with code 0\n\nstdout:\nx\nx")
+    assert shown.startswith("ExecCommand · success · ")  # the human receipt: headline, then the output
+    assert "\n  exit status  0\n  stdout:\n    x\n    x" in shown
     assert shown.endswith(f"output_ref tool_execution:{r.execution_id}:output]")
 
 

@@ -73,7 +73,10 @@ def test_whole_argument_object_as_string(rt: Runtime) -> None:
 
 def test_non_json_text_is_invalid_input(rt: Runtime) -> None:
     e = err(rt.call("ExecCommand", "echo not json"), "invalid_tool_input")
-    assert "_raw" in e["details"]["parse_error"]
+    # the stand-in field `_raw` is internal: the error says what is wrong with the caller's text
+    assert "_raw" not in e["details"]["parse_error"]
+    assert e["details"]["parse_error"].startswith("arguments are not valid JSON")
+    assert "missing field `cmd`" in e["details"]["parse_error"]
 
 
 def test_ac07_exposure_and_unknown_tool(rt: Runtime) -> None:

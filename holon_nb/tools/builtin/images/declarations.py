@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
+from ...human import receipt_body
 from ...spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = ["ViewImageInput", "GenerateImageInput", "render_view_image_receipt", "render_generate_image_receipt",
@@ -153,8 +154,10 @@ def render_generate_image_receipt(env: dict[str, Any], context: Any = None) -> s
 SPECS = (
     ToolSpec(name="ViewImage", family=Family.LOCAL_ENVIRONMENT, input_model=ViewImageInput, handler=view_image,
              result_name="ViewImageResult", stability=Stability.EXPERIMENTAL, rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_view_image_receipt, normalize=_normalize_view),
+             render_receipt=render_view_image_receipt, normalize=_normalize_view,
+             human=receipt_body(render_view_image_receipt)),
     ToolSpec(name="GenerateImage", family=Family.LOCAL_ENVIRONMENT, input_model=GenerateImageInput,
              handler=generate_image, result_name="GenerateImageResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_generate_image_receipt, normalize=_normalize_generate),
+             render_receipt=render_generate_image_receipt, normalize=_normalize_generate,
+             human=receipt_body(render_generate_image_receipt)),
 )

@@ -1,0 +1,18 @@
+"""Human receipts: the readable text of a tool result (a notebook's ``text/plain``).
+
+:mod:`.builders` holds the small renderers a tool declaration composes
+(``ToolSpec.human``) and :func:`render_human`; :mod:`.commands` the bodies of
+the command tools' receipts. No Jupyter import; pure functions of an envelope.
+"""
+
+from .builders import (
+    MAX_LINE, Renderer, clip, error_lines, fields, generic, headline, receipt_body, record, render_human, shape,
+    shorten_paths, shorten_value, table, text_block, todos,
+)
+from .commands import batch_human, exec_human, task_output_human
+
+__all__ = [
+    "MAX_LINE", "Renderer", "clip", "error_lines", "fields", "generic", "headline", "receipt_body", "record",
+    "render_human", "shape", "shorten_paths", "shorten_value", "table", "text_block", "todos",
+    "batch_human", "exec_human", "task_output_human",
+]

@@ -1,0 +1,343 @@
+"""Human receipts: the text a person reads in a notebook (``text/plain``), built from an envelope.
+
+The model reads ``ToolResult.receipt`` (the contract's rendering, unchanged);
+a person reads this. Its rules:
+
+- the first line names the tool, the status, the duration and the summary:
+  ``ListTasks · success · 4 ms — 2 active tasks``;
+- then the result's key fields, two spaces in, labels aligned; nested records
+  indented further; lists of records as small tables;
+- a long value is cut with a visible marker (``… [+123 chars]``); no line is
+  longer than :data:`MAX_LINE` except lines of command output, which are kept
+  as the terminal showed them (escape sequences removed);
+- an error shows its kind, message, hint and the details that matter.
+
+A tool's renderer is data on its declaration (``ToolSpec.human``): a
+function ``result dict -> body lines``, composed from the small builders here
+(:func:`fields`, :func:`table`, :func:`record`, :func:`todos`,
+:func:`shape`), shared where result shapes repeat. Tools without one get
+:func:`generic`. Everything is a pure function of the envelope, so live views
+can call :func:`render_human` too.
+
+Example::
+
+    text = render_human(result.display_envelope, duration_ms=12)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable, Sequence
+
+from ..ansi import strip_ansi
+
+__all__ = [
+    "MAX_LINE", "Renderer", "render_human", "headline", "error_lines", "generic", "fields", "table",
+    "record", "todos", "shape", "text_block", "receipt_body", "clip", "shorten_paths", "shorten_value",
+]
+
+#: Longest line of a human receipt, except command output lines.
+MAX_LINE = 160
+_VALUE = 100          # longest scalar value in a field line
+_CELL = 48            # longest table cell
+_ROWS = 25            # most table rows shown
+_INDENT = "  "
+
+#: A body renderer: the success ``result`` dict -> lines (each already indented).
+Renderer = Callable[[dict[str, Any]], list[str]]
+
+
+# ---------------------------------------------------------------- values
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, cut to about ``width`` characters with a visible ``… [+N chars]`` marker."""
+    one = " ".join(str(text).split("\n")) if "\n" in str(text) else str(text)
+    if len(one) <= width:
+        return one
+    keep = max(width - 16, 8)
+    return f"{one[:keep]}… [+{len(one) - keep} chars]"
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return strip_ansi(str(value))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _fmt(value: Any, width: int = _VALUE) -> str:
+    if isinstance(value, list) and all(_is_scalar(v) for v in value):
+        return clip(", ".join(_scalar(v) for v in value), width)
+    if isinstance(value, (dict, list)):
+        return clip(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), width)
+    return clip(_scalar(value), width)
+
+
+def _label(key: str) -> str:
+    return key.replace("_", " ")
+
+
+def _get(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
+def _pairs(pairs: Sequence[tuple[str, str]], indent: str) -> list[str]:
+    if not pairs:
+        return []
+    width = min(max(len(k) for k, _ in pairs), 28)
+    return [f"{indent}{k:<{width}}  {v}".rstrip() for k, v in pairs]
+
+
+def _table(records: Sequence[dict[str, Any]], columns: Sequence[str], indent: str) -> list[str]:
+    cols = [c for c in columns if any(_get(r, c) not in (None, "", [], {}) for r in records)] or list(columns[:1])
+    cells = [[_fmt(_get(r, c), _CELL) if _get(r, c) is not None else "" for c in cols] for r in records[:_ROWS]]
+    heads = [_label(c.split(".")[-1]) for c in cols]
+    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(heads)]
+    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
+    lines += [indent + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    if len(records) > _ROWS:
+        lines.append(f"{indent}… {len(records) - _ROWS} more")
+    return [clip(line, MAX_LINE) for line in lines]
+
+
+# ---------------------------------------------------------------- builders
+
+def fields(*paths: str, under: str | None = None, indent: str = _INDENT) -> Renderer:
+    """A renderer of the given (dotted) fields of the result, or of its ``under`` object, aligned.
+
+    ``"path:label"`` names a field's label; absent and null fields are left out.
+    """
+    def render(result: dict[str, Any]) -> list[str]:
+        obj = _get(result, under) if under else result
+        if not isinstance(obj, dict):
+            return []
+        pairs = []
+        for spec in paths:
+            path, _, label = spec.partition(":")
+            value = _get(obj, path)
+            if value is not None:
+                pairs.append((label or _label(path.split(".")[-1]), _fmt(value)))
+        return _pairs(pairs, indent)
+    return render
+
+
+def table(key: str, *columns: str, title: str | None = None, empty: str | None = None,
+          order: str | None = None) -> Renderer:
+    """A renderer of the list of records at ``key`` as a small table of ``columns`` (dotted paths).
+
+    Columns empty in every row are left out; over 25 rows, the rest are counted. ``order``: a
+    field to sort rows by for the reader (e.g. ``created_at``), when the result's own order is by
+    random ids.
+    """
+    def render(result: dict[str, Any]) -> list[str]:
+        records = [r for r in (_get(result, key) or []) if isinstance(r, dict)]
+        if order:
+            records.sort(key=lambda r: str(_get(r, order) or ""))
+        if not records:
+            return [f"{_INDENT}{empty}"] if empty else []
+        head = [f"{_INDENT}{title or _label(key.split('.')[-1])} ({len(records)}):"]
+        return head + _table(records, columns, _INDENT * 2)
+    return render
+
+
+def record(key: str, *paths: str, title: str | None = None) -> Renderer:
+    """A renderer of one nested record: a ``title:`` line, then its fields indented."""
+    def render(result: dict[str, Any]) -> list[str]:
+        obj = _get(result, key)
+        if not isinstance(obj, dict):
+            return []
+        body = fields(*paths, indent=_INDENT * 2)(obj) if paths else generic(obj, _INDENT * 2)
+        return [f"{_INDENT}{title or _label(key.split('.')[-1])}:", *body] if body else []
+    return render
+
+
+_TODO_MARK = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+
+
+def todos(key: str) -> Renderer:
+    """A renderer of a todo list (``{text, state}`` items) as ``[x]`` / ``[>]`` / ``[ ]`` lines."""
+    def render(result: dict[str, Any]) -> list[str]:
+        items = [t for t in (_get(result, key) or []) if isinstance(t, dict)]
+        return [f"{_INDENT * 2}{_TODO_MARK.get(t.get('state'), '[?]')} {clip(_scalar(t.get('text')), _VALUE)}"
+                for t in items[:_ROWS]]
+    return render
+
+
+def text_block(path: str, label: str, max_lines: int = 40) -> Renderer:
+    """A renderer of a multi-line text value (a preview, a report) under ``label:``, 4 spaces in."""
+    def render(result: dict[str, Any]) -> list[str]:
+        text = _get(result, path)
+        if not isinstance(text, str) or not text.strip():
+            return []
+        lines = strip_ansi(text).rstrip("\n").splitlines()
+        out = [f"{_INDENT}{label}:", *(f"{_INDENT * 2}{clip(line, MAX_LINE - 4)}" for line in lines[:max_lines])]
+        if len(lines) > max_lines:
+            out.append(f"{_INDENT * 2}… {len(lines) - max_lines} more lines")
+        return out
+    return render
+
+
+def receipt_body(render_receipt: Callable[[dict[str, Any], Any], str]) -> Renderer:
+    """A renderer reusing a tool's own text receipt (already written for reading), indented, long lines cut."""
+    def render(result: dict[str, Any]) -> list[str]:
+        text = strip_ansi(render_receipt({"status": "success", "result": result}, None))
+        return [f"{_INDENT}{clip(line, MAX_LINE - 2)}".rstrip() for line in text.splitlines()]
+    return render
+
+
+def shape(*parts: Renderer) -> Renderer:
+    """The renderers ``parts`` one after another."""
+    def render(result: dict[str, Any]) -> list[str]:
+        return [line for part in parts for line in part(result)]
+    return render
+
+
+# ---------------------------------------------------------------- generic
+
+_FIRST = ("id", "task_id", "agent_id", "name", "title", "status", "state", "kind", "objective", "summary")
+_SKIP = frozenset({"command_diagnostics", "cmd_digest", "created_at", "updated_at", "hash"})
+
+
+def _columns(records: Sequence[dict[str, Any]]) -> list[str]:
+    keys: list[str] = []
+    for r in records:
+        keys += [k for k, v in r.items() if k not in keys and k not in _SKIP and _is_scalar(v)]
+    ordered = [k for k in _FIRST if k in keys] + [k for k in keys if k not in _FIRST]
+    return ordered[:6]
+
+
+def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
+    """Any result, readable: scalars aligned, nested records indented, lists of records as tables.
+
+    Null, empty and bookkeeping fields (digests, timestamps of nested records) are left out;
+    nesting deeper than three levels is shown as one clipped JSON line.
+    """
+    pairs, nested = [], []
+    for key, value in result.items():
+        if key in _SKIP or value in (None, "", [], {}):
+            continue
+        if _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value)):
+            pairs.append((_label(key), _fmt(value)))
+        else:
+            nested.append((key, value))
+    lines = _pairs(pairs, indent)
+    for key, value in nested:
+        if len(indent) >= 6:
+            lines += _pairs([(_label(key), _fmt(value))], indent)
+        elif isinstance(value, dict):
+            body = generic(value, indent + _INDENT)
+            if body:
+                lines += [f"{indent}{_label(key)}:", *body]
+        else:
+            records = [v for v in value if isinstance(v, dict)]
+            if records:
+                lines += [f"{indent}{_label(key)} ({len(value)}):",
+                          *_table(records, _columns(records), indent + _INDENT)]
+            else:
+                lines += _pairs([(_label(key), _fmt(value))], indent)
+    return lines
+
+
+# ---------------------------------------------------------------- envelope
+
+def headline(env: dict[str, Any], duration_ms: int | None = None) -> str:
+    """The first line: ``Tool · status · N ms — summary`` (clipped to :data:`MAX_LINE`)."""
+    parts = [str(env.get("tool_name", "?")), str(env.get("status", "?"))]
+    if duration_ms is not None:
+        parts.append(f"{duration_ms} ms")
+    line = " · ".join(parts)
+    summary = env.get("summary_text")
+    if summary:
+        line += f" — {strip_ansi(str(summary))}"
+    return clip(line, MAX_LINE)
+
+
+_DETAIL_SKIP = frozenset({"field", "parse_error", "tool_name"})
+
+
+def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
+    """Body lines of an error: kind, message (when not the summary), field, parse error, hint, details."""
+    details = err.get("details") if isinstance(err.get("details"), dict) else {}
+    pairs = [("kind", _fmt(err.get("kind")))]
+    if err.get("message") and err.get("message") != summary:
+        pairs.append(("message", _fmt(err["message"], MAX_LINE - 16)))
+    if isinstance(details.get("field"), str):
+        pairs.append(("field", details["field"]))
+    if isinstance(details.get("parse_error"), str):
+        pairs.append(("parse error", _fmt(details["parse_error"], MAX_LINE - 16)))
+    if err.get("recovery_hint"):
+        pairs.append(("hint", _fmt(err["recovery_hint"], MAX_LINE - 16)))
+    pairs.append(("retryable", "yes" if err.get("retryable") else "no"))
+    lines = _pairs(pairs, _INDENT)
+    rest = {k: v for k, v in details.items() if k not in _DETAIL_SKIP}
+    if rest:
+        lines += [f"{_INDENT}details:", *generic(rest, _INDENT * 2)]
+    return lines
+
+
+def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: Any = None,
+                 paths: Iterable[tuple[str, str]] = ()) -> str:
+    """The human receipt of an envelope (``text/plain`` of a notebook output).
+
+    Args:
+        env: A (scrubbed) envelope: ``tool_name``, ``status``, ``summary_text``, ``result`` or ``error``.
+        duration_ms: The call's duration, when known.
+        registry: Where the tool's renderer is looked up (``.get(name) -> ToolSpec``; the caller
+            passes its registry, since declarations import this module); None: :func:`generic`.
+        paths: ``(absolute path, label)`` pairs shown shorter, e.g. ``(holon home, "<holon home>")``.
+
+    Returns:
+        Text whose first line is :func:`headline`; never raises for an odd envelope
+        (a renderer that fails falls back to :func:`generic`).
+    """
+    paths = tuple(paths)
+    env = shorten_value(env, paths)  # before values are clipped, so a clipped value keeps its label
+    lines = [headline(env, duration_ms)]
+    result, err = env.get("result"), env.get("error")
+    if isinstance(err, dict):
+        lines += error_lines(err, env.get("summary_text"))
+    elif isinstance(result, dict):
+        spec = registry.get(str(env.get("tool_name"))) if registry is not None else None
+        renderer = getattr(spec, "human", None) or generic
+        try:
+            lines += renderer(result)
+        except Exception:  # a renderer bug must not hide the receipt
+            lines += generic(result)
+    return shorten_paths("\n".join(lines), paths)
+
+
+def shorten_value(value: Any, paths: Iterable[tuple[str, str]]) -> Any:
+    """A JSON value with :func:`shorten_paths` applied to every string in it."""
+    paths = tuple(paths)
+    if not paths:
+        return value
+    if isinstance(value, str):
+        return shorten_paths(value, paths)
+    if isinstance(value, dict):
+        return {k: shorten_value(v, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shorten_value(v, paths) for v in value]
+    return value
+
+
+def shorten_paths(text: str, paths: Iterable[tuple[str, str]]) -> str:
+    """Replace each absolute path prefix by its label (``/x/home/a`` -> ``<holon home>/a``), longest first."""
+    for path, label in sorted(paths, key=lambda p: len(p[0]), reverse=True):
+        path = str(path).rstrip("/")
+        if len(path) > 1 and path in text:
+            prefix = re.escape(path)
+            text = re.sub(prefix + r"/", label + "/" if label else "", text)
+            text = re.sub(prefix + r"(?![\w.-])", label or ".", text)
+    return text

@@ -1,0 +1,115 @@
+"""Human receipt bodies of the command tools: ExecCommand, ExecCommandBatch, TaskOutput.
+
+Command output is shown as the terminal showed it (escape sequences removed,
+``\\r``/``\\b`` already applied when the preview was cut), four spaces in,
+lines kept whole; truncation, lossy decoding and log caps are stated in
+``[…]`` lines with the artifact path. See :mod:`holon_nb.tools.human.builders`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ansi import strip_ansi
+from .builders import clip, fields
+
+__all__ = ["exec_human", "batch_human", "task_output_human"]
+
+_IN = "  "
+
+
+def _block(label: str, text: str | None) -> list[str]:
+    if text is None or not text.strip():
+        return []
+    return [f"{_IN}{label}:", *(f"{_IN * 2}{line}".rstrip() for line in strip_ansi(text).rstrip("\n").splitlines())]
+
+
+def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
+    out = []
+    if r.get(f"{name}_artifact") is not None:
+        total = r.get(f"{name}_chars", 0)
+        omitted = total - r.get(f"{name}_kept_chars", total)
+        arts = r.get("artifacts") or []
+        index = r[f"{name}_artifact"]
+        path = arts[index]["path"] if isinstance(index, int) and index < len(arts) else "(artifact)"
+        out.append(f"{_IN * 2}[{name} truncated: {omitted} of {total} characters not shown; full output: {path}]")
+    if r.get(f"{name}_lossy"):
+        out.append(f"{_IN * 2}[{name} decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
+    return out
+
+
+def _command_line(cmd: Any) -> list[str]:
+    return [f"{_IN}command  {clip(strip_ansi(str(cmd)), 150)}"] if cmd else []
+
+
+def _completed(r: dict[str, Any]) -> list[str]:
+    lines = [f"{_IN}exit status  {r['exit_status'] if r.get('exit_status') is not None else 'none (signal)'}"]
+    shown = False
+    for name in ("stdout", "stderr"):
+        block = _block(name, r.get(f"{name}_preview"))
+        if block:
+            lines += block + _stream_notices(r, name)
+            shown = True
+    if not shown:
+        lines.append(f"{_IN}(no output)")
+    return lines
+
+
+def exec_human(r: dict[str, Any]) -> list[str]:
+    """ExecCommand: exit status and output, or the task it became (with its output so far)."""
+    disp = r.get("disposition")
+    if disp == "completed":
+        return _completed(r)
+    task = r.get("task_handle") or {}
+    lines = [f"{_IN}task         {task.get('task_id', '?')} ({task.get('status', '?')})"]
+    if disp == "promoted_to_task":
+        block = _block("output before promotion", r.get("initial_output_preview"))
+        lines += block or [f"{_IN}(no output before promotion)"]
+        if r.get("initial_output_truncated"):
+            lines.append(f"{_IN * 2}[initial output truncated]")
+        return lines
+    cmd = r.get("command") or {}
+    return lines + _command_line(cmd.get("cmd")) + fields("summary", "instructions")(r)
+
+
+def batch_human(r: dict[str, Any]) -> list[str]:
+    """ExecCommandBatch: the counts, then each item: index, status, exit, command and its output."""
+    n = r.get("item_count", 0)
+    counts = [f"{r.get('completed_count', 0)}/{n} completed"]
+    counts += [f"{r[k]} {k[:-6]}" for k in ("failed_count", "rejected_count", "skipped_count") if r.get(k)]
+    lines = [f"{_IN}items  {', '.join(counts)}"]
+    for item in r.get("items") or []:
+        res = item.get("result") or {}
+        exit_status = res.get("exit_status")
+        tail = f" exit {exit_status}" if exit_status is not None else ""
+        lines.append(f"{_IN}[{item.get('index')}] {item.get('status')}{tail}: {clip(str(item.get('cmd', '')), 120)}")
+        if item.get("error_kind"):
+            lines.append(f"{_IN * 2}{item['error_kind']}: {clip(str(item.get('error_message', '')), 140)}")
+        for name in ("stdout", "stderr"):
+            preview = res.get(f"{name}_preview")
+            if preview and preview.strip():
+                lines += [f"{_IN * 2}{line}".rstrip() for line in strip_ansi(preview).rstrip("\n").splitlines()]
+                lines += _stream_notices(res, name)
+    return lines
+
+
+def task_output_human(r: dict[str, Any]) -> list[str]:
+    """TaskOutput: retrieval status, the task's state and exit status, its output and notices."""
+    t = r.get("task") or {}
+    exit_status = f", exit {t['exit_status']}" if t.get("exit_status") is not None else ""
+    lines = [f"{_IN}task       {t.get('task_id', '?')} ({t.get('status', '?')}{exit_status})",
+             f"{_IN}retrieval  {r.get('retrieval_status', '?')}"]
+    if t.get("summary"):
+        lines.append(f"{_IN}summary    {clip(strip_ansi(str(t['summary'])), 140)}")
+    block = _block("output", t.get("output_preview"))
+    lines += block or [f"{_IN}(no output)"]
+    if t.get("output_truncated"):
+        total = t.get("output_total_chars", len(t.get("output_preview") or ""))
+        omitted = total - t.get("output_kept_chars", total)
+        where = f"; full output: {t['artifacts'][0]['path']}" if t.get("artifacts") else ""
+        lines.append(f"{_IN * 2}[output truncated: {omitted} of {total} characters not shown{where}]")
+    if t.get("output_lossy"):
+        lines.append(f"{_IN * 2}[output decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
+    if t.get("output_bytes_dropped"):
+        lines.append(f"{_IN * 2}[output log capped: {t['output_bytes_dropped']} bytes were not kept]")
+    return lines

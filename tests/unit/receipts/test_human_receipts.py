@@ -1,0 +1,154 @@
+"""Every registered tool's human receipt (notebook ``text/plain``), from real calls, follows the rules.
+
+Rules (tools/human.py): the first line is ``Tool · status · N ms[ — summary]``; the text
+is never the JSON envelope; no line is longer than 160 characters except lines of
+command output; errors name their kind and hint; paths under the holon home read
+``<holon home>/…`` and the workspace's own paths are relative; the model-visible
+receipt is still the contract's rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _tool_calls import success_calls
+from holon_nb import Runtime
+from holon_nb.tools import REGISTRY, render_receipt
+from holon_nb.tools.human import MAX_LINE
+from holon_nb.tools.receipts import ReceiptContext
+
+_HEAD = re.compile(r"^(?P<tool>[A-Za-z]+) · (?P<status>success|error|deferred) · \d+ ms( — .+)?$")
+
+
+def _output_lines(env: dict[str, Any]) -> set[str]:
+    """Lines of command output anywhere in the envelope (they may be longer than MAX_LINE)."""
+    lines: set[str] = set()
+
+    def walk(v: Any, key: str = "") -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, key)
+        elif isinstance(v, str) and key.endswith("preview"):
+            lines.update(line.strip() for line in v.splitlines())
+    walk(env)
+    return lines
+
+
+def check_rules(result: Any, home: Path, workspace: Path) -> str:
+    text = result.display_text
+    lines = text.splitlines()
+    m = _HEAD.match(lines[0])
+    assert m, lines[0]
+    assert (m["tool"], m["status"]) == (result.tool_name, result.status)
+    if result.envelope.get("summary_text"):
+        assert lines[0].split(" — ", 1)[1][:40] == result.envelope["summary_text"][:40]
+    with pytest.raises(ValueError):
+        json.loads(text)
+    assert not any(line.lstrip().startswith('{"tool_name"') for line in lines), text
+    exempt = _output_lines(result.display_envelope)
+    for line in lines:
+        assert len(line) <= MAX_LINE or line.strip() in exempt, (result.tool_name, line)
+    assert str(home) not in text, text
+    assert str(workspace) + "/" not in text, text
+    assert "\x1b" not in text
+    return text
+
+
+@pytest.fixture
+def calls(tmp_path: Path, workspace: Path) -> Any:
+    rt = Runtime(home=workspace / ".holon", workspace=workspace)
+    try:
+        yield rt, success_calls(rt, workspace, tmp_path)
+    finally:
+        rt.close()
+
+
+def test_every_tool_success_receipt_reads_as_text(calls: Any, workspace: Path) -> None:
+    rt, results = calls
+    # the image tools succeed only against a vision or image model (their own tests serve one on 127.0.0.1);
+    # here their real receipts are the domain errors of a call without one (test_image_tools_without_a_model)
+    assert set(REGISTRY.names()) - IMAGE_TOOLS <= set(results), set(REGISTRY.names()) - set(results)
+    for name, result in results.items():
+        text = check_rules(result, rt.home, workspace)
+        assert len(text.splitlines()) >= 2 or not result.result, name  # the result's fields follow the headline
+        # the model still reads the contract's rendering, untouched by the human one
+        context = ReceiptContext(result.execution_id, rt.settings.tool_output_budget_tokens)
+        assert result.full_receipt == render_receipt(result.envelope, context=context)
+
+
+def test_tables_and_fields_of_list_results(calls: Any) -> None:
+    _, results = calls
+    tasks = results["ListTasks"].display_text.splitlines()
+    assert "  tasks (1):" in tasks
+    header = next(line for line in tasks if line.strip().startswith("id "))
+    assert re.match(r"^ {4}id +status +kind +summary", header)
+    assert "[x] collect inputs" in results["UpdateWorkItem"].display_text
+    assert re.search(r"^    plan +work-items/work_\w+/plan.md$", results["GetWorkItem"].display_text, re.M)
+    timers = results["ListTimers"].display_text
+    assert re.search(r"timer_\w+ +active +\S+ +no +0 +check again", timers)
+    hits = results["MemorySearch"].display_text
+    assert "hits (" in hits and "source ref" in hits
+
+
+def test_long_values_are_cut_with_a_visible_marker(rt: Runtime) -> None:
+    objective = "word " * 80
+    r = rt.call("CreateWorkItem", {"objective": objective})
+    line = next(x for x in r.display_text.splitlines() if x.strip().startswith("objective"))
+    assert re.search(r"… \[\+\d+ chars\]$", line)
+    assert len(line) <= MAX_LINE
+
+
+_BAD = {"_no_such_field": 1}
+IMAGE_TOOLS = {"ViewImage", "GenerateImage"}
+
+
+def test_image_tools_without_a_model(rt: Runtime, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import Image
+
+    for key in ("HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL", "HOLON_MODEL", "HOLON_NB_PROVIDERS",
+                "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(workspace / "fake-home"))
+    Image.new("RGB", (40, 30), "red").save(workspace / "a.png")
+    view = rt.call("ViewImage", {"path": "a.png", "prompt": "what is it?"})
+    text = check_rules(view, rt.home, workspace)
+    assert re.search(r"^  kind +vision_adapter_unavailable$", text, re.M), text
+    assert re.search(r"^      path +a\.png$", text, re.M), text  # the validated image, relative to the workspace
+    gen = rt.call("GenerateImage", {"prompt": "a red square"})
+    assert re.search(r"^  hint +Set HOLON_IMAGE_GENERATION_MODEL", check_rules(gen, rt.home, workspace), re.M)
+
+
+def test_every_tool_error_receipt_names_kind_and_hint(rt: Runtime, workspace: Path) -> None:
+    for name in REGISTRY.names():
+        r = rt.call(name, _BAD)
+        assert not r.ok, name
+        text = check_rules(r, rt.home, workspace)
+        assert re.search(r"^  kind +invalid_tool_input$", text, re.M), text
+        assert re.search(r"^  parse error +.*unknown field `_no_such_field`", text, re.M), text
+        assert re.search(r"^  hint +\S", text, re.M), text
+        assert re.search(r"^  retryable +no$", text, re.M), text
+
+
+def test_domain_error_keeps_the_details_that_matter(rt: Runtime, workspace: Path) -> None:
+    r = rt.call("TaskStatus", {"task_id": "task_000000000000000"})
+    text = check_rules(r, rt.home, workspace)
+    assert re.search(r"^  kind +task_not_found$", text, re.M), text
+    r = rt.call("RemoveWorktree", {"execution_root_id": "nope"})
+    text = check_rules(r, rt.home, workspace)
+    assert "details:" in text or "kind" in text
+
+
+def test_paths_read_relative_to_the_workspace_and_the_holon_home(calls: Any) -> None:
+    rt, results = calls
+    promoted = rt.call("ExecCommand", {"cmd": "seq 1 40000", "max_output_tokens": 100})
+    text = promoted.display_text
+    assert "full output: <holon home>/agents/default/" in text, text
+    assert "workdir      ." in results["TaskStatus"].display_text
