@@ -44,6 +44,7 @@ from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
 from .tasks.service import TaskService
+from .web import WebService
 from .work.service import WorkService
 from .workspaces.service import WorkspaceService
 
@@ -145,6 +146,7 @@ class Runtime:
         self.memory = MemoryService(self)
         self.model_catalog = ModelCatalogService(self)
         self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
+        self.web = WebService(lambda: self.settings)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
         self._services = (self.workspaces, self.memory, self.agents, self.work)

@@ -102,3 +102,7 @@ class ToolContext(Protocol):
     @property
     def model_catalog(self) -> Any:
         """Provider and model listing (``holon_nb.runtime.models.catalog.ModelCatalogService``)."""
+
+    @property
+    def web(self) -> Any:
+        """WebFetch, WebSearch and XSearch (``holon_nb.runtime.web.WebService``)."""

@@ -52,6 +52,7 @@ class RuntimeHost(Protocol):
     model_catalog: Any
     approvals: Any
     images: Any
+    web: Any
 
     @property
     def turns(self) -> Any: ...
