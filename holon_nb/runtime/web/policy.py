@@ -99,6 +99,11 @@ def parse_host_rules(rules: Iterable[str]) -> tuple[HostRule, ...]:
             host, port = rule.split(":")
         else:
             host = rule
+            if ":" in host:
+                try:
+                    ipaddress.IPv6Address(host)
+                except ValueError:
+                    raise ValueError(f"bad host rule {rule!r}: write an IPv6 address as [ipv6] or [ipv6]:port") from None
         if not host or (port is not None and not (port.isdigit() and 0 < int(port) < 65536)):
             raise ValueError(f"bad host rule {rule!r}: expected host, host:port, [ipv6] or [ipv6]:port")
         out.append(HostRule(_norm_host(host), int(port) if port is not None else None))

@@ -1,0 +1,61 @@
+"""%web fetch in IPython's in-process shell against a local server (D14 Markdown view, %config policy)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.error import UsageError
+
+from _web_support import LocalServer, page
+from holon_nb.notebook.web_view import safe_markdown
+
+RESULT = "application/vnd.holon.tool-result+json"
+HTML = """<html><body><nav><a href="/a">Sidebar link one</a> <a href="/b">Sidebar link two</a></nav>
+<article><h1>Release notes</h1><p>This release makes fetching pages faster and safer for everybody who
+reads documentation from a notebook, with many small fixes.</p><p>Second paragraph &lt;script&gt;alert(1)&lt;/script&gt;
+explains the <a href="javascript:alert(1)">details</a> of the change in plain words for readers.</p></article></body></html>"""
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    with LocalServer({"/": page(HTML), "/t": page("plain ``` text", "text/plain")}) as srv:
+        yield srv
+
+
+def test_web_fetch_renders_markdown_under_the_config_allowlist(ip: Any, run: Any, server: LocalServer) -> None:
+    (denied,) = run("web", f"fetch {server.url()}")
+    assert denied[RESULT]["error"]["kind"] == "network_denied" and "text/html" in denied
+    ip.run_line_magic("config", f"HolonNB.web_allowed_hosts = ['127.0.0.1:{server.port}']")
+    (bundle,) = run("web", f"fetch {server.url()}")
+    md = bundle["text/markdown"]
+    assert "text/html" not in bundle and bundle[RESULT]["status"] == "success"
+    assert "# Release notes" in md and "Sidebar link" not in md and "Untrusted web content" in md
+    # the page's literal "<script>" text reaches the Markdown only escaped (\\< renders as a plain "<")
+    assert "\\<script>" in md and "<script>" not in md.replace("\\<", "") and "javascript:" not in md
+    assert "WebFetch success" in bundle["text/plain"] or "200" in bundle["text/plain"]
+    (text,) = run("web", f"fetch {server.url('/t')} --mode raw --max-chars 20")
+    assert "````text\nplain ``` text\n````" in text["text/markdown"]
+    (cut,) = run("web", f"fetch {server.url('/t')} --max-chars 5")
+    assert "```text\nplain...\n```" in cut["text/markdown"] and "truncated" in cut["text/markdown"]
+
+
+def test_web_fetch_usage_errors(ip: Any) -> None:
+    with pytest.raises(UsageError):
+        ip.run_line_magic("web", "fetch")
+    with pytest.raises(UsageError):
+        ip.run_line_magic("web", "search")
+
+
+def test_config_rejects_bad_host_rules(ip: Any) -> None:
+    from holon_nb.notebook import _session
+
+    ip.run_line_magic("config", "HolonNB.web_allowed_hosts = ['a:b:c:d']")  # refused, the old value stays
+    assert _session.rt.settings.web_allowed_hosts == ()
+
+
+def test_safe_markdown_keeps_code_and_escapes_html() -> None:
+    md = "Hi <img src=x onerror=alert(1)> `a<b`\n```\nif a<b: pass\n```\n[x](javascript:alert(1)) [y](https://ok.org)"
+    out = safe_markdown(md)
+    assert "&lt;img" in out and "`a<b`" in out and "if a<b: pass" in out
+    assert "javascript:" not in out and "(https://ok.org)" in out
