@@ -28,7 +28,7 @@ from .live import LiveHub
 from .magics import HolonMagics
 from .session import _Session, current_session, set_session, wait_and_report
 from .work_magics import WorkMagics
-from .web_magics import WebMagics
+from .web import WebMagics
 from .workspace_magics import WorkspaceMagics
 from .image_magics import ImageMagics
 
@@ -59,7 +59,7 @@ def load(ip: Any) -> None:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
         session.turns = TurnHub(session)
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, WebMagics)]
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics, WebMagics)]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)

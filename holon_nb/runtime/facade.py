@@ -44,6 +44,7 @@ from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
 from .tasks.service import TaskService
+from .triggers import TriggerService
 from .web import WebService
 from .work.service import WorkService
 from .workspaces.service import WorkspaceService
@@ -149,7 +150,9 @@ class Runtime:
         self.web = WebService(lambda: self.settings)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
-        self._services = (self.workspaces, self.memory, self.agents, self.work)
+        self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon)
+        self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
+        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)
         for service in self._services:

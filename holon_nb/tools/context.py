@@ -106,3 +106,7 @@ class ToolContext(Protocol):
     @property
     def web(self) -> Any:
         """WebFetch, WebSearch and XSearch (``holon_nb.runtime.web.WebService``)."""
+
+    @property
+    def triggers(self) -> Any:
+        """External trigger capabilities (``holon_nb.runtime.triggers.TriggerService``)."""

@@ -60,12 +60,12 @@ def _builtin() -> Registry:
     from .builtin import agents; from .builtin import apply_patch; from .builtin import commands; from .builtin import memory; from .builtin import messages; from .builtin import models; from .builtin import tasks; from .builtin import timers; from .builtin import waiting; from .builtin import work_items; from .builtin import workspaces
     from .builtin import agent_creation; from .builtin import sleep
     from .builtin import images
-    from .builtin.external import web
+    from .builtin.external import triggers, web
 
     return Registry((
         *commands.SPECS, *tasks.SPECS, *apply_patch.SPECS, *workspaces.SPECS,
         *work_items.SPECS, *waiting.SPECS, *timers.SPECS, *messages.MESSAGE_SPECS, *agents.SPECS, *agent_creation.SPECS,
-        *memory.SPECS, *models.SPECS, *web.SPECS, *sleep.SPECS, *images.SPECS,
+        *memory.SPECS, *models.SPECS, *web.SPECS, *sleep.SPECS, *images.SPECS, *triggers.SPECS,
     ))
 
 

@@ -62,6 +62,10 @@ class RuntimeToolContext:
         return self._rt.web
 
     @property
+    def triggers(self) -> Any:
+        return self._rt.triggers
+
+    @property
     def agent_home(self) -> Path:
         return self._rt.tasks.agent_home(self.call.agent_id)
 

@@ -53,6 +53,7 @@ class RuntimeHost(Protocol):
     approvals: Any
     images: Any
     web: Any
+    triggers: Any
 
     @property
     def turns(self) -> Any: ...

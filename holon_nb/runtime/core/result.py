@@ -82,13 +82,15 @@ class ToolResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
+        from ...tools.builtin.external.triggers import redact_tokens  # trigger tokens never reach a saved notebook (spec §14)
         from ...tools.text import encodable, encodable_value
 
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
+        envelope = redact_tokens(self.display_envelope)
         bundle = {
-            "text/plain": encodable(self.display_text),
-            "text/html": encodable(render_card(self.display_envelope, self.full_receipt, self.duration_ms)),
-            RESULT_MIMETYPE: encodable_value(self.display_envelope),
+            "text/plain": encodable(redact_tokens(self.display_text)),
+            "text/html": encodable(render_card(envelope, redact_tokens(self.full_receipt), self.duration_ms)),
+            RESULT_MIMETYPE: encodable_value(envelope),
         }
         if self.previews:
             # the first picture as its own representation (JupyterLab prefers the HTML, which shows them all)

@@ -76,6 +76,8 @@ class AgentTasks:
         """
         home = self.svc.agent_home(self.agent_id)
         env = {**self.svc.env, "HOLON_RUNTIME": "1", "HOLON_AGENT_ID": self.agent_id, "HOLON_AGENT_HOME": str(home)}
+        if self.svc.extra_env is not None:
+            env.update(self.svc.extra_env(self.agent_id))
         for name in getattr(self.svc.settings(), "command_env_unset", ()):
             env.pop(name, None)
         spec = LaunchSpec(

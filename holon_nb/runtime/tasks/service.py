@@ -108,6 +108,8 @@ class TaskService:
         self.start_soon = start_soon
         self.settings = settings
         self.scrub = scrub
+        #: ``agent_id -> {name: value}`` added to each command's environment (the trigger plane's URL)
+        self.extra_env: Callable[[str], dict[str, str]] | None = None
         self.live: dict[str, _Live] = {}
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()

@@ -8,7 +8,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from _web_support import LocalServer, page
-from holon_nb.notebook.web_view import safe_markdown
+from holon_nb.notebook.web.view import safe_markdown
 
 RESULT = "application/vnd.holon.tool-result+json"
 HTML = """<html><body><nav><a href="/a">Sidebar link one</a> <a href="/b">Sidebar link two</a></nav>
@@ -59,3 +59,24 @@ def test_safe_markdown_keeps_code_and_escapes_html() -> None:
     out = safe_markdown(md)
     assert "&lt;img" in out and "`a<b`" in out and "if a<b: pass" in out
     assert "javascript:" not in out and "(https://ok.org)" in out
+
+
+def test_trigger_magics_keep_the_token_out_of_outputs(ip: Any, run: Any) -> None:
+    import json
+    import urllib.request
+
+    created = run("trigger", "create --var hook")
+    url = ip.user_ns["hook"]
+    token = url.rsplit("/", 1)[1]
+    assert token.startswith("cb_") and token not in json.dumps(created)
+    assert created[0][RESULT]["result"]["trigger_url"].endswith("/cb_[redacted]")
+    assert "hook" in created[1]["text/plain"]
+    with urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=10) as resp:
+        assert resp.status == 202
+    (table,) = run("trigger", "list")
+    tid = created[0][RESULT]["result"]["external_trigger_id"]
+    assert tid in table["text/plain"] and " 1 " in table["text/plain"] and token not in json.dumps(table)
+    (cancelled,) = run("trigger", f"cancel {tid}")
+    assert cancelled[RESULT]["result"]["status"] == "revoked"
+    with pytest.raises(UsageError):
+        ip.run_line_magic("trigger", "cancel")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.approvals import ApprovalRequest
+from holon_nb.runtime.agents.approvals import ApprovalRequest
 
 from _web_support import LocalServer, page
 

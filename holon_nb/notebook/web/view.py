@@ -11,8 +11,8 @@ import html
 import re
 from typing import Any
 
-from ..runtime import ToolResult
-from ..runtime.result import RESULT_MIMETYPE
+from ...runtime import ToolResult
+from ...runtime.core.result import RESULT_MIMETYPE
 
 __all__ = ["FetchView", "SearchView", "safe_markdown"]
 

@@ -14,10 +14,10 @@ from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..tools.errors import ToolCallError
-from .magics import SessionMagics, raise_option
-from .parsing import parse_quoted
-from .web_view import FetchView, SearchView
+from ...tools.errors import ToolCallError
+from ..magics import SessionMagics, raise_option
+from ..parsing import parse_quoted
+from .view import FetchView, SearchView
 
 __all__ = ["WebMagics"]
 
@@ -75,3 +75,58 @@ class WebMagics(SessionMagics):
             payload["max_results"] = args.max_results
         result = self._session.rt.call("WebSearch", payload)
         self._show(SearchView(result), result, args.raise_error)
+
+    # ------------------------------------------------------------ %trigger
+    @line_magic
+    @magic_arguments()
+    @argument("action", choices=("create", "cancel", "list"),
+              help="create: this agent's wake URL (CreateExternalTrigger); cancel ID: revoke it "
+                   "(CancelExternalTrigger); list: the agent's triggers (changes nothing).")
+    @argument("target", nargs="?", default=None, help="cancel: the external_trigger_id.")
+    @argument("--var", default="trigger_url",
+              help="create: the Python variable that receives the URL (default trigger_url). The URL is a bearer "
+                   "secret, so it is never shown or saved in the notebook.")
+    @argument("--agent", default=None, help="The agent (default: the notebook's agent).")
+    @raise_option
+    def trigger(self, line: str) -> None:
+        """Create, revoke or list external triggers: URLs that wake a waiting agent when POSTed to.
+
+        The callback server listens on 127.0.0.1 (``%config HolonNB.callback_port``); behind
+        JupyterHub or a remote server, expose it with jupyter-server-proxy and set
+        ``%config HolonNB.callback_base_url`` to the proxied URL.
+
+        Examples::
+
+            %trigger create
+            !curl -s -X POST "$trigger_url" -d '{"build": "passed"}'
+            %trigger list
+            %trigger cancel trigger_0123456789abcde
+        """
+        args = parse_quoted(self.trigger, line)
+        rt = self._session.rt
+        if args.action == "list":
+            from ..display import Table
+
+            rows = rt.triggers.list(args.agent or "default")
+            display(Table(f"external triggers of {args.agent or 'default'}",
+                          ["external_trigger_id", "status", "delivery_count", "created_at", "last_delivered_at",
+                           "revoked_at"],
+                          [[r[k] for k in ("external_trigger_id", "status", "delivery_count", "created_at",
+                                           "last_delivered_at", "revoked_at")] for r in rows], data=rows))
+            return
+        if args.action == "cancel":
+            if not args.target:
+                raise UsageError("%trigger cancel needs an external_trigger_id (see %trigger list)")
+            result = rt.call("CancelExternalTrigger", {"external_trigger_id": args.target}, agent=args.agent)
+            self._show(result, result, args.raise_error)
+            return
+        if not args.var.isidentifier():
+            raise UsageError(f"--var must be a Python identifier, got {args.var!r}")
+        result = rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}, agent=args.agent)
+        self._show(result, result, args.raise_error)  # the token is redacted in everything displayed
+        if result.ok:
+            from ..display import Note
+
+            self.shell.user_ns[args.var] = result.result["trigger_url"]
+            display(Note(f"The wake URL is in the Python variable {args.var} (a bearer secret: not shown, not saved). "
+                         f"POST to it to wake the agent, e.g. !curl -s -X POST \"${args.var}\"."))
