@@ -345,7 +345,7 @@ class Runtime:
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
         env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
-        key = (self.settings.extra_secrets, self.settings.providers)
+        key = (self.settings.extra_secrets, self.settings.providers, self.settings.web_search, self.settings.x_search)
         if self._scrub is None or self._scrub[0] != env or self._scrub[1] != key:
             extra = (*self.settings.extra_secrets, *self._provider_key_values())
             self._scrub = (dict(env), key, Scrubber(extra=extra))  # copied only when it changed
@@ -366,7 +366,8 @@ class Runtime:
             env = auth.get("env") if isinstance(auth, dict) else None
             names += [env] if isinstance(env, str) else [e for e in env if isinstance(e, str)] \
                 if isinstance(env, list) else []
-        return tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
+        keys = tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
+        return keys + self.web.secret_values()  # web search and xAI keys, whatever their variables' names
 
     # ------------------------------------------------------------ agent turns (turn-loop spec §1)
     @functools.cached_property

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .fetch import FetchConfig, Resolver, WebFetcher, system_resolver
+from .search import WebSearcher, search_config
 
 __all__ = ["WebService", "fetch_config"]
 
@@ -37,7 +38,20 @@ class WebService:
                  dial: Callable[[str], str] | None = None):
         self._settings = settings
         self.fetcher = WebFetcher(lambda: fetch_config(self._settings()), resolver, dial)
+        self.searcher = WebSearcher(lambda: search_config(self._settings()))
 
     async def fetch(self, url: str, max_chars: int | None, extract_mode: str) -> dict[str, Any]:
         """WebFetch (workspace spec §9); see :meth:`WebFetcher.fetch`."""
         return await self.fetcher.fetch(url, max_chars, extract_mode)
+
+    async def search(self, query: str, max_results: int | None, provider: str | None) -> dict[str, Any]:
+        """WebSearch (workspace spec §10); see :meth:`WebSearcher.search`."""
+        return await self.searcher.search(query, max_results, provider)
+
+    def secret_values(self) -> tuple[str, ...]:
+        """API keys of configured web providers found in the environment (scrubbed like model keys, D6)."""
+        try:
+            keys = search_config(self._settings()).key_values()
+        except ValueError:
+            keys = ()
+        return keys

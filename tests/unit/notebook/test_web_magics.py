@@ -80,3 +80,24 @@ def test_trigger_magics_keep_the_token_out_of_outputs(ip: Any, run: Any) -> None
     assert cancelled[RESULT]["result"]["status"] == "revoked"
     with pytest.raises(UsageError):
         ip.run_line_magic("trigger", "cancel")
+
+
+def test_web_search_shows_a_table_of_linked_titles(ip: Any, run: Any) -> None:
+    import json
+
+    results = [{"title": "Docs <1>", "url": "https://docs.example.org/1", "content": "first"},
+               {"title": "Evil", "url": "javascript:alert(1)", "content": "dropped"},
+               {"title": "Docs 2", "url": "https://docs.example.org/2", "content": "second"},
+               {"title": "Docs 3", "url": "https://docs.example.org/3", "content": "third"}]
+    route = lambda req: (200, {"content-type": "application/json"}, json.dumps({"results": results}).encode())  # noqa: E731
+    with LocalServer({"/search": route}) as srv:
+        ip.user_ns["_ws"] = {"providers": ["local"], "provider_configs": {"local": {"kind": "searxng",
+                                                                                    "base_url": srv.url("")}}}
+        ip.run_line_magic("config", "HolonNB.web_search = _ws")
+        (bundle,) = run("web", "search python  docs --max 2")
+    html = bundle["text/html"]
+    assert bundle[RESULT]["result"]["query"] == "python docs" and len(bundle[RESULT]["result"]["results"]) == 2
+    assert "<a href='https://docs.example.org/1'" in html and "Docs &lt;1&gt;" in html and "javascript" not in html
+    assert "Docs 3" not in html and "2 results" in html
+    (failed,) = run("web", "search x --provider nope")
+    assert failed[RESULT]["error"]["kind"] == "provider_unavailable"
