@@ -17,7 +17,7 @@ from IPython.display import display
 from ...tools.errors import ToolCallError
 from ..magics import SessionMagics, raise_option
 from ..parsing import parse_quoted
-from .view import FetchView, SearchView
+from .view import FetchView, SearchView, XSearchView
 
 __all__ = ["WebMagics"]
 
@@ -75,6 +75,36 @@ class WebMagics(SessionMagics):
             payload["max_results"] = args.max_results
         result = self._session.rt.call("WebSearch", payload)
         self._show(SearchView(result), result, args.raise_error)
+
+    # ------------------------------------------------------------ %xsearch
+    @line_magic
+    @magic_arguments()
+    @argument("query", nargs="*", help="What to look for on X (quote it to keep spacing).")
+    @argument("--handles", default=None, help="Only these authors: comma-separated handles (at most 10).")
+    @argument("--exclude", default=None, help="Leave these authors out: comma-separated handles (at most 10).")
+    @argument("--from", dest="from_date", default=None, help="Earliest post date, YYYY-MM-DD.")
+    @argument("--to", dest="to_date", default=None, help="Latest post date, YYYY-MM-DD.")
+    @raise_option
+    def xsearch(self, line: str) -> None:
+        """Search public X posts through xAI (XSearch); needs XAI_API_KEY.
+
+        Example::
+
+            %xsearch jupyter agents --handles holon_run --from 2026-01-01
+        """
+        args = parse_quoted(self.xsearch, line)
+        query = " ".join(args.query).strip()
+        if not query:
+            raise UsageError("%xsearch needs a query, e.g. %xsearch jupyter release")
+        payload: dict[str, Any] = {"query": query}
+        for field, value in (("allowed_x_handles", args.handles), ("excluded_x_handles", args.exclude)):
+            if value:
+                payload[field] = [h for h in (p.strip() for p in value.split(",")) if h]
+        for field in ("from_date", "to_date"):
+            if getattr(args, field):
+                payload[field] = getattr(args, field)
+        result = self._session.rt.call("XSearch", payload)
+        self._show(XSearchView(result), result, args.raise_error)
 
     # ------------------------------------------------------------ %trigger
     @line_magic

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from .fetch import FetchConfig, Resolver, WebFetcher, system_resolver
 from .search import WebSearcher, search_config
+from .xsearch import XSearcher
 
 __all__ = ["WebService", "fetch_config"]
 
@@ -39,6 +40,7 @@ class WebService:
         self._settings = settings
         self.fetcher = WebFetcher(lambda: fetch_config(self._settings()), resolver, dial)
         self.searcher = WebSearcher(lambda: search_config(self._settings()))
+        self.xsearcher = XSearcher(settings)
 
     async def fetch(self, url: str, max_chars: int | None, extract_mode: str) -> dict[str, Any]:
         """WebFetch (workspace spec §9); see :meth:`WebFetcher.fetch`."""
@@ -47,6 +49,15 @@ class WebService:
     async def search(self, query: str, max_results: int | None, provider: str | None) -> dict[str, Any]:
         """WebSearch (workspace spec §10); see :meth:`WebSearcher.search`."""
         return await self.searcher.search(query, max_results, provider)
+
+    async def x_search(self, query: str, allowed: list[str], excluded: list[str], from_date: str | None,
+                       to_date: str | None) -> dict[str, Any]:
+        """XSearch (workspace spec §11); see :meth:`XSearcher.search`."""
+        return await self.xsearcher.search(query, allowed, excluded, from_date, to_date)
+
+    def x_search_available(self) -> bool:
+        """True when XSearch resolves (rule 4): the turn loop then advertises it."""
+        return self.xsearcher.available()
 
     def secret_values(self) -> tuple[str, ...]:
         """API keys of configured web providers found in the environment (scrubbed like model keys, D6)."""

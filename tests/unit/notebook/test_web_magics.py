@@ -101,3 +101,27 @@ def test_web_search_shows_a_table_of_linked_titles(ip: Any, run: Any) -> None:
     assert "Docs 3" not in html and "2 results" in html
     (failed,) = run("web", "search x --provider nope")
     assert failed[RESULT]["error"]["kind"] == "provider_unavailable"
+
+
+def test_xsearch_magic(ip: Any, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    answer = {"model": "grok-4.3", "output": [{"type": "message", "content": [{"type": "output_text",
+              "text": "A <b>post</b>.", "annotations": [{"type": "url_citation", "url": "https://x.com/a/status/1"}]}]}]}
+    bodies: list[dict] = []
+
+    def route(req: Any):
+        bodies.append(json.loads(req.body))
+        return 200, {"content-type": "application/json"}, json.dumps(answer).encode()
+
+    monkeypatch.setenv("XAI_API_KEY", "xai-magic-key-000")
+    with LocalServer({"/v1/responses": route}) as srv:
+        ip.user_ns["_prov"] = {"xai": {"base_url": srv.url("/v1")}}
+        ip.run_line_magic("config", "HolonNB.providers = _prov")
+        (bundle,) = run("xsearch", "holon news --handles @holon_run,x_y --from 2026-01-01")
+    md = bundle["text/markdown"]
+    assert "A &lt;b>post&lt;/b>." in md and "1. <https://x.com/a/status/1>" in md
+    assert bodies[0]["tools"][0] == {"type": "x_search", "allowed_x_handles": ["holon_run", "x_y"],
+                                     "from_date": "2026-01-01"}
+    with pytest.raises(UsageError):
+        ip.run_line_magic("xsearch", "")

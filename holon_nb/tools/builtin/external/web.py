@@ -6,6 +6,8 @@ runtime's web plane (``ctx.web``, :mod:`holon_nb.runtime.web`). All three are re
 
 from __future__ import annotations
 
+import datetime as _dt
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +17,7 @@ from ...envelope import ToolError
 from ...errors import ToolFailure
 from ...spec import Family, Stability, ToolSpec
 
-__all__ = ["SPECS", "WebFetchInput", "WebSearchInput"]
+__all__ = ["SPECS", "WebFetchInput", "WebSearchInput", "XSearchInput"]
 
 _SURFACES = ("web adapter APIs",)
 UInt = Annotated[int, Field(ge=0, json_schema_extra={"format": "uint"})]
@@ -44,6 +46,74 @@ class WebSearchInput(_Strict):
                                                        "max_results (5 by default).")
     provider: str | None = Field(None, description="A configured provider id, duckduckgo, or auto (null): the "
                                                    "configured routing.")
+
+
+class XSearchInput(_Strict):
+    """Arguments of XSearch (workspace spec §11)."""
+
+    query: str = Field(description="What to look for on X.")
+    allowed_x_handles: list[str] = Field(default_factory=list, description="Only posts from these handles (at most "
+                                         "10; a leading @ is dropped); not together with excluded_x_handles.")
+    excluded_x_handles: list[str] = Field(default_factory=list, description="Leave out posts from these handles "
+                                          "(at most 10); not together with allowed_x_handles.")
+    from_date: str | None = Field(None, description="Earliest post date, YYYY-MM-DD.")
+    to_date: str | None = Field(None, description="Latest post date, YYYY-MM-DD; not before from_date.")
+
+
+_HANDLE = re.compile(r"[A-Za-z0-9_]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _bad(tool: str, field: str, problem: str, hint: str, **details: Any) -> ToolFailure:
+    return ToolFailure(ToolError(
+        kind="invalid_tool_input", message=f"{tool}: `{field}` {problem}",
+        details={"tool_name": tool, "field": field, "validation_error": problem, **details}, recovery_hint=hint))
+
+
+def _check_x(args: XSearchInput, tool_name: str) -> XSearchInput:
+    query = args.query.strip()
+    if not query:
+        raise _empty(tool_name, "query", "Pass what to look for, e.g. {\"query\": \"holon release\"}.")
+    lists = {}
+    for field in ("allowed_x_handles", "excluded_x_handles"):
+        raw = getattr(args, field)
+        if len(raw) > 10:
+            raise _bad(tool_name, field, "has more than 10 handles", "Pass at most 10 handles.", count=len(raw))
+        handles = []
+        for value in raw:
+            handle = value.strip()
+            handle = handle[1:] if handle.startswith("@") else handle
+            if not _HANDLE.fullmatch(handle):
+                raise _bad(tool_name, field, f"has an invalid handle {value!r}",
+                           "Handles are letters, digits and _ (a leading @ is allowed).", handle=value)
+            handles.append(handle)
+        lists[field] = handles
+    if lists["allowed_x_handles"] and lists["excluded_x_handles"]:
+        raise _bad(tool_name, "allowed_x_handles", "cannot be combined with excluded_x_handles",
+                   "Pass either allowed_x_handles or excluded_x_handles, not both.")
+    dates = {}
+    for field in ("from_date", "to_date"):
+        value = (getattr(args, field) or "").strip() or None
+        if value is not None:
+            try:
+                if not _DATE.fullmatch(value):
+                    raise ValueError
+                dates[field] = _dt.date.fromisoformat(value)
+            except ValueError:
+                raise _bad(tool_name, field, f"is not a valid YYYY-MM-DD date: {value!r}",
+                           "Write dates as YYYY-MM-DD, e.g. 2026-01-31.") from None
+    if "from_date" in dates and "to_date" in dates and dates["from_date"] > dates["to_date"]:
+        raise _bad(tool_name, "from_date", "is after to_date", "Swap the dates or widen the range.",
+                   from_date=str(dates["from_date"]), to_date=str(dates["to_date"]))
+    return args.model_copy(update={"query": query, **lists,
+                                   **{f: str(d) for f, d in dates.items()},
+                                   **{f: None for f in ("from_date", "to_date") if f not in dates}})
+
+
+async def x_search(args: XSearchInput, ctx: ToolContext) -> dict[str, Any]:
+    """Handler of XSearch (workspace spec §11)."""
+    return await ctx.web.x_search(args.query, list(args.allowed_x_handles), list(args.excluded_x_handles),
+                                  args.from_date, args.to_date)
 
 
 def _empty(tool: str, field: str, hint: str) -> ToolFailure:
@@ -90,4 +160,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(name="WebSearch", family=Family.WEB, input_model=WebSearchInput, handler=web_search,
              result_name="WebSearchResult", stability=Stability.EXPERIMENTAL, normalize=_check_search,
              related_surfaces=_SURFACES),
+    ToolSpec(name="XSearch", family=Family.WEB, input_model=XSearchInput, handler=x_search,
+             result_name="XSearchResult", stability=Stability.EXPERIMENTAL, normalize=_check_x,
+             related_surfaces=("xAI hosted search adapter",)),
 )
