@@ -14,6 +14,8 @@ inflating a whole chunk first (§9.2 rule 4).
 
 from __future__ import annotations
 
+import functools
+import ssl
 import typing
 import zlib
 
@@ -68,6 +70,12 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every WebFetch (loading the CA bundle costs ~50 ms; contexts are shareable)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class PinnedTransport(httpx.AsyncHTTPTransport):
     """``httpx.AsyncHTTPTransport`` (its exception mapping and stream types) over a pinned pool.
 
@@ -76,9 +84,9 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
     """
 
     def __init__(self, host: str, addresses: list[str], dial: typing.Callable[[str], str] | None = None):
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(), trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=_ssl_context(),
             max_connections=1, max_keepalive_connections=0,
             network_backend=PinnedBackend(host, addresses, dial),
         )
