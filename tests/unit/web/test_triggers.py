@@ -195,3 +195,14 @@ def test_the_token_never_reaches_the_logs(rt: Runtime, caplog: pytest.LogCapture
     rt.call("CancelExternalTrigger", {"external_trigger_id": made["external_trigger_id"]})
     post(made["trigger_url"])
     assert token not in caplog.text  # (a client logging the URL is caught here: the check is live)
+
+
+def test_get_agent_lists_active_triggers_without_the_token(rt: Runtime) -> None:
+    assert ok(rt.call("GetAgent", {}))["agent"]["active_external_triggers"] == []
+    made = ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))
+    result = rt.call("GetAgent", {})
+    [listed] = ok(result)["agent"]["active_external_triggers"]
+    assert listed["external_trigger_id"] == made["external_trigger_id"] and listed["status"] == "active"
+    assert "cb_" not in result.full_receipt
+    rt.call("CancelExternalTrigger", {"external_trigger_id": made["external_trigger_id"]})
+    assert ok(rt.call("GetAgent", {}))["agent"]["active_external_triggers"] == []
