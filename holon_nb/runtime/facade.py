@@ -150,7 +150,8 @@ class Runtime:
         self.web = WebService(lambda: self.settings)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
-        self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon)
+        self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon,
+                                       lambda *a: self._loop.portal.call(*a))
         self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
         self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)

@@ -42,19 +42,34 @@ class TriggerService:
         store: The runtime's store.
         work: The work service (``callback_event``, ``enqueue``): the one path that wakes waits.
         settings: ``() -> RuntimeSettings`` (``callback_base_url``, ``callback_port``).
-        start_soon: Starts a background coroutine in the runtime's task group.
+        start_soon: Starts a background coroutine in the runtime's task group (loop thread only).
+        from_thread: ``(fn, *args)`` runs ``fn`` on the loop from another thread and waits (the loop's portal);
+            :meth:`start` uses it to start the server for triggers of an earlier session.
     """
 
-    def __init__(self, store: Any, work: Any, settings: Callable[[], Any], start_soon: Callable[..., None]):
+    def __init__(self, store: Any, work: Any, settings: Callable[[], Any], start_soon: Callable[..., None],
+                 from_thread: Callable[..., Any] | None = None):
         self.store = store
         self.work = work
         self._settings = settings
         self.records = TriggerRecords(store)
+        self._start_soon = start_soon
+        self._from_thread = from_thread
         self.server = CallbackServer(self.deliver, start_soon)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Nothing to do at runtime start: the server starts with the first active trigger (:meth:`ensure_server`)."""
+        """At runtime start, serve again when triggers of an earlier session are still active (their URLs
+        keep working across a kernel restart when ``callback_port`` is fixed); otherwise the server starts
+        with the first trigger (:meth:`ensure_server`)."""
+        if self.records.any_active() and self._from_thread is not None:
+            self._from_thread(self._start_soon, self._serve_existing)
+
+    async def _serve_existing(self) -> None:
+        try:
+            await self.ensure_server()
+        except OSError as exc:
+            log.warning("the callback server for existing external triggers could not start: %s", exc)
 
     async def close(self) -> None:
         """Stop the callback server."""

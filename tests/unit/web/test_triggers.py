@@ -206,3 +206,21 @@ def test_get_agent_lists_active_triggers_without_the_token(rt: Runtime) -> None:
     assert "cb_" not in result.full_receipt
     rt.call("CancelExternalTrigger", {"external_trigger_id": made["external_trigger_id"]})
     assert ok(rt.call("GetAgent", {}))["agent"]["active_external_triggers"] == []
+
+
+def test_active_triggers_work_again_after_a_restart(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    from holon_nb.runtime import RuntimeSettings
+
+    settings = RuntimeSettings(callback_port=port)  # e.g. $HOLON_NB_CALLBACK_PORT, read when the kernel starts
+    with Runtime(home=tmp_path / "h", workspace=tmp_path, settings=settings) as first:
+        url = ok(first.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"]
+    with Runtime(home=tmp_path / "h", workspace=tmp_path, settings=settings) as second:
+        eventually(lambda: second.triggers.server.running)
+        assert ok(second.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"] == url
+        assert post(url)[0] == 202
+        assert second.triggers.env_for("default") == {"HOLON_EXTERNAL_TRIGGER_URL": url}
