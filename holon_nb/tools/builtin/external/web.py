@@ -52,9 +52,9 @@ class XSearchInput(_Strict):
     """Arguments of XSearch (workspace spec §11)."""
 
     query: str = Field(description="What to look for on X.")
-    allowed_x_handles: list[str] = Field(default_factory=list, description="Only posts from these handles (at most "
+    allowed_x_handles: list[str] = Field([], description="Only posts from these handles (at most "
                                          "10; a leading @ is dropped); not together with excluded_x_handles.")
-    excluded_x_handles: list[str] = Field(default_factory=list, description="Leave out posts from these handles "
+    excluded_x_handles: list[str] = Field([], description="Leave out posts from these handles "
                                           "(at most 10); not together with allowed_x_handles.")
     from_date: str | None = Field(None, description="Earliest post date, YYYY-MM-DD.")
     to_date: str | None = Field(None, description="Latest post date, YYYY-MM-DD; not before from_date.")
