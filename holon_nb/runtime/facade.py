@@ -135,6 +135,7 @@ class Runtime:
         self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
+        self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
             self.store, self.home, os.environ, self.events.publish,
@@ -147,7 +148,6 @@ class Runtime:
         self.memory = MemoryService(self)
         self.model_catalog = ModelCatalogService(self)
         self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
-        self.web = WebService(lambda: self.settings)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
         self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon,
