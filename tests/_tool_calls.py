@@ -93,4 +93,48 @@ def success_calls(rt: Runtime, workspace: Path, tmp: Path) -> dict[str, Any]:
     call("ListProviderModels", {"provider": "scripted"})
     call("Sleep", {})
     call("InvokeAgent", {"message": "hi", "agent_id": "reviewer"})
+    _web_calls(rt, tmp, call)
+    trigger = call("CreateExternalTrigger", {"delivery_mode": "wake_hint", "description": "CI finished"}).result
+    call("CancelExternalTrigger", {"external_trigger_id": trigger["external_trigger_id"]})
     return out
+
+
+_PAGE = (b"<html><head><title>Notes</title></head><body><nav>Home | About</nav><main><h1>Release notes</h1>"
+         b"<p>Version 2 reads receipts as prose and keeps every work item across a restart.</p>"
+         b"<ul><li>faster commands</li><li>web tools</li></ul></main><footer>(c) us</footer></body></html>")
+
+
+def _web_calls(rt: Runtime, tmp: Path, call: Any) -> None:
+    """WebFetch from a page served on 127.0.0.1 (allow-listed), WebSearch through a ``command`` provider."""
+    import json
+    import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(_PAGE)))
+            self.end_headers()
+            self.wfile.write(_PAGE)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        script = tmp / "search.py"
+        hits = [{"title": "Release notes", "url": f"http://127.0.0.1:{port}/notes", "snippet": "Version 2"}]
+        script.write_text(f"import sys\nsys.stdout.write({json.dumps({'results': hits})!r})\n")
+        rt.settings = rt.settings.replace(
+            web_allowed_hosts=(f"127.0.0.1:{port}",),
+            web_search={"providers": ["local"], "provider_configs": {"local": {
+                "kind": "command", "command": [sys.executable, str(script), "{{query}}", "{{max_results}}"]}}})
+        call("WebFetch", {"url": f"http://127.0.0.1:{port}/notes"})
+        call("WebSearch", {"query": "release notes"})
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -29,10 +29,11 @@ from .live import LiveHub
 from .magics import HolonMagics
 from .session import _Session, current_session, set_session, wait_and_report
 from .work_magics import WorkMagics
+from .web import WebMagics
 from .workspace_magics import WorkspaceMagics
 from .image_magics import ImageMagics
 
-__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
+__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WebMagics", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -59,7 +60,7 @@ def load(ip: Any) -> None:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
         session.turns = TurnHub(session)
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics)]
+        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics, WebMagics)]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)

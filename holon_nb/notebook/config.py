@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 from ..providers.catalog import ProviderConfigError, check_provider_settings
@@ -28,6 +28,14 @@ __all__ = ["SETTING_TRAITS", "SETTINGS_INPUTS", "KERNEL_COLOUR_VARIABLES", "Holo
 #: Variables ipykernel sets for the kernel's subprocesses that force colour even into pipes
 #: (``ipykernel.zmqshell.ZMQInteractiveShell.init_environment``).
 KERNEL_COLOUR_VARIABLES = ("FORCE_COLOR", "CLICOLOR_FORCE")
+
+#: The web and external-trigger traits (workspace spec §9-§11, §14), mirrored like the others.
+WEB_TRAITS = (
+    "web_fetch_enabled", "web_fetch_max_chars", "web_fetch_max_response_bytes", "web_fetch_timeout_s",
+    "web_fetch_max_redirects", "web_allowed_hosts", "web_denied_hosts", "web_search", "x_search",
+    "callback_base_url", "callback_port",
+)
+_TUPLE_TRAITS = ("web_allowed_hosts", "web_denied_hosts")
 
 #: Traits mirrored one-to-one into :class:`RuntimeSettings` fields.
 SETTING_TRAITS = (
@@ -44,9 +52,21 @@ SETTING_TRAITS = (
     "store_busy_timeout_s",
     "memory_index_interval_s",
     "shell_snapshot",
+    *WEB_TRAITS,
 )
 #: Every trait :meth:`HolonNB.to_settings` reads (a change is pushed to the runtime).
 SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours")
+
+
+def _settings_default(name: str) -> Any:
+    """A traitlets ``@default`` for ``name`` that reads :class:`RuntimeSettings` (and so the environment)."""
+
+    @default(name)
+    def _get(self: Any) -> Any:
+        value = getattr(RuntimeSettings(), name)
+        return list(value) if isinstance(value, tuple) else value
+
+    return _get
 
 
 class HolonNB(Configurable):
@@ -179,6 +199,87 @@ class HolonNB(Configurable):
              "faster are coalesced. Clamped to 0.5..60.",
     ).tag(config=True)
 
+    web_fetch_enabled = Bool(help="Let WebFetch fetch pages (default True; $HOLON_NB_WEB_FETCH_ENABLED).").tag(config=True)
+
+    web_fetch_max_chars = Int(
+        help="Most characters of text WebFetch returns (default 20000); a call's max_chars is clamped to it.",
+    ).tag(config=True)
+
+    web_fetch_max_response_bytes = Int(
+        help="Most decoded body bytes WebFetch reads per page (default 750000); the rest is discarded.",
+    ).tag(config=True)
+
+    web_fetch_timeout_s = Float(
+        help="Seconds one WebFetch request (one redirect hop, body included) may take; at least 1 (default 20).",
+    ).tag(config=True)
+
+    web_fetch_max_redirects = Int(help="Most redirects WebFetch follows (default 5).").tag(config=True)
+
+    web_allowed_hosts = List(
+        Unicode(),
+        help="Hosts WebFetch may fetch, as host, host:port, [ipv6] or [ipv6]:port (exact, case-insensitive). "
+             "Empty: any public host. A listed host may resolve to a private or loopback address (e.g. "
+             "'127.0.0.1:8000' for a local server); cloud metadata addresses are refused always. "
+             "Default: $HOLON_NB_WEB_ALLOWED_HOSTS (comma-separated).",
+    ).tag(config=True)
+
+    web_denied_hosts = List(
+        Unicode(), help="Hosts WebFetch never fetches (same rule syntax; wins over web_allowed_hosts).",
+    ).tag(config=True)
+
+    web_search = Dict(
+        help="WebSearch providers and routing: {\"mode\": \"fallback\"|\"single\"|\"aggregate\", "
+             "\"providers\": [ids in order], \"max_results\": 5, \"provider_configs\": {\"<id>\": {\"kind\": "
+             "\"searxng\"|\"brave\"|\"tavily\"|\"exa\"|\"command\", \"base_url\": …, \"api_key_env\": "
+             "\"VAR\", \"command\": [argv with {{query}}]}}}. Keys never go here: api_key_env names the variable. "
+             "Empty: the key-free DuckDuckGo Lite scrape.",
+    ).tag(config=True)
+
+    x_search = Dict(
+        help="XSearch: {\"enabled\": true, \"base_url\": \"https://api.x.ai/v1\", \"api_key_env\": \"XAI_API_KEY\", "
+             "\"model\": \"grok-4.3\", \"timeout_seconds\": 60}. Available (and advertised) only when the key "
+             "variable is set.",
+    ).tag(config=True)
+
+    callback_base_url = Unicode(
+        help="Base URL of external trigger URLs (CreateExternalTrigger) when the kernel is reached through a "
+             "proxy, e.g. https://hub.example.org/user/me/proxy/8765 with jupyter-server-proxy. Empty: the local "
+             "callback server's http://127.0.0.1:<port>.",
+    ).tag(config=True)
+
+    callback_port = Int(
+        help="Port of the local callback server (127.0.0.1) that serves external trigger URLs; 0 picks a free "
+             "one. Started only when the first trigger exists.",
+    ).tag(config=True)
+
+    # the web defaults follow the environment ($HOLON_NB_WEB_*, $HOLON_NB_CALLBACK_*), as RuntimeSettings reads it
+    _d1 = _settings_default("web_fetch_enabled")
+    _d2 = _settings_default("web_fetch_max_chars")
+    _d3 = _settings_default("web_fetch_max_response_bytes")
+    _d4 = _settings_default("web_fetch_timeout_s")
+    _d5 = _settings_default("web_fetch_max_redirects")
+    _d6 = _settings_default("web_allowed_hosts")
+    _d7 = _settings_default("web_denied_hosts")
+    _d8 = _settings_default("callback_base_url")
+    _d9 = _settings_default("callback_port")
+
+    @validate("web_fetch_max_chars", "web_fetch_max_response_bytes", "web_fetch_max_redirects", "callback_port")
+    def _non_negative_web(self, proposal: Any) -> int:
+        value = proposal["value"]
+        if isinstance(value, bool) or value < 0:
+            raise TraitError(f"HolonNB.{proposal['trait'].name} must be a number of 0 or more, got {value!r}")
+        return value
+
+    @validate("web_allowed_hosts", "web_denied_hosts")
+    def _check_host_rules(self, proposal: Any) -> list[str]:
+        from ..runtime.web.policy import parse_host_rules
+
+        try:
+            parse_host_rules(proposal["value"])
+        except ValueError as exc:
+            raise TraitError(f"HolonNB.{proposal['trait'].name}: {exc}") from None
+        return proposal["value"]
+
     @default("default_tool_output_tokens")
     def _default_tokens(self) -> int:
         return RuntimeSettings().default_tool_output_tokens
@@ -255,4 +356,7 @@ class HolonNB(Configurable):
         """
         base = base if base is not None else RuntimeSettings()
         unset = () if self.command_colours else KERNEL_COLOUR_VARIABLES
-        return base.replace(command_env_unset=unset, **{name: getattr(self, name) for name in SETTING_TRAITS})
+        values = {name: getattr(self, name) for name in SETTING_TRAITS}
+        for name in _TUPLE_TRAITS:
+            values[name] = tuple(values[name])
+        return base.replace(command_env_unset=unset, **values)

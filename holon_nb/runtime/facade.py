@@ -47,6 +47,8 @@ from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
 from .tasks.service import TaskService
+from .triggers import TriggerService
+from .web import WebService
 from .work.service import WorkService
 from .workspaces.service import WorkspaceService
 
@@ -136,6 +138,7 @@ class Runtime:
         self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
+        self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
             self.store, self.home, os.environ, self.events.publish,
@@ -150,7 +153,10 @@ class Runtime:
         self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
-        self._services = (self.workspaces, self.memory, self.agents, self.work)
+        self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon,
+                                       lambda *a: self._loop.portal.call(*a))
+        self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
+        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)
         self.tasks.start_shell_snapshot(resolve_shell(None), str(self.workspace))  # in the background
@@ -371,7 +377,7 @@ class Runtime:
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
         env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
-        key = (self.settings.extra_secrets, self.settings.providers)
+        key = (self.settings.extra_secrets, self.settings.providers, self.settings.web_search, self.settings.x_search)
         if self._scrub is None or self._scrub[0] != env or self._scrub[1] != key:
             extra = (*self.settings.extra_secrets, *self._provider_key_values())
             self._scrub = (dict(env), key, Scrubber(extra=extra))  # copied only when it changed
@@ -392,7 +398,8 @@ class Runtime:
             env = auth.get("env") if isinstance(auth, dict) else None
             names += [env] if isinstance(env, str) else [e for e in env if isinstance(e, str)] \
                 if isinstance(env, list) else []
-        return tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
+        keys = tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
+        return keys + self.web.secret_values()  # web search and xAI keys, whatever their variables' names
 
     # ------------------------------------------------------------ agent turns (turn-loop spec §1)
     @functools.cached_property

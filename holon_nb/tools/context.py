@@ -104,6 +104,14 @@ class ToolContext(Protocol):
     def model_catalog(self) -> Any:
         """Provider and model listing (``holon_nb.runtime.models.catalog.ModelCatalogService``)."""
 
+    @property
+    def web(self) -> Any:
+        """WebFetch, WebSearch and XSearch (``holon_nb.runtime.web.WebService``)."""
+
+    @property
+    def triggers(self) -> Any:
+        """External trigger capabilities (``holon_nb.runtime.triggers.TriggerService``)."""
+
 
 def resolve_shell(shell: str | None) -> str:
     """Resolve the shell program (commands spec §4.1): explicit, else from ``$SHELL``, else ``sh``.

@@ -112,6 +112,19 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "image_generation_failed": (None, False),
     "generated_media_write_failed": (None, False),
     "generated_image_invalid": (None, False),
+    # --- web (workspace spec §9-§11)
+    "web_fetch_disabled": ("policy", False),
+    "invalid_url": ("validation", False),
+    "network_denied": ("policy", False),
+    "network_failed": ("network", True),
+    "too_many_redirects": ("network", False),
+    "redirect_without_location": ("network", False),
+    "invalid_redirect_location": ("network", False),
+    "provider_unavailable": ("provider", False),
+    "rate_limited": ("provider", True),
+    "parse_failed": ("provider", False),
+    "response_too_large": ("provider", False),
+    "x_search_unavailable": ("provider", False),
 }
 
 DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS = 2500

@@ -73,8 +73,10 @@ _BUILTIN: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("agent_creation", "SPECS", ("CreateAgent", "InvokeAgent")),
     ("memory", "SPECS", ("MemorySearch", "MemoryGet")),
     ("models", "SPECS", ("ListModelProviders", "ListProviderModels")),
+    ("external.web", "SPECS", ("WebFetch", "WebSearch", "XSearch")),
     ("sleep", "SPECS", ("Sleep",)),
     ("images", "SPECS", ("ViewImage", "GenerateImage")),
+    ("external.triggers", "SPECS", ("CreateExternalTrigger", "CancelExternalTrigger")),
 )
 
 

@@ -149,7 +149,8 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
         "execution": {"mode": "direct_calls", "profile_preset": identity["profile_preset"]},
         "loaded_agents_md": [],
         "skills": [],
-        "active_external_triggers": [],
+        "active_external_triggers": [  # the trigger plane's public records (never the token; workspace §14)
+            t for t in (rt.triggers.list(agent_id) if getattr(rt, "triggers", None) else []) if t["status"] == "active"],
         "recent_brief_count": _brief_count(rt, agent_id),
         "recent_event_count": _count(rt, "SELECT COUNT(*) FROM messages WHERE agent_id=?", (agent_id,)),
     }

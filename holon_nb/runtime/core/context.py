@@ -58,6 +58,14 @@ class RuntimeToolContext:
         return self._rt.model_catalog.bind(self.call)
 
     @property
+    def web(self) -> Any:
+        return self._rt.web
+
+    @property
+    def triggers(self) -> Any:
+        return self._rt.triggers
+
+    @property
     def agent_home(self) -> Path:
         return self._rt.tasks.agent_home(self.call.agent_id)
 

@@ -52,6 +52,8 @@ class RuntimeHost(Protocol):
     model_catalog: Any
     approvals: Any
     images: Any
+    web: Any
+    triggers: Any
 
     @property
     def turns(self) -> Any: ...

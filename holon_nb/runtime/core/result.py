@@ -83,10 +83,13 @@ class ToolResult:
         When the receipt is over the model's tool-output budget, a last line says
         that a model gets a stand-in for it.
         """
+        from ...tools.builtin.external.triggers import redact_tokens
         from ...tools.human import render_human
         from ...tools.registry import REGISTRY
 
-        text = render_human(self.display_envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
+        # trigger tokens are redacted before the human rendering cuts long values (a cut token would survive)
+        envelope = redact_tokens(self.display_envelope)
+        text = render_human(envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
         if not self.projected:
             return text
         return (f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "
@@ -94,14 +97,16 @@ class ToolResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
+        from ...tools.builtin.external.triggers import redact_tokens  # trigger tokens never reach a saved notebook (spec §14)
         from ...tools.text import encodable, encodable_value
 
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
+        envelope = redact_tokens(self.display_envelope)
         bundle = {
-            "text/plain": encodable(self.display_text),
-            "text/html": encodable(render_card(self.display_envelope, self.receipt, self.duration_ms,
-                                               self.display_text, self.paths)),
-            RESULT_MIMETYPE: encodable_value(self.display_envelope),
+            "text/plain": encodable(redact_tokens(self.display_text)),
+            "text/html": encodable(render_card(envelope, redact_tokens(self.receipt), self.duration_ms,
+                                               redact_tokens(self.display_text), self.paths)),
+            RESULT_MIMETYPE: encodable_value(envelope),
         }
         if self.previews:
             # the first picture as its own representation (JupyterLab prefers the HTML, which shows them all)

@@ -28,6 +28,15 @@ def _env_float(name: str, default: float) -> float:
         return default
 
 
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    return default if not value else value not in ("0", "false", "no", "off")
+
+
+def _env_list(name: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in os.environ.get(name, "").split(",") if part.strip())
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None) -> Path:
     """Resolve the holon home: explicit, else ``$HOLON_NB_HOME``, else ``<workspace or cwd>/.holon``.
 
@@ -84,6 +93,19 @@ class RuntimeSettings:
             catches up for at most 0.5 s before answering, and ``index_status`` reports any lag).
         shell_snapshot: Run login-shell commands through a snapshot of the login profile
             (:mod:`holon_nb.runtime.tasks.snapshot`); env ``HOLON_SHELL_SNAPSHOT`` (``0`` turns it off).
+        web_fetch_enabled, web_fetch_max_chars, web_fetch_max_response_bytes, web_fetch_timeout_s,
+        web_fetch_max_redirects, web_allowed_hosts, web_denied_hosts: WebFetch policy (workspace spec §9;
+            env ``HOLON_NB_WEB_FETCH_ENABLED``, ``…_MAX_CHARS``, ``…_MAX_RESPONSE_BYTES``, ``…_TIMEOUT_S``,
+            ``…_MAX_REDIRECTS``, ``HOLON_NB_WEB_ALLOWED_HOSTS`` / ``…_DENIED_HOSTS`` as comma lists).
+            Host rules are ``host``, ``host:port``, ``[ipv6]`` or ``[ipv6]:port``, exact, case-insensitive.
+        web_search: WebSearch configuration (workspace spec §10): ``{"mode", "provider", "providers",
+            "max_results", "max_provider_attempts", "enabled", "provider_configs": {id: {kind, base_url,
+            api_key_env, command, limits}}}``; env ``HOLON_NB_WEB_SEARCH`` (JSON) supplies defaults.
+        x_search: XSearch configuration (workspace spec §11): ``{"enabled", "base_url", "api_key_env",
+            "model", "timeout_seconds"}``; env ``XAI_API_KEY`` makes it available.
+        callback_base_url: Base of external trigger URLs (spec §14); empty means the local callback server's
+            own ``http://127.0.0.1:<port>`` (env ``HOLON_NB_CALLBACK_BASE_URL``).
+        callback_port: Port of the local callback server; 0 picks a free one (env ``HOLON_NB_CALLBACK_PORT``).
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -103,6 +125,18 @@ class RuntimeSettings:
     store_busy_timeout_s: float = field(default_factory=lambda: float(_env_int("HOLON_NB_STORE_BUSY_TIMEOUT_S", 30)))
     shell_snapshot: bool = field(default_factory=lambda: os.environ.get("HOLON_SHELL_SNAPSHOT", "1").strip().lower()
                                  not in ("0", "false", "no", "off"))
+    web_fetch_enabled: bool = field(default_factory=lambda: _env_bool("HOLON_NB_WEB_FETCH_ENABLED", True))
+    web_fetch_max_chars: int = field(default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_CHARS", 20_000))
+    web_fetch_max_response_bytes: int = field(
+        default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_RESPONSE_BYTES", 750_000))
+    web_fetch_timeout_s: float = field(default_factory=lambda: _env_float("HOLON_NB_WEB_FETCH_TIMEOUT_S", 20.0))
+    web_fetch_max_redirects: int = field(default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_REDIRECTS", 5))
+    web_allowed_hosts: tuple[str, ...] = field(default_factory=lambda: _env_list("HOLON_NB_WEB_ALLOWED_HOSTS"))
+    web_denied_hosts: tuple[str, ...] = field(default_factory=lambda: _env_list("HOLON_NB_WEB_DENIED_HOSTS"))
+    web_search: Mapping[str, Any] = field(default_factory=dict)
+    x_search: Mapping[str, Any] = field(default_factory=dict)
+    callback_base_url: str = field(default_factory=lambda: os.environ.get("HOLON_NB_CALLBACK_BASE_URL", ""))
+    callback_port: int = field(default_factory=lambda: _env_int("HOLON_NB_CALLBACK_PORT", 0))
 
     def replace(self, **changes: object) -> "RuntimeSettings":
         """Return a copy with ``changes`` applied.

@@ -109,6 +109,8 @@ class TaskService:
         self.start_soon = start_soon
         self.settings = settings
         self.scrub = scrub
+        #: ``agent_id -> {name: value}`` added to each command's environment (the trigger plane's URL)
+        self.extra_env: Callable[[str], dict[str, str]] | None = None
         self.live: dict[str, _Live] = {}
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
@@ -133,6 +135,8 @@ class TaskService:
         env = {**self.env, "HOLON_RUNTIME": "1"}
         if agent_id is not None:
             env.update(HOLON_AGENT_ID=agent_id, HOLON_AGENT_HOME=str(self.agent_home(agent_id)))
+            if self.extra_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
+                env.update(self.extra_env(agent_id))
         for name in getattr(self.settings(), "command_env_unset", ()):
             env.pop(name, None)
         return env

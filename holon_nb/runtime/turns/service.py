@@ -294,12 +294,13 @@ class TurnService:
 
     def advertised_tools(self, profile: Profile) -> tuple[ProviderToolSpec, ...]:
         """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached."""
-        key = (profile, id(self.rt.registry), self.configured_tools)
+        configured = self.configured_tools | ({"XSearch"} if self.rt.web.x_search_available() else set())
+        key = (profile, id(self.rt.registry), configured)
         tools = self._tools.get(key)
         if tools is None:
             tools = tuple(ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
                           for s in self.rt.registry.model_facing(profile)
-                          if s.name not in UNCONFIGURED_TOOLS or s.name in self.configured_tools)
+                          if s.name not in UNCONFIGURED_TOOLS or s.name in configured)
             self._tools[key] = tools
         return tools
 

@@ -134,11 +134,18 @@ def _set_path(args: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[s
     return args
 
 
+#: Optional-typed fields a tool requires at run time, so null is not "the default" there: CancelExternalTrigger's
+#: ``external_trigger_id`` is ``string | null`` yet required (workspace spec §14.2; the hidden tool is never
+#: lowered for a model).
+_REQUIRED_AT_RUNTIME = {("CancelExternalTrigger", ("external_trigger_id",))}
+
+
 def _cases():
     for name in TOOLS:
         source = input_schema(REGISTRY.get(name).input_model)
         for path in _optional_paths(source):
-            yield pytest.param(name, path, id=f"{name}:{'.'.join(path)}")
+            if (name, path) not in _REQUIRED_AT_RUNTIME:
+                yield pytest.param(name, path, id=f"{name}:{'.'.join(path)}")
 
 
 def _node_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:

@@ -73,9 +73,9 @@ def calls(tmp_path: Path, workspace: Path) -> Any:
 
 def test_every_tool_success_receipt_reads_as_text(calls: Any, workspace: Path) -> None:
     rt, results = calls
-    # the image tools succeed only against a vision or image model (their own tests serve one on 127.0.0.1);
-    # here their real receipts are the domain errors of a call without one (test_image_tools_without_a_model)
-    assert set(REGISTRY.names()) - IMAGE_TOOLS <= set(results), set(REGISTRY.names()) - set(results)
+    # the image tools and XSearch succeed only against a model server (their own tests serve one on 127.0.0.1);
+    # here their real receipts are the domain errors of a call without one (test_*_without_a_model)
+    assert set(REGISTRY.names()) - IMAGE_TOOLS - {"XSearch"} <= set(results), set(REGISTRY.names()) - set(results)
     for name, result in results.items():
         text = check_rules(result, rt.home, workspace)
         assert len(text.splitlines()) >= 2 or not result.result, name  # the result's fields follow the headline
@@ -124,6 +124,21 @@ def test_image_tools_without_a_model(rt: Runtime, workspace: Path, monkeypatch: 
     assert re.search(r"^      path +a\.png$", text, re.M), text  # the validated image, relative to the workspace
     gen = rt.call("GenerateImage", {"prompt": "a red square"})
     assert re.search(r"^  hint +Set HOLON_IMAGE_GENERATION_MODEL", check_rules(gen, rt.home, workspace), re.M)
+
+
+def test_x_search_without_a_key(rt: Runtime, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XAI_API_KEY", raising=False)
+    r = rt.call("XSearch", {"query": "holon_nb"})
+    text = check_rules(r, rt.home, workspace)
+    assert re.search(r"^  kind +x_search_unavailable$", text, re.M), text
+    assert re.search(r"^  hint +\S", text, re.M), text
+
+
+def test_web_receipts_read_as_text(calls: Any) -> None:
+    _, results = calls
+    fetched = results["WebFetch"].display_text
+    assert "Release notes" in fetched and "Version 2 reads receipts" in fetched
+    assert "Release notes" in results["WebSearch"].display_text
 
 
 def test_every_tool_error_receipt_names_kind_and_hint(rt: Runtime, workspace: Path) -> None:

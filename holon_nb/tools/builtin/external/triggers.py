@@ -1,0 +1,93 @@
+"""External trigger tools: CreateExternalTrigger, CancelExternalTrigger (workspace spec §14).
+
+Both are registry-dispatchable but hidden (never advertised to a model; listed under the
+inventory's ``hidden_tools``), family ``external_trigger``, allowed for every profile. The
+capability lives in the runtime's trigger plane (``ctx.triggers``,
+:mod:`holon_nb.runtime.triggers`).
+
+:func:`redact_tokens` removes capability tokens from anything a notebook shows or saves: the
+token is a bearer credential, returned only in the create result's ``trigger_url``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ...context import ToolContext
+from ...envelope import ToolError
+from ...errors import ToolFailure
+from ...spec import Family, Stability, ToolSpec
+
+__all__ = ["SPECS", "TOKEN_PATTERN", "CancelExternalTriggerInput", "CreateExternalTriggerInput", "redact_tokens"]
+
+#: A capability token (``cb_`` + 64 hex digits).
+TOKEN_PATTERN = re.compile(r"cb_[0-9a-f]{64}")
+_SURFACES = ("external trigger capability URLs",)
+
+
+def redact_tokens(value: Any) -> Any:
+    """``value`` (text, or JSON-like dicts and lists) with every capability token replaced by ``cb_[redacted]``."""
+    if isinstance(value, str):
+        return TOKEN_PATTERN.sub("cb_[redacted]", value) if "cb_" in value else value
+    if isinstance(value, dict):
+        return {k: redact_tokens(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_tokens(v) for v in value]
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class CreateExternalTriggerInput(_Strict):
+    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``."""
+
+    description: str | None = Field(None, description="Accepted and ignored.")
+    source: str | None = Field(None, description="Accepted and ignored.")
+    delivery_mode: Literal["enqueue_message", "wake_hint"] = Field(
+        description="Requested delivery; the capability is always wake_hint (alias wake_only accepted).")
+
+    @field_validator("delivery_mode", mode="before")
+    @classmethod
+    def _alias(cls, value: Any) -> Any:
+        return "wake_hint" if value == "wake_only" else value
+
+
+class CancelExternalTriggerInput(_Strict):
+    """Arguments of CancelExternalTrigger (§14.2)."""
+
+    external_trigger_id: str | None = Field(None, description="The trigger to revoke (required).")
+
+
+def _require_id(args: CancelExternalTriggerInput, tool_name: str) -> CancelExternalTriggerInput:
+    value = (args.external_trigger_id or "").strip()
+    if not value:
+        raise ToolFailure(ToolError(
+            kind="invalid_tool_input", message=f"{tool_name}: `external_trigger_id` must not be empty",
+            details={"tool_name": tool_name, "field": "external_trigger_id", "validation_error": "must not be empty"},
+            recovery_hint="Pass the external_trigger_id CreateExternalTrigger returned."))
+    return args.model_copy(update={"external_trigger_id": value})
+
+
+async def create_external_trigger(args: CreateExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
+    """Handler of CreateExternalTrigger (§14.1)."""
+    return await ctx.triggers.create(ctx.call.agent_id)
+
+
+async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
+    """Handler of CancelExternalTrigger (§14.2)."""
+    return ctx.triggers.cancel(ctx.call.agent_id, str(args.external_trigger_id))
+
+
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(name="CreateExternalTrigger", family=Family.EXTERNAL_TRIGGER, input_model=CreateExternalTriggerInput,
+             handler=create_external_trigger, result_name="ExternalTriggerCapability", stability=Stability.HIDDEN,
+             related_surfaces=_SURFACES),
+    ToolSpec(name="CancelExternalTrigger", family=Family.EXTERNAL_TRIGGER, input_model=CancelExternalTriggerInput,
+             handler=cancel_external_trigger, result_name="ExternalTriggerRecord", stability=Stability.HIDDEN,
+             normalize=_require_id, related_surfaces=_SURFACES),
+)
