@@ -56,6 +56,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
+from ..tools.ansi import terminal_text as _terminal
 
 __all__ = [
     "ADDRESS_RE", "ANSI_RE", "DURATION_RE", "ID_RE", "UUID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
@@ -89,23 +90,6 @@ def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text)
 
 
-def _render_line(line: str) -> str:
-    buf: list[str] = []
-    col = 0
-    for ch in line:
-        if ch == "\r":
-            col = 0
-        elif ch == "\b":
-            col = max(0, col - 1)
-        else:
-            if col < len(buf):
-                buf[col] = ch
-            else:
-                buf.append(ch)
-            col += 1
-    return "".join(buf)
-
-
 def terminal_text(text: str) -> str:
     """Render stream text as a terminal shows it (spec §3.1).
 
@@ -114,8 +98,8 @@ def terminal_text(text: str) -> str:
     (``"\\r10%\\r50%\\r100%\\n"`` -> ``"100%\\n"``; ``"abc\\rX"`` -> ``"Xbc"``).
     ``\\r\\n`` is a plain newline.
     """
-    text = strip_ansi(text).replace("\r\n", "\n")
-    return "\n".join(_render_line(line) for line in text.split("\n"))
+    # the same rendering as a receipt's command output (tools/ansi.py), after this module's ANSI mask
+    return _terminal(strip_ansi(text))
 
 
 @dataclass(frozen=True)
