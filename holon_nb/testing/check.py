@@ -153,8 +153,8 @@ def _recorded(saved: NotebookNode, roots: Roots) -> dict[str, list[str]]:
     """``metadata.holon_nb.recorded_roots`` with this run's workspace, temp dir and checkout added (the
     holon home is not recorded: a harness run's home is always ``<tmp>/holon-nb-run-*/home``)."""
     previous = Roots.from_mapping((saved.metadata.get("holon_nb") or {}).get("recorded_roots"))
-    merged = Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo).merged(
-        Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo)).as_mapping()
+    merged = Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo, site=previous.site).merged(
+        Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo, site=roots.site)).as_mapping()
     return {k: list(dict.fromkeys(v))[-4:] for k, v in merged.items() if v}
 
 

@@ -335,7 +335,15 @@ def _read(src: Path) -> NotebookNode:
         problem = _structure_problem(json.loads(text))
         if problem is None:
             nb = nbformat.reads(text, as_version=4)
-            nbformat.validate(nb)
+            try:
+                nbformat.validate(nb)
+            except nbformat.ValidationError as exc:
+                # metadata (a kernelspec without `name`, as nbclient's own test notebooks have: the run
+                # picks its kernel) and saved outputs (replaced when their cell runs) may break the schema
+                # without making the file something else than a notebook; nbclient runs such notebooks too
+                where = [str(p) for p in getattr(exc, "absolute_path", ())]
+                if not where or (where[0] != "metadata" and "outputs" not in where):
+                    raise
             return nb
     except Exception as exc:  # nbformat raises ValueError, KeyError, TypeError, AttributeError, ValidationError…
         lines = str(exc).strip().splitlines()
