@@ -27,6 +27,7 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
+from ..tools.card import card_root
 from ..tools.human import clip, render_human, shorten_paths
 from ..tools.registry import REGISTRY
 
@@ -200,6 +201,10 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
 
 def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
     """The turn as HTML (escaped): rounds' text, collapsible tool receipts (paths shown shorter), usage, the end."""
+    return card_root(_transcript_parts(trace, streaming), classes="holon-transcript")
+
+
+def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
     parts = []
     paths = trace.path_labels()
     for item in trace.items:
@@ -262,12 +267,13 @@ class AgentTurnView(VBox):
                       f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
             if self.note:
                 header += f" <i>{_e(self.note)}</i>"
-            body = render_transcript_html(t)
+            body = _transcript_parts(t, True)
             last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
             if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
                 body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
                          f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
                          f"{_e(t.final_text)}</div></div>")
+            header, body = card_root(header, classes="holon-turn-header"), card_root(body, classes="holon-transcript")
             if self._header.value != header:
                 self._header.value = header
             if self._body.value != body:
@@ -285,9 +291,13 @@ class AgentTurnView(VBox):
     def ask(self, tool_name: str, args: Any, reason: str) -> concurrent.futures.Future:
         """Show an approval question; the future resolves to ``approve_once``, ``approve_session`` or ``deny``."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-        text = HTML(f"<div style='border-left:3px solid #9a6700;padding:2px 6px'><b>Approve {_e(tool_name)}?</b> "
-                    f"<span style='{_MUTED}'>{_e(reason)}</span><br><code>"
-                    f"{_e(json.dumps(args, ensure_ascii=False, sort_keys=True)[:800])}</code></div>")
+        question = (f"<b>Approve {_e(tool_name)}?</b> <span style='{_MUTED}'>{_e(reason)}</span><br><code>"
+                    f"{_e(json.dumps(args, ensure_ascii=False, sort_keys=True)[:800])}</code>")
+        root = "border-left:3px solid #9a6700;padding:2px 6px"
+        text = HTML(card_root(question, root, "holon-approval"))
+
+        def answered(line: str) -> None:  # the answer goes inside the root (MathJax classes, scoped CSS)
+            text.value = card_root(question + f"<div style='{_MUTED}'>{_e(line)}</div>", root, "holon-approval")
         buttons = [Button(description=label, button_style=style, layout=Layout(width="auto"))
                    for label, style in (("Approve once", "success"), ("Approve for this session", "info"),
                                         ("Deny", "danger"))]
@@ -297,7 +307,7 @@ class AgentTurnView(VBox):
             def click(_b: Button) -> None:
                 if not future.done():
                     future.set_result(decision)
-                    text.value += f"<div style='{_MUTED}'>answered: {_e(label)}</div>"
+                    answered(f"answered: {label}")
                     for b in buttons:
                         b.disabled = True
             return click
@@ -309,7 +319,7 @@ class AgentTurnView(VBox):
 
         def withdrawn(f: concurrent.futures.Future) -> None:
             if f.cancelled():  # timed out (HolonNB.approval_timeout_s) or the turn was stopped
-                text.value += f"<div style='{_MUTED}'>not answered: the question was withdrawn (denied)</div>"
+                answered("not answered: the question was withdrawn (denied)")
                 for b in buttons:
                     b.disabled = True
 

@@ -26,6 +26,7 @@ from IPython.display import display
 
 from ..runtime import Runtime
 from ..runtime.core.events import RuntimeEvent
+from ..tools.card import card_root
 from ..tools.context import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,8 +123,8 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
     timers_html = f"<div><b>active timers</b><ul style='margin:2px 0'>{timer_rows}</ul></div>" if timers else ""
     shown = f" (the first {len(items)} shown; --limit N for more)" if total > len(items) else ""
     note_html = f"<div style='color:#9a6700;font-style:italic'>{_e(note)}</div>" if note else ""
-    return (f"<div><b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}"
-            f"{note_html}</div>")
+    return card_root(f"<b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}"
+                     f"{note_html}", classes="holon-board-view")
 
 
 def _work_board_class() -> type:

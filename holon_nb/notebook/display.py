@@ -16,6 +16,7 @@ from typing import Any
 from IPython.display import display
 
 from ..runtime import ToolResult
+from ..tools.card import card_root
 from ..tools.errors import ToolCallError
 
 __all__ = ["Note", "Table", "show_result"]
@@ -33,7 +34,7 @@ class Note:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": self.text,
-                "text/html": f"<div style='color:#57606a'>{html.escape(self.text)}</div>"}
+                "text/html": card_root(html.escape(self.text), "color:#57606a", "holon-note")}
 
     def __repr__(self) -> str:
         return self.text
@@ -87,8 +88,9 @@ class Table:
         )
         bundle: dict[str, Any] = {
             "text/plain": self.text(),
-            "text/html": (f"<div class='holon-table'><b>{html.escape(self.title)}</b>"
-                          f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"),
+            "text/html": card_root(f"<b>{html.escape(self.title)}</b>"
+                                   f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
+                                   classes="holon-table"),
         }
         if self.data is not None:
             bundle["application/vnd.holon.table+json"] = self.data

@@ -20,6 +20,7 @@ from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
 from ..tools.ansi import ansi_to_html
+from ..tools.card import TAIL_BOX, card_root
 
 __all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget"]
 
@@ -123,13 +124,14 @@ class TaskWidget(VBox):
             parts.append(f"<code>{html.escape(self._summary)}</code>")
         if self.note:
             parts.append(f"<i>{html.escape(self.note)}</i>")
-        header = " ".join(parts)
+        header = card_root(" ".join(parts), classes="holon-task-header")
         omitted = (f"<div style='color:#57606a'>… {self.omitted_chars} earlier characters not shown "
                    "(TaskOutput or the task log has them)</div>") if self.omitted_chars else ""
-        body = omitted + (
-            "<pre class='holon-task-output' style='margin:2px 0;white-space:pre-wrap'>"
+        body = card_root(omitted + (
+            # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
+            f"<pre class='holon-task-output' style='{TAIL_BOX}'>"
             f"{ansi_to_html(self.output)}</pre>" if self.output else "<i style='color:#57606a'>(no output yet)</i>"
-        )
+        ), classes="holon-task-tail")
         if self._header.value != header:
             self._header.value = header
         if self._body.value != body:

@@ -23,7 +23,7 @@ from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 from .human import shorten_paths, shorten_value
 
-__all__ = ["render_card"]
+__all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 
 _COLOURS = {"success": "#1a7f37", "error": "#cf222e", "deferred": "#9a6700"}
 _TASK_COLOURS = {"completed": "#1a7f37", "failed": "#cf222e", "cancelled": "#9a6700", "interrupted": "#cf222e",
@@ -33,9 +33,45 @@ _PRE = ("margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-sp
         "word-break:break-word;max-height:28em;overflow:auto")
 _NOTICE = "color:#9a6700;font-style:italic"
 
+#: Classes MathJax 2 (``tex2jax_ignore``) and MathJax 3 (``mathjax_ignore``) skip, with all they hold: command
+#: output such as ``\\[ … \\]`` or ``$5 … $6`` is shown as printed, never typeset.
+MATH_IGNORE = "tex2jax_ignore mathjax_ignore"
+#: The class scoping :data:`_CSS`; every card and live view's root element carries it.
+CARD_CLASS = "holon-card"
+#: The style of a capped, scrollable output box (the final receipt's and the live tail's).
+TAIL_BOX = _PRE
+# Scoped under CARD_CLASS, so nothing else on the page changes: JupyterLab's rendered-HTML style right-aligns
+# table cells, and a widget's HTML gets a 28 px line height and paragraph margins (double-spaced wrapped text).
+_CSS = (f"<style>.{CARD_CLASS} th,.{CARD_CLASS} td{{text-align:left;vertical-align:top;padding:1px 8px 1px 0}}"
+        f".{CARD_CLASS},.{CARD_CLASS} div,.{CARD_CLASS} p,.{CARD_CLASS} span,.{CARD_CLASS} td,.{CARD_CLASS} th,"
+        f".{CARD_CLASS} li,.{CARD_CLASS} summary{{line-height:normal}}"
+        f".{CARD_CLASS} p,.{CARD_CLASS} ul{{margin:0}}"
+        f".{CARD_CLASS} th{{font-weight:bold;padding-right:12px;border-bottom:1px solid rgba(127,127,127,0.4)}}"
+        f".{CARD_CLASS} table{{border-collapse:collapse;margin:2px 0}}</style>")
+
 
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
+
+
+def card_root(inner: str, style: str = "", classes: str = "") -> str:
+    """Wrap an HTML fragment in the root every card and live view shares.
+
+    The root ``<div>`` carries :data:`CARD_CLASS`, :data:`MATH_IGNORE` (MathJax leaves it alone) and
+    ``classes``; a ``<style>`` scoped under :data:`CARD_CLASS` left-aligns table cells and gives wrapped
+    text a normal line height without margins, in JupyterLab, Notebook 7 and static HTML alike.
+
+    Args:
+        inner: The (already escaped) fragment.
+        style: Inline style of the root, e.g. a coloured left border.
+        classes: Further class names of the root, space-separated.
+
+    Returns:
+        ``<div class='holon-card tex2jax_ignore mathjax_ignore …' style='…'><style>…</style>inner</div>``.
+    """
+    names = " ".join(n for n in (CARD_CLASS, MATH_IGNORE, classes) if n)
+    style_attr = f" style='{style}'" if style else ""
+    return f"<div class='{names}'{style_attr}>{_CSS}{inner}</div>"
 
 
 def _pill(text: str, colour: str) -> str:
@@ -279,5 +315,5 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
     if isinstance(env.get("error"), dict):
         body += _error(env["error"])
     body += _details("what the model sees", _pre(receipt))
-    return (f"<div class='holon-receipt' style='border-left:3px solid {colour};padding:4px 8px;margin:2px 0'>"
-            f"<div>{head}</div>{body}</div>")
+    return card_root(f"<div>{head}</div>{body}", f"border-left:3px solid {colour};padding:4px 8px;margin:2px 0",
+                     "holon-receipt")

@@ -71,7 +71,9 @@ def render_diff(diff: str) -> str:
                     f"<td style='{_CELL}'>{_e(line)}</td></tr>")
     if not rows:
         return ""
-    return f"<table class='holon-diff' style='border-collapse:collapse;margin:2px 0'>{''.join(rows)}</table>"
+    # MathJax classes on the table too: a diff is also shown outside a card (the agent view)
+    return (f"<table class='holon-diff tex2jax_ignore mathjax_ignore' style='border-collapse:collapse;margin:2px 0'>"
+            f"{''.join(rows)}</table>")
 
 
 def render_file_diffs(changed_files: list[dict]) -> str:
