@@ -40,14 +40,16 @@ MATH_IGNORE = "tex2jax_ignore mathjax_ignore"
 CARD_CLASS = "holon-card"
 #: The style of a capped, scrollable output box (the final receipt's and the live tail's).
 TAIL_BOX = _PRE
-# Scoped under CARD_CLASS, so nothing else on the page changes: JupyterLab's rendered-HTML style right-aligns
-# table cells, and a widget's HTML gets a 28 px line height and paragraph margins (double-spaced wrapped text).
-_CSS = (f"<style>.{CARD_CLASS} th,.{CARD_CLASS} td{{text-align:left;vertical-align:top;padding:1px 8px 1px 0}}"
-        f".{CARD_CLASS},.{CARD_CLASS} div,.{CARD_CLASS} p,.{CARD_CLASS} span,.{CARD_CLASS} td,.{CARD_CLASS} th,"
-        f".{CARD_CLASS} li,.{CARD_CLASS} summary{{line-height:normal}}"
-        f".{CARD_CLASS} p,.{CARD_CLASS} ul{{margin:0}}"
-        f".{CARD_CLASS} th{{font-weight:bold;padding-right:12px;border-bottom:1px solid rgba(127,127,127,0.4)}}"
-        f".{CARD_CLASS} table{{border-collapse:collapse;margin:2px 0}}</style>")
+# Scoped under CARD_CLASS, so nothing else on the page changes. JupyterLab's rendered-HTML style right-aligns
+# table rows and cells (``.jp-RenderedHTMLCommon td``) and centres tables; a widget's HTML gets a 28 px line height
+# (double-spaced wrapped text). ``div.holon-card`` outranks those selectors (one more type in the specificity).
+_R = f"div.{CARD_CLASS}"
+_CSS = (f"<style>{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
+        f"{_R} tr,{_R} th,{_R} td{{text-align:left;vertical-align:top;padding:1px 12px 1px 0;line-height:normal;"
+        f"white-space:normal}}"
+        f"{_R} th{{font-weight:bold;border-bottom:1px solid rgba(127,127,127,0.4)}}"
+        f"{_R},{_R} div,{_R} p,{_R} span,{_R} li,{_R} summary,{_R} code{{line-height:normal}}"
+        f"{_R} p,{_R} ul{{margin:0}}</style>")
 
 
 def _e(value: Any) -> str:

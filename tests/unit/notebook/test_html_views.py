@@ -144,3 +144,43 @@ def test_agent_view_html_has_card_roots() -> None:
     view.refresh()
     assert_card_root(view.children[1].value)
     assert "the end" in view.children[1].value
+
+
+def _rules(fragment: str) -> dict[str, str]:
+    """The scoped ``<style>`` of a card root as ``{selector: declarations}`` (one entry per selector)."""
+    css = re.match(r"<div [^>]*><style>(.*?)</style>", fragment, re.S)
+    assert css, fragment[:200]
+    rules: dict[str, str] = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", css.group(1)):
+        for selector in selectors.split(","):
+            rules[selector.strip()] = rules.get(selector.strip(), "") + ";" + body
+    return rules
+
+
+def test_scoped_css_left_aligns_cells_and_single_spaces_text(results: dict[str, Any]) -> None:
+    batch = results["ExecCommandBatch"]._repr_mimebundle_()["text/html"]
+    assert "<table" in batch and "<td>" in batch
+    rules = _rules(batch)
+    # every rule is scoped under the card's root: nothing outside a holon card changes
+    assert all(sel.startswith(f"div.{CARD_CLASS}") for sel in rules), list(rules)
+    # outranks JupyterLab's ``.jp-RenderedHTMLCommon td {text-align:right}`` (one class, one type)
+    for cell in ("tr", "th", "td"):
+        assert "text-align:left" in rules[f"div.{CARD_CLASS} {cell}"], cell
+    for wrapped in ("", " div", " p", " span"):
+        assert "line-height:normal" in rules[f"div.{CARD_CLASS}{wrapped}"], wrapped
+    assert "margin:0" in rules[f"div.{CARD_CLASS} p"]
+    # the same rules in every card and view, live or static
+    view = TaskWidget("task_0123456789abcde", "true")
+    assert _rules(view.children[0].value) == rules == _rules(Note("n")._repr_mimebundle_()["text/html"])
+
+
+def test_board_headers_are_separated_and_left_aligned() -> None:
+    item = {"id": "work_1", "objective": "a long objective " * 6, "state": "open", "readiness": "ready",
+            "focus": "", "todo_list": [], "waits": []}
+    board = render_board_html("main", [item], [])
+    rules = _rules(board)
+    th = rules[f"div.{CARD_CLASS} th"]
+    assert re.search(r"padding:\S+ (1[0-9]|[2-9][0-9])px", th), th  # "state" and "readiness" do not run together
+    assert "text-align:left" in th and "text-align:left" in rules[f"div.{CARD_CLASS} td"]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", board)
+    assert headers[:3] == ["objective", "state", "readiness"]
