@@ -184,3 +184,21 @@ def test_board_headers_are_separated_and_left_aligned() -> None:
     assert "text-align:left" in th and "text-align:left" in rules[f"div.{CARD_CLASS} td"]
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", board)
     assert headers[:3] == ["objective", "state", "readiness"]
+
+
+def _pre_style(fragment: str, cls: str | None = None) -> str:
+    match = re.search(r"<pre (?:class='%s' )?style='([^']*)'" % (cls or "[^']*"), fragment)
+    assert match, fragment[:300]
+    return match.group(1)
+
+
+def test_live_tail_is_the_receipts_capped_scroll_box(results: dict[str, Any]) -> None:
+    view = TaskWidget("task_0123456789abcde", "seq")
+    view.apply(status="running", elapsed_s=1.0, output="".join(f"line {i} " + "x" * 150 + "\n" for i in range(60)))
+    tail = view.children[1].value
+    assert tail.count("line ") == VIEW_LINES  # the tail keeps its 40 lines, in a box of capped height
+    style = _pre_style(tail, "holon-task-output")
+    assert re.search(r"max-height:\d+(\.\d+)?em", style) and "overflow:auto" in style, style
+    # the very box the final receipt (TaskOutput card) uses
+    final = results["TaskOutput"]._repr_mimebundle_()["text/html"]
+    assert style == _pre_style(final)
