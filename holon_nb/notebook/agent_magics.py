@@ -180,8 +180,9 @@ class TurnHub:
 
         def waiting(open_waits: int) -> None:
             with view._lock:
-                trace.items.append({"kind": "note", "text": f"following: waiting for one of {open_waits} open "
-                                                            "wait(s) to be woken (Stop ends this)"})
+                # the hint holds only while the Stop button is offered (the view drops it once the follow ends)
+                trace.items.append({"kind": "note", "while_waiting": " (Stop ends this)",
+                                    "text": f"following: waiting for one of {open_waits} open wait(s) to be woken"})
                 trace.status = "waiting"
             view.refresh()
 

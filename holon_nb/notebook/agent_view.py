@@ -153,6 +153,12 @@ def short_model_ref(ref: str) -> str:
     return ref
 
 
+def _note_text(trace: TurnTrace, item: dict[str, Any]) -> str:
+    """A note's text; its ``while_waiting`` hint (e.g. "(Stop ends this)") only while the trace still waits on it."""
+    hint = item.get("while_waiting") if trace.status == "waiting" and trace.items and trace.items[-1] is item else ""
+    return item["text"] + (hint or "")
+
+
 def render_transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...] = ()) -> str:
     """The turn as plain text: message, each round's text and tool calls with human receipts, the end.
 
@@ -183,7 +189,7 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
             lines += [f"  [thumbnail {p['width']}x{p['height']} of {p.get('label', '')}]" for p in item.get("previews") or ()]
             lines.append("")
         else:
-            lines += [item["text"], ""]
+            lines += [_note_text(trace, item), ""]
     if trace.turns > 1:  # %%agent --follow: the end line is the last turn's; tokens are all turns'
         lines.append(f"last of {trace.turns} turns: {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
                      + f" after {trace.rounds} round(s); all turns {trace.elapsed():.1f} s, tokens in "
@@ -228,7 +234,7 @@ def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
                 parts.append("<div style='margin:2px 0 2px 24px'>"
                              + "".join(preview_html(p) for p in item["previews"]) + "</div>")
         else:
-            parts.append(f"<div style='{_MUTED};font-style:italic'>{_e(item['text'])}</div>")
+            parts.append(f"<div style='{_MUTED};font-style:italic'>{_e(_note_text(trace, item))}</div>")
     if streaming and trace.streaming:
         parts.append(f"<div style='white-space:pre-wrap;{_MUTED}'>{_e(trace.streaming)}▌</div>")
     return "".join(parts) or f"<div style='{_MUTED}'>(waiting for the model)</div>"
@@ -263,7 +269,8 @@ class AgentTurnView(VBox):
             colour = _COLOURS.get(t.status, "#57606a")
             header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
                       f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
-                      f" <span style='{_MUTED}'>round {t.rounds} · {t.elapsed():.0f} s · tokens in "
+                      f" <span style='{_MUTED}'>{f'turn {t.turns} · ' if t.turns > 1 else ''}round {t.rounds}"
+                      f" · {t.elapsed():.0f} s · tokens in "
                       f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
             if self.note:
                 header += f" <i>{_e(self.note)}</i>"

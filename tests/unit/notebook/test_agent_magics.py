@@ -282,3 +282,27 @@ def test_unloading_ends_a_follow_that_waits(ip: Any, tmp_path: Path) -> None:
     run = _following(ip, tmp_path, "--follow")
     _session().turns.close()
     assert run.done.wait(10) and run.follower.ended_because == "stopped"
+
+
+def test_follow_view_facts_after_two_turns(ip: Any, tmp_path: Path) -> None:
+    (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
+    run, _ = _run_agent(ip, f"--model scripted/{tmp_path}/follow.yaml --follow 2", "ask me first")
+    deadline = time.monotonic() + 10
+    while run.trace.status != "waiting" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    header, body = run.view.children[0], run.view.children[1]
+    assert "(Stop ends this)" in body.value and run.view._stop.layout.display != "none"
+    with capture_output():
+        ip.run_line_magic("holon", 'say "go ahead"')
+    assert run.done.wait(10)
+    run.view.refresh()
+    text = run.view._repr_mimebundle_()["text/plain"]
+    assert run.view._stop.layout.display == "none"
+    # the hint went with the Stop button; the note itself stays
+    assert "following: waiting for one of 1 open wait(s) to be woken" in text
+    assert "(Stop ends this)" not in text and "(Stop ends this)" not in body.value
+    # the model by its script's file name, never the temporary path; the round of the second turn
+    for shown in (header.value, body.value, text):
+        assert "scripted//" not in shown and str(tmp_path) not in shown
+    assert "scripted/follow.yaml" in header.value and "scripted/follow.yaml" in text
+    assert "turn 2 · round 1 ·" in header.value
