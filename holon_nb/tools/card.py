@@ -42,8 +42,10 @@ CARD_CLASS = "holon-card"
 TAIL_BOX = _PRE
 # Scoped under CARD_CLASS, so nothing else on the page changes. JupyterLab's rendered-HTML style right-aligns
 # table rows and cells (``.jp-RenderedHTMLCommon td``) and centres tables; a widget's HTML gets a 28 px line height
-# (double-spaced wrapped text). ``div.holon-card`` outranks those selectors (one more type in the specificity).
-_R = f"div.{CARD_CLASS}"
+# (double-spaced wrapped text). Lab's cell rule is ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td``
+# (two classes, one type): ``div.holon-card.mathjax_ignore td`` outranks it (two classes, two types), while an
+# element's own inline style (a diff's right-aligned line numbers) still wins.
+_R = f"div.{CARD_CLASS}.mathjax_ignore"
 _CSS = (f"<style>{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
         f"{_R} tr,{_R} th,{_R} td{{text-align:left;vertical-align:top;padding:1px 12px 1px 0;line-height:normal;"
         f"white-space:normal}}"

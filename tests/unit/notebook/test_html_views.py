@@ -23,6 +23,9 @@ from holon_nb.notebook.widgets import VIEW_LINES, TaskWidget
 from holon_nb.tools.card import CARD_CLASS, MATH_IGNORE, render_card
 from holon_nb.tools.diff_view import render_diff
 
+#: The scope of every card rule: root class and a MathJax class, outranking JupyterLab's
+#: ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` (two classes and a type).
+SCOPE = f"div.{CARD_CLASS}.mathjax_ignore"
 _VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "col", "source"}
 
 
@@ -162,13 +165,13 @@ def test_scoped_css_left_aligns_cells_and_single_spaces_text(results: dict[str, 
     assert "<table" in batch and "<td>" in batch
     rules = _rules(batch)
     # every rule is scoped under the card's root: nothing outside a holon card changes
-    assert all(sel.startswith(f"div.{CARD_CLASS}") for sel in rules), list(rules)
-    # outranks JupyterLab's ``.jp-RenderedHTMLCommon td {text-align:right}`` (one class, one type)
+    assert all(sel.startswith(f"{SCOPE}") for sel in rules), list(rules)
+    # outranks JupyterLab's ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td {text-align:right}``
     for cell in ("tr", "th", "td"):
-        assert "text-align:left" in rules[f"div.{CARD_CLASS} {cell}"], cell
+        assert "text-align:left" in rules[f"{SCOPE} {cell}"], cell
     for wrapped in ("", " div", " p", " span"):
-        assert "line-height:normal" in rules[f"div.{CARD_CLASS}{wrapped}"], wrapped
-    assert "margin:0" in rules[f"div.{CARD_CLASS} p"]
+        assert "line-height:normal" in rules[f"{SCOPE}{wrapped}"], wrapped
+    assert "margin:0" in rules[f"{SCOPE} p"]
     # the same rules in every card and view, live or static
     view = TaskWidget("task_0123456789abcde", "true")
     assert _rules(view.children[0].value) == rules == _rules(Note("n")._repr_mimebundle_()["text/html"])
@@ -179,9 +182,9 @@ def test_board_headers_are_separated_and_left_aligned() -> None:
             "focus": "", "todo_list": [], "waits": []}
     board = render_board_html("main", [item], [])
     rules = _rules(board)
-    th = rules[f"div.{CARD_CLASS} th"]
+    th = rules[f"{SCOPE} th"]
     assert re.search(r"padding:\S+ (1[0-9]|[2-9][0-9])px", th), th  # "state" and "readiness" do not run together
-    assert "text-align:left" in th and "text-align:left" in rules[f"div.{CARD_CLASS} td"]
+    assert "text-align:left" in th and "text-align:left" in rules[f"{SCOPE} td"]
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", board)
     assert headers[:3] == ["objective", "state", "readiness"]
 
