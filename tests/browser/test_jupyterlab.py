@@ -116,8 +116,13 @@ def _settle(page, idle: bool = True, timeout_s: float = 90) -> None:
             if not _dismiss_dialogs(page):
                 return
             continue
-        if time.monotonic() > deadline:
-            raise AssertionError("the kernel did not become idle")
+        if time.monotonic() > deadline:  # leave what the page showed for a person to look at
+            status = page.evaluate("() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
+                                   ".map(e => e.getAttribute('data-status'))")
+            with contextlib.suppress(playwright.Error):
+                page.screenshot(path=str(_shots(Path(os.environ.get("HOLON_NB_SCREENSHOTS", "/tmp")))
+                                         / "not-idle.png"), full_page=True)
+            raise AssertionError(f"the kernel did not become idle in {timeout_s} s (indicator: {status})")
         page.wait_for_timeout(200)
 
 
