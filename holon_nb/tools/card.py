@@ -22,6 +22,7 @@ from typing import Any
 from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 from .human import shorten_paths, shorten_value
+from .human.commands import stream_notices
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 
@@ -150,19 +151,7 @@ def _facts_html(facts: Iterable[tuple[str, str]]) -> str:
 # ---------------------------------------------------------------- outputs
 
 def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
-    out = []
-    if r.get(f"{name}_artifact") is not None:
-        total = r.get(f"{name}_chars", 0)
-        omitted = total - r.get(f"{name}_kept_chars", total)
-        artifacts = r.get("artifacts") or []
-        index = r[f"{name}_artifact"]
-        path = artifacts[index]["path"] if isinstance(index, int) and index < len(artifacts) else "(artifact)"
-        out.append(_notice(f"{name} truncated: {omitted} of {total} characters not shown; full output: {path}"))
-    elif r.get("truncated") and r.get(f"{name}_preview"):
-        out.append(_notice(f"{name} truncated"))
-    if r.get(f"{name}_lossy"):
-        out.append(_notice(f"{name} decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD"))
-    return out
+    return [_notice(text) for text in stream_notices(r, name, bare_truncation=True)]
 
 
 def _command_outputs(r: dict[str, Any]) -> str:

@@ -24,7 +24,10 @@ def _block(label: str, text: str | None) -> list[str]:
     return [f"{_IN}{label}:", *(f"{_IN * 2}{line}".rstrip() for line in strip_ansi(text).rstrip("\n").splitlines())]
 
 
-def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
+def stream_notices(r: dict[str, Any], name: str, *, bare_truncation: bool = False) -> list[str]:
+    """Plain-text notices about stream ``name`` (``stdout``/``stderr``) of a command result: cut to an
+    artifact (how much is not shown, where the rest is), decoded lossily. With ``bare_truncation`` also
+    a result ``truncated`` without an artifact. Shared by the human receipt and the HTML card."""
     out = []
     if r.get(f"{name}_artifact") is not None:
         total = r.get(f"{name}_chars", 0)
@@ -32,10 +35,16 @@ def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
         arts = r.get("artifacts") or []
         index = r[f"{name}_artifact"]
         path = arts[index]["path"] if isinstance(index, int) and index < len(arts) else "(artifact)"
-        out.append(f"{_IN * 2}[{name} truncated: {omitted} of {total} characters not shown; full output: {path}]")
+        out.append(f"{name} truncated: {omitted} of {total} characters not shown; full output: {path}")
+    elif bare_truncation and r.get("truncated") and r.get(f"{name}_preview"):
+        out.append(f"{name} truncated")
     if r.get(f"{name}_lossy"):
-        out.append(f"{_IN * 2}[{name} decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
+        out.append(f"{name} decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD")
     return out
+
+
+def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
+    return [f"{_IN * 2}[{notice}]" for notice in stream_notices(r, name)]
 
 
 def _command_line(cmd: Any) -> list[str]:
