@@ -21,7 +21,15 @@ def group_members(pgid: int) -> list[int]:
 
     Commands run as leaders of their own session (``start_new_session``), so session and group
     ids both equal the leader's pid; requiring both guards against a reused number. Linux ``/proc``.
+    A group with no process at all is answered by one ``killpg(pgid, 0)`` instead of a scan of
+    ``/proc`` (issue 12: this runs after every command).
     """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    except OSError:  # EPERM: a member we may not signal exists; the scan below decides
+        pass
     members = []
     try:
         entries = os.listdir("/proc")
