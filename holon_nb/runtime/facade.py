@@ -309,6 +309,13 @@ class Runtime:
         beside it, ``<worktrees of NAME>``), so a scratch clone's temporary path never
         reaches a saved notebook's text.
         """
+        try:
+            token = self.store.version()
+        except Exception:  # a closed store: nothing to cache against
+            token = None
+        cached = getattr(self, "_labels", None)
+        if token is not None and cached is not None and cached[0] == token:
+            return cached[1]  # read once per change of the home, not once per call (issue 12)
         labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
         try:
             rows = self.store.query("SELECT workspace_anchor, repo_name FROM ws_workspaces")
@@ -323,7 +330,8 @@ class Runtime:
                        (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>")]
             if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
                 labels.append((str(anchor.parent), f"<workspace {name}>/.."))
-        return tuple(labels)
+        self._labels = (token, tuple(labels))
+        return self._labels[1]
 
     async def _record_later(self, record: dict[str, Any]) -> None:
         """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime

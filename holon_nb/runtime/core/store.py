@@ -277,6 +277,19 @@ class Store:
         with self._lock:
             return self._retrying(lambda: self._db.execute(sql, params).fetchall())
 
+    def version(self) -> tuple[int, int]:
+        """A token that changes whenever the database may have changed since it was last read.
+
+        ``(PRAGMA data_version, total_changes)``: SQLite's ``data_version`` moves when another
+        connection (another kernel on the same home) commits, ``total_changes`` when this one
+        writes a row. A read cached under the token stays right while the token is equal.
+
+        Raises:
+            sqlite3.ProgrammingError: after :meth:`close`.
+        """
+        with self._lock:
+            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+
     def close(self) -> None:
         """Close the connection (idempotent); retries still waiting for a lock give up."""
         self.closed = True

@@ -115,6 +115,7 @@ class TaskService:
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
         self._homes_made: set[str] = set()
+        self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
         (home / "spool").mkdir(parents=True, exist_ok=True)
@@ -132,7 +133,7 @@ class TaskService:
     def command_env(self, agent_id: str | None = None) -> dict[str, str]:
         """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
         ``agent_id`` is given, without the names of ``command_env_unset``."""
-        env = {**self.env, "HOLON_RUNTIME": "1"}
+        env = {**self._environ(), "HOLON_RUNTIME": "1"}
         if agent_id is not None:
             env.update(HOLON_AGENT_ID=agent_id, HOLON_AGENT_HOME=str(self.agent_home(agent_id)))
             if self.extra_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
@@ -140,6 +141,21 @@ class TaskService:
         for name in getattr(self.settings(), "command_env_unset", ()):
             env.pop(name, None)
         return env
+
+    def _environ(self) -> dict[str, str]:
+        """A copy of :attr:`env` as a dict, remade only when the environment changed (issue 12).
+
+        Copying ``os.environ`` decodes every variable (~0.2 ms a command here); its encoded
+        mapping (``os.environ._data``, bytes to bytes) is compared instead, a C-level dict
+        comparison, so a variable set in a cell still reaches the next command.
+        """
+        data = getattr(self.env, "_data", None)
+        if not isinstance(data, dict):  # not os.environ: a plain mapping given by a caller or a test
+            return dict(self.env)
+        cached = self._env_copy
+        if cached is None or cached[0] != data:
+            cached = self._env_copy = (dict(data), dict(self.env))
+        return cached[1]
 
     def start_shell_snapshot(self, shell: str, cwd: str) -> None:
         """Capture ``shell``'s login profile in the background, for the first login command to use."""

@@ -129,8 +129,10 @@ class TriggerService:
 
     def env_for(self, agent_id: str) -> dict[str, str]:
         """``{"HOLON_EXTERNAL_TRIGGER_URL": url}`` for an agent with an active trigger, else ``{}``."""
+        if not self.server.running and not self._settings().callback_base_url:
+            return {}  # first: no query per command while no trigger serves (issue 12)
         row = self.records.active_default(agent_id)
-        if row is None or (not self.server.running and not self._settings().callback_base_url):
+        if row is None:
             return {}
         return {"HOLON_EXTERNAL_TRIGGER_URL": self.url_for(row["token"])}
 

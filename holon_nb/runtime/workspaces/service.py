@@ -82,6 +82,7 @@ class WorkspaceService:
         self._rt = rt
         self.tables = WorkspaceTables(rt.store)
         self._lock: anyio.Lock | None = None
+        self._real_homes: dict[str, str] = {}
 
     def start(self) -> None:
         """Release cleanup leases left by a runtime that stopped mid-removal (no removal survives it)."""
@@ -106,8 +107,13 @@ class WorkspaceService:
         return self._lock
 
     def agent_home(self, agent_id: str) -> str:
-        """``<holon home>/agents/<agent_id>/`` (created), its realpath."""
-        return real_dir(self._rt.tasks.agent_home(agent_id))
+        """``<holon home>/agents/<agent_id>/`` (created), its realpath (resolved once per agent: it is
+        read by every command, and ``os.path.realpath`` costs an ``lstat`` per path component)."""
+        path = self._rt.tasks.agent_home(agent_id)  # recreates a vanished home
+        real = self._real_homes.get(agent_id)
+        if real is None:
+            real = self._real_homes[agent_id] = real_dir(path)
+        return real
 
     @property
     def default_path(self) -> str:

@@ -11,6 +11,9 @@ def test_variable_set_after_start_reaches_next_command(rt, monkeypatch: pytest.M
     monkeypatch.setenv("HOLON_LATE_VARIABLE", "set-after-start")
     r = ok(rt.call("ExecCommand", {"cmd": "echo value=$HOLON_LATE_VARIABLE", "login": False}))
     assert "value=set-after-start" in r["stdout_preview"]
+    monkeypatch.setenv("HOLON_LATE_VARIABLE", "changed")  # same name, new value: the cached copy is remade
+    r = ok(rt.call("ExecCommand", {"cmd": "echo value=$HOLON_LATE_VARIABLE", "login": False}))
+    assert "value=changed" in r["stdout_preview"]
     monkeypatch.delenv("HOLON_LATE_VARIABLE")
     r = ok(rt.call("ExecCommand", {"cmd": "echo value=$HOLON_LATE_VARIABLE", "login": False}))
     assert "set-after-start" not in r["stdout_preview"]
