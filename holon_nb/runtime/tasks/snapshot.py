@@ -85,9 +85,24 @@ def shell_kind(shell: str) -> str | None:
     return None
 
 
+def _profile_d() -> list[str]:
+    """``/etc/profile.d/*.sh``, listed again only when the directory's mtime changes (a file added or removed)."""
+    global _PROFILE_D
+    try:
+        mtime = os.stat("/etc/profile.d").st_mtime_ns
+    except OSError:
+        return []
+    if _PROFILE_D is None or _PROFILE_D[0] != mtime:
+        _PROFILE_D = (mtime, sorted(str(p) for p in Path("/etc/profile.d").glob("*.sh")))
+    return _PROFILE_D[1]
+
+
+_PROFILE_D: tuple[int, list[str]] | None = None
+
+
 def _startup_files(kind: str, env: Mapping[str, str]) -> list[str]:
     home = env.get("HOME", "")
-    etc_profile_d = sorted(str(p) for p in Path("/etc/profile.d").glob("*.sh")) if kind != "zsh" else []
+    etc_profile_d = _profile_d() if kind != "zsh" else []
     if kind == "bash":
         names = ["/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", *etc_profile_d]
         names += [f"{home}/{n}" for n in (".bash_profile", ".bash_login", ".profile", ".bashrc")] if home else []
@@ -112,6 +127,21 @@ def _stamp(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
 
 
 def _env_digest(env: Mapping[str, str]) -> str:
+    """A short digest of the variables a capture depends on; memoised per distinct environment
+    (this runs before every login command, and the environment rarely changes)."""
+    key = frozenset(env.items())
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        if len(_DIGESTS) >= 16:
+            _DIGESTS.clear()
+        digest = _DIGESTS[key] = _hash_env(env)
+    return digest
+
+
+_DIGESTS: dict[frozenset[tuple[str, str]], str] = {}
+
+
+def _hash_env(env: Mapping[str, str]) -> str:
     h = hashlib.sha256()
     for k in sorted(env):
         if k not in _SKIP_VARS:
