@@ -1,6 +1,20 @@
-"""The web plane: WebFetch, WebSearch and XSearch (workspace spec §9-§11, decision D14)."""
+"""The web plane: WebFetch, WebSearch and XSearch (workspace spec §9-§11, decision D14).
 
-from .fetch import FetchConfig, WebFetcher, system_resolver
+Its heavy modules (httpx, trafilatura) load on first use: ``WebService`` is light to build.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
 from .service import WebService
 
 __all__ = ["FetchConfig", "WebFetcher", "WebService", "system_resolver"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("FetchConfig", "WebFetcher", "system_resolver"):
+        from . import fetch
+
+        return getattr(fetch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

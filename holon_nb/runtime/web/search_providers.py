@@ -20,7 +20,6 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, urlparse
 
 import anyio
-import httpx
 
 __all__ = ["ADAPTERS", "DEFAULT_BASE_URLS", "DEFAULT_KEY_ENV", "Provider", "ProviderError", "SHELLS",
            "MAX_PROVIDER_BYTES", "parse_duckduckgo_lite"]
@@ -85,6 +84,8 @@ class Provider:
 
 async def _request(method: str, url: str, *, provider: Provider, **kwargs: Any) -> bytes:
     """One provider HTTP request; the body is read up to :data:`MAX_PROVIDER_BYTES`; errors mapped (rule 9)."""
+    import httpx  # here: the scrubber reads provider keys from this module at every start (issue 12)
+
     headers = {"user-agent": _UA, "accept": "application/json", **kwargs.pop("headers", {})}
     try:
         async with httpx.AsyncClient(timeout=_TIMEOUT_S, follow_redirects=True, trust_env=False) as client:

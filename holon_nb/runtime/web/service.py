@@ -6,17 +6,21 @@ and holds no per-agent state.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable
 
-from .fetch import FetchConfig, Resolver, WebFetcher, system_resolver
-from .search import WebSearcher, search_config
-from .xsearch import XSearcher
+if TYPE_CHECKING:
+    from .fetch import FetchConfig, Resolver, WebFetcher
+    from .search import WebSearcher
+    from .xsearch import XSearcher
 
 __all__ = ["WebService", "fetch_config"]
 
 
-def fetch_config(settings: Any) -> FetchConfig:
+def fetch_config(settings: Any) -> "FetchConfig":
     """The :class:`FetchConfig` of a ``RuntimeSettings`` (its ``web_*`` fields)."""
+    from .fetch import FetchConfig
+
     return FetchConfig(
         enabled=bool(settings.web_fetch_enabled), max_chars=max(0, int(settings.web_fetch_max_chars)),
         max_response_bytes=max(1, int(settings.web_fetch_max_response_bytes)),
@@ -29,18 +33,41 @@ def fetch_config(settings: Any) -> FetchConfig:
 class WebService:
     """WebFetch, WebSearch and XSearch for tool handlers.
 
+    The fetcher, searcher and XSearch client are built on first use, so a runtime that never
+    reaches the web does not import httpx (issue 12: ~90 ms of ``%load_ext``).
+
     Args:
         settings: ``() -> RuntimeSettings``.
-        resolver: The DNS resolver of WebFetch (tests inject one).
+        resolver: The DNS resolver of WebFetch (tests inject one); None: the system's.
         dial: WebFetch's connection test seam (see :class:`~holon_nb.runtime.web.transport.PinnedBackend`).
     """
 
-    def __init__(self, settings: Callable[[], Any], resolver: Resolver = system_resolver,
+    def __init__(self, settings: Callable[[], Any], resolver: "Resolver | None" = None,
                  dial: Callable[[str], str] | None = None):
         self._settings = settings
-        self.fetcher = WebFetcher(lambda: fetch_config(self._settings()), resolver, dial)
-        self.searcher = WebSearcher(lambda: search_config(self._settings()))
-        self.xsearcher = XSearcher(settings)
+        self._resolver = resolver
+        self._dial = dial
+
+    @cached_property
+    def fetcher(self) -> "WebFetcher":
+        """The WebFetch client (workspace spec §9)."""
+        from .fetch import WebFetcher, system_resolver
+
+        return WebFetcher(lambda: fetch_config(self._settings()), self._resolver or system_resolver, self._dial)
+
+    @cached_property
+    def searcher(self) -> "WebSearcher":
+        """The WebSearch router (workspace spec §10)."""
+        from .search import WebSearcher, search_config
+
+        return WebSearcher(lambda: search_config(self._settings()))
+
+    @cached_property
+    def xsearcher(self) -> "XSearcher":
+        """The XSearch client (workspace spec §11)."""
+        from .xsearch import XSearcher
+
+        return XSearcher(self._settings)
 
     async def fetch(self, url: str, max_chars: int | None, extract_mode: str) -> dict[str, Any]:
         """WebFetch (workspace spec §9); see :meth:`WebFetcher.fetch`."""
@@ -61,6 +88,8 @@ class WebService:
 
     def secret_values(self) -> tuple[str, ...]:
         """API keys of configured web providers found in the environment (scrubbed like model keys, D6)."""
+        from .search import search_config
+
         try:
             keys = search_config(self._settings()).key_values()
         except ValueError:
