@@ -21,12 +21,17 @@ def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runti
         raise ValueError("background bug")
 
     logger = logging.getLogger("holon_nb.runtime.loop")  # directly: the notebook layer may stop propagation
+    # another test in the same worker may have configured logging (a dictConfig disables existing loggers)
+    was_disabled, was_level = logger.disabled, logger.level
+    logger.disabled = False
+    logger.setLevel(logging.ERROR)
     logger.addHandler(caplog.handler)
     try:
         rt._loop.portal.call(rt._start_soon, broken)
         eventually(lambda: rt.status()["background_failures"] == 1)
     finally:
         logger.removeHandler(caplog.handler)
+        logger.disabled, logger.level = was_disabled, was_level
     assert "background bug" in caplog.text and "Traceback" in caplog.text
     assert ok(rt.call("ExecCommand", {"cmd": "echo alive"}))["stdout_preview"] == "alive"
     assert rt.status()["loop_error"] is None
