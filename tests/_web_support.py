@@ -8,6 +8,7 @@ reading ends it quietly).
 from __future__ import annotations
 
 import http.server
+import ssl
 import threading
 from typing import Any, Callable, Iterable
 
@@ -24,12 +25,16 @@ class Request:
 class LocalServer:
     """A threaded HTTP/1.1 server on 127.0.0.1 with a route table.
 
+    Args:
+        routes: ``path -> route``.
+        tls: A server-side TLS context: the server then speaks HTTPS.
+
     Attributes:
         port: The bound port.
         requests: Every request received, in order.
     """
 
-    def __init__(self, routes: dict[str, Route] | None = None):
+    def __init__(self, routes: dict[str, Route] | None = None, tls: ssl.SSLContext | None = None):
         self.routes: dict[str, Route] = dict(routes or {})
         self.requests: list[Request] = []
         server = self
@@ -73,6 +78,8 @@ class LocalServer:
 
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import hashlib
 import socket
 import zlib
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 import anyio
+import anyio.to_thread
 import httpx
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
-from .extract import decode_body, extract, wrap_untrusted
+from .extract import decode_body, extract, is_html, wrap_untrusted
 from .policy import Target, check_addresses, check_url, parse_host_rules, redact_url
-from .transport import ACCEPT_ENCODING, PinnedTransport, read_capped
+from .transport import ACCEPT_ENCODING, PinnedBackend, PinnedTransport, read_capped
 
 __all__ = ["FetchConfig", "Resolver", "WebFetcher", "system_resolver"]
 
@@ -101,7 +101,7 @@ class WebFetcher:
         original = str(target.url)
         hops = 0
         while True:
-            response, body, truncated = await self._hop(target, timeout, cfg.max_response_bytes)
+            response, body, truncated, digest = await self._hop(target, timeout, cfg.max_response_bytes)
             if response.status_code not in _REDIRECTS:
                 break
             location = response.headers.raw and [v for k, v in response.headers.raw if k.lower() == b"location"]
@@ -123,8 +123,11 @@ class WebFetcher:
             target = check_url(next_url, allowed=allowed, denied=denied, redirect=True)
         content_type = response.headers.get("content-type")
         final_url = str(target.url)
-        text, _format = extract(decode_body(body, content_type), extract_mode, content_type, final_url)
         limit = min(cfg.max_chars if max_chars is None else max_chars, cfg.max_chars)
+        # raw text and non-HTML auto are the decoded body itself: decode only the part that can be returned
+        as_decoded = extract_mode == "raw" or (extract_mode == "auto" and not is_html(content_type))
+        text, _format = extract(decode_body(body, content_type, limit if as_decoded else None), extract_mode,
+                                content_type, final_url)
         if len(text) > limit:
             text = text[:limit] + "..."
             truncated = True
@@ -135,7 +138,7 @@ class WebFetcher:
             "content_type": content_type,
             "bytes_read": len(body),
             "truncated": truncated,
-            "sha256": hashlib.sha256(body).hexdigest(),
+            "sha256": digest,
             "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
             "source": "local_http",
             "text": wrap_untrusted(text, final_url),
@@ -169,21 +172,20 @@ class WebFetcher:
                           "Check the host name.")
         return addresses
 
-    async def _hop(self, target: Target, timeout: float, cap: int) -> tuple[httpx.Response, bytes, bool]:
-        """One request: resolve once, check, connect to the checked addresses, read the capped body."""
+    async def _hop(self, target: Target, timeout: float,
+                   cap: int) -> tuple[httpx.Response, bytes, bool, str]:
+        """One request: resolve once, check, connect to the checked addresses, read the capped body.
+
+        The request runs on a worker thread (httpx's blocking client); this coroutine keeps the
+        hop's deadline and cancellation: either shuts the thread's connection down.
+        """
         addresses = await self._addresses(target)
         check_addresses(target, addresses)
-        transport = PinnedTransport(target.host, addresses, self._dial)
-        headers = {"accept-encoding": ACCEPT_ENCODING, "user-agent": _USER_AGENT, "accept": "*/*"}
+        backend = PinnedBackend(target.host, addresses, self._dial)
         try:
-            async with httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False,
-                                         trust_env=False) as client:
-                with anyio.fail_after(timeout):  # the whole hop, body included (a slow drip cannot hold it open)
-                    async with client.stream("GET", target.url, headers=headers) as response:
-                        if response.status_code in _REDIRECTS:
-                            return response, b"", False
-                        body, truncated = await read_capped(response, cap)
-                        return response, body, truncated
+            with anyio.fail_after(timeout):  # the whole hop, body included (a slow drip cannot hold it open)
+                return await anyio.to_thread.run_sync(_request, target.url, backend, timeout, cap,
+                                                      abandon_on_cancel=True)
         except TimeoutError:
             raise _failed(f"{target.url} did not answer within {timeout:g} s",
                           {"url": str(target.url), "timeout_seconds": timeout},
@@ -196,3 +198,22 @@ class WebFetcher:
             raise _failed(f"fetching {target.url} failed: {type(exc).__name__}: {exc}"[:500],
                           {"url": str(target.url), "error": type(exc).__name__},
                           "Check that the server is up; retry if the network was down.") from None
+        finally:
+            backend.abort()  # a no-op once the request closed its connection; else the thread's read returns
+
+
+def _request(url: httpx.URL, backend: PinnedBackend, timeout: float,
+             cap: int) -> tuple[httpx.Response, bytes, bool, str]:
+    """Send one GET over ``backend`` and read its capped body (blocking: runs on a worker thread).
+
+    Returns:
+        ``(response, body, truncated, sha256)``; a redirect's body is not read (``b""``, digest ``""``).
+    """
+    headers = {"accept-encoding": ACCEPT_ENCODING, "user-agent": _USER_AGENT, "accept": "*/*"}
+    with httpx.Client(transport=PinnedTransport(backend), timeout=timeout, follow_redirects=False,
+                      trust_env=False) as client:
+        with client.stream("GET", url, headers=headers) as response:
+            if response.status_code in _REDIRECTS:
+                return response, b"", False, ""
+            body, truncated, digest = read_capped(response, cap)
+            return response, body, truncated, digest

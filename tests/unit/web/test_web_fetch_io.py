@@ -1,0 +1,228 @@
+"""WebFetch's I/O path: the request on a worker thread, its deadline and cancellation, the pinned TLS
+connection, the capped body hashed while it is read, and decoding only what ``raw`` returns.
+
+Every server is on 127.0.0.1; "public" host names reach it through the fetcher's ``dial`` seam.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ssl
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import anyio
+import pytest
+
+from holon_nb import Runtime
+from holon_nb.runtime.web import WebService
+from holon_nb.runtime.web import transport as web_transport
+from holon_nb.runtime.web.digest import StreamDigest
+from holon_nb.runtime.web.extract import decode_body
+from holon_nb.runtime.web.transport import CappedBody
+
+from _support import eventually, ok
+from _web_support import LocalServer, page
+
+PUBLIC_IP = "93.184.216.34"
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    with LocalServer() as srv:
+        yield srv
+
+
+def allow(rt: Runtime, server: LocalServer, **settings: object) -> None:
+    rt.settings = rt.settings.replace(web_allowed_hosts=(f"127.0.0.1:{server.port}",), **settings)
+
+
+def inner(result: dict) -> str:
+    """The fetched text inside the untrusted-content wrapper."""
+    head, _, rest = result["text"].partition("\n")
+    assert head.startswith("<external_content source=")
+    return rest.rpartition("\n</external_content>\n\n")[0]
+
+
+# ---------------------------------------------------------------- decoding only what is returned
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "shift_jis", "latin-1", "gb18030", "utf-16"])
+def test_a_decoded_prefix_is_the_start_of_the_full_decoding(encoding: str) -> None:
+    text = "plain é 日本語 😀 " * 20_000 if encoding != "latin-1" else "café crème " * 60_000
+    body = bytearray(text.encode(encoding, errors="replace"))
+    body[70_001] = 0xFF  # an undecodable byte past the first step: U+FFFD in both decodings
+    body = bytes(body)
+    full = body.decode(encoding, errors="replace")
+    for limit in (0, 5, 20_000, 70_000):
+        prefix = decode_body(body, f"text/plain; charset={encoding}", max_chars=limit)
+        assert len(prefix) > limit and full.startswith(prefix)
+        assert len(prefix) < len(full)  # it did stop early
+    assert decode_body(body, f"text/plain; charset={encoding}", max_chars=10 * len(body)) == full
+    assert decode_body(body, f"text/plain; charset={encoding}") == full
+
+
+def test_decoding_goes_on_past_a_step_that_gave_too_few_characters() -> None:
+    # ISO-2022-JP switches character sets with 3-byte escapes: "日a" is 9 bytes, so the first 4 * (limit + 1)
+    # bytes hold fewer than limit characters, and the steps split escapes and double-byte characters
+    text = "日a" * 30_000
+    body = text.encode("iso2022_jp")
+    prefix = decode_body(body, "text/plain; charset=iso-2022-jp", max_chars=20_000)
+    assert len(prefix) > 20_000 and text.startswith(prefix) and len(prefix) < len(text)
+
+
+def test_utf16_without_a_bom_decodes_like_before() -> None:
+    body = "no byte order mark".encode("utf-16-le") * 10_000
+    assert decode_body(body, "text/plain; charset=utf-16", max_chars=10) == body.decode("utf-16", "replace")
+
+
+def test_raw_and_plain_auto_return_the_same_text_as_a_full_decoding(rt: Runtime, server: LocalServer) -> None:
+    text = "Grüße aus 日本 😀\n" * 30_000  # ~600 KB of multi-byte UTF-8
+    server.routes["/p"] = page(text.encode(), "text/plain; charset=utf-8")
+    server.routes["/h"] = page(text.encode(), "text/html; charset=utf-8")
+    allow(rt, server)
+    for mode in ("raw", "auto"):
+        res = ok(rt.call("WebFetch", {"url": server.url("/p"), "extract_mode": mode, "max_chars": 12_345}))
+        assert inner(res) == text[:12_345] + "..." and res["truncated"] is True
+        assert res["bytes_read"] == len(text.encode()) and res["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    res = ok(rt.call("WebFetch", {"url": server.url("/h"), "extract_mode": "raw", "max_chars": 7}))
+    assert inner(res) == text[:7] + "..."
+
+
+# ---------------------------------------------------------------- the capped body and its digest
+
+
+def test_capped_body_keeps_at_most_the_cap_and_hashes_what_it_keeps() -> None:
+    exact = CappedBody(10)
+    assert exact.feed(b"12345") is False and exact.feed(b"67890") is False
+    assert exact.finish() == (b"1234567890", hashlib.sha256(b"1234567890").hexdigest()) and not exact.truncated
+    over = CappedBody(10)
+    assert over.feed(b"1234567") is False and over.feed(b"89abc") is True
+    assert over.finish() == (b"123456789a", hashlib.sha256(b"123456789a").hexdigest())
+    assert over.truncated
+
+
+def test_a_large_body_is_hashed_on_a_helper_thread_with_the_same_digest() -> None:
+    pieces = [bytes([i]) * 65_536 for i in range(40)]  # 2.5 MB
+    digest = StreamDigest()
+    for piece in pieces:
+        digest.update(piece)
+    assert digest.threaded
+    assert digest.hexdigest() == hashlib.sha256(b"".join(pieces)).hexdigest()
+    small = StreamDigest()
+    small.update(b"tiny")
+    assert not small.threaded and small.hexdigest() == hashlib.sha256(b"tiny").hexdigest()
+
+
+def test_a_discarded_digest_ends_its_helper_thread() -> None:
+    digest = StreamDigest(inline_bytes=1)
+    digest.update(b"ab")
+    digest.update(b"c" * 1_000_000)
+    digest.discard()
+    assert not any(t.name == "holon-nb-webfetch-sha256" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_gzip_body_is_decoded_under_the_cap_and_hashed_decoded() -> None:
+    import gzip
+
+    capped = CappedBody(1000, "gzip")
+    wire = gzip.compress(b"z" * 5000)
+    assert capped.feed(wire[:10]) is False and capped.feed(wire[10:]) is True
+    assert capped.finish() == (b"z" * 1000, hashlib.sha256(b"z" * 1000).hexdigest())
+
+
+def test_a_body_of_exactly_the_cap_is_not_truncated(rt: Runtime, server: LocalServer) -> None:
+    body = bytes(range(256)) * 4096  # 1 MiB, hashed partly on the helper thread
+    server.routes["/b"] = page(body, "application/octet-stream")
+    allow(rt, server, web_fetch_max_response_bytes=len(body), web_fetch_max_chars=2 * len(body))
+    res = ok(rt.call("WebFetch", {"url": server.url("/b"), "extract_mode": "raw"}))
+    assert res["bytes_read"] == len(body) and res["truncated"] is False
+    assert res["sha256"] == hashlib.sha256(body).hexdigest()
+    allow(rt, server, web_fetch_max_response_bytes=len(body) - 1, web_fetch_max_chars=2 * len(body))
+    res = ok(rt.call("WebFetch", {"url": server.url("/b"), "extract_mode": "raw"}))
+    assert res["bytes_read"] == len(body) - 1 and res["truncated"] is True
+    assert res["sha256"] == hashlib.sha256(body[:-1]).hexdigest()
+
+
+# ---------------------------------------------------------------- deadline and cancellation stop the thread
+
+
+def _drip(ended: threading.Event):
+    def route(req):
+        def chunks():
+            try:
+                for _ in range(600):  # a minute of one byte every 0.1 s
+                    yield b"."
+                    time.sleep(0.1)
+            finally:
+                ended.set()
+        return 200, {"content-type": "text/plain"}, chunks()
+    return route
+
+
+def test_a_timed_out_hop_closes_its_connection(rt: Runtime, server: LocalServer) -> None:
+    ended = threading.Event()
+    server.routes["/slow"] = _drip(ended)
+    allow(rt, server, web_fetch_timeout_s=1)
+    result = rt.call("WebFetch", {"url": server.url("/slow")})
+    assert result.envelope["error"]["kind"] == "network_failed"
+    # the worker thread's socket was shut down: the server's writes fail well before its minute is up
+    assert ended.wait(15)
+
+
+def test_a_cancelled_fetch_returns_at_once_and_closes_its_connection(rt: Runtime, server: LocalServer) -> None:
+    ended = threading.Event()
+    server.routes["/slow"] = _drip(ended)
+    allow(rt, server)  # the 20 s default deadline: only the cancellation can stop it early
+
+    async def cancel_after_half_a_second() -> bool:
+        with anyio.move_on_after(0.5) as scope:
+            await rt.web.fetcher.fetch(server.url("/slow"), None, "raw")
+        return scope.cancelled_caught
+
+    assert rt._loop.call(cancel_after_half_a_second) is True
+    assert eventually(lambda: len(server.requests) == 1)
+    assert ended.wait(15)
+
+
+# ---------------------------------------------------------------- TLS over the pinned connection
+
+
+@pytest.fixture
+def tls_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for ``pinned.test`` (made by the openssl command) and its key."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "2", "-subj", "/CN=pinned.test", "-addext", "subjectAltName=DNS:pinned.test",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+def test_tls_keeps_the_host_name_for_sni_certificate_and_host_header(
+        rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = tls_files
+    names: list[str | None] = []
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+    server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    monkeypatch.setattr(web_transport, "_ssl_context", lambda: client_ctx)
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return {"pinned.test": [PUBLIC_IP], "other.test": [PUBLIC_IP]}[host]
+
+    with LocalServer(tls=server_ctx) as srv:
+        srv.routes["/"] = page(b"over tls " * 50_000, "text/plain")  # 450 KB
+        rt.web = WebService(lambda: rt.settings, resolver=resolve, dial=lambda a: "127.0.0.1" if a == PUBLIC_IP else a)
+        res = ok(rt.call("WebFetch", {"url": f"https://pinned.test:{srv.port}/", "max_chars": 9}))
+        assert inner(res) == "over tls ..." and res["bytes_read"] == 450_000
+        assert names == ["pinned.test"] and srv.requests[0].headers["host"] == f"pinned.test:{srv.port}"
+        # the certificate is checked against the URL's host name, not the pinned address
+        result = rt.call("WebFetch", {"url": f"https://other.test:{srv.port}/"})
+        assert result.envelope["error"]["kind"] == "network_failed"
+        assert "CERTIFICATE_VERIFY_FAILED" in result.envelope["error"]["message"] or \
+            "certificate" in result.envelope["error"]["message"].lower()
+
