@@ -11,11 +11,13 @@ Run: ``python benchmarks/bench_web_fetch.py [RUNS]``. Measured on a shared 2-cor
 
 from __future__ import annotations
 
+import statistics
 import sys
 import tempfile
 import threading
 import http.server
 import time
+from typing import Callable
 
 import httpx
 from _common import median_ms, save
@@ -29,6 +31,20 @@ HTML = ("<html><head><title>Guide</title></head><body><nav><ul>" + "".join(
     + "".join(f"<h2>Part {i}</h2><p>{'This paragraph explains one part of the guide in plain words. ' * 8}</p>"
               f"<pre><code>example_{i}(x) + 1</code></pre><ul><li>first point</li><li>second point</li></ul>"
               for i in range(40)) + "</article></main><footer>Copyright</footer></body></html>")
+
+
+def interleaved_ms(variants: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:
+    """Median ms of each variant over ``runs`` rounds that call every variant once, in turn."""
+    for _ in range(warmup):
+        for fn in variants.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, fn in variants.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append((time.perf_counter() - t0) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -54,20 +70,28 @@ def main(runs: int = 15) -> None:
                                           web_fetch_max_response_bytes=6 * 1024 * 1024)
         check = rt.call("WebFetch", {"url": url, "extract_mode": "raw"})
         assert check.ok and check.result["bytes_read"] == len(PAGE), check.envelope
-        fetch_ms = median_ms(lambda: rt.call("WebFetch", {"url": url, "extract_mode": "raw"}), runs, warmup=3)
-        fetcher_ms = median_ms(lambda: rt._loop.call(rt.web.fetcher.fetch, url, None, "raw"), runs, warmup=3)
         # like for like: WebFetch opens one new connection per hop, so the baseline does too (no keep-alive),
         # with its client (and TLS context) made once, as WebFetch caches its TLS context
-        with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0)) as client:
-            httpx_ms = median_ms(lambda: client.get(url).content, runs, warmup=3)
-        with httpx.Client() as pooled:
-            pooled_ms = median_ms(lambda: pooled.get(url).content, runs, warmup=3)
+        client = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+        pooled = httpx.Client()
+        async_client = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=0))
 
-        async def async_get() -> bytes:  # WebFetch's own I/O model: httpx's async client on the runtime loop
+        async def async_get() -> bytes:  # httpx's async client on the runtime loop (WebFetch's former I/O model)
             return (await async_client.get(url)).content
 
-        async_client = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=0))
-        async_ms = median_ms(lambda: rt._loop.call(async_get), runs, warmup=3)
+        variants = {
+            "call": lambda: rt.call("WebFetch", {"url": url, "extract_mode": "raw"}),
+            "fetcher": lambda: rt._loop.call(rt.web.fetcher.fetch, url, None, "raw"),
+            "httpx": lambda: client.get(url).content,
+            "pooled": lambda: pooled.get(url).content,
+            "async": lambda: rt._loop.call(async_get),
+        }
+        # interleaved rounds: every variant once per round, so load from other processes hits them alike
+        times = interleaved_ms(variants, runs, warmup=3)
+        fetch_ms, fetcher_ms, httpx_ms = times["call"], times["fetcher"], times["httpx"]
+        pooled_ms, async_ms = times["pooled"], times["async"]
+        client.close()
+        pooled.close()
         rt._loop.call(async_client.aclose)
     server.shutdown()
     html_to_markdown(HTML)  # import trafilatura and warm its caches
@@ -83,9 +107,10 @@ def main(runs: int = 15) -> None:
         "ratio_fetcher_vs_httpx_async": round(fetcher_ms / async_ms, 2),
         "extract_html_bytes": len(HTML), "extract_auto_markdown_ms": round(auto_ms, 2),
         "extract_text_strip_ms": round(text_ms, 2),
-        "note": "shared 2-core machine under load from other agents. fetcher_only = policy, pinned connection, "
-                "bounded reader, sha256 of 5 MB, decoding; runtime_call adds dispatch, the envelope, receipt "
-                "rendering, scrubbing and the SQLite execution record",
+        "note": "shared 2-core machine under load from other agents; the variants run interleaved, one call "
+                "each per round, medians over the rounds. fetcher_only = policy, pinned connection, "
+                "bounded reader, sha256 of 5 MB, decoding what raw returns; runtime_call adds dispatch, "
+                "the envelope, receipt rendering, scrubbing and the SQLite execution record",
     })
 
 

@@ -21,9 +21,9 @@ import httpx
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
-from .extract import decode_body, extract, is_html, wrap_untrusted
+from .extract import decode_body, decode_head, extract, is_html, wrap_untrusted
 from .policy import Target, check_addresses, check_url, parse_host_rules, redact_url
-from .transport import ACCEPT_ENCODING, PinnedBackend, PinnedTransport, read_capped
+from .transport import ACCEPT_ENCODING, FetchedBody, PinnedBackend, PinnedTransport, read_capped
 
 __all__ = ["FetchConfig", "Resolver", "WebFetcher", "system_resolver"]
 
@@ -101,7 +101,7 @@ class WebFetcher:
         original = str(target.url)
         hops = 0
         while True:
-            response, body, truncated, digest = await self._hop(target, timeout, cfg.max_response_bytes)
+            response, body = await self._hop(target, timeout, cfg.max_response_bytes)
             if response.status_code not in _REDIRECTS:
                 break
             location = response.headers.raw and [v for k, v in response.headers.raw if k.lower() == b"location"]
@@ -124,10 +124,12 @@ class WebFetcher:
         content_type = response.headers.get("content-type")
         final_url = str(target.url)
         limit = min(cfg.max_chars if max_chars is None else max_chars, cfg.max_chars)
+        truncated = body.truncated
         # raw text and non-HTML auto are the decoded body itself: decode only the part that can be returned
-        as_decoded = extract_mode == "raw" or (extract_mode == "auto" and not is_html(content_type))
-        text, _format = extract(decode_body(body, content_type, limit if as_decoded else None), extract_mode,
-                                content_type, final_url)
+        if extract_mode == "raw" or (extract_mode == "auto" and not is_html(content_type)):
+            text = decode_head(body.chunks, content_type, limit)
+        else:
+            text, _format = extract(decode_body(body.data, content_type), extract_mode, content_type, final_url)
         if len(text) > limit:
             text = text[:limit] + "..."
             truncated = True
@@ -136,9 +138,9 @@ class WebFetcher:
             "final_url": final_url,
             "status": response.status_code,
             "content_type": content_type,
-            "bytes_read": len(body),
+            "bytes_read": body.size,
             "truncated": truncated,
-            "sha256": digest,
+            "sha256": body.sha256,
             "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
             "source": "local_http",
             "text": wrap_untrusted(text, final_url),
@@ -172,8 +174,7 @@ class WebFetcher:
                           "Check the host name.")
         return addresses
 
-    async def _hop(self, target: Target, timeout: float,
-                   cap: int) -> tuple[httpx.Response, bytes, bool, str]:
+    async def _hop(self, target: Target, timeout: float, cap: int) -> tuple[httpx.Response, FetchedBody]:
         """One request: resolve once, check, connect to the checked addresses, read the capped body.
 
         The request runs on a worker thread (httpx's blocking client); this coroutine keeps the
@@ -202,18 +203,16 @@ class WebFetcher:
             backend.abort()  # a no-op once the request closed its connection; else the thread's read returns
 
 
-def _request(url: httpx.URL, backend: PinnedBackend, timeout: float,
-             cap: int) -> tuple[httpx.Response, bytes, bool, str]:
+def _request(url: httpx.URL, backend: PinnedBackend, timeout: float, cap: int) -> tuple[httpx.Response, FetchedBody]:
     """Send one GET over ``backend`` and read its capped body (blocking: runs on a worker thread).
 
     Returns:
-        ``(response, body, truncated, sha256)``; a redirect's body is not read (``b""``, digest ``""``).
+        ``(response, body)``; a redirect's body is not read (empty, digest ``""``).
     """
     headers = {"accept-encoding": ACCEPT_ENCODING, "user-agent": _USER_AGENT, "accept": "*/*"}
     with httpx.Client(transport=PinnedTransport(backend), timeout=timeout, follow_redirects=False,
                       trust_env=False) as client:
         with client.stream("GET", url, headers=headers) as response:
             if response.status_code in _REDIRECTS:
-                return response, b"", False, ""
-            body, truncated, digest = read_capped(response, cap)
-            return response, body, truncated, digest
+                return response, FetchedBody([], 0, "", False)
+            return response, read_capped(response, cap)

@@ -30,7 +30,7 @@ import httpx
 
 from .digest import StreamDigest
 
-__all__ = ["ACCEPT_ENCODING", "CappedBody", "PinnedBackend", "PinnedTransport", "read_capped"]
+__all__ = ["ACCEPT_ENCODING", "CappedBody", "FetchedBody", "PinnedBackend", "PinnedTransport", "read_capped"]
 
 #: The encodings :func:`read_capped` decodes; sent as ``Accept-Encoding``.
 ACCEPT_ENCODING = "gzip, deflate"
@@ -172,6 +172,30 @@ class _Decoder:
         return out, self._obj.unconsumed_tail
 
 
+class FetchedBody:
+    """A response body as read: its chunks (joined only when :attr:`data` is asked for), size and digest.
+
+    Attributes:
+        chunks: The decoded bytes in order.
+        size: Their total length (``bytes_read``).
+        sha256: The hex digest of their concatenation (§9.2 rule 5).
+        truncated: True when the body went on past ``max_response_bytes``.
+    """
+
+    __slots__ = ("chunks", "size", "sha256", "truncated", "_data")
+
+    def __init__(self, chunks: list[bytes], size: int, sha256: str, truncated: bool):
+        self.chunks, self.size, self.sha256, self.truncated = chunks, size, sha256, truncated
+        self._data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The whole body (joined on first use; a 5 MB join is a copy the ``raw`` mode never needs)."""
+        if self._data is None:
+            self._data = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+        return self._data
+
+
 class CappedBody:
     """The decoded body of one response, kept up to ``cap`` bytes and hashed as it grows.
 
@@ -227,11 +251,9 @@ class CappedBody:
                 return True
         return False
 
-    def finish(self) -> tuple[bytes, str]:
-        """``(body, sha256 hex digest)`` of the kept bytes (§9.2 rule 5)."""
-        body = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
-        self._parts = [body]
-        return body, self._digest.hexdigest()
+    def finish(self) -> FetchedBody:
+        """The kept bytes and their digest (waits for the digest's helper thread)."""
+        return FetchedBody(self._parts, self._size, self._digest.hexdigest(), self.truncated)
 
     def discard(self) -> None:
         """Drop what was read (a failed request); stops the digest's helper thread."""
@@ -239,7 +261,7 @@ class CappedBody:
         self._digest.discard()
 
 
-def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool, str]:
+def read_capped(response: httpx.Response, cap: int) -> FetchedBody:
     """Read ``response``'s body, decoded, keeping at most ``cap`` bytes (blocking; on a worker thread).
 
     Args:
@@ -247,8 +269,7 @@ def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool, str]:
         cap: ``max_response_bytes``.
 
     Returns:
-        ``(body, truncated, sha256)``: ``truncated`` is True when more decoded bytes existed;
-        ``sha256`` is the hex digest of ``body``.
+        The :class:`FetchedBody`; its ``truncated`` is True when more decoded bytes existed.
 
     Raises:
         zlib.error: a corrupt compressed body (the caller reports it); httpx transport errors.
@@ -258,8 +279,7 @@ def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool, str]:
         for chunk in response.iter_raw():
             if capped.feed(chunk):
                 break
-        body, digest = capped.finish()
+        return capped.finish()
     except BaseException:
         capped.discard()
         raise
-    return body, capped.truncated, digest

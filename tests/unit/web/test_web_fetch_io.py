@@ -21,7 +21,7 @@ from holon_nb import Runtime
 from holon_nb.runtime.web import WebService
 from holon_nb.runtime.web import transport as web_transport
 from holon_nb.runtime.web.digest import StreamDigest
-from holon_nb.runtime.web.extract import decode_body
+from holon_nb.runtime.web.extract import decode_body, decode_head
 from holon_nb.runtime.web.transport import CappedBody
 
 from _support import eventually, ok
@@ -50,19 +50,31 @@ def inner(result: dict) -> str:
 # ---------------------------------------------------------------- decoding only what is returned
 
 
+def split(body: bytes, *sizes: int) -> list[bytes]:
+    """``body`` cut into chunks of ``sizes`` (cycled), as a network read might cut it."""
+    chunks, pos, i = [], 0, 0
+    while pos < len(body):
+        chunks.append(body[pos:pos + sizes[i % len(sizes)]])
+        pos += sizes[i % len(sizes)]
+        i += 1
+    return chunks
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "shift_jis", "latin-1", "gb18030", "utf-16"])
-def test_a_decoded_prefix_is_the_start_of_the_full_decoding(encoding: str) -> None:
+def test_a_decoded_head_is_the_start_of_the_full_decoding(encoding: str) -> None:
     text = "plain é 日本語 😀 " * 20_000 if encoding != "latin-1" else "café crème " * 60_000
     body = bytearray(text.encode(encoding, errors="replace"))
     body[70_001] = 0xFF  # an undecodable byte past the first step: U+FFFD in both decodings
     body = bytes(body)
-    full = body.decode(encoding, errors="replace")
-    for limit in (0, 5, 20_000, 70_000):
-        prefix = decode_body(body, f"text/plain; charset={encoding}", max_chars=limit)
-        assert len(prefix) > limit and full.startswith(prefix)
-        assert len(prefix) < len(full)  # it did stop early
-    assert decode_body(body, f"text/plain; charset={encoding}", max_chars=10 * len(body)) == full
-    assert decode_body(body, f"text/plain; charset={encoding}") == full
+    content_type = f"text/plain; charset={encoding}"
+    full = decode_body(body, content_type)
+    assert full == body.decode(encoding, errors="replace")
+    for chunks in ([body], split(body, 1, 7, 65_537), split(body, 100_003)):  # characters split between chunks
+        for limit in (0, 5, 20_000, 70_000):
+            head = decode_head(chunks, content_type, limit)
+            assert len(head) > limit and full.startswith(head)
+            assert len(head) < len(full)  # it did stop early
+        assert decode_head(chunks, content_type, 10 * len(body)) == full
 
 
 def test_decoding_goes_on_past_a_step_that_gave_too_few_characters() -> None:
@@ -70,13 +82,19 @@ def test_decoding_goes_on_past_a_step_that_gave_too_few_characters() -> None:
     # bytes hold fewer than limit characters, and the steps split escapes and double-byte characters
     text = "日a" * 30_000
     body = text.encode("iso2022_jp")
-    prefix = decode_body(body, "text/plain; charset=iso-2022-jp", max_chars=20_000)
-    assert len(prefix) > 20_000 and text.startswith(prefix) and len(prefix) < len(text)
+    head = decode_head(split(body, 70_001), "text/plain; charset=iso-2022-jp", 20_000)
+    assert len(head) > 20_000 and text.startswith(head) and len(head) < len(text)
+
+
+def test_the_meta_charset_is_found_across_chunks_and_short_bodies_decode_whole() -> None:
+    body = '<html><head><meta charset="shift_jis"></head><body>日本語</body></html>'.encode("shift_jis")
+    assert decode_head(split(body, 3), "text/html", 1_000) == body.decode("shift_jis")
+    assert decode_head([], "text/plain", 0) == "" and decode_head([b"", b"ab"], None, 0) == "ab"
 
 
 def test_utf16_without_a_bom_decodes_like_before() -> None:
     body = "no byte order mark".encode("utf-16-le") * 10_000
-    assert decode_body(body, "text/plain; charset=utf-16", max_chars=10) == body.decode("utf-16", "replace")
+    assert decode_head([body], "text/plain; charset=utf-16", 10) == body.decode("utf-16", "replace")
 
 
 def test_raw_and_plain_auto_return_the_same_text_as_a_full_decoding(rt: Runtime, server: LocalServer) -> None:
@@ -98,11 +116,14 @@ def test_raw_and_plain_auto_return_the_same_text_as_a_full_decoding(rt: Runtime,
 def test_capped_body_keeps_at_most_the_cap_and_hashes_what_it_keeps() -> None:
     exact = CappedBody(10)
     assert exact.feed(b"12345") is False and exact.feed(b"67890") is False
-    assert exact.finish() == (b"1234567890", hashlib.sha256(b"1234567890").hexdigest()) and not exact.truncated
+    body = exact.finish()
+    assert (body.data, body.size, body.truncated) == (b"1234567890", 10, False)
+    assert body.sha256 == hashlib.sha256(b"1234567890").hexdigest() and body.chunks == [b"12345", b"67890"]
     over = CappedBody(10)
     assert over.feed(b"1234567") is False and over.feed(b"89abc") is True
-    assert over.finish() == (b"123456789a", hashlib.sha256(b"123456789a").hexdigest())
-    assert over.truncated
+    body = over.finish()
+    assert (body.data, body.size, body.truncated) == (b"123456789a", 10, True)
+    assert body.sha256 == hashlib.sha256(b"123456789a").hexdigest()
 
 
 def test_a_large_body_is_hashed_on_a_helper_thread_with_the_same_digest() -> None:
@@ -131,7 +152,8 @@ def test_a_gzip_body_is_decoded_under_the_cap_and_hashed_decoded() -> None:
     capped = CappedBody(1000, "gzip")
     wire = gzip.compress(b"z" * 5000)
     assert capped.feed(wire[:10]) is False and capped.feed(wire[10:]) is True
-    assert capped.finish() == (b"z" * 1000, hashlib.sha256(b"z" * 1000).hexdigest())
+    body = capped.finish()
+    assert body.data == b"z" * 1000 and body.sha256 == hashlib.sha256(b"z" * 1000).hexdigest() and body.truncated
 
 
 def test_a_body_of_exactly_the_cap_is_not_truncated(rt: Runtime, server: LocalServer) -> None:
