@@ -11,6 +11,7 @@ Run: ``python benchmarks/bench_web_fetch.py [RUNS]``. Measured on a shared 2-cor
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
 import tempfile
@@ -34,15 +35,17 @@ HTML = ("<html><head><title>Guide</title></head><body><nav><ul>" + "".join(
 
 
 def interleaved_ms(variants: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:
-    """Median ms of each variant over ``runs`` rounds that call every variant once, in turn."""
+    """Median ms of each variant over ``runs`` rounds that call every variant once, in a shuffled order."""
     for _ in range(warmup):
         for fn in variants.values():
             fn()
     samples: dict[str, list[float]] = {name: [] for name in variants}
+    order, rng = list(variants), random.Random(13)
     for _ in range(runs):
-        for name, fn in variants.items():
+        rng.shuffle(order)  # no variant always runs right after another (a freed 5 MB, a busy server thread)
+        for name in order:
             t0 = time.perf_counter()
-            fn()
+            variants[name]()
             samples[name].append((time.perf_counter() - t0) * 1000)
     return {name: statistics.median(values) for name, values in samples.items()}
 
@@ -108,7 +111,7 @@ def main(runs: int = 15) -> None:
         "extract_html_bytes": len(HTML), "extract_auto_markdown_ms": round(auto_ms, 2),
         "extract_text_strip_ms": round(text_ms, 2),
         "note": "shared 2-core machine under load from other agents; the variants run interleaved, one call "
-                "each per round, medians over the rounds. fetcher_only = policy, pinned connection, "
+                "each per round in a shuffled order, medians over the rounds. fetcher_only = policy, pinned connection, "
                 "bounded reader, sha256 of 5 MB, decoding what raw returns; runtime_call adds dispatch, "
                 "the envelope, receipt rendering, scrubbing and the SQLite execution record",
     })
