@@ -13,12 +13,14 @@ socket's destination changes.
 
 :func:`read_capped` streams the raw body and decodes ``Content-Encoding`` itself with a bound
 on every step (``zlib`` ``max_length``), so a compression bomb stops at the cap instead of
-inflating a whole chunk first (§9.2 rule 4). It hashes the kept bytes as they arrive.
+inflating a whole chunk first (§9.2 rule 4). It hashes the kept bytes as they arrive (each
+chunk is hashed while it is still in the CPU cache; no second pass over a 5 MB body).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import socket
 import ssl
 import threading
@@ -27,8 +29,6 @@ import zlib
 
 import httpcore
 import httpx
-
-from .digest import StreamDigest
 
 __all__ = ["ACCEPT_ENCODING", "CappedBody", "FetchedBody", "PinnedBackend", "PinnedTransport", "read_capped"]
 
@@ -218,7 +218,7 @@ class CappedBody:
         self._cap = cap
         self._parts: list[bytes] = []
         self._size = 0
-        self._digest = StreamDigest()
+        self._digest = hashlib.sha256()
         self.truncated = False
 
     def feed(self, chunk: bytes) -> bool:
@@ -252,13 +252,8 @@ class CappedBody:
         return False
 
     def finish(self) -> FetchedBody:
-        """The kept bytes and their digest (waits for the digest's helper thread)."""
+        """The kept bytes and their digest."""
         return FetchedBody(self._parts, self._size, self._digest.hexdigest(), self.truncated)
-
-    def discard(self) -> None:
-        """Drop what was read (a failed request); stops the digest's helper thread."""
-        self._parts = []
-        self._digest.discard()
 
 
 def read_capped(response: httpx.Response, cap: int) -> FetchedBody:
@@ -275,11 +270,7 @@ def read_capped(response: httpx.Response, cap: int) -> FetchedBody:
         zlib.error: a corrupt compressed body (the caller reports it); httpx transport errors.
     """
     capped = CappedBody(cap, response.headers.get("content-encoding", ""))
-    try:
-        for chunk in response.iter_raw():
-            if capped.feed(chunk):
-                break
-        return capped.finish()
-    except BaseException:
-        capped.discard()
-        raise
+    for chunk in response.iter_raw():
+        if capped.feed(chunk):
+            break
+    return capped.finish()

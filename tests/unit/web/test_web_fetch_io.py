@@ -20,7 +20,6 @@ import pytest
 from holon_nb import Runtime
 from holon_nb.runtime.web import WebService
 from holon_nb.runtime.web import transport as web_transport
-from holon_nb.runtime.web.digest import StreamDigest
 from holon_nb.runtime.web.extract import decode_body, decode_head
 from holon_nb.runtime.web.transport import CappedBody
 
@@ -126,26 +125,6 @@ def test_capped_body_keeps_at_most_the_cap_and_hashes_what_it_keeps() -> None:
     assert body.sha256 == hashlib.sha256(b"123456789a").hexdigest()
 
 
-def test_a_large_body_is_hashed_on_a_helper_thread_with_the_same_digest() -> None:
-    pieces = [bytes([i]) * 65_536 for i in range(40)]  # 2.5 MB
-    digest = StreamDigest()
-    for piece in pieces:
-        digest.update(piece)
-    assert digest.threaded
-    assert digest.hexdigest() == hashlib.sha256(b"".join(pieces)).hexdigest()
-    small = StreamDigest()
-    small.update(b"tiny")
-    assert not small.threaded and small.hexdigest() == hashlib.sha256(b"tiny").hexdigest()
-
-
-def test_a_discarded_digest_ends_its_helper_thread() -> None:
-    digest = StreamDigest(inline_bytes=1)
-    digest.update(b"ab")
-    digest.update(b"c" * 1_000_000)
-    digest.discard()
-    assert not any(t.name == "holon-nb-webfetch-sha256" and t.is_alive() for t in threading.enumerate())
-
-
 def test_a_gzip_body_is_decoded_under_the_cap_and_hashed_decoded() -> None:
     import gzip
 
@@ -157,7 +136,7 @@ def test_a_gzip_body_is_decoded_under_the_cap_and_hashed_decoded() -> None:
 
 
 def test_a_body_of_exactly_the_cap_is_not_truncated(rt: Runtime, server: LocalServer) -> None:
-    body = bytes(range(256)) * 4096  # 1 MiB, hashed partly on the helper thread
+    body = bytes(range(256)) * 4096  # 1 MiB
     server.routes["/b"] = page(body, "application/octet-stream")
     allow(rt, server, web_fetch_max_response_bytes=len(body), web_fetch_max_chars=2 * len(body))
     res = ok(rt.call("WebFetch", {"url": server.url("/b"), "extract_mode": "raw"}))
