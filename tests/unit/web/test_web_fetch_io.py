@@ -227,3 +227,24 @@ def test_tls_keeps_the_host_name_for_sni_certificate_and_host_header(
         assert "CERTIFICATE_VERIFY_FAILED" in result.envelope["error"]["message"] or \
             "certificate" in result.envelope["error"]["message"].lower()
 
+
+
+def test_a_timed_out_tls_hop_closes_its_connection(
+        rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = tls_files
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+    monkeypatch.setattr(web_transport, "_ssl_context", lambda: ssl.create_default_context(cafile=str(cert)))
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return [PUBLIC_IP]
+
+    ended = threading.Event()
+    with LocalServer(tls=server_ctx) as srv:
+        srv.routes["/slow"] = _drip(ended)
+        rt.web = WebService(lambda: rt.settings, resolver=resolve, dial=lambda a: "127.0.0.1" if a == PUBLIC_IP else a)
+        rt.settings = rt.settings.replace(web_fetch_timeout_s=1)
+        result = rt.call("WebFetch", {"url": f"https://pinned.test:{srv.port}/slow"})
+        assert result.envelope["error"]["kind"] == "network_failed"
+        assert result.envelope["error"]["details"]["timeout_seconds"] == 1
+        assert ended.wait(15)  # the TLS socket was shut down under the worker thread's read
