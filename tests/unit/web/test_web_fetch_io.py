@@ -6,6 +6,7 @@ Every server is on 127.0.0.1; "public" host names reach it through the fetcher's
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ssl
 import subprocess
@@ -174,15 +175,27 @@ def test_a_timed_out_hop_closes_its_connection(rt: Runtime, server: LocalServer)
     assert ended.wait(15)
 
 
-def test_a_cancelled_fetch_returns_at_once_and_closes_its_connection(rt: Runtime, server: LocalServer) -> None:
+@pytest.mark.parametrize("how", ["anyio scope", "asyncio task"])
+def test_a_cancelled_fetch_returns_at_once_and_closes_its_connection(
+        rt: Runtime, server: LocalServer, how: str) -> None:
     ended = threading.Event()
     server.routes["/slow"] = _drip(ended)
     allow(rt, server)  # the 20 s default deadline: only the cancellation can stop it early
 
     async def cancel_after_half_a_second() -> bool:
-        with anyio.move_on_after(0.5) as scope:
-            await rt.web.fetcher.fetch(server.url("/slow"), None, "raw")
-        return scope.cancelled_caught
+        if how == "anyio scope":
+            with anyio.move_on_after(0.5) as scope:
+                await rt.web.fetcher.fetch(server.url("/slow"), None, "raw")
+            return scope.cancelled_caught
+        # what Runtime.call does on Ctrl-C and at stop: cancel the asyncio task running the call
+        task = asyncio.ensure_future(rt.web.fetcher.fetch(server.url("/slow"), None, "raw"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return True
+        return False
 
     assert rt._loop.call(cancel_after_half_a_second) is True
     assert eventually(lambda: len(server.requests) == 1)
