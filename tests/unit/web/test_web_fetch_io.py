@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 import ssl
 import subprocess
 import threading
@@ -208,6 +209,8 @@ def test_a_cancelled_fetch_returns_at_once_and_closes_its_connection(
 @pytest.fixture
 def tls_files(tmp_path: Path) -> tuple[Path, Path]:
     """A self-signed certificate for ``pinned.test`` (made by the openssl command) and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                     "-nodes", "-days", "2", "-subj", "/CN=pinned.test", "-addext", "subjectAltName=DNS:pinned.test",
