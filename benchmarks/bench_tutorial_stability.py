@@ -47,7 +47,7 @@ _RULES = [
     (re.compile(r"\b(tokens in|tokens out|in|out) \d+"), r"\1 <n>"),
     (re.compile(r"elapsed[^\n]*"), "elapsed <…>"),
 ]
-_PLACEHOLDER = "its final receipt will replace this line"
+_PLACEHOLDERS = ("replaces it when the task ends", "its final receipt will replace this line")
 
 
 def normalise(text: str) -> str:
@@ -93,7 +93,7 @@ def check(cells: list[list[str]]) -> dict[str, bool]:
     """Reader-facing faults of one executed notebook."""
     flat = [t for outs in cells for t in outs]
     return {
-        "placeholder": any(_PLACEHOLDER in t for t in flat),
+        "placeholder": any(p in t for t in flat for p in _PLACEHOLDERS),
         "json_envelope": any(t.lstrip().startswith('{"tool_name"') for t in flat),
         "temp_path": any(re.search(r"/tmp/(holon-nb-run|tmp)", t) for t in flat),
     }

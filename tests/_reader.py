@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-PLACEHOLDER = "its final receipt will replace this line"
+#: Text of a live view's display that a saved notebook must no longer hold once its task ended (the live view
+#: is replaced by the final receipt or final state), and of the older "running" slot line.
+PLACEHOLDERS = ("replaces it when the task ends", "its final receipt will replace this line")
 
 
 def plain_texts(nb: Any) -> list[str]:
@@ -21,10 +23,11 @@ def plain_texts(nb: Any) -> list[str]:
 
 
 def assert_reads_as_text(nb: Any) -> None:
-    """No JSON envelope as text, no "running" placeholder left, no escape codes, no temporary path (text or card)."""
+    """No JSON envelope as text, no live task view or "running" placeholder left, no escape codes, no temporary
+    path (text or card)."""
     for text in plain_texts(nb):
         assert not text.lstrip().startswith('{"tool_name"'), text[:200]
-        assert PLACEHOLDER not in text, text[:200]
+        assert not any(p in text for p in PLACEHOLDERS), text[:200]
         assert "\x1b" not in text, text[:200]
         assert not re.search(r"/tmp/(holon-nb-|tmp)", text), text[:300]
     for cell in nb.cells:

@@ -9,9 +9,11 @@ Threads and who calls what:
   coalesces output chunks and assigns whole values to the task views at most
   ``live_update_hz`` times a second; when a task ends it fetches the final
   receipt (``TaskOutput`` with ``block=false`` through ``Runtime.call``) and
-  updates the display id created in the cell where the task started
-  (``update_display_data`` is routed by display id, so it lands in that cell
-  whatever cell runs now);
+  replaces each live view's display with static output (``update_display_data``
+  is routed by display id, so it lands in that cell whatever cell runs now):
+  the view in the cell where the task started becomes the final receipt, a
+  view shown by ``%task`` becomes its final state; the widget is then closed,
+  so a saved, reopened or restarted notebook holds no widget of an ended task;
 - the **kernel thread** (magics) calls :meth:`LiveHub.show_live`,
   :meth:`LiveHub.add_view`, :meth:`LiveHub.wait` and :meth:`LiveHub.report`.
 """
@@ -32,7 +34,6 @@ from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .display import Note
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
     from .widgets import TaskWidget
@@ -44,6 +45,17 @@ log = logging.getLogger("holon_nb.notebook")
 PUMP_THREAD_NAME = "holon-nb-live"
 _KEEP_CHARS = 64_000  # output characters kept per task for its views
 _CALL_ERRORS = (HolonNBError, RuntimeError, concurrent.futures.CancelledError)
+
+
+@dataclass
+class _Shown:
+    """One displayed live view of a task: replaced by static output once the task ended."""
+
+    view: TaskWidget
+    handle: DisplayHandle
+    origin: bool                        # the promotion cell's view: replaced by the final receipt
+    replaced: bool = False              # static output sent (from any thread)
+    confirmed: bool = False             # static output sent from the kernel thread inside a cell
 
 
 @dataclass
@@ -65,10 +77,13 @@ class _Track:
     finalized: bool = False             # final receipt fetched (or fetching it failed)
     reported: bool = False              # final receipt shown in a cell (origin or a wait)
     waited: bool = False                # named as ended by a %holon wait note
-    confirmed: bool = False             # origin updated from the kernel thread inside a cell
-    views: list[TaskWidget] = field(default_factory=list)
-    origins: list[DisplayHandle] = field(default_factory=list)
+    views: list[TaskWidget] = field(default_factory=list)   # views still fed
+    shown: list[_Shown] = field(default_factory=list)       # every view displayed, until replaced and confirmed
     dirty: bool = True
+
+    @property
+    def has_origin(self) -> bool:
+        return any(s.origin for s in self.shown)
 
     @property
     def ended(self) -> bool:
@@ -131,19 +146,24 @@ class LiveHub:
         self._thread = None
 
     def detach(self, note: str) -> None:
-        """Mark views and final-receipt slots of unfinished tasks with ``note`` (after the runtime closed).
+        """Replace the live views of unfinished tasks by their last state, marked ``note`` (after the runtime closed).
 
         ``Runtime.close()`` stops live tasks, so their views show ``cancelled``;
-        a slot still waiting for its final receipt says why none will come.
+        a view in the cell that started its task also says why no final receipt will come.
         """
         with self._cond:
             pending = [t for t in self._tracks.values() if not t.finalized]
             views = [(v, t) for t in pending if not t.ended for v in t.views]
-            slots = [(h, t.task_id) for t in pending for h in t.origins]
+            shown = [(s, t.task_id) for t in pending for s in t.shown if not s.replaced]
+            for s, _ in shown:
+                s.replaced = s.confirmed = True
         for view, track in views:
             view.apply(status="cancelled", elapsed_s=track.elapsed(), note=note)
-        for handle, task_id in slots:
-            handle.update(Note(f"[{task_id}: no final receipt: {note}; TaskOutput shows what it printed]"))
+        for s, _task_id in shown:
+            if s.origin:
+                s.view.apply(note=f"{note}; no final receipt: TaskOutput shows what it printed")
+            s.handle.update(s.view.static_bundle(), raw=True)
+            s.view.close()
 
     # ------------------------------------------------------------ runtime thread
     def _on_event(self, ev: RuntimeEvent) -> None:
@@ -224,13 +244,36 @@ class LiveHub:
             from .widgets import VIEW_CHARS
 
             track.keep(track.text, VIEW_CHARS)  # a later view only needs the tail
-            origins = list(track.origins)
-            if origins and final is not None:
+            if final is not None and track.has_origin:
                 track.reported = True
+            todo = self._take_replacements(track)
             self._cond.notify_all()
-        for handle in origins:
+        self._replace(todo)
+
+    @staticmethod
+    def _take_replacements(track: _Track, confirm: bool = False) -> list[tuple[_Shown, Any]]:
+        """``(shown view, final receipt or None)`` pairs to send for a finalized track (call under the lock).
+
+        The cell that started the task gets the final receipt, other views their final state. With
+        ``confirm`` (kernel thread, inside a cell) views already replaced are sent once more.
+        """
+        todo = []
+        for s in track.shown:
+            if s.confirmed or (s.replaced and not confirm):
+                continue
+            s.replaced = True
+            s.confirmed = s.confirmed or confirm
+            todo.append((s, track.final if s.origin and track.final is not None else None))
+        return todo
+
+    @staticmethod
+    def _replace(todo: list[tuple[_Shown, Any]]) -> None:
+        for s, final in todo:
             if final is not None:
-                handle.update(final)
+                s.handle.update(final)
+            else:
+                s.handle.update(s.view.static_bundle(), raw=True)
+            s.view.close()  # its display no longer shows it: the frontend drops the model
 
     def _fetch_final(self, task_id: str) -> ToolResult | None:
         try:
@@ -249,16 +292,18 @@ class LiveHub:
 
     # ------------------------------------------------------------ kernel thread
     def show_live(self, task_id: str, initial_output: str | None, origin: bool = True) -> TaskWidget | None:
-        """Display a live view of a task in the current cell, plus (``origin``) its final-receipt slot.
+        """Display a live view of a task in the current cell; it is replaced by static output when the task ends.
 
         Args:
             task_id: A task promoted in this kernel.
             initial_output: Output captured before promotion (the promotion
                 receipt's ``initial_output_preview``); None when unknown.
-            origin: Also display the slot the final receipt will fill when the task ends.
+            origin: The cell that started the task: its view is replaced by the
+                final receipt (TaskOutput); otherwise by the view's final state.
 
         Returns:
-            The view, or None when the task was not promoted in this kernel.
+            The view, or None when the task was not promoted in this kernel or has
+            already ended (its static output is displayed at once).
         """
         with self._cond:
             track = self._tracks.get(task_id)
@@ -267,38 +312,41 @@ class LiveHub:
             if track.prefix is None and initial_output:
                 track.prefix = initial_output
             summary = track.summary
-        from .widgets import TaskWidget
-
-        view = TaskWidget(task_id, summary=self._scrubber().text(summary), on_stop=self._stop_task)
-        with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
             state = self._view_state(track)
-            track.views.append(view)
-            track.dirty = True
-            final = track.final if track.finalized else None
+            finalized, final = track.finalized, track.final
+            if finalized and origin and final is not None:
+                track.reported = True
+        scrub = self._scrubber()
+        summary, state["output"] = scrub.text(summary), scrub.text(state["output"])
+        from .widgets import TaskWidget, static_task_view
+
+        if finalized:  # nothing live to show: the final receipt, or the task's final state
             if origin and final is not None:
-                track.reported = track.confirmed = True
-            self._cond.notify_all()
-        state["output"] = self._scrubber().text(state["output"])
-        view.apply(**state)
-        display(view)
-        if origin:
-            if final is not None:
                 display(final)
             else:
-                handle = display(Note(f"[{task_id}: running; its final receipt will replace this line "
-                                      "when it ends]"), display_id=True)
-                self._add_origin(task_id, handle)
+                display(static_task_view(task_id, summary, state["status"], state["exit_status"],
+                                         state["elapsed_s"], state["output"], state["omitted_before"], ""), raw=True)
+            return None
+        view = TaskWidget(task_id, summary=summary, on_stop=self._stop_task,
+                          replaced_by="its final receipt" if origin else "its final state")
+        view.apply(**state)
+        handle = display(view, display_id=True)
+        shown = _Shown(view, handle, origin)
+        with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
+            track.shown.append(shown)
+            if not track.finalized:
+                track.views.append(view)
+                track.dirty = True
+                self._cond.notify_all()
+                return view
+            late = self._view_state(track)  # ended between the two locks
+            if origin and track.final is not None:
+                track.reported = True
+            todo = self._take_replacements(track)
+        late["output"] = scrub.text(late["output"])
+        view.apply(**late)
+        self._replace(todo)
         return view
-
-    def _add_origin(self, task_id: str, handle: DisplayHandle) -> None:
-        with self._cond:
-            track = self._tracks[task_id]
-            final = track.final if track.finalized else None
-            if final is None:
-                track.origins.append(handle)
-                return
-            track.reported = True
-        handle.update(final)  # ended between the two displays
 
     def tracks(self) -> list[str]:
         """Ids of the tasks promoted since the extension loaded, oldest first."""
@@ -357,39 +405,36 @@ class LiveHub:
     def report(self, unslotted: bool = True) -> list[ToolResult]:
         """Show final receipts of ended tasks from the current cell (kernel thread).
 
-        A task whose promotion cell holds a final-receipt slot gets that slot
-        updated again from inside this cell's execution: the pump thread's own
-        update goes out between or under other requests, and a headless client
-        (nbclient) drops every message whose parent is not the cell it is
-        executing, which left the "running" line in saved notebooks. With
-        ``unslotted``, a task with no such slot has its final receipt displayed
-        here, once.
+        Every live view of an ended task has its display replaced again from
+        inside this cell's execution (the final receipt in the cell that started
+        the task, the final state elsewhere): the pump thread's own update goes
+        out between or under other requests, and a headless client (nbclient)
+        drops every message whose parent is not the cell it is executing, which
+        left the live widget in saved notebooks. With ``unslotted``, a task
+        displayed by no magic (started from Python) has its final receipt
+        displayed here, once.
 
         Args:
-            unslotted: Also display final receipts of tasks without a slot
-                (``%holon wait``); False only refreshes slots (the after-cell hook).
+            unslotted: Also display final receipts of tasks without a view in the cell
+                that started them (``%holon wait``); False only re-sends replacements (the after-cell hook).
 
         Returns:
             The receipts newly displayed in the current cell.
         """
-        with self._cond:  # ended, slot waiting, final not fetched yet by the pump: fetch it now, here
-            late = [t for t in self._tracks.values() if t.ended and not t.finalized and t.origins]
+        with self._cond:  # ended, view waiting, final not fetched yet by the pump: fetch it now, here
+            late = [t for t in self._tracks.values() if t.ended and not t.finalized and t.shown]
         for track in late:
             self._finalize(track)
         shown, refresh = [], []
         with self._cond:
             for track in self._tracks.values():
-                if not track.finalized or track.final is None:
+                if not track.finalized:
                     continue
-                if track.origins and not track.confirmed:
-                    refresh.append((list(track.origins), track.final))
-                    track.confirmed = track.reported = True
-                elif unslotted and not track.origins and not track.reported:
+                refresh += self._take_replacements(track, confirm=True)
+                if unslotted and track.final is not None and not track.has_origin and not track.reported:
                     shown.append(track.final)
                     track.reported = True
-        for handles, final in refresh:
-            for handle in handles:
-                handle.update(final)
+        self._replace(refresh)
         for final in shown:
             display(final)
         return shown

@@ -19,10 +19,10 @@ from typing import Any
 from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
-from ..tools.ansi import ansi_to_html
+from ..tools.ansi import ansi_to_html, strip_ansi
 from ..tools.card import TAIL_BOX, card_root
 
-__all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget"]
+__all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget", "render_task_view", "static_task_view"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -43,6 +43,56 @@ def _tail(text: str) -> tuple[str, int]:
     return tail, len(text) - len(tail)
 
 
+def _label(status: str, exit_status: int | None) -> str:
+    return status + (f" (exit {exit_status})" if exit_status is not None else "")
+
+
+def render_task_view(task_id: str, summary: str, status: str, exit_status: int | None, elapsed_s: float,
+                     output: str, omitted_chars: int, note: str) -> tuple[str, str]:
+    """The header and the tail of a task view as HTML fragments (every value escaped).
+
+    Returns:
+        ``(header, body)``, each a card root (:func:`holon_nb.tools.card.card_root`).
+    """
+    ended = status in _TERMINAL
+    colour = _COLOURS.get(status, "#57606a")
+    parts = [
+        f"<b>{html.escape(task_id)}</b>",
+        f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
+        f"{html.escape(_label(status, exit_status))}</span>",
+        # whole seconds while running, so the header changes about once a second
+        f"<span style='color:#57606a'>{elapsed_s:.1f} s</span>" if ended
+        else f"<span style='color:#57606a'>{elapsed_s:.0f} s</span>",
+    ]
+    if summary:
+        parts.append(f"<code>{html.escape(summary)}</code>")
+    if note:
+        parts.append(f"<i>{html.escape(note)}</i>")
+    header = card_root(" ".join(parts), classes="holon-task-header")
+    omitted = (f"<div style='color:#57606a'>… {omitted_chars} earlier characters not shown "
+               "(TaskOutput or the task log has them)</div>") if omitted_chars else ""
+    body = card_root(omitted + (
+        # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
+        f"<pre class='holon-task-output' style='{TAIL_BOX}'>"
+        f"{ansi_to_html(output)}</pre>" if output
+        else f"<i style='color:#57606a'>{'(no output)' if ended else '(no output yet)'}</i>"
+    ), classes="holon-task-tail")
+    return header, body
+
+
+def static_task_view(task_id: str, summary: str, status: str, exit_status: int | None, elapsed_s: float,
+                     output: str, omitted_chars: int, note: str) -> dict[str, Any]:
+    """A task view as a static mimebundle: ``text/plain`` (header line, then the tail) and ``text/html``.
+
+    The HTML root carries the ``holon-task-static`` class (no widget: nothing breaks after a restart).
+    """
+    header, body = render_task_view(task_id, summary, status, exit_status, elapsed_s, output, omitted_chars, note)
+    line = " · ".join(p for p in (task_id, _label(status, exit_status), f"{elapsed_s:.1f} s", summary, note) if p)
+    omitted = f"[… {omitted_chars} earlier characters not shown]\n" if omitted_chars else ""
+    text = line + ("\n" + omitted + strip_ansi(output).rstrip("\n") if output else "\n(no output)")
+    return {"text/plain": text, "text/html": card_root(header + body, classes="holon-task-static")}
+
+
 class TaskWidget(VBox):
     """Live view of one background task: status, elapsed time, output tail, Stop.
 
@@ -51,6 +101,7 @@ class TaskWidget(VBox):
         summary: One line describing the task (its command).
         on_stop: Called with the task id when Stop is clicked (kernel thread);
             returns a short note shown in the header (e.g. the TaskStop summary).
+        replaced_by: What replaces the view's display when the task ends (said in its ``text/plain``).
 
     Example::
 
@@ -67,8 +118,9 @@ class TaskWidget(VBox):
     note = Unicode("", help="Short note after a user action, e.g. 'stop requested'.")
 
     def __init__(self, task_id: str, summary: str = "", on_stop: Callable[[str], str] | None = None,
-                 **kwargs: Any):
+                 replaced_by: str = "its final state", **kwargs: Any):
         self._summary = summary
+        self._replaced_by = replaced_by
         self._on_stop = on_stop
         self._lock = threading.RLock()  # the pump thread and the kernel thread (Stop) both apply
         self._header = HTML()
@@ -111,27 +163,8 @@ class TaskWidget(VBox):
             self._render()
 
     def _render(self) -> None:
-        colour = _COLOURS.get(self.status, "#57606a")
-        label = self.status + (f" (exit {self.exit_status})" if self.exit_status is not None else "")
-        parts = [
-            f"<b>{html.escape(self.task_id)}</b>",
-            f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{html.escape(label)}</span>",
-            # whole seconds while running, so the header changes about once a second
-            f"<span style='color:#57606a'>{self.elapsed_s:.1f} s</span>" if self.ended
-            else f"<span style='color:#57606a'>{self.elapsed_s:.0f} s</span>",
-        ]
-        if self._summary:
-            parts.append(f"<code>{html.escape(self._summary)}</code>")
-        if self.note:
-            parts.append(f"<i>{html.escape(self.note)}</i>")
-        header = card_root(" ".join(parts), classes="holon-task-header")
-        omitted = (f"<div style='color:#57606a'>… {self.omitted_chars} earlier characters not shown "
-                   "(TaskOutput or the task log has them)</div>") if self.omitted_chars else ""
-        body = card_root(omitted + (
-            # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
-            f"<pre class='holon-task-output' style='{TAIL_BOX}'>"
-            f"{ansi_to_html(self.output)}</pre>" if self.output else "<i style='color:#57606a'>(no output yet)</i>"
-        ), classes="holon-task-tail")
+        header, body = render_task_view(self.task_id, self._summary, self.status, self.exit_status, self.elapsed_s,
+                                        self.output, self.omitted_chars, self.note)
         if self._header.value != header:
             self._header.value = header
         if self._body.value != body:
@@ -140,6 +173,16 @@ class TaskWidget(VBox):
             self._stop.disabled = self.ended
             self._stop.layout.display = "none" if self.ended else None  # nothing left to stop
 
+    def static_bundle(self) -> dict[str, Any]:
+        """The view as it is now, as a static mimebundle (``text/plain`` and ``text/html``, no widget).
+
+        What replaces the live view's display once the task ended: a saved or reopened notebook (or a
+        restarted kernel, whose widget models are gone) shows this instead of a broken widget.
+        """
+        with self._lock:
+            return static_task_view(self.task_id, self._summary, self.status, self.exit_status, self.elapsed_s,
+                                    self.output, self.omitted_chars, self.note)
+
     def _clicked(self, _button: Button) -> None:
         if self._on_stop is None or self.ended:
             return
@@ -147,5 +190,5 @@ class TaskWidget(VBox):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         data = super()._repr_mimebundle_(**kwargs) or {}
-        data["text/plain"] = f"[live view of {self.task_id}; its final receipt is shown in this cell when it ends]"
+        data["text/plain"] = f"[live view of {self.task_id}; {self._replaced_by} replaces it when the task ends]"
         return data

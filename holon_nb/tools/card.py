@@ -124,7 +124,9 @@ def _facts(r: dict[str, Any]) -> list[tuple[str, str]]:
     task = _task_of(r)
     if task.get("task_id") or task.get("id"):
         facts.append(("task", f"<code>{_e(task.get('task_id') or task.get('id'))}</code>"))
-    if task.get("status"):
+    # a promoted command's handle says "running" at promotion; a card cannot keep that current, and the live
+    # view (then the final receipt) below it shows the task's real status
+    if task.get("status") and r.get("disposition") != "promoted_to_task":
         facts.append(("task status", _pill(task["status"], _TASK_COLOURS.get(task["status"], "#57606a"))))
     if task.get("exit_status") is not None and "exit_status" not in r:
         facts.append(("exit status", _e(task["exit_status"])))

@@ -70,7 +70,10 @@ def exec_human(r: dict[str, Any]) -> list[str]:
     if disp == "completed":
         return _completed(r)
     task = r.get("task_handle") or {}
-    lines = [f"{_IN}task         {task.get('task_id', '?')} ({task.get('status', '?')})"]
+    if disp == "promoted_to_task":  # its status at promotion ("running") would stay in the cell, stale
+        lines = [f"{_IN}task         {task.get('task_id', '?')} (a background task now)"]
+    else:
+        lines = [f"{_IN}task         {task.get('task_id', '?')} ({task.get('status', '?')})"]
     if disp == "promoted_to_task":
         block = _block("output before promotion", r.get("initial_output_preview"))
         lines += block or [f"{_IN}(no output before promotion)"]

@@ -43,6 +43,17 @@ def test_promoted_command_shows_task_and_initial_output() -> None:
     card = render_card(env, "r")
     assert "task_0123456789abcde" in card and "promoted_to_task" in card
     assert "tick-1" in card and "initial output truncated" in card
+    # the handle's status at promotion would stay in the cell beside the task's real end: not shown
+    assert "task status" not in card and ">queued<" not in card
+
+
+def test_promoted_command_human_receipt_has_no_stale_status() -> None:
+    from holon_nb.tools.human import exec_human
+
+    lines = exec_human({"disposition": "promoted_to_task", "initial_output_preview": "tick-1\n",
+                        "task_handle": {"task_id": "task_0123456789abcde", "status": "running"}})
+    assert lines[0].split() == ["task", "task_0123456789abcde", "(a", "background", "task", "now)"]
+    assert "running" not in "\n".join(lines)
 
 
 def test_task_output_card() -> None:

@@ -38,32 +38,42 @@ def _until(predicate: Any, timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def test_promoted_exec_shows_receipt_view_and_final_slot(ip: Any) -> None:
+def _display_id(output: Any) -> str:
+    return output.transient.get("display_id", "")
+
+
+def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", f"--yield-ms 100 {TICKS}")
-        bundles = [o.data for o in cap.outputs[:3]]
-        widget = _widget(bundles)
-        assert bundles[0][RESULT]["result"]["disposition"] == "promoted_to_task"
-        assert "final receipt" in bundles[2]["text/plain"]  # the slot the final receipt fills
+        first = list(cap.outputs)
+        widget = _widget([o.data for o in first])
         assert wait_and_report(10) == []
         _until(lambda: widget.status == "completed")
-    outputs = [o.data for o in cap.outputs]
-    finals = [b[RESULT] for b in outputs if RESULT in b and b[RESULT]["tool_name"] == "TaskOutput"]
-    assert finals and all(f["result"]["task"]["exit_status"] == 0 for f in finals)
+    # the cell shows the ExecCommand receipt and the live view, no third "will replace this line" slot
+    assert len(first) == 2 and first[0].data[RESULT]["result"]["disposition"] == "promoted_to_task"
+    assert "its final receipt replaces it" in first[1].data["text/plain"]
+    view_id = _display_id(first[1])
+    assert view_id
+    later = cap.outputs[2:]
+    # every later output updates the view's own display, with the final receipt (no widget left in the cell)
+    assert later and all(o.update and _display_id(o) == view_id for o in later)
+    assert all(o.data[RESULT]["tool_name"] == "TaskOutput" and WIDGET not in o.data for o in later)
+    assert all(o.data[RESULT]["result"]["task"]["exit_status"] == 0 for o in later)
     text = widget.output
     positions = [text.index(f"tick-{i}") for i in range(1, 5)]
     assert positions == sorted(positions)
     assert widget.exit_status == 0 and widget._stop.disabled
     assert "tick-4" in widget.children[1].value  # the synced HTML child carries the tail
+    assert widget.comm is None  # closed once replaced: the frontend drops its model
 
 
 def test_final_receipt_updates_the_origin_display(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", "--yield-ms 0 sleep 0.2; echo final-marker")
         wait_and_report(10)
-    # capture records display updates as further outputs; every TaskOutput one is an update of the slot
+    # capture records display updates as further outputs; every TaskOutput one is an update of the view
     updates = [o for o in cap.outputs if RESULT in o.data and o.data[RESULT]["tool_name"] == "TaskOutput"]
-    assert updates
+    assert updates and all(o.update for o in updates)
     assert all("final-marker" in o.data["text/plain"] for o in updates)
 
 
@@ -103,7 +113,7 @@ def test_stop_button_stops_the_task(ip: Any) -> None:
     assert "stop requested" in widget.note
 
 
-def test_task_magic_shows_a_live_view_while_running(ip: Any) -> None:
+def test_task_magic_shows_a_live_view_replaced_by_its_final_state(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", "--yield-ms 300 echo early; sleep 0.4; echo late")
         task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
@@ -112,11 +122,20 @@ def test_task_magic_shows_a_live_view_while_running(ip: Any) -> None:
     bundles = [o.data for o in cap.outputs]
     assert bundles[0][RESULT]["tool_name"] == "TaskStatus"
     widget = _widget(bundles)
-    assert len(bundles) == 2  # no second final-receipt slot: that lives in the promotion cell
-    with capture_output():
+    assert len(bundles) == 2  # no second final receipt: that lives in the promotion cell
+    assert "its final state replaces it" in bundles[1]["text/plain"]
+    view_id = _display_id(cap.outputs[1])
+    with capture_output() as after:
         wait_and_report(10)
     _until(lambda: widget.status == "completed")
     assert widget.output.index("early") < widget.output.index("late")
+    # the %task view's display becomes the task's final state: static text and HTML, no widget, no receipt
+    mine = [o for o in after.outputs if _display_id(o) == view_id]
+    assert mine and all(o.update and WIDGET not in o.data and RESULT not in o.data for o in mine)
+    static = mine[-1].data
+    assert static["text/plain"].startswith(f"{task_id} · completed (exit 0)")
+    assert "late" in static["text/plain"] and "holon-task-static" in static["text/html"]
+    assert widget.comm is None
 
 
 def test_view_keeps_a_bounded_tail_in_order(ip: Any) -> None:
@@ -179,23 +198,24 @@ def test_live_view_and_final_receipt_are_scrubbed(ip: Any, monkeypatch: pytest.M
         assert secret not in bundle["text/plain"] + bundle["text/html"] + repr(bundle[RESULT])
 
 
-def test_unload_marks_running_views(ip: Any) -> None:
+def test_unload_replaces_running_views_by_their_last_state(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
         widget = _widget([o.data for o in cap.outputs])
+    view_id = _display_id(cap.outputs[1])
     with capture_output() as after:
         ip.run_line_magic("unload_ext", "holon_nb")
     try:
-        (update,) = [o.data["text/plain"] for o in after.outputs]  # ...is told why no receipt will come
-        assert "no final receipt" in update and "closed" in update
+        (update,) = after.outputs  # ...the view is replaced by its last state, saying why no receipt will come
+        assert update.update and _display_id(update) == view_id and WIDGET not in update.data
+        assert "no final receipt" in update.data["text/plain"] and "closed" in update.data["text/plain"]
         assert widget.status == "cancelled" and "unloaded" in widget.note and widget._stop.disabled
-        slot = cap.outputs[2].data["text/plain"]
-        assert "final receipt" in slot  # the slot displayed at promotion...
+        assert widget.comm is None
     finally:
         ip.run_line_magic("load_ext", "holon_nb")
 
 
-def test_a_view_attached_after_the_task_ended_still_shows_its_output(ip: Any) -> None:
+def test_a_view_asked_for_after_the_task_ended_shows_static_output(ip: Any) -> None:
     from holon_nb.notebook import _session
 
     with capture_output() as cap:
@@ -203,10 +223,11 @@ def test_a_view_attached_after_the_task_ended_still_shows_its_output(ip: Any) ->
         wait_and_report(10)
         assert _session is not None
         (task_id,) = _session.live.tracks()
-        late = _session.live.show_live(task_id, None, origin=True)
-    assert late is not None
-    _until(lambda: late.status == "completed")
-    assert late.output.splitlines()[-1] == "n-5000"
-    assert late.omitted_chars == len("".join(f"n-{i}\n" for i in range(1, 5001))) - len(late.output)
+        assert _session.live.show_live(task_id, None, origin=True) is None  # nothing live left to show
     # the final receipt was displayed directly (the task had already ended)
-    assert cap.outputs[-1].data[RESULT]["tool_name"] == "TaskOutput"
+    assert cap.outputs[-1].data[RESULT]["tool_name"] == "TaskOutput" and not cap.outputs[-1].update
+    with capture_output() as cap:
+        assert _session.live.show_live(task_id, None, origin=False) is None
+    (static,) = [o.data for o in cap.outputs]
+    assert WIDGET not in static and static["text/plain"].splitlines()[-1] == "n-5000"
+    assert "earlier characters not shown" in static["text/plain"]
