@@ -245,8 +245,9 @@ class TurnHub:
                 run.trace.error = run.error
         try:
             run.view.refresh()
-            if run.handle is not None:
-                run.handle.update(run.view)  # the saved text/plain becomes the transcript
+            if run.handle is not None:  # the live view becomes its static transcript: no widget left to break
+                run.handle.update(run.view.static_bundle(), raw=True)
+                run.view.close()
         except Exception:
             log.debug("agent view final update failed", exc_info=True)
         run.done.set()
@@ -275,7 +276,7 @@ class TurnHub:
                 run.confirmed = True
         for run in ended:
             try:
-                run.handle.update(run.view)
+                run.handle.update(run.view.static_bundle(), raw=True)
             except Exception:  # a closed comm must not break the wait
                 log.debug("agent view report failed", exc_info=True)
 

@@ -262,25 +262,53 @@ class AgentTurnView(VBox):
         super().__init__(children=(self._header, self._body, self._questions, self._stop), **kwargs)
         self.refresh()
 
+    def _html(self, streaming: bool = True) -> tuple[str, str]:
+        """Header and body of the view as HTML card roots (call under the lock)."""
+        t = self.trace
+        colour = _COLOURS.get(t.status, "#57606a")
+        header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
+                  f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
+                  f" <span style='{_MUTED}'>{f'turn {t.turns} · ' if t.turns > 1 else ''}round {t.rounds}"
+                  f" · {t.elapsed():.0f} s · tokens in "
+                  f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
+        if self.note:
+            header += f" <i>{_e(self.note)}</i>"
+        body = _transcript_parts(t, streaming)
+        last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
+        if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
+            body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
+                     f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
+                     f"{_e(t.final_text)}</div></div>")
+        return card_root(header, classes="holon-turn-header"), card_root(body, classes="holon-transcript")
+
+    def static_bundle(self) -> dict[str, Any]:
+        """The ended turn as static output: ``text/plain`` transcript, ``text/html`` header and transcript.
+
+        What replaces the live view's display once the turn (or ``--follow`` run) ended, so a saved,
+        reopened or restarted notebook shows the transcript, never a broken widget. Thumbnails of
+        ViewImage/GenerateImage results stay in the HTML; the first is also an image output.
+        """
+        with self._lock:
+            header, body = self._html(streaming=False)
+            data: dict[str, Any] = {"text/plain": render_transcript(self.trace),
+                                    "text/html": f"<div class='holon-turn-static'>{header}{body}</div>",
+                                    VIEW_MIMETYPE: {"view": "agent-turn"}}
+            previews = [p for i in self.trace.items for p in i.get("previews") or ()]
+        if previews:
+            data[previews[0]["mime"]] = base64.b64encode(previews[0]["data"]).decode("ascii")
+        return data
+
+    def close(self) -> None:
+        """Close the view and the widgets it is built of (their frontend models go too)."""
+        for child in (self._header, self._body, self._stop, *self._questions.children, self._questions):
+            child.close()
+        super().close()
+
     def refresh(self) -> None:
         """Redraw header and body from the trace (whole-value assignments)."""
         with self._lock:
             t = self.trace
-            colour = _COLOURS.get(t.status, "#57606a")
-            header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
-                      f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
-                      f" <span style='{_MUTED}'>{f'turn {t.turns} · ' if t.turns > 1 else ''}round {t.rounds}"
-                      f" · {t.elapsed():.0f} s · tokens in "
-                      f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
-            if self.note:
-                header += f" <i>{_e(self.note)}</i>"
-            body = _transcript_parts(t, True)
-            last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
-            if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
-                body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
-                         f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
-                         f"{_e(t.final_text)}</div></div>")
-            header, body = card_root(header, classes="holon-turn-header"), card_root(body, classes="holon-transcript")
+            header, body = self._html()
             if self._header.value != header:
                 self._header.value = header
             if self._body.value != body:

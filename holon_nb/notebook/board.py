@@ -9,6 +9,9 @@ hub marks its boards stale and a pump thread re-renders them at most a few
 times a second, so the board changes without re-running its cell. The cell
 output is displayed with a display id and updated with the board's text, so
 a saved or headless notebook holds the board as it last was (D12: scrubbed).
+A board that stops following (a newer board beyond :data:`MAX_LIVE_BOARDS`,
+or the extension unloaded, as at kernel exit) has its display replaced by the
+static board and its widget closed.
 
 Reading the board changes no state: it reads the work service directly
 (no tool execution is recorded per refresh).
@@ -221,11 +224,23 @@ class BoardHub:
             self._freeze(old, "no longer updated: a newer board was displayed; re-run this cell to refresh")
 
     def _freeze(self, board: WorkBoard, note: str) -> None:
+        """Draw ``board`` a last time with ``note``, replace its display by that static board, close the widget.
+
+        A frozen board is no widget any more: a saved or reopened notebook, or one whose kernel
+        restarted, shows the static board (text and HTML), never a broken widget.
+        """
         board.note = note
+        handle, board.handle = board.handle, None
         try:
             self.render(board)
-        except Exception:  # the runtime may already be closing
+        except Exception:  # the runtime may already be closing: the last drawn state is kept
             log.debug("board freeze failed", exc_info=True)
+        try:
+            if handle is not None:
+                handle.update({"text/plain": board.text, "text/html": board.value}, raw=True)
+            board.close()
+        except Exception:  # a closed kernel channel must not break an unload
+            log.debug("board replacement failed", exc_info=True)
 
     def _pump(self) -> None:
         while True:

@@ -183,6 +183,12 @@ class TaskWidget(VBox):
             return static_task_view(self.task_id, self._summary, self.status, self.exit_status, self.elapsed_s,
                                     self.output, self.omitted_chars, self.note)
 
+    def close(self) -> None:
+        """Close the view and the widgets it is built of (their frontend models go too)."""
+        for child in (self._header, self._body, self._stop):
+            child.close()
+        super().close()
+
     def _clicked(self, _button: Button) -> None:
         if self._on_stop is None or self.ended:
             return

@@ -148,12 +148,12 @@ def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
 
 
 def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
-    if WIDGET_MIMETYPE in data:
-        # a widget view is ignored (spec §3.3), except a holon_nb view that marks its text/plain as its
-        # readable final state (an %%agent transcript): that text is compared
-        plain = data.get("text/plain")
-        if VIEW_MIMETYPE in data and plain:
-            return [Item("view text/plain", norm.text(_joined(plain)))]
+    plain = data.get("text/plain")
+    if VIEW_MIMETYPE in data and plain:
+        # a holon_nb view whose text/plain is its readable final state (an %%agent transcript), live (a
+        # widget) or replaced by its static output once ended: that text is compared, nothing else
+        return [Item("view text/plain", norm.text(_joined(plain)))]
+    if WIDGET_MIMETYPE in data:  # any other widget view is ignored (spec §3.3)
         return []
     if RESULT_MIMETYPE in data:
         value = data[RESULT_MIMETYPE]

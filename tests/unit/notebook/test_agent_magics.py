@@ -43,12 +43,19 @@ def test_agent_cell_runs_a_scripted_turn_with_a_live_view_and_transcript(ip: Any
     assert trace.status == "completed" and trace.usage == {"input_tokens": 17, "output_tokens": 8}
     (tool,) = [i for i in trace.items if i["kind"] == "tool"]
     assert tool["name"] == "GetAgent" and tool["is_error"] is False and '"tool_name":"GetAgent"' in tool["receipt"]
-    text = run.view._repr_mimebundle_()["text/plain"]
+    text = run.view.static_bundle()["text/plain"]
     assert "> How is the agent?" in text and "GetAgent (success)" in text
     assert "turn completed" in text and "the agent is idle and well" in text
     assert "<details" in run.view._body.value
     # the cell's output was updated with the transcript at the end (saved notebooks keep it)
     assert any(getattr(o, "update", False) and "turn completed" in o.data.get("text/plain", "") for o in outputs)
+    # ...replacing the live view: the cell's last state is static (no widget to break after a restart)
+    view_id = outputs[0].transient["display_id"]
+    last = [o for o in outputs if o.transient.get("display_id") == view_id][-1]
+    assert last.update and "application/vnd.jupyter.widget-view+json" not in last.data
+    assert "holon-turn-static" in last.data["text/html"] and "holon-transcript" in last.data["text/html"]
+    assert last.data["application/vnd.holon.view+json"] == {"view": "agent-turn"}
+    assert run.view.comm is None and run.view._body.comm is None  # closed, children too
 
 
 def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +69,7 @@ def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPa
     run = _session().turns._all[-1]
     assert run.result is None and run.trace.status == "aborted" and run.error  # no model configured: said in the view
     assert "HOLON_MODEL" in run.error or "model" in run.error.lower()
-    assert "error: " in run.view._repr_mimebundle_()["text/plain"]
+    assert "error: " in run.view.static_bundle()["text/plain"]
 
 
 def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Path) -> None:
@@ -75,7 +82,7 @@ def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Pa
         time.sleep(0.02)
     (question,) = run.view._questions.children
     approve_session = question.children[1].children[1]
-    assert "approval asked for GetAgent" in run.view._repr_mimebundle_()["text/plain"]
+    assert "approval asked for GetAgent" in run.view.static_bundle()["text/plain"]
     assert approve_session.description == "Approve for this session"
     approve_session.click()
     assert run.done.wait(10)
@@ -142,7 +149,7 @@ def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: P
         _run_agent(ip, "--cassette turns/check.jsonl --mode replay --wait", "Something else?")
     drifted = _session().turns._all[-1]
     assert "CassetteDrift" in drifted.error and drifted.trace.status == "aborted"
-    assert "CassetteDrift" in drifted.view._repr_mimebundle_()["text/plain"]
+    assert "CassetteDrift" in drifted.view.static_bundle()["text/plain"]
 
 
 def test_unanswered_approval_is_withdrawn_and_denied_after_the_timeout(ip: Any, tmp_path: Path) -> None:
@@ -213,7 +220,7 @@ def test_holon_say_reaches_a_turn_running_in_the_background(ip: Any) -> None:
     shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
     assert "queued for agent default: the running turn reads it at its next step" in shown
     assert run.result.final_text == "heard 1: also run the slow tests"
-    assert "interjection: also run the slow tests" in run.view._repr_mimebundle_()["text/plain"]
+    assert "interjection: also run the slow tests" in run.view.static_bundle()["text/plain"]
     with pytest.raises(UsageError, match="no agent 'ghost'"):
         ip.run_line_magic("holon", "say --agent ghost hello")
     with pytest.raises(UsageError, match="needs a message"):
@@ -250,7 +257,7 @@ def test_follow_runs_the_turn_a_wake_starts_in_the_same_view(ip: Any, tmp_path: 
     assert "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn" in said
     assert run.done.wait(10)
     assert [r.reason for r in run.results] == ["wait_for_silent", "end_turn"]
-    text = run.view._repr_mimebundle_()["text/plain"]
+    text = run.view.static_bundle()["text/plain"]
     assert "following: waiting for one of 1 open wait(s) to be woken" in text
     assert "woken by operator_prompt" in text and "going ahead now" in text
     assert "followed 1 wake(s); stopped following: the agent has nothing left to wait for" in text
@@ -296,7 +303,7 @@ def test_follow_view_facts_after_two_turns(ip: Any, tmp_path: Path) -> None:
         ip.run_line_magic("holon", 'say "go ahead"')
     assert run.done.wait(10)
     run.view.refresh()
-    text = run.view._repr_mimebundle_()["text/plain"]
+    text = run.view.static_bundle()["text/plain"]
     assert run.view._stop.layout.display == "none"
     # the hint went with the Stop button; the note itself stays
     assert "following: waiting for one of 1 open wait(s) to be woken" in text

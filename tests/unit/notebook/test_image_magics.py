@@ -92,15 +92,16 @@ steps:
     run = _session.turns._all[-1]
     (tool,) = [i for i in run.trace.items if i["kind"] == "tool"]
     assert tool["name"] == "ViewImage" and [(p["width"], p["height"]) for p in tool["previews"]] == [(200, 100)]
-    bundle = run.view._repr_mimebundle_()
+    bundle = run.view.static_bundle()
     assert "[thumbnail 200x100 of " in bundle["text/plain"]  # the saved transcript says so
     assert '<img src="data:image/png;base64,' in bundle["text/html"] and _thumb(bundle) == (200, 100)
 
 
-def test_agent_turn_without_images_keeps_its_saved_output(ip: Any, tmp_path: Path) -> None:
+def test_agent_turn_without_images_saves_no_image(ip: Any, tmp_path: Path) -> None:
     (tmp_path / "script.yaml").write_text("format: holon_nb.script/v1\nsteps:\n  - text: hello\n")
     with capture_output():
         ip.run_cell_magic("agent", "--model scripted/script.yaml --wait", "hi")
     from holon_nb.notebook import _session
 
-    assert "text/html" not in _session.turns._all[-1].view._repr_mimebundle_()
+    bundle = _session.turns._all[-1].view.static_bundle()
+    assert not [m for m in bundle if m.startswith("image/")] and "<img" not in bundle["text/html"]

@@ -64,7 +64,7 @@ def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
     assert positions == sorted(positions)
     assert widget.exit_status == 0 and widget._stop.disabled
     assert "tick-4" in widget.children[1].value  # the synced HTML child carries the tail
-    assert widget.comm is None  # closed once replaced: the frontend drops its model
+    assert widget.comm is None and widget.children[1].comm is None  # closed once replaced (children too)
 
 
 def test_final_receipt_updates_the_origin_display(ip: Any) -> None:

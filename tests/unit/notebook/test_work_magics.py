@@ -13,6 +13,7 @@ import holon_nb
 from holon_nb.notebook.work_magics import parse_duration_ms, parse_todo
 
 RESULT = "application/vnd.holon.tool-result+json"
+WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 def _env(bundles: list[dict[str, Any]], tool: str) -> dict[str, Any]:
@@ -140,12 +141,23 @@ def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
     assert snap["text/plain"].startswith("work items of agent default: 4 (the first 2 shown; --limit N for more)")
     assert "application/vnd.jupyter.widget-view+json" not in snap
     assert _session.boards._boards == []  # a snapshot is not kept live
-    for _ in range(MAX_LIVE_BOARDS + 1):
-        run("workitems", "")
+    with capture_output() as cap:
+        for _ in range(MAX_LIVE_BOARDS + 1):
+            ip.run_line_magic("workitems", "")
     boards = list(_session.boards._boards)
     assert len(boards) == MAX_LIVE_BOARDS
-    ip.run_line_magic("unload_ext", "holon_nb")
+    # the oldest board froze: its display became the static board (text and HTML), its widget closed
+    shown_ids = [o.transient["display_id"] for o in cap.outputs if not o.update]
+    first_id, live_ids = shown_ids[0], set(shown_ids[1:])
+    (frozen,) = [o for o in cap.outputs if o.update and o.transient.get("display_id") == first_id]
+    assert WIDGET not in frozen.data and "newer board was displayed" in frozen.data["text/plain"]
+    assert "holon-board-view" in frozen.data["text/html"]
+    with capture_output() as cap:
+        ip.run_line_magic("unload_ext", "holon_nb")
     try:
         assert all("no longer updated" in b.text for b in boards)
+        # unloading (as at kernel exit) replaces every live board by its static board
+        replaced = {o.transient.get("display_id") for o in cap.outputs if o.update and WIDGET not in o.data}
+        assert replaced == live_ids and all(b.comm is None for b in boards)
     finally:
         ip.run_line_magic("load_ext", "holon_nb")
