@@ -337,6 +337,16 @@ class CommandProcess:
             if len(data) < _READ_CHUNK:
                 return
 
+    def read_ready(self) -> None:
+        """Read, without waiting, what the command already wrote to its pipes (call on the loop thread).
+
+        The loop reads output when it next runs its reader callbacks; a caller that decides now
+        from what was captured (ExecCommand promoting after its yield time) calls this first, so
+        output written just before the decision is in the captures, not read a moment later.
+        """
+        for fd in list(self._readers):  # one reader wake-up each: a bounded read, even of a flood
+            self._on_readable(fd)
+
     def _emit(self, reader: _Reader, data: bytes, final: bool = False) -> None:
         text, replaced = reader.decode(data, final)
         if not text:

@@ -247,6 +247,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
     if yield_ms > 0 and await _wait_or_stop(proc, yield_ms / 1000):
         return completed_payload(proc, args.cmd, tokens, ctx)
+    proc.read_ready()  # output written before the yield ended, not yet read by the loop, is initial output
     initial = _Stream(proc.combined, ctx.scrub)
     preview, truncated = initial.preview(tokens * 4) if not initial.blank else (None, False)
     detail = {

@@ -231,3 +231,23 @@ def test_a_view_asked_for_after_the_task_ended_shows_static_output(ip: Any) -> N
     (static,) = [o.data for o in cap.outputs]
     assert WIDGET not in static and static["text/plain"].splitlines()[-1] == "n-5000"
     assert "earlier characters not shown" in static["text/plain"]
+
+
+def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
+        task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
+    with capture_output() as cap:
+        ip.run_line_magic("task", task_id)
+    widget = _widget([o.data for o in cap.outputs])
+    view_id = _display_id(cap.outputs[1])
+    time.sleep(1.0)
+    with capture_output() as cap:
+        ip.run_line_magic("task_stop", task_id)
+        assert wait_and_report(10) == []
+    _until(lambda: widget.status == "cancelled")
+    # the view froze at the task's end, after the second it ran: not "cancelled 0.0 s"
+    assert 0.9 <= widget.elapsed_s < 10
+    (static,) = [o.data for o in cap.outputs if _display_id(o) == view_id][-1:]
+    seconds = float(static["text/plain"].split(" · ")[2].removesuffix(" s"))
+    assert static["text/plain"].startswith(f"{task_id} · cancelled · ") and seconds == widget.elapsed_s

@@ -315,3 +315,19 @@ async def test_no_fd_leak_after_200_spawns(spool: Path) -> None:
         await proc.wait(5)  # stdout/stderr of the leftover sleep are abandoned
         proc.signal_group(signal.SIGKILL)
     assert open_fds() == before
+
+
+class TestReadReady:
+    async def test_output_written_before_a_decision_is_read_without_the_loop(self, spool: Path) -> None:
+        proc = await CommandProcess.spawn(make_spec(spool, "echo printed-at-once; sleep 5"))
+        try:
+            # the loop thread is blocked (as when a handler decides right after its yield time):
+            # the reader callbacks did not run, so the capture is still empty...
+            time.sleep(0.5)
+            assert proc.combined.tail() == ""
+            proc.read_ready()  # ...and reading what is ready needs no loop turn
+            assert proc.combined.tail() == "printed-at-once\n"
+            proc.read_ready()  # nothing more written: no change, no block
+            assert proc.combined.tail() == "printed-at-once\n"
+        finally:
+            await proc.stop()
