@@ -27,8 +27,8 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 
 from ..runtime.core.result import preview_html
 from ..tools.ansi import ansi_to_html
-from ..tools.card import card_root
-from ..tools.human import clip, render_human, shorten_paths
+from ..tools.card import card_root, render_card
+from ..tools.human import clip, glance, pretty_input, render_human, shorten_paths
 from ..tools.registry import REGISTRY
 
 
@@ -210,6 +210,25 @@ def render_transcript_html(trace: TurnTrace, streaming: bool = True) -> str:
     return card_root(_transcript_parts(trace, streaming), classes="holon-transcript")
 
 
+def _tool_call_html(item: dict[str, Any], mark: str, colour: str, paths: tuple[tuple[str, str], ...]) -> str:
+    """One tool call as a collapsed ``<details>``: a glance at its result, then its input (pretty) and the
+    same receipt card a direct call shows (diffs of ApplyPatch, command output, tables)."""
+    env = item.get("envelope")
+    human = render_human(env, item.get("duration_ms"), REGISTRY, paths=paths) if env else ""
+    glimpse = item.get("summary") or glance(human)
+    summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
+               f"<span style='{_MUTED}'>{_e(glimpse)}</span>")
+    args = shorten_paths(pretty_input(item.get("input")), paths)
+    body = (f"<div class='holon-tool-input'><span style='{_MUTED}'>input</span>"
+            f"<pre style='{_PRE}'>{_e(args)}</pre></div>")
+    if env:
+        body += render_card(env, str(item.get("receipt") or ""), item.get("duration_ms"), human, paths)
+    elif item.get("receipt") is not None:
+        body += f"<pre style='{_PRE}'>{ansi_to_html(shorten_paths(str(item['receipt']), paths))}</pre>"
+    return (f"<details class='holon-tool-call' style='margin:2px 0 2px 12px'><summary>{summary}</summary>"
+            f"{body}</details>")
+
+
 def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
     parts = []
     paths = trace.path_labels()
@@ -223,13 +242,12 @@ def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
                 mark, colour = "error", "#cf222e"
             else:
                 mark, colour = item.get("status") or "success", "#1a7f37"
-            args = shorten_paths(json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True), paths)
-            summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
-                       f"<span style='{_MUTED}'>{_e(item.get('summary') or '')}</span>")
-            body = f"<div style='{_MUTED}'>input: <code>{_e(args[:600])}</code></div>"
-            if item.get("receipt") is not None:
-                body += f"<pre style='{_PRE}'>{ansi_to_html(shorten_paths(str(item['receipt']), paths))}</pre>"
-            parts.append(f"<details style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>")
+            rendered = item.get("html")
+            if rendered is None:
+                rendered = _tool_call_html(item, mark, colour, paths)
+                if item.get("receipt") is not None:  # a finished call renders once (the view redraws often)
+                    item["html"] = rendered
+            parts.append(rendered)
             if item.get("previews"):  # shown outside the collapsed receipt: the picture is the point
                 parts.append("<div style='margin:2px 0 2px 24px'>"
                              + "".join(preview_html(p) for p in item["previews"]) + "</div>")
@@ -326,8 +344,8 @@ class AgentTurnView(VBox):
     def ask(self, tool_name: str, args: Any, reason: str) -> concurrent.futures.Future:
         """Show an approval question; the future resolves to ``approve_once``, ``approve_session`` or ``deny``."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-        question = (f"<b>Approve {_e(tool_name)}?</b> <span style='{_MUTED}'>{_e(reason)}</span><br><code>"
-                    f"{_e(json.dumps(args, ensure_ascii=False, sort_keys=True)[:800])}</code>")
+        question = (f"<b>Approve {_e(tool_name)}?</b> <span style='{_MUTED}'>{_e(reason)}</span>"
+                    f"<pre style='{_PRE}'>{_e(pretty_input(args, 2000))}</pre>")
         root = "border-left:3px solid #9a6700;padding:2px 6px"
         text = HTML(card_root(question, root, "holon-approval"))
 

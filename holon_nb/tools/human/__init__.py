@@ -10,9 +10,10 @@ from .builders import (
     shorten_paths, shorten_value, table, text_block, todos,
 )
 from .commands import batch_human, exec_human, task_output_human
+from .inputs import glance, pretty_input
 
 __all__ = [
     "MAX_LINE", "Renderer", "clip", "error_lines", "fields", "generic", "headline", "receipt_body", "record",
     "render_human", "shape", "shorten_paths", "shorten_value", "table", "text_block", "todos",
-    "batch_human", "exec_human", "task_output_human",
+    "batch_human", "exec_human", "task_output_human", "glance", "pretty_input",
 ]

@@ -313,3 +313,42 @@ def test_follow_view_facts_after_two_turns(ip: Any, tmp_path: Path) -> None:
         assert "scripted//" not in shown and str(tmp_path) not in shown
     assert "scripted/follow.yaml" in header.value and "scripted/follow.yaml" in text
     assert "turn 2 · round 1 ·" in header.value
+
+
+def test_expanded_tool_calls_show_pretty_input_and_the_direct_call_receipt(ip: Any, tmp_path: Path) -> None:
+    import json
+
+    import holon_nb
+
+    wid = holon_nb.get_runtime().call("CreateWorkItem", {"objective": "Write the report"}).result["work_item"]["id"]
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+first line\n+second line\n*** End Patch"
+    (tmp_path / "script.yaml").write_text(
+        "format: holon_nb.script/v1\nsteps:\n"
+        f"  - tool_use: {{id: call_1, name: ApplyPatch, input: {{patch: {json.dumps(patch)}}}}}\n"
+        f"  - tool_use: {{id: call_2, name: GetWorkItem, input: {{work_item_id: {wid}}}}}\n"
+        "  - text: done\n")
+    run, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "add hello.txt")
+    assert (tmp_path / "hello.txt").read_text() == "first line\nsecond line\n"
+    html = run.view.static_bundle()["text/html"]
+    calls = html.split("<details class='holon-tool-call'")[1:]
+    assert len(calls) == 2
+    apply_patch, get_item = calls
+    # input as a person reads it: the patch as lines, not one JSON line with escaped \n
+    assert "patch:\n    *** Begin Patch\n    *** Add File: hello.txt\n    +first line" in apply_patch
+    assert "\\n" not in apply_patch.split("</pre>")[0]
+    # the same card as a direct %%patch: the diff table, not the model's minified JSON only
+    assert "holon-diff" in apply_patch and "holon-receipt" in apply_patch and "+second line" in apply_patch
+    # a result without summary text still says something before it is expanded
+    summary = get_item.split("</summary>")[0]
+    assert wid in summary and "Write the report" in summary
+
+
+def test_pretty_input_cuts_long_input_with_a_marker() -> None:
+    from holon_nb.tools.human import pretty_input
+
+    assert pretty_input({"cmd": "echo hi", "yield_time_ms": 0, "items": [1]}) == (
+        "cmd: echo hi\nyield_time_ms: 0\nitems:\n    [\n      1\n    ]")
+    text = pretty_input({"script": "\n".join(f"line {i}" for i in range(2000))}, limit=500)
+    head, marker = text.rsplit("\n", 1)
+    assert len(head) <= 500 and head.endswith(tuple("0123456789"))  # cut at a line end
+    assert marker.startswith("[… ") and marker.endswith(" more characters not shown]")
