@@ -27,13 +27,14 @@ from .board import BoardHub
 from .config import SETTINGS_INPUTS, HolonNB
 from .live import LiveHub
 from .magics import HolonMagics
-from .session import _Session, current_session, set_session, wait_and_report
+from .session import _Session, current_session, freeze_live_boards, set_session, wait_and_report
 from .work_magics import WorkMagics
 from .web import WebMagics
 from .workspace_magics import WorkspaceMagics
 from .image_magics import ImageMagics
 
-__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WebMagics", "WorkMagics", "WorkspaceMagics", "load", "unload", "wait_and_report"]
+__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WebMagics", "WorkMagics", "WorkspaceMagics", "freeze_live_boards", "load", "unload",
+           "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 

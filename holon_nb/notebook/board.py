@@ -285,6 +285,17 @@ class BoardHub:
                 board.confirmed_text = board.text
                 board.handle.update(board)
 
+    def freeze_all(self, note: str) -> int:
+        """Freeze every live board with ``note`` (each display becomes its static board); return how many.
+
+        The hub keeps running: a board displayed later is live again.
+        """
+        with self._cond:
+            boards, self._boards = list(self._boards), []
+        for board in boards:
+            self._freeze(board, note)
+        return len(boards)
+
     def close(self) -> None:
         """Draw pending changes, mark every board frozen, then stop following the runtime. Idempotent."""
         if not self._stopping:

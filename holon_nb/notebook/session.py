@@ -14,7 +14,7 @@ from ..runtime import Runtime
 from .config import HolonNB
 from .live import LiveHub
 
-__all__ = ["current_session", "set_session", "wait_and_report"]
+__all__ = ["current_session", "freeze_live_boards", "set_session", "wait_and_report"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -101,3 +101,21 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
     if _session.boards is not None:
         _session.boards.flush()
     return still
+
+
+def freeze_live_boards(note: str = "no longer updated: the run that displayed it ended") -> int:
+    """Replace every live ``%workitems`` board by its static board (from the kernel thread, inside a cell).
+
+    A headless run calls this after its last cell, so the saved notebook holds static boards: a live
+    board's widget would need a kernel to render, and shows as broken once reopened without one.
+
+    Args:
+        note: The last line of each frozen board.
+
+    Returns:
+        How many boards were frozen (0 when the extension is not loaded).
+    """
+    session = current_session()
+    if session is None or session.boards is None:
+        return 0
+    return session.boards.freeze_all(note)

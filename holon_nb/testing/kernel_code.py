@@ -6,7 +6,9 @@
   ``%reload_ext`` keeps its usual meaning.
 - :data:`TRAILING` after the last cell, as a synthetic trailing execution of
   it: ``holon_nb.notebook.wait_and_report(timeout)`` (notebook-tests spec §4),
-  leaving the ids still running in ``_holon_nb_left``. Falls back to
+  leaving the ids still running in ``_holon_nb_left``, then
+  ``freeze_live_boards``: the saved notebook holds static ``%workitems``
+  boards, not widgets that need a kernel to render. Falls back to
   ``Runtime.wait_for_tasks`` when the notebook layer lacks ``wait_and_report``.
 - :data:`STOP`, silent: stop those tasks, then unload the extension so the
   runtime closes before the kernel is shut down.
@@ -43,7 +45,13 @@ def _holon_nb_final_wait(timeout):
     except RuntimeError:
         return []
     from holon_nb.notebook import wait_and_report
-    return list(wait_and_report(timeout) or [])
+    left = list(wait_and_report(timeout) or [])
+    try:
+        from holon_nb.notebook import freeze_live_boards
+    except ImportError:  # an older holon_nb in the kernel: its boards stay widgets
+        return left
+    freeze_live_boards("no longer updated: the headless run ended; re-run this cell to refresh")
+    return left
 _holon_nb_left = _holon_nb_final_wait({timeout!r})
 del _holon_nb_final_wait
 """

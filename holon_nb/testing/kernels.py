@@ -22,10 +22,13 @@ import zmq
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
-__all__ = ["INTERPRETER_KERNEL", "InterpreterKernelSpecManager", "NoSuchKernel", "kernel_manager", "kernel_env"]
+__all__ = ["HEADLESS_ENV", "INTERPRETER_KERNEL", "InterpreterKernelSpecManager", "NoSuchKernel", "kernel_manager",
+           "kernel_env"]
 
 #: Name of the in-memory kernelspec that runs the current interpreter.
 INTERPRETER_KERNEL = "holon-nb-python3"
+#: Set to ``1`` in the environment of a headless run's kernel (``holon-nb run``, notebook tests).
+HEADLESS_ENV = "HOLON_NB_HEADLESS"
 
 
 class InterpreterKernelSpecManager(KernelSpecManager):
@@ -82,7 +85,8 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
     """Return the environment of the run's kernel.
 
     It is this process's environment with ``HOLON_NB_HOME`` set to
-    ``holon_home``. For the default kernel, when ``holon_nb`` is imported from a
+    ``holon_home`` and :data:`HEADLESS_ENV` set to ``1`` (a cell can tell a headless run, where the
+    harness restarts the kernel at a ``holon-restart-kernel`` cell, from a person's run). For the default kernel, when ``holon_nb`` is imported from a
     source checkout rather than from site-packages, the checkout is prepended
     to ``PYTHONPATH`` so the kernel imports the same code.
 
@@ -92,6 +96,7 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
     """
     env = dict(os.environ)
     env["HOLON_NB_HOME"] = holon_home
+    env[HEADLESS_ENV] = "1"  # no person at the keyboard: a notebook may shorten what waits for one
     if kernel_name is None:
         root = Path(__file__).resolve().parents[2]
         if root not in _site_dirs():

@@ -321,9 +321,10 @@ def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
 def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_path: Path) -> None:
     src = write_nb(
         tmp_path / "restart.ipynb",
-        "import os\nbefore = os.getpid()\nprint('pid', before)",
+        "import os\nbefore = os.getpid()\nprint('pid', before)\nprint('headless:', os.environ.get('HOLON_NB_HEADLESS'))",
         "%exec echo before-restart",
         ("import os\nprint('pid', os.getpid())\nprint('old variable kept:', 'before' in globals())\n"
+         "print('headless:', os.environ.get('HOLON_NB_HEADLESS'))\n"
          + CALL + "print('earlier executions:', rt.store.query('SELECT COUNT(*) AS n FROM tool_executions')[0]['n'])",
          ["holon-restart-kernel"]),
     )
@@ -337,3 +338,27 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
     assert lines[0].startswith("pid ") and lines[0].split()[1] != pid_before  # a new kernel process
     assert "old variable kept: False" in lines
     assert "earlier executions: 1" in lines  # the same holon home: the ExecCommand before the restart
+    # the kernel knows no person is there (tutorial 03 makes its timer short): before and after the restart
+    assert "headless: 1" in text_of(first) and "headless: 1" in text_of(after)
+
+
+def test_saved_notebook_holds_no_widget_of_ended_work(tmp_path: Path) -> None:
+    src = write_nb(
+        tmp_path / "views.ipynb",
+        "%workitems",
+        "%exec --yield-ms 0 -- sleep 0.3; echo finished-marker",
+        "%workitem create Ship it",
+    )
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    nb = nbformat.read(summary.output, as_version=4)
+    board, task, _ = [c for c in nb.cells if c.cell_type == "code"]
+    widget = "application/vnd.jupyter.widget-view+json"
+    # the live board froze at the end of the run: a static board (it saw the later work item), no widget
+    (shown,) = board.outputs
+    assert widget not in shown["data"] and "Ship it" in shown["data"]["text/plain"]
+    assert "the headless run ended" in shown["data"]["text/plain"] and "holon-board-view" in shown["data"]["text/html"]
+    # the promoted command: its receipt, then its live view replaced by the final receipt (output shown once)
+    assert [o["data"][RESULT_MIMETYPE]["tool_name"] for o in task.outputs] == ["ExecCommand", "TaskOutput"]
+    assert sum("finished-marker" in o["data"]["text/plain"] for o in task.outputs) == 1
+    assert not any(widget in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
