@@ -243,6 +243,9 @@ class LiveHub:
             track.final, track.finalized = final, True
             from .widgets import VIEW_CHARS
 
+            if track.pending:  # output the pump has not drawn yet (a kernel-thread report got here first)
+                track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
+                track.pending, track.pending_chars = [], 0
             track.keep(track.text, VIEW_CHARS)  # a later view only needs the tail
             if final is not None and track.has_origin:
                 track.reported = True
@@ -250,9 +253,8 @@ class LiveHub:
             self._cond.notify_all()
         self._replace(todo)
 
-    @staticmethod
-    def _take_replacements(track: _Track, confirm: bool = False) -> list[tuple[_Shown, Any]]:
-        """``(shown view, final receipt or None)`` pairs to send for a finalized track (call under the lock).
+    def _take_replacements(self, track: _Track, confirm: bool = False) -> list[tuple[_Shown, Any, dict[str, Any]]]:
+        """``(shown view, final receipt or None, view state)`` to send for a finalized track (call under the lock).
 
         The cell that started the task gets the final receipt, other views their final state. With
         ``confirm`` (kernel thread, inside a cell) views already replaced are sent once more.
@@ -263,15 +265,18 @@ class LiveHub:
                 continue
             s.replaced = True
             s.confirmed = s.confirmed or confirm
-            todo.append((s, track.final if s.origin and track.final is not None else None))
+            if s.view in track.views:  # replaced: nothing more to feed
+                track.views.remove(s.view)
+            todo.append((s, track.final if s.origin and track.final is not None else None, self._view_state(track)))
         return todo
 
-    @staticmethod
-    def _replace(todo: list[tuple[_Shown, Any]]) -> None:
-        for s, final in todo:
+    def _replace(self, todo: list[tuple[_Shown, Any, dict[str, Any]]]) -> None:
+        for s, final, state in todo:
             if final is not None:
                 s.handle.update(final)
-            else:
+            else:  # the task's final state, even when the pump has not drawn it yet (kernel-thread report)
+                state["output"] = self._scrubber().text(state["output"])
+                s.view.apply(**state)
                 s.handle.update(s.view.static_bundle(), raw=True)
             s.view.close()  # its display no longer shows it: the frontend drops the model
 

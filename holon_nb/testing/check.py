@@ -171,6 +171,8 @@ def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequ
     saved.metadata.setdefault("holon_nb", {})["recorded_roots"] = _recorded(saved, roots)
     if "widgets" in executed.metadata:
         saved.metadata["widgets"] = executed.metadata["widgets"]
+    else:  # the run left no widget shown: no saved state of older ones either
+        saved.metadata.pop("widgets", None)
     tmp = path.with_name(path.name + ".tmp")
     nbformat.write(saved, tmp)
     os.replace(tmp, path)

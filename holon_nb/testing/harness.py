@@ -30,6 +30,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -46,7 +47,7 @@ from nbformat import NotebookNode
 from ..tools.ansi import strip_ansi
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .kernel_code import PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
+from .kernel_code import FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .tags import has_tag
@@ -197,14 +198,19 @@ class _Run:
     async def restart(self) -> None:
         """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
 
-        The kernel gets a ``shutdown_request`` with ``restart=True`` (its runtime closes), a new
-        kernel process starts on the same connection, and the next cell runs in it.
+        Live ``%workitems`` boards are frozen into static boards first (:data:`FREEZE`). The kernel
+        then gets a ``shutdown_request`` with ``restart=True`` (its runtime closes), a new kernel
+        process starts on the same connection, and the next cell runs in it.
 
         Raises:
             DeadKernelError: when the new kernel does not answer.
         """
         km, kc = self.client.km, self.client.kc
         assert km is not None and kc is not None
+        try:  # the old kernel's live boards become static boards: their widgets die with it
+            await self.synthetic(FREEZE, _GRACE_S)
+        except (asyncio.TimeoutError, DeadKernelError):
+            pass
         await self.collect_secrets()
         await ensure_async(km.restart_kernel(now=False))
         try:
@@ -273,6 +279,7 @@ class _Run:
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
                 self.client.set_widgets_metadata()
+                _drop_unshown_widget_state(self.nb)
         except DeadKernelError:
             self.summary.kernel_died = True
         except asyncio.TimeoutError:
@@ -282,6 +289,34 @@ class _Run:
                 raise
             self.summary.kernel_died = True
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
+
+
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _drop_unshown_widget_state(nb: NotebookNode) -> None:
+    """Keep in ``metadata.widgets`` only the state of widgets an output still shows (and the models they use).
+
+    nbclient records every widget the run created, also those whose display was replaced by static
+    output when their work ended (and then closed); their state would only weigh down the file.
+    """
+    state = ((nb.metadata.get("widgets") or {}).get(_WIDGET_STATE) or {}).get("state")
+    if not isinstance(state, dict):
+        return
+    todo = [o["data"][_WIDGET_VIEW].get("model_id") for c in nb.cells for o in c.get("outputs", [])
+            if _WIDGET_VIEW in o.get("data", {})]
+    keep: set[str] = set()
+    while todo:
+        model_id = todo.pop()
+        if model_id in keep or model_id not in state:
+            continue
+        keep.add(model_id)
+        todo += re.findall(r"IPY_MODEL_([0-9a-f]+)", json.dumps(state[model_id]))
+    if keep:
+        nb.metadata["widgets"][_WIDGET_STATE]["state"] = {k: v for k, v in state.items() if k in keep}
+    else:
+        del nb.metadata["widgets"]
 
 
 def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PRELOAD", "SECRETS", "STOP", "TRAILING", "UNLOAD"]
+__all__ = ["FREEZE", "PRELOAD", "SECRETS", "STOP", "TRAILING", "UNLOAD"]
 
 PRELOAD = """\
 def _holon_nb_preload():
@@ -71,6 +71,19 @@ def _holon_nb_stop(ids):
 _holon_nb_stop(_holon_nb_left)
 del _holon_nb_stop
 """
+
+FREEZE = """\
+def _holon_nb_freeze():
+    try:
+        from holon_nb.notebook import freeze_live_boards
+    except ImportError:  # not loaded, or an older holon_nb: nothing to freeze
+        return
+    freeze_live_boards("no longer updated: the kernel restarted; re-run this cell to refresh")
+_holon_nb_freeze()
+del _holon_nb_freeze
+"""
+"""Run before a ``holon-restart-kernel`` restart: the old kernel's live ``%workitems`` boards become static
+boards in the saved notebook (their widgets die with the kernel)."""
 
 UNLOAD = """\
 get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops

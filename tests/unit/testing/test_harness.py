@@ -323,6 +323,7 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
         tmp_path / "restart.ipynb",
         "import os\nbefore = os.getpid()\nprint('pid', before)\nprint('headless:', os.environ.get('HOLON_NB_HEADLESS'))",
         "%exec echo before-restart",
+        "%workitems",
         ("import os\nprint('pid', os.getpid())\nprint('old variable kept:', 'before' in globals())\n"
          "print('headless:', os.environ.get('HOLON_NB_HEADLESS'))\n"
          + CALL + "print('earlier executions:', rt.store.query('SELECT COUNT(*) AS n FROM tool_executions')[0]['n'])",
@@ -332,7 +333,11 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
     assert summary.exit_code == 0, format_summary(summary)
     assert summary.restarts == 1 and "kernel restarts: 1" in format_summary(summary)
     nb = nbformat.read(summary.output, as_version=4)
-    first, _, after = [c for c in nb.cells if c.cell_type == "code"]
+    first, _, board, after = [c for c in nb.cells if c.cell_type == "code"]
+    # the old kernel's live board was frozen before the restart: static in the saved notebook, no widget
+    (shown,) = board.outputs
+    assert "application/vnd.jupyter.widget-view+json" not in shown["data"]
+    assert "the kernel restarted" in shown["data"]["text/plain"]
     pid_before = text_of(first).split()[1]
     lines = text_of(after).splitlines()
     assert lines[0].startswith("pid ") and lines[0].split()[1] != pid_before  # a new kernel process
@@ -362,3 +367,4 @@ def test_saved_notebook_holds_no_widget_of_ended_work(tmp_path: Path) -> None:
     assert [o["data"][RESULT_MIMETYPE]["tool_name"] for o in task.outputs] == ["ExecCommand", "TaskOutput"]
     assert sum("finished-marker" in o["data"]["text/plain"] for o in task.outputs) == 1
     assert not any(widget in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+    assert "widgets" not in nb.metadata  # no saved state of widgets no output shows
