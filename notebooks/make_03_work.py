@@ -13,6 +13,10 @@ OUT = Path(__file__).resolve().parent / "03-work-items-waits-timers.ipynb"
 
 def build() -> nbformat.NotebookNode:
     restart = new_code_cell(
+        "if \"tid_a\" in globals():  # this kernel ran the cells above: it was not restarted\n"
+        "    from IPython.core.error import UsageError\n"
+        "    raise UsageError(\"restart the kernel first (Kernel > Restart Kernel), then select this cell and run it \"\n"
+        "                     \"and all below (Run > Run Selected Cell and All Below)\")\n"
         "%load_ext holon_nb\n"
         "import holon_nb, time\n"
         "rt = holon_nb.get_runtime()\n"
@@ -67,14 +71,21 @@ def build() -> nbformat.NotebookNode:
             "(the last section of this tutorial runs one) or an invoked agent."),
         new_code_cell("%workitems --static"),
         new_markdown_cell(
-            "And a timer, due in a few seconds: it fires on the runtime's own thread, also while the kernel is idle,\n"
-            "and queues a `timer_tick` message for the agent. The kernel restarts before it is due."),
-        new_code_cell("%timer create --in 10s --summary \"check the jobs again\""),
+            "And a timer: it fires on the runtime's own thread, also while the kernel is idle, and queues a\n"
+            "`timer_tick` message for the agent. It is due in two minutes, time enough to restart the kernel by hand\n"
+            "before it fires. A headless run (`holon-nb run`, the notebook tests) sets `HOLON_NB_HEADLESS` and\n"
+            "restarts the kernel itself, at once: there the timer is due in 10 seconds."),
+        new_code_cell(
+            "import os\n"
+            "due_ms = 10_000 if os.environ.get(\"HOLON_NB_HEADLESS\") else 120_000\n"
+            "rt.call(\"CreateTimer\", {\"duration_ms\": due_ms, \"summary\": \"check the jobs again\"})"),
         new_markdown_cell(
             "## Restart the kernel\n\n"
-            "In JupyterLab: **Kernel ▸ Restart Kernel**, then run the cells below. (Run headless with\n"
-            "`holon-nb run`, the next cell is tagged `holon-restart-kernel`, so the harness restarts the kernel\n"
-            "for real before it.) Job B dies with the old kernel; everything else is in the store."),
+            "**Restart the kernel now**: *Kernel ▸ Restart Kernel*, then select the next cell and\n"
+            "*Run ▸ Run Selected Cell and All Below*. With *Run All* the next cell stops the run until the kernel was\n"
+            "restarted (it finds the old kernel's variables still there). Run headless with `holon-nb run`, the next\n"
+            "cell is tagged `holon-restart-kernel`, so the harness restarts the kernel for real before it.\n"
+            "Job B dies with the old kernel; everything else is in the store."),
         restart,
         new_markdown_cell(
             "## Everything is still there\n\n"
@@ -87,7 +98,7 @@ def build() -> nbformat.NotebookNode:
             "%workitem show {wid}"),
         new_markdown_cell("The timer was re-armed by the new kernel's runtime and fires once, on time:"),
         ignore_output(new_code_cell(
-            "deadline = time.time() + 40\n"
+            "deadline = time.time() + 150  # the timer is due at most two minutes after it was created\n"
             "while rt.call(\"ListTimers\", {\"filter\": \"active\"}).result[\"timers\"] and time.time() < deadline:\n"
             "    time.sleep(0.2)\n"
             "(timer,) = rt.call(\"ListTimers\").result[\"timers\"]\n"
@@ -138,7 +149,12 @@ def build() -> nbformat.NotebookNode:
             "\"\"\")\n"
             "model = f\"scripted/{script}\""),
         new_code_cell("%%agent --model $model --follow 2\nRerun the nightly report jobs; ask me first if anything is unclear."),
-        new_code_cell("time.sleep(0.5)\n%holon say \"CSV, please\""),
+        new_code_cell(
+            "deadline = time.time() + 30  # until the agent asked: its turn ended waiting for operator input\n"
+            "while (rt.turns.active(\"default\") is not None or not rt.work.agent_summary(\"default\")[\"active_wait_count\"])"
+            " and time.time() < deadline:\n"
+            "    time.sleep(0.1)\n"
+            "%holon say \"CSV, please\""),
         new_code_cell("%holon wait --timeout 30"),
         new_code_cell(
             "for turn in holon_nb.agent_turns():\n"
