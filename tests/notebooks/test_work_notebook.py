@@ -81,7 +81,7 @@ def test_state_after_the_restart(run: tuple[Any, Any]) -> None:
     before, after, final = [_text(c) for c in _code(nb) if c.source == "%workitems --static"]
     assert "(triggered)" in after and "active timers: 1" in after and "fired 0x" in after
     # the timer was due after the restart: the new kernel's runtime re-armed it and fired it once
-    assert _text(_one(nb, "deadline = time.time()")).strip() == "fired 1 time(s); after the restart: True"
+    assert _text(_one(nb, "deadline = time.time() + 150")).strip() == "fired 1 time(s); after the restart: True"
     messages = _text(_one(nb, "for m in rt.messages()")).splitlines()
     assert sum(line.startswith("timer_tick") for line in messages) == 1
     assert any(line.startswith("TaskResult") and "job-a" in line for line in messages)
@@ -110,7 +110,7 @@ def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, A
     assert "following: waiting for one of 1 open wait(s) to be woken" in view
     assert "woken by operator_prompt" in view and "CSV, please" in view
     assert "followed 1 wake(s); stopped following: the agent has nothing left to wait for" in view
-    said = _text(_one(nb, "time.sleep(0.5)\n%holon say"))
+    said = _text(_one(nb, "deadline = time.time() + 30"))
     assert "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn" in said
     turns = _text(_one(nb, "for turn in holon_nb.agent_turns()")).splitlines()
     assert turns == ["completed wait_for_silent ''",
@@ -120,3 +120,28 @@ def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, A
 def test_saved_copy_reads_as_text(run: tuple[Any, Any]) -> None:
     """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
     assert_reads_as_text(run[1])
+
+
+def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: Path) -> None:
+    """JupyterLab's Run All honours no holon-restart-kernel tag: the cell after the restart point stops it."""
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    from holon_nb.testing.kernels import HEADLESS_ENV, INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in _code(nb):
+        cell.outputs = []
+    env = kernel_env(str(tmp_path / "home"), None)
+    env.pop(HEADLESS_ENV)  # a person's kernel
+    km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
+    client = NotebookClient(nb, timeout=120, km=km, resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(CellExecutionError) as stopped:
+        client.execute(env=env, cwd=str(tmp_path))
+    assert stopped.value.ename == "UsageError" and "restart the kernel first" in stopped.value.evalue
+    code = _code(nb)
+    guard = next(i for i, c in enumerate(code) if "holon-restart-kernel" in c.metadata.get("tags", []))
+    assert all(not c.outputs for c in code[guard + 1:])  # nothing after it ran
+    (timer,) = [r for c in code[:guard] for r in _receipts(c) if r["tool_name"] == "CreateTimer"]
+    assert timer["result"]["timer"]["duration_ms"] == 120_000  # time enough to restart by hand
