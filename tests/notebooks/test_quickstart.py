@@ -63,7 +63,9 @@ def test_promoted_task_with_live_view_and_final_receipt(executed: Any) -> None:
     assert final["result"]["task"]["status"] == "completed" and final["result"]["task"]["exit_status"] == 0
     text = final["result"]["task"]["output_preview"]
     assert [line for line in text.splitlines() if line.startswith("tick-")] == [f"tick-{i}" for i in range(1, 7)]
-    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.outputs)
+    # the live view was replaced by the final receipt: two receipts, no widget left in the saved cell
+    assert len(receipts) == 2 and len(cell.outputs) == 2
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.outputs)
     blocked = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
                for r in _receipts(c)][0]
     assert blocked["result"]["retrieval_status"] == "success" and blocked["result"]["task"]["task_id"] == tid
