@@ -220,8 +220,12 @@ def test_task_stop_and_status(run: Any, receipts: Any) -> None:
     task_id = env["result"]["task_handle"]["task_id"]
     (stop,) = receipts(run("task_stop", task_id))
     assert stop["result"]["stop_requested"] is True
-    (out,) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
+    (out, *_) = receipts(run("task_output", f"{task_id} --timeout-ms 5000"), "TaskOutput")
     assert out["result"]["task"]["status"] == "cancelled"
+    from holon_nb.notebook import wait_and_report
+
+    with capture_output():  # the live view's replacement by the final receipt lands here, not in the next cell
+        wait_and_report(10)
     (nb,) = receipts(run("task_output", f"{task_id} --no-block"), "TaskOutput")
     assert nb["result"]["retrieval_status"] == "success"
 
