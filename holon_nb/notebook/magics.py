@@ -57,10 +57,14 @@ class SessionMagics(Magics):
         """Call a tool (``context``: D11 execution context), display its result (and a live view), maybe raise."""
         s = self._session
         result = s.rt.call(name, args, context=context)
-        show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
         r = result.result or {}
-        if name == "ExecCommand" and r.get("disposition") == "promoted_to_task":
-            s.live.show_live(r["task_handle"]["task_id"], r.get("initial_output_preview"))
+        task_id = (r.get("task_handle") or {}).get("task_id") if name == "ExecCommand" else None
+        if r.get("disposition") == "promoted_to_task" and task_id in s.live.tracks():
+            # the view below (then the task's final receipt) shows the output: the card does not repeat it
+            display(result.output_shown_below(), raw=True)
+            s.live.show_live(task_id, r.get("initial_output_preview"))
+            return result
+        show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
         return result
 
 

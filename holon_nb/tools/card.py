@@ -167,7 +167,14 @@ def _command_outputs(r: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+#: display-only key (never in a stored envelope): the cell's task view, and then its final receipt, shows
+#: the output, so the promotion card does not repeat it (issue 11, item 5)
+OUTPUT_SHOWN_BELOW = "_output_shown_below"
+
+
 def _initial_output(r: dict[str, Any]) -> str:
+    if r.get(OUTPUT_SHOWN_BELOW):
+        return f"<div style='{_MUTED}'>(its output is in the task's view below, then in its final receipt)</div>"
     preview = r.get("initial_output_preview")
     if not preview or not preview.strip():
         return f"<div style='{_MUTED}'>(no output captured before promotion)</div>"

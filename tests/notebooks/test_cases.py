@@ -101,6 +101,13 @@ def test_c01_live_output_stays_in_its_own_cell(execute: Any, ending: str) -> Non
     task = final["data"][RESULT]["result"]["task"]
     assert task["exit_status"] == 0 and task["status"] == "completed"
     assert _in_order(final["data"]["text/plain"], ticks)
+    # what the command printed before promotion is shown once, in the final receipt: the promotion
+    # card points below instead of repeating it (issue 11, item 5); its JSON keeps initial_output_preview
+    assert "tick-1" in promotion["data"][RESULT]["result"]["initial_output_preview"]
+    assert sum(o["data"]["text/plain"].count("tick-1") for o in cell2.outputs) == 1
+    # the card's visible part (its folded "what the model sees" keeps the model's receipt as it was)
+    assert "tick-1" not in promotion["data"]["text/html"].split("<details")[0]
+    assert "in the task's view below" in promotion["data"]["text/plain"]
     assert [o["text"] for o in later[0].outputs] == ["other cell\n"]
     for cell in later:
         assert not any("tick-" in _texts(o) for o in cell.outputs)

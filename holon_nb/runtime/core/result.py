@@ -115,6 +115,29 @@ class ToolResult:
             bundle["text/html"] += "".join(preview_html(p) for p in self.previews)
         return bundle
 
+    def output_shown_below(self) -> dict[str, Any]:
+        """This result's mimebundle for a cell that shows a promoted command's output in a task view below.
+
+        The text and the card say where the output is instead of repeating what the command printed
+        before promotion (the view, then the task's final receipt, shows all of it: issue 11, item 5);
+        the receipt JSON (``RESULT_MIMETYPE``) is unchanged.
+
+        Returns:
+            ``{mimetype: data}``, as :meth:`_repr_mimebundle_`.
+        """
+        import dataclasses
+
+        from ...tools.card import OUTPUT_SHOWN_BELOW
+
+        bundle = self._repr_mimebundle_()
+        result = self.display_envelope.get("result")
+        if not isinstance(result, dict) or result.get("disposition") != "promoted_to_task":
+            return bundle
+        marked = dataclasses.replace(self, display_envelope={**self.display_envelope,
+                                                             "result": {**result, OUTPUT_SHOWN_BELOW: True}})
+        shown = marked._repr_mimebundle_()
+        return {**bundle, "text/plain": shown["text/plain"], "text/html": shown["text/html"]}
+
     def __repr__(self) -> str:
         return f"<ToolResult {self.tool_name} {self.status}>"
 

@@ -74,6 +74,8 @@ def exec_human(r: dict[str, Any]) -> list[str]:
         lines = [f"{_IN}task         {task.get('task_id', '?')} (a background task now)"]
     else:
         lines = [f"{_IN}task         {task.get('task_id', '?')} ({task.get('status', '?')})"]
+    if disp == "promoted_to_task" and r.get("_output_shown_below"):  # tools/card.py OUTPUT_SHOWN_BELOW
+        return lines + [f"{_IN}(its output is in the task's view below, then in its final receipt)"]
     if disp == "promoted_to_task":
         block = _block("output before promotion", r.get("initial_output_preview"))
         lines += block or [f"{_IN}(no output before promotion)"]

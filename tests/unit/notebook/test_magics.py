@@ -262,7 +262,7 @@ def _state(rt: Any) -> str:
 def test_status_and_inspection_magics_change_no_state(ip: Any, run: Any, receipts: Any) -> None:
     from holon_nb.notebook import wait_and_report
 
-    (env,) = receipts(run("exec", "--yield-ms 0 echo done"))
+    (env,) = receipts(run("exec", "--yield-ms 0 echo done"), "ExecCommand")  # (its final receipt may follow at once)
     task_id = env["result"]["task_handle"]["task_id"]
     with capture_output():
         assert wait_and_report(10) == []
