@@ -163,7 +163,8 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("import shutil\nshutil.rmtree(scratch)"),
     ]
     # commits made by the tutorial have new hashes on every run
-    return tutorial_notebook(cells, normalize=[{"regex": r"\b[0-9a-f]{40}\b|\b[0-9a-f]{7}\b", "replace": "<sha>"}])
+    return tutorial_notebook(cells, normalize=[{"regex": r"\b[0-9a-f]{40}\b|\b[0-9a-f]{7}\b", "replace": "<sha>"}],
+                             shared_dir=True)  # it clones this checkout
 
 
 if __name__ == "__main__":

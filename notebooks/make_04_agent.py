@@ -121,7 +121,7 @@ def build() -> nbformat.NotebookNode:
         new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
         new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
     ]
-    return tutorial_notebook(cells)
+    return tutorial_notebook(cells, shared_dir=True)  # its workspace is this checkout
 
 
 # ---------------------------------------------------------------- recording with a stand-in model

@@ -6,7 +6,9 @@ notebook, without pytest: :func:`check_notebook` runs the notebook with
 cassettes by default, spec §5), compares every compared cell with the saved
 outputs (:mod:`holon_nb.testing.compare`), and returns a :class:`NotebookCheck`
 whose :meth:`~NotebookCheck.report` names the notebook, each failing cell's
-index and first line, and what differs.
+index and first line, and what differs. Each run works in a private copy of the
+notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true``
+(:mod:`holon_nb.testing.workdir`).
 
 Example::
 
@@ -17,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -32,6 +35,7 @@ from .compare import CellDiff, compare_notebooks, compared_cells
 from .harness import run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
+from .workdir import folder_lock, private_copy, shared_dir
 
 __all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "notebook_rules"]
 
@@ -136,10 +140,16 @@ def _error_text(cell: NotebookNode) -> str:
     return strip_ansi(err).strip()[-2000:]
 
 
-def _run(path: Path, options: CheckOptions, scratch: Path, n: int) -> tuple[RunSummary, NotebookNode]:
+def _run(path: Path, options: CheckOptions, scratch: Path, n: int, private: bool) -> tuple[RunSummary, NotebookNode]:
+    """Run ``path`` once; in a fresh copy of its folder when ``private`` (spec §2, :mod:`.workdir`)."""
     out = scratch / f"run-{n}.ipynb"
-    summary = run_notebook(path, output=out, timeout=options.timeout, kernel_name=options.kernel_name,
-                           cassettes=options.cassettes, progress=False)
+    cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
+    try:
+        summary = run_notebook(path, output=out, timeout=options.timeout, kernel_name=options.kernel_name,
+                               cassettes=options.cassettes, progress=False, cwd=cwd)
+    finally:
+        if cwd is not None:
+            shutil.rmtree(cwd.parent, ignore_errors=True)
     return summary, nbformat.read(out, as_version=4)
 
 
@@ -187,14 +197,20 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     Raises:
         HarnessUsageError: the notebook cannot be read, or a usage mistake in ``options``.
         ValueError: a malformed normaliser in the notebook's metadata.
+        FolderTooLarge: (a ValueError) the notebook's folder is too large to copy for a private run and
+            the notebook does not set ``metadata.holon_nb.shared_dir``.
     """
     options = options or CheckOptions()
     path = Path(path)
     saved = nbformat.read(path, as_version=4)
     rules = notebook_rules(saved) + list(options.rules)
+    # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
+    # cassettes into it); runs in a folder itself never overlap (a lock across xdist workers)
+    private = not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-test-"))
     try:
-        runs = [_run(path, options, scratch, n) for n in range(1, max(1, options.repeat) + 1)]
+        with contextlib.nullcontext() if private else folder_lock(path.resolve().parent):
+            runs = [_run(path, options, scratch, n, private) for n in range(1, max(1, options.repeat) + 1)]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     summary, executed = runs[0]

@@ -10,7 +10,10 @@ receipt (``application/vnd.holon.tool-result+json``):
 1. ANSI escape sequences removed (CSI and OSC), see :func:`strip_ansi`.
 2. Paths under the holon home, the workspace, the system temporary directory
    replaced by ``<HOME>``, ``<WS>``, ``<TMP>`` (longest root first); the first
-   component under ``<TMP>`` (a ``mkdtemp`` name) becomes ``<TMP>/<tmp>``.
+   component under ``<TMP>`` (a ``mkdtemp`` name) becomes ``<TMP>/<tmp>``. A harness run's
+   own holon home (``<TMP>/holon-nb-run-*/home``) is ``<HOME>``, and the private copy of a
+   tested notebook's folder (``<TMP>/holon-nb-copy-*/<folder>``, :mod:`holon_nb.testing.workdir`)
+   is ``<WS>``.
    When the workspace is inside a git checkout, that checkout's root and its
    main worktree become ``<REPO>`` (receipts name them as execution roots), so a
    notebook's outputs do not depend on where the repository was cloned.
@@ -83,6 +86,8 @@ UUID_RE = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 MASKED = "<masked>"
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
+# a tested notebook's private copy of its folder (holon_nb.testing.workdir): the workspace of that run
+_HARNESS_COPY = re.compile(r"holon-nb-copy-[A-Za-z0-9_]+/[^/\s\"'`:,;)\]}]+")
 
 
 def strip_ansi(text: str) -> str:
@@ -232,6 +237,7 @@ class Normalizer:
         if self._root_re is not None:
             text = self._root_re.sub(lambda m: self._tokens[int(m.lastgroup[1:])], text)  # type: ignore[index]
         text = re.sub(r"<TMP>/" + _HARNESS_HOME.pattern, "<HOME>", text)  # a harness run's own home
+        text = re.sub(r"<TMP>/" + _HARNESS_COPY.pattern, "<WS>", text)  # a tested notebook's folder copy
         return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
 
     def text(self, text: str) -> str:

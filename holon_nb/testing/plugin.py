@@ -21,7 +21,9 @@ Options:
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
-Each test runs its notebook in a fresh kernel with its own temporary holon home, so
+Each test runs its notebook in a fresh kernel with its own temporary holon home, in a private copy of the
+notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true``
+(:mod:`holon_nb.testing.workdir`), so
 pytest-xdist workers (``-n auto``) never share state; when ``HOLON_NB_HOME`` is set, each worker
 uses ``$HOLON_NB_HOME/<worker id>`` (``gw0``, ``gw1``, …). Collection order is the sorted file
 order pytest uses, so ``pytest-split`` can shard a suite deterministically.
