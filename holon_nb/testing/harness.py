@@ -47,7 +47,7 @@ from nbformat import NotebookNode
 from ..tools.ansi import strip_ansi
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .kernel_code import FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
+from .kernel_code import FINISH, FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .tags import has_tag
@@ -239,13 +239,17 @@ class _Run:
         if content.get("status") == "error":
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
-        await self.collect_secrets()
-        left = await self.silent("", "_holon_nb_left", _GRACE_S)
+        finish = await self.silent(FINISH, "_holon_nb_finish", _GRACE_S)
+        secrets, left, unloaded = finish if isinstance(finish, list) and len(finish) == 3 else ([], [], False)
+        self.kernel_secrets.update(v for v in secrets or [] if isinstance(v, str))
         self.summary.tasks_left_running = [str(t) for t in left or []]
         if left:  # stop them, and let their cells say so (a saved "running" would never change)
             cell, _ = await self.synthetic(STOP, 15 + _GRACE_S)
             self._append_trailing(cell)
-        await self.silent(UNLOAD, "None", _GRACE_S)
+        if not unloaded:
+            unloaded = await self.silent(UNLOAD, "True", _GRACE_S) is True
+        if unloaded:  # the runtime has closed its store and stopped its tasks: nothing left to end gracefully
+            self.client.shutdown_kernel = "immediate"
 
     def _append_trailing(self, cell: NotebookNode) -> None:
         """Append a synthetic cell's outputs to the last code cell (marking where they start)."""

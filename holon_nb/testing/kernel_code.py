@@ -10,13 +10,17 @@
   ``freeze_live_boards``: the saved notebook holds static ``%workitems``
   boards, not widgets that need a kernel to render. Falls back to
   ``Runtime.wait_for_tasks`` when the notebook layer lacks ``wait_and_report``.
-- :data:`STOP`, silent: stop those tasks, then unload the extension so the
-  runtime closes before the kernel is shut down.
+- :data:`FINISH`, silent, right after it (one request instead of three): the
+  secret values the kernel knows (``_holon_nb_finish[0]``), the ids still
+  running (``[1]``), and, when nothing runs, the extension unloaded so the
+  runtime closes before the kernel is shut down (``[2]`` True).
+- :data:`STOP`: stop the tasks still running (their final receipts land in the
+  cells that started them); then :data:`UNLOAD`, silent.
 """
 
 from __future__ import annotations
 
-__all__ = ["FREEZE", "PRELOAD", "SECRETS", "STOP", "TRAILING", "UNLOAD"]
+__all__ = ["FINISH", "FREEZE", "PRELOAD", "SECRETS", "STOP", "TRAILING", "UNLOAD"]
 
 PRELOAD = """\
 def _holon_nb_preload():
@@ -101,3 +105,19 @@ def _holon_nb_secrets():
 """Defines ``_holon_nb_secrets()``: the secret values the kernel knows (its environment as it is now,
 including variables set in cells, and the runtime's configured secrets), so the saved notebook is
 scrubbed of them too (D12)."""
+
+FINISH = SECRETS + """\
+def _holon_nb_finish_run():
+    secrets, left, unloaded = _holon_nb_secrets(), list(globals().get("_holon_nb_left") or []), False
+    if not left:
+        try:
+            get_ipython().run_line_magic("unload_ext", "holon_nb")
+            unloaded = True
+        except Exception:
+            pass
+    return [secrets, left, unloaded]
+_holon_nb_finish = _holon_nb_finish_run()
+del _holon_nb_finish_run
+"""
+"""Secrets, the tasks left running, and (when none) the extension unloaded, in one silent request; the
+harness reads ``_holon_nb_finish``."""

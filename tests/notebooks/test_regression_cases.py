@@ -324,3 +324,20 @@ def test_the_store_is_closed_cleanly_when_a_plain_nbclient_kernel_exits(tmp_path
     names = sorted(p.name for p in (tmp_path / ".holon").iterdir())
     assert "holon.sqlite3" in names
     assert not [n for n in names if n.endswith(("-wal", "-shm"))], names
+
+
+def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the harness unloads holon_nb after the final wait, then stops the kernel at once (no graceful wait):
+    # the store in a fixed holon home must be whole, with no -wal/-shm left, and the task's process gone
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOLON_NB_HOME", str(home))
+    nb = write_nb(tmp_path / "store.ipynb", "%load_ext holon_nb", "%exec --yield-ms 0 sleep 0.4; echo done-713")
+    summary = run_notebook(nb, output=tmp_path / "out.ipynb", timeout=60)
+    assert summary.exit_code == 0 and summary.tasks_left_running == []
+    names = sorted(p.name for p in home.iterdir())
+    assert "holon.sqlite3" in names and not [n for n in names if n.endswith(("-wal", "-shm"))], names
+    import sqlite3
+    with sqlite3.connect(home / "holon.sqlite3") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert "done-713" in json.dumps(nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[1].outputs)
