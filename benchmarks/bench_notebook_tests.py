@@ -218,7 +218,8 @@ def _checkout(tmp: Path) -> Path:
                           check=True).stdout.strip()
     repo = tmp / "holon_nb"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True, timeout=300)
-    subprocess.run(["git", "-C", str(repo), "checkout", "-q", head], check=True, timeout=60)
+    # on a branch called main, as CI's clone is (tutorial 02 shows the branch of its clone)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-B", "main", head], check=True, timeout=60)
     return repo
 
 
