@@ -15,7 +15,9 @@ After the last cell the kernel runs
 of tasks that ended meanwhile, late output included) are appended to the last
 code cell, whose metadata records where they start
 (``metadata.holon_nb.trailing_outputs_from``). Tasks still running after that
-wait are stopped and listed in the summary.
+wait are stopped and listed in the summary. Then the extension is unloaded (the
+runtime stops its tasks and closes its store) and, that done, the kernel is
+stopped at once rather than through ipykernel's slower graceful exit.
 
 Example::
 
@@ -240,8 +242,12 @@ class _Run:
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
         finish = await self.silent(FINISH, "_holon_nb_finish", _GRACE_S)
-        secrets, left, unloaded = finish if isinstance(finish, list) and len(finish) == 3 else ([], [], False)
-        self.kernel_secrets.update(v for v in secrets or [] if isinstance(v, str))
+        if isinstance(finish, list) and len(finish) == 3:
+            secrets, left, unloaded = finish
+            self.kernel_secrets.update(v for v in secrets or [] if isinstance(v, str))
+        else:  # FINISH failed in the kernel: ask the plain way
+            await self.collect_secrets()
+            left, unloaded = await self.silent("", "_holon_nb_left", _GRACE_S), False
         self.summary.tasks_left_running = [str(t) for t in left or []]
         if left:  # stop them, and let their cells say so (a saved "running" would never change)
             cell, _ = await self.synthetic(STOP, 15 + _GRACE_S)
