@@ -147,11 +147,13 @@ def _drop_field(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+# the other tools run with holon_nb's plugin off: in this repository `holon_nb_paths` would otherwise have
+# pytest collect (and run) every tutorial a second time, as holon_nb items, in the same session
 TOOLS = {
     "holon-nb test": ["--holon-nb"],
-    "nbval": ["--nbval"],
-    "nbval --nbval-lax": ["--nbval-lax"],
-    "nbmake": ["--nbmake"],
+    "nbval": ["--nbval", "-p", "no:holon_nb"],
+    "nbval --nbval-lax": ["--nbval-lax", "-p", "no:holon_nb"],
+    "nbmake": ["--nbmake", "-p", "no:holon_nb"],
 }
 
 
