@@ -51,6 +51,7 @@ from holon_nb.testing.normalize import RESULT_MIMETYPE, Normalizer, Roots
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -360,8 +361,9 @@ def part_xdist() -> dict:
 
 
 def part_repeat(n: int) -> dict:
-    """``holon-nb test notebooks/ --holon-nb-repeat N`` (in a fresh clone): exit status, time, and each failing
-    cell with its report (which run differed, and the value)."""
+    """``holon-nb test notebooks/ --holon-nb-repeat N`` (in a fresh clone): exit status, time, and the reports
+    of the failing notebooks (each cell, which run differed, and the value); pytest's whole output goes to
+    ``results/notebook_tests_repeat_N.txt``."""
     with tempfile.TemporaryDirectory(prefix="bench-repeat-") as tmp:
         repo = _checkout(Path(tmp))
         t0 = time.monotonic()
@@ -369,16 +371,11 @@ def part_repeat(n: int) -> dict:
                                f"--holon-nb-repeat={n}", "notebooks/"], cwd=repo, env=_env(), capture_output=True,
                               text=True, timeout=6 * 3600)
         secs = time.monotonic() - t0
-    failures, keep = [], 0
-    for line in proc.stdout.splitlines():
-        if line.startswith("cell ") and (": nondeterministic" in line or ": mismatch" in line or ": error" in line):
-            failures.append(line)
-            keep = 40
-        elif keep and line.startswith("    "):
-            failures.append(line)
-            keep -= 1
-        else:
-            keep = 0
+    lines = proc.stdout.splitlines()  # the reports of the failing notebooks: pytest's FAILURES section
+    start = next((i for i, line in enumerate(lines) if "= FAILURES =" in line), len(lines))
+    end = next((i for i, line in enumerate(lines) if "short test summary" in line), len(lines))
+    failures = lines[start + 1:end][:400]
+    (RESULTS_DIR / f"notebook_tests_repeat_{n}.txt").write_text(proc.stdout + proc.stderr[-5000:])
     summary = [line for line in proc.stdout.splitlines() if " passed" in line or " failed" in line][-1:]
     return {"repeat": n, "exit": proc.returncode, "wall_s": round(secs, 1), "summary": summary, "failures": failures}
 
