@@ -14,7 +14,8 @@ Options:
   under pytest-xdist so a notebook's cells stay on one worker).
 - ``--holon-nb-update``: rewrite the saved notebook's mismatching cells with the fresh outputs
   (never a cell that raised unexpectedly); the terminal summary lists the cells rewritten.
-- ``--holon-nb-repeat N``: run each notebook N times; any difference between runs fails.
+- ``--holon-nb-repeat N``: run each notebook N times; any difference between runs fails. Under
+  pytest-timeout the item's limit is N times the configured one.
 - ``--holon-nb-timeout SECONDS`` (default 120), ``--holon-nb-kernel NAME`` (a kernelspec; default a
   kernel on this interpreter) and ``--holon-nb-cassettes MODE`` (default ``replay``: model calls
   answered from ``<stem>.holon/cassettes/``, network blocked).
@@ -138,6 +139,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line)
 
 
+def _scale_timeout(item: pytest.Item) -> None:
+    """Under ``--holon-nb-repeat N``, give the item N times pytest-timeout's configured limit (``--timeout`` or
+    the ``timeout`` ini value): one item runs its notebook N times, and a limit chosen for one run would
+    end a deterministic notebook's repeat half-way. An item's own ``timeout`` marker is left alone."""
+    repeat = item.config.getoption("holon_nb_repeat")
+    if repeat <= 1 or not item.config.pluginmanager.hasplugin("timeout") or item.get_closest_marker("timeout"):
+        return
+    try:
+        base = float(item.config.getoption("timeout", None) or item.config.getini("timeout") or 0)
+    except (TypeError, ValueError):
+        return
+    if base > 0:
+        item.add_marker(pytest.mark.timeout(base * repeat))
+
+
 class NotebookFile(pytest.File):
     """A notebook collected by the plugin; runs it at most once per process."""
 
@@ -155,13 +171,16 @@ class NotebookFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         import nbformat
 
+        items: list[pytest.Item]
         if self.config.getoption("holon_nb_per_cell"):
             nb = nbformat.read(self.path, as_version=4)
             code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-            for i in code:
-                yield CellItem.from_parent(self, name=f"cell_{i}", index=i, last=i == code[-1])
+            items = [CellItem.from_parent(self, name=f"cell_{i}", index=i, last=i == code[-1]) for i in code]
         else:
-            yield NotebookItem.from_parent(self, name="notebook")
+            items = [NotebookItem.from_parent(self, name="notebook")]
+        for item in items:
+            _scale_timeout(item)
+            yield item
 
     def check(self) -> Any:
         """Run and compare the notebook (once); the :class:`~holon_nb.testing.check.NotebookCheck`."""

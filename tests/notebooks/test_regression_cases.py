@@ -341,3 +341,21 @@ def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(tmp_path: Path
     with sqlite3.connect(home / "holon.sqlite3") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert "done-713" in json.dumps(nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[1].outputs)
+
+
+def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> None:
+    # one item runs its notebook N times: pytest-timeout's limit (chosen for one run) is multiplied by N
+    write_nb(tmp_path / "quick.ipynb", "print(1)")
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntimeout = 7\n")
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        marker = item.get_closest_marker('timeout')\n"
+        "        print('LIMIT', item.name, marker.args if marker else None)\n")
+    repeated = pytest_run("--holon-nb", "--holon-nb-repeat", "3", "--collect-only", "-s", ".", cwd=tmp_path)
+    assert "LIMIT notebook (21.0,)" in repeated.stdout, repeated.stdout + repeated.stderr
+    option = pytest_run("--holon-nb", "--holon-nb-repeat", "2", "--timeout", "5", "--collect-only", "-s", ".",
+                        cwd=tmp_path)
+    assert "LIMIT notebook (10.0,)" in option.stdout, option.stdout + option.stderr
+    once = pytest_run("--holon-nb", "--collect-only", "-s", ".", cwd=tmp_path)
+    assert "LIMIT notebook None" in once.stdout, once.stdout + once.stderr
