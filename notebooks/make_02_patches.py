@@ -151,11 +151,13 @@ def build() -> nbformat.NotebookNode:
             "                              \"-c user.email=tutorial@example.invalid commit -qm 'Add one_line' && git log --oneline -1\",\n"
             "                       \"workdir\": str(worktree)})"),
         new_code_cell("%worktree remove {wt_id}"),
-        new_code_cell("%exec git branch --list 'tutorial-*' && git worktree list"),
+        ignore_output(new_code_cell("%exec git branch --list 'tutorial-*' && git worktree list"),
+                      "shows the branch the tutorial's clone was made from (main in CI, a feature branch elsewhere)"),
         new_markdown_cell(
             "## Clean up\n\n"
             "Make the notebook's directory active again, detach the clone and delete the scratch folder."),
-        new_code_cell("%workspace switch $notebook_dir"),
+        ignore_output(new_code_cell("%workspace switch $notebook_dir"),
+                      "its projection differs when this checkout is a linked git worktree rather than a clone"),
         new_code_cell(
             "clone_id = next(w[\"workspace_id\"] for w in rt.call(\"GetWorkspaceState\").result[\"workspaces\"]\n"
             "                if w[\"workspace_anchor\"] == str(clone))\n"
