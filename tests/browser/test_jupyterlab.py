@@ -1,69 +1,29 @@
 """A real front end: JupyterLab in headless Chromium runs a notebook with a live task.
 
 Skipped unless Debian's ``chromium``, the ``playwright`` package and
-``jupyterlab`` are installed (``pip install ".[browser]"``; never
-``playwright install``). The screenshot is saved under
+``jupyterlab`` are installed (``pip install ".[test,browser]"``; never
+``playwright install``), and failed instead with ``HOLON_NB_REQUIRE_BROWSER=1`` (CI). The screenshot is saved under
 ``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir) for a person to look at.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from _browser import STARTED, chromium_page, jupyter_server, menu, open_notebook, require, settle, shots_dir
+
+require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
-
-CHROMIUM = shutil.which("chromium")
-playwright = pytest.importorskip("playwright.sync_api") if CHROMIUM else None
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-pytest.importorskip("jupyterlab")
-
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def lab(tmp_path: Path):
-    port = _free_port()
-    token = "holon-nb-test"
-    env = {**os.environ, "HOLON_NB_HOME": str(tmp_path / "home"), "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}", "--ServerApp.disable_check_xsrf=True", "--allow-root"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("JupyterLab did not start")
-    yield base, token, tmp_path
-    os.killpg(proc.pid, 15)
-    proc.wait(10)
+    with jupyter_server(tmp_path, tmp_path / "home") as base:
+        yield base, None, tmp_path
 
 
 def _write(root: Path, name: str, *sources: str) -> None:
@@ -72,76 +32,22 @@ def _write(root: Path, name: str, *sources: str) -> None:
     nbformat.write(nb, root / name)
 
 
-@contextlib.contextmanager
 def _page(height: int):
-    """A headless Chromium page (Debian's chromium), closed afterwards."""
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            yield browser.new_page(viewport={"width": 1300, "height": height})
-        finally:
-            browser.close()
-    
+    return chromium_page(1300, height)
+
 
 def _shots(root: Path) -> Path:
-    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS", root))
-    shots.mkdir(parents=True, exist_ok=True)
-    return shots
+    return shots_dir(root)
 
 
-def _dismiss_dialogs(page) -> bool:
-    """Accept (or, without an accept button, Escape) every open JupyterLab dialog; True when there was one."""
-    seen = False
-    for _ in range(5):
-        if not page.locator(".jp-Dialog").count():
-            break
-        seen = True
-        accept = page.locator(".jp-Dialog .jp-mod-accept")
-        if accept.count():
-            accept.first.click()
-        else:
-            page.keyboard.press("Escape")
-        page.wait_for_timeout(200)
-    return seen
+def _settle(page, idle: bool = True, timeout_s: float = 120) -> None:
+    settle(page, idle=idle, timeout_s=timeout_s)
 
 
-def _settle(page, idle: bool = True, timeout_s: float = 90) -> None:
-    """Before every step: dismiss any dialog JupyterLab puts up (a "Select Kernel" dialog can appear late, even
-    after cells ran, and covers the menus) and (``idle``) wait for the kernel to be idle, dismissing dialogs that
-    appear meanwhile."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        _dismiss_dialogs(page)
-        if not idle or page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
-            if not _dismiss_dialogs(page):
-                return
-            continue
-        if time.monotonic() > deadline:  # leave what the page showed for a person to look at
-            status = page.evaluate("() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
-                                   ".map(e => e.getAttribute('data-status'))")
-            with contextlib.suppress(playwright.Error):
-                page.screenshot(path=str(_shots(Path(os.environ.get("HOLON_NB_SCREENSHOTS", "/tmp")))
-                                         / "not-idle.png"), full_page=True)
-            raise AssertionError(f"the kernel did not become idle in {timeout_s} s (indicator: {status})")
-        page.wait_for_timeout(200)
-
-
-def _open_and_run_all(page, base: str, token: str, name: str) -> None:
-    """Open a notebook in JupyterLab, wait for its kernel, and run every cell."""
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
-    page.wait_for_selector(".jp-Notebook", timeout=60_000)
-    for _attempt in range(3):  # the menu sometimes opens before the notebook panel takes commands: try again
-        _settle(page)
-        page.get_by_text("Run", exact=True).first.click()
-        _settle(page, idle=False)
-        page.get_by_text("Run All Cells", exact=True).click()
-        try:
-            page.wait_for_function("() => [...document.querySelectorAll('.jp-InputPrompt')]"
-                                   ".some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))", timeout=10_000)
-            return
-        except playwright.Error:
-            page.keyboard.press("Escape")
-    raise AssertionError("Run All Cells did not start the notebook")
+def _open_and_run_all(page, base: str, _token, name: str) -> None:
+    """Open a notebook in JupyterLab (its kernel session started first), wait for its kernel, run every cell."""
+    open_notebook(page, base, name)
+    menu(page, "Run", "Run All Cells", started=STARTED)
 
 
 def test_live_task_widget_renders(lab) -> None:

@@ -1,0 +1,255 @@
+"""Shared pieces of the browser tests (tests/browser): a Jupyter server, a headless Chromium page, and the
+steps a person takes in JupyterLab or Notebook 7 (dismiss a dialog, wait for the kernel, use a menu).
+
+The browser is Debian's ``chromium`` driven by the PyPI ``playwright`` package; never ``playwright install``.
+Without chromium, playwright, jupyterlab or notebook the tests skip, unless ``HOLON_NB_REQUIRE_BROWSER=1``
+(set by ``.ci/run``): then the missing piece is a failure, so CI cannot pass by skipping them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+TOKEN = "holon-nb-test"
+REQUIRED = os.environ.get("HOLON_NB_REQUIRE_BROWSER", "") not in ("", "0")
+
+
+def require(*modules: str) -> None:
+    """Skip the calling test module when Debian's chromium or one of ``modules`` is missing; with
+    ``HOLON_NB_REQUIRE_BROWSER=1`` fail it instead (CI must not pass by skipping the browser tests)."""
+    missing = [] if CHROMIUM else ["Debian's chromium (apt-get install chromium)"]
+    missing += [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    reason = "browser tests need " + ", ".join(missing) + " (pip install '.[test,browser]'; never playwright install)"
+    if REQUIRED:
+        pytest.fail(f"HOLON_NB_REQUIRE_BROWSER is set but {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# JupyterLab user settings for the test server: every cell in the DOM (no windowing, so off-screen cells are
+# rendered and measured), no autosave (a copy is opened, but nothing should be written behind the test's back),
+# no news toast over the notebook.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                        "checkForUpdates": False},
+}
+
+
+@contextlib.contextmanager
+def jupyter_server(root: Path, home: Path, app: str = "jupyterlab") -> Iterator[str]:
+    """Run ``python -m {app}`` (``jupyterlab`` or ``notebook``) on 127.0.0.1 serving ``root``, its kernels
+    using holon home ``home``; yield the base URL. The server's process group is ended afterwards."""
+    port = _free_port()
+    settings = home.parent / f"lab-settings-{port}"
+    for name, value in LAB_SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(value))
+    env = {**os.environ, "HOLON_NB_HOME": str(home), "JUPYTER_CONFIG_DIR": str(home.parent / f"cfg-{port}"),
+           "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(settings / "ws")}
+    log = open(home.parent / f"{app}-{port}.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True",
+         "--allow-root"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=1)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"{app} did not start (log: {log.name})") from None
+                time.sleep(0.3)
+        yield base
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait(5)
+        log.close()
+
+
+@contextlib.contextmanager
+def chromium_page(width: int = 1300, height: int = 1000):
+    """A headless page of Debian's chromium (closed afterwards); console errors are kept in ``page.errors``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def shots_dir(default: Path) -> Path:
+    """Where screenshots go: ``$HOLON_NB_SCREENSHOTS`` or ``default`` (created)."""
+    shots = Path(os.environ.get("HOLON_NB_SCREENSHOTS") or default)
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
+def dismiss_dialogs(page) -> bool:
+    """Accept (or, without an accept button, Escape) every open JupyterLab dialog; True when there was one."""
+    seen = False
+    for _ in range(5):
+        if not page.locator(".jp-Dialog").count():
+            break
+        seen = True
+        accept = page.locator(".jp-Dialog .jp-mod-accept")
+        try:
+            if accept.count():
+                accept.first.click(timeout=5_000)
+            else:
+                page.keyboard.press("Escape")
+        except Exception:  # noqa: BLE001 - the dialog closed itself meanwhile; look again
+            pass
+        page.wait_for_timeout(200)
+    return seen
+
+
+IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+
+
+def settle(page, idle: bool = True, timeout_s: float = 120, tick: Callable[[], None] | None = None) -> None:
+    """Before every step: dismiss any dialog JupyterLab puts up (a "Select Kernel" dialog can appear late, even
+    after cells ran, and covers the menus) and (``idle``) wait until the kernel is idle and no cell is queued
+    (``[*]``), dismissing dialogs that appear meanwhile; ``tick`` runs at each poll (to sample the page while cells run).
+
+    Raises AssertionError (with the indicator's status and a ``not-idle.png`` screenshot) after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        dismiss_dialogs(page)
+        if tick is not None:
+            tick()
+        if not idle or (page.locator(IDLE).count() and not page.evaluate(RUNNING)):
+            if not dismiss_dialogs(page):
+                return
+            continue
+        if time.monotonic() > deadline:  # leave what the page showed for a person to look at
+            status = page.evaluate("() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
+                                   ".map(e => e.getAttribute('data-status'))")
+            with contextlib.suppress(Exception):
+                page.screenshot(path=str(shots_dir(Path("/tmp")) / "not-idle.png"), full_page=True)
+            raise AssertionError(f"the kernel did not become idle in {timeout_s} s (indicator: {status})")
+        page.wait_for_timeout(250)
+
+
+def start_session(base: str, path: str) -> None:
+    """Start the notebook's kernel session on the server (POST /api/sessions, kernel python3) before the
+    page opens the notebook: the page then joins the running session instead of
+    choosing a kernel while it loads. (Left to the page, JupyterLab sometimes put up "Select Kernel" late, after
+    cells were sent; accepting it replaced the kernel and the queued cells were lost: 4 of 7 runs failed.)"""
+    headers = {"Authorization": f"token {TOKEN}", "Content-Type": "application/json"}
+    body = json.dumps({"path": path, "name": Path(path).name, "type": "notebook", "kernel": {"name": "python3"}})
+    request = urllib.request.Request(f"{base}/api/sessions", data=body.encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert json.loads(answer.read())["kernel"]["id"], f"no kernel for {path}"
+
+
+def open_notebook(page, base: str, path: str, app: str = "lab") -> None:
+    """Start ``path``'s kernel session (``start_session``), open the notebook page (``app``: ``lab`` for
+    JupyterLab, ``notebooks`` for Notebook 7) and wait until its kernel is idle (dismissing dialogs meanwhile)."""
+    start_session(base, path)
+    url = f"{base}/lab/tree/{path}?token={TOKEN}" if app == "lab" else f"{base}/notebooks/{path}?token={TOKEN}"
+    page.goto(url)
+    page.wait_for_selector(".jp-Notebook", timeout=90_000)
+    settle(page)
+
+
+def menu(page, top: str, item: str, started: str | None = None) -> None:
+    """Click menu ``top`` then its entry ``item`` (exact labels), settling (dialogs) before each click. With
+    ``started`` (a JS predicate), wait until it holds and try the menu again (three times in all) when not: the
+    menu sometimes opens before the notebook panel takes commands."""
+    for _attempt in range(3):
+        settle(page, idle=False)
+        page.locator(".lm-MenuBar-itemLabel, .lm-MenuBar-content .lm-MenuBar-item").get_by_text(
+            top, exact=True).first.click()
+        settle(page, idle=False)
+        page.locator(".lm-Menu-itemLabel").get_by_text(item, exact=True).first.click()
+        if started is None:
+            return
+        try:
+            page.wait_for_function(started, timeout=10_000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: the command did not take; again
+            page.keyboard.press("Escape")
+    raise AssertionError(f"{top} > {item} did not take effect")
+
+
+RUNNING = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
+           ".some(e => /\\[\\*\\]/.test(e.textContent))")
+STARTED = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
+           ".some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))")
+
+
+def select_cell(page, index: int) -> None:
+    """Select cell ``index`` (0-based) in command mode, as a click on its left margin does."""
+    settle(page, idle=False)
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.locator(".jp-InputPrompt").first.click()
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].classList.contains('jp-mod-selected')"
+        " || document.querySelectorAll('.jp-Notebook .jp-Cell')[" + str(index) + "].classList.contains('jp-mod-active')",
+        timeout=10_000)
+
+
+def restart_kernel(page) -> None:
+    """Kernel > Restart Kernel…, then the dialog's Restart button, as a person does; waits for idle."""
+    settle(page)
+    page.locator(".lm-MenuBar-itemLabel").get_by_text("Kernel", exact=True).first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Restart Kernel…", exact=True).first.click()
+    page.locator(".jp-Dialog .jp-mod-accept").first.click(timeout=15_000)
+    page.wait_for_timeout(500)
+    settle(page)
+
+
+def notebook_screenshot(page, path: Path, max_height: int = 16_000) -> None:
+    """Save the whole open notebook (toolbar and every cell, not just the visible part) as a PNG: the viewport
+    is made as tall as the notebook's scroll height (at most ``max_height`` px) for the shot, then restored."""
+    size = page.viewport_size
+    tall = page.evaluate("() => Math.max(...[...document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer,"
+                         " .jp-NotebookPanel .jp-Notebook')].map(e => e.scrollHeight), 0)")
+    page.set_viewport_size({"width": size["width"], "height": min(max_height, max(size["height"], tall + 250))})
+    try:
+        page.evaluate("() => document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer, "
+                      ".jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })")
+        page.wait_for_timeout(500)
+        page.locator(".jp-NotebookPanel").first.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(size)
