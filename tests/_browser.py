@@ -181,13 +181,22 @@ def start_session(base: str, path: str) -> None:
         assert json.loads(answer.read())["kernel"]["id"], f"no kernel for {path}"
 
 
-def open_notebook(page, base: str, path: str, app: str = "lab") -> None:
+def open_notebook(page, base: str, path: str, app: str = "lab", cells: int | None = None) -> None:
     """Start ``path``'s kernel session (``start_session``), open the notebook page (``app``: ``lab`` for
-    JupyterLab, ``notebooks`` for Notebook 7) and wait until its kernel is idle (dismissing dialogs meanwhile)."""
+    JupyterLab, ``notebooks`` for Notebook 7), wait until all its ``cells`` (default: as many as the file on
+    disk under the server's root has; read through the contents API) are in the page and its kernel is idle
+    (dismissing dialogs meanwhile). Before that, a menu command can go nowhere: the page looks ready but the
+    notebook panel does not take commands yet."""
     start_session(base, path)
+    if cells is None:
+        request = urllib.request.Request(f"{base}/api/contents/{path}?content=1",
+                                         headers={"Authorization": f"token {TOKEN}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            cells = len(json.loads(answer.read())["content"]["cells"])
     url = f"{base}/lab/tree/{path}?token={TOKEN}" if app == "lab" else f"{base}/notebooks/{path}?token={TOKEN}"
     page.goto(url)
-    page.wait_for_selector(".jp-Notebook", timeout=90_000)
+    page.wait_for_function(f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= {cells}",
+                           timeout=90_000)
     settle(page)
 
 
@@ -211,6 +220,8 @@ def menu(page, top: str, item: str, started: str | None = None) -> None:
     raise AssertionError(f"{top} > {item} did not take effect")
 
 
+CLEARED = ("() => !document.querySelector('.jp-Notebook .jp-OutputArea-output') && "
+           "[...document.querySelectorAll('.jp-Notebook .jp-InputPrompt')].every(e => !/\\d/.test(e.textContent))")
 RUNNING = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
            ".some(e => /\\[\\*\\]/.test(e.textContent))")
 STARTED = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"

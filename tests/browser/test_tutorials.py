@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import (RUNNING, STARTED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
+from _browser import (CLEARED, RUNNING, STARTED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
                       require, restart_kernel, select_cell, settle, shots_dir)
 
 require("playwright", "jupyterlab")
@@ -28,7 +28,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted(p.name for p in (REPO / "notebooks").glob("0*.ipynb"))
 
-# What the page shows, per cell: holon cards (MathJax inside, the ignore classes), table cells' alignment, live
+# What the page shows, per cell: holon cards (MathJax inside, the ignore classes), table cells' alignment (cells
+# a card aligns itself, such as a diff's right-aligned line numbers, excepted), live
 # tails' heights, broken widgets, and the lines of each <pre> (for output shown twice).
 DOM = r"""() => {
   const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
@@ -45,7 +46,7 @@ DOM = r"""() => {
       cards: cards.length,
       mathjax: cards.filter(c => c.querySelector('mjx-container, .MathJax, .MathJax_Display, .MathJax_Preview')).length,
       unmarked: cards.filter(c => !(c.classList.contains('tex2jax_ignore') && c.classList.contains('mathjax_ignore'))).length,
-      notLeft: cellsOf.filter(td => !['left', 'start'].includes(getComputedStyle(td).textAlign))
+      notLeft: cellsOf.filter(td => !td.style.textAlign && !['left', 'start'].includes(getComputedStyle(td).textAlign))
                       .map(td => getComputedStyle(td).textAlign + ': ' + td.textContent.trim().slice(0, 40)),
       tails: out ? [...out.querySelectorAll('.holon-task-output')].map(t => Math.round(t.getBoundingClientRect().height)) : [],
       broken: out ? [...out.querySelectorAll('.jp-OutputArea-output')]
@@ -95,7 +96,30 @@ def _dups(cell: dict) -> list[str]:
     return sorted(line for line, n in seen.items() if n > 1)
 
 
-@pytest.fixture(scope="module", params=TUTORIALS)
+# Checks that fail on main until the live-view fixes of issue 11 land (the "views" branch); strict, so the
+# first run after the fix fails here and the mark is removed.
+KNOWN = {
+    ("test_no_output_shown_twice", "01-quickstart.ipynb"):
+        "issue 11 defect 5: a promoted command's output is shown in the live tail and again in the TaskOutput card",
+    ("test_no_output_shown_twice", "02-patches-and-worktrees.ipynb"):
+        "issue 11 defect 5: the promoted pytest run's output is in the live tail and again in the TaskOutput card",
+    ("test_no_output_shown_twice", "03-work-items-waits-timers.ipynb"):
+        "issue 11 defect 5: job A's output is in the live tail and again in the TaskOutput card",
+    ("test_no_broken_widget_after_save_and_reload", "03-work-items-waits-timers.ipynb"):
+        "issue 11 defect 4: widgets of the kernel before the restart (live board, job A's view) are not replaced by "
+        "static output; reopened, they show 'Error displaying widget: model not found'",
+}
+
+
+def tutorials(check: str) -> pytest.MarkDecorator:
+    """Parametrize ``check`` over every tutorial, sharing one run per tutorial (module scope), with the strict
+    xfail marks of ``KNOWN``."""
+    return pytest.mark.parametrize("rendered", [
+        pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(check, name)])]
+                     if (check, name) in KNOWN else []) for name in TUTORIALS], indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
 def rendered(request, checkout, tmp_path_factory) -> dict:
     """Run one tutorial in JupyterLab as a person does and return what the page showed: ``cells`` (the DOM
     summary above, after the run), ``max_tail`` (the tallest live tail seen while cells ran), ``reopened`` (the
@@ -115,8 +139,7 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
     with jupyter_server(checkout, work / "home") as base, chromium_page(1300, 1000) as page:
         open_notebook(page, base, f"notebooks/{name}")
         # the committed outputs go first, so that what is checked below is what this run rendered
-        menu(page, "Edit", "Clear Outputs of All Cells",
-             started="() => !document.querySelector('.jp-Notebook .jp-OutputArea-output')")
+        menu(page, "Edit", "Clear Outputs of All Cells", started=CLEARED)
         if not restarts:
             menu(page, "Run", "Run All Cells", started=STARTED)
         else:  # as the markdown asks: run the cells above, restart from the Kernel menu, run the rest
@@ -150,12 +173,14 @@ def _where(cells: list[dict], key: str) -> dict:
     return {c["index"]: c[key] for c in cells if c[key]}
 
 
+@tutorials("test_runs_to_the_end")
 def test_runs_to_the_end(rendered) -> None:
     unrun = [c["index"] for c in rendered["cells"] if c["code"] and not c["prompt"].strip("[]: ").isdigit()]
     assert not unrun, f"{rendered['name']}: code cells without an execution count: {unrun}"
     assert not _where(rendered["cells"], "errors"), _where(rendered["cells"], "errors")
 
 
+@tutorials("test_no_mathjax_inside_holon_cards")
 def test_no_mathjax_inside_holon_cards(rendered) -> None:
     cells = rendered["cells"]
     assert sum(c["cards"] for c in cells) > 0, f"{rendered['name']} shows no holon card"
@@ -163,21 +188,25 @@ def test_no_mathjax_inside_holon_cards(rendered) -> None:
     assert not _where(cells, "unmarked"), f"cards without mathjax_ignore, per cell: {_where(cells, 'unmarked')}"
 
 
+@tutorials("test_card_cells_left_aligned")
 def test_card_cells_left_aligned(rendered) -> None:
     assert not _where(rendered["cells"], "notLeft"), _where(rendered["cells"], "notLeft")
 
 
+@tutorials("test_live_tail_capped")
 def test_live_tail_capped(rendered) -> None:
     heights = _where(rendered["cells"], "tails")
     assert rendered["max_tail"] <= TAIL_CAP_PX and all(h <= TAIL_CAP_PX for hs in heights.values() for h in hs), \
         f"tallest live tail while running {rendered['max_tail']} px; at the end, per cell: {heights}"
 
 
+@tutorials("test_no_output_shown_twice")
 def test_no_output_shown_twice(rendered) -> None:
     dups = {c["index"]: d for c in rendered["cells"] if (d := _dups(c))}
     assert not dups, f"{rendered['name']}: lines shown in two boxes of one cell: {dups}"
 
 
+@tutorials("test_no_broken_widget_after_save_and_reload")
 def test_no_broken_widget_after_save_and_reload(rendered) -> None:
     assert not _where(rendered["cells"], "broken"), _where(rendered["cells"], "broken")
     assert not _where(rendered["reopened"], "broken"), \
