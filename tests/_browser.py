@@ -103,7 +103,8 @@ def jupyter_server(root: Path, home: Path, app: str = "jupyterlab") -> Iterator[
 
 @contextlib.contextmanager
 def chromium_page(width: int = 1300, height: int = 1000):
-    """A headless page of Debian's chromium (closed afterwards); console errors are kept in ``page.errors``."""
+    """A headless page of Debian's chromium (closed afterwards). When the block raises, the page is saved as
+    ``failed-<test>.png`` in the screenshot directory first."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -111,7 +112,14 @@ def chromium_page(width: int = 1300, height: int = 1000):
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
             page.set_default_timeout(30_000)
-            yield page
+            try:
+                yield page
+            except BaseException:  # leave what the page showed when the test failed, for a person to look at
+                test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
+                name = "".join(c if c.isalnum() or c in "-_." else "_" for c in test)[:120]
+                with contextlib.suppress(Exception):
+                    page.screenshot(path=str(shots_dir(Path("/tmp")) / f"failed-{name}.png"), full_page=True)
+                raise
         finally:
             browser.close()
 
@@ -123,13 +131,30 @@ def shots_dir(default: Path) -> Path:
     return shots
 
 
+# In JupyterLab's "Select Kernel" dialog, pick the kernel the notebook's session already runs ("Connect to
+# Existing Kernel", listed as "<name> (<id prefix>)") when there is one: accepting the default starts a new kernel,
+# and the cells already sent to the running one are lost.
+KEEP_KERNEL = r"""() => {
+  const select = document.querySelector('.jp-Dialog select');
+  if (!select) return false;
+  const keep = [...select.options].find(o => /\([0-9a-f]{8}\)\s*$/.test(o.textContent));
+  if (!keep) return false;
+  select.value = keep.value;
+  select.dispatchEvent(new Event('change', {bubbles: true}));
+  return true;
+}"""
+
+
 def dismiss_dialogs(page) -> bool:
-    """Accept (or, without an accept button, Escape) every open JupyterLab dialog; True when there was one."""
+    """Accept (or, without an accept button, Escape) every open JupyterLab dialog, keeping the running kernel in
+    a "Select Kernel" dialog (``KEEP_KERNEL``); True when there was one."""
     seen = False
     for _ in range(5):
         if not page.locator(".jp-Dialog").count():
             break
         seen = True
+        with contextlib.suppress(Exception):
+            page.evaluate(KEEP_KERNEL)
         accept = page.locator(".jp-Dialog .jp-mod-accept")
         try:
             if accept.count():
@@ -198,6 +223,30 @@ def open_notebook(page, base: str, path: str, app: str = "lab", cells: int | Non
     page.wait_for_function(f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= {cells}",
                            timeout=90_000)
     settle(page)
+    wait_kernel_settled(page, base)
+    settle(page)
+
+
+def wait_kernel_settled(page, base: str, steady_s: float = 3, timeout_s: float = 90) -> None:
+    """Wait until the server runs exactly one kernel, with a client connected, and it has stayed the same kernel
+    for ``steady_s`` seconds (dismissing dialogs meanwhile). Under load JupyterLab sometimes starts a kernel of its
+    own while the page loads and shuts the first one down, seconds after the page looked ready; cells run before
+    that are cancelled or lost."""
+    headers = {"Authorization": f"token {TOKEN}"}
+    deadline = time.monotonic() + timeout_s
+    last, since = None, time.monotonic()
+    while True:
+        with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels", headers=headers), timeout=10) as r:
+            kernels = json.loads(r.read())
+        now = (kernels[0]["id"] if len(kernels) == 1 and kernels[0].get("connections", 1) >= 1 else None)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now is not None and time.monotonic() - since >= steady_s:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the notebook's kernel did not settle in {timeout_s} s: {kernels}")
+        dismiss_dialogs(page)
+        page.wait_for_timeout(250)
 
 
 def menu(page, top: str, item: str, started: str | None = None) -> None:
@@ -261,6 +310,48 @@ def notebook_screenshot(page, path: Path, max_height: int = 16_000) -> None:
         page.evaluate("() => document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer, "
                       ".jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })")
         page.wait_for_timeout(500)
-        page.locator(".jp-NotebookPanel").first.screenshot(path=str(path))
+        box = page.evaluate("() => { const p = document.querySelector('.jp-NotebookPanel').getBoundingClientRect();"
+                            " const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Cell')];"
+                            " const end = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom + 16"
+                            " : p.bottom; return {x: p.left, y: p.top, width: p.width,"
+                            " height: Math.min(p.height, end - p.top)}; }")
+        page.screenshot(path=str(path), clip=box)
     finally:
         page.set_viewport_size(size)
+
+
+CANCELLED = ("([start, upto]) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+             ".slice(start, upto ?? undefined)"
+             ".filter(c => c.classList.contains('jp-CodeCell'))"
+             ".some(c => /^\\[ \\]:?$/.test((c.querySelector('.jp-InputPrompt') || {}).textContent?.trim() ?? ''))")
+
+
+def run_cells(page, item: str = "Run All Cells", start: int = 0, upto: int | None = None, watch_s: float = 15,
+              attempts: int = 3) -> None:
+    """Run cells with Run > ``item`` as a person does, and make sure the run was not cut short: for ``watch_s``
+    seconds (or until the kernel is idle) no code cell among cells ``start:upto`` (default: all) may fall back to
+    ``[ ]`` (a queued cell JupyterLab cancelled). Under load JupyterLab sometimes drops the kernel connection
+    right after the first cells were sent (the websocket closes; the queued cells are cancelled and never run).
+    Then, as a person would, restart the kernel (Kernel > Restart Kernel…), clear the outputs and run again, up
+    to ``attempts`` times in all.
+
+    Raises AssertionError when every attempt was cut short."""
+    for attempt in range(attempts):
+        if attempt:
+            print(f"run_cells: the run was cut short (cancelled cells); restart and run again ({attempt + 1})")
+            restart_kernel(page)
+            menu(page, "Edit", "Clear Outputs of All Cells", started=CLEARED)
+        menu(page, "Run", item, started=STARTED)
+        deadline = time.monotonic() + watch_s
+        cut = False
+        while time.monotonic() < deadline:
+            dismiss_dialogs(page)
+            if page.evaluate(CANCELLED, [start, upto]):
+                cut = True
+                break
+            if page.locator(IDLE).count() and not page.evaluate(RUNNING):
+                break
+            page.wait_for_timeout(250)
+        if not cut:
+            return
+    raise AssertionError(f"Run > {item} was cut short {attempts} times (cells cancelled)")

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from _browser import STARTED, chromium_page, jupyter_server, menu, open_notebook, require, settle, shots_dir
+from _browser import chromium_page, jupyter_server, open_notebook, require, run_cells, settle, shots_dir
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -47,7 +47,7 @@ def _settle(page, idle: bool = True, timeout_s: float = 120) -> None:
 def _open_and_run_all(page, base: str, _token, name: str) -> None:
     """Open a notebook in JupyterLab (its kernel session started first), wait for its kernel, run every cell."""
     open_notebook(page, base, name)
-    menu(page, "Run", "Run All Cells", started=STARTED)
+    run_cells(page, "Run All Cells")
 
 
 def test_live_task_widget_renders(lab) -> None:

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from _browser import STARTED, chromium_page, jupyter_server, menu, open_notebook, require, settle, shots_dir
+from _browser import chromium_page, jupyter_server, open_notebook, require, run_cells, settle, shots_dir
 
 require("playwright", "notebook")
 pytestmark = pytest.mark.browser
@@ -40,7 +40,7 @@ def test_live_task_and_its_stop_button_in_notebook_7(tmp_path: Path) -> None:
         open_notebook(page, base, "scratch.ipynb", app="notebooks")
         assert page.locator(".jp-NotebookKernelStatus, .jp-Notebook-ExecutionIndicator").count(), \
             "no kernel status indicator: is this Notebook 7?"
-        menu(page, "Run", "Run All Cells", started=STARTED)
+        run_cells(page, "Run All Cells")
         stop = page.locator(".jp-Cell .jupyter-button:has-text('Stop')")
         stop.wait_for(timeout=60_000)
         page.wait_for_function("() => (document.querySelector('.holon-task-output')||{}).textContent"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from _browser import (CLEARED, RUNNING, STARTED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
-                      require, restart_kernel, select_cell, settle, shots_dir)
+from _browser import (CLEARED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
+                      require, restart_kernel, run_cells, select_cell, settle, shots_dir)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -30,7 +30,8 @@ TUTORIALS = sorted(p.name for p in (REPO / "notebooks").glob("0*.ipynb"))
 
 # What the page shows, per cell: holon cards (MathJax inside, the ignore classes), table cells' alignment (cells
 # a card aligns itself, such as a diff's right-aligned line numbers, excepted), live
-# tails' heights, broken widgets, and the lines of each <pre> (for output shown twice).
+# tails' heights, broken widgets (ipywidgets' broken-link icon of a widget whose kernel is gone, or its error text
+# when the model is missing), and the lines of each <pre> (for output shown twice).
 DOM = r"""() => {
   const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
   return cells.map((cell, index) => {
@@ -50,8 +51,11 @@ DOM = r"""() => {
                       .map(td => getComputedStyle(td).textAlign + ': ' + td.textContent.trim().slice(0, 40)),
       tails: out ? [...out.querySelectorAll('.holon-task-output')].map(t => Math.round(t.getBoundingClientRect().height)) : [],
       broken: out ? [...out.querySelectorAll('.jp-OutputArea-output')]
-                      .filter(o => /Error displaying widget|Loading widget\.\.\./.test(o.textContent))
-                      .map(o => o.textContent.trim().slice(0, 80)) : [],
+                      .filter(o => /Error displaying widget|Loading widget\.\.\./.test(o.textContent)
+                                   || o.querySelector('.jupyter-widgets-disconnected'))
+                      .map(o => o.querySelector('.jupyter-widgets-disconnected')
+                                ? 'disconnected widget (broken-link icon): ' + o.textContent.trim().slice(0, 60)
+                                : o.textContent.trim().slice(0, 80)) : [],
       errors: out ? [...out.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
                       .filter(o => /Traceback|Error:/.test(o.textContent)).map(o => o.textContent.slice(0, 300)) : [],
       pres: out ? [...out.querySelectorAll('pre')].filter(p => p.checkVisibility()).map(p => p.textContent) : [],
@@ -141,17 +145,17 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         # the committed outputs go first, so that what is checked below is what this run rendered
         menu(page, "Edit", "Clear Outputs of All Cells", started=CLEARED)
         if not restarts:
-            menu(page, "Run", "Run All Cells", started=STARTED)
+            run_cells(page, "Run All Cells")
         else:  # as the markdown asks: run the cells above, restart from the Kernel menu, run the rest
             assert len(restarts) == 1, f"{name}: one restart per tutorial is supported, not {restarts}"
             select_cell(page, restarts[0])
-            menu(page, "Run", "Run All Above Selected Cell", started=RUNNING)
+            run_cells(page, "Run All Above Selected Cell", upto=restarts[0])
             settle(page, timeout_s=240, tick=sample)
             page.wait_for_timeout(1000)
             notebook_screenshot(page, shots / f"tutorial-{name[:2]}-before-restart.png")
             restart_kernel(page)
             select_cell(page, restarts[0])
-            menu(page, "Run", "Run Selected Cell and All Below", started=RUNNING)
+            run_cells(page, "Run Selected Cell and All Below", start=restarts[0], attempts=1)
         settle(page, timeout_s=300, tick=sample)
         page.wait_for_timeout(1500)  # live views finish their last update; a MathJax pass would have run
         settle(page, tick=sample)
