@@ -109,7 +109,9 @@ def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
            f"%%agent --model scripted/{root / 'asks.yaml'} --follow 2\nRerun the report jobs; ask me first.",
            "import time, holon_nb\nrt, deadline = holon_nb.get_runtime(), time.time() + 60\n"
            "while not rt.store.query(\"SELECT 1 FROM waits WHERE status='active'\") and time.time() < deadline:\n"
-           "    time.sleep(0.1)\ntime.sleep(2)  # the screenshot of the waiting view is taken now",
+           "    time.sleep(0.1)\n"
+           "from pathlib import Path  # the test looks at the waiting view, then creates 'looked'\n"
+           "while not Path('looked').exists() and time.time() < deadline + 60:\n    time.sleep(0.1)",
            '%holon say "CSV, please"')
     shots = _shots(root)
     with _page(1000) as page:
@@ -121,6 +123,7 @@ def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
         waiting = view.inner_text()
         stop_visible = page.locator(".jp-Cell:nth-child(2) .jupyter-button:has-text('Stop')").is_visible()
         page.screenshot(path=str(shots / "follow-waiting.png"))
+        (root / "looked").touch()  # cell 3 ends, cell 4 answers the agent
         page.wait_for_selector(".jp-Cell:nth-child(2) :text('stopped following')", timeout=60_000)
         _settle(page)
         ended = view.inner_text()

@@ -6,7 +6,8 @@ height cap.
 A tutorial with a cell tagged ``holon-restart-kernel`` (03) is run the way its markdown asks a person to: the
 cells above it, then Kernel > Restart Kernel…, then that cell and all below. Each tutorial runs in a copy of this
 checkout (a git repository, as 01 and 02 expect) with its own holon home, in its own JupyterLab server.
-Screenshots (``tutorial-NN.png``, full page) go to ``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir).
+Screenshots (``tutorial-NN.png``, the whole notebook; ``cell-NN-I.png``, one cell of it) go to
+``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ DOM = r"""() => {
     };
   });
 }"""
+
+# One cell of each tutorial is also saved alone (``cell-NN-I.png``): the README's pictures are taken from these.
+README_CELLS = {"01": 6, "02": 11, "03": 5, "04": 8, "05": 18, "06": 4}
 
 TAIL_CAP_PX = 600  # a capped live tail is a scroll box; uncapped, 40 long lines take ~1,400 px
 
@@ -161,6 +165,8 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         settle(page, tick=sample)
         cells = page.evaluate(DOM)
         notebook_screenshot(page, shots / f"tutorial-{name[:2]}.png")
+        if (at := README_CELLS.get(name[:2])) is not None:
+            page.locator(".jp-Notebook .jp-Cell").nth(at).screenshot(path=str(shots / f"cell-{name[:2]}-{at}.png"))
         menu(page, "File", "Save Notebook")
         page.wait_for_timeout(1000)
         settle(page)
