@@ -299,9 +299,11 @@ def restart_kernel(page) -> None:
     settle(page)
 
 
-def notebook_screenshot(page, path: Path, max_height: int = 16_000) -> None:
+def notebook_screenshot(page, path: Path, max_height: int = 16_000, cells: dict[int, Path] | None = None) -> None:
     """Save the whole open notebook (toolbar and every cell, not just the visible part) as a PNG: the viewport
-    is made as tall as the notebook's scroll height (at most ``max_height`` px) for the shot, then restored."""
+    is made as tall as the notebook's scroll height (at most ``max_height`` px) for the shot, then restored.
+    ``cells`` maps cell indexes to PNG paths for shots of single cells, taken while the viewport is tall (a cell
+    taller than the usual viewport would be cut)."""
     size = page.viewport_size
     tall = page.evaluate("() => Math.max(...[...document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer,"
                          " .jp-NotebookPanel .jp-Notebook')].map(e => e.scrollHeight), 0)")
@@ -316,6 +318,8 @@ def notebook_screenshot(page, path: Path, max_height: int = 16_000) -> None:
                             " : p.bottom; return {x: p.left, y: p.top, width: p.width,"
                             " height: Math.min(p.height, end - p.top)}; }")
         page.screenshot(path=str(path), clip=box)
+        for index, cell_path in (cells or {}).items():
+            page.locator(".jp-Notebook .jp-Cell").nth(index).screenshot(path=str(cell_path))
     finally:
         page.set_viewport_size(size)
 

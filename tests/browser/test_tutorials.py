@@ -164,9 +164,9 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         page.wait_for_timeout(1500)  # live views finish their last update; a MathJax pass would have run
         settle(page, tick=sample)
         cells = page.evaluate(DOM)
-        notebook_screenshot(page, shots / f"tutorial-{name[:2]}.png")
-        if (at := README_CELLS.get(name[:2])) is not None:
-            page.locator(".jp-Notebook .jp-Cell").nth(at).screenshot(path=str(shots / f"cell-{name[:2]}-{at}.png"))
+        at = README_CELLS.get(name[:2])
+        notebook_screenshot(page, shots / f"tutorial-{name[:2]}.png",
+                            cells={} if at is None else {at: shots / f"cell-{name[:2]}-{at}.png"})
         menu(page, "File", "Save Notebook")
         page.wait_for_timeout(1000)
         settle(page)
