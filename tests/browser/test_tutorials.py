@@ -104,18 +104,13 @@ def _dups(cell: dict) -> list[str]:
     return sorted(line for line, n in seen.items() if n > 1)
 
 
-# Checks that fail on main until the live-view fixes of issue 11 land (the "views" branch); strict, so the
-# first run after the fix fails here and the mark is removed.
+# Checks that fail on main until a fix lands; strict, so the first run after the fix fails here and the mark is
+# removed.
 KNOWN = {
-    ("test_no_output_shown_twice", "01-quickstart.ipynb"):
-        "issue 11 defect 5: a promoted command's output is shown in the live tail and again in the TaskOutput card",
-    ("test_no_output_shown_twice", "02-patches-and-worktrees.ipynb"):
-        "issue 11 defect 5: the promoted pytest run's output is in the live tail and again in the TaskOutput card",
-    ("test_no_output_shown_twice", "03-work-items-waits-timers.ipynb"):
-        "issue 11 defect 5: job A's output is in the live tail and again in the TaskOutput card",
     ("test_no_broken_widget_after_save_and_reload", "03-work-items-waits-timers.ipynb"):
-        "issue 11 defect 4: widgets of the kernel before the restart (live board, job A's view) are not replaced by "
-        "static output; reopened, they show 'Error displaying widget: model not found'",
+        "issue 11 defect 4: after Kernel > Restart in JupyterLab the live %workitems board of the old kernel stays a "
+        "widget (broken-link icon; after Save and reload 'Error displaying widget: model not found'); only the "
+        "headless harness freezes it before its restart",
 }
 
 
