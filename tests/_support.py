@@ -55,3 +55,16 @@ def eventually(check: Callable[[], Any], timeout: float = 20.0, step: float = 0.
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not reached within {timeout} s")
         time.sleep(step)
+
+
+def write_nb(path: Path, *cells: str | tuple[str, list[str]], metadata: dict[str, Any] | None = None) -> Path:
+    """Write a notebook of code cells, each ``source`` or ``(source, tags)``, with ``metadata``; return ``path``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    for cell in cells:
+        source, tags = (cell, []) if isinstance(cell, str) else cell
+        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {}))
+    nb.metadata.update(metadata or {})
+    nbformat.write(nb, path)
+    return path

@@ -18,6 +18,7 @@ import pytest
 from holon_nb.testing.check import CheckOptions, check_notebook
 from holon_nb.testing.harness import run_notebook
 from holon_nb.testing.normalize import RESULT_MIMETYPE
+from _support import write_nb
 
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
 
@@ -26,17 +27,6 @@ CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
 def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOLON_NB_HOME", raising=False)
     monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
-
-
-def write_nb(path: Path, *cells: str | tuple[str, list[str]], metadata: dict[str, Any] | None = None) -> Path:
-    """A notebook of code cells ``source`` or ``(source, tags)``."""
-    nb = nbformat.v4.new_notebook()
-    for cell in cells:
-        source, tags = (cell, []) if isinstance(cell, str) else cell
-        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {}))
-    nb.metadata.update(metadata or {})
-    nbformat.write(nb, path)
-    return path
 
 
 def edit(path: Path, fn: Any) -> None:

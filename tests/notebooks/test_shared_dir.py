@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from holon_nb.testing.check import CheckOptions, check_notebook
+from _support import write_nb
 
 COUNT = ("with open('state.txt', 'a') as f:\n    f.write('run\\n')\n"
          "print('runs seen here:', len(open('state.txt').read().split()))")
@@ -25,16 +26,6 @@ def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
 
 
-def _write(path: Path, *cells: str | tuple[str, list[str]], metadata: dict | None = None) -> Path:
-    nb = nbformat.v4.new_notebook()
-    for cell in cells:
-        source, tags = (cell, []) if isinstance(cell, str) else cell
-        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {}))
-    nb.metadata.update(metadata or {})
-    nbformat.write(nb, path)
-    return path
-
-
 def _stdout(cell: nbformat.NotebookNode) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
 
@@ -43,7 +34,7 @@ def test_each_run_works_in_a_private_copy_of_the_folder_unless_the_notebook_shar
     folder = tmp_path / "suite"
     folder.mkdir()
     (folder / "fixture.txt").write_text("rows: 42\n")
-    nb = _write(folder / "count.ipynb", "print(open('fixture.txt').read(), end='')", COUNT,
+    nb = write_nb(folder / "count.ipynb", "print(open('fixture.txt').read(), end='')", COUNT,
                 "import os\nprint(os.getcwd())", "%exec cat fixture.txt")
 
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
@@ -75,7 +66,7 @@ SPAN = ("import json, os, time\nstart = time.time(); time.sleep(1.5)\n"
 
 def test_shared_dir_runs_of_one_folder_never_overlap_on_two_xdist_workers(tmp_path: Path) -> None:
     for name in ("a", "b"):
-        _write(tmp_path / f"{name}.ipynb", (SPAN, ["holon-ignore-output"]), metadata={"holon_nb": {"shared_dir": True}})
+        write_nb(tmp_path / f"{name}.ipynb", (SPAN, ["holon-ignore-output"]), metadata={"holon_nb": {"shared_dir": True}})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_"))}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
