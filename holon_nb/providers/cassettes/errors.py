@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: How a cassette tells the user to re-record (notebook-tests spec §5, NT-08).
-RERECORD_HINT = "re-record it with HOLON_NB_CASSETTE_MODE=record (or --cassette record)"
+RERECORD_HINT = "re-record it with HOLON_NB_CASSETTE_MODE=record (or %%agent --mode record)"
 
 
 class CassetteError(HolonNBError):
