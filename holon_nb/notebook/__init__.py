@@ -73,6 +73,7 @@ def load(ip: Any) -> None:
         raise
     set_session(session)
     set_current(rt)
+    _freeze_boards_before_shutdown(ip)
     global _atexit_registered
     if not _atexit_registered:
         atexit.register(_close_at_exit)
@@ -80,6 +81,30 @@ def load(ip: Any) -> None:
 
 
 _atexit_registered = False
+
+
+def _freeze_boards_before_shutdown(ip: Any) -> None:
+    """Freeze live ``%workitems`` boards when the kernel is asked to shut down or restart (issue 11, item 4).
+
+    A front end's Restart Kernel sends ``shutdown_request``; ipykernel answers it in ``do_shutdown``
+    while IOPub is still open, so boards frozen there reach the page as static boards, where a
+    board left live would show as a broken widget once its kernel is gone. (At interpreter exit,
+    :func:`_close_at_exit`, IOPub may already be closed.) Installed once per kernel.
+    """
+    kernel = getattr(ip, "kernel", None)
+    original = getattr(kernel, "do_shutdown", None)
+    if kernel is None or original is None or getattr(kernel, "_holon_nb_freezes_boards", False):
+        return
+
+    def do_shutdown(restart: bool) -> Any:
+        try:
+            freeze_live_boards("no longer updated: the kernel was " + ("restarted" if restart else "shut down"))
+        except Exception:  # the kernel must shut down whatever happens here
+            log.debug("freezing live boards before shutdown failed", exc_info=True)
+        return original(restart)
+
+    kernel.do_shutdown = do_shutdown
+    kernel._holon_nb_freezes_boards = True
 
 
 def _close_at_exit() -> None:

@@ -1,0 +1,77 @@
+"""A front end's Restart Kernel freezes live ``%workitems`` boards before the kernel goes (issue 11, item 4).
+
+JupyterLab restarts a kernel with a ``shutdown_request`` (``restart: true``). A live board is a widget:
+left as it is, it shows as a broken widget once its kernel is gone. The old kernel must publish the
+static board, by display id, before it answers the request (the board frozen at interpreter exit
+came after that answer, and JupyterLab still showed the broken widget): this test restarts a real kernel through its kernel
+manager and reads what the old kernel sent on IOPub.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from jupyter_client.manager import KernelManager
+
+from holon_nb.testing.kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def _execute(kc, code: str, timeout: float = 60) -> list[dict]:
+    msg_id = kc.execute(code)
+    msgs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        msgs.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return msgs
+    raise TimeoutError(code)
+
+
+def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> None:
+    km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
+    km.start_kernel(env=kernel_env(str(tmp_path / "home"), None), cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        _execute(kc, "%load_ext holon_nb")
+        _execute(kc, '%workitem create "Check the restart freezes this board"')
+        shown = [m for m in _execute(kc, "%workitems") if m["msg_type"] == "display_data"]
+        board_cell = shown[0]["parent_header"]["msg_id"]
+        (board,) = [m for m in shown if WIDGET in m["content"]["data"]]
+        display_id = board["content"]["transient"]["display_id"]
+        km.restart_kernel(now=False)  # shutdown_request with restart=True, as a front end's Restart
+        updates, seen = [], []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                msg = kc.get_iopub_msg(timeout=1)
+            except Exception:  # queue.Empty: nothing more from the old kernel
+                if updates:
+                    break
+                continue
+            seen.append(msg["msg_type"])
+            if msg["msg_type"] == "update_display_data" and \
+                    msg["content"].get("transient", {}).get("display_id") == display_id:
+                updates.append(msg["content"]["data"])
+                seen[-1] = "board update"
+                # JupyterLab applies a display update only to the outputs of the request it answers
+                assert msg["parent_header"].get("msg_id") == board_cell, msg["parent_header"]
+        assert updates, "the old kernel sent no update of the live board before it exited"
+        final = updates[-1]
+        assert WIDGET not in final  # a static board: it renders without a kernel
+        assert "Check the restart freezes this board" in final["text/plain"]
+        assert "no longer updated: the kernel was restarted" in final["text/plain"]
+        # before the kernel says it is going (the shutdown_reply it broadcasts on IOPub): a front end
+        # may stop listening to the old kernel from that reply on
+        if "shutdown_reply" in seen:
+            assert seen.index("board update") < seen.index("shutdown_reply"), seen
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
