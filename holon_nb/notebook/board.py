@@ -19,12 +19,10 @@ Reading the board changes no state: it reads the work service directly
 
 from __future__ import annotations
 
-import contextlib
 import html
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
@@ -151,7 +149,6 @@ def _work_board_class() -> type:
                 self.text = ""
                 self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
                 self.handle: Any = None
-                self.parent_header: dict[str, Any] | None = None  # the request of the cell that displayed it
 
             def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
                 data = super()._repr_mimebundle_(**kwargs) or {}
@@ -240,8 +237,7 @@ class BoardHub:
             log.debug("board freeze failed", exc_info=True)
         try:
             if handle is not None:
-                with _as_reply_to(board.parent_header):
-                    handle.update({"text/plain": board.text, "text/html": board.value}, raw=True)
+                handle.update({"text/plain": board.text, "text/html": board.value}, raw=True)
             board.close()
         except Exception:  # a closed kernel channel must not break an unload
             log.debug("board replacement failed", exc_info=True)
@@ -327,35 +323,6 @@ def _matches(item: dict[str, Any], filter_name: str) -> bool:
     return item["readiness"] == filter_name
 
 
-def _current_parent() -> dict[str, Any] | None:
-    """The header of the request the kernel is answering on this thread (a cell's execute_request), or None."""
-    from IPython import get_ipython
-
-    header = getattr(getattr(get_ipython(), "display_pub", None), "parent_header", None)
-    return dict(header) if isinstance(header, dict) and header.get("msg_id") else None
-
-
-@contextlib.contextmanager
-def _as_reply_to(header: dict[str, Any] | None) -> Iterator[None]:
-    """Publish display messages in this block as replies to ``header`` (the cell that displayed a board).
-
-    A board frozen while the kernel answers a front end's Restart is published during a
-    ``shutdown_request`` the page did not send (the Jupyter server did): JupyterLab applies an
-    ``update_display_data`` only when its parent is the cell's own request, so the update names it.
-    """
-    from IPython import get_ipython
-
-    pub = getattr(get_ipython(), "display_pub", None)
-    if header is None or not hasattr(pub, "set_thread_parent"):
-        yield
-        return
-    token = pub.set_thread_parent(header)
-    try:
-        yield
-    finally:
-        pub.reset_thread_parent(token)
-
-
 def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None = None,
                live: bool = True) -> WorkBoard | None:
     """Display a board in the current cell (the ``%workitems`` magic).
@@ -380,7 +347,6 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
         board.close()
         return None
     board.handle = display(board, display_id=True)
-    board.parent_header = _current_parent()
     board.confirmed_text = board.text  # shown by this cell itself
     hub.add(board)
     return board

@@ -43,7 +43,6 @@ def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> No
         _execute(kc, "%load_ext holon_nb")
         _execute(kc, '%workitem create "Check the restart freezes this board"')
         shown = [m for m in _execute(kc, "%workitems") if m["msg_type"] == "display_data"]
-        board_cell = shown[0]["parent_header"]["msg_id"]
         (board,) = [m for m in shown if WIDGET in m["content"]["data"]]
         display_id = board["content"]["transient"]["display_id"]
         km.restart_kernel(now=False)  # shutdown_request with restart=True, as a front end's Restart
@@ -61,8 +60,6 @@ def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> No
                     msg["content"].get("transient", {}).get("display_id") == display_id:
                 updates.append(msg["content"]["data"])
                 seen[-1] = "board update"
-                # JupyterLab applies a display update only to the outputs of the request it answers
-                assert msg["parent_header"].get("msg_id") == board_cell, msg["parent_header"]
         assert updates, "the old kernel sent no update of the live board before it exited"
         final = updates[-1]
         assert WIDGET not in final  # a static board: it renders without a kernel
