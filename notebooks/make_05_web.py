@@ -41,12 +41,19 @@ steps:
     usage: {input: 1300, output: 60}
 """
 
-SITE = r'''import html, http.server, json, re, threading
+SITE = r'''import html, http.server, importlib.metadata, json, re, threading
 from pathlib import Path
 import holon_nb
 
-readme = Path(holon_nb.__file__).resolve().parents[1] / "README.md"   # this project's README: real prose
-sections = re.split(r"(?m)^## ", readme.read_text(encoding="utf-8"))[1:]
+# this project's README, real prose: beside the package's source, or the checkout around this notebook,
+# or (holon_nb installed from PyPI or a wheel) the copy in the installed package's metadata
+for readme in (Path(holon_nb.__file__).resolve().parents[1] / "README.md", Path("..", "README.md")):
+    if readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        break
+else:
+    text = importlib.metadata.metadata("holon_nb")["Description"]
+sections = re.split(r"(?m)^## ", text)[1:]
 
 def to_html(markdown):
     """A small Markdown-to-HTML step: headings, fenced code, tables, lists and paragraphs."""
