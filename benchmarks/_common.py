@@ -7,7 +7,7 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 RESULTS = Path(__file__).with_name("results")
 
@@ -47,3 +47,14 @@ def save(name: str, data: dict) -> None:
     text = json.dumps(data, indent=2)
     (RESULTS / f"{name}.json").write_text(text + "\n")
     print(text)
+
+
+class Stamped:
+    """A scripted provider that stamps each request's arrival (``time.perf_counter`` seconds) in ``stamps``."""
+
+    def __init__(self, inner: Any):
+        self.inner, self.route_ref, self.stamps = inner, inner.route_ref, []
+
+    async def complete_turn(self, req: Any) -> Any:
+        self.stamps.append(time.perf_counter())
+        return await self.inner.complete_turn(req)

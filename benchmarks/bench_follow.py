@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 
-from _common import save
+from _common import Stamped, save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
@@ -26,19 +26,8 @@ REF = "scripted@default/scripted"
 ASK = Step.tool_use("w1", "WaitFor", {"reason": "go-ahead", "wake": "operator_input", "delivery": "silent"})
 
 
-class _Stamped:
-    """The scripted provider, stamping each request's arrival (perf_counter seconds)."""
-
-    def __init__(self, inner: ScriptedProvider):
-        self.inner, self.route_ref, self.stamps = inner, inner.route_ref, []
-
-    async def complete_turn(self, req):
-        self.stamps.append(time.perf_counter())
-        return await self.inner.complete_turn(req)
-
-
 def one(rt: Runtime, agent: str) -> float:
-    provider = _Stamped(ScriptedProvider([ASK, Step.text("ok")]))
+    provider = Stamped(ScriptedProvider([ASK, Step.text("ok")]))
     rt.providers.register(REF, provider)
     follower = TurnFollower(rt, agent, max_wakes=1, timeout_s=30)
     thread = threading.Thread(target=follower.run, args=("ask first",), kwargs={"model": REF})

@@ -18,7 +18,7 @@ import threading
 import time
 
 import httpx
-from _common import save
+from _common import Stamped, save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
@@ -28,20 +28,9 @@ REF = "scripted@default/scripted"
 WAIT = Step.tool_use("w1", "WaitFor", {"reason": "CI calls back", "wake": "external", "delivery": "silent"})
 
 
-class _Stamped:
-    """The scripted provider, stamping each request's arrival (perf_counter seconds)."""
-
-    def __init__(self, inner: ScriptedProvider):
-        self.inner, self.route_ref, self.stamps = inner, inner.route_ref, []
-
-    async def complete_turn(self, req):
-        self.stamps.append(time.perf_counter())
-        return await self.inner.complete_turn(req)
-
-
 def one(rt: Runtime, client: httpx.Client, agent: str) -> tuple[float, float]:
     url = rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}, agent=agent).result["trigger_url"]
-    provider = _Stamped(ScriptedProvider([WAIT, Step.text("woken")]))
+    provider = Stamped(ScriptedProvider([WAIT, Step.text("woken")]))
     rt.providers.register(REF, provider)
     follower = TurnFollower(rt, agent, max_wakes=1, timeout_s=30)
     thread = threading.Thread(target=follower.run, args=("wait for CI",), kwargs={"model": REF})

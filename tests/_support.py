@@ -68,3 +68,22 @@ def write_nb(path: Path, *cells: str | tuple[str, list[str]], metadata: dict[str
     nb.metadata.update(metadata or {})
     nbformat.write(nb, path)
     return path
+
+
+def execute(kc: Any, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+    """Run ``code`` through a jupyter_client kernel client; return its IOPub messages up to its idle status.
+
+    Raises:
+        TimeoutError: when the kernel is not idle again within ``timeout`` seconds.
+    """
+    msg_id = kc.execute(code)
+    msgs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        msgs.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return msgs
+    raise TimeoutError(code)

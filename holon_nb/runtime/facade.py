@@ -138,6 +138,7 @@ class Runtime:
         self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
+        self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
@@ -313,7 +314,7 @@ class Runtime:
             token = self.store.version()
         except Exception:  # a closed store: nothing to cache against
             token = None
-        cached = getattr(self, "_labels", None)
+        cached = self._labels
         if token is not None and cached is not None and cached[0] == token:
             return cached[1]  # read once per change of the home, not once per call (issue 12)
         labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]

@@ -22,7 +22,7 @@ from typing import Any
 from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 from .human import shorten_paths, shorten_value
-from .human.commands import stream_notices
+from .human.commands import OUTPUT_SHOWN_BELOW, stream_notices
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 
@@ -165,11 +165,6 @@ def _command_outputs(r: dict[str, Any]) -> str:
     if r.get("disposition") == "completed" and not parts:
         parts.append(f"<div style='{_MUTED}'>(no output)</div>")
     return "".join(parts)
-
-
-#: display-only key (never in a stored envelope): the cell's task view, and then its final receipt, shows
-#: the output, so the promotion card does not repeat it (issue 11, item 5)
-OUTPUT_SHOWN_BELOW = "_output_shown_below"
 
 
 def _initial_output(r: dict[str, Any]) -> str:

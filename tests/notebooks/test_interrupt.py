@@ -13,21 +13,8 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
+from _support import execute
 from holon_nb.testing.kernels import InterpreterKernelSpecManager, INTERPRETER_KERNEL, kernel_env
-
-
-def _execute(kc, code: str, timeout: float = 60) -> list[dict]:
-    msg_id = kc.execute(code)
-    msgs = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        msgs.append(msg)
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return msgs
-    raise TimeoutError(code)
 
 
 def test_interrupt_stops_the_foreground_command(tmp_path: Path) -> None:
@@ -37,7 +24,7 @@ def test_interrupt_stops_the_foreground_command(tmp_path: Path) -> None:
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=60)
-        _execute(kc, "%load_ext holon_nb")
+        execute(kc, "%load_ext holon_nb")
         msg_id = kc.execute("%exec --yield-ms 30000 sleep 93.25; echo fg")
         time.sleep(1.5)
         km.interrupt_kernel()
@@ -52,7 +39,7 @@ def test_interrupt_stops_the_foreground_command(tmp_path: Path) -> None:
                 break
             time.sleep(0.05)
         assert "sleep 93.25" not in ps
-        msgs = _execute(kc, "import holon_nb; print(holon_nb.get_runtime().call('ListTasks').result['total_active'])")
+        msgs = execute(kc, "import holon_nb; print(holon_nb.get_runtime().call('ListTasks').result['total_active'])")
         out = "".join(m["content"].get("text", "") for m in msgs if m["msg_type"] == "stream")
         assert out.strip() == "0"
     finally:

@@ -14,23 +14,10 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
+from _support import execute
 from holon_nb.testing.kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
-
-
-def _execute(kc, code: str, timeout: float = 60) -> list[dict]:
-    msg_id = kc.execute(code)
-    msgs = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        msgs.append(msg)
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return msgs
-    raise TimeoutError(code)
 
 
 def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> None:
@@ -40,9 +27,9 @@ def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> No
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=60)
-        _execute(kc, "%load_ext holon_nb")
-        _execute(kc, '%workitem create "Check the restart freezes this board"')
-        shown = [m for m in _execute(kc, "%workitems") if m["msg_type"] == "display_data"]
+        execute(kc, "%load_ext holon_nb")
+        execute(kc, '%workitem create "Check the restart freezes this board"')
+        shown = [m for m in execute(kc, "%workitems") if m["msg_type"] == "display_data"]
         (board,) = [m for m in shown if WIDGET in m["content"]["data"]]
         display_id = board["content"]["transient"]["display_id"]
         km.restart_kernel(now=False)  # shutdown_request with restart=True, as a front end's Restart

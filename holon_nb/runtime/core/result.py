@@ -127,7 +127,7 @@ class ToolResult:
         """
         import dataclasses
 
-        from ...tools.card import OUTPUT_SHOWN_BELOW
+        from ...tools.human.commands import OUTPUT_SHOWN_BELOW
 
         bundle = self._repr_mimebundle_()
         result = self.display_envelope.get("result")

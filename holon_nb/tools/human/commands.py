@@ -64,6 +64,11 @@ def _completed(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: display-only key (never in a stored envelope): the cell's task view, and then its final receipt, shows
+#: the output, so the promotion receipt does not repeat it (issue 11, item 5)
+OUTPUT_SHOWN_BELOW = "_output_shown_below"
+
+
 def exec_human(r: dict[str, Any]) -> list[str]:
     """ExecCommand: exit status and output, or the task it became (with its output so far)."""
     disp = r.get("disposition")
@@ -74,7 +79,7 @@ def exec_human(r: dict[str, Any]) -> list[str]:
         lines = [f"{_IN}task         {task.get('task_id', '?')} (a background task now)"]
     else:
         lines = [f"{_IN}task         {task.get('task_id', '?')} ({task.get('status', '?')})"]
-    if disp == "promoted_to_task" and r.get("_output_shown_below"):  # tools/card.py OUTPUT_SHOWN_BELOW
+    if disp == "promoted_to_task" and r.get(OUTPUT_SHOWN_BELOW):
         return lines + [f"{_IN}(its output is in the task's view below, then in its final receipt)"]
     if disp == "promoted_to_task":
         block = _block("output before promotion", r.get("initial_output_preview"))
