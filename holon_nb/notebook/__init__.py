@@ -87,9 +87,11 @@ def _freeze_boards_before_shutdown(ip: Any) -> None:
     """Freeze live ``%workitems`` boards when the kernel is asked to shut down or restart (issue 11, item 4).
 
     A front end's Restart Kernel sends ``shutdown_request``; ipykernel answers it in ``do_shutdown``
-    while IOPub is still open, so boards frozen there reach the page as static boards, where a
-    board left live would show as a broken widget once its kernel is gone. (At interpreter exit,
-    :func:`_close_at_exit`, IOPub may already be closed.) Installed once per kernel.
+    while IOPub is still open, so a front end that still listens (a headless client, the harness's
+    restart) gets each board's last state with a note that it stopped updating. (JupyterLab drops the
+    old kernel's display routes before it asks for the restart; there a board, being display output,
+    stays as last drawn. At interpreter exit, :func:`_close_at_exit`, IOPub may already be closed.)
+    Installed once per kernel.
     """
     kernel = getattr(ip, "kernel", None)
     original = getattr(kernel, "do_shutdown", None)

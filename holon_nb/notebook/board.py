@@ -2,16 +2,16 @@
 
 A board shows one agent's work items in scheduler order (objective, state,
 readiness, focus, todos, blocker, active waits) and its active timers. It is
-an ``ipywidgets.HTML`` kept current by a small hub: the runtime publishes an
+display output (text and HTML) kept current by a small hub: the runtime publishes an
 event after every committed work-plane transition (a timer firing, a wait
 triggered by a task result, a work item written by a magic or a model); the
 hub marks its boards stale and a pump thread re-renders them at most a few
 times a second, so the board changes without re-running its cell. The cell
-output is displayed with a display id and updated with the board's text, so
-a saved or headless notebook holds the board as it last was (D12: scrubbed).
-A board that stops following (a newer board beyond :data:`MAX_LIVE_BOARDS`,
-or the extension unloaded, as at kernel exit) has its display replaced by the
-static board and its widget closed.
+output is displayed with a display id and updated in place, so a saved or
+headless notebook, or a page whose kernel restarted, holds the board as it
+last was (D12: scrubbed). A board that stops following (a newer board beyond
+:data:`MAX_LIVE_BOARDS`, the extension unloaded, a kernel restart) is drawn a
+last time with a note saying why.
 
 Reading the board changes no state: it reads the work service directly
 (no tool execution is recorded per refresh).
@@ -130,42 +130,33 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
                      f"{note_html}", classes="holon-board-view")
 
 
-def _work_board_class() -> type:
-    """``WorkBoard``: one displayed board (an ``ipywidgets.HTML`` whose value the hub replaces); defined on
-    first use, so loading the extension does not import ipywidgets."""
-    global _WorkBoard
-    if _WorkBoard is None:
-        from ipywidgets import HTML
+class WorkBoard:
+    """One displayed board: its last text and HTML, and the display handle the hub updates.
 
-        class WorkBoard(HTML):
-            """One displayed board (an ``HTML`` widget whose value the hub replaces)."""
+    A board is display output, not a widget: the hub re-renders it with ``update_display_data`` by its
+    display id, so nothing of it depends on a comm. JupyterLab drops an old kernel's comms and display
+    routes before it asks for a restart (``KernelConnection.restart`` clears its kernel state first), so a
+    widget could not be replaced then and stayed a broken-link icon; a display keeps the board as it was
+    last drawn, in the page, the saved file and a reopened notebook.
 
-            def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT, **kwargs: Any):
-                super().__init__(**kwargs)
-                self.agent_id = agent_id
-                self.filter_name = filter_name
-                self.limit = limit
-                self.note = ""
-                self.text = ""
-                self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
-                self.handle: Any = None
+    Args:
+        agent_id: The agent shown.
+        filter_name: A ListWorkItems filter (``None``: every item).
+        limit: Rows shown (1..100).
+    """
 
-            def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-                data = super()._repr_mimebundle_(**kwargs) or {}
-                data["text/plain"] = self.text
-                return data
+    def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT):
+        self.agent_id = agent_id
+        self.filter_name = filter_name
+        self.limit = limit
+        self.note = ""
+        self.text = ""
+        self.value = ""  # the HTML
+        self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
+        self.handle: Any = None
 
-        _WorkBoard = WorkBoard
-    return _WorkBoard
-
-
-_WorkBoard: Any = None
-
-
-def __getattr__(name: str) -> Any:
-    if name == "WorkBoard":
-        return _work_board_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return {"text/plain": self.text, "text/html": self.value}
 
 
 class BoardHub:
@@ -207,10 +198,8 @@ class BoardHub:
         scrub = self._rt.scrubber()
         text = scrub.text(render_board_text(board.agent_id, items, timers, total, board.note))
         value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
-        if value != board.value:
-            board.value = value
-        if text != board.text:
-            board.text = text
+        if text != board.text or value != board.value:
+            board.text, board.value = text, value
             if board.handle is not None:
                 board.handle.update(board)
 
@@ -224,11 +213,7 @@ class BoardHub:
             self._freeze(old, "no longer updated: a newer board was displayed; re-run this cell to refresh")
 
     def _freeze(self, board: WorkBoard, note: str) -> None:
-        """Draw ``board`` a last time with ``note``, replace its display by that static board, close the widget.
-
-        A frozen board is no widget any more: a saved or reopened notebook, or one whose kernel
-        restarted, shows the static board (text and HTML), never a broken widget.
-        """
+        """Draw ``board`` a last time with ``note`` and stop updating it."""
         board.note = note
         handle, board.handle = board.handle, None
         try:
@@ -237,8 +222,7 @@ class BoardHub:
             log.debug("board freeze failed", exc_info=True)
         try:
             if handle is not None:
-                handle.update({"text/plain": board.text, "text/html": board.value}, raw=True)
-            board.close()
+                handle.update(board)
         except Exception:  # a closed kernel channel must not break an unload
             log.debug("board replacement failed", exc_info=True)
 
@@ -331,7 +315,7 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
         session: The loaded extension's session (its runtime and board hub).
         payload: ListWorkItems-style options: ``filter``, ``limit`` (1..100, default 20).
         agent_id: The agent (default: the notebook's agent).
-        live: Keep it updating; False displays a plain snapshot (text and HTML, no widget).
+        live: Keep it updating; False displays a snapshot that is never updated.
 
     Returns:
         The live board, or None for a snapshot.
@@ -340,11 +324,10 @@ def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None 
 
     hub = session.boards
     limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))
-    board = _work_board_class()(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
+    board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
     hub.render(board)
     if not live:
-        display({"text/plain": board.text, "text/html": board.value}, raw=True)
-        board.close()
+        display(board)
         return None
     board.handle = display(board, display_id=True)
     board.confirmed_text = board.text  # shown by this cell itself

@@ -104,10 +104,10 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
 
 
 def freeze_live_boards(note: str = "no longer updated: the run that displayed it ended") -> int:
-    """Replace every live ``%workitems`` board by its static board (from the kernel thread, inside a cell).
+    """Draw every live ``%workitems`` board a last time with ``note`` and stop updating it (kernel thread).
 
-    A headless run calls this after its last cell, so the saved notebook holds static boards: a live
-    board's widget would need a kernel to render, and shows as broken once reopened without one.
+    A headless run calls this after its last cell, so each board in the saved notebook says that it
+    stopped updating, rather than looking live.
 
     Args:
         note: The last line of each frozen board.

@@ -200,7 +200,7 @@ class _Run:
     async def restart(self) -> None:
         """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
 
-        Live ``%workitems`` boards are frozen into static boards first (:data:`FREEZE`). The kernel
+        Live ``%workitems`` boards are frozen first (:data:`FREEZE`): drawn a last time, saying so. The kernel
         then gets a ``shutdown_request`` with ``restart=True`` (its runtime closes), a new kernel
         process starts on the same connection, and the next cell runs in it.
 
@@ -209,7 +209,7 @@ class _Run:
         """
         km, kc = self.client.km, self.client.kc
         assert km is not None and kc is not None
-        try:  # the old kernel's live boards become static boards: their widgets die with it
+        try:  # the old kernel's live boards say they stopped: nothing updates them after it
             await self.synthetic(FREEZE, _GRACE_S)
         except (asyncio.TimeoutError, DeadKernelError):
             pass

@@ -7,8 +7,8 @@
 - :data:`TRAILING` after the last cell, as a synthetic trailing execution of
   it: ``holon_nb.notebook.wait_and_report(timeout)`` (notebook-tests spec §4),
   leaving the ids still running in ``_holon_nb_left``, then
-  ``freeze_live_boards``: the saved notebook holds static ``%workitems``
-  boards, not widgets that need a kernel to render. Falls back to
+  ``freeze_live_boards``: each ``%workitems`` board in the saved notebook
+  says it stopped updating. Falls back to
   ``Runtime.wait_for_tasks`` when the notebook layer lacks ``wait_and_report``.
 - :data:`FINISH`, silent, right after it (one request instead of three): the
   secret values the kernel knows (``_holon_nb_finish[0]``), the ids still

@@ -14,7 +14,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from _browser import chromium_page, jupyter_server, open_notebook, require, run_cells, settle, shots_dir
+from _browser import (chromium_page, jupyter_server, menu, open_notebook, require, restart_kernel, run_cells, settle,
+                      shots_dir)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -184,3 +185,44 @@ def test_cards_skip_mathjax_cells_left_aligned_live_tail_capped(lab) -> None:
     assert "x^2" in cell2 and "$5 ... $6" in cell2  # shown as printed, not typeset
     assert running["tailLines"] >= 40 and running["tailHeight"] < 600, running  # 40 long lines in a capped box
     assert running["headerLineHeight"] != "28px", running
+
+
+LATER = """import threading
+import holon_nb
+
+rt = holon_nb.get_runtime()
+threading.Timer(2.0, lambda: rt.call("CreateWorkItem", {"objective": "Added while no cell ran"})).start()
+print("scheduled")"""
+
+
+def test_board_updates_between_cells_and_survives_restart_and_reload(lab) -> None:
+    base, token, root = lab
+    _write(root, "board.ipynb", "%load_ext holon_nb", '%workitem create "Shown when the board is drawn"',
+           "%workitems", LATER)
+    shots = _shots(root)
+    board = ".jp-Cell:nth-child(3) .holon-board-view"
+    with _page(900) as page:
+        _open_and_run_all(page, base, token, "board.ipynb")
+        # a work item created by a kernel thread after every cell ended: the board redraws itself
+        page.wait_for_selector(f"{board}:has-text('Added while no cell ran')", timeout=60_000)
+        page.screenshot(path=str(shots / "board-updated.png"), full_page=True)
+        restart_kernel(page)
+        page.wait_for_timeout(1500)
+        after_restart = page.locator(".jp-Cell").nth(2).inner_html()
+        menu(page, "File", "Save Notebook")
+        page.wait_for_timeout(1000)
+        settle(page)
+        page.reload()
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+        settle(page)
+        page.wait_for_timeout(3000)  # the widget manager gives up on a missing model after 2 s
+        page.screenshot(path=str(shots / "board-reopened.png"), full_page=True)
+        reopened = page.locator(".jp-Cell").nth(2).inner_html()
+    for shown in (after_restart, reopened):
+        # no broken widget: the board is display output, drawn as it last was
+        assert "jupyter-widgets-disconnected" not in shown and "Error displaying widget" not in shown, shown[:2000]
+        assert "holon-board-view" in shown and "Added while no cell ran" in shown, shown[:2000]
+    saved = nbformat.read(root / "board.ipynb", as_version=4)
+    (out,) = saved.cells[2].outputs
+    assert "application/vnd.jupyter.widget-view+json" not in out["data"]
+    assert "Added while no cell ran" in out["data"]["text/plain"]

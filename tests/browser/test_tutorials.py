@@ -106,12 +106,7 @@ def _dups(cell: dict) -> list[str]:
 
 # Checks that fail on main until a fix lands; strict, so the first run after the fix fails here and the mark is
 # removed.
-KNOWN = {
-    ("test_no_broken_widget_after_save_and_reload", "03-work-items-waits-timers.ipynb"):
-        "issue 11 defect 4: after Kernel > Restart in JupyterLab the live %workitems board of the old kernel stays a "
-        "widget (broken-link icon; after Save and reload 'Error displaying widget: model not found'); only the "
-        "headless harness freezes it before its restart",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def tutorials(check: str) -> pytest.MarkDecorator:

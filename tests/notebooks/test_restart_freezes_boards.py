@@ -1,9 +1,9 @@
 """A front end's Restart Kernel freezes live ``%workitems`` boards before the kernel goes (issue 11, item 4).
 
-JupyterLab restarts a kernel with a ``shutdown_request`` (``restart: true``). A live board is a widget:
-left as it is, it shows as a broken widget once its kernel is gone. The old kernel must publish the
-static board, by display id, before it answers the request (the board frozen at interpreter exit
-came after that answer, and JupyterLab still showed the broken widget): this test restarts a real kernel through its kernel
+A front end restarts a kernel with a ``shutdown_request`` (``restart: true``). A live board is display
+output (never a widget, so nothing of it breaks when its kernel goes); a front end that still listens to
+the old kernel should get its last state saying it stopped updating, before the kernel answers (a board
+frozen at interpreter exit came after that answer). This test restarts a real kernel through its kernel
 manager and reads what the old kernel sent on IOPub.
 """
 
@@ -30,7 +30,8 @@ def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> No
         execute(kc, "%load_ext holon_nb")
         execute(kc, '%workitem create "Check the restart freezes this board"')
         shown = [m for m in execute(kc, "%workitems") if m["msg_type"] == "display_data"]
-        (board,) = [m for m in shown if WIDGET in m["content"]["data"]]
+        (board,) = [m for m in shown if "holon-board-view" in m["content"]["data"].get("text/html", "")]
+        assert WIDGET not in board["content"]["data"]
         display_id = board["content"]["transient"]["display_id"]
         km.restart_kernel(now=False)  # shutdown_request with restart=True, as a front end's Restart
         updates, seen = [], []
