@@ -22,7 +22,7 @@ from ...tools.text import cut, cut_head_tail, kept_chars
 from .process_groups import end_group
 from .processes import CommandProcess, LaunchSpec
 from ..core.store import new_id
-from .service import TERMINAL, TaskService, command_digest, kill_recorded_group
+from .service import TERMINAL, TaskService, command_digest, kill_recorded_group, owner_alive
 
 __all__ = ["AgentTasks"]
 
@@ -102,12 +102,20 @@ class AgentTasks:
         return dest
 
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
-        """An active command task of this agent with the same identity (commands spec §4.6 step 2)."""
+        """An active command task of this agent with the same identity (commands spec §4.6 step 2).
+
+        A match whose owning runtime has died since this runtime started (a kernel restarted or killed
+        while its command ran) is no running command: the tasks of dead runtimes are marked
+        ``interrupted`` first (D7, as at start) and it is not returned.
+        """
+        digest = command_digest(identity["cmd"])
         for rec in self.svc.store.tasks("agent_id=? AND kind='command_task' AND status IN ('queued','running','cancelling')",
                                         (self.agent_id,)):
             d = rec["detail"]
-            same_cmd = d.get("cmd_digest") == command_digest(identity["cmd"])
-            if same_cmd and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
+            if d.get("cmd_digest") == digest and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
+                if not owner_alive(rec.get("owner")):
+                    self.svc.reconcile_after_restart()
+                    continue
                 return {"task_id": rec["id"], "status": rec["status"], "summary": rec["summary"],
                         "command": self.svc.command_snapshot(rec, full=False)}
         return None

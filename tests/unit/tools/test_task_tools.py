@@ -306,3 +306,37 @@ def test_cut_head_tail_matches_cut() -> None:
     text = "".join(f"{i}\n" for i in range(5000))
     for budget in (0, 4, 66, 67, 100, 8000):
         assert cut_head_tail(text, text, budget) == cut(text, budget)[0]
+
+
+def test_identical_command_of_a_runtime_that_died_meanwhile_starts_anew(tmp_path: Path, workspace: Path) -> None:
+    """A kernel restarted while its command ran: the new kernel's runtime had started before the old one died,
+    so its start-up check saw a live owner; running the same command again must not answer ``already_running``
+    for a task nobody runs."""
+    home = tmp_path / "home"
+    script = textwrap.dedent(f"""
+        import os, sys
+        from holon_nb import Runtime
+        rt = Runtime(home={str(home)!r}, workspace={str(workspace)!r})
+        r = rt.call("ExecCommand", {{"cmd": "sleep 1000", "yield_time_ms": 300}})
+        print(r.envelope["result"]["task_handle"]["task_id"], flush=True)
+        sys.stdin.readline()
+        os.kill(os.getpid(), 9)
+    """)
+    old = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        tid = old.stdout.readline().strip()
+        assert tid.startswith("task_")
+        with Runtime(home=home, workspace=workspace) as rt:
+            again = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300}))
+            assert again["disposition"] == "already_running"  # its owner still runs: a real duplicate
+            old.communicate("go\n", timeout=30)
+            fresh = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300}))
+            assert fresh["disposition"] != "already_running", fresh
+            new_id = fresh["task_handle"]["task_id"]
+            assert new_id != tid
+            assert ok(rt.call("TaskStatus", {"task_id": tid}))["task"]["status"] == "interrupted"
+            ok(rt.call("TaskStop", {"task_id": new_id}))
+    finally:
+        if old.poll() is None:
+            old.kill()
+        old.wait()
