@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, record, shape, table, text_block
+from ..human import MAX_LINE, clip, fields, record, shape, text_block
 from ..source_refs import ALLOWED_SOURCE_REF_PREFIXES, SourceRefError, parse_source_ref
 from ..spec import Family, ToolSpec
 from .work_inputs import budget_chars, receipt_chars
@@ -191,9 +191,28 @@ def fit_to_budget(doc: Any, max_chars: int, budget_tokens: int) -> dict[str, Any
     return _payload(doc, 0, total, 2 if fallback is None else fallback)
 
 
-#: Human receipts (tools/human.py): search hits as a table; one memory with its content.
-HITS = shape(fields("query", "index_status.freshness"),
-             table("results", "source_ref", "kind", "title", "snippet", title="hits", empty="(no hits)"))
+def _hits(result: dict[str, Any]) -> list[str]:
+    """Search hits, two lines each: ``source_ref  (kind)``, then ``title — snippet`` further in.
+
+    A four-column table of them is about 160 characters wide and wraps in a notebook card; this
+    keeps each hit within about 110.
+    """
+    hits = [h for h in result.get("results") or [] if isinstance(h, dict)]
+    if not hits:
+        return ["  (no hits)"]
+    lines = [f"  hits ({len(hits)}):"]
+    for hit in hits[:25]:
+        lines.append(clip(f"    {hit.get('source_ref', '?')}  ({hit.get('kind', '?')})", MAX_LINE))
+        about = " — ".join(str(v) for v in (hit.get("title"), hit.get("snippet")) if v)
+        if about:
+            lines.append("        " + clip(about, 96))
+    if len(hits) > 25:
+        lines.append(f"    … {len(hits) - 25} more")
+    return lines
+
+
+#: Human receipts (tools/human.py): search hits (source ref, then title and snippet); one memory with its content.
+HITS = shape(fields("query", "index_status.freshness"), _hits)
 MEMORY = shape(record("memory", "source_ref", "kind", "title", "truncated", "updated_at"),
                text_block("memory.content", "content"))
 

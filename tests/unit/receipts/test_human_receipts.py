@@ -94,8 +94,11 @@ def test_tables_and_fields_of_list_results(calls: Any) -> None:
     assert re.search(r"^    plan +work-items/work_\w+/plan.md$", results["GetWorkItem"].display_text, re.M)
     timers = results["ListTimers"].display_text
     assert re.search(r"timer_\w+ +active +\S+ +no +0 +check again", timers)
-    hits = results["MemorySearch"].display_text
-    assert "hits (" in hits and "source ref" in hits
+    hits = results["MemorySearch"].display_text.splitlines()
+    # two lines a hit: its source ref and kind, then title and snippet further in; none wider than a card
+    at = hits.index(next(line for line in hits if line.startswith("  hits (")))
+    assert re.match(r"^ {4}\S+:\S+  \(\w+\)$", hits[at + 1]) and hits[at + 2].startswith(" " * 8 + "")
+    assert max(len(line) for line in hits[at:]) <= 112, hits
 
 
 def test_long_values_are_cut_with_a_visible_marker(rt: Runtime) -> None:
