@@ -139,6 +139,7 @@ class Runtime:
         self._lock = threading.Lock()
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
+        self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
@@ -251,16 +252,20 @@ class Runtime:
         _check_call_types(name, agent, context)
         agent_id = agent or DEFAULT_AGENT_ID
         execution_id = new_id("tool")
-        try:
-            rec = self.store.agent(agent_id)
-            if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
-                self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
-        except sqlite3.OperationalError as exc:  # locked past store_busy_timeout_s: an envelope, not a traceback
-            if not is_busy(exc):
-                raise
-            env = error_envelope(name, classify_exception(name, exc))
-            return self._finish_call(env, args, agent_id, execution_id, 0)
-        profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
+        profile = self._profiles.get(agent_id)  # an agent's profile never changes once recorded
+        if profile is None:
+            try:
+                rec = self.store.agent(agent_id)
+                if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
+                    self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+            except sqlite3.OperationalError as exc:  # locked past store_busy_timeout_s: an envelope, not a traceback
+                if not is_busy(exc):
+                    raise
+                env = error_envelope(name, classify_exception(name, exc))
+                return self._finish_call(env, args, agent_id, execution_id, 0)
+            profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
+            if rec is not None:
+                self._profiles[agent_id] = profile
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
                            execution_id=execution_id)
         started = time.monotonic()
@@ -300,7 +305,20 @@ class Runtime:
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
                           execution_id=execution_id, duration_ms=duration_ms, projected=projected,
                           previews=tuple(self.images.take_preview(execution_id)),
-                          paths=self.path_labels(), registry=self.registry)
+                          path_labels=self._labels_later, registry=self.registry)
+
+    @property
+    def _labels_later(self) -> Callable[[], tuple[tuple[str, str], ...]]:
+        """:meth:`path_labels` for a result to read when it is displayed (issue 12: a call whose result
+        is never displayed never reads them); holds the runtime weakly, so a result kept in a
+        notebook's namespace does not keep a dropped runtime alive."""
+        method = weakref.WeakMethod(self.path_labels)
+        base = ((str(self.home), "<holon home>"), (str(self.workspace), ""))
+
+        def labels() -> tuple[tuple[str, str], ...]:
+            bound = method()
+            return bound() if bound is not None else base  # the runtime is gone: its home and workspace
+        return labels
 
     def path_labels(self) -> tuple[tuple[str, str], ...]:
         """``(absolute path, label)`` pairs human receipts show shorter.

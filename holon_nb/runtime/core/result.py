@@ -6,7 +6,7 @@ import base64
 import html
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
 
@@ -31,8 +31,9 @@ class ToolResult:
         previews: Thumbnails of the images the call viewed or wrote (ViewImage, GenerateImage; also a
             validated image whose observation failed), ``{mime, data (bytes), width, height, label}``;
             never sent to a model nor stored, only displayed (see :mod:`holon_nb.runtime.images.preview`).
-        paths: ``(absolute path, label)`` pairs the human receipt shows shorter (the holon home
-            as ``<holon home>``, the workspace as relative paths).
+        path_labels: ``(absolute path, label)`` pairs the human receipt shows shorter (the holon home
+            as ``<holon home>``, the workspace as relative paths), or a function returning them, called
+            when the result is first displayed (a caller that never displays it never reads them).
         registry: The registry the call went through (its renderers make ``display_text``);
             None means the built-in one.
     """
@@ -45,8 +46,14 @@ class ToolResult:
     duration_ms: int
     projected: bool = False
     previews: tuple[dict[str, Any], ...] = ()
-    paths: tuple[tuple[str, str], ...] = ()
+    path_labels: tuple[tuple[str, str], ...] | Callable[[], tuple[tuple[str, str], ...]] = ()
     registry: Any = None
+
+    @cached_property
+    def paths(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`path_labels`, read once."""
+        labels = self.path_labels
+        return labels() if callable(labels) else labels
 
     @property
     def tool_name(self) -> str:
@@ -133,7 +140,7 @@ class ToolResult:
         result = self.display_envelope.get("result")
         if not isinstance(result, dict) or result.get("disposition") != "promoted_to_task":
             return bundle
-        marked = dataclasses.replace(self, display_envelope={**self.display_envelope,
+        marked = dataclasses.replace(self, path_labels=self.paths, display_envelope={**self.display_envelope,
                                                              "result": {**result, OUTPUT_SHOWN_BELOW: True}})
         shown = marked._repr_mimebundle_()
         return {**bundle, "text/plain": shown["text/plain"], "text/html": shown["text/html"]}

@@ -170,3 +170,42 @@ def test_paths_read_relative_to_the_workspace_and_the_holon_home(calls: Any) -> 
     text = promoted.display_text
     assert "full output: <holon home>/agents/default/" in text, text
     assert "workdir      ." in results["TaskStatus"].display_text
+
+
+def _reaches_a_runtime(obj: Any, depth: int = 4) -> bool:
+    """True when a strong reference chain of at most ``depth`` links leads from ``obj`` to a Runtime."""
+    import gc
+    import types
+
+    seen, frontier = set(), [obj]
+    for _ in range(depth + 1):
+        nxt = []
+        for o in frontier:
+            if isinstance(o, Runtime):
+                return True
+            if id(o) in seen or isinstance(o, (type, types.ModuleType)):
+                continue
+            seen.add(id(o))
+            nxt.extend(gc.get_referents(o))
+        frontier = nxt
+    return False
+
+
+def test_path_labels_are_read_when_shown_and_hold_the_runtime_weakly(tmp_path: Path) -> None:
+    rt = Runtime(home=tmp_path / "home", workspace=tmp_path)
+    kept = rt.call("ExecCommand", {"cmd": "seq 1 40000", "max_output_tokens": 100, "shell": "sh", "login": False})
+    # the labels are a function the result calls when first shown; it keeps no strong reference to the runtime
+    assert callable(kept.path_labels) and not _reaches_a_runtime(kept.path_labels)
+    rt.close()
+    # shown only now, after its runtime closed: the home still reads <holon home>
+    text = kept.display_text
+    assert "full output: <holon home>/agents/default/" in text, text
+    home = str(tmp_path / "home")
+    assert home not in text and home not in kept._repr_mimebundle_()["text/html"]
+
+
+def test_a_result_shown_while_its_runtime_runs_labels_the_home(tmp_path: Path) -> None:
+    with Runtime(home=tmp_path / "home", workspace=tmp_path) as rt:
+        r = rt.call("ExecCommand", {"cmd": "seq 1 40000", "max_output_tokens": 100, "shell": "sh", "login": False})
+        assert "full output: <holon home>/agents/default/" in r.display_text, r.display_text
+        assert "&lt;holon home&gt;/agents/default/" in r._repr_mimebundle_()["text/html"]
