@@ -299,6 +299,18 @@ def restart_kernel(page) -> None:
     settle(page)
 
 
+def save_and_reload(page) -> None:
+    """File > Save Notebook, then a reload of the page, as a person reopening the notebook; waits until the
+    widget manager has given up on any missing model (after 2 s), so a broken widget would show."""
+    menu(page, "File", "Save Notebook")
+    page.wait_for_timeout(1000)
+    settle(page)
+    page.reload()
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    settle(page)
+    page.wait_for_timeout(3000)
+
+
 def notebook_screenshot(page, path: Path, max_height: int = 16_000, cells: dict[int, Path] | None = None) -> None:
     """Save the whole open notebook (toolbar and every cell, not just the visible part) as a PNG: the viewport
     is made as tall as the notebook's scroll height (at most ``max_height`` px) for the shot, then restored.

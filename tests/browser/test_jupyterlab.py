@@ -14,8 +14,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from _browser import (chromium_page, jupyter_server, menu, open_notebook, require, restart_kernel, run_cells, settle,
-                      shots_dir)
+from _browser import (chromium_page, jupyter_server, open_notebook, require, restart_kernel, run_cells, save_and_reload,
+                      settle, shots_dir)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -209,13 +209,7 @@ def test_board_updates_between_cells_and_survives_restart_and_reload(lab) -> Non
         restart_kernel(page)
         page.wait_for_timeout(1500)
         after_restart = page.locator(".jp-Cell").nth(2).inner_html()
-        menu(page, "File", "Save Notebook")
-        page.wait_for_timeout(1000)
-        settle(page)
-        page.reload()
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-        settle(page)
-        page.wait_for_timeout(3000)  # the widget manager gives up on a missing model after 2 s
+        save_and_reload(page)
         page.screenshot(path=str(shots / "board-reopened.png"), full_page=True)
         reopened = page.locator(".jp-Cell").nth(2).inner_html()
     for shown in (after_restart, reopened):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from _browser import (CLEARED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
-                      require, restart_kernel, run_cells, select_cell, settle, shots_dir)
+                      require, restart_kernel, run_cells, save_and_reload, select_cell, settle, shots_dir)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -157,13 +157,7 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         at = README_CELLS.get(name[:2])
         notebook_screenshot(page, shots / f"tutorial-{name[:2]}.png",
                             cells={} if at is None else {at: shots / f"cell-{name[:2]}-{at}.png"})
-        menu(page, "File", "Save Notebook")
-        page.wait_for_timeout(1000)
-        settle(page)
-        page.reload()
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-        settle(page)
-        page.wait_for_timeout(3000)  # the widget manager gives up on a missing model after 2 s
+        save_and_reload(page)
         reopened = page.evaluate(DOM)
     return {"name": name, "cells": cells, "max_tail": max_tail[0], "reopened": reopened,
             "seconds": round(time.monotonic() - started, 1), "restarts": restarts}
