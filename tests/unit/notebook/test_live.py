@@ -114,8 +114,9 @@ def test_stop_button_stops_the_task(ip: Any) -> None:
 
 
 def test_task_magic_shows_a_live_view_replaced_by_its_final_state(ip: Any) -> None:
+    # the command outlives the %task call by far (2 s), so its view is live even on a loaded machine
     with capture_output() as cap:
-        ip.run_line_magic("exec", "--yield-ms 300 echo early; sleep 0.4; echo late")
+        ip.run_line_magic("exec", "--yield-ms 300 echo early; sleep 2; echo late")
         task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
     with capture_output() as cap:
         ip.run_line_magic("task", task_id)
