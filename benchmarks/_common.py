@@ -24,6 +24,26 @@ def median_ms(fn: Callable[[], object], runs: int, warmup: int = 5) -> float:
     return statistics.median(samples)
 
 
+def interleaved_ms(fns: dict[str, Callable[[], object]], runs: int, warmup: int = 5) -> dict[str, float]:
+    """Median wall time in milliseconds of each of ``fns``, timed in turn within each of ``runs`` rounds.
+
+    On a shared machine the speed drifts over seconds; timing one function's runs after another's puts
+    that drift into their ratio. Interleaved (the order rotating each round), every function sees the same
+    machine, and a ratio of two medians compares like with like.
+    """
+    names = list(fns)
+    for _ in range(warmup):
+        for name in names:
+            fns[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(runs):
+        for name in names[i % len(names):] + names[: i % len(names)]:
+            t0 = time.perf_counter()
+            fns[name]()
+            samples[name].append((time.perf_counter() - t0) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def rss_kib() -> int:
     """Current resident set size of this process in KiB (``/proc/self/status`` VmRSS)."""
     for line in Path("/proc/self/status").read_text().splitlines():

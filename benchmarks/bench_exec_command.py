@@ -22,7 +22,7 @@ import tempfile
 
 import anyio.from_thread
 
-from _common import median_ms, save
+from _common import interleaved_ms, median_ms, save
 
 from holon_nb import Runtime
 
@@ -62,14 +62,18 @@ async def _bare_command() -> int:
 
 
 def main(runs: int = 200) -> None:
-    with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
-        base = median_ms(lambda: subprocess.run(["sh", "-c", "true"]), runs)
-        ours = median_ms(lambda: _completed(rt, {"cmd": "true"}), runs)
-        ours_sh = median_ms(lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}), runs)
+    with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt, \
+            anyio.from_thread.start_blocking_portal() as portal:
+        # the ratios' terms are timed in turn, round by round (interleaved_ms): the machine's drift is in each
+        timed = interleaved_ms({
+            "base": lambda: subprocess.run(["sh", "-c", "true"]),
+            "ours": lambda: _completed(rt, {"cmd": "true"}),
+            "ours_sh": lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}),
+            "floor": lambda: portal.call(_bare_command),
+        }, runs)
+        base, ours, ours_sh, floor = timed["base"], timed["ours"], timed["ours_sh"], timed["floor"]
         login_sh = median_ms(lambda: subprocess.run(["sh", "-lc", "true"]), runs)
         bash_c = median_ms(lambda: subprocess.run(["bash", "-c", "true"]), runs)
-        with anyio.from_thread.start_blocking_portal() as portal:
-            floor = median_ms(lambda: portal.call(_bare_command), runs)
     save("exec_command", {
         "runs": runs,
         "subprocess_sh_c_true_ms": round(base, 3),
