@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,27 @@ def execute(kc: Any, code: str, timeout: float = 60) -> list[dict[str, Any]]:
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return msgs
     raise TimeoutError(code)
+
+
+@contextmanager
+def holon_kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A real IPython kernel (this interpreter) with holon_nb loaded, its home under ``tmp_path``.
+
+    Yields:
+        ``(kernel manager, started kernel client)``; the kernel is shut down at the end.
+    """
+    from jupyter_client.manager import KernelManager
+
+    from holon_nb.testing.kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+
+    km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
+    km.start_kernel(env=kernel_env(str(tmp_path / "home"), None), cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        execute(kc, "%load_ext holon_nb")
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -11,20 +11,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from jupyter_client.manager import KernelManager
-
-from _support import execute
-from holon_nb.testing.kernels import InterpreterKernelSpecManager, INTERPRETER_KERNEL, kernel_env
+from _support import execute, holon_kernel
 
 
 def test_interrupt_stops_the_foreground_command(tmp_path: Path) -> None:
-    km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
-    km.start_kernel(env=kernel_env(str(tmp_path / "home"), None), cwd=str(tmp_path))
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
-        execute(kc, "%load_ext holon_nb")
+    with holon_kernel(tmp_path) as (km, kc):
         msg_id = kc.execute("%exec --yield-ms 30000 sleep 93.25; echo fg")
         time.sleep(1.5)
         km.interrupt_kernel()
@@ -42,6 +33,3 @@ def test_interrupt_stops_the_foreground_command(tmp_path: Path) -> None:
         msgs = execute(kc, "import holon_nb; print(holon_nb.get_runtime().call('ListTasks').result['total_active'])")
         out = "".join(m["content"].get("text", "") for m in msgs if m["msg_type"] == "stream")
         assert out.strip() == "0"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)

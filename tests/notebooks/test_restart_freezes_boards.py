@@ -12,22 +12,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from jupyter_client.manager import KernelManager
-
-from _support import execute
-from holon_nb.testing.kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+from _support import execute, holon_kernel
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
-def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> None:
-    km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
-    km.start_kernel(env=kernel_env(str(tmp_path / "home"), None), cwd=str(tmp_path))
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
-        execute(kc, "%load_ext holon_nb")
+def test_restart_draws_a_live_board_a_last_time_before_the_reply(tmp_path: Path) -> None:
+    with holon_kernel(tmp_path) as (km, kc):
         execute(kc, '%workitem create "Check the restart freezes this board"')
         shown = [m for m in execute(kc, "%workitems") if m["msg_type"] == "display_data"]
         (board,) = [m for m in shown if "holon-board-view" in m["content"]["data"].get("text/html", "")]
@@ -57,6 +48,3 @@ def test_restart_replaces_a_live_board_by_its_static_board(tmp_path: Path) -> No
         # may stop listening to the old kernel from that reply on
         if "shutdown_reply" in seen:
             assert seen.index("board update") < seen.index("shutdown_reply"), seen
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
