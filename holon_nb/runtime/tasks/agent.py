@@ -22,7 +22,7 @@ from ...tools.text import cut, cut_head_tail, kept_chars
 from .process_groups import end_group
 from .processes import CommandProcess, LaunchSpec
 from ..core.store import new_id
-from .service import TERMINAL, TaskService, command_digest, kill_recorded_group, owner_alive
+from .service import TERMINAL, TaskService, command_digest, kill_recorded_group
 
 __all__ = ["AgentTasks"]
 
@@ -102,20 +102,12 @@ class AgentTasks:
         return dest
 
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
-        """An active command task of this agent with the same identity (commands spec §4.6 step 2).
-
-        A match whose owning runtime has died since this runtime started (a kernel restarted or killed
-        while its command ran) is no running command: the tasks of dead runtimes are marked
-        ``interrupted`` first (D7, as at start) and it is not returned.
-        """
+        """An active command task of this agent with the same identity (commands spec §4.6 step 2);
+        never one of a runtime that has died (:meth:`TaskService.active`)."""
         digest = command_digest(identity["cmd"])
-        for rec in self.svc.store.tasks("agent_id=? AND kind='command_task' AND status IN ('queued','running','cancelling')",
-                                        (self.agent_id,)):
+        for rec in self.svc.active("agent_id=? AND kind='command_task'", (self.agent_id,)):
             d = rec["detail"]
             if d.get("cmd_digest") == digest and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
-                if not owner_alive(rec.get("owner")):
-                    self.svc.reconcile_after_restart()
-                    continue
                 return {"task_id": rec["id"], "status": rec["status"], "summary": rec["summary"],
                         "command": self.svc.command_snapshot(rec, full=False)}
         return None
@@ -126,7 +118,7 @@ class AgentTasks:
 
     def list_active(self, agent_id: str) -> list[dict[str, Any]]:
         """``TaskListEntry`` dicts of the agent's active tasks, newest update first (commands spec §7)."""
-        recs = self.svc.store.tasks("agent_id=? AND status IN ('queued','running','cancelling')", (agent_id,))
+        recs = self.svc.active("agent_id=?", (agent_id,))
         recs.sort(key=lambda r: r["id"])
         recs.sort(key=lambda r: (r["updated_at"], r["created_at"]), reverse=True)
         out = []

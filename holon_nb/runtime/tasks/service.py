@@ -392,6 +392,20 @@ class TaskService:
         return cut(text, tokens * 4)[0] if text else None
 
     # ------------------------------------------------------------ queries
+    def active(self, where: str = "1=1", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Active (queued, running, cancelling) task records matching ``where``, none of a dead runtime.
+
+        A task whose owning runtime died after this one started (a kernel restarted or killed while its
+        command ran) is no active task: finding one, this marks the tasks of dead runtimes ``interrupted``
+        first (:meth:`reconcile_after_restart`, D7, as at start) and reads again.
+        """
+        sql = f"status IN ('queued','running','cancelling') AND ({where})"
+        recs = self.store.tasks(sql, params)
+        if all(owner_alive(r.get("owner")) for r in recs):
+            return recs
+        self.reconcile_after_restart()
+        return self.store.tasks(sql, params)
+
     def active_ids(self) -> list[str]:
         """Ids of all active tasks of this runtime home."""
         return [r["id"] for r in self.store.tasks("status IN ('queued','running','cancelling')")]

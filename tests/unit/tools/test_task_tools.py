@@ -330,6 +330,8 @@ def test_identical_command_of_a_runtime_that_died_meanwhile_starts_anew(tmp_path
             again = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300}))
             assert again["disposition"] == "already_running"  # its owner still runs: a real duplicate
             old.communicate("go\n", timeout=30)
+            # its owner is gone: no list shows it as active any more (it is reconciled to interrupted on sight)
+            assert tid not in [t["id"] for t in ok(rt.call("ListTasks", {}))["tasks"]]
             fresh = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300}))
             assert fresh["disposition"] != "already_running", fresh
             new_id = fresh["task_handle"]["task_id"]
