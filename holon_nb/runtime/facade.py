@@ -140,6 +140,7 @@ class Runtime:
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
+        self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
@@ -307,11 +308,10 @@ class Runtime:
                           previews=tuple(self.images.take_preview(execution_id)),
                           path_labels=self._labels_later, registry=self.registry)
 
-    @property
-    def _labels_later(self) -> Callable[[], tuple[tuple[str, str], ...]]:
+    def _deferred_labels(self) -> Callable[[], tuple[tuple[str, str], ...]]:
         """:meth:`path_labels` for a result to read when it is displayed (issue 12: a call whose result
         is never displayed never reads them); holds the runtime weakly, so a result kept in a
-        notebook's namespace does not keep a dropped runtime alive."""
+        notebook's namespace does not keep a dropped runtime alive. Made once, at start."""
         method = weakref.WeakMethod(self.path_labels)
         base = ((str(self.home), "<holon home>"), (str(self.workspace), ""))
 
