@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import functools
 import json
@@ -62,7 +63,10 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
 log = logging.getLogger("holon_nb.runtime")
-
+#: How long after a call its deferred tool-execution record is written (seconds): the loop is idle by then,
+#: or waiting for the next command's child (issue 12).
+_FLUSH_AFTER_S = 0.001
+_args_json = json.JSONEncoder(default=str).encode  # json.dumps(args, default=str), its encoder made once
 
 
 def _check_call_types(name: Any, agent: Any, context: Any) -> None:
@@ -140,6 +144,8 @@ class Runtime:
         self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
         self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
+        self._flush_timer: asyncio.TimerHandle | None = None  # writes the deferred tool executions
+        self._flush_retrying = False
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
@@ -279,28 +285,34 @@ class Runtime:
         # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
-        shown, env = env, without_escapes(env)  # colour codes stay only in what the HTML card renders
-        display = scrub.value(shown)  # what the notebook shows: its card renders the colours
-        model_view = display if shown is env else scrub.value(env)  # D6: scrubbed, and no escape codes
+        stored_env = dumps_envelope(env)
+        if "\\u001b" in stored_env or not scrub.absent_from_json(stored_env):
+            shown, env = env, without_escapes(env)  # colour codes stay only in what the HTML card renders
+            display = scrub.value(shown)  # what the notebook shows: its card renders the colours
+            model_view = display if shown is env else scrub.value(env)  # D6: scrubbed, and no escape codes
+            stored_env = dumps_envelope(model_view)
+        else:  # no escape code, no secret in it (its JSON says so): all three views are the envelope (issue 12)
+            display = model_view = env
         full = scrub.text(render_receipt(model_view, self.registry, ReceiptContext(execution_id, budget)))
         receipt, projected = project_receipt(full, model_view, execution_id, budget)
         try:
-            args_text = args if isinstance(args, str) else json.dumps(args, default=str)
+            args_text = args if isinstance(args, str) else _args_json(args)
         except (TypeError, ValueError, RecursionError):
             args_text = f"<arguments of type {type(args).__name__} that cannot be recorded as JSON>"
-        stored_args, stored_env = scrub.text(args_text), dumps_envelope(model_view)
+        stored_args = scrub.text(args_text)
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
             "args": stored_args, "envelope": stored_env, "receipt": full, "duration_ms": duration_ms,
             "scrubbed_args": stored_args, "scrubbed_envelope": stored_env,
         }
-        try:
+        if self._loop.in_loop_thread():
+            # issue 12: written once the loop is idle (~1 ms on), off the call's path; reads of it flush first
+            self.store.record_execution(record, defer=True)
+            if self._flush_timer is None:
+                self._flush_timer = asyncio.get_running_loop().call_later(_FLUSH_AFTER_S, self._flush_executions)
+        else:
             self.store.record_execution(record)
-        except sqlite3.OperationalError as exc:  # the home stayed locked: keep the record, write it later
-            if not is_busy(exc) or not self._loop.in_loop_thread():
-                raise
-            self._start_soon(self._record_later, record)
         if '"artifacts"' in stored_env and time.monotonic() - self._pruned_at > 30:
             self._auto_prune()
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
@@ -352,21 +364,38 @@ class Runtime:
         self._labels = (token, tuple(labels))
         return self._labels[1]
 
-    async def _record_later(self, record: dict[str, Any]) -> None:
-        """Write a tool execution the store was too busy to take, retrying until it succeeds or the runtime
-        closes (its ``output_ref`` resolves once written)."""
+    def _flush_executions(self) -> None:
+        """Write the deferred tool executions (loop thread); a locked home is retried in the background."""
+        self._flush_timer = None
+        if self.store.closed:  # close() wrote the queue
+            return
+        try:
+            with self.store.patience(0.25):
+                self.store.flush_executions()
+        except sqlite3.Error as exc:  # they stay queued: the next transaction, or close, writes them
+            if not is_busy(exc):
+                log.warning("tool executions not recorded yet: %s", exc, exc_info=True)
+            elif not self._flush_retrying and not self.store.closed:
+                self._flush_retrying = True
+                self._start_soon(self._flush_later)
+
+    async def _flush_later(self) -> None:
+        """Write the deferred tool executions the store was too busy to take, retrying with backoff until
+        they are written or the runtime closes (their ``output_ref`` resolves once written; the store's
+        close tries once more)."""
         delay = 0.2
-        while not self.store.closed:
-            await anyio.sleep(delay)
-            try:
-                with self.store.patience(0.25):
-                    self.store.record_execution(record)
-                return
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-                delay = min(delay * 2, 2.0)
-        log.warning("tool execution %s was not recorded: the runtime closed while the home was locked", record["id"])
+        try:
+            while not self.store.closed and self.store.deferred_executions:
+                await anyio.sleep(delay)
+                try:
+                    with self.store.patience(0.25):
+                        self.store.flush_executions()
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise
+                    delay = min(delay * 2, 2.0)
+        finally:
+            self._flush_retrying = False
 
     # ------------------------------------------------------------ disk (D13)
     def prune(self, *, dry_run: bool = False, max_home_bytes: int | None = None,

@@ -212,8 +212,9 @@ def error_envelope(tool_name: str, error: ToolError) -> dict[str, Any]:
     }
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, made once: ``json.dumps``
+#: with options builds a new encoder at every call (issue 12: an envelope is serialised at every call)
+_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
 def dumps_envelope(env: dict[str, Any], indent: int | None = None) -> str:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -71,6 +72,8 @@ class Scrubber:
         # longest first, so a secret containing another is replaced whole
         self._values = sorted(values, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
+        # every value is written as itself inside a JSON string (no quote, backslash, control or non-ASCII)
+        self._json_verbatim = all(json.dumps(v)[1:-1] == v for v in self._values)
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -99,6 +102,11 @@ class Scrubber:
                 lo = min(lo, first)
                 hi = max(hi, text.rfind(v) + len(v))
         return (lo, hi) if hi >= 0 else None
+
+    def absent_from_json(self, text: str) -> bool:
+        """True when ``text``, JSON as ``json.dumps`` writes it, certainly holds no secret value: no value
+        occurs in it, and every value would occur verbatim if its data held it. False means: scrub the data."""
+        return self._pattern is None or (self._json_verbatim and not self.present(text))
 
     def present(self, text: str) -> bool:
         """Whether any secret value occurs in ``text`` (substring search: much faster than the regex)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import secrets
 import sqlite3
 import threading
@@ -17,9 +18,12 @@ import traceback
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Hashable, Iterator, TypeVar
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: How long a write waits for another process's SQLite write lock, in total, before
 #: :class:`StoreBusy` (seconds; ``RuntimeSettings.store_busy_timeout_s``).
@@ -113,6 +117,20 @@ class _ScrubbingConnection:
         return getattr(self._db, name)
 
 
+_INSERT_EXECUTION = (
+    "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
+    " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _execution_row(rec: dict[str, Any], at: float) -> tuple[Any, ...]:
+    """The ``tool_executions`` row of a :meth:`Store.record_execution` record made at ``at`` (``time.time()``)."""
+    scrubbed_args, scrubbed_env = rec.get("scrubbed_args"), rec.get("scrubbed_envelope")
+    return (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], _safe(rec["args"]),
+            _safe(rec["envelope"]), _safe(rec["receipt"]), _rfc3339(datetime.fromtimestamp(at, timezone.utc)),
+            rec["duration_ms"], _safe(scrubbed_args) if scrubbed_args is not None else None,
+            _safe(scrubbed_env) if scrubbed_env is not None else None)
+
+
 def new_id(prefix: str) -> str:
     """Return a runtime id ``<prefix>_<15 lowercase hex>`` (agents spec §0.5)."""
     return f"{prefix}_{secrets.token_hex(8)[:15]}"
@@ -120,7 +138,11 @@ def new_id(prefix: str) -> str:
 
 def now_rfc3339() -> str:
     """Current UTC time as RFC 3339 with microseconds (``2026-11-30T03:17:44.123456Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _rfc3339(datetime.now(timezone.utc))
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Store:
@@ -151,6 +173,10 @@ class Store:
         self._tx_max_cpu_s = 0.0  # most CPU time one transaction's thread spent inside it
         self._tx_max_s_cpu = 0.0  # CPU time of the longest one (the rest of it was waiting for a CPU)
         self._busy_retries = 0
+        #: tool executions recorded with ``defer=True``, not yet written (``flush_executions``)
+        self._pending: list[tuple[dict[str, Any], float]] = []  # (record, time.time() when recorded)
+        self._exec_rows = 0  # of them, how many were written (``version`` leaves them out)
+        self._cache: dict[Hashable, tuple[tuple[int, int], Any]] = {}  # ``cached``: key -> (version, value)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
                                    timeout=_ATTEMPT_BUSY_MS / 1000)
         self._db.row_factory = sqlite3.Row
@@ -228,14 +254,39 @@ class Store:
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
             started, cpu_started = time.perf_counter(), time.thread_time()
+            queued = len(self._pending)  # deferred tool executions go first, in this transaction
             try:
+                written = self._write_pending(queued) if queued else 0
                 yield _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
                     else self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("ROLLBACK")  # the deferred ones stay queued
                 raise
             self._db.execute("COMMIT")
+            del self._pending[:queued]
+            self._exec_rows += written
             self._note_tx(time.perf_counter() - started, time.thread_time() - cpu_started)
+
+    def _write_pending(self, n: int) -> int:
+        """Insert the first ``n`` queued tool executions (inside a transaction); return how many rows went in.
+
+        An id already recorded (a replayed cassette's seeded id, raced by another kernel on the home) is
+        logged and skipped, never left in the queue to fail every later transaction.
+        """
+        before = self._db.total_changes
+        rows = [_execution_row(rec, at) for rec, at in self._pending[:n]]
+        self._db.execute("SAVEPOINT deferred_executions")
+        try:
+            self._db.executemany(_INSERT_EXECUTION, rows)
+        except sqlite3.IntegrityError:
+            self._db.execute("ROLLBACK TO deferred_executions")
+            for row in rows:
+                try:
+                    self._db.execute(_INSERT_EXECUTION, row)
+                except sqlite3.IntegrityError:
+                    _log.warning("tool execution %s is recorded already: this record of it is dropped", row[0])
+        self._db.execute("RELEASE deferred_executions")
+        return self._db.total_changes - before
 
     def _note_tx(self, held_s: float, cpu_s: float) -> None:
         self._tx_count += 1
@@ -271,29 +322,62 @@ class Store:
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Run one statement outside a transaction and return all rows (reads; DDL at startup).
 
+        A statement that names ``tool_executions`` first writes the executions recorded with
+        ``defer=True`` (:meth:`record_execution`), so it reads every call this store recorded.
+
         Raises:
             StoreBusy: when the statement needs a lock another process holds past ``busy_timeout_s``.
         """
         with self._lock:
+            if self._pending and "tool_executions" in sql:
+                self.flush_executions()
             return self._retrying(lambda: self._db.execute(sql, params).fetchall())
 
     def version(self) -> tuple[int, int]:
         """A token that changes whenever the database may have changed since it was last read.
 
-        ``(PRAGMA data_version, total_changes)``: SQLite's ``data_version`` moves when another
-        connection (another kernel on the same home) commits, ``total_changes`` when this one
-        writes a row. A read cached under the token stays right while the token is equal.
+        ``(PRAGMA data_version, rows written)``: SQLite's ``data_version`` moves when another
+        connection (another kernel on the same home) commits; the second term counts the rows this
+        connection wrote (``total_changes``), except the tool executions it recorded: every call
+        records one, and no cached read depends on that append-only log (issue 12: otherwise no
+        cache would outlive a call). A read cached under the token stays right while the token is equal.
 
         Raises:
             sqlite3.ProgrammingError: after :meth:`close`.
         """
         with self._lock:
-            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes - self._exec_rows
+
+    def cached(self, key: Hashable, read: Callable[[], _T]) -> _T:
+        """``read()``, or what it returned under the same ``key`` while :meth:`version` has not moved since.
+
+        For reads every command makes (issue 12): the workspace projection, the agent's active tasks.
+        The value is shared between callers: treat it as read-only. Keys are few (an agent's); the
+        cache is emptied past 256 of them.
+
+        Raises:
+            sqlite3.ProgrammingError: after :meth:`close`; whatever ``read`` raises.
+        """
+        token = self.version()  # before the read: a change during it moves the token past what is cached
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == token:
+            return hit[1]
+        value = read()
+        if len(self._cache) >= 256:
+            self._cache.clear()
+        self._cache[key] = (token, value)
+        return value
 
     def close(self) -> None:
-        """Close the connection (idempotent); retries still waiting for a lock give up."""
-        self.closed = True
+        """Close the connection (idempotent), writing the deferred tool executions first; retries still
+        waiting for a lock give up (a deferred execution that could not be written is logged, not kept)."""
+        already, self.closed = self.closed, True  # first: a retry waiting for the lock gives up
         with self._lock:
+            if self._pending and not already:
+                try:
+                    self.flush_executions()  # one attempt (SQLite's busy handler, 2 s)
+                except sqlite3.Error as exc:
+                    _log.warning("%d tool execution(s) not recorded at close: %s", len(self._pending), exc)
             try:
                 self._db.close()
             except sqlite3.ProgrammingError:
@@ -378,22 +462,41 @@ class Store:
         return out
 
     # ------------------------------------------------------------ tool executions
-    def record_execution(self, rec: dict[str, Any]) -> None:
+    def record_execution(self, rec: dict[str, Any], *, defer: bool = False) -> None:
         """Store one tool execution (D6: the caller passes scrubbed arguments, envelope and receipt).
 
         ``rec`` may carry ``scrubbed_args`` / ``scrubbed_envelope``: JSON text of the D6-scrubbed copies
         (scrubbed by the process that made the call), which memory serves instead of the canonical ones.
+
+        With ``defer=True`` the row is queued, not written (issue 12: the write leaves a command's critical
+        path): :meth:`flush_executions` writes the queue, and so do the next transaction (first, in it),
+        every :meth:`query` that names ``tool_executions`` and :meth:`close`. Its ``created_at`` is taken
+        now, and rows keep the order they were recorded in. Another connection (another kernel on the home)
+        sees a deferred row only once it is written.
+
+        Raises:
+            StoreBusy: (``defer=False``) the write lock stayed taken; the row is queued then, not lost.
         """
-        scrubbed_args, scrubbed_env = rec.get("scrubbed_args"), rec.get("scrubbed_envelope")
-        with self.tx() as db:
-            db.execute(
-                "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
-                " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], _safe(rec["args"]),
-                 _safe(rec["envelope"]), _safe(rec["receipt"]), now_rfc3339(), rec["duration_ms"],
-                 _safe(scrubbed_args) if scrubbed_args is not None else None,
-                 _safe(scrubbed_env) if scrubbed_env is not None else None),
-            )
+        with self._lock:
+            self._pending.append((rec, time.time()))  # the row is made when written (issue 12)
+            if not defer:
+                self.flush_executions()
+
+    @property
+    def deferred_executions(self) -> int:
+        """How many tool executions are queued, not yet written (:meth:`record_execution`)."""
+        return len(self._pending)
+
+    def flush_executions(self) -> None:
+        """Write the queued tool executions, in one transaction; nothing when none are queued.
+
+        Raises:
+            StoreBusy: the write lock stayed taken past the patience in force; the rows stay queued.
+        """
+        with self._lock:
+            if self._pending:
+                with self.tx():
+                    pass  # a transaction writes the queue first
 
     def execution(self, execution_id: str) -> dict[str, Any] | None:
         """A stored tool execution, or None."""

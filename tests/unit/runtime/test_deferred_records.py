@@ -1,0 +1,163 @@
+"""Issue 12: a call's execution record is written off its path, and reads every command makes are cached.
+
+A tool call made on the runtime's loop queues its ``tool_executions`` row (``Store.record_execution(defer=True)``);
+the loop writes it a millisecond later, and any read of the table in this process, any transaction and
+``close`` write it first. ``Store.version()`` leaves those rows out, so the reads cached under it (the
+workspace projection, the agent's active tasks) outlive a call, and still see a change made by another
+process on the home. Real runtimes, real SQLite connections and real second processes; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _support import eventually, ok
+
+from holon_nb.runtime import Runtime
+
+
+def _rows(db_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """Read with a connection of its own, as another kernel on the home would."""
+    db = sqlite3.connect(db_path)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+def _record(execution_id: str) -> dict:
+    return {"id": execution_id, "agent_id": "default", "tool_name": "ExecCommand", "status": "success",
+            "args": "{}", "envelope": "{}", "receipt": "done", "duration_ms": 1}
+
+
+def test_a_deferred_record_is_read_back_at_once_and_reaches_other_connections(rt: Runtime) -> None:
+    result = rt.call("ExecCommand", {"cmd": "echo recorded"})
+    # this process reads it at once: a query that names the table writes the queue first
+    row = rt.store.execution(result.execution_id)
+    assert row is not None and row["tool_name"] == "ExecCommand" and "recorded" in row["envelope"]
+    assert rt.store.deferred_executions == 0
+    # another connection sees it without any further call from this one: the loop wrote it
+    second = rt.call("ExecCommand", {"cmd": "true"})
+    eventually(lambda: _rows(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
+                             (second.execution_id,))[0][0] == 1, timeout=5)
+    assert rt.store.deferred_executions == 0
+
+
+def test_records_keep_their_order_and_time_of_call(rt: Runtime) -> None:
+    ids = [rt.call("ExecCommand", {"cmd": f"echo {i}"}).execution_id for i in range(5)]
+    rows = rt.store.query("SELECT id, created_at FROM tool_executions ORDER BY rowid")
+    assert [r["id"] for r in rows][-5:] == ids
+    stamps = [r["created_at"] for r in rows][-5:]
+    assert stamps == sorted(stamps) and all(s.endswith("Z") for s in stamps)
+
+
+def test_close_writes_what_is_still_queued(tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "home"
+    rt = Runtime(home=home, workspace=workspace)
+    rt.store.record_execution(_record("tool_0000000000000a1"), defer=True)
+    assert rt.store.deferred_executions == 1
+    rt.close()
+    assert _rows(home / "holon.sqlite3", "SELECT receipt FROM tool_executions WHERE id='tool_0000000000000a1'") \
+        == [("done",)]
+
+
+def test_a_rolled_back_transaction_keeps_the_queue(rt: Runtime) -> None:
+    rt.store.record_execution(_record("tool_0000000000000b1"), defer=True)
+    with pytest.raises(RuntimeError):
+        with rt.store.tx():
+            raise RuntimeError("the caller's transaction fails")
+    assert rt.store.deferred_executions == 1  # written in that transaction, rolled back with it, still queued
+    rt.store.flush_executions()
+    assert rt.store.execution("tool_0000000000000b1")["receipt"] == "done"
+
+
+def test_an_id_recorded_twice_is_dropped_not_left_to_fail_every_transaction(
+        rt: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+    rt.store.record_execution(_record("tool_0000000000000c1"))
+    rt.store.record_execution({**_record("tool_0000000000000c1"), "receipt": "again"}, defer=True)
+    rt.store.record_execution(_record("tool_0000000000000c2"), defer=True)
+    with caplog.at_level(logging.WARNING, logger="holon_nb.runtime.core.store"):
+        rt.store.flush_executions()
+    assert "tool_0000000000000c1 is recorded already" in caplog.text
+    assert rt.store.deferred_executions == 0
+    assert rt.store.execution("tool_0000000000000c1")["receipt"] == "done"  # the first one stays
+    assert rt.store.execution("tool_0000000000000c2") is not None  # the one after it went in
+    assert ok(rt.call("CreateWorkItem", {"objective": "the store still writes"}))
+
+
+def test_the_version_does_not_move_with_execution_records_but_does_with_other_writes(rt: Runtime) -> None:
+    ok(rt.call("ExecCommand", {"cmd": "true"}))
+    rt.store.flush_executions()
+    before = rt.store.version()
+    for _ in range(3):
+        ok(rt.call("ExecCommand", {"cmd": "true"}))
+    rt.store.flush_executions()
+    assert rt.store.version() == before  # foreground commands wrote nothing but their records
+    ok(rt.call("CreateWorkItem", {"objective": "a real change"}))
+    assert rt.store.version() != before
+
+
+_SWITCH = textwrap.dedent("""
+    import sys
+    from holon_nb.runtime import Runtime
+    with Runtime(home=sys.argv[1], workspace=sys.argv[2]) as rt:
+        result = rt.call("SwitchWorkspace", {"path": sys.argv[3]})
+        assert result.ok, result.envelope
+""")
+
+
+def test_the_cached_projection_follows_a_switch_made_by_another_process(rt: Runtime, workspace: Path) -> None:
+    sub = workspace / "elsewhere"
+    sub.mkdir()
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(workspace)
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(workspace)  # cached
+    subprocess.run([sys.executable, "-c", _SWITCH, str(rt.home), str(workspace), str(sub)], check=True,
+                   env={**os.environ, "SHELL": "/bin/sh"}, timeout=120)
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(sub)
+
+
+def test_the_cached_projection_is_repaired_when_its_directory_vanishes(rt: Runtime, workspace: Path) -> None:
+    sub = workspace / "gone"
+    sub.mkdir()
+    ok(rt.call("SwitchWorkspace", {"path": str(sub)}))
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(sub)
+    sub.rmdir()  # no write to the store: the cached entry is still current, its directory is not
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(workspace)
+    state = ok(rt.call("GetWorkspaceState", {}))
+    assert state["projection_repair"]["reason"] == "cwd_missing"
+
+
+_DUPLICATE = textwrap.dedent("""
+    import sys, time
+    from holon_nb.runtime import Runtime
+    with Runtime(home=sys.argv[1], workspace=sys.argv[2]) as rt:
+        result = rt.call("ExecCommand", {"cmd": "sleep 30", "yield_time_ms": 0})
+        print(result.envelope["result"]["task_handle"]["task_id"], flush=True)
+        sys.stdin.readline()
+""")
+
+
+def test_the_cached_active_tasks_see_a_task_started_by_another_process(rt: Runtime, workspace: Path) -> None:
+    args = {"cmd": "sleep 30", "duplicate_policy": "reuse_running", "yield_time_ms": 0}
+    assert rt.agent_tasks("default").find_active_command(
+        {"cmd": "sleep 30", "workdir": os.path.realpath(workspace), "shell": None, "login": True, "tty": False}) is None
+    other = subprocess.Popen([sys.executable, "-c", _DUPLICATE, str(rt.home), str(workspace)], text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "SHELL": "/bin/sh"})
+    try:
+        assert other.stdout is not None
+        task_id = other.stdout.readline().strip()
+        assert task_id.startswith("task_")
+        result = ok(rt.call("ExecCommand", args))
+        assert result["disposition"] == "already_running" and result["task_handle"]["task_id"] == task_id
+    finally:
+        assert other.stdin is not None
+        other.stdin.write("\n")
+        other.stdin.flush()
+        other.wait(timeout=60)
