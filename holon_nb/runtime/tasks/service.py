@@ -114,7 +114,7 @@ class TaskService:
         self.live: dict[str, _Live] = {}
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
-        self._homes_made: set[str] = set()
+        self._homes_made: dict[str, Path] = {}  # agent id -> its home, made
         self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
@@ -164,11 +164,12 @@ class TaskService:
 
     def agent_home(self, agent_id: str) -> Path:
         """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
-        path = self.home / "agents" / agent_id
-        if agent_id not in self._homes_made or not path.is_dir():
+        path = self._homes_made.get(agent_id)
+        if path is None or not os.path.isdir(path):  # made once; made again if it vanished
+            path = self.home / "agents" / agent_id
             for sub in ("tool-artifacts", "task-output"):
                 (path / sub).mkdir(parents=True, exist_ok=True)
-            self._homes_made.add(agent_id)
+            self._homes_made[agent_id] = path
         return path
 
     # ------------------------------------------------------------ restart (D7)
@@ -400,9 +401,10 @@ class TaskService:
         first (:meth:`reconcile_after_restart`, D7, as at start) and reads again.
         """
         sql = f"status IN ('queued','running','cancelling') AND ({where})"
-        recs = self.store.tasks(sql, params)
+        # read once per change of the home (issue 12: every command asks, for its duplicate check)
+        recs = self.store.cached(("active_tasks", where, params), lambda: self.store.tasks(sql, params))
         if all(owner_alive(r.get("owner")) for r in recs):
-            return recs
+            return [dict(r) for r in recs]  # the cached records stay as read
         self.reconcile_after_restart()
         return self.store.tasks(sql, params)
 

@@ -157,8 +157,21 @@ class AgentWorkspaces:
     # ------------------------------------------------------------ projection (sync; ExecCommand/ApplyPatch)
     @property
     def cwd(self) -> Path:
-        """The active projection's cwd (absolute)."""
+        """The active projection's cwd (absolute).
+
+        Every command reads it (issue 12): the stored projection is read once per change of the home
+        (:meth:`Store.cached`); its two directories are checked every time, and a vanished one is
+        repaired by :meth:`active` as before.
+        """
+        cwd, root = self.tables.store.cached(("projection", self.agent_id), self._projection_paths)
+        if os.path.isdir(cwd) and os.path.isdir(root):
+            self.home  # noqa: B018 - recreates a vanished agent home, as active() does
+            return Path(cwd)
         return Path(self.active()["cwd"])
+
+    def _projection_paths(self) -> tuple[str, str]:
+        act = self.active()
+        return act["cwd"], act["execution_root"]
 
     @property
     def execution_root(self) -> Path:
