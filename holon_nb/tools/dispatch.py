@@ -70,12 +70,13 @@ def _format_validation(exc: "ValidationError") -> tuple[str, list[str]]:
     return "; ".join(phrases), unknown
 
 
-def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
+def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> "BaseModel":
     """Decode, coerce and strictly validate arguments for ``spec``.
 
     Args:
         spec: The tool declaration.
         raw: A dict, or JSON text (text that is not JSON becomes ``{"_raw": text}``).
+        checked: ``raw`` passed :func:`~.coerce.input_problem` already (dispatch checks first).
 
     Returns:
         The validated (and normalised) input model instance.
@@ -83,6 +84,7 @@ def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
     Raises:
         ToolFailure: ``invalid_tool_input`` with ``details {tool_name, parse_error}``.
     """
+    checked = checked and isinstance(raw, dict)  # JSON text is decoded below: its value was never checked
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", errors="replace")
     json_error = None
@@ -95,7 +97,7 @@ def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
             json_error = f"arguments are not valid JSON ({exc})"
     from pydantic import ValidationError  # loaded already: the spec's model is a pydantic model
 
-    problem = input_problem(raw)
+    problem = None if checked else input_problem(raw)
     if problem is None:
         schema = input_schema_view(spec.input_model)
         try:
@@ -103,7 +105,8 @@ def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
         except RecursionError:
             problem = ("arguments nested too deeply", None)
         else:
-            problem = input_problem(value)  # coercion may have decoded a JSON string field
+            if _coerced(raw, value):  # coercion may have decoded a JSON string field
+                problem = input_problem(value)
     if problem is not None:
         raise ToolFailure(_guard_failure(spec.name, *problem))
     if not isinstance(value, dict):
@@ -127,6 +130,13 @@ def parse_args(spec: ToolSpec, raw: Any) -> "BaseModel":
     if spec.normalize is not None:
         args = spec.normalize(args, spec.name)
     return args
+
+
+def _coerced(raw: Any, value: Any) -> bool:
+    """Whether :func:`coerce_args` changed anything at the top level (it returns unchanged values as given)."""
+    if not (isinstance(raw, dict) and isinstance(value, dict)):
+        return raw is not value
+    return any(value[k] is not v for k, v in raw.items())
 
 
 # ---------------------------------------------------------------- text size limits (issue 9)
@@ -168,7 +178,11 @@ def check_text_sizes(tool: str, args: "BaseModel") -> None:
     for name in type(args).model_fields:
         if (tool, name) in UNLIMITED_FIELDS:
             continue
-        for path, text in _strings(getattr(args, name), name):
+        value = getattr(args, name)
+        if value is None or isinstance(value, (bool, int, float)) \
+                or (isinstance(value, str) and len(value) <= MAX_TEXT_FIELD_CHARS):
+            continue  # most fields: nothing to walk (issue 12)
+        for path, text in _strings(value, name):
             if len(text) > MAX_TEXT_FIELD_CHARS:
                 error = f"is {len(text)} characters long; the limit is {MAX_TEXT_FIELD_CHARS}"
                 raise ToolFailure(ToolError(
@@ -302,7 +316,7 @@ async def dispatch(
             prepared = args if spec.prepare is None else spec.prepare(args, ctx.call)
         except RecursionError:  # JSON text nested past what the decoder in ``prepare`` can read
             return error_envelope(name, _guard_failure(name, "arguments nested too deeply"))
-        parsed = parse_args(spec, prepared)
+        parsed = parse_args(spec, prepared, checked=prepared is args)  # a dict checked above, as given
         check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
         payload = await spec.handler(parsed, ctx)
         return success_envelope(name, payload)

@@ -217,6 +217,9 @@ def error_envelope(tool_name: str, error: ToolError) -> dict[str, Any]:
 _compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
+_KEY_JSON = {k: json.dumps(k) for k in _ENVELOPE_ORDER}  # the keys every envelope has, written once
+
+
 def dumps_envelope(env: dict[str, Any], indent: int | None = None) -> str:
     """Serialise an envelope: top-level keys in contract order, nested keys sorted.
 
@@ -228,7 +231,7 @@ def dumps_envelope(env: dict[str, Any], indent: int | None = None) -> str:
     ordered.update({k: v for k, v in env.items() if k not in ordered})
     if indent is None:
         return "{" + ",".join(
-            json.dumps(k) + ":" + _compact(v) for k, v in ordered.items()
+            (_KEY_JSON.get(k) or json.dumps(k)) + ":" + _compact(v) for k, v in ordered.items()
         ) + "}"
     body = ",\n".join(
         " " * indent + json.dumps(k) + ": "

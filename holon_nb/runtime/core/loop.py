@@ -8,6 +8,8 @@ thread (style.md §2.8–§2.9).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
 import threading
 from typing import Any, Awaitable, Callable
@@ -155,33 +157,48 @@ class LoopThread:
                                "thread itself (a subscriber callback or a tool handler): use the async API there")
         self.check()
         assert self._aio is not None
-        calls = self._calls
+        loop, calls = self._aio, self._calls
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        started: list[asyncio.Task[Any]] = []
 
-        async def tracked() -> Any:
+        async def tracked() -> None:
             task = asyncio.current_task()
             assert task is not None
             calls.add(task)
             try:
-                return await fn(*args)
+                result = await fn(*args)
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)  # the caller wakes now, not after the task's done callbacks ran
             finally:
                 calls.discard(task)
 
-        # asyncio's own hop, not the portal's: one task and one future (~35 us here against the portal's
-        # ~130 us, on every tool call: issue 12); stop() cancels the calls still in flight itself
-        coro = tracked()
+        def start() -> None:
+            task = loop.create_task(tracked())
+            # cancelled before it ran (the loop stopping): the caller still hears of it
+            task.add_done_callback(lambda _: future.cancel())
+            started.append(task)
+
+        # asyncio's own hop, not the portal's: one task and one future (issue 12: ~35 us here against the
+        # portal's ~130 us, on every tool call); stop() cancels the calls still in flight itself
         try:
-            future = asyncio.run_coroutine_threadsafe(coro, self._aio)
+            loop.call_soon_threadsafe(start)
         except RuntimeError:  # "Event loop is closed": the loop ended between check() and here
-            coro.close()
             self._thread.join(1.0) if self._thread is not None else None
             self.check()
             raise
         try:
             return future.result()
         except BaseException:
-            # Ctrl-C in the kernel: cancelling the future cancels the task on the loop; the coroutine's
-            # handlers then clean up (a command in its foreground window is stopped)
-            future.cancel()
+            # Ctrl-C in the kernel: cancelling the task on the loop lets the coroutine's handlers clean
+            # up (a command in its foreground window is stopped)
+            if not future.done():
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
             raise
 
     def stop(self, timeout: float = 10.0) -> None:

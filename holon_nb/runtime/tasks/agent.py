@@ -104,9 +104,10 @@ class AgentTasks:
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
         """An active command task of this agent with the same identity (commands spec §4.6 step 2);
         never one of a runtime that has died (:meth:`TaskService.active`)."""
-        digest = command_digest(identity["cmd"])
+        digest = None
         for rec in self.svc.active("agent_id=? AND kind='command_task'", (self.agent_id,)):
             d = rec["detail"]
+            digest = digest or command_digest(identity["cmd"])  # only when a task is running (issue 12)
             if d.get("cmd_digest") == digest and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
                 return {"task_id": rec["id"], "status": rec["status"], "summary": rec["summary"],
                         "command": self.svc.command_snapshot(rec, full=False)}

@@ -383,6 +383,10 @@ class CommandProcess:
             self.signal_name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"SIG{-rc}"
         self._exited_event.set()
         if self._readers:
+            self.read_ready()  # output that ended with the exit: read to its end now (finishes when it did)
+        if self.done:
+            return
+        if self._readers:
             self._drain_timer = self._loop.call_later(_DRAIN_S, self._finish)
         else:
             self._finish()
@@ -579,14 +583,15 @@ def _launch(spec: LaunchSpec, opened: list[int], kept: list[int]
         kept += [out_r, err_r]
         opened += [stdout, stderr]
         read_fds = {out_r: "stdout", err_r: "stderr"}
-        for fd in read_fds:
-            os.set_blocking(fd, False)
-            with contextlib.suppress(OSError):  # F_SETPIPE_SZ (Linux): a bigger buffer, fewer wakeups
-                fcntl.fcntl(fd, 1031, _PIPE_SIZE)
     popen = subprocess.Popen(
         list(spec.argv), cwd=spec.cwd, env=dict(spec.env), stdin=stdin, stdout=stdout, stderr=stderr,
         start_new_session=True, preexec_fn=_acquire_ctty if spec.tty else None, close_fds=True,
     )
+    if not spec.tty:  # our ends only, set while the command starts (issue 12); nothing was read from them yet
+        for fd in read_fds:
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError):  # F_SETPIPE_SZ (Linux): a bigger buffer, fewer wakeups
+                fcntl.fcntl(fd, 1031, _PIPE_SIZE)
     return popen, read_fds, input_fd
 
 

@@ -161,11 +161,11 @@ class AgentWorkspaces:
 
         Every command reads it (issue 12): the stored projection is read once per change of the home
         (:meth:`Store.cached`); its two directories are checked every time, and a vanished one is
-        repaired by :meth:`active` as before.
+        repaired by :meth:`active` as before. (A vanished agent home is made again where it is used:
+        a command's environment, an artifact.)
         """
         cwd, root = self.tables.store.cached(("projection", self.agent_id), self._projection_paths)
         if os.path.isdir(cwd) and os.path.isdir(root):
-            self.home  # noqa: B018 - recreates a vanished agent home, as active() does
             return Path(cwd)
         return Path(self.active()["cwd"])
 

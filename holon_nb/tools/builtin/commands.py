@@ -80,7 +80,9 @@ def output_tokens(requested: int | None, ctx: ToolContext) -> int:
 
 def _resolve_workdir(workdir: str | None, ctx: ToolContext) -> str:
     base = ctx.cwd
-    path = base if workdir is None else (Path(workdir) if os.path.isabs(workdir) else base / workdir)
+    if workdir is None:  # the projection's cwd, a directory (checked, or repaired, as it was read)
+        return os.path.normpath(base)
+    path = Path(workdir) if os.path.isabs(workdir) else base / workdir
     resolved = os.path.normpath(str(path))
     if not os.path.exists(resolved):
         raise ToolFailure(ToolError(
@@ -157,8 +159,11 @@ class _Stream:
         return cut_head_tail(self.head, self.tail_text, budget), True  # always longer than any budget
 
 
-def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dict[str, Any]:
+def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext,
+                      diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
     """Build the ``completed`` ExecCommandResult of an exited process (commands spec §4.6 step 6).
+
+    ``diagnostics``: the call's ``command_diagnostics`` when already made (None: made here).
 
     Previews are cut from the complete streams (spooled to disk); a truncated
     stream's complete raw text is kept as an artifact under the agent home.
@@ -173,7 +178,7 @@ def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext) -> dic
         "stdout_preview": None,
         "stderr_preview": None,
         "truncated": False,
-        "command_diagnostics": command_diagnostics(cmd, tokens, ctx.scrub),
+        "command_diagnostics": command_diagnostics(cmd, tokens, ctx.scrub) if diagnostics is None else diagnostics,
     }
     artifacts: list[dict[str, str]] = []
     for st in live:
@@ -245,8 +250,9 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         )
     except (OSError, ValueError) as exc:  # ValueError: NUL byte or unencodable text in argv
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
+    diagnostics = command_diagnostics(args.cmd, tokens, ctx.scrub)  # made while the command starts (issue 12)
     if yield_ms > 0 and await _wait_or_stop(proc, yield_ms / 1000):
-        return completed_payload(proc, args.cmd, tokens, ctx)
+        return completed_payload(proc, args.cmd, tokens, ctx, diagnostics)
     proc.read_ready()  # output written before the yield ended, not yet read by the loop, is initial output
     initial = _Stream(proc.combined, ctx.scrub)
     preview, truncated = initial.preview(tokens * 4) if not initial.blank else (None, False)
@@ -262,7 +268,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         "disposition": "promoted_to_task",
         "task_handle": handle,
         "initial_output_truncated": truncated,
-        "command_diagnostics": command_diagnostics(args.cmd, tokens, ctx.scrub),
+        "command_diagnostics": diagnostics,
         "summary_text": "command promoted to a managed task",
     }
     if preview is not None:
