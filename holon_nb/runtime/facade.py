@@ -141,7 +141,8 @@ class Runtime:
     def _start(self) -> None:
         self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
         self._lock = threading.Lock()
-        self._scrub: tuple[dict[Any, Any], tuple[str, ...], Scrubber] | None = None
+        #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
+        self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
         self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self._flush_timer: asyncio.TimerHandle | None = None  # writes the deferred tool executions
@@ -244,7 +245,7 @@ class Runtime:
         self._check_open()
         _check_call_types(name, agent, context)
         try:
-            result = self._loop.call(self.async_call, name, {} if args is None else args, agent, context)
+            result = self._loop.call(self._call, name, {} if args is None else args, agent, context)
         except concurrent.futures.CancelledError:
             self._loop.check()  # the loop died under the call: RuntimeDied names why
             raise RuntimeClosed(f"the runtime closed while {name} was running; its command was stopped") from None
@@ -254,9 +255,14 @@ class Runtime:
 
     async def async_call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
                          context: dict[str, Any] | None = None) -> ToolResult:
-        """The coroutine behind :meth:`call`; runs on the runtime thread."""
+        """:meth:`call` as a coroutine, for code on the runtime thread (same arguments, result and errors)."""
         self._check_open()
         _check_call_types(name, agent, context)
+        return await self._call(name, args, agent, context)
+
+    async def _call(self, name: str, args: dict[str, Any] | str | None, agent: str | None,
+                    context: dict[str, Any] | None) -> ToolResult:
+        """:meth:`async_call` once its arguments were checked (:meth:`call` checked them on its own thread)."""
         agent_id = agent or DEFAULT_AGENT_ID
         execution_id = new_id("tool")
         profile = self._profiles.get(agent_id)  # an agent's profile never changes once recorded
@@ -433,11 +439,16 @@ class Runtime:
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""
         env = getattr(os.environ, "_data", os.environ)  # the raw bytes mapping: comparing it is cheap
-        key = (self.settings.extra_secrets, self.settings.providers, self.settings.web_search, self.settings.x_search)
-        if self._scrub is None or self._scrub[0] != env or self._scrub[1] != key:
-            extra = (*self.settings.extra_secrets, *self._provider_key_values())
-            self._scrub = (dict(env), key, Scrubber(extra=extra))  # copied only when it changed
-        return self._scrub[2]
+        settings = self._settings  # frozen: new settings are a new object
+        cached = self._scrub
+        if cached is not None and cached[1] is settings and cached[0] == env:
+            return cached[2]
+        key = (settings.extra_secrets, settings.providers, settings.web_search, settings.x_search)
+        if cached is None or cached[0] != env or cached[3] != key:
+            extra = (*settings.extra_secrets, *self._provider_key_values())
+            cached = (dict(env), settings, Scrubber(extra=extra), key)  # copied only when it changed
+        self._scrub = (cached[0], settings, cached[2], key)
+        return cached[2]
 
     def scrubber(self) -> Scrubber:
         """The D6 scrubber of this runtime: secret-named environment variables, ``settings.extra_secrets``,

@@ -84,7 +84,7 @@ class AgentTasks:
                 argv, env = launch
         spec = LaunchSpec(
             argv=argv, cwd=workdir, env=env,
-            spool_dir=self.svc.home / "spool", tty=tty, accepts_input=accepts_input,
+            spool_dir=self.svc.spool_dir, tty=tty, accepts_input=accepts_input,
             max_log_bytes=self.svc.settings().max_task_log_bytes, scrubber=self.svc.make_scrubber(),
         )
         proc = await CommandProcess.spawn(spec)

@@ -268,7 +268,7 @@ class CommandProcess:
         self.done = False
         self._popen = popen
         self._loop = asyncio.get_running_loop()
-        self._done_event = anyio.Event()
+        self._done_waiters: list[asyncio.Future[None]] = []  # ``wait`` calls in progress
         self._exited_event = anyio.Event()
         self._readers = {fd: _Reader(fd, stream) for fd, stream in read_fds.items()}
         self._input_fd = input_fd
@@ -402,7 +402,9 @@ class CommandProcess:
         for capture in (self.stdout, self.stderr, self.combined):
             capture._close_spool()
         self.done = True
-        self._done_event.set()
+        for waiter in self._done_waiters:
+            _resolve(waiter)
+        self._done_waiters.clear()
         _call(self.on_exit, self)
 
     def _close_input(self, close_fd: bool = True) -> None:
@@ -425,9 +427,19 @@ class CommandProcess:
         Returns:
             True if done within ``timeout``, else False.
         """
-        if not self.done:
-            with anyio.move_on_after(timeout):
-                await self._done_event.wait()
+        if self.done:
+            return True
+        # a bare loop future, resolved by _finish or the timeout (issue 12: no cancel scope per command)
+        waiter = self._loop.create_future()
+        self._done_waiters.append(waiter)
+        timer = None if timeout is None else self._loop.call_later(timeout, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with contextlib.suppress(ValueError):  # _finish emptied the list
+                self._done_waiters.remove(waiter)
         return self.done
 
     async def write_input(self, data: bytes) -> int:
@@ -583,16 +595,54 @@ def _launch(spec: LaunchSpec, opened: list[int], kept: list[int]
         kept += [out_r, err_r]
         opened += [stdout, stderr]
         read_fds = {out_r: "stdout", err_r: "stderr"}
-    popen = subprocess.Popen(
-        list(spec.argv), cwd=spec.cwd, env=dict(spec.env), stdin=stdin, stdout=stdout, stderr=stderr,
-        start_new_session=True, preexec_fn=_acquire_ctty if spec.tty else None, close_fds=True,
-    )
+    env = dict(spec.env)
+    executable = _executable(spec.argv[0], env)
+
+    def start(executable: str | None) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(spec.argv), executable=executable, cwd=spec.cwd, env=env, stdin=stdin, stdout=stdout,
+            stderr=stderr, start_new_session=True, preexec_fn=_acquire_ctty if spec.tty else None, close_fds=True,
+        )
+
+    try:
+        popen = start(executable)
+    except FileNotFoundError:
+        if executable is None:
+            raise
+        _EXECUTABLES.clear()  # the program found a moment ago is gone: search the PATH as given
+        popen = start(None)
     if not spec.tty:  # our ends only, set while the command starts (issue 12); nothing was read from them yet
         for fd in read_fds:
             os.set_blocking(fd, False)
             with contextlib.suppress(OSError):  # F_SETPIPE_SZ (Linux): a bigger buffer, fewer wakeups
                 fcntl.fcntl(fd, 1031, _PIPE_SIZE)
     return popen, read_fds, input_fd
+
+
+#: ``(program, PATH) -> (its file, when found)``: the program file a spawn execs (:func:`_executable`)
+_EXECUTABLES: dict[tuple[str, str], tuple[str | None, float]] = {}
+_EXECUTABLE_TTL_S = 10.0  # a program installed earlier on the PATH meanwhile is used after at most this long
+
+
+def _executable(program: str, env: Mapping[str, str]) -> str | None:
+    """The file ``program`` resolves to on the child's PATH, looked up at most every 10 s (issue 12).
+
+    ``subprocess`` execs each PATH directory's candidate in turn in the child until one exists (six
+    failed ``execve`` calls for ``sh`` here, ~40 us a command); exec'ing the file found once skips them.
+    ``argv[0]`` is unchanged (``$0`` is still ``sh``). None: let ``subprocess`` search (a path with
+    a slash, or a program not found).
+    """
+    if "/" in program:
+        return None
+    path = env.get("PATH")
+    key = (program, os.defpath if path is None else path)  # as subprocess reads it (os.get_exec_path)
+    now = time.monotonic()
+    hit = _EXECUTABLES.get(key)
+    if hit is None or now - hit[1] > _EXECUTABLE_TTL_S:
+        if len(_EXECUTABLES) > 64:
+            _EXECUTABLES.clear()
+        hit = _EXECUTABLES[key] = (shutil.which(program, path=key[1]), now)
+    return hit[0]
 
 
 def _acquire_ctty() -> None:  # runs in the child, after setsid()

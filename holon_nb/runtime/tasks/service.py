@@ -118,7 +118,9 @@ class TaskService:
         self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
-        (home / "spool").mkdir(parents=True, exist_ok=True)
+        #: where running commands spool their output (made once: a path join per command costs, issue 12)
+        self.spool_dir = home / "spool"
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
         self.snapshots = ShellSnapshots(home)
         # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
         # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,

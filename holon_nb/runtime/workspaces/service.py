@@ -164,14 +164,14 @@ class AgentWorkspaces:
         repaired by :meth:`active` as before. (A vanished agent home is made again where it is used:
         a command's environment, an artifact.)
         """
-        cwd, root = self.tables.store.cached(("projection", self.agent_id), self._projection_paths)
+        cwd, root, path = self.tables.store.cached(("projection", self.agent_id), self._projection_paths)
         if os.path.isdir(cwd) and os.path.isdir(root):
-            return Path(cwd)
+            return path
         return Path(self.active()["cwd"])
 
-    def _projection_paths(self) -> tuple[str, str]:
+    def _projection_paths(self) -> tuple[str, str, Path]:
         act = self.active()
-        return act["cwd"], act["execution_root"]
+        return act["cwd"], act["execution_root"], Path(act["cwd"])
 
     @property
     def execution_root(self) -> Path:
