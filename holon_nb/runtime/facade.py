@@ -9,7 +9,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import functools
 import json
@@ -23,7 +22,6 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-import anyio
 
 from ..tools.ansi import without_escapes
 from ..tools.context import CallContext
@@ -40,6 +38,7 @@ from .core.events import EventBus, RuntimeEvent
 from .core.loop import LoopThread
 from .core.result import ToolResult
 from .core.settings import RuntimeSettings, resolve_home
+from .core.records import ExecutionRecords
 from .core.store import Store, is_busy, new_id
 from .tasks.agent import AgentTasks
 from .agents.plane import AgentPlane
@@ -63,9 +62,6 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
 log = logging.getLogger("holon_nb.runtime")
-#: How long after a call its deferred tool-execution record is written (seconds): the loop is idle by then,
-#: or waiting for the next command's child (issue 12).
-_FLUSH_AFTER_S = 0.001
 _args_json = json.JSONEncoder(default=str).encode  # json.dumps(args, default=str), its encoder made once
 
 
@@ -145,8 +141,6 @@ class Runtime:
         self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
         self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
-        self._flush_timer: asyncio.TimerHandle | None = None  # writes the deferred tool executions
-        self._flush_retrying = False
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
@@ -156,6 +150,7 @@ class Runtime:
         )
         self.tasks.make_scrubber = self._scrubber
         self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
+        self.records = ExecutionRecords(self.store, self._loop)  # each call's record, written off its path
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self.workspaces = WorkspaceService(self)
         self.memory = MemoryService(self)
@@ -312,13 +307,7 @@ class Runtime:
             "args": stored_args, "envelope": stored_env, "receipt": full, "duration_ms": duration_ms,
             "scrubbed_args": stored_args, "scrubbed_envelope": stored_env,
         }
-        if self._loop.in_loop_thread():
-            # issue 12: written once the loop is idle (~1 ms on), off the call's path; reads of it flush first
-            self.store.record_execution(record, defer=True)
-            if self._flush_timer is None:
-                self._flush_timer = asyncio.get_running_loop().call_later(_FLUSH_AFTER_S, self._flush_executions)
-        else:
-            self.store.record_execution(record)
+        self.records.add(record)
         if '"artifacts"' in stored_env and time.monotonic() - self._pruned_at > 30:
             self._auto_prune()
         return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
@@ -369,39 +358,6 @@ class Runtime:
                 labels.append((str(anchor.parent), f"<workspace {name}>/.."))
         self._labels = (token, tuple(labels))
         return self._labels[1]
-
-    def _flush_executions(self) -> None:
-        """Write the deferred tool executions (loop thread); a locked home is retried in the background."""
-        self._flush_timer = None
-        if self.store.closed:  # close() wrote the queue
-            return
-        try:
-            with self.store.patience(0.25):
-                self.store.flush_executions()
-        except sqlite3.Error as exc:  # they stay queued: the next transaction, or close, writes them
-            if not is_busy(exc):
-                log.warning("tool executions not recorded yet: %s", exc, exc_info=True)
-            elif not self._flush_retrying and not self.store.closed:
-                self._flush_retrying = True
-                self._start_soon(self._flush_later)
-
-    async def _flush_later(self) -> None:
-        """Write the deferred tool executions the store was too busy to take, retrying with backoff until
-        they are written or the runtime closes (their ``output_ref`` resolves once written; the store's
-        close tries once more)."""
-        delay = 0.2
-        try:
-            while not self.store.closed and self.store.deferred_executions:
-                await anyio.sleep(delay)
-                try:
-                    with self.store.patience(0.25):
-                        self.store.flush_executions()
-                except sqlite3.OperationalError as exc:
-                    if not is_busy(exc):
-                        raise
-                    delay = min(delay * 2, 2.0)
-        finally:
-            self._flush_retrying = False
 
     # ------------------------------------------------------------ disk (D13)
     def prune(self, *, dry_run: bool = False, max_home_bytes: int | None = None,
