@@ -1,0 +1,55 @@
+"""Issue 12: a spawn execs the shell's file found on the PATH once, not each PATH candidate in turn.
+
+Real runtimes, real shells and real PATH directories; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from _support import ok
+
+from holon_nb.runtime import Runtime
+import holon_nb.runtime.tasks.launch as launch
+
+
+def _fake_shell(directory: Path, name: str, says: str) -> Path:
+    """An executable ``name`` in ``directory`` that prints ``says`` and then runs sh with its arguments."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(f'#!/bin/sh\necho {says}\nexec sh "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_dollar_zero_is_the_name_given(rt: Runtime) -> None:
+    out = ok(rt.call("ExecCommand", {"cmd": 'echo "$0"', "shell": "sh", "login": False}))["stdout_preview"]
+    assert out == "sh"  # not /usr/bin/sh: the file is found for exec, argv[0] stays as given
+    assert launch._executable("sh", os.environ) == shutil.which("sh")
+
+
+def test_a_shell_that_moved_on_the_path_is_found_again(rt: Runtime, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    _fake_shell(first, "holon-test-sh", "from-first")
+    monkeypatch.setenv("PATH", f"{first}:{second}:{os.environ['PATH']}")
+    args = {"cmd": "echo ran", "shell": "holon-test-sh", "login": False}
+    assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "from-first\nran"
+    # the file found a moment ago is gone, another PATH directory has one: that one runs, no spawn error
+    (first / "holon-test-sh").unlink()
+    _fake_shell(second, "holon-test-sh", "from-second")
+    assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "from-second\nran"
+
+
+def test_a_changed_path_is_a_new_lookup(rt: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    _fake_shell(one, "holon-test-sh2", "one")
+    _fake_shell(two, "holon-test-sh2", "two")
+    args = {"cmd": "true", "shell": "holon-test-sh2", "login": False}
+    monkeypatch.setenv("PATH", f"{one}:{os.environ['PATH']}")
+    assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "one"
+    monkeypatch.setenv("PATH", f"{two}:{os.environ['PATH']}")
+    assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "two"
