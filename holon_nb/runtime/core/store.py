@@ -254,11 +254,12 @@ class Store:
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
             started, cpu_started = time.perf_counter(), time.thread_time()
+            db = _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
+                else self._db
             queued = len(self._pending)  # deferred tool executions go first, in this transaction
             try:
-                written = self._write_pending(queued) if queued else 0
-                yield _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
-                    else self._db
+                written = self._write_pending(queued, db) if queued else 0
+                yield db
             except BaseException:
                 self._db.execute("ROLLBACK")  # the deferred ones stay queued
                 raise
@@ -267,8 +268,9 @@ class Store:
             self._exec_rows += written
             self._note_tx(time.perf_counter() - started, time.thread_time() - cpu_started)
 
-    def _write_pending(self, n: int) -> int:
-        """Insert the first ``n`` queued tool executions (inside a transaction); return how many rows went in.
+    def _write_pending(self, n: int, db: Any) -> int:
+        """Insert the first ``n`` queued tool executions through ``db`` (the transaction's connection, which
+        scrubs, D6); return how many rows went in.
 
         An id already recorded (a replayed cassette's seeded id, raced by another kernel on the home) is
         logged and skipped, never left in the queue to fail every later transaction.
@@ -277,12 +279,12 @@ class Store:
         rows = [_execution_row(rec, at) for rec, at in self._pending[:n]]
         self._db.execute("SAVEPOINT deferred_executions")
         try:
-            self._db.executemany(_INSERT_EXECUTION, rows)
+            db.executemany(_INSERT_EXECUTION, rows)
         except sqlite3.IntegrityError:
             self._db.execute("ROLLBACK TO deferred_executions")
             for row in rows:
                 try:
-                    self._db.execute(_INSERT_EXECUTION, row)
+                    db.execute(_INSERT_EXECUTION, row)
                 except sqlite3.IntegrityError:
                     _log.warning("tool execution %s is recorded already: this record of it is dropped", row[0])
         self._db.execute("RELEASE deferred_executions")

@@ -161,3 +161,15 @@ def test_the_cached_active_tasks_see_a_task_started_by_another_process(rt: Runti
         other.stdin.write("\n")
         other.stdin.flush()
         other.wait(timeout=60)
+
+
+def test_a_deferred_row_is_scrubbed_as_it_is_written(tmp_path: Path, workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """D6 at rest: the store scrubs every text it writes, the deferred rows included (defence in depth:
+    the runtime hands it scrubbed text already)."""
+    monkeypatch.setenv("DEFERRED_TEST_API_KEY", "sk-deferred-secret-0123456789")
+    with Runtime(home=tmp_path / "home", workspace=workspace) as rt:
+        rt.store.record_execution({**_record("tool_0000000000000d1"),
+                                   "receipt": "key sk-deferred-secret-0123456789 leaked"}, defer=True)
+        rt.store.flush_executions()
+        assert rt.store.execution("tool_0000000000000d1")["receipt"] == "key [redacted] leaked"
