@@ -22,7 +22,6 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-
 from ..tools.ansi import without_escapes
 from ..tools.context import CallContext
 from ..tools.dispatch import classify_exception, dispatch
@@ -37,8 +36,8 @@ from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
 from .core.events import EventBus, RuntimeEvent
 from .core.loop import LoopThread
 from .core.result import ToolResult
-from .core.settings import RuntimeSettings, resolve_home
 from .core.records import ExecutionRecords
+from .core.settings import RuntimeSettings, resolve_home
 from .core.store import Store, is_busy, new_id
 from .tasks.agent import AgentTasks
 from .agents.plane import AgentPlane

@@ -212,9 +212,29 @@ def error_envelope(tool_name: str, error: ToolError) -> dict[str, Any]:
     }
 
 
-#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, made once: ``json.dumps``
-#: with options builds a new encoder at every call (issue 12: an envelope is serialised at every call)
-_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+def _compact_encoder() -> Any:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, its encoder made once.
+
+    ``json.dumps`` with options builds an encoder at every call, and ``JSONEncoder.encode`` its C
+    encoder at every call (issue 12: an envelope is serialised at every call). This keeps CPython's C
+    encoder (``json.encoder.c_make_encoder``) itself, without the circular-reference table, so a failed
+    call leaves no stale entry behind (a circular value ends in ``RecursionError``, not ``ValueError``);
+    the plain encoder where the C one is missing (another Python).
+    """
+    plain = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return plain.encode
+    encode = make(None, plain.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+
+    def compact(value: Any) -> str:
+        if isinstance(value, str):
+            return json.encoder.encode_basestring(value)
+        return "".join(encode(value, 0))
+    return compact
+
+
+_compact = _compact_encoder()
 
 
 _KEY_JSON = {k: json.dumps(k) for k in _ENVELOPE_ORDER}  # the keys every envelope has, written once
