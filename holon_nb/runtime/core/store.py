@@ -331,8 +331,8 @@ class Store:
             StoreBusy: when the statement needs a lock another process holds past ``busy_timeout_s``.
         """
         with self._lock:
-            if self._pending and "tool_executions" in sql:
-                self.flush_executions()
+            if self._pending and "tool_executions" in sql and not self._db.in_transaction:
+                self.flush_executions()  # (inside a transaction, its start wrote them)
             return self._retrying(lambda: self._db.execute(sql, params).fetchall())
 
     def version(self) -> tuple[int, int]:
@@ -496,7 +496,7 @@ class Store:
             StoreBusy: the write lock stayed taken past the patience in force; the rows stay queued.
         """
         with self._lock:
-            if self._pending:
+            if self._pending and not self._db.in_transaction:  # inside one, the next transaction writes them
                 with self.tx():
                     pass  # a transaction writes the queue first
 

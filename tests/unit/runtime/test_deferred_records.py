@@ -173,3 +173,13 @@ def test_a_deferred_row_is_scrubbed_as_it_is_written(tmp_path: Path, workspace: 
                                    "receipt": "key sk-deferred-secret-0123456789 leaked"}, defer=True)
         rt.store.flush_executions()
         assert rt.store.execution("tool_0000000000000d1")["receipt"] == "key [redacted] leaked"
+
+
+def test_a_read_inside_a_transaction_does_not_start_another(rt: Runtime) -> None:
+    rt.store.record_execution(_record("tool_0000000000000e1"), defer=True)
+    with rt.store.tx():  # its start writes the queue
+        rt.store.record_execution(_record("tool_0000000000000e2"), defer=True)  # queued inside it
+        rows = rt.store.query("SELECT id FROM tool_executions WHERE id LIKE 'tool_0000000000000e%'")
+        rt.store.flush_executions()  # nothing to do inside a transaction: no nested BEGIN
+    assert [r[0] for r in rows] == ["tool_0000000000000e1"]
+    assert rt.store.execution("tool_0000000000000e2") is not None  # the next read wrote it
