@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -112,3 +113,12 @@ def holon_kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def read_db(db_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """Rows read with a connection of its own, as another kernel on the home would (WAL readers never wait)."""
+    db = sqlite3.connect(db_path)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()

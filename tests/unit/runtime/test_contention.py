@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _support import eventually, ok
+from _support import eventually, ok, read_db
 
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.core.loop import THREAD_NAME
@@ -46,15 +46,6 @@ def lock_held(db_path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
         proc.wait(timeout=seconds + 60)
 
 
-def _read(db_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
-    """Read with a separate connection (WAL readers never wait for the writer)."""
-    db = sqlite3.connect(db_path)
-    try:
-        return db.execute(sql, params).fetchall()
-    finally:
-        db.close()
-
-
 def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_flight(tmp_path: Path,
                                                                                       workspace: Path) -> None:
     home = tmp_path / "home"
@@ -64,7 +55,7 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
                                                                           memory_index_interval_s=0.5))
     try:
         timer_id = ok(rt.call("CreateTimer", {"duration_ms": 200, "interval_ms": 300}))["timer"]["id"]
-        fires = lambda: _read(db_path, "SELECT fire_count FROM timers WHERE id=?", (timer_id,))[0][0]  # noqa: E731
+        fires = lambda: read_db(db_path, "SELECT fire_count FROM timers WHERE id=?", (timer_id,))[0][0]  # noqa: E731
         eventually(lambda: fires() >= 1)
         handle = ok(rt.call("ExecCommand", {"cmd": "sleep 1; echo finished", "yield_time_ms": 0}))["task_handle"]
         task_id = handle["task_id"]
@@ -77,7 +68,7 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
             if env["status"] == "error":
                 assert env["error"]["retryable"] is True and env["error"]["details"]["waited_s"] >= 2
             assert holder.poll() is None, "the lock was released before the call answered"
-            status_while_locked = _read(db_path, "SELECT status FROM tasks WHERE id=?", (task_id,))[0][0]
+            status_while_locked = read_db(db_path, "SELECT status FROM tasks WHERE id=?", (task_id,))[0][0]
         assert status_while_locked == "running"  # its end could not be written yet
         # afterwards the runtime answers, the task's end is recorded, the timer fires again
         assert rt.status()["loop_thread_alive"] and rt.status()["loop_error"] is None
@@ -85,9 +76,9 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
             ok(rt.call("TaskStatus", {"task_id": task_id}))["task"]))
         assert task["command"]["exit_status"] == 0
         eventually(lambda: fires() >= fired_while_locked + 2)
-        assert _read(db_path, "SELECT status FROM timers WHERE id=?", (timer_id,))[0][0] == "active"
+        assert read_db(db_path, "SELECT status FROM timers WHERE id=?", (timer_id,))[0][0] == "active"
         # the in-flight call's execution record was kept and written once the lock was free
-        eventually(lambda: _read(db_path, "SELECT COUNT(*) FROM tool_executions WHERE id=?",
+        eventually(lambda: read_db(db_path, "SELECT COUNT(*) FROM tool_executions WHERE id=?",
                                  (result.execution_id,))[0][0] == 1)
         assert ok(rt.call("ExecCommand", {"cmd": "echo after"}))["stdout_preview"] == "after"
         assert rt.status()["background_failures"] == 0  # every failure was caught where it happened

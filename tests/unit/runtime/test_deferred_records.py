@@ -11,25 +11,15 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from _support import eventually, ok
+from _support import eventually, ok, read_db
 
 from holon_nb.runtime import Runtime
-
-
-def _rows(db_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
-    """Read with a connection of its own, as another kernel on the home would."""
-    db = sqlite3.connect(db_path)
-    try:
-        return db.execute(sql, params).fetchall()
-    finally:
-        db.close()
 
 
 def _record(execution_id: str) -> dict:
@@ -45,7 +35,7 @@ def test_a_deferred_record_is_read_back_at_once_and_reaches_other_connections(rt
     assert rt.store.deferred_executions == 0
     # another connection sees it without any further call from this one: the loop wrote it
     second = rt.call("ExecCommand", {"cmd": "true"})
-    eventually(lambda: _rows(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
+    eventually(lambda: read_db(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
                              (second.execution_id,))[0][0] == 1, timeout=5)
     assert rt.store.deferred_executions == 0
 
@@ -64,7 +54,7 @@ def test_close_writes_what_is_still_queued(tmp_path: Path, workspace: Path) -> N
     rt.store.record_execution(_record("tool_0000000000000a1"), defer=True)
     assert rt.store.deferred_executions == 1
     rt.close()
-    assert _rows(home / "holon.sqlite3", "SELECT receipt FROM tool_executions WHERE id='tool_0000000000000a1'") \
+    assert read_db(home / "holon.sqlite3", "SELECT receipt FROM tool_executions WHERE id='tool_0000000000000a1'") \
         == [("done",)]
 
 
