@@ -138,7 +138,6 @@ class Runtime:
         self._lock = threading.Lock()
         #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
         self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
-        self._labels: tuple[tuple[int, int] | None, tuple[tuple[str, str], ...]] | None = None  # path_labels' cache
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
@@ -334,17 +333,16 @@ class Runtime:
         beside it, ``<worktrees of NAME>``), so a scratch clone's temporary path never
         reaches a saved notebook's text.
         """
-        try:
-            token = self.store.version()
-        except Exception:  # a closed store: nothing to cache against
-            token = None
-        cached = self._labels
-        if token is not None and cached is not None and cached[0] == token:
-            return cached[1]  # read once per change of the home, not once per call (issue 12)
+        try:  # read once per change of the home, not once per call (issue 12)
+            return self.store.cached(("path_labels",), self._read_path_labels)
+        except sqlite3.Error:  # a closed store: nothing to cache against
+            return self._read_path_labels()
+
+    def _read_path_labels(self) -> tuple[tuple[str, str], ...]:
         labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
         try:
             rows = self.store.query("SELECT workspace_anchor, repo_name FROM ws_workspaces")
-        except Exception:  # the workspace tables are made on first use
+        except Exception:  # the workspace tables are made on first use; a closed store
             rows = []
         for row in rows:
             anchor, name = Path(row["workspace_anchor"]), row["repo_name"] or Path(row["workspace_anchor"]).name
@@ -355,8 +353,7 @@ class Runtime:
                        (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>")]
             if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
                 labels.append((str(anchor.parent), f"<workspace {name}>/.."))
-        self._labels = (token, tuple(labels))
-        return self._labels[1]
+        return tuple(labels)
 
     # ------------------------------------------------------------ disk (D13)
     def prune(self, *, dry_run: bool = False, max_home_bytes: int | None = None,
