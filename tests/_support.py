@@ -122,3 +122,9 @@ def read_db(db_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
         return db.execute(sql, params).fetchall()
     finally:
         db.close()
+
+
+def tutorial_names(notebooks: Path) -> list[str]:
+    """The tutorials in ``notebooks`` (``0*.ipynb``), not the executed copies ``holon-nb run`` saves beside
+    them (the README's main job leaves ``01-quickstart.executed.ipynb`` there)."""
+    return sorted(p.name for p in notebooks.glob("0*.ipynb") if not p.name.endswith(".executed.ipynb"))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from _support import tutorial_names
 from _browser import (CLEARED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
                       require, restart_kernel, run_cells, save_and_reload, select_cell, settle, shots_dir)
 
@@ -27,7 +28,7 @@ require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-TUTORIALS = sorted(p.name for p in (REPO / "notebooks").glob("0*.ipynb"))
+TUTORIALS = tutorial_names(REPO / "notebooks")
 
 # What the page shows, per cell: holon cards (MathJax inside, the ignore classes), table cells' alignment (cells
 # a card aligns itself, such as a diff's right-aligned line numbers, excepted), live

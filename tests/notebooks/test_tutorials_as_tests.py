@@ -13,11 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+from _support import tutorial_names
 
 from holon_nb.testing.compare import compared_cells
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-TUTORIALS = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))
+TUTORIALS = tutorial_names(NOTEBOOKS)
 
 
 def test_every_tutorial_has_committed_outputs() -> None:
