@@ -113,6 +113,11 @@ class LoopThread:
         """True while the loop thread runs."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def calls_in_flight(self) -> int:
+        """How many :meth:`call` calls are running on the loop now (read on the loop thread)."""
+        return len(self._calls)
+
     def in_loop_thread(self) -> bool:
         """True when called from the loop thread itself."""
         return self._thread is not None and threading.current_thread() is self._thread

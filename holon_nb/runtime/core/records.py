@@ -1,10 +1,13 @@
 """Each tool call's ``tool_executions`` row, written off the call's path (issue 12).
 
 A call made on the runtime's loop queues its row (:meth:`Store.record_execution` with ``defer=True``);
-the loop writes the queue a millisecond later, while it is idle or waiting for the next command's
-child. Every read of the table in this process, every transaction and the store's close write the
-queue first (:class:`~.store.Store`), so nothing in this process reads around it; another kernel on
-the home sees the row that millisecond later. A call made on another thread writes its row at once.
+the loop writes the queue a millisecond later when no call is in flight then. While calls keep
+coming (a loop of commands), the queue waits for a gap between them, and is written at the latest
+a quarter of a second after its first row, in one transaction: a write landing inside the next
+call's window held up its child's exit (~0.1 ms a call on this machine). Every read of the table in
+this process, every transaction and the store's close write the queue first (:class:`~.store.Store`),
+so nothing in this process reads around it; another kernel on the home sees a row at most
+``FLUSH_WITHIN_S`` later. A call made on another thread writes its row at once.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from typing import Any
 
 import anyio
@@ -19,12 +23,16 @@ import anyio
 from .loop import LoopThread
 from .store import Store, is_busy
 
-__all__ = ["ExecutionRecords", "FLUSH_AFTER_S"]
+__all__ = ["ExecutionRecords", "FLUSH_AFTER_S", "FLUSH_WITHIN_S"]
 
 log = logging.getLogger("holon_nb.runtime")
 
-#: How long after a call its queued row is written (seconds).
+#: How long after a call its queued row is written when no other call is in flight then (seconds).
 FLUSH_AFTER_S = 0.001
+#: While calls are in flight, how often the loop looks for a gap between them (seconds).
+RECHECK_S = 0.05
+#: The longest a queued row waits, calls in flight or not (seconds).
+FLUSH_WITHIN_S = 0.25
 
 
 class ExecutionRecords:
@@ -39,6 +47,7 @@ class ExecutionRecords:
         self._store = store
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
+        self._queued_at = 0.0  # time.monotonic() when the timer was armed for the queue's first row
         self._retrying = False
 
     def add(self, record: dict[str, Any]) -> None:
@@ -53,12 +62,19 @@ class ExecutionRecords:
             return
         self._store.record_execution(record, defer=True)
         if self._timer is None:
+            self._queued_at = time.monotonic()
             self._timer = asyncio.get_running_loop().call_later(FLUSH_AFTER_S, self._flush)
 
     def _flush(self) -> None:
-        """Write the queue (loop thread); a locked home is retried in the background."""
+        """Write the queue (loop thread) unless calls are in flight and it is younger than
+        ``FLUSH_WITHIN_S``; a locked home is retried in the background."""
         self._timer = None
         if self._store.closed:  # its close wrote the queue
+            return
+        waited = time.monotonic() - self._queued_at
+        if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S and self._store.deferred_executions:
+            self._timer = asyncio.get_running_loop().call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited),
+                                                                self._flush)
             return
         try:
             with self._store.patience(0.25):

@@ -175,7 +175,9 @@ class Store:
         self._busy_retries = 0
         #: tool executions recorded with ``defer=True``, not yet written (``flush_executions``)
         self._pending: list[tuple[dict[str, Any], float]] = []  # (record, time.time() when recorded)
-        self._exec_rows = 0  # of them, how many were written (``version`` leaves them out)
+        #: rows this connection wrote that no cached read depends on (``version`` leaves them out): the
+        #: tool executions and the memory index (``tx(unversioned=True)``)
+        self._unversioned = 0
         self._cache: dict[Hashable, tuple[tuple[int, int], Any]] = {}  # ``cached``: key -> (version, value)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
                                    timeout=_ATTEMPT_BUSY_MS / 1000)
@@ -238,8 +240,12 @@ class Store:
             _PATIENCE.reset(token)
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self, *, unversioned: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE``): commits on success, rolls back on any exception.
+
+        ``unversioned=True``: the transaction writes only tables that no :meth:`cached` read depends on
+        (the memory index, which the indexer appends to every second behind the calls): :meth:`version`
+        does not move for it (issue 12: the cached reads outlive the indexer's passes).
 
         Waiting for another process's write lock is retried with backoff up to ``busy_timeout_s``
         in total; how long each transaction then holds the lock is measured (:meth:`stats`).
@@ -257,6 +263,7 @@ class Store:
             db = _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
                 else self._db
             queued = len(self._pending)  # deferred tool executions go first, in this transaction
+            before = self._db.total_changes
             try:
                 written = self._write_pending(queued, db) if queued else 0
                 yield db
@@ -265,7 +272,7 @@ class Store:
                 raise
             self._db.execute("COMMIT")
             del self._pending[:queued]
-            self._exec_rows += written
+            self._unversioned += self._db.total_changes - before if unversioned else written
             self._note_tx(time.perf_counter() - started, time.thread_time() - cpu_started)
 
     def _write_pending(self, n: int, db: Any) -> int:
@@ -340,15 +347,16 @@ class Store:
 
         ``(PRAGMA data_version, rows written)``: SQLite's ``data_version`` moves when another
         connection (another kernel on the same home) commits; the second term counts the rows this
-        connection wrote (``total_changes``), except the tool executions it recorded: every call
-        records one, and no cached read depends on that append-only log (issue 12: otherwise no
-        cache would outlive a call). A read cached under the token stays right while the token is equal.
+        connection wrote (``total_changes``), except the tool executions it recorded and what
+        ``tx(unversioned=True)`` wrote (the memory index): every call records one execution, the indexer
+        indexes it a second later, and no cached read depends on either (issue 12: otherwise no cache
+        would outlive a call). A read cached under the token stays right while the token is equal.
 
         Raises:
             sqlite3.ProgrammingError: after :meth:`close`.
         """
         with self._lock:
-            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes - self._exec_rows
+            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes - self._unversioned
 
     def cached(self, key: Hashable, read: Callable[[], _T]) -> _T:
         """``read()``, or what it returned under the same ``key`` while :meth:`version` has not moved since.

@@ -318,7 +318,7 @@ class MemoryService:
                 chars += sum(len(d.text) + len(d.values[5]) for d in prepared[i][1])
                 i += 1
             payload = batch_payload(docs)  # encoded before the transaction
-            with self._store.tx() as db:
+            with self._store.tx(unversioned=True) as db:  # no cached read depends on the index
                 started = time.perf_counter()
                 write_many(db, payload, fts=self.fts)
                 db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"

@@ -1,10 +1,12 @@
 """Issue 12: a call's execution record is written off its path, and reads every command makes are cached.
 
 A tool call made on the runtime's loop queues its ``tool_executions`` row (``Store.record_execution(defer=True)``);
-the loop writes it a millisecond later, and any read of the table in this process, any transaction and
-``close`` write it first. ``Store.version()`` leaves those rows out, so the reads cached under it (the
-workspace projection, the agent's active tasks) outlive a call, and still see a change made by another
-process on the home. Real runtimes, real SQLite connections and real second processes; nothing is mocked.
+the loop writes it a millisecond later when no other call is in flight (else when a look every 50 ms finds
+none, a quarter second later at most), and any read of the table in this process, any transaction and
+``close`` write it first. ``Store.version()`` leaves those rows and the memory index out, so the reads
+cached under it (the workspace projection, the agent's active tasks) outlive a call, and still see a change
+made by another process on the home. Real runtimes, real SQLite connections and real second processes;
+nothing is mocked.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from _support import eventually, ok, read_db
 
-from holon_nb.runtime import Runtime
+from holon_nb.runtime import Runtime, RuntimeSettings
+from holon_nb.runtime.core import records
 
 
 def _record(execution_id: str) -> dict:
@@ -92,6 +97,20 @@ def test_the_version_does_not_move_with_execution_records_but_does_with_other_wr
     assert rt.store.version() == before  # foreground commands wrote nothing but their records
     ok(rt.call("CreateWorkItem", {"objective": "a real change"}))
     assert rt.store.version() != before
+
+
+def test_the_memory_indexer_does_not_move_the_version(rt: Runtime) -> None:
+    for i in range(3):
+        ok(rt.call("ExecCommand", {"cmd": f"echo indexed-{i}"}))
+    rt.store.flush_executions()
+    before = rt.store.version()
+    status = rt.memory.catch_up()  # the background indexer's pass, run here
+    assert status is not None and status["lag"] == 0
+    assert rt.store.query("SELECT COUNT(*) FROM memory_cursors")[0][0] > 0  # it did write the index
+    assert rt.store.version() == before  # and the cached reads (projection, active tasks) outlive it
+    hits = rt.call("MemorySearch", {"query": "indexed-1"})
+    ok(hits)
+    assert "indexed-1" in hits.receipt
 
 
 _SWITCH = textwrap.dedent("""
@@ -173,3 +192,44 @@ def test_a_read_inside_a_transaction_does_not_start_another(rt: Runtime) -> None
         rt.store.flush_executions()  # nothing to do inside a transaction: no nested BEGIN
     assert [r[0] for r in rows] == ["tool_0000000000000e1"]
     assert rt.store.execution("tool_0000000000000e2") is not None  # the next read wrote it
+
+
+@pytest.fixture
+def quiet_rt(tmp_path: Path, workspace: Path):
+    """A runtime without the background memory indexer, whose once-a-second look at the log writes the queue."""
+    with Runtime(home=tmp_path / "quiet-home", workspace=workspace,
+                 settings=RuntimeSettings(memory_index_interval_s=0)) as rt:
+        yield rt
+
+
+def _seen_elsewhere(rt: Runtime, execution_id: str) -> bool:
+    return read_db(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
+                   (execution_id,))[0][0] == 1
+
+
+def test_while_a_call_is_in_flight_the_queue_waits_for_the_gap_after_it(quiet_rt: Runtime, monkeypatch) -> None:
+    rt = quiet_rt
+
+    monkeypatch.setattr(records, "FLUSH_WITHIN_S", 60.0)  # only the gap writes it here
+    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": "sleep 1"})))
+    long.start()
+    eventually(lambda: rt._loop.calls_in_flight == 1, timeout=5)
+    quick = rt.call("ExecCommand", {"cmd": "true"})
+    time.sleep(0.3)  # far past the 1 ms a call waits when none other is in flight
+    assert long.is_alive() and rt.store.deferred_executions >= 1 and not _seen_elsewhere(rt, quick.execution_id)
+    long.join()
+    eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=5)  # the first gap wrote it
+
+
+def test_calls_that_keep_coming_delay_a_row_a_quarter_second_at_most(quiet_rt: Runtime) -> None:
+    rt = quiet_rt
+
+    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": "sleep 4"})))
+    long.start()
+    eventually(lambda: rt._loop.calls_in_flight == 1, timeout=5)
+    quick = rt.call("ExecCommand", {"cmd": "true"})
+    queued_at = time.monotonic()
+    eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=3)
+    assert long.is_alive()  # written while the other call was still running
+    assert time.monotonic() - queued_at >= records.FLUSH_WITHIN_S * 0.8  # not at once: it waited for a gap
+    long.join()
