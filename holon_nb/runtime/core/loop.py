@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import logging
 import threading
 from typing import Any, Awaitable, Callable
@@ -51,6 +52,10 @@ class LoopThread:
         self.death: BaseException | None = None
         #: background coroutines that raised (each logged once with its traceback; the loop went on)
         self.background_failures = 0
+        #: ``start_soon`` coroutines whose task has not taken its first step: a task the stop cancels
+        #: before then never awaits its coroutine (anyio >= 4.14 wraps it), so the loop closes them at the end
+        self._unstarted: dict[int, Any] = {}
+        self._keys = itertools.count()
 
     def start(self, on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
         """Start the thread and wait until its loop runs.
@@ -88,25 +93,30 @@ class LoopThread:
         self._stop = anyio.Event()
         # the portal sits inside the task group: cancelling the portal's remaining calls at shutdown
         # must not cancel background work (task runners), which on_stop still needs
-        async with anyio.create_task_group() as tg:
-            self.task_group = tg
-            async with BlockingPortal() as portal:
-                self.portal = portal
-                self._aio = asyncio.get_running_loop()
-                self._ready.set()
-                await self._stop.wait()
-                # calls still running (a blocked TaskOutput, an ExecCommand in its foreground window)
-                # are cancelled, so their handlers clean up
-                calls = list(self._calls)
-                for call in calls:
-                    call.cancel()
-                if calls:
-                    await asyncio.wait(calls)
-                await portal.stop(cancel_remaining=True)
-            if self._on_stop is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._on_stop()
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                self.task_group = tg
+                async with BlockingPortal() as portal:
+                    self.portal = portal
+                    self._aio = asyncio.get_running_loop()
+                    self._ready.set()
+                    await self._stop.wait()
+                    # calls still running (a blocked TaskOutput, an ExecCommand in its foreground window)
+                    # are cancelled, so their handlers clean up
+                    calls = list(self._calls)
+                    for call in calls:
+                        call.cancel()
+                    if calls:
+                        await asyncio.wait(calls)
+                    await portal.stop(cancel_remaining=True)
+                if self._on_stop is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._on_stop()
+                tg.cancel_scope.cancel()
+        finally:
+            for coro in self._unstarted.values():  # cancelled before their first step: nothing of them ran
+                coro.close()
+            self._unstarted.clear()
 
     @property
     def alive(self) -> bool:
@@ -129,9 +139,17 @@ class LoopThread:
         loop (sites that can fail transiently — a locked store — retry themselves before that).
         """
         assert self.task_group is not None
-        self.task_group.start_soon(self._supervised, fn, args, name=getattr(fn, "__qualname__", repr(fn)))
+        key = next(self._keys)
+        coro = self._unstarted[key] = self._supervised(fn, args, key)
+        try:
+            self.task_group.start_soon(lambda: coro, name=getattr(fn, "__qualname__", repr(fn)))
+        except BaseException:  # the group no longer takes tasks (the loop is stopping)
+            del self._unstarted[key]
+            coro.close()
+            raise
 
-    async def _supervised(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:
+    async def _supervised(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], key: int) -> None:
+        del self._unstarted[key]
         try:
             await fn(*args)
         except anyio.get_cancelled_exc_class():

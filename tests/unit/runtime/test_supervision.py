@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import inspect
 import logging
 import os
 import signal
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 from _support import eventually, ok
 
 from holon_nb.runtime import Runtime
+from holon_nb.runtime.core.loop import LoopThread
 from holon_nb.runtime.tasks.process_groups import group_members
 from holon_nb.tools.errors import RuntimeDied
 
@@ -35,6 +40,32 @@ def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runti
     assert "background bug" in caplog.text and "Traceback" in caplog.text
     assert ok(rt.call("ExecCommand", {"cmd": "echo alive"}))["stdout_preview"] == "alive"
     assert rt.status()["loop_error"] is None
+
+
+def test_background_work_started_as_the_loop_stops_leaves_no_unawaited_coroutine() -> None:
+    # seen with the records writer's retry at close: anyio (>= 4.14) runs each task's coroutine inside a
+    # wrapper, and a task cancelled before its first step never awaits (or closes) the coroutine it wraps
+    ran = []
+
+    async def background() -> None:
+        ran.append(True)
+
+    loop = LoopThread()
+
+    async def on_stop() -> None:
+        loop.start_soon(background)
+        # cancelled before its first step, as asyncio's runner cancels what is left when a loop ends
+        for task in asyncio.all_tasks():
+            if inspect.getcoroutinestate(task.get_coro()) == inspect.CORO_CREATED:
+                task.cancel()
+
+    loop.start(on_stop=on_stop)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loop.stop()
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+    assert ran == [] and loop.background_failures == 0 and loop.death is None
 
 
 def test_a_dead_loop_raises_runtime_died_naming_the_cause_and_a_new_runtime_recovers(tmp_path: Path,
