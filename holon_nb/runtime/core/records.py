@@ -69,10 +69,10 @@ class ExecutionRecords:
         """Write the queue (loop thread) unless calls are in flight and it is younger than
         ``FLUSH_WITHIN_S``; a locked home is retried in the background."""
         self._timer = None
-        if self._store.closed:  # its close wrote the queue
+        if self._store.closed or not self._store.deferred_executions:  # its close, or a read, wrote the queue
             return
         waited = time.monotonic() - self._queued_at
-        if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S and self._store.deferred_executions:
+        if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S:
             self._timer = asyncio.get_running_loop().call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited),
                                                                 self._flush)
             return
