@@ -155,9 +155,10 @@ class LoopThread:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception:
-            self.background_failures += 1
+            # logged before counted: whoever sees the count (status(), a test) finds the log line written
             log.exception("background work %s failed; the runtime goes on",
                           getattr(fn, "__qualname__", repr(fn)))
+            self.background_failures += 1
 
     def check(self) -> None:
         """Raise :class:`RuntimeDied` when the loop ended without :meth:`stop`.
