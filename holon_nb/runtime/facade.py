@@ -555,6 +555,9 @@ class Runtime:
             self._closed = True
         dead = self._loop.death is not None or not self._loop.alive
         self._loop.stop()
+        # the finalizer (stop the loop at exit) holds the loop, whose on_stop holds this runtime: detached,
+        # a closed runtime is freed with everything it cached
+        self._finalizer.detach()
         if dead:  # on_stop never ran on a dead loop: end what the runtime started from here
             self.tasks.close_sync()
         self.tasks.snapshots.wait_captures(2.0)  # a login shell is never killed: give a running capture time to end

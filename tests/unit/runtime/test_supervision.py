@@ -10,6 +10,7 @@ import os
 import signal
 import time
 import warnings
+import weakref
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,20 @@ def _pids_running(marker: str) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+def test_a_closed_runtime_is_freed(tmp_path: Path, workspace: Path) -> None:
+    # the exit-time finalizer held the loop, whose on_stop held the runtime: every closed runtime
+    # (each %reload_ext) stayed in memory with what it cached
+    def run_and_close() -> weakref.ref:
+        with Runtime(home=tmp_path / "home", workspace=workspace) as rt:
+            assert ok(rt.call("ExecCommand", {"cmd": "echo hi"}))["stdout_preview"] == "hi"
+            rt.call("ListWorkItems", {})
+            return weakref.ref(rt)
+
+    ref = run_and_close()
+    gc.collect()
+    assert ref() is None
 
 
 def test_close_ends_a_group_whose_leader_exited_and_the_receipt_says_so(tmp_path: Path, workspace: Path) -> None:
