@@ -157,6 +157,9 @@ def _unregister_magics(ip: Any, magics: Any) -> None:
     for key, value in list(manager.registry.items()):
         if value is magics:
             del manager.registry[key]
+    # IPython's Magics.__init__ appends each instance to the shell's configurables: left there, it would
+    # keep the unloaded session, and its closed runtime, alive for the kernel's life
+    ip.configurables[:] = [c for c in ip.configurables if c is not magics]
 
 
 def __getattr__(name: str) -> Any:

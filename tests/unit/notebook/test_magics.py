@@ -5,8 +5,10 @@ Tasks stopped right after they start use ``--no-login`` (see test_live.py).
 
 from __future__ import annotations
 
+import gc
 import json
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +242,19 @@ def test_reload_keeps_one_runtime_and_one_pump(ip: Any, run: Any, thread_count: 
     assert thread_count("holon-nb-live") == 1
     assert sum(1 for c in ip.configurables if type(c).__name__ == "HolonNB") == 1
     assert len(run("exec", "echo once")) == 1
+
+
+def test_reload_frees_the_old_session_and_its_runtime(ip: Any, run: Any) -> None:
+    # IPython's Magics.__init__ appends each magics instance to shell.configurables; left there after an
+    # unload, they kept the old session and its closed runtime alive for the kernel's life
+    assert len(run("exec", "echo before")) == 1
+    old = weakref.ref(holon_nb.get_runtime())
+    with capture_output():
+        ip.run_line_magic("reload_ext", "holon_nb")
+    gc.collect()
+    assert old() is None
+    assert sum(1 for c in ip.configurables if type(c).__name__ == "HolonMagics") == 1
+    assert len(run("exec", "echo after")) == 1
 
 
 def test_unload_removes_magics_and_runtime(ip: Any, thread_count: Any) -> None:
