@@ -36,7 +36,6 @@ import json
 import os
 import random
 import statistics
-import shutil
 import subprocess
 import sys
 import tempfile

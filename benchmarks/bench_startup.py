@@ -12,7 +12,6 @@ checkout whose ``holon_nb`` to time, default the installed one).
 from __future__ import annotations
 
 import compileall
-import json
 import os
 import statistics
 import subprocess

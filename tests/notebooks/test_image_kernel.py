@@ -49,10 +49,10 @@ def _size(b64: str) -> tuple[int, int]:
 def test_agent_turn_saves_thumbnails_and_image_magic_shows_the_picture(kernel_env: Path) -> None:
     tmp = kernel_env
     (tmp / "chart.png").write_bytes(image_bytes("PNG", (800, 600)))
-    (tmp / "script.yaml").write_text(f"""\
+    (tmp / "script.yaml").write_text("""\
 format: holon_nb.script/v1
 steps:
-  - tool_use: {{id: call_1, name: ViewImage, input: {{path: chart.png, prompt: what does the chart show}}}}
+  - tool_use: {id: call_1, name: ViewImage, input: {path: chart.png, prompt: what does the chart show}}
   - text: no vision model is configured, but the chart is validated
 """)
     nb = _execute(tmp, ["%load_ext holon_nb",

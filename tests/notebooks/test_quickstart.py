@@ -106,7 +106,7 @@ def test_hostile_inputs_are_error_receipts(executed: Any, source: str, kind: str
     assert r["status"] == "error" and r["error"]["kind"] == kind
     text = [o["data"]["text/plain"] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})][0]
     assert text.startswith(f"{r['tool_name']} · error · ") and "Traceback" not in text
-    assert f"\n  kind " in text and text.split("\n  kind ", 1)[1].lstrip().startswith(kind)
+    assert "\n  kind " in text and text.split("\n  kind ", 1)[1].lstrip().startswith(kind)
 
 
 def test_saved_copy_reads_as_text(executed: Any) -> None:

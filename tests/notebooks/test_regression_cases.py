@@ -4,7 +4,6 @@ run in real kernels by :func:`holon_nb.testing.check.check_notebook` and by ``py
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess

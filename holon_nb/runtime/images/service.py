@@ -21,7 +21,7 @@ from ...providers.refs import parse_model_ref
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ..core.clock import fmt, utcnow
-from .generated import GENERATED_DIR, create_exclusive, default_stem, extension_for, sanitize_name
+from .generated import GENERATED_DIR, create_exclusive, default_stem, extension_for
 from .observation import ObservationCache, ObservationError, parse_observation, visual_reference
 from .preview import make_preview
 from .probe import ImageFacts, probe_image

@@ -3,7 +3,6 @@ is executed once and answered once, under an id of its own, and the next request
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 import pytest
