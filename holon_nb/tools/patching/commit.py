@@ -273,6 +273,9 @@ def commit(changes: list[Change]) -> None:
     Every parent directory is opened from ``/`` without following symlinks (:class:`DirHandles`), and
     files are created, renamed and removed relative to it, so a symlink swapped onto a target's
     path after it was resolved makes the commit fail (and roll back) instead of writing elsewhere.
+    Every new content is written to its temporary file before the first rename, so a full disk fails
+    while every original is still in place; a rollback unlinks the unplaced temporaries before it
+    restores, so the restores get the space they held.
 
     Args:
         changes: Transitions in input order; entries whose ``final`` equals ``original`` are skipped.
@@ -298,6 +301,9 @@ def _commit(dirs: DirHandles, changes: list[Change]) -> None:
     removals = [c for c in changes if c.final is None and c.original is not None]
     step, current = "write", ""
     try:
+        # every new content is written before any file is replaced: a full disk (or any write error)
+        # fails while every original is still in place, and the renames after need no space
+        staged: list[tuple[Change, _Temp]] = []
         for change in writes:
             current = change.path
             step = "mkdir"
@@ -308,6 +314,9 @@ def _commit(dirs: DirHandles, changes: list[Change]) -> None:
             else:
                 mode = change.mode if change.mode is not None else default_mode
                 tmp = _write_temp(dirs, change.path, change.final or b"", mode, change.owner, temps)
+            staged.append((change, tmp))
+        for change, tmp in staged:
+            current = change.path
             step = "verify"
             _verify(dirs, change)
             step = "rename"
@@ -332,6 +341,7 @@ def _commit(dirs: DirHandles, changes: list[Change]) -> None:
 def _rollback(dirs: DirHandles, replaced: list[Change], removed: list[Change], created_dirs: list[str],
               temps: list[_Temp], default_mode: int) -> list[str]:
     errors: list[str] = []
+    _remove_temps(temps, errors)  # first: on a full disk, the space they hold is what the restores need
     for change in reversed(removed + replaced):
         try:
             if change.original is None:
@@ -346,13 +356,7 @@ def _rollback(dirs: DirHandles, replaced: list[Change], removed: list[Change], c
                 _put(dirs, tmp, change.path, temps)
         except OSError as exc:
             errors.append(f"restore {change.path}: {exc}")
-    for dfd, tmp in temps:
-        try:
-            os.unlink(tmp, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            errors.append(f"remove temporary {tmp}: {exc}")
+    _remove_temps(temps, errors)  # a restore that failed before its rename leaves one
     for d in reversed(created_dirs):
         try:
             parent_fd, name = dirs.parent(d)
@@ -361,6 +365,18 @@ def _rollback(dirs: DirHandles, replaced: list[Change], removed: list[Change], c
         except OSError as exc:
             errors.append(f"remove directory {d}: {exc}")
     return errors
+
+
+def _remove_temps(temps: list[_Temp], errors: list[str]) -> None:
+    """Unlink the temporary files not renamed into place (and forget them); failures go to ``errors``."""
+    for dfd, tmp in temps:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            errors.append(f"remove temporary {tmp}: {exc}")
+    temps.clear()
 
 
 def file_mode(st: os.stat_result) -> int:

@@ -65,6 +65,56 @@ def test_write_failure_leaves_no_temp_file(rt: Runtime, workspace: Path, apply, 
     assert tree(workspace) == before
 
 
+def _small_disk(monkeypatch: pytest.MonkeyPatch, root: Path, budget: int) -> None:
+    """A disk that holds ``budget`` bytes of the commit's temporary files under ``root`` at a time:
+    ``os.write`` raises ENOSPC past it (the originals and the placed files are not counted)."""
+    real = commit_module.os.write
+
+    def held() -> int:
+        return sum(p.stat().st_size for p in root.rglob(f"*{commit_module.TEMP_SUFFIX}"))
+
+    def write(fd, data):
+        if held() + len(data) > budget:
+            raise OSError(28, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(commit_module.os, "write", write)
+
+
+def test_a_full_disk_fails_before_any_file_is_replaced(rt: Runtime, workspace: Path, apply, tree,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (workspace / "c.txt").write_text("c\n")
+    before = tree(workspace)
+    renames = _fail_on_call(monkeypatch, "replace", 0)  # (never raises: counts the renames)
+    _small_disk(monkeypatch, workspace, 1000)
+    r = apply(AC40 + _delete("c.txt", "c") + _add("big.txt", "x" * 5000))
+    monkeypatch.undo()
+    e = err(r, "io_error")
+    assert e["details"]["operation"] == "write" and e["details"]["path"] == str(workspace / "big.txt")
+    assert e["details"]["rolled_back"] is True and renames == []  # every new content is written first
+    assert tree(workspace) == before
+
+
+def test_the_rollback_frees_unplaced_temporaries_before_it_restores(rt: Runtime, workspace: Path, apply,
+                                                                    tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a.txt is replaced by a shorter text, then b.txt's rename fails: restoring a.txt's longer original
+    # fits on the disk only once the temporaries of b.txt and n.txt are gone
+    (workspace / "a.txt").write_text("one\n" + "two" * 100 + "\nthree\n")
+    (workspace / "b.txt").write_text("b\n")
+    before = tree(workspace)
+    patch = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-" + "two" * 100 + "\n+2\n three\n"
+             "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n" + _add("n.txt", "n" * 200))
+    original = (workspace / "a.txt").stat().st_size  # 310 bytes: the new contents (217) fit, and so does
+    _small_disk(monkeypatch, workspace, original)    # the restore, but not beside b's and n's temporaries
+    _fail_on_call(monkeypatch, "replace", 2, OSError(5, "Input/output error"))
+    r = apply(patch)
+    monkeypatch.undo()
+    e = err(r, "io_error")
+    assert e["details"]["operation"] == "rename" and e["details"]["path"] == str(workspace / "b.txt")
+    assert e["details"]["rolled_back"] is True, e
+    assert tree(workspace) == before
+
+
 def test_retryable_errno(rt: Runtime, workspace: Path, apply, monkeypatch: pytest.MonkeyPatch) -> None:
     _fail_on_call(monkeypatch, "replace", 1, OSError(11, "Resource temporarily unavailable"))
     r = apply(AC40)
