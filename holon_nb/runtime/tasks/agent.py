@@ -102,10 +102,18 @@ class AgentTasks:
         return dest
 
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
-        """An active command task of this agent with the same identity (commands spec §4.6 step 2);
-        never one of a runtime that has died (:meth:`TaskService.active`)."""
+        """An active command task of this agent with the same identity (commands spec §4.6 step 2),
+        started by this runtime.
+
+        A task another kernel on the home runs is not reused: its process, output pipes and input
+        channel live in that kernel, which ends it when it closes, and a notebook that got it back
+        would not run its command at all (two notebook tests running ``pytest`` on one home).
+        Both kernels still list it, and TaskStop ends it from either.
+        """
         digest = None
         for rec in self.svc.active("agent_id=? AND kind='command_task'", (self.agent_id,)):
+            if rec.get("owner") != self.svc.owner:
+                continue
             d = rec["detail"]
             digest = digest or command_digest(identity["cmd"])  # only when a task is running (issue 12)
             if d.get("cmd_digest") == digest and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):

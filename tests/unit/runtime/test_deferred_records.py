@@ -153,18 +153,24 @@ _DUPLICATE = textwrap.dedent("""
 """)
 
 
-def test_the_cached_active_tasks_see_a_task_started_by_another_process(rt: Runtime, workspace: Path) -> None:
+def test_a_command_another_kernel_runs_is_listed_but_not_reused(rt: Runtime, workspace: Path) -> None:
+    # the cached active tasks see the other process's task (ListTasks), and an identical ExecCommand
+    # here still runs its own: two notebook tests running one command on one home both run it
     args = {"cmd": "sleep 30", "duplicate_policy": "reuse_running", "yield_time_ms": 0}
-    assert rt.agent_tasks("default").find_active_command(
-        {"cmd": "sleep 30", "workdir": os.path.realpath(workspace), "shell": None, "login": True, "tty": False}) is None
+    assert ok(rt.call("ListTasks", {}))["tasks"] == []
     other = subprocess.Popen([sys.executable, "-c", _DUPLICATE, str(rt.home), str(workspace)], text=True,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "SHELL": "/bin/sh"})
     try:
         assert other.stdout is not None
-        task_id = other.stdout.readline().strip()
-        assert task_id.startswith("task_")
-        result = ok(rt.call("ExecCommand", args))
-        assert result["disposition"] == "already_running" and result["task_handle"]["task_id"] == task_id
+        theirs = other.stdout.readline().strip()
+        assert theirs.startswith("task_")
+        assert [t["id"] for t in ok(rt.call("ListTasks", {}))["tasks"]] == [theirs]
+        first = ok(rt.call("ExecCommand", args))
+        assert first["disposition"] == "promoted_to_task" and first["task_handle"]["task_id"] != theirs
+        again = ok(rt.call("ExecCommand", args))  # this runtime's own task is reused, as before
+        assert again["disposition"] == "already_running"
+        assert again["task_handle"]["task_id"] == first["task_handle"]["task_id"]
+        ok(rt.call("TaskStop", {"task_id": first["task_handle"]["task_id"]}))
     finally:
         assert other.stdin is not None
         other.stdin.write("\n")
