@@ -17,9 +17,9 @@ from IPython.display import display
 
 from ..runtime import ToolResult
 from ..tools.card import card_root
-from ..tools.errors import ToolCallError
+from ..tools.errors import CommandFailed, ToolCallError
 
-__all__ = ["Note", "Table", "show_result"]
+__all__ = ["Note", "Table", "command_failures", "raise_if_command_failed", "show_result"]
 
 
 class Note:
@@ -111,3 +111,46 @@ def show_result(result: ToolResult, raise_on_error: bool = False) -> None:
     display(result)
     if raise_on_error and not result.ok:
         raise ToolCallError(result.display_envelope)
+
+
+def _how(result: dict[str, Any]) -> str:
+    status = result.get("exit_status")
+    if isinstance(status, int):
+        return f"exit status {status}"
+    return str(result.get("summary_text") or "no exit status")
+
+
+def command_failures(envelope: dict[str, Any]) -> list[tuple[str, str]]:
+    """The commands of a successful ExecCommand / ExecCommandBatch call that ran and failed.
+
+    Returns:
+        ``[(command preview, how it ended)]``: an ExecCommand that completed with a non-zero or
+        absent exit status (killed by a signal); each batch item whose status is ``failed`` or
+        ``rejected`` (commands spec §5.5: non-zero exit, timeout, spawn failure). A command still
+        running when the call returned (promoted to a task) is not judged. Empty for other tools and
+        for error envelopes (those raise :class:`ToolCallError`).
+    """
+    if envelope.get("status") != "success":
+        return []
+    r = envelope.get("result") or {}
+    if envelope.get("tool_name") == "ExecCommand":
+        if r.get("disposition") == "completed" and r.get("exit_status") != 0:
+            return [((r.get("command_diagnostics") or {}).get("cmd_preview", ""),
+                     _how({**r, "summary_text": envelope.get("summary_text")}))]
+        return []
+    if envelope.get("tool_name") == "ExecCommandBatch":
+        return [(str(item.get("cmd", "")), _how(item["result"]) if item.get("result")
+                 else str(item.get("error_message") or item.get("error_kind") or item["status"]))
+                for item in r.get("items") or [] if item.get("status") in ("failed", "rejected")]
+    return []
+
+
+def raise_if_command_failed(result: ToolResult) -> None:
+    """Raise :class:`CommandFailed` when :func:`command_failures` finds any in ``result`` (scrubbed, D12).
+
+    Raises:
+        CommandFailed: naming each failed command and how it ended.
+    """
+    failures = command_failures(result.display_envelope)
+    if failures:
+        raise CommandFailed(result.display_envelope, failures)

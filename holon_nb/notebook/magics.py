@@ -11,6 +11,7 @@ tool verbatim (style.md §2.10–§2.11).
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -26,7 +27,7 @@ from IPython.display import display
 
 from ..runtime import ToolResult
 from ..runtime.core.ids import DEFAULT_AGENT_ID
-from .display import Note, show_result
+from .display import Note, raise_if_command_failed, show_result
 from .parsing import interpret_escapes, split_verbatim, unquote
 from .status import config_table, status_table, tools_table
 
@@ -66,6 +67,21 @@ class SessionMagics(Magics):
             return result
         show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
         return result
+
+
+def _trailing_raise(rest: str) -> tuple[str, bool]:
+    """``(JSON, True)`` for ``JSON --raise`` (the option written after the arguments, where the README's
+    "every tool magic takes --raise" leads people to put it); else ``(rest, False)`` unchanged. Text
+    ending in ``--raise`` that is not JSON before it is sent as it is."""
+    body = rest.rstrip()
+    if not body.endswith("--raise") or not body[: -len("--raise")].endswith((" ", "\t")):
+        return rest, False
+    candidate = body[: -len("--raise")].rstrip()
+    try:
+        json.loads(candidate)
+    except ValueError:
+        return rest, False
+    return candidate, True
 
 
 @magics_class
@@ -178,7 +194,8 @@ class HolonMagics(SessionMagics):
         """
         head, rest = split_verbatim(line, self.tool_line.parser, positionals=1)
         args = parse_argstring(self.tool_line, head)
-        self._call(args.name, rest or {}, args.raise_error)
+        rest, trailing_raise = _trailing_raise(rest)
+        self._call(args.name, rest or {}, args.raise_error or trailing_raise)
 
     @cell_magic("tool")
     @no_var_expand
@@ -214,18 +231,24 @@ class HolonMagics(SessionMagics):
     @argument("--no-login", action="store_true", help="Run with `-c` instead of a login shell `-lc`.")
     @argument("--start-new", action="store_true",
               help="Start a new instance even when an identical command is already running.")
-    @_raise
+    @argument("--raise", dest="raise_error", action="store_true",
+              help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when the command "
+                   "exited non-zero or was killed (a command still running after --yield-ms is not judged).")
     def exec_line(self, line: str) -> None:
         """Run a shell command (ExecCommand): ``%exec [options] [--] COMMAND``.
 
         Everything after the options (or after ``--``) is the command,
         verbatim: ``$VAR`` reaches the shell, not Python. A command still
         running after ``--yield-ms`` becomes a background task with a live view
-        here, and its final receipt appears in this cell when it ends.
+        here, and its final receipt appears in this cell when it ends. A
+        command that exits non-zero is a successful call (its receipt says
+        the exit status); with ``--raise`` it raises ``CommandFailed`` after
+        the receipt, so a notebook test fails there.
 
         Example::
 
             %exec --yield-ms 0 -- pytest -q
+            %exec --raise --yield-ms 600000 make test
         """
         head, cmd = split_verbatim(line, self.exec_line.parser)
         args = parse_argstring(self.exec_line, head)
@@ -243,7 +266,9 @@ class HolonMagics(SessionMagics):
             payload["login"] = False
         if args.start_new:
             payload["duplicate_policy"] = "start_new"
-        self._call("ExecCommand", payload, args.raise_error)
+        result = self._call("ExecCommand", payload, args.raise_error)
+        if args.raise_error:
+            raise_if_command_failed(result)
 
     @cell_magic("exec")
     @no_var_expand
@@ -252,7 +277,9 @@ class HolonMagics(SessionMagics):
     @argument("--workdir", default=None, help="Working directory for every command.")
     @argument("--yield-ms", type=int, default=None,
               help="Hard timeout of each command in milliseconds (default 30000).")
-    @_raise
+    @argument("--raise", dest="raise_error", action="store_true",
+              help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when any command "
+                   "failed (non-zero exit, killed, timed out).")
     def exec_cell(self, line: str, cell: str) -> None:
         """Run several commands in order (ExecCommandBatch): one command per non-blank line.
 
@@ -273,7 +300,9 @@ class HolonMagics(SessionMagics):
             payload["workdir"] = args.workdir
         if args.yield_ms is not None:
             payload["yield_time_ms"] = args.yield_ms
-        self._call("ExecCommandBatch", payload, args.raise_error)
+        result = self._call("ExecCommandBatch", payload, args.raise_error)
+        if args.raise_error:
+            raise_if_command_failed(result)
 
     # ------------------------------------------------------------ task magics
     @line_magic

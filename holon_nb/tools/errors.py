@@ -9,6 +9,7 @@ programmer-facing errors come from this tree::
     ├── RuntimeStartupError      the runtime thread or store could not start
     ├── RuntimeDied              the runtime's loop thread ended unexpectedly (names the cause)
     ├── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
+    │   └── CommandFailed        ``%exec --raise``: the command ran and failed (non-zero exit, signal)
     ├── AgentTurnFailed          a ``%%agent --wait`` turn failed (provider error, cassette drift, exception)
     └── HarnessUsageError        run_notebook / `holon-nb run` usage mistake (holon_nb.testing)
 
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .envelope import ToolError
 
-__all__ = ["AgentTurnFailed", "HolonNBError", "RuntimeClosed", "RuntimeDied", "RuntimeStartupError", "ToolCallError",
-           "ToolFailure"]
+__all__ = ["AgentTurnFailed", "CommandFailed", "HolonNBError", "RuntimeClosed", "RuntimeDied", "RuntimeStartupError",
+           "ToolCallError", "ToolFailure"]
 
 
 class HolonNBError(Exception):
@@ -68,6 +69,25 @@ class ToolCallError(HolonNBError):
         err = envelope.get("error") or {}
         super().__init__(f"{envelope.get('tool_name')}: {err.get('kind')}: {err.get('message')}")
         self.envelope = envelope
+
+
+class CommandFailed(ToolCallError):
+    """Raised by ``%exec --raise`` / ``%%exec --raise`` when the call succeeded but a command failed.
+
+    A command that exits non-zero, or is killed by a signal, is a *successful* ExecCommand call (the
+    contract's ``status: success``, its ``exit_status`` saying how it ended): the model reads it and
+    goes on. A notebook test asks ``--raise`` to stop there instead, as ``subprocess.run(check=True)``.
+
+    Attributes:
+        envelope: the canonical (scrubbed) envelope of the call.
+        failures: ``[(command, how it ended)]``, e.g. ``[("make test", "exit status 2")]``.
+    """
+
+    def __init__(self, envelope: dict[str, Any], failures: list[tuple[str, str]]):
+        HolonNBError.__init__(self, f"{envelope.get('tool_name')}: " + "; ".join(
+            f"{cmd!r} failed ({how})" for cmd, how in failures))
+        self.envelope = envelope
+        self.failures = failures
 
 
 class AgentTurnFailed(HolonNBError):

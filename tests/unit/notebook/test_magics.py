@@ -23,6 +23,10 @@ RESULT = "application/vnd.holon.tool-result+json"
 MIMETYPES = {"text/plain", "text/html", RESULT}
 
 
+def receipts_of(bundles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b[RESULT] for b in bundles if RESULT in b]
+
+
 def test_exec_displays_one_bundle_with_three_mimetypes(run: Any) -> None:
     bundles = run("exec", "echo hi")
     assert len(bundles) == 1
@@ -67,6 +71,16 @@ def test_raise_option_raises_tool_call_error_after_display(ip: Any) -> None:
         ip.run_line_magic("tool", "ExecCommand --raise not json")
     assert info.value.envelope["error"]["kind"] == "invalid_tool_input"
     assert len(cap.outputs) == 1  # the error receipt was displayed first
+
+
+def test_raise_written_after_the_json_is_the_option(ip: Any, run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("tool", 'ExecCommand {"cmd": "echo hi", "login": false} --raise'))
+    assert env["status"] == "success" and env["result"]["stdout_preview"] == "hi"
+    with capture_output(), pytest.raises(ToolCallError) as info:
+        ip.run_line_magic("tool", 'TaskStatus {"task_id": "task_000000000000000"}  --raise')
+    assert info.value.envelope["error"]["kind"] == "task_not_found"
+    (env,) = receipts(run("tool", "ExecCommand echo --raise"))  # not JSON before it: sent as it is
+    assert env["error"]["kind"] == "invalid_tool_input"
 
 
 def test_config_raise_on_tool_error_takes_effect(ip: Any, run: Any) -> None:
@@ -230,6 +244,32 @@ def test_task_stop_and_status(run: Any, receipts: Any) -> None:
         wait_and_report(10)
     (nb,) = receipts(run("task_output", f"{task_id} --no-block"), "TaskOutput")
     assert nb["result"]["retrieval_status"] == "success"
+
+
+def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any) -> None:
+    from holon_nb.tools.errors import CommandFailed
+
+    assert receipts_of(run("exec", "--no-login false"))[0]["result"]["exit_status"] == 1  # no --raise: a receipt
+    for line, how in (("--raise --no-login -- exit 3", "exit status 3"),
+                      ("--raise --no-login -- kill -9 $$", "SIGKILL")):
+        with capture_output() as cap, pytest.raises(CommandFailed) as info:
+            ip.run_line_magic("exec", line)
+        assert how in str(info.value) and info.value.failures[0][1].endswith(how)
+        assert info.value.envelope["status"] == "success"
+        assert [o.data[RESULT]["tool_name"] for o in cap.outputs] == ["ExecCommand"]  # the receipt came first
+    assert receipts_of(run("exec", "--raise --no-login true"))[0]["result"]["exit_status"] == 0
+
+
+def test_exec_cell_raise_names_each_failed_command(ip: Any) -> None:
+    from holon_nb.tools.errors import CommandFailed, ToolCallError
+
+    with capture_output(), pytest.raises(CommandFailed) as info:
+        ip.run_cell_magic("exec", "--raise --yield-ms 2000", "true\nfalse\nsleep 5\necho done\n")
+    assert [cmd for cmd, _ in info.value.failures] == ["false", "sleep 5"]
+    assert info.value.failures[0][1] == "exit status 1" and "yield_time_ms" in info.value.failures[1][1]
+    assert isinstance(info.value, ToolCallError)  # one except clause catches both
+    with capture_output():
+        ip.run_cell_magic("exec", "--raise", "true\necho ok\n")
 
 
 def test_reload_keeps_one_runtime_and_one_pump(ip: Any, run: Any, thread_count: Any) -> None:
