@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="execute a notebook headless and print a summary")
     p.add_argument("notebook", metavar="NOTEBOOK", type=Path)
     p.add_argument("-o", "--output", metavar="OUT", type=Path, default=None,
-                   help="where to save the executed notebook (default <stem>.executed.ipynb beside it)")
+                   help="where to save the executed notebook (default <stem>.executed.ipynb beside it; "
+                        "a directory: that name inside it); checked before the run")
     p.add_argument("--timeout", metavar="SECONDS", type=float, default=120.0,
                    help="per-cell timeout in seconds (default 120); the whole run stops at 10x this")
     p.add_argument("--kernel", metavar="NAME", default=None,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -352,12 +353,49 @@ def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] 
     if not src.is_file():
         raise HarnessUsageError(f"no such notebook: {src}")
     out = Path(output) if output is not None else src.with_name(f"{src.stem}.executed.ipynb")
+    with contextlib.suppress(OSError):  # (a name too long to stat: _check_writable says so)
+        if out.is_dir():  # -o DIR: the default name inside it
+            out = out / f"{src.stem}.executed.ipynb"
     if out.resolve() == src.resolve():
         raise HarnessUsageError(f"refusing to overwrite the input notebook {src}; choose another -o")
+    _check_writable(out)
     kernel_cwd = Path(cwd) if cwd is not None else src.resolve().parent
     if not kernel_cwd.is_dir():
         raise HarnessUsageError(f"--cwd is not a directory: {kernel_cwd}")
     return src, out, kernel_cwd.resolve()
+
+
+def _check_writable(out: Path) -> None:
+    """Raise :class:`HarnessUsageError` now, before anything runs, when ``out`` cannot be written
+    (its directory cannot be made, the name is too long, no permission): after a run, the results
+    would be lost. Creates ``out``'s missing directories; leaves no file behind."""
+    blocking = next((p for p in out.parents if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise HarnessUsageError(f"cannot save the executed notebook to {out}: {blocking} is a file, "
+                                "not a directory; choose another -o")
+    try:
+        existed = out.exists()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "ab"):
+            pass
+    except OSError as exc:
+        raise HarnessUsageError(f"cannot save the executed notebook to {out}: {exc.strerror or exc}; "
+                                "choose another -o") from exc
+    if not existed:
+        out.unlink(missing_ok=True)
+
+
+def _save(nb: NotebookNode, out: Path, summary: Any) -> Path:
+    """Write ``nb`` to ``out``; when that fails after all (a full disk), to a new temporary directory,
+    with a problem saying where (so the run fails and its results are not lost). Returns the path."""
+    try:
+        nbformat.write(nb, out)
+        return out
+    except OSError as exc:
+        fallback = Path(tempfile.mkdtemp(prefix="holon-nb-run-")) / "executed.ipynb"
+        nbformat.write(nb, fallback)
+        summary.problems.append(f"could not save the executed notebook to {out} ({exc}); saved it to {fallback}")
+        return fallback
 
 
 def _structure_problem(value: object) -> str | None:
@@ -538,8 +576,7 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
         _scrub(nb, env, runner.kernel_secrets)
         summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
         out.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, out)
-        summary.output = out
+        summary.output = _save(nb, out, summary)
         shutil.rmtree(scratch, ignore_errors=True)
         summary.wall_time_s = time.monotonic() - started
     return summary

@@ -318,6 +318,38 @@ def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
         run_notebook(tmp_path / "a.ipynb", timeout=0)
 
 
+def test_an_output_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    cell = f"open({str(marker)!r}, 'w').close()"
+    src = write_nb(tmp_path / "a.ipynb", cell)
+    (tmp_path / "a-file").write_text("")
+    for out, reason in ((tmp_path / "a-file" / "sub" / "out.ipynb", "a-file is a file, not a directory"),
+                        (tmp_path / ("y" * 300 + ".ipynb"), "File name too long")):
+        with pytest.raises(HarnessUsageError, match=f"cannot save the executed notebook to .*{reason}"):
+            run_notebook(src, output=out)
+    long_stem = write_nb(tmp_path / ("z" * 245 + ".ipynb"), cell)  # its default <stem>.executed.ipynb is too long
+    proc = cli_run(long_stem.name, cwd=tmp_path)
+    assert proc.returncode == 2 and "File name too long" in proc.stderr and "Traceback" not in proc.stderr
+    assert not marker.exists()  # nothing ran
+
+
+def test_an_output_directory_gets_the_default_name_inside_it(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "a.ipynb", "print('hi')")
+    (tmp_path / "out").mkdir()
+    summary = run_notebook(src, output=tmp_path / "out", timeout=60)
+    assert summary.output == tmp_path / "out" / "a.executed.ipynb" and summary.output.is_file()
+
+
+def test_a_save_that_fails_after_the_run_keeps_the_results_and_fails_the_run(tmp_path: Path) -> None:
+    from holon_nb.testing.harness import _save
+
+    nb = nbformat.v4.new_notebook()
+    summary = RunSummary(notebook=tmp_path / "a.ipynb", output=None)
+    saved = _save(nb, tmp_path / "gone" / "a.executed.ipynb", summary)  # its directory went away meanwhile
+    assert saved.is_file() and nbformat.read(saved, as_version=4) == nb
+    assert summary.problems and str(saved) in summary.problems[0] and summary.exit_code == 1
+
+
 def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_path: Path) -> None:
     src = write_nb(
         tmp_path / "restart.ipynb",
