@@ -23,6 +23,8 @@ from .parsing import parse_quoted
 __all__ = ["WorkMagics", "parse_duration_ms", "parse_todo"]
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+#: Shortest ``%timer create --every`` (ms): below it, most likely a slip of ``1ms`` for ``1m``.
+MIN_EVERY_MS = 1000
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _TODO = re.compile(r"^\s*\[(.)\]\s*(.*)$")
 _TODO_STATES = {" ": "pending", "x": "completed", "X": "completed", ">": "in_progress", "~": "in_progress"}
@@ -268,6 +270,12 @@ class WorkMagics(SessionMagics):
                 payload["fire_at"] = args.at
             if args.every is not None:
                 payload["interval_ms"] = parse_duration_ms(args.every)
+                if payload["interval_ms"] < MIN_EVERY_MS:  # "1ms" for "1m": a tick a millisecond, kept by the home
+                    raise UsageError(
+                        f"--every {args.every}: a timer repeating that often would queue "
+                        f"{1000 // max(1, payload['interval_ms'])} messages a second for its agent; "
+                        "the least is 1s (ms is a millisecond, m a minute). "
+                        "CreateTimer itself takes any interval_ms ≥ 1: %tool CreateTimer {...}")
             if args.summary is not None and args.words:
                 raise UsageError("%timer create takes the summary once: as words or as --summary, not both")
             summary = args.summary if args.summary is not None else " ".join(args.words) or None

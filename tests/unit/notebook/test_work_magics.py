@@ -83,6 +83,13 @@ def test_timer_magics_and_agent_status(run: Any) -> None:
         run("timer", 'create --in 5m twice --summary "once"')
     with pytest.raises(UsageError, match="needs one timer id"):
         run("timer", "cancel")
+    # "1ms" for "1m": refused before anything is created (it would tick a thousand times a second)
+    active = _env(run("timers", "--filter active"), "ListTimers")["result"]["timers"]
+    with pytest.raises(UsageError, match=r"--every 1ms: .* 1000 messages a second .* the least is 1s"):
+        run("timer", "create --in 1s --every 1ms")
+    assert _env(run("timers", "--filter active"), "ListTimers")["result"]["timers"] == active
+    every = _env(run("timer", "create --in 5m --every 1s"), "CreateTimer")
+    assert every["result"]["timer"]["interval_ms"] == 1000
 
 
 def test_memory_magics(run: Any) -> None:
