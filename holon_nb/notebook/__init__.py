@@ -122,8 +122,13 @@ def _close_at_exit() -> None:
         log.debug("closing holon_nb at exit failed", exc_info=True)
 
 
-def unload(ip: Any) -> None:
-    """Unload the extension: stop the live hub, close the runtime, remove magics and config. Idempotent."""
+def unload(ip: Any, note: str = "the runtime was closed (extension unloaded or reloaded)") -> None:
+    """Unload the extension: stop the live hub, close the runtime, remove magics and config. Idempotent.
+
+    Args:
+        ip: The IPython shell.
+        note: Why, as the live views of tasks the closing runtime interrupted say it.
+    """
     session = current_session()
     set_session(None)
     if session is None:
@@ -143,7 +148,7 @@ def unload(ip: Any) -> None:
     if session.boards is not None:
         session.boards.close()
     session.rt.close()
-    session.live.detach("the runtime was closed (extension unloaded or reloaded)")
+    session.live.detach(note)
     if current() is session.rt:
         set_current(None)
 

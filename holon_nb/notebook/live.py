@@ -148,8 +148,8 @@ class LiveHub:
     def detach(self, note: str) -> None:
         """Replace the live views of unfinished tasks by their last state, marked ``note`` (after the runtime closed).
 
-        ``Runtime.close()`` stops live tasks, so their views show ``cancelled``;
-        a view in the cell that started its task also says why no final receipt will come.
+        ``Runtime.close()`` ends live tasks ``interrupted`` (reason ``runtime_closed``), and so do their
+        views; a view in the cell that started its task also says why no final receipt will come.
         """
         with self._cond:
             pending = [t for t in self._tracks.values() if not t.finalized]
@@ -158,7 +158,7 @@ class LiveHub:
             for s, _ in shown:
                 s.replaced = s.confirmed = True
         for view, track in views:
-            view.apply(status="cancelled", elapsed_s=track.elapsed(), note=note)
+            view.apply(status="interrupted", elapsed_s=track.elapsed(), note=note)
         for s, _task_id in shown:
             if s.origin:
                 s.view.apply(note=f"{note}; no final receipt: TaskOutput shows what it printed")

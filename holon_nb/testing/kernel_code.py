@@ -79,15 +79,21 @@ del _holon_nb_stop
 FREEZE = """\
 def _holon_nb_freeze():
     try:
-        from holon_nb.notebook import freeze_live_boards
+        from holon_nb.notebook import freeze_live_boards, unload
     except ImportError:  # not loaded, or an older holon_nb: nothing to freeze
         return
     freeze_live_boards("no longer updated: the kernel restarted; re-run this cell to refresh")
+    try:  # as the restart would at exit, while this kernel's output still reaches the notebook
+        unload(get_ipython(), note="the kernel restarted")
+    except TypeError:  # an older holon_nb: its runtime closes at exit
+        pass
 _holon_nb_freeze()
 del _holon_nb_freeze
 """
 """Run before a ``holon-restart-kernel`` restart: the old kernel's live ``%workitems`` boards become static
-boards in the saved notebook (their widgets die with the kernel)."""
+boards in the saved notebook (their widgets die with the kernel), and its runtime closes, as the restart
+would close it at exit: its running tasks end ``interrupted`` and their live views become static views
+saying so, instead of widgets waiting for a final receipt that never comes."""
 
 UNLOAD = """\
 get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime before the kernel stops

@@ -210,7 +210,7 @@ def test_unload_replaces_running_views_by_their_last_state(ip: Any) -> None:
         (update,) = after.outputs  # ...the view is replaced by its last state, saying why no receipt will come
         assert update.update and _display_id(update) == view_id and WIDGET not in update.data
         assert "no final receipt" in update.data["text/plain"] and "closed" in update.data["text/plain"]
-        assert widget.status == "cancelled" and "unloaded" in widget.note and widget._stop.disabled
+        assert widget.status == "interrupted" and "unloaded" in widget.note and widget._stop.disabled
         assert widget.comm is None
     finally:
         ip.run_line_magic("load_ext", "holon_nb")

@@ -350,6 +350,20 @@ def test_a_save_that_fails_after_the_run_keeps_the_results_and_fails_the_run(tmp
     assert summary.problems and str(saved) in summary.problems[0] and summary.exit_code == 1
 
 
+def test_a_task_running_at_a_restart_leaves_a_static_view_saying_so(tmp_path: Path) -> None:
+    src = write_nb(tmp_path / "restart-task.ipynb",
+                   "%exec --no-login --yield-ms 200 -- sleep 600",
+                   ("print('after')", ["holon-restart-kernel"]),
+                   CALL + "print([r['status'] for r in rt.store.query('SELECT status FROM tasks')])")
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    task_cell, _, tasks = [c for c in nbformat.read(summary.output, as_version=4).cells if c.cell_type == "code"]
+    assert not [o for o in task_cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    last = task_cell.outputs[-1]["data"]["text/plain"]  # was "[live view of task_…; its final receipt replaces it…]"
+    assert "interrupted" in last and "the kernel restarted" in last, last
+    assert text_of(tasks).strip() == "['interrupted']"  # as a restart leaves it (D7)
+
+
 def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_path: Path) -> None:
     src = write_nb(
         tmp_path / "restart.ipynb",
