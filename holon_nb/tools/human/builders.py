@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from typing import Any, Callable, Iterable, Sequence
 
 from ..ansi import strip_ansi
@@ -97,7 +98,24 @@ def _pairs(pairs: Sequence[tuple[str, str]], indent: str) -> list[str]:
     if not pairs:
         return []
     width = min(max(len(k) for k, _ in pairs), 28)
-    return [f"{indent}{k:<{width}}  {v}".rstrip() for k, v in pairs]
+    lines = []
+    for k, v in pairs:
+        first, *more = v.split("\n")  # a wrapped value (_wrap): its lines align under the first
+        lines.append(f"{indent}{k:<{width}}  {first}".rstrip())
+        lines += [f"{indent}{'':<{width}}  {line}".rstrip() for line in more]
+    return lines
+
+
+def _wrap(text: Any, width: int = MAX_LINE - 30, max_lines: int = 4) -> str:
+    """``text`` on one line, or wrapped at word boundaries into at most ``max_lines`` lines of about
+    ``width`` characters (joined by newlines, for :func:`_pairs`); what is left past them is clipped
+    with the ``… [+N chars]`` marker. For prose a person must read whole: messages and hints."""
+    one = " ".join(_scalar(text).split())
+    lines = textwrap.wrap(one, width, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > max_lines:
+        rest = " ".join(lines[max_lines - 1:])
+        lines = [*lines[: max_lines - 1], clip(rest, width)]
+    return "\n".join(lines)
 
 
 def _table(records: Sequence[dict[str, Any]], columns: Sequence[str], indent: str) -> list[str]:
@@ -272,13 +290,13 @@ def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
     details = err.get("details") if isinstance(err.get("details"), dict) else {}
     pairs = [("kind", _fmt(err.get("kind")))]
     if err.get("message") and err.get("message") != summary:
-        pairs.append(("message", _fmt(err["message"], MAX_LINE - 16)))
+        pairs.append(("message", _wrap(err["message"])))
     if isinstance(details.get("field"), str):
         pairs.append(("field", details["field"]))
     if isinstance(details.get("parse_error"), str):
-        pairs.append(("parse error", _fmt(details["parse_error"], MAX_LINE - 16)))
+        pairs.append(("parse error", _wrap(details["parse_error"])))
     if err.get("recovery_hint"):
-        pairs.append(("hint", _fmt(err["recovery_hint"], MAX_LINE - 16)))
+        pairs.append(("hint", _wrap(err["recovery_hint"])))
     pairs.append(("retryable", "yes" if err.get("retryable") else "no"))
     lines = _pairs(pairs, _INDENT)
     rest = {k: v for k, v in details.items() if k not in _DETAIL_SKIP}

@@ -155,6 +155,23 @@ def test_every_tool_error_receipt_names_kind_and_hint(rt: Runtime, workspace: Pa
         assert re.search(r"^  retryable +no$", text, re.M), text
 
 
+def test_an_error_hint_is_shown_whole_on_aligned_lines(rt: Runtime, workspace: Path) -> None:
+    r = rt.call("ExecCommand", {"cmd": "ls", "status": "running"})  # the quickstart's second error
+    hint = r.envelope["error"]["recovery_hint"]
+    assert len(hint) > MAX_LINE - 30  # long enough to need a second line
+    text = check_rules(r, rt.home, workspace)
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("  hint "))
+    column = lines[start].index(hint.split()[0])
+    shown = [lines[start][column:]]
+    for line in lines[start + 1:]:
+        if line[:column].strip():
+            break
+        shown.append(line[column:])
+    assert len(shown) > 1 and " ".join(shown) == " ".join(hint.split())  # every word, none cut, in order
+    assert all(len(line) <= MAX_LINE for line in lines)
+
+
 def test_domain_error_keeps_the_details_that_matter(rt: Runtime, workspace: Path) -> None:
     r = rt.call("TaskStatus", {"task_id": "task_000000000000000"})
     text = check_rules(r, rt.home, workspace)
