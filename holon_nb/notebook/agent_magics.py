@@ -394,7 +394,12 @@ class AgentMagics(SessionMagics):
                 display(Note(f"interrupted: {note}; the turn ended {run.trace.status}"))
                 return
             if run.error:
-                raise AgentTurnFailed(f"the turn of {run.trace.agent_id} failed: {run.error}")
+                hint = ""
+                if "scripted agent provider exhausted" in str(run.error):  # upstream's exact text, kept
+                    hint = (" — the script has no step left: a scripted model keeps its place across the turns "
+                            "of this runtime, so re-running the cell asks for more steps; %reload_ext holon_nb "
+                            "(or a kernel restart) starts the script over")
+                raise AgentTurnFailed(f"the turn of {run.trace.agent_id} failed: {run.error}{hint}")
 
     @line_magic
     @magic_arguments()

@@ -58,6 +58,20 @@ def test_agent_cell_runs_a_scripted_turn_with_a_live_view_and_transcript(ip: Any
     assert run.view.comm is None and run.view._body.comm is None  # closed, children too
 
 
+def test_rerunning_a_used_up_script_says_how_to_start_it_over(ip: Any, tmp_path: Path) -> None:
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    first, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "How is the agent?")
+    assert not first.error
+    with capture_output(), pytest.raises(AgentTurnFailed) as info:
+        ip.run_cell_magic("agent", "--model scripted/script.yaml --wait", "How is the agent?")
+    assert "scripted agent provider exhausted after" in str(info.value)  # upstream's text, kept
+    assert "%reload_ext holon_nb" in str(info.value)
+    with capture_output():
+        ip.run_line_magic("reload_ext", "holon_nb")
+    again, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "How is the agent?")  # as the hint says
+    assert not again.error and again.result.final_text == "the agent is idle and well"
+
+
 def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageError):
         ip.run_cell_magic("agent", "", "   ")
