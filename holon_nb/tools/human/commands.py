@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ansi import strip_ansi
-from .builders import clip, fields
+from .builders import _pairs, _wrap, clip
 
 __all__ = ["exec_human", "batch_human", "task_output_human"]
 
@@ -87,8 +87,13 @@ def exec_human(r: dict[str, Any]) -> list[str]:
         if r.get("initial_output_truncated"):
             lines.append(f"{_IN * 2}[initial output truncated]")
         return lines
-    cmd = r.get("command") or {}
-    return lines + _command_line(cmd.get("cmd")) + fields("summary", "instructions")(r)
+    # already_running: one aligned block, the instructions (what to do instead) whole
+    pairs = [("task", f"{task.get('task_id', '?')} ({task.get('status', '?')})")]
+    cmd = (r.get("command") or {}).get("cmd")
+    if cmd:
+        pairs.append(("command", clip(strip_ansi(str(cmd)), 150)))
+    pairs += [(key, _wrap(r[key])) for key in ("summary", "instructions") if r.get(key)]
+    return _pairs(pairs, _IN)
 
 
 def batch_human(r: dict[str, Any]) -> list[str]:

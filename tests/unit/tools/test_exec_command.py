@@ -102,6 +102,11 @@ def test_ac16_duplicate_policy(rt: Runtime) -> None:
     assert "start_new" in res["instructions"]
     assert again.receipt.startswith("Command is already running")
     assert re.search(r"Status: (Running|Queued)", again.receipt)
+    # the cell's receipt: one aligned block, the instructions whole
+    rows = again.display_text.splitlines()[1:]
+    assert [r.split()[0] for r in rows if not r.startswith("   ")] == ["task", "command", "summary", "instructions"]
+    assert len({r.index(r.split()[1]) for r in rows if not r.startswith("   ")}) == 1, again.display_text
+    assert "start another instance." in again.display_text
     dot = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300, "workdir": "."}))
     assert dot["disposition"] == "already_running"
     new = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 300, "duplicate_policy": "start_new"}))
