@@ -10,6 +10,7 @@ and headless notebooks stay readable (style.md §2.13).
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,8 +41,10 @@ class Note:
         return self.text
 
 
-#: Longest cell of a table's ``text/plain`` (keeps its lines near 160 characters).
+#: Widest cell line of a table's ``text/plain`` (keeps its lines near 160 characters).
 CELL_CHARS = 56
+#: Most lines a wrapped cell takes; the rest of a longer value is cut in its middle (``…``).
+CELL_LINES = 6
 
 
 def _middle(value: str) -> str:
@@ -49,6 +52,17 @@ def _middle(value: str) -> str:
         return value
     keep = CELL_CHARS - 1
     return value[: keep // 2] + "…" + value[len(value) - (keep - keep // 2):]
+
+
+def _cell_lines(value: str) -> list[str]:
+    """A cell's text on lines of at most :data:`CELL_CHARS` characters, wrapped at spaces (a long word,
+    e.g. a path, is broken); past :data:`CELL_LINES` lines the rest is cut in its middle."""
+    if len(value) <= CELL_CHARS and "\n" not in value:
+        return [value]
+    lines = textwrap.wrap(" ".join(value.split()), CELL_CHARS, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > CELL_LINES:
+        lines = [*lines[: CELL_LINES - 1], _middle(" ".join(lines[CELL_LINES - 1:]))]
+    return lines or [""]
 
 
 class Table:
@@ -69,15 +83,18 @@ class Table:
         self.data = data
 
     def text(self) -> str:
-        """The ``text/plain`` rendering; a cell over :data:`CELL_CHARS` is cut in its middle (``…``).
+        """The ``text/plain`` rendering; a cell over :data:`CELL_CHARS` wraps onto more lines of its row
+        (at most :data:`CELL_LINES`, then it is cut in its middle with ``…``).
 
         The HTML table and the JSON data keep every value whole.
         """
-        rows = [[_middle(v) for v in row] for row in self.rows]
-        widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(self.columns)]
+        cells = [[_cell_lines(v) for v in row] for row in self.rows]
+        widths = [max([len(c), *(len(line) for r in cells for line in r[i])]) for i, c in enumerate(self.columns)]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         lines = [self.title, fmt.format(*self.columns).rstrip(), fmt.format(*("-" * w for w in widths))]
-        lines += [fmt.format(*r).rstrip() for r in rows]
+        for row in cells:
+            for k in range(max(len(c) for c in row)):
+                lines.append(fmt.format(*(c[k] if k < len(c) else "" for c in row)).rstrip())
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ table reads traits and settings.
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from typing import Any
 
@@ -31,7 +32,8 @@ def status_table(rt: Runtime, tracked: list[str]) -> Table:
     st["runtime_threads"] = sum(1 for t in threading.enumerate() if t.name == THREAD_NAME)
     st["tasks_started_here"] = len(tracked)
     tasks = st.get("tasks") or {}
-    rows: list[list[Any]] = [[k, v] for k, v in st.items() if k != "tasks"]
+    rows: list[list[Any]] = [[k, ", ".join(f"{a}={b}" for a, b in v.items()) if isinstance(v, dict) else v]
+                             for k, v in st.items() if k != "tasks"]
     rows.append(["tasks", ", ".join(f"{k}={v}" for k, v in sorted(tasks.items())) or "none"])
     return Table("holon_nb runtime", ["key", "value"], rows, data=st)
 
@@ -54,7 +56,7 @@ def config_table(config: HolonNB, settings: RuntimeSettings) -> Table:
     """The ``HolonNB`` options (value and help) followed by the runtime settings in effect."""
     rows: list[list[Any]] = []
     for name, trait in sorted(config.traits(config=True).items()):
-        help_text = (trait.help or "").split(". ")[0]
+        help_text = re.split(r"\.\s+(?=[A-Z$`(])", trait.help or "")[0]  # its first sentence ("e.g. x" stays)
         rows.append([f"HolonNB.{name}", getattr(config, name), help_text])
     for f in dataclasses.fields(settings):
         value = getattr(settings, f.name)

@@ -182,6 +182,16 @@ def test_holon_tools_and_config_tables(run: Any) -> None:
     assert "local_environment" in tools["text/plain"] and "hidden" in tools["text/plain"]
     (config,) = run("holon", "config")
     assert "HolonNB.live_update_hz" in config["text/plain"]
+    # a long meaning wraps within its column, every word kept (it was cut in its middle: "…")
+    text = config["text/plain"]
+    assert max(len(line) for line in text.splitlines()) <= 160
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("HolonNB.approval "))
+    column = lines[start].index("Ask before")
+    meaning = [lines[start][column:]] + [line[column:] for line in lines[start + 1:] if not line[:column].strip()][:3]
+    assert "on_request" in " ".join(meaning) and "always (every call)" in " ".join(meaning)
+    (status,) = run("holon", "status")
+    assert "tx_max_ms=" in status["text/plain"] and "busy_retries=" in status["text/plain"]  # whole, as README says
 
 
 def test_help_comes_from_magic_arguments(ip: Any) -> None:
