@@ -187,6 +187,7 @@ class _Run:
                     report.ename, report.evalue = content.get("ename"), content.get("evalue")
                     if report.ename == _TIMEOUT_ENAME:
                         report.status = "timeout"
+                        _say_timeout(cell, self.cell_timeout)
                     else:
                         report.status = "expected-error" if has_tag(cell, "raises") else "error"
             report.duration_s = time.monotonic() - started
@@ -363,6 +364,18 @@ def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] 
     if not kernel_cwd.is_dir():
         raise HarnessUsageError(f"--cwd is not a directory: {kernel_cwd}")
     return src, out, kernel_cwd.resolve()
+
+
+def _say_timeout(cell: NotebookNode, limit: float) -> None:
+    """Make the saved cell say it timed out: the ``KeyboardInterrupt`` the interrupt raised becomes a
+    ``CellTimeoutError`` naming the timeout (a reader of the saved notebook sees why it stopped)."""
+    text = f"the cell ran past its timeout of {limit:g} s and was interrupted (holon-nb run --timeout)"
+    error = nbformat.v4.new_output("error", ename=_TIMEOUT_ENAME, evalue=text, traceback=[f"{_TIMEOUT_ENAME}: {text}"])
+    for i, out in enumerate(cell.outputs):
+        if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
+            cell.outputs[i] = error
+            return
+    cell.outputs.append(error)
 
 
 def _check_writable(out: Path) -> None:

@@ -261,6 +261,10 @@ def test_cell_timeout_interrupts_the_cell_and_with_keep_going_the_run_goes_on(tm
     summary = run_notebook(src, timeout=1, keep_going=True)
     assert summary.exit_code == 1 and summary.cells[0].status == "timeout"
     assert summary.cells[1].status == "ok" and summary.wall_time_s < 20
+    # the saved cell says why it stopped (the interrupt's bare KeyboardInterrupt did not)
+    saved = [c for c in nbformat.read(summary.output, as_version=4).cells if c.cell_type == "code"][0]
+    (error,) = [o for o in saved.outputs if o.output_type == "error"]
+    assert error.ename == "CellTimeoutError" and "timeout of 1 s" in error.evalue
     summary = run_notebook(src, timeout=1)
     assert summary.cells[0].status == "timeout" and summary.cells[1].status == "skipped"
 
