@@ -281,7 +281,8 @@ class HolonMagics(SessionMagics):
               help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when any command "
                    "failed (non-zero exit, killed, timed out).")
     def exec_cell(self, line: str, cell: str) -> None:
-        """Run several commands in order (ExecCommandBatch): one command per non-blank line.
+        """Run several commands in order (ExecCommandBatch): one command per line (blank lines and
+        ``#`` comment lines are skipped; a command spanning lines, such as a heredoc, needs ``%exec``).
 
         Example::
 
@@ -290,7 +291,7 @@ class HolonMagics(SessionMagics):
             git status --short
         """
         args = parse_argstring(self.exec_cell, line)
-        items = [{"cmd": c.strip()} for c in cell.splitlines() if c.strip()]
+        items = [{"cmd": c.strip()} for c in cell.splitlines() if c.strip() and not c.lstrip().startswith("#")]
         if not items:
             raise UsageError("%%exec needs at least one command line in the cell")
         payload: dict[str, Any] = {"items": items}

@@ -280,6 +280,10 @@ def test_exec_cell_raise_names_each_failed_command(ip: Any) -> None:
     assert isinstance(info.value, ToolCallError)  # one except clause catches both
     with capture_output():
         ip.run_cell_magic("exec", "--raise", "true\necho ok\n")
+    with capture_output() as cap:  # comment lines are not commands
+        ip.run_cell_magic("exec", "", "# set up\necho one\n  # then\necho two\n")
+    (env,) = [o.data[RESULT] for o in cap.outputs if RESULT in o.data]
+    assert [i["cmd"] for i in env["result"]["items"]] == ["echo one", "echo two"]
 
 
 def test_reload_keeps_one_runtime_and_one_pump(ip: Any, run: Any, thread_count: Any) -> None:
