@@ -94,7 +94,11 @@ class Runtime:
                  settings: RuntimeSettings | None = None, registry: Registry | None = None):
         self.workspace = Path(workspace if workspace is not None else os.getcwd()).resolve()
         self.home = resolve_home(home, self.workspace)
-        self.home.mkdir(parents=True, exist_ok=True)
+        if not self.home.exists():
+            self.home.mkdir(parents=True, exist_ok=True)
+            # as pytest's cache and venv do: a home made beside a notebook in a git repository (its
+            # database, logs and artifacts) is never committed by accident
+            (self.home / ".gitignore").write_text("# created by holon_nb: the holon home is local state\n*\n")
         self.settings = settings or RuntimeSettings()
         self.registry = REGISTRY if registry is None else registry
         self.events = EventBus()

@@ -144,3 +144,21 @@ def test_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     assert s.max_home_bytes == 12345 and s.artifact_max_age_days == 2.5
     monkeypatch.delenv("HOLON_NB_MAX_HOME_BYTES")
     assert RuntimeSettings().max_home_bytes == 1024 ** 3
+
+
+def test_a_home_made_in_a_git_repository_is_ignored_by_git(tmp_path: Path) -> None:
+    from _git_support import commit, git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.org")
+    git(repo, "config", "user.name", "t")
+    commit(repo, "analysis.ipynb", "{}\n")
+    with Runtime(workspace=repo, home=repo / ".holon") as rt:  # where %load_ext puts it by default
+        ok(rt.call("ExecCommand", {"cmd": "echo hi > out.txt", "login": False}))
+    assert (repo / ".holon" / "holon.sqlite3").is_file()
+    assert git(repo, "status", "--porcelain") == "?? out.txt"  # the notebook's own output, not the home
+    (repo / ".holon" / ".gitignore").write_text("kept\n")  # an existing home's file is never rewritten
+    Runtime(workspace=repo, home=repo / ".holon").close()
+    assert (repo / ".holon" / ".gitignore").read_text() == "kept\n"
