@@ -45,9 +45,11 @@ SITE = r'''import html, http.server, importlib.metadata, json, re, threading
 from pathlib import Path
 import holon_nb
 
-# this project's README, real prose: beside the package's source, or the checkout around this notebook,
-# or (holon_nb installed from PyPI or a wheel) the copy in the installed package's metadata
-for readme in (Path(holon_nb.__file__).resolve().parents[1] / "README.md", Path("..", "README.md")):
+# this project's README, real prose: the copy taken when this tutorial was written (so editing the README
+# does not change what this notebook is expected to show), else the README beside the package's source or
+# the checkout around this notebook, or (holon_nb installed from PyPI or a wheel) its package metadata's copy
+for readme in (Path("05-web-and-triggers.holon", "site.md"), Path(holon_nb.__file__).resolve().parents[1] / "README.md",
+               Path("..", "README.md")):
     if readme.is_file():
         text = readme.read_text(encoding="utf-8")
         break
@@ -134,8 +136,9 @@ def build() -> nbformat.NotebookNode:
             "- **external triggers** (`%trigger`) give an agent a URL that anything outside the kernel (a CI job, a "
             "webhook) can POST to, to wake it.\n\n"
             "An agent calls the same tools during its turns; everything a page says is untrusted data."),
-        new_markdown_cell("## A small documentation site\n\nThe project's own README, served as one page per "
-                          "section, each with the navigation sidebar, header and footer a real site has."),
+        new_markdown_cell("## A small documentation site\n\nThe project's own README (the copy in "
+                          "`05-web-and-triggers.holon/site.md`, taken when this tutorial was written), served as one "
+                          "page per section, each with the navigation sidebar, header and footer a real site has."),
         new_code_cell(SITE),
         new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
         new_markdown_cell(
@@ -212,5 +215,8 @@ def build() -> nbformat.NotebookNode:
 if __name__ == "__main__":
     (HERE / SCRIPT).parent.mkdir(parents=True, exist_ok=True)
     (HERE / SCRIPT).write_text(SCRIPT_TEXT, encoding="utf-8")
+    # the site's text, frozen: the notebook's expected outputs (search hits, fetched pages) follow this copy
+    (HERE / SCRIPT).with_name("site.md").write_text((HERE.parent / "README.md").read_text(encoding="utf-8"),
+                                                    encoding="utf-8")
     nbformat.write(build(), OUT)
     print("wrote", OUT, "and", HERE / SCRIPT)

@@ -74,8 +74,10 @@ def test_search_through_the_local_searxng_endpoint(executed: tuple[Any, str]) ->
     (found,) = _bundles(_code(nb, "%config HolonNB.web_search"))
     result = found[RESULT_MIMETYPE]["result"]
     assert result["winning_provider"] == "docs" and len(result["results"]) == 3
-    # the local endpoint searches the README served as pages, one per section: hits are its sections
-    headings = re.findall(r"^## (.+)$", (Path(__file__).resolve().parents[2] / "README.md").read_text(), re.M)
+    # the local endpoint searches the README (the tutorial's frozen copy) served as pages, one per section:
+    # hits are its sections
+    site = Path(__file__).resolve().parents[2] / "notebooks" / "05-web-and-triggers.holon" / "site.md"
+    headings = re.findall(r"^## (.+)$", site.read_text(), re.M)
     assert all(r["title"] in headings for r in result["results"]), result["results"]
     assert "<a href='http://127.0.0.1:" in found["text/html"]
 
