@@ -10,7 +10,6 @@ and headless notebooks stay readable (style.md §2.13).
 from __future__ import annotations
 
 import html
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from IPython.display import display
 from ..runtime import ToolResult
 from ..tools.card import card_root
 from ..tools.errors import CommandFailed, ToolCallError
+from ..tools.human import wrap
 
 __all__ = ["Note", "Table", "command_failures", "raise_if_command_failed", "show_result"]
 
@@ -43,26 +43,16 @@ class Note:
 
 #: Widest cell line of a table's ``text/plain`` (keeps its lines near 160 characters).
 CELL_CHARS = 56
-#: Most lines a wrapped cell takes; the rest of a longer value is cut in its middle (``…``).
+#: Most lines a wrapped cell takes; the rest of a longer value is clipped (``… [+N chars]``).
 CELL_LINES = 6
 
 
-def _middle(value: str) -> str:
-    if len(value) <= CELL_CHARS:
-        return value
-    keep = CELL_CHARS - 1
-    return value[: keep // 2] + "…" + value[len(value) - (keep - keep // 2):]
-
-
 def _cell_lines(value: str) -> list[str]:
-    """A cell's text on lines of at most :data:`CELL_CHARS` characters, wrapped at spaces (a long word,
-    e.g. a path, is broken); past :data:`CELL_LINES` lines the rest is cut in its middle."""
+    """A cell's text on lines of at most :data:`CELL_CHARS` characters (:func:`~holon_nb.tools.human.wrap`,
+    as a receipt's hints); a short one as it is."""
     if len(value) <= CELL_CHARS and "\n" not in value:
         return [value]
-    lines = textwrap.wrap(" ".join(value.split()), CELL_CHARS, break_long_words=True, break_on_hyphens=False)
-    if len(lines) > CELL_LINES:
-        lines = [*lines[: CELL_LINES - 1], _middle(" ".join(lines[CELL_LINES - 1:]))]
-    return lines or [""]
+    return wrap(value, CELL_CHARS, CELL_LINES).split("\n")
 
 
 class Table:
@@ -84,7 +74,7 @@ class Table:
 
     def text(self) -> str:
         """The ``text/plain`` rendering; a cell over :data:`CELL_CHARS` wraps onto more lines of its row
-        (at most :data:`CELL_LINES`, then it is cut in its middle with ``…``).
+        (at most :data:`CELL_LINES`, then it is clipped with ``… [+N chars]``).
 
         The HTML table and the JSON data keep every value whole.
         """

@@ -6,14 +6,14 @@ the command tools' receipts. No Jupyter import; pure functions of an envelope.
 """
 
 from .builders import (
-    MAX_LINE, Renderer, clip, error_lines, fields, generic, headline, receipt_body, record, render_human, shape,
-    shorten_paths, shorten_value, table, text_block, todos,
+    MAX_LINE, Renderer, aligned, clip, error_lines, fields, generic, headline, receipt_body, record, render_human,
+    shape, shorten_paths, shorten_value, table, text_block, todos, wrap,
 )
 from .commands import batch_human, exec_human, task_output_human
 from .inputs import glance, pretty_input
 
 __all__ = [
-    "MAX_LINE", "Renderer", "clip", "error_lines", "fields", "generic", "headline", "receipt_body", "record",
-    "render_human", "shape", "shorten_paths", "shorten_value", "table", "text_block", "todos",
+    "MAX_LINE", "Renderer", "aligned", "clip", "error_lines", "fields", "generic", "headline", "receipt_body", "record",
+    "render_human", "shape", "shorten_paths", "shorten_value", "table", "text_block", "todos", "wrap",
     "batch_human", "exec_human", "task_output_human", "glance", "pretty_input",
 ]

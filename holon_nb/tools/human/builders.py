@@ -35,7 +35,8 @@ from ..ansi import strip_ansi
 
 __all__ = [
     "MAX_LINE", "Renderer", "render_human", "headline", "error_lines", "generic", "fields", "table",
-    "record", "todos", "shape", "text_block", "receipt_body", "clip", "shorten_paths", "shorten_value",
+    "record", "todos", "shape", "text_block", "receipt_body", "clip", "wrap", "aligned", "shorten_paths",
+    "shorten_value",
 ]
 
 #: Longest line of a human receipt, except command output lines.
@@ -94,21 +95,22 @@ def _get(obj: Any, path: str) -> Any:
     return obj
 
 
-def _pairs(pairs: Sequence[tuple[str, str]], indent: str) -> list[str]:
+def aligned(pairs: Sequence[tuple[str, str]], indent: str) -> list[str]:
+    """``label  value`` lines, values in one column; a value wrapped by :func:`wrap` keeps its lines in it."""
     if not pairs:
         return []
     width = min(max(len(k) for k, _ in pairs), 28)
     lines = []
     for k, v in pairs:
-        first, *more = v.split("\n")  # a wrapped value (_wrap): its lines align under the first
+        first, *more = v.split("\n")  # a wrapped value (wrap): its lines align under the first
         lines.append(f"{indent}{k:<{width}}  {first}".rstrip())
         lines += [f"{indent}{'':<{width}}  {line}".rstrip() for line in more]
     return lines
 
 
-def _wrap(text: Any, width: int = MAX_LINE - 30, max_lines: int = 4) -> str:
+def wrap(text: Any, width: int = MAX_LINE - 30, max_lines: int = 4) -> str:
     """``text`` on one line, or wrapped at word boundaries into at most ``max_lines`` lines of about
-    ``width`` characters (joined by newlines, for :func:`_pairs`); what is left past them is clipped
+    ``width`` characters (joined by newlines, for :func:`aligned`); what is left past them is clipped
     with the ``… [+N chars]`` marker. For prose a person must read whole: messages and hints."""
     one = " ".join(_scalar(text).split())
     lines = textwrap.wrap(one, width, break_long_words=True, break_on_hyphens=False)
@@ -147,7 +149,7 @@ def fields(*paths: str, under: str | None = None, indent: str = _INDENT) -> Rend
             value = _get(obj, path)
             if value is not None:
                 pairs.append((label or _label(path.split(".")[-1]), _fmt(value)))
-        return _pairs(pairs, indent)
+        return aligned(pairs, indent)
     return render
 
 
@@ -250,10 +252,10 @@ def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
             pairs.append((_label(key), _fmt(value)))
         else:
             nested.append((key, value))
-    lines = _pairs(pairs, indent)
+    lines = aligned(pairs, indent)
     for key, value in nested:
         if len(indent) >= 6:
-            lines += _pairs([(_label(key), _fmt(value))], indent)
+            lines += aligned([(_label(key), _fmt(value))], indent)
         elif isinstance(value, dict):
             body = generic(value, indent + _INDENT)
             if body:
@@ -264,7 +266,7 @@ def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
                 lines += [f"{indent}{_label(key)} ({len(value)}):",
                           *_table(records, _columns(records), indent + _INDENT)]
             else:
-                lines += _pairs([(_label(key), _fmt(value))], indent)
+                lines += aligned([(_label(key), _fmt(value))], indent)
     return lines
 
 
@@ -290,15 +292,15 @@ def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
     details = err.get("details") if isinstance(err.get("details"), dict) else {}
     pairs = [("kind", _fmt(err.get("kind")))]
     if err.get("message") and err.get("message") != summary:
-        pairs.append(("message", _wrap(err["message"])))
+        pairs.append(("message", wrap(err["message"])))
     if isinstance(details.get("field"), str):
         pairs.append(("field", details["field"]))
     if isinstance(details.get("parse_error"), str):
-        pairs.append(("parse error", _wrap(details["parse_error"])))
+        pairs.append(("parse error", wrap(details["parse_error"])))
     if err.get("recovery_hint"):
-        pairs.append(("hint", _wrap(err["recovery_hint"])))
+        pairs.append(("hint", wrap(err["recovery_hint"])))
     pairs.append(("retryable", "yes" if err.get("retryable") else "no"))
-    lines = _pairs(pairs, _INDENT)
+    lines = aligned(pairs, _INDENT)
     rest = {k: v for k, v in details.items() if k not in _DETAIL_SKIP}
     if rest:
         lines += [f"{_INDENT}details:", *generic(rest, _INDENT * 2)]

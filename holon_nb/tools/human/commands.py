@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ansi import strip_ansi
-from .builders import _pairs, _wrap, clip
+from .builders import aligned, clip, wrap
 
 __all__ = ["exec_human", "batch_human", "task_output_human"]
 
@@ -92,8 +92,8 @@ def exec_human(r: dict[str, Any]) -> list[str]:
     cmd = (r.get("command") or {}).get("cmd")
     if cmd:
         pairs.append(("command", clip(strip_ansi(str(cmd)), 150)))
-    pairs += [(key, _wrap(r[key])) for key in ("summary", "instructions") if r.get(key)]
-    return _pairs(pairs, _IN)
+    pairs += [(key, wrap(r[key])) for key in ("summary", "instructions") if r.get(key)]
+    return aligned(pairs, _IN)
 
 
 def batch_human(r: dict[str, Any]) -> list[str]:
