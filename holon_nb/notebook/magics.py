@@ -55,7 +55,12 @@ class SessionMagics(Magics):
     # ------------------------------------------------------------ shared steps
     def _call(self, name: str, args: dict[str, Any] | str, raise_error: bool = False,
               context: dict[str, Any] | None = None) -> ToolResult:
-        """Call a tool (``context``: D11 execution context), display its result (and a live view), maybe raise."""
+        """Call a tool (``context``: D11 execution context), display its result (and a live view), maybe raise.
+
+        ``raise_error`` (a magic's ``--raise``) also raises :class:`CommandFailed` for an ExecCommand or
+        ExecCommandBatch whose command ran and failed (:func:`raise_if_command_failed`);
+        ``HolonNB.raise_on_tool_error`` raises for error envelopes only.
+        """
         s = self._session
         result = s.rt.call(name, args, context=context)
         r = result.result or {}
@@ -66,6 +71,8 @@ class SessionMagics(Magics):
             s.live.show_live(task_id, r.get("initial_output_preview"))
             return result
         show_result(result, raise_on_error=raise_error or s.config.raise_on_tool_error)
+        if raise_error:
+            raise_if_command_failed(result)
         return result
 
 
@@ -266,9 +273,7 @@ class HolonMagics(SessionMagics):
             payload["login"] = False
         if args.start_new:
             payload["duplicate_policy"] = "start_new"
-        result = self._call("ExecCommand", payload, args.raise_error)
-        if args.raise_error:
-            raise_if_command_failed(result)
+        self._call("ExecCommand", payload, args.raise_error)
 
     @cell_magic("exec")
     @no_var_expand
@@ -301,9 +306,7 @@ class HolonMagics(SessionMagics):
             payload["workdir"] = args.workdir
         if args.yield_ms is not None:
             payload["yield_time_ms"] = args.yield_ms
-        result = self._call("ExecCommandBatch", payload, args.raise_error)
-        if args.raise_error:
-            raise_if_command_failed(result)
+        self._call("ExecCommandBatch", payload, args.raise_error)
 
     # ------------------------------------------------------------ task magics
     @line_magic

@@ -398,7 +398,7 @@ def _check_writable(out: Path) -> None:
         out.unlink(missing_ok=True)
 
 
-def _save(nb: NotebookNode, out: Path, summary: Any) -> Path:
+def _save(nb: NotebookNode, out: Path, summary: RunSummary) -> Path:
     """Write ``nb`` to ``out``; when that fails after all (a full disk), to a new temporary directory,
     with a problem saying where (so the run fails and its results are not lost). Returns the path."""
     try:

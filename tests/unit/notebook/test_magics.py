@@ -23,10 +23,6 @@ RESULT = "application/vnd.holon.tool-result+json"
 MIMETYPES = {"text/plain", "text/html", RESULT}
 
 
-def receipts_of(bundles: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [b[RESULT] for b in bundles if RESULT in b]
-
-
 def test_exec_displays_one_bundle_with_three_mimetypes(run: Any) -> None:
     bundles = run("exec", "echo hi")
     assert len(bundles) == 1
@@ -81,6 +77,10 @@ def test_raise_written_after_the_json_is_the_option(ip: Any, run: Any, receipts:
     assert info.value.envelope["error"]["kind"] == "task_not_found"
     (env,) = receipts(run("tool", "ExecCommand echo --raise"))  # not JSON before it: sent as it is
     assert env["error"]["kind"] == "invalid_tool_input"
+    from holon_nb.tools.errors import CommandFailed
+
+    with capture_output(), pytest.raises(CommandFailed, match="exit status 2"):  # as %exec --raise does
+        ip.run_line_magic("tool", 'ExecCommand {"cmd": "exit 2", "login": false} --raise')
 
 
 def test_config_raise_on_tool_error_takes_effect(ip: Any, run: Any) -> None:
@@ -256,10 +256,10 @@ def test_task_stop_and_status(run: Any, receipts: Any) -> None:
     assert nb["result"]["retrieval_status"] == "success"
 
 
-def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any) -> None:
+def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any, receipts: Any) -> None:
     from holon_nb.tools.errors import CommandFailed
 
-    assert receipts_of(run("exec", "--no-login false"))[0]["result"]["exit_status"] == 1  # no --raise: a receipt
+    assert receipts(run("exec", "--no-login false"))[0]["result"]["exit_status"] == 1  # no --raise: a receipt
     for line, how in (("--raise --no-login -- exit 3", "exit status 3"),
                       ("--raise --no-login -- kill -9 $$", "SIGKILL")):
         with capture_output() as cap, pytest.raises(CommandFailed) as info:
@@ -267,7 +267,7 @@ def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any) -> None:
         assert how in str(info.value) and info.value.failures[0][1].endswith(how)
         assert info.value.envelope["status"] == "success"
         assert [o.data[RESULT]["tool_name"] for o in cap.outputs] == ["ExecCommand"]  # the receipt came first
-    assert receipts_of(run("exec", "--raise --no-login true"))[0]["result"]["exit_status"] == 0
+    assert receipts(run("exec", "--raise --no-login true"))[0]["result"]["exit_status"] == 0
 
 
 def test_exec_cell_raise_names_each_failed_command(ip: Any) -> None:
