@@ -37,7 +37,7 @@ def interleaved_ms(fns: dict[str, Callable[[], object]], runs: int, warmup: int 
             fns[name]()
     samples: dict[str, list[float]] = {name: [] for name in names}
     for i in range(runs):
-        for name in names[i % len(names):] + names[: i % len(names)]:
+        for name in names[i % len(names) :] + names[: i % len(names)]:
             t0 = time.perf_counter()
             fns[name]()
             samples[name].append((time.perf_counter() - t0) * 1000)

@@ -72,8 +72,9 @@ def _timed(restore: Callable[[], None], run: Callable[[], None], runs: int, warm
     return statistics.median(samples)
 
 
-def _compare(work: Path, rt: Runtime, name: str, original: bytes, patch: str, expected: bytes,
-             runs: int) -> tuple[float, float]:
+def _compare(
+    work: Path, rt: Runtime, name: str, original: bytes, patch: str, expected: bytes, runs: int
+) -> tuple[float, float]:
     """Median ms of ours and of ``git apply``, sampled alternately so machine load hits both alike."""
     target = work / name
     patch_file = work.parent / f"{name}.diff"
@@ -109,18 +110,21 @@ def main(runs: int = 50) -> None:
             small = _make_file(2_000, 1)
             small_after = _edit(small, 3, 2)
             small_patch = _diff(small, small_after, "small.py")
-            s_ours, s_git = _compare(work, rt, "small.py", "".join(small).encode(), small_patch,
-                                     "".join(small_after).encode(), runs)
+            s_ours, s_git = _compare(
+                work, rt, "small.py", "".join(small).encode(), small_patch, "".join(small_after).encode(), runs
+            )
             policy = PathPolicy(execution_root=str(work), bound_roots=(str(work),))
-            s_engine = _timed(lambda: (work / "small.py").write_text("".join(small)),
-                              lambda: apply_patch(small_patch, policy), runs)
+            s_engine = _timed(
+                lambda: (work / "small.py").write_text("".join(small)), lambda: apply_patch(small_patch, policy), runs
+            )
 
             big = _make_file(50_000, 3)
             big_after = _edit(big, 2_000, 4)
             big_patch = _diff(big, big_after, "big.py")
             big_runs = max(3, runs // 10)
-            b_ours, b_git = _compare(work, rt, "big.py", "".join(big).encode(), big_patch,
-                                     "".join(big_after).encode(), big_runs)
+            b_ours, b_git = _compare(
+                work, rt, "big.py", "".join(big).encode(), big_patch, "".join(big_after).encode(), big_runs
+            )
 
             (work / "big.py").write_text("".join(big))
             gc.collect()
@@ -134,26 +138,29 @@ def main(runs: int = 50) -> None:
             apply_patch(big_patch, policy)
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-    save("apply_patch", {
-        "runs_typical": runs,
-        "runs_large": big_runs,
-        "typical_file_lines": 2_000,
-        "typical_hunks": 3,
-        "typical_patch_bytes": len(small_patch.encode()),
-        "typical_apply_patch_ms": round(s_ours, 3),
-        "typical_git_apply_ms": round(s_git, 3),
-        "typical_ratio": round(s_ours / s_git, 2),
-        "typical_engine_only_ms": round(s_engine, 3),
-        "large_file_lines": 50_000,
-        "large_hunks": big_patch.count("\n@@ "),
-        "large_file_bytes": len("".join(big).encode()),
-        "large_patch_bytes": len(big_patch.encode()),
-        "large_apply_patch_ms": round(b_ours, 1),
-        "large_git_apply_ms": round(b_git, 1),
-        "large_ratio": round(b_ours / b_git, 2),
-        "large_engine_tracemalloc_peak_mib": round(peak / 2**20, 1),
-        "large_call_rss_growth_mib": round(rss_growth / 1024, 1),
-    })
+    save(
+        "apply_patch",
+        {
+            "runs_typical": runs,
+            "runs_large": big_runs,
+            "typical_file_lines": 2_000,
+            "typical_hunks": 3,
+            "typical_patch_bytes": len(small_patch.encode()),
+            "typical_apply_patch_ms": round(s_ours, 3),
+            "typical_git_apply_ms": round(s_git, 3),
+            "typical_ratio": round(s_ours / s_git, 2),
+            "typical_engine_only_ms": round(s_engine, 3),
+            "large_file_lines": 50_000,
+            "large_hunks": big_patch.count("\n@@ "),
+            "large_file_bytes": len("".join(big).encode()),
+            "large_patch_bytes": len(big_patch.encode()),
+            "large_apply_patch_ms": round(b_ours, 1),
+            "large_git_apply_ms": round(b_git, 1),
+            "large_ratio": round(b_ours / b_git, 2),
+            "large_engine_tracemalloc_peak_mib": round(peak / 2**20, 1),
+            "large_call_rss_growth_mib": round(rss_growth / 1024, 1),
+        },
+    )
 
 
 if __name__ == "__main__":

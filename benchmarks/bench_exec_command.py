@@ -38,8 +38,9 @@ async def _bare_command() -> int:
     """``sh -c true`` with stdout/stderr pipes and a pidfd, awaited on the running loop."""
     loop = asyncio.get_running_loop()
     (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
-    proc = subprocess.Popen(["sh", "-c", "true"], stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["sh", "-c", "true"], stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, start_new_session=True
+    )
     os.close(out_w)
     os.close(err_w)
     pidfd = os.pidfd_open(proc.pid)
@@ -62,30 +63,39 @@ async def _bare_command() -> int:
 
 
 def main(runs: int = 200) -> None:
-    with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt, \
-            anyio.from_thread.start_blocking_portal() as portal:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Runtime(home=f"{tmp}/home", workspace=tmp) as rt,
+        anyio.from_thread.start_blocking_portal() as portal,
+    ):
         # the ratios' terms are timed in turn, round by round (interleaved_ms): the machine's drift is in each
-        timed = interleaved_ms({
-            "base": lambda: subprocess.run(["sh", "-c", "true"]),
-            "ours": lambda: _completed(rt, {"cmd": "true"}),
-            "ours_sh": lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}),
-            "floor": lambda: portal.call(_bare_command),
-        }, runs)
+        timed = interleaved_ms(
+            {
+                "base": lambda: subprocess.run(["sh", "-c", "true"]),
+                "ours": lambda: _completed(rt, {"cmd": "true"}),
+                "ours_sh": lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}),
+                "floor": lambda: portal.call(_bare_command),
+            },
+            runs,
+        )
         base, ours, ours_sh, floor = timed["base"], timed["ours"], timed["ours_sh"], timed["floor"]
         login_sh = median_ms(lambda: subprocess.run(["sh", "-lc", "true"]), runs)
         bash_c = median_ms(lambda: subprocess.run(["bash", "-c", "true"]), runs)
-    save("exec_command", {
-        "runs": runs,
-        "subprocess_sh_c_true_ms": round(base, 3),
-        "subprocess_sh_lc_true_ms": round(login_sh, 3),
-        "subprocess_bash_c_true_ms": round(bash_c, 3),
-        "floor_loop_thread_sh_c_true_ms": round(floor, 3),
-        "ratio_floor": round(floor / base, 2),
-        "exec_command_true_ms": round(ours, 3),
-        "exec_command_true_sh_nologin_ms": round(ours_sh, 3),
-        "ratio_default": round(ours / base, 2),
-        "ratio_same_shell_invocation": round(ours_sh / base, 2),
-    })
+    save(
+        "exec_command",
+        {
+            "runs": runs,
+            "subprocess_sh_c_true_ms": round(base, 3),
+            "subprocess_sh_lc_true_ms": round(login_sh, 3),
+            "subprocess_bash_c_true_ms": round(bash_c, 3),
+            "floor_loop_thread_sh_c_true_ms": round(floor, 3),
+            "ratio_floor": round(floor / base, 2),
+            "exec_command_true_ms": round(ours, 3),
+            "exec_command_true_sh_nologin_ms": round(ours_sh, 3),
+            "ratio_default": round(ours / base, 2),
+            "ratio_same_shell_invocation": round(ours_sh / base, 2),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ def main(docs: Path = DEFAULT_DOCS, max_pages: int = 400) -> None:
     if not (docs / "library").is_dir():
         sys.exit(f"{docs}/library not found: apt-get install python3-doc (or pass the docs directory)")
     pages = sorted((docs / "library").glob("*.html"))[:max_pages]
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -74,8 +75,11 @@ def main(docs: Path = DEFAULT_DOCS, max_pages: int = 400) -> None:
     kept = dropped = dropped_text = counted = 0
     ratios, auto_ms, text_ms, misses = [], [], [], []
     with tempfile.TemporaryDirectory() as home, Runtime(home=home, workspace=home) as rt:
-        rt.settings = rt.settings.replace(web_allowed_hosts=(base.split("//")[1],), web_fetch_max_chars=50_000_000,
-                                          web_fetch_max_response_bytes=50_000_000)
+        rt.settings = rt.settings.replace(
+            web_allowed_hosts=(base.split("//")[1],),
+            web_fetch_max_chars=50_000_000,
+            web_fetch_max_response_bytes=50_000_000,
+        )
         for page in pages:
             raw = page.read_bytes()
             para = first_paragraph(raw)
@@ -102,21 +106,26 @@ def main(docs: Path = DEFAULT_DOCS, max_pages: int = 400) -> None:
                 dropped_text += 1
     server.shutdown()
     n = len(pages)
-    save("extraction_quality", {
-        "corpus": f"{docs}/library/*.html (Debian python3-doc)", "pages": n,
-        "pages_with_a_first_paragraph": counted,
-        "first_paragraph_kept_share": round(kept / max(1, counted), 3),
-        "sidebar_dropped_share": round(dropped / max(1, n), 3),
-        "sidebar_dropped_share_text_mode": round(dropped_text / max(1, n), 3),
-        "output_chars_vs_tag_stripping_median": round(statistics.median(ratios), 3),
-        "output_chars_vs_tag_stripping_p10_p90": [round(q, 3) for q in (statistics.quantiles(ratios, n=10)[0],
-                                                                          statistics.quantiles(ratios, n=10)[-1])],
-        "auto_ms_per_page_median": round(statistics.median(auto_ms), 1),
-        "auto_ms_per_page_p90": round(statistics.quantiles(auto_ms, n=10)[-1], 1),
-        "text_ms_per_page_median": round(statistics.median(text_ms), 1),
-        "first_paragraph_misses": misses[:20],
-        "note": "shared 2-core machine under load; times include the local HTTP round trip and Runtime.call",
-    })
+    save(
+        "extraction_quality",
+        {
+            "corpus": f"{docs}/library/*.html (Debian python3-doc)",
+            "pages": n,
+            "pages_with_a_first_paragraph": counted,
+            "first_paragraph_kept_share": round(kept / max(1, counted), 3),
+            "sidebar_dropped_share": round(dropped / max(1, n), 3),
+            "sidebar_dropped_share_text_mode": round(dropped_text / max(1, n), 3),
+            "output_chars_vs_tag_stripping_median": round(statistics.median(ratios), 3),
+            "output_chars_vs_tag_stripping_p10_p90": [
+                round(q, 3) for q in (statistics.quantiles(ratios, n=10)[0], statistics.quantiles(ratios, n=10)[-1])
+            ],
+            "auto_ms_per_page_median": round(statistics.median(auto_ms), 1),
+            "auto_ms_per_page_p90": round(statistics.quantiles(auto_ms, n=10)[-1], 1),
+            "text_ms_per_page_median": round(statistics.median(text_ms), 1),
+            "first_paragraph_misses": misses[:20],
+            "note": "shared 2-core machine under load; times include the local HTTP round trip and Runtime.call",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -47,12 +47,17 @@ def main(runs: int = 30) -> None:
         for i in range(3):  # warm-up
             one(rt, f"warm-{i}")
         samples = sorted(one(rt, f"agent-{i}") for i in range(runs))
-    save("follow", {
-        "runs": runs,
-        "wake_to_request_ms": {"p50": round(statistics.median(samples), 2),
-                               "p90": round(samples[int(0.9 * (len(samples) - 1))], 2),
-                               "max": round(samples[-1], 2)},
-    })
+    save(
+        "follow",
+        {
+            "runs": runs,
+            "wake_to_request_ms": {
+                "p50": round(statistics.median(samples), 2),
+                "p90": round(samples[int(0.9 * (len(samples) - 1))], 2),
+                "max": round(samples[-1], 2),
+            },
+        },
+    )
 
 
 if __name__ == "__main__":

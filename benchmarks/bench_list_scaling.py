@@ -29,12 +29,24 @@ def _seed_timers_and_tasks(rt: Runtime, n: int) -> None:
     with rt.store.tx() as db:
         for i in range(n):
             status = "active" if i < 5 else "fired"
-            db.execute("INSERT INTO timers (id, agent_id, created_at, updated_at, duration_ms, repeat, status,"
-                       " next_fire_at) VALUES (?,?,?,?,?,?,?,?)",
-                       (new_id("timer"), "default", now, now, 3_600_000, 0, status, "2999-01-01T00:00:00Z"))
-            Store.insert_task(db, {"id": new_id("task"), "agent_id": "default", "kind": "command_task",
-                                   "status": "completed", "summary": f"old task {i}", "detail": {},
-                                   "created_at": now, "updated_at": now})
+            db.execute(
+                "INSERT INTO timers (id, agent_id, created_at, updated_at, duration_ms, repeat, status,"
+                " next_fire_at) VALUES (?,?,?,?,?,?,?,?)",
+                (new_id("timer"), "default", now, now, 3_600_000, 0, status, "2999-01-01T00:00:00Z"),
+            )
+            Store.insert_task(
+                db,
+                {
+                    "id": new_id("task"),
+                    "agent_id": "default",
+                    "kind": "command_task",
+                    "status": "completed",
+                    "summary": f"old task {i}",
+                    "detail": {},
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
 
 
 def _indexed(rt: Runtime, out: dict, key: str) -> None:
@@ -58,22 +70,42 @@ def measure(items: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
         _seed(rt, items)
         _indexed(rt, out, "work_items_index_catch_up_s")
-        _time(rt, out, (("list_work_items_ms", "ListWorkItems", {}),
-                        ("list_work_items_blocked_ms", "ListWorkItems", {"filter": "blocked"})))
+        _time(
+            rt,
+            out,
+            (
+                ("list_work_items_ms", "ListWorkItems", {}),
+                ("list_work_items_blocked_ms", "ListWorkItems", {"filter": "blocked"}),
+            ),
+        )
     with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
         _seed_timers_and_tasks(rt, items)
         _indexed(rt, out, "tasks_index_catch_up_s")
-        _time(rt, out, (("list_timers_ms", "ListTimers", {}), ("list_timers_active_ms", "ListTimers", {"filter": "active"}),
-                        ("list_tasks_ms", "ListTasks", {})))
+        _time(
+            rt,
+            out,
+            (
+                ("list_timers_ms", "ListTimers", {}),
+                ("list_timers_active_ms", "ListTimers", {"filter": "active"}),
+                ("list_tasks_ms", "ListTasks", {}),
+            ),
+        )
     return out
 
 
 def main(small: int = 1_000, large: int = 100_000) -> None:
     a, b = measure(small), measure(large)
     ratios = {k: round(b[k] / a[k], 2) for k in a if k.endswith("_ms")}
-    save("list_scaling", {"small": a, "large": b, "large_over_small": ratios,
-                          "list_work_items_large_within_10ms": b["list_work_items_ms"] <= 10,
-                          "list_work_items_within_2x": ratios["list_work_items_ms"] <= 2})
+    save(
+        "list_scaling",
+        {
+            "small": a,
+            "large": b,
+            "large_over_small": ratios,
+            "list_work_items_large_within_10ms": b["list_work_items_ms"] <= 10,
+            "list_work_items_within_2x": ratios["list_work_items_ms"] <= 2,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -51,11 +51,15 @@ def main(runs: int = 30) -> None:
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
     data = json.loads(text.split("BENCH", 1)[1].splitlines()[0])
     data = {k: round(v, 2) for k, v in data.items()}
-    save("magic_in_kernel", {
-        "runs": runs, **data,
-        "ratio_exec_to_bang": round(data["exec_true_ms"] / data["bang_true_ms"], 3),
-        "ratio_exec_sh_nologin_to_bang": round(data["exec_true_sh_nologin_ms"] / data["bang_true_ms"], 3),
-    })
+    save(
+        "magic_in_kernel",
+        {
+            "runs": runs,
+            **data,
+            "ratio_exec_to_bang": round(data["exec_true_ms"] / data["bang_true_ms"], 3),
+            "ratio_exec_sh_nologin_to_bang": round(data["exec_true_sh_nologin_ms"] / data["bang_true_ms"], 3),
+        },
+    )
 
 
 if __name__ == "__main__":

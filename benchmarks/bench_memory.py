@@ -64,28 +64,46 @@ def main(n: int = 100_000, runs: int = 21, rg_runs: int = 5) -> None:
         for start in range(0, n, BATCH):
             with rt.store.tx() as db:
                 for i in range(start, min(start + BATCH, n)):
-                    rt.memory.index(db, agent_id="default", source_ref=f"brief:brief_{i:015x}",
-                                    source_kind="brief", text=docs[i], title=f"Brief {i}")
+                    rt.memory.index(
+                        db,
+                        agent_id="default",
+                        source_ref=f"brief:brief_{i:015x}",
+                        source_kind="brief",
+                        text=docs[i],
+                        title=f"Brief {i}",
+                    )
         index_s = time.perf_counter() - t0
         for i, text in enumerate(docs):
             (files / f"{i:06d}.txt").write_text(text)
         db_mib = rt.store.path.stat().st_size / 2**20
         out: dict[str, object] = {
-            "documents": n, "index_seconds": round(index_s, 2), "documents_per_second": round(n / index_s),
-            "database_mib": round(db_mib, 1), "sqlite_runs": runs, "rg_runs": rg_runs, "queries": {},
+            "documents": n,
+            "index_seconds": round(index_s, 2),
+            "documents_per_second": round(n / index_s),
+            "database_mib": round(db_mib, 1),
+            "sqlite_runs": runs,
+            "rg_runs": rg_runs,
+            "queries": {},
         }
         for label, (word, count) in MARKERS.items():
             res = rt.call("MemorySearch", {"query": word, "limit": 10})
             assert res.ok and len(res.result["results"]) == min(10, count), res.receipt[:500]
-            listed = subprocess.run([rg, "-l", "-i", "-F", "-w", word, str(files)], capture_output=True, text=True,
-                                    check=False)
+            listed = subprocess.run(
+                [rg, "-l", "-i", "-F", "-w", word, str(files)], capture_output=True, text=True, check=False
+            )
             assert len(listed.stdout.split()) == min(count, n), (label, len(listed.stdout.split()))
             search_ms = median_ms(lambda w=word: rt.call("MemorySearch", {"query": w, "limit": 10}), runs, warmup=2)
             service_ms = median_ms(lambda w=word: rt.memory.search("default", w, limit=10), runs, warmup=2)
-            rg_ms = median_ms(lambda w=word: subprocess.run([rg, "-l", "-i", "-F", "-w", w, str(files)],
-                                                            capture_output=True, check=False), rg_runs, warmup=1)
+            rg_ms = median_ms(
+                lambda w=word: subprocess.run(
+                    [rg, "-l", "-i", "-F", "-w", w, str(files)], capture_output=True, check=False
+                ),
+                rg_runs,
+                warmup=1,
+            )
             out["queries"][label] = {  # type: ignore[index]
-                "word": word, "matching_documents": min(count, n),
+                "word": word,
+                "matching_documents": min(count, n),
                 "memory_search_call_median_ms": round(search_ms, 2),
                 "memory_service_search_median_ms": round(service_ms, 2),
                 "rg_median_ms": round(rg_ms, 1),

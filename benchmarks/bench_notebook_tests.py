@@ -61,18 +61,33 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _pytest(args: list[str], cwd: Path, **env: str) -> tuple[int, float, str]:
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args], cwd=cwd,
-                          env=_env(**env), capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     return proc.returncode, time.monotonic() - t0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
 # ------------------------------------------------------------------------------------------------ compare
 def _receipt(rng: random.Random, i: int) -> dict:
-    return {"tool_name": "ExecCommand", "status": "success", "summary_text": "command exited with status 0",
-            "result": {"task_id": f"task_{rng.getrandbits(60):015x}", "duration_ms": rng.randint(1, 900),
-                       "started_at": f"2026-12-01T15:{rng.randint(10, 59)}:00.{rng.randint(0, 999999):06d}Z",
-                       "cwd": f"/tmp/tmp{rng.getrandbits(30):x}/work", "exit_status": 0,
-                       "stdout_preview": f"line {i}\n" * 5, "usage": {"input": rng.randint(1, 99)}}}
+    return {
+        "tool_name": "ExecCommand",
+        "status": "success",
+        "summary_text": "command exited with status 0",
+        "result": {
+            "task_id": f"task_{rng.getrandbits(60):015x}",
+            "duration_ms": rng.randint(1, 900),
+            "started_at": f"2026-12-01T15:{rng.randint(10, 59)}:00.{rng.randint(0, 999999):06d}Z",
+            "cwd": f"/tmp/tmp{rng.getrandbits(30):x}/work",
+            "exit_status": 0,
+            "stdout_preview": f"line {i}\n" * 5,
+            "usage": {"input": rng.randint(1, 99)},
+        },
+    }
 
 
 def _big_notebook(seed: int) -> nbformat.NotebookNode:
@@ -85,14 +100,20 @@ def _big_notebook(seed: int) -> nbformat.NotebookNode:
             data = {RESULT_MIMETYPE: _receipt(rng, i), "text/plain": f"receipt {i}", "text/html": "<b>x</b>"}
             cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
         elif kind == 1:
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"\r10%\r100% step {i}\n" * 3),
-                            nbformat.v4.new_output("stream", name="stdout", text=f"done in {rng.random():.2f} s\n")]
+            cell.outputs = [
+                nbformat.v4.new_output("stream", name="stdout", text=f"\r10%\r100% step {i}\n" * 3),
+                nbformat.v4.new_output("stream", name="stdout", text=f"done in {rng.random():.2f} s\n"),
+            ]
         elif kind == 2:
-            cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": f"<Obj at 0x{rng.getrandbits(40):x}>"},
-                                                   execution_count=i)]
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "execute_result", data={"text/plain": f"<Obj at 0x{rng.getrandbits(40):x}>"}, execution_count=i
+                )
+            ]
         else:
-            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": f"value {i}",
-                                                                          "text/html": f"<i>{i}</i>"})]
+            cell.outputs = [
+                nbformat.v4.new_output("display_data", data={"text/plain": f"value {i}", "text/html": f"<i>{i}</i>"})
+            ]
         nb.cells.append(cell)
     return nb
 
@@ -109,8 +130,13 @@ def part_compare() -> dict:
     changed = copy.deepcopy(fresh)
     changed.cells[0].outputs[0].data[RESULT_MIMETYPE]["result"]["exit_status"] = 1
     found = compare_notebooks(saved, changed, Normalizer(Roots.current(workspace=ROOT)))
-    return {"cells": 200, "compare_median_ms": round(ms, 2), "goal_ms": 100, "equal_after_masks": diffs == [],
-            "seeded_difference_found": [d.index for d in found] == [0]}
+    return {
+        "cells": 200,
+        "compare_median_ms": round(ms, 2),
+        "goal_ms": 100,
+        "equal_after_masks": diffs == [],
+        "seeded_difference_found": [d.index for d in found] == [0],
+    }
 
 
 # ------------------------------------------------------------------------------------------- regressions
@@ -163,8 +189,13 @@ def part_regressions() -> dict:
         folder = Path(tmp)
         base = _regression_notebook(folder)
         pristine = base.read_bytes()
-        seeds = {"baseline": {}, "exit status 0 -> 1": {"SEED_EXIT": "1"}, "dropped receipt field": "drop",
-                 "changed stream line": {"SEED_LINE": "rows: 41"}, "display update lost": {"SEED_NO_UPDATE": "1"}}
+        seeds = {
+            "baseline": {},
+            "exit status 0 -> 1": {"SEED_EXIT": "1"},
+            "dropped receipt field": "drop",
+            "changed stream line": {"SEED_LINE": "rows: 41"},
+            "display update lost": {"SEED_NO_UPDATE": "1"},
+        }
         for tool, args in TOOLS.items():
             row = {}
             for seed, env in seeds.items():
@@ -182,15 +213,23 @@ def part_regressions() -> dict:
 
 # ------------------------------------------------------------------------------------------------ tools
 def _import_ms() -> float:
-    code = ("import time\n"
-            "from IPython.testing.globalipapp import start_ipython\n"
-            "ip = start_ipython(); t = time.perf_counter(); ip.run_line_magic('load_ext', 'holon_nb')\n"
-            "print((time.perf_counter() - t) * 1000)")  # import holon_nb and %load_ext, IPython already up
+    code = (
+        "import time\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython(); t = time.perf_counter(); ip.run_line_magic('load_ext', 'holon_nb')\n"
+        "print((time.perf_counter() - t) * 1000)"
+    )  # import holon_nb and %load_ext, IPython already up
     samples = []
     for _ in range(3):
         with tempfile.TemporaryDirectory() as home:
-            out = subprocess.run([sys.executable, "-c", code], env=_env(HOLON_NB_HOME=home), capture_output=True,
-                                 text=True, timeout=120, cwd=home)
+            out = subprocess.run(
+                [sys.executable, "-c", code],
+                env=_env(HOLON_NB_HOME=home),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=home,
+            )
             samples.append(float(out.stdout.strip().splitlines()[-1]))
     return min(samples)
 
@@ -218,8 +257,9 @@ def _checkout(tmp: Path) -> Path:
     """A fresh clone of this repository at its HEAD commit, as CI has it (tutorials 02 and 04 need a
     standalone git checkout: they clone it and attach it as a workspace; a linked worktree or a copy of
     ``notebooks/`` outside git changes what they show)."""
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     repo = tmp / "holon_nb"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True, timeout=300)
     # on a branch called main, as CI's clone is (tutorial 02 shows the branch of its clone)
@@ -245,7 +285,10 @@ def part_tools(reps: int = 2, targets: tuple[str, ...] = ("tutorials", "tutorial
             chosen[f"tutorials ({len(tutorials)})"] = (["notebooks"], repo, len(tutorials))
         if "tutorials-no-restart" in targets:
             chosen[f"tutorials without a kernel restart ({len(plain)})"] = (
-                [str(p.relative_to(repo)) for p in plain], repo, len(plain))
+                [str(p.relative_to(repo)) for p in plain],
+                repo,
+                len(plain),
+            )
         if "big" in targets:
             chosen["200-cell notebook"] = ([_big_runnable(folder).name], folder, 1)
         for label, (target, cwd, count) in chosen.items():
@@ -257,9 +300,15 @@ def part_tools(reps: int = 2, targets: tuple[str, ...] = ("tutorials", "tutorial
                     code, secs, _ = _pytest([*args, *target], cwd)
                     times[tool].append(secs)
                     codes[tool].append(code)
-            row: dict = {tool: {"wall_s": round(statistics.median(times[tool]), 2), "min_s": round(min(times[tool]), 2),
-                                "runs_s": [round(t, 2) for t in times[tool]], "exit": codes[tool]}
-                         for tool in tools}
+            row: dict = {
+                tool: {
+                    "wall_s": round(statistics.median(times[tool]), 2),
+                    "min_s": round(min(times[tool]), 2),
+                    "runs_s": [round(t, 2) for t in times[tool]],
+                    "exit": codes[tool],
+                }
+                for tool in tools
+            }
             nbmake = row["nbmake"]["wall_s"]
             row["holon / nbmake"] = round(row["holon-nb test"]["wall_s"] / nbmake, 3)
             row["holon / nbmake (min)"] = round(row["holon-nb test"]["min_s"] / row["nbmake"]["min_s"], 3)
@@ -285,6 +334,7 @@ def part_phases() -> dict:
     def timed(owner: object, name: str, label: str, is_async: bool) -> None:
         fn = getattr(owner, name)
         if is_async:
+
             async def wrapper(*a: object, **k: object) -> object:
                 t0 = time.perf_counter()
                 try:
@@ -292,12 +342,14 @@ def part_phases() -> dict:
                 finally:
                     spent[label] += time.perf_counter() - t0
         else:
+
             def wrapper(*a: object, **k: object) -> object:  # type: ignore[misc]
                 t0 = time.perf_counter()
                 try:
                     return fn(*a, **k)
                 finally:
                     spent[label] += time.perf_counter() - t0
+
         setattr(owner, name, functools.wraps(fn)(wrapper))
 
     # the harness's own requests: preload, final wait (synthetic cells) and the silent ones; cells = execute
@@ -328,8 +380,7 @@ def part_phases() -> dict:
             for cell in nb.cells:
                 if cell.cell_type == "code":
                     cell.outputs = []
-            client = NotebookClient(nb, timeout=300, record_timing=True, kernel_name="python3",
-                                    allow_errors=True)
+            client = NotebookClient(nb, timeout=300, record_timing=True, kernel_name="python3", allow_errors=True)
             with tempfile.TemporaryDirectory() as home:
                 os.environ["HOLON_NB_HOME"] = home
                 t0 = time.perf_counter()
@@ -338,10 +389,17 @@ def part_phases() -> dict:
                 finally:
                     bare = time.perf_counter() - t0
                     del os.environ["HOLON_NB_HOME"]
-            out[path.name] = {"holon_s": round(total, 2), "failed": result.failed, "bare_nbclient_s": round(bare, 2),
-                              "ratio": round(total / bare, 3), "phases_s": phases}
-    out["total"] = {"holon_s": round(sum(v["holon_s"] for v in out.values()), 2),
-                    "bare_nbclient_s": round(sum(v["bare_nbclient_s"] for v in out.values()), 2)}
+            out[path.name] = {
+                "holon_s": round(total, 2),
+                "failed": result.failed,
+                "bare_nbclient_s": round(bare, 2),
+                "ratio": round(total / bare, 3),
+                "phases_s": phases,
+            }
+    out["total"] = {
+        "holon_s": round(sum(v["holon_s"] for v in out.values()), 2),
+        "bare_nbclient_s": round(sum(v["bare_nbclient_s"] for v in out.values()), 2),
+    }
     out["total"]["ratio"] = round(out["total"]["holon_s"] / out["total"]["bare_nbclient_s"], 3)
     return out
 
@@ -366,14 +424,29 @@ def part_repeat(n: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-repeat-") as tmp:
         repo = _checkout(Path(tmp))
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--holon-nb",
-                               f"--holon-nb-repeat={n}", "notebooks/"], cwd=repo, env=_env(), capture_output=True,
-                              text=True, timeout=6 * 3600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--holon-nb",
+                f"--holon-nb-repeat={n}",
+                "notebooks/",
+            ],
+            cwd=repo,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=6 * 3600,
+        )
         secs = time.monotonic() - t0
     lines = proc.stdout.splitlines()  # the reports of the failing notebooks: pytest's FAILURES section
     start = next((i for i, line in enumerate(lines) if "= FAILURES =" in line), len(lines))
     end = next((i for i, line in enumerate(lines) if "short test summary" in line), len(lines))
-    failures = lines[start + 1:end][:400]
+    failures = lines[start + 1 : end][:400]
     (RESULTS_DIR / f"notebook_tests_repeat_{n}.txt").write_text(proc.stdout + proc.stderr[-5000:])
     summary = [line for line in proc.stdout.splitlines() if " passed" in line or " failed" in line][-1:]
     return {"repeat": n, "exit": proc.returncode, "wall_s": round(secs, 1), "summary": summary, "failures": failures}
@@ -381,12 +454,16 @@ def part_repeat(n: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", action="append",
-                        choices=["compare", "regressions", "tools", "phases", "xdist", "repeat"])
+    parser.add_argument(
+        "--part", action="append", choices=["compare", "regressions", "tools", "phases", "xdist", "repeat"]
+    )
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--reps", type=int, default=2, help="runs of each tool in the tools part (median)")
-    parser.add_argument("--targets", default="tutorials,tutorials-no-restart,big",
-                        help="tools part: comma list of tutorials, tutorials-no-restart, big")
+    parser.add_argument(
+        "--targets",
+        default="tutorials,tutorials-no-restart,big",
+        help="tools part: comma list of tutorials, tutorials-no-restart, big",
+    )
     ns = parser.parse_args()
     parts = ns.part or ["compare", "regressions", "tools", "phases", "xdist", "repeat"]
     data: dict = {"measured_under_load": os.getloadavg()[0], "load_at_start": [round(x, 2) for x in os.getloadavg()]}

@@ -44,9 +44,11 @@ def turn(budget_rounds: int | None, rounds: int) -> dict:
         result = rt.run_turn("go", model=REF)
         assert result.terminal == "completed", (result.terminal, result.error)
         last = provider.requests()[-1]
-        return {"median_build_ms_last_20_rounds": round(statistics.median(times[-20:]), 3),
-                "last_request_estimated_tokens": _estimate(list(last.conversation)) + tools,
-                "budget": rt.turns.prompt_budget_tokens}
+        return {
+            "median_build_ms_last_20_rounds": round(statistics.median(times[-20:]), 3),
+            "last_request_estimated_tokens": _estimate(list(last.conversation)) + tools,
+            "budget": rt.turns.prompt_budget_tokens,
+        }
 
 
 def main(rounds: int = 120) -> None:

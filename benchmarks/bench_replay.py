@@ -61,8 +61,7 @@ def main(runs: int = 5) -> None:
                 rt.providers.register(REF, ScriptedProvider([]))  # never called: replay answers
                 cas = CassetteProvider(None, path, "replay", workspace=work, holon_home=rt.home)
                 t0 = time.perf_counter()
-                again = rt.turns.run_sync("run the 50-round benchmark", model=REF,
-                                          hooks=TurnHooks(**cas.turn_hooks()))
+                again = rt.turns.run_sync("run the 50-round benchmark", model=REF, hooks=TurnHooks(**cas.turn_hooks()))
                 samples.append((time.perf_counter() - t0) * 1000)
                 cas.close(terminal=again.terminal)
                 assert cas.failure is None and cas.network_attempts == [], cas.failure
@@ -70,13 +69,23 @@ def main(runs: int = 5) -> None:
                 assert [c.receipt for c in again.tool_calls] == [c.receipt for c in live.tool_calls]
                 assert rt.store.query("SELECT COUNT(*) FROM tasks")[0][0] == 0  # no tool ran
         median = statistics.median(samples)
-        save("replay", {
-            "rounds": ROUNDS, "provider_attempts": ROUNDS + 1, "tool_calls": ROUNDS - 1, "runs": runs,
-            "record_ms": round(record_ms, 1),
-            "replay_median_ms": round(median, 1), "replay_min_ms": round(min(samples), 1),
-            "replay_max_ms": round(max(samples), 1), "replay_per_round_ms": round(median / ROUNDS, 2),
-            "cassette_bytes": path.stat().st_size, "network_attempts": 0, "wall_clock_sleeps_on_replay": 0,
-        })
+        save(
+            "replay",
+            {
+                "rounds": ROUNDS,
+                "provider_attempts": ROUNDS + 1,
+                "tool_calls": ROUNDS - 1,
+                "runs": runs,
+                "record_ms": round(record_ms, 1),
+                "replay_median_ms": round(median, 1),
+                "replay_min_ms": round(min(samples), 1),
+                "replay_max_ms": round(max(samples), 1),
+                "replay_per_round_ms": round(median / ROUNDS, 2),
+                "cassette_bytes": path.stat().st_size,
+                "network_attempts": 0,
+                "wall_clock_sleeps_on_replay": 0,
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ import time
 
 from holon_nb.tools.receipts import Scrubber
 
-SECRETS = {"A_TOKEN": "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj", "B_API_KEY": "sk-test-0123456789abcdef", "C_PASSWORD": "hunter2hunter2"}
+SECRETS = {
+    "A_TOKEN": "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj",
+    "B_API_KEY": "sk-test-0123456789abcdef",
+    "C_PASSWORD": "hunter2hunter2",
+}
 CHUNK = ("0123456789 abcdefghij klmnopqrst uvwxyz\n" * 6554)[:262144]
 MIB = 64
 

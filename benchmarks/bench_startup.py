@@ -70,7 +70,9 @@ def main(runs: int = 9, package_dir: str | None = None) -> None:
     if package_dir:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_dir, env.get("PYTHONPATH")]))
     locate = "import holon_nb, os; print(os.path.dirname(holon_nb.__file__))"
-    pkg = subprocess.run([sys.executable, "-c", locate], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    pkg = subprocess.run(
+        [sys.executable, "-c", locate], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     compileall.compile_dir(pkg, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         env["HOLON_NB_HOME"] = f"{tmp}/home"
@@ -79,18 +81,25 @@ def main(runs: int = 9, package_dir: str | None = None) -> None:
         import_ms = _inner_ms(IMPORT, runs, env, tmp)
         load_ms = _inner_ms(LOAD_EXT, runs, env, tmp)
         bare_ms = _wall_ms([sys.executable, "-c", BARE, str(nb)], max(3, runs // 2), env, tmp)
-        run_ms = _wall_ms([sys.executable, "-m", "holon_nb.cli", "run", str(nb), "-o", f"{tmp}/out.ipynb"],
-                          max(3, runs // 2), env, tmp)
-    save("startup", {
-        "runs": runs,
-        "package": pkg,
-        "import_holon_nb_ms": round(import_ms, 1),
-        "load_ext_holon_nb_ms": round(load_ms, 1),
-        "bare_nbclient_one_cell_ms": round(bare_ms, 1),
-        "holon_nb_run_one_cell_ms": round(run_ms, 1),
-        "run_budget_ms": round(1.1 * bare_ms + 150, 1),
-        "run_within_budget": run_ms <= 1.1 * bare_ms + 150,
-    })
+        run_ms = _wall_ms(
+            [sys.executable, "-m", "holon_nb.cli", "run", str(nb), "-o", f"{tmp}/out.ipynb"],
+            max(3, runs // 2),
+            env,
+            tmp,
+        )
+    save(
+        "startup",
+        {
+            "runs": runs,
+            "package": pkg,
+            "import_holon_nb_ms": round(import_ms, 1),
+            "load_ext_holon_nb_ms": round(load_ms, 1),
+            "bare_nbclient_one_cell_ms": round(bare_ms, 1),
+            "holon_nb_run_one_cell_ms": round(run_ms, 1),
+            "run_budget_ms": round(1.1 * bare_ms + 150, 1),
+            "run_within_budget": run_ms <= 1.1 * bare_ms + 150,
+        },
+    )
 
 
 if __name__ == "__main__":

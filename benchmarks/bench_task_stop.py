@@ -44,13 +44,16 @@ def main(runs: int = 30) -> None:
             samples.append((time.perf_counter() - t0) * 1000)
             rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000})
     samples.sort()
-    save("task_stop", {
-        "runs": runs,
-        "processes_per_tree": 10,
-        "p50_ms": round(statistics.median(samples), 1),
-        "p90_ms": round(samples[int(0.9 * (len(samples) - 1))], 1),
-        "max_ms": round(samples[-1], 1),
-    })
+    save(
+        "task_stop",
+        {
+            "runs": runs,
+            "processes_per_tree": 10,
+            "p50_ms": round(statistics.median(samples), 1),
+            "p90_ms": round(samples[int(0.9 * (len(samples) - 1))], 1),
+            "max_ms": round(samples[-1], 1),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -46,18 +46,21 @@ def main(mib: int = 512, rounds: int = 5) -> None:
             os.unlink(log)  # the next round starts with the same free page cache
             growth = max(growth, hwm_kib() - max(hwm0, rss0))
     cat_s, ours_s = statistics.median(cat_times), statistics.median(ours_times)
-    save("task_throughput", {
-        "mib": mib,
-        "rounds": rounds,
-        "cat_pipe_mb_s": round(nbytes / cat_s / 1e6, 1),
-        "promoted_task_mb_s": round(nbytes / ours_s / 1e6, 1),
-        "ratio_task_to_cat": round(cat_s / ours_s, 3),
-        "ratio_per_round": [round(c / o, 2) for c, o in zip(cat_times, ours_times)],
-        "task_status": status,
-        "log_bytes": log_bytes,
-        "rss_before_mib": round(rss0 / 1024, 1),
-        "peak_rss_growth_mib": round(max(0, growth) / 1024, 1),
-    })
+    save(
+        "task_throughput",
+        {
+            "mib": mib,
+            "rounds": rounds,
+            "cat_pipe_mb_s": round(nbytes / cat_s / 1e6, 1),
+            "promoted_task_mb_s": round(nbytes / ours_s / 1e6, 1),
+            "ratio_task_to_cat": round(cat_s / ours_s, 3),
+            "ratio_per_round": [round(c / o, 2) for c, o in zip(cat_times, ours_times)],
+            "task_status": status,
+            "log_bytes": log_bytes,
+            "rss_before_mib": round(rss0 / 1024, 1),
+            "peak_rss_growth_mib": round(max(0, growth) / 1024, 1),
+        },
+    )
 
 
 if __name__ == "__main__":

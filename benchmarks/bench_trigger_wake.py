@@ -56,11 +56,21 @@ def main(runs: int = 30) -> None:
     http = sorted(s[1] for s in samples)
 
     def summary(values: list[float]) -> dict[str, float]:
-        return {"p50": round(statistics.median(values), 2), "p90": round(values[int(0.9 * (len(values) - 1))], 2),
-                "max": round(values[-1], 2)}
+        return {
+            "p50": round(statistics.median(values), 2),
+            "p90": round(values[int(0.9 * (len(values) - 1))], 2),
+            "max": round(values[-1], 2),
+        }
 
-    save("trigger_wake", {"runs": runs, "post_to_woken_request_ms": summary(wake), "post_answer_ms": summary(http),
-                          "note": "shared 2-core machine under load from other agents"})
+    save(
+        "trigger_wake",
+        {
+            "runs": runs,
+            "post_to_woken_request_ms": summary(wake),
+            "post_answer_ms": summary(http),
+            "note": "shared 2-core machine under load from other agents",
+        },
+    )
 
 
 if __name__ == "__main__":

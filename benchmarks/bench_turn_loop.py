@@ -93,7 +93,9 @@ def main(rounds: int = 50, turns: int = 3) -> dict:
         call = median_ms(lambda: rt.call("GetAgent", {}), 100)
         median = statistics.median(overheads)
         return {
-            "rounds_per_turn": rounds, "turns": turns, "samples": len(overheads),
+            "rounds_per_turn": rounds,
+            "turns": turns,
+            "samples": len(overheads),
             "round_overhead_median_ms": round(median, 3),
             "round_overhead_p90_ms": round(statistics.quantiles(overheads, n=10)[-1], 3),
             "bare_dispatch_getagent_median_ms": round(bare, 3),

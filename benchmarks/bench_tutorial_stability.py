@@ -37,8 +37,10 @@ from holon_nb.testing import format_summary, run_notebook  # noqa: E402
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 _RULES = [
-    (re.compile(r"\b(task|work|timer|tool|msg|brief|turn|wait|ws|wt|trig|inv|run|occ|mem|call)_[0-9a-f]{6,}\b"),
-     r"\1_<id>"),
+    (
+        re.compile(r"\b(task|work|timer|tool|msg|brief|turn|wait|ws|wt|trig|inv|run|occ|mem|call)_[0-9a-f]{6,}\b"),
+        r"\1_<id>",
+    ),
     (re.compile(r"(?<=_)[0-9a-f]{12,}"), "<id>"),  # an id cut short in a clipped value
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "<dur>"),
@@ -109,10 +111,13 @@ def analyse(copies: list[Path]) -> dict:
         for key, bad in check(cells).items():
             if bad:
                 faults[key].append(out.name)
-    return {"runs": len(copies), "distinct_normalised_outputs": len(variants),
-            "variants": {k: len(v) for k, v in variants.items()},
-            "first_run_of_variant": {k: v[0] for k, v in variants.items()},
-            **{f"runs_{k}": v for k, v in faults.items()}}
+    return {
+        "runs": len(copies),
+        "distinct_normalised_outputs": len(variants),
+        "variants": {k: len(v) for k, v in variants.items()},
+        "first_run_of_variant": {k: v[0] for k, v in variants.items()},
+        **{f"runs_{k}": v for k, v in faults.items()},
+    }
 
 
 def main() -> None:
@@ -120,8 +125,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--only", default="", help="run only tutorials whose name starts with this")
     parser.add_argument("--keep", default="", help="keep the executed copies in this directory")
-    parser.add_argument("--analyse", default="", metavar="DIR",
-                        help="do not run: compare the executed copies kept in DIR by an earlier run")
+    parser.add_argument(
+        "--analyse",
+        default="",
+        metavar="DIR",
+        help="do not run: compare the executed copies kept in DIR by an earlier run",
+    )
     ns = parser.parse_args()
     if ns.analyse:
         summary = {}
@@ -159,9 +168,13 @@ def main() -> None:
                     faults[key].append(i)
             print(f"{src.stem} run {i:2d}: exit {result.exit_code} {walls[-1]:.1f} s variant {digest}", flush=True)
         summary[src.stem] = {
-            "runs": ns.runs, "distinct_normalised_outputs": len(variants), "variants": variants,
-            "first_run_of_variant": first_of, **{f"runs_{k}": v for k, v in faults.items()},
-            "wall_s_median": round(statistics.median(walls), 1), "wall_s_max": round(max(walls), 1),
+            "runs": ns.runs,
+            "distinct_normalised_outputs": len(variants),
+            "variants": variants,
+            "first_run_of_variant": first_of,
+            **{f"runs_{k}": v for k, v in faults.items()},
+            "wall_s_median": round(statistics.median(walls), 1),
+            "wall_s_max": round(max(walls), 1),
         }
     save("tutorial_stability", {"executed_copies": str(keep), "tutorials": summary})
 

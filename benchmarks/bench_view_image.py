@@ -43,6 +43,7 @@ CASES = ("noise-20mib.png", "header-50mp.png", "header-50mp-plus.png", "over-20m
 
 def _png_header(width: int, height: int) -> bytes:
     """Signature, IHDR declaring width x height, a tiny IDAT (the start of a deflate stream of zeros), IEND."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
@@ -55,8 +56,7 @@ def _write_files(folder: Path) -> None:
     from PIL import Image
 
     side = 2640
-    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(folder / "noise-20mib.png",
-                                                                          compress_level=1)
+    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(folder / "noise-20mib.png", compress_level=1)
     size = (folder / "noise-20mib.png").stat().st_size
     assert size <= 20 * 1024 * 1024, size
     (folder / "header-50mp.png").write_bytes(_png_header(10_000, 5_000))
@@ -95,25 +95,40 @@ def _child(folder: Path, case: str, mode: str) -> dict:
             times.append((time.perf_counter() - t0) * 1000)
         peak = hwm_kib()
     times.sort()
-    return {"case": case, "mode": mode, "bytes": path.stat().st_size, "outcome": outcome,
-            "median_ms": round(times[len(times) // 2], 2), "max_ms": round(times[-1], 2),
-            "peak_rss_growth_mib": round((peak - base) / 1024, 1)}
+    return {
+        "case": case,
+        "mode": mode,
+        "bytes": path.stat().st_size,
+        "outcome": outcome,
+        "median_ms": round(times[len(times) // 2], 2),
+        "max_ms": round(times[-1], 2),
+        "peak_rss_growth_mib": round((peak - base) / 1024, 1),
+    }
 
 
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         print(json.dumps(_child(Path(sys.argv[2]), sys.argv[3], os.environ["BENCH_MODE"])))
         return
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-           and k not in ("HOLON_MODEL", "HOLON_NB_PROVIDERS", "HOLON_VISION_MODEL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
+        and k not in ("HOLON_MODEL", "HOLON_NB_PROVIDERS", "HOLON_VISION_MODEL")
+    }
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         _write_files(folder)
         for case in CASES:
             for mode in ("probe", "call"):
-                out = subprocess.run([sys.executable, __file__, "--child", str(folder), case], check=True,
-                                     capture_output=True, text=True, env={**env, "BENCH_MODE": mode})
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", str(folder), case],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env={**env, "BENCH_MODE": mode},
+                )
                 rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     goal_ok = all(r["peak_rss_growth_mib"] < 64 for r in rows if r["mode"] == "probe")
     save("view_image", {"runs_per_case": RUNS, "rows": rows, "probe_peak_rss_growth_under_64_mib": goal_ok})

@@ -26,12 +26,18 @@ from _common import median_ms, save
 from holon_nb import Runtime
 from holon_nb.runtime.web.extract import html_to_markdown, strip_tags
 
-PAGE = (b"holon_nb web fetch benchmark line of plain text, 64 bytes long...\n" * (5 * 1024 * 1024 // 64))
-HTML = ("<html><head><title>Guide</title></head><body><nav><ul>" + "".join(
-    f"<li><a href='/p{i}'>Section {i}</a></li>" for i in range(60)) + "</ul></nav><main><article><h1>Guide</h1>"
-    + "".join(f"<h2>Part {i}</h2><p>{'This paragraph explains one part of the guide in plain words. ' * 8}</p>"
-              f"<pre><code>example_{i}(x) + 1</code></pre><ul><li>first point</li><li>second point</li></ul>"
-              for i in range(40)) + "</article></main><footer>Copyright</footer></body></html>")
+PAGE = b"holon_nb web fetch benchmark line of plain text, 64 bytes long...\n" * (5 * 1024 * 1024 // 64)
+HTML = (
+    "<html><head><title>Guide</title></head><body><nav><ul>"
+    + "".join(f"<li><a href='/p{i}'>Section {i}</a></li>" for i in range(60))
+    + "</ul></nav><main><article><h1>Guide</h1>"
+    + "".join(
+        f"<h2>Part {i}</h2><p>{'This paragraph explains one part of the guide in plain words. ' * 8}</p>"
+        f"<pre><code>example_{i}(x) + 1</code></pre><ul><li>first point</li><li>second point</li></ul>"
+        for i in range(40)
+    )
+    + "</article></main><footer>Copyright</footer></body></html>"
+)
 
 
 def interleaved_ms(variants: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:
@@ -69,8 +75,9 @@ def main(runs: int = 15) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/big"
     with tempfile.TemporaryDirectory() as home, Runtime(home=home, workspace=home) as rt:
-        rt.settings = rt.settings.replace(web_allowed_hosts=(f"127.0.0.1:{server.server_address[1]}",),
-                                          web_fetch_max_response_bytes=6 * 1024 * 1024)
+        rt.settings = rt.settings.replace(
+            web_allowed_hosts=(f"127.0.0.1:{server.server_address[1]}",), web_fetch_max_response_bytes=6 * 1024 * 1024
+        )
         check = rt.call("WebFetch", {"url": url, "extract_mode": "raw"})
         assert check.ok and check.result["bytes_read"] == len(PAGE), check.envelope
         # like for like: WebFetch opens one new connection per hop, so the baseline does too (no keep-alive),
@@ -100,21 +107,29 @@ def main(runs: int = 15) -> None:
     html_to_markdown(HTML)  # import trafilatura and warm its caches
     auto_ms = median_ms(lambda: html_to_markdown(HTML, "http://bench/"), runs, warmup=2)
     text_ms = median_ms(lambda: strip_tags(HTML), runs, warmup=2)
-    save("web_fetch", {
-        "page_bytes": len(PAGE), "runs": runs,
-        "webfetch_runtime_call_raw_ms": round(fetch_ms, 1), "webfetch_fetcher_only_raw_ms": round(fetcher_ms, 1),
-        "httpx_new_connection_ms": round(httpx_ms, 1), "httpx_keepalive_ms": round(pooled_ms, 1),
-        "ratio_runtime_call_vs_httpx": round(fetch_ms / httpx_ms, 2),
-        "ratio_fetcher_vs_httpx": round(fetcher_ms / httpx_ms, 2), "goal_ratio": 1.3,
-        "httpx_async_new_connection_on_runtime_loop_ms": round(async_ms, 1),
-        "ratio_fetcher_vs_httpx_async": round(fetcher_ms / async_ms, 2),
-        "extract_html_bytes": len(HTML), "extract_auto_markdown_ms": round(auto_ms, 2),
-        "extract_text_strip_ms": round(text_ms, 2),
-        "note": "shared 2-core machine under load from other agents; the variants run interleaved, one call "
-                "each per round in a shuffled order, medians over the rounds. fetcher_only = policy, pinned connection, "
-                "bounded reader, sha256 of 5 MB, decoding what raw returns; runtime_call adds dispatch, "
-                "the envelope, receipt rendering, scrubbing and the SQLite execution record",
-    })
+    save(
+        "web_fetch",
+        {
+            "page_bytes": len(PAGE),
+            "runs": runs,
+            "webfetch_runtime_call_raw_ms": round(fetch_ms, 1),
+            "webfetch_fetcher_only_raw_ms": round(fetcher_ms, 1),
+            "httpx_new_connection_ms": round(httpx_ms, 1),
+            "httpx_keepalive_ms": round(pooled_ms, 1),
+            "ratio_runtime_call_vs_httpx": round(fetch_ms / httpx_ms, 2),
+            "ratio_fetcher_vs_httpx": round(fetcher_ms / httpx_ms, 2),
+            "goal_ratio": 1.3,
+            "httpx_async_new_connection_on_runtime_loop_ms": round(async_ms, 1),
+            "ratio_fetcher_vs_httpx_async": round(fetcher_ms / async_ms, 2),
+            "extract_html_bytes": len(HTML),
+            "extract_auto_markdown_ms": round(auto_ms, 2),
+            "extract_text_strip_ms": round(text_ms, 2),
+            "note": "shared 2-core machine under load from other agents; the variants run interleaved, one call "
+            "each per round in a shuffled order, medians over the rounds. fetcher_only = policy, pinned connection, "
+            "bounded reader, sha256 of 5 MB, decoding what raw returns; runtime_call adds dispatch, "
+            "the envelope, receipt rendering, scrubbing and the SQLite execution record",
+        },
+    )
 
 
 if __name__ == "__main__":

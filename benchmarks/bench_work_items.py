@@ -39,10 +39,19 @@ def _seed(rt: Runtime, items: int) -> None:
         with svc.tx() as t:
             for i in range(start, min(items, start + batch)):
                 now = fmt(utcnow())
-                rec = {"id": new_id("work"), "agent_id": "default", "workspace_id": "agent_home",
-                       "objective": f"objective number {i}", "state": "open", "plan_status": "draft",
-                       "plan_meta": meta, "todo_list": [{"text": f"todo {i}", "state": "pending"}],
-                       "work_refs": [], "created_at": now, "updated_at": now}
+                rec = {
+                    "id": new_id("work"),
+                    "agent_id": "default",
+                    "workspace_id": "agent_home",
+                    "objective": f"objective number {i}",
+                    "state": "open",
+                    "plan_status": "draft",
+                    "plan_meta": meta,
+                    "todo_list": [{"text": f"todo {i}", "state": "pending"}],
+                    "work_refs": [],
+                    "created_at": now,
+                    "updated_at": now,
+                }
                 rec = svc.records.insert(t, rec)
                 if i % 10 == 0:
                     rec = svc.records.write(t, rec, {"blocked_by": f"waiting {i}"})
@@ -55,14 +64,18 @@ def bench_list(items: int) -> dict:
         _seed(rt, items)
         seed_s = time.perf_counter() - t0
         out = {"items": items, "seed_s": round(seed_s, 2)}
-        for label, args in (("list_default_ms", {}), ("list_limit_100_ms", {"limit": 100}),
-                            ("list_queued_ms", {"filter": "queued"}),
-                            ("list_todos_100_ms", {"limit": 100, "include_todo_list": True})):
+        for label, args in (
+            ("list_default_ms", {}),
+            ("list_limit_100_ms", {"limit": 100}),
+            ("list_queued_ms", {"filter": "queued"}),
+            ("list_todos_100_ms", {"limit": 100, "include_todo_list": True}),
+        ):
             r = rt.call("ListWorkItems", args)
             assert r.ok and r.result["total_matching"] > 0, r.receipt[:500]
             out[label] = round(median_ms(lambda a=args: rt.call("ListWorkItems", a), runs=30, warmup=3), 2)
-        out["get_work_item_ms"] = round(median_ms(
-            lambda: rt.call("GetWorkItem", {"work_item_id": r.result["work_items"][0]["id"]}), runs=30), 2)
+        out["get_work_item_ms"] = round(
+            median_ms(lambda: rt.call("GetWorkItem", {"work_item_id": r.result["work_items"][0]["id"]}), runs=30), 2
+        )
     return out
 
 
@@ -95,8 +108,10 @@ def bench_timers(stream: bool) -> dict:
         for _ in range(100):
             rt.call("CreateTimer", {"duration_ms": rnd.randint(400, 1500)})
         if stream:  # 200 MB chunks until the timers are done (then stopped), so the stream outlasts them
-            r = rt.call("ExecCommand", {"cmd": "while true; do yes | head -c 200000000; done",
-                                        "yield_time_ms": 0, "login": False})
+            r = rt.call(
+                "ExecCommand",
+                {"cmd": "while true; do yes | head -c 200000000; done", "yield_time_ms": 0, "login": False},
+            )
             task_id = r.result["task_handle"]["task_id"]
             streaming.set()
         done.wait(60)
@@ -112,15 +127,21 @@ def bench_timers(stream: bool) -> dict:
             if during:
                 extra["streaming_lateness_p50_ms"] = round(statistics.median(during), 2)
                 extra["streaming_lateness_p99_ms"] = round(_percentile(during, 0.99), 2)
-        return {"fired": fired, "task_status_after_timers": status, **extra,
-                "lateness_p50_ms": round(statistics.median(lateness), 2),
-                "lateness_p99_ms": round(_percentile(lateness, 0.99), 2),
-                "lateness_max_ms": round(max(lateness), 2)}
+        return {
+            "fired": fired,
+            "task_status_after_timers": status,
+            **extra,
+            "lateness_p50_ms": round(statistics.median(lateness), 2),
+            "lateness_p99_ms": round(_percentile(lateness, 0.99), 2),
+            "lateness_max_ms": round(max(lateness), 2),
+        }
 
 
 def main(items: int = 10_000) -> None:
-    save("work_items", {"list": bench_list(items), "timers_idle": bench_timers(False),
-                        "timers_while_streaming": bench_timers(True)})
+    save(
+        "work_items",
+        {"list": bench_list(items), "timers_idle": bench_timers(False), "timers_while_streaming": bench_timers(True)},
+    )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,7 @@ from pathlib import Path
 
 from _common import save
 
-_OPS = (("exec", 30), ("task", 10), ("work_item", 15), ("timer", 5), ("search", 10), ("patch", 15),
-        ("task_output", 5))
+_OPS = (("exec", 30), ("task", 10), ("work_item", 15), ("timer", 5), ("search", 10), ("patch", 15), ("task_output", 5))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -57,8 +56,14 @@ def worker(index: int, home: str, workspace: str, duration_s: float, pace_ms: fl
     names = [n for n, w in _OPS for _ in range(w)]
     calls: list[tuple[str, float]] = []
     errors: dict[str, int] = {}
-    created: dict[str, list] = {"work_items": [], "executions": [], "tasks": [], "timers": [], "files": [],
-                                "repeating": []}
+    created: dict[str, list] = {
+        "work_items": [],
+        "executions": [],
+        "tasks": [],
+        "timers": [],
+        "files": [],
+        "repeating": [],
+    }
     words: list[str] = []
     rt = Runtime(home=home, workspace=workspace)
 
@@ -119,21 +124,37 @@ def worker(index: int, home: str, workspace: str, duration_s: float, pace_ms: fl
     time.sleep(2.0)  # one-shot timers created last get their chance to fire
     status = rt.status()
     rt.close()
-    Path(out).write_text(json.dumps({
-        "worker": index, "calls": calls, "errors": errors, "created": created, "still_running": still,
-        "store": status["store"], "loop_error": status["loop_error"],
-        "background_failures": status["background_failures"],
-    }))
+    Path(out).write_text(
+        json.dumps(
+            {
+                "worker": index,
+                "calls": calls,
+                "errors": errors,
+                "created": created,
+                "still_running": still,
+                "store": status["store"],
+                "loop_error": status["loop_error"],
+                "background_failures": status["background_failures"],
+            }
+        )
+    )
 
 
 def _lost(home: Path, workspace: Path, results: list[dict], duration_s: float) -> dict[str, int]:
     db = sqlite3.connect(home / "holon.sqlite3")
     try:
+
         def exists(table: str, ids: list[str]) -> int:
             return sum(1 for i in ids if db.execute(f"SELECT 1 FROM {table} WHERE id=?", (i,)).fetchone())
 
-        lost = {"work_items": 0, "executions": 0, "tasks_not_completed": 0, "timers_not_fired": 0,
-                "repeating_timers_stalled": 0, "files": 0}
+        lost = {
+            "work_items": 0,
+            "executions": 0,
+            "tasks_not_completed": 0,
+            "timers_not_fired": 0,
+            "repeating_timers_stalled": 0,
+            "files": 0,
+        }
         for res in results:
             c = res["created"]
             lost["work_items"] += len(c["work_items"]) - exists("work_items", c["work_items"])
@@ -173,9 +194,27 @@ def main() -> None:
         workspace.mkdir()
         outs = [Path(tmp) / f"worker{i}.json" for i in range(2)]
         started = time.monotonic()
-        procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(i), "--home", str(home),
-                                   "--workspace", str(workspace), "--duration-s", str(a.duration_s),
-                                   "--pace-ms", str(a.pace_ms), "--out", str(outs[i])]) for i in range(2)]
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    str(i),
+                    "--home",
+                    str(home),
+                    "--workspace",
+                    str(workspace),
+                    "--duration-s",
+                    str(a.duration_s),
+                    "--pace-ms",
+                    str(a.pace_ms),
+                    "--out",
+                    str(outs[i]),
+                ]
+            )
+            for i in range(2)
+        ]
         codes = [p.wait() for p in procs]
         wall_s = time.monotonic() - started
         results = [json.loads(o.read_text()) for o in outs if o.exists()]
@@ -190,28 +229,45 @@ def main() -> None:
         for kind, count in r["errors"].items():
             errors[kind] = errors.get(kind, 0) + count
     longest = max(results, key=lambda r: r["store"]["tx_max_ms"]) if results else None
-    save("soak_two_kernels", {
-        "duration_s": a.duration_s, "wall_s": round(wall_s, 1), "pace_ms": a.pace_ms, "exit_codes": codes,
-        "calls": len(latencies), "errors_surfaced": sum(errors.values()), "errors_by_kind": errors,
-        "records_lost": sum(lost.values()), "lost_by_kind": lost,
-        "longest_write_tx_ms": longest["store"]["tx_max_ms"] if longest else None,
-        "longest_write_tx_where": longest["store"]["tx_max_where"] if longest else None,
-        # CPU time the longest transaction's thread spent in it: the rest was waiting for a CPU (or the GIL)
-        "longest_write_tx_cpu_ms": longest["store"].get("tx_max_cpu_ms_of_longest") if longest else None,
-        "most_cpu_in_one_write_tx_ms": max(r["store"].get("tx_max_cpu_ms", 0) for r in results) if results else None,
-        "write_tx_over_50ms": sum(r["store"]["tx_over_50ms"] for r in results),
-        "write_tx_count": sum(r["store"]["tx_count"] for r in results),
-        "write_tx_mean_ms": round(statistics.mean(r["store"]["tx_mean_ms"] for r in results), 3) if results else None,
-        "busy_retries": sum(r["store"]["busy_retries"] for r in results),
-        "loop_errors": [r["loop_error"] for r in results if r["loop_error"]],
-        "background_failures": sum(r["background_failures"] for r in results),
-        "load_average_at_end": os.getloadavg(),
-        "latency_ms": {"p50": _pct(latencies, 0.5), "p99": _pct(latencies, 0.99), "max": _pct(latencies, 1.0)},
-        "latency_by_tool_ms": {t: {"n": len(v), "p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": _pct(v, 1.0)}
-                               for t, v in sorted(per_tool.items())},
-        "created": {k: sum(len(r["created"][k]) for r in results) for k in
-                    ("work_items", "executions", "tasks", "timers", "files", "repeating")},
-    })
+    save(
+        "soak_two_kernels",
+        {
+            "duration_s": a.duration_s,
+            "wall_s": round(wall_s, 1),
+            "pace_ms": a.pace_ms,
+            "exit_codes": codes,
+            "calls": len(latencies),
+            "errors_surfaced": sum(errors.values()),
+            "errors_by_kind": errors,
+            "records_lost": sum(lost.values()),
+            "lost_by_kind": lost,
+            "longest_write_tx_ms": longest["store"]["tx_max_ms"] if longest else None,
+            "longest_write_tx_where": longest["store"]["tx_max_where"] if longest else None,
+            # CPU time the longest transaction's thread spent in it: the rest was waiting for a CPU (or the GIL)
+            "longest_write_tx_cpu_ms": longest["store"].get("tx_max_cpu_ms_of_longest") if longest else None,
+            "most_cpu_in_one_write_tx_ms": max(r["store"].get("tx_max_cpu_ms", 0) for r in results)
+            if results
+            else None,
+            "write_tx_over_50ms": sum(r["store"]["tx_over_50ms"] for r in results),
+            "write_tx_count": sum(r["store"]["tx_count"] for r in results),
+            "write_tx_mean_ms": round(statistics.mean(r["store"]["tx_mean_ms"] for r in results), 3)
+            if results
+            else None,
+            "busy_retries": sum(r["store"]["busy_retries"] for r in results),
+            "loop_errors": [r["loop_error"] for r in results if r["loop_error"]],
+            "background_failures": sum(r["background_failures"] for r in results),
+            "load_average_at_end": os.getloadavg(),
+            "latency_ms": {"p50": _pct(latencies, 0.5), "p99": _pct(latencies, 0.99), "max": _pct(latencies, 1.0)},
+            "latency_by_tool_ms": {
+                t: {"n": len(v), "p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": _pct(v, 1.0)}
+                for t, v in sorted(per_tool.items())
+            },
+            "created": {
+                k: sum(len(r["created"][k]) for r in results)
+                for k in ("work_items", "executions", "tasks", "timers", "files", "repeating")
+            },
+        },
+    )
 
 
 if __name__ == "__main__":

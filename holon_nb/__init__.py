@@ -16,8 +16,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime, RuntimeSettings, ToolResult
 
 __version__ = "0.1.0"
-__all__ = ["Runtime", "RuntimeSettings", "ToolResult", "agent_turns", "get_runtime", "load_ipython_extension",
-           "unload_ipython_extension", "__version__"]
+__all__ = [
+    "Runtime",
+    "RuntimeSettings",
+    "ToolResult",
+    "agent_turns",
+    "get_runtime",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

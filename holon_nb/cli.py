@@ -78,60 +78,126 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("call", help="call one tool and print its envelope")
     p.add_argument("name", metavar="NAME", help="tool name, e.g. ExecCommand")
-    p.add_argument("args", metavar="JSON", nargs="?", default="{}",
-                   help="arguments as JSON text (default {}); text that is not JSON becomes an "
-                        "invalid_tool_input envelope, exactly as for a model")
+    p.add_argument(
+        "args",
+        metavar="JSON",
+        nargs="?",
+        default="{}",
+        help="arguments as JSON text (default {}); text that is not JSON becomes an "
+        "invalid_tool_input envelope, exactly as for a model",
+    )
     shown = p.add_mutually_exclusive_group()
-    shown.add_argument("--receipt", action="store_true",
-                       help="print the model-visible receipt instead of the result record (JSON)")
-    shown.add_argument("--text", action="store_true",
-                       help="print the receipt a person reads (what a notebook shows) instead of the JSON")
-    p.add_argument("--context", metavar="JSON", default=None,
-                   help="what a model's turn would know besides the arguments, as a JSON object: e.g. "
-                        "'{\"brief\": \"…\"}' for WaitFor delivery=final, '{\"report\": \"…\"}' for CompleteWorkItem")
+    shown.add_argument(
+        "--receipt", action="store_true", help="print the model-visible receipt instead of the result record (JSON)"
+    )
+    shown.add_argument(
+        "--text",
+        action="store_true",
+        help="print the receipt a person reads (what a notebook shows) instead of the JSON",
+    )
+    p.add_argument(
+        "--context",
+        metavar="JSON",
+        default=None,
+        help="what a model's turn would know besides the arguments, as a JSON object: e.g. "
+        '\'{"brief": "…"}\' for WaitFor delivery=final, \'{"report": "…"}\' for CompleteWorkItem',
+    )
 
     sub.add_parser("tools", help="list the registered tools")
 
     p = sub.add_parser("inventory", help="write or check docs/model-tool-schema-inventory.json")
     p.add_argument("--check", action="store_true", help="exit 1 with a unified diff when the file is stale")
-    p.add_argument("--output", metavar="PATH", type=Path, default=None,
-                   help="inventory file (default: docs/model-tool-schema-inventory.json of the checkout)")
+    p.add_argument(
+        "--output",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="inventory file (default: docs/model-tool-schema-inventory.json of the checkout)",
+    )
 
     p = sub.add_parser("prune", help="remove old command artifacts and ended tasks' logs from a holon home")
-    p.add_argument("--home", metavar="DIR", type=Path, default=None,
-                   help="the holon home (default $HOLON_NB_HOME or ./.holon)")
-    p.add_argument("--max-home-bytes", metavar="N", type=int, default=None,
-                   help="size cap of the home in bytes (default $HOLON_NB_MAX_HOME_BYTES or 1 GiB; 0: no cap)")
-    p.add_argument("--max-age-days", metavar="DAYS", type=float, default=None,
-                   help="remove files older than this (default $HOLON_NB_ARTIFACT_MAX_AGE_DAYS or 14; 0: no limit)")
+    p.add_argument(
+        "--home", metavar="DIR", type=Path, default=None, help="the holon home (default $HOLON_NB_HOME or ./.holon)"
+    )
+    p.add_argument(
+        "--max-home-bytes",
+        metavar="N",
+        type=int,
+        default=None,
+        help="size cap of the home in bytes (default $HOLON_NB_MAX_HOME_BYTES or 1 GiB; 0: no cap)",
+    )
+    p.add_argument(
+        "--max-age-days",
+        metavar="DAYS",
+        type=float,
+        default=None,
+        help="remove files older than this (default $HOLON_NB_ARTIFACT_MAX_AGE_DAYS or 14; 0: no limit)",
+    )
     p.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser("run", help="execute a notebook headless and print a summary")
     p.add_argument("notebook", metavar="NOTEBOOK", type=Path)
-    p.add_argument("-o", "--output", metavar="OUT", type=Path, default=None,
-                   help="where to save the executed notebook (default <stem>.executed.ipynb beside it; "
-                        "a directory: that name inside it); checked before the run")
-    p.add_argument("--timeout", metavar="SECONDS", type=float, default=120.0,
-                   help="per-cell timeout in seconds (default 120); the whole run stops at 10x this")
-    p.add_argument("--kernel", metavar="NAME", default=None,
-                   help="kernelspec name (default: a python3 kernel running this interpreter)")
-    p.add_argument("--cassettes", choices=["replay", "record", "auto", "off"], default=None,
-                   help="model calls of %%%%agent turns: replay from <stem>.holon/cassettes/ (no network), record "
-                        "them, auto (replay what exists, record the rest) or off (call the provider); default: "
-                        "the notebook's own setting")
-    p.add_argument("-p", "--parameter", metavar="NAME=VALUE", dest="parameters", action="append",
-                   type=_parameter, default=[],
-                   help="inject a parameter after the cell tagged 'parameters' (VALUE parsed as JSON when it parses)")
-    p.add_argument("--cwd", metavar="DIR", type=Path, default=None,
-                   help="kernel working directory (default: the notebook's directory)")
-    p.add_argument("--keep-going", action="store_true",
-                   help="run every cell even after one failed (default: stop at the first failed cell)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        type=Path,
+        default=None,
+        help="where to save the executed notebook (default <stem>.executed.ipynb beside it; "
+        "a directory: that name inside it); checked before the run",
+    )
+    p.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=120.0,
+        help="per-cell timeout in seconds (default 120); the whole run stops at 10x this",
+    )
+    p.add_argument(
+        "--kernel",
+        metavar="NAME",
+        default=None,
+        help="kernelspec name (default: a python3 kernel running this interpreter)",
+    )
+    p.add_argument(
+        "--cassettes",
+        choices=["replay", "record", "auto", "off"],
+        default=None,
+        help="model calls of %%%%agent turns: replay from <stem>.holon/cassettes/ (no network), record "
+        "them, auto (replay what exists, record the rest) or off (call the provider); default: "
+        "the notebook's own setting",
+    )
+    p.add_argument(
+        "-p",
+        "--parameter",
+        metavar="NAME=VALUE",
+        dest="parameters",
+        action="append",
+        type=_parameter,
+        default=[],
+        help="inject a parameter after the cell tagged 'parameters' (VALUE parsed as JSON when it parses)",
+    )
+    p.add_argument(
+        "--cwd",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="kernel working directory (default: the notebook's directory)",
+    )
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="run every cell even after one failed (default: stop at the first failed cell)",
+    )
 
-    p = sub.add_parser("test", help="test notebooks against their saved outputs (pytest --holon-nb)",
-                       description="Runs pytest --holon-nb with the remaining arguments: notebook paths and any "
-                                   "pytest or plugin option (--holon-nb-update, --holon-nb-repeat N, "
-                                   "--holon-nb-per-cell, -n auto, -k …).")
+    p = sub.add_parser(
+        "test",
+        help="test notebooks against their saved outputs (pytest --holon-nb)",
+        description="Runs pytest --holon-nb with the remaining arguments: notebook paths and any "
+        "pytest or plugin option (--holon-nb-update, --holon-nb-repeat N, "
+        "--holon-nb-per-cell, -n auto, -k …).",
+    )
     p.add_argument("pytest_args", metavar="[PATHS] [pytest options]", nargs=argparse.REMAINDER)
     return parser
 
@@ -176,8 +242,11 @@ def _cmd_call(ns: argparse.Namespace) -> int:
     else:
         print(result.receipt if ns.receipt else dumps_envelope(result.display_envelope, indent=2))
     if live:
-        print(f"holon-nb call: stopped {len(live)} background task(s) on exit: {', '.join(live)} "
-              "(the CLI keeps nothing running; raise yield_time_ms to wait in the call)", file=sys.stderr)
+        print(
+            f"holon-nb call: stopped {len(live)} background task(s) on exit: {', '.join(live)} "
+            "(the CLI keeps nothing running; raise yield_time_ms to wait in the call)",
+            file=sys.stderr,
+        )
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
@@ -185,8 +254,10 @@ def _cmd_tools(ns: argparse.Namespace) -> int:
     from .tools.registry import REGISTRY
 
     rows = [("NAME", "FAMILY", "STABILITY", "MODEL-FACING", "RENDERING")]
-    rows += [(s.name, s.family.value, s.stability.value, "yes" if s.model_facing else "no", s.rendering.value)
-             for s in REGISTRY]
+    rows += [
+        (s.name, s.family.value, s.stability.value, "yes" if s.model_facing else "no", s.rendering.value)
+        for s in REGISTRY
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
@@ -210,12 +281,19 @@ def _cmd_inventory(ns: argparse.Namespace) -> int:
     if current == fresh:
         print(f"{path} is up to date")
         return EXIT_OK
-    sys.stdout.writelines(difflib.unified_diff(
-        current.splitlines(keepends=True), fresh.splitlines(keepends=True),
-        fromfile=f"{path} (checked in)", tofile=f"{path} (generated)",
-    ))
-    print(f"\n{path} is stale or missing; regenerate it with: holon-nb inventory"
-          + (f" --output {path}" if ns.output else ""), file=sys.stderr)
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            fresh.splitlines(keepends=True),
+            fromfile=f"{path} (checked in)",
+            tofile=f"{path} (generated)",
+        )
+    )
+    print(
+        f"\n{path} is stale or missing; regenerate it with: holon-nb inventory"
+        + (f" --output {path}" if ns.output else ""),
+        file=sys.stderr,
+    )
     return EXIT_FAILED
 
 
@@ -223,9 +301,16 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     from .testing.harness import HarnessUsageError, format_summary, run_notebook
 
     try:
-        summary = run_notebook(ns.notebook, output=ns.output, timeout=ns.timeout, kernel_name=ns.kernel,
-                               parameters=dict(ns.parameters), cwd=ns.cwd, keep_going=ns.keep_going,
-                               cassettes=ns.cassettes)
+        summary = run_notebook(
+            ns.notebook,
+            output=ns.output,
+            timeout=ns.timeout,
+            kernel_name=ns.kernel,
+            parameters=dict(ns.parameters),
+            cwd=ns.cwd,
+            keep_going=ns.keep_going,
+            cassettes=ns.cassettes,
+        )
     except HarnessUsageError as exc:
         print(f"holon-nb run: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -251,16 +336,27 @@ def _cmd_prune(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = Store(home / "holon.sqlite3")  # a running kernel's live tasks are read from the same store
     try:
-        report = prune_home(home, StoreReader(store), PrunePolicy(cap, days * 86400 if days else None), dry_run=ns.dry_run,
-                            record=lambda task_id, info: record_task_pruned(store, task_id, info))
+        report = prune_home(
+            home,
+            StoreReader(store),
+            PrunePolicy(cap, days * 86400 if days else None),
+            dry_run=ns.dry_run,
+            record=lambda task_id, info: record_task_pruned(store, task_id, info),
+        )
     finally:
         store.close()
     print(json.dumps(report.to_dict(), indent=1) if ns.json else report.text(limit=1000))
     return EXIT_OK
 
 
-_VERBS = {"call": _cmd_call, "tools": _cmd_tools, "inventory": _cmd_inventory, "run": _cmd_run,
-          "prune": _cmd_prune, "test": _cmd_test}
+_VERBS = {
+    "call": _cmd_call,
+    "tools": _cmd_tools,
+    "inventory": _cmd_inventory,
+    "run": _cmd_run,
+    "prune": _cmd_prune,
+    "test": _cmd_test,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

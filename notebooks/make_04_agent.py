@@ -33,11 +33,13 @@ CASSETTES = "04-agent-turns.holon/cassettes"
 TURN1 = f"{CASSETTES}/fix-the-bug.jsonl"
 TURN2 = f"{CASSETTES}/finish.jsonl"
 
-MESSAGE1 = ("The tests of the project in the active workspace fail. Track the fix as a work item, find the bug, fix it "
-            "with ApplyPatch, then run the tests in the background and wait for the result.")
+MESSAGE1 = (
+    "The tests of the project in the active workspace fail. Track the fix as a work item, find the bug, fix it "
+    "with ApplyPatch, then run the tests in the background and wait for the result."
+)
 MESSAGE2 = "The test run has finished. Check the result and complete your work item with a short report."
 
-TESTS = '''from ansi import ansi_to_html, strip_ansi
+TESTS = """from ansi import ansi_to_html, strip_ansi
 
 
 def test_green_is_green():
@@ -50,9 +52,9 @@ def test_red_is_red():
 
 def test_other_sequences_are_dropped():
     assert strip_ansi("\\x1b]0;title\\x07a\\x1b[2Kb") == "ab"
-'''
+"""
 
-SETUP = '''import importlib.util, os, shutil, sys, tempfile
+SETUP = """import importlib.util, os, shutil, sys, tempfile
 from pathlib import Path
 import holon_nb
 
@@ -67,7 +69,7 @@ bad = good.replace('32: "#1a7f37"', '32: "#cf222e"')               # the bug: gr
 assert bad != good
 (project / "ansi.py").write_text(bad)
 (project / "test_ansi.py").write_text(TESTS)
-print("scratch project:", project.name)'''
+print("scratch project:", project.name)"""
 
 
 def build() -> nbformat.NotebookNode:
@@ -84,48 +86,67 @@ def build() -> nbformat.NotebookNode:
             "`--model openai@default/<model>` (or `anthropic/<model>`, `ollama/<model>`, any OpenAI-compatible server\n"
             "through `HOLON_<ID>_BASE_URL`), with the provider's key in the environment (`OPENAI_API_KEY`,\n"
             "`ANTHROPIC_AUTH_TOKEN`). The committed cassettes were recorded by `notebooks/make_04_agent.py --record`\n"
-            "with a scripted stand-in model, since no real model was reachable where they were made."),
-        new_markdown_cell("## A small real project with a bug\n\n"
-                          "The project is a copy of `holon_nb/tools/ansi.py` (it turns terminal colours into HTML)\n"
-                          "and three tests; the notebook breaks one colour."),
+            "with a scripted stand-in model, since no real model was reachable where they were made."
+        ),
+        new_markdown_cell(
+            "## A small real project with a bug\n\n"
+            "The project is a copy of `holon_nb/tools/ansi.py` (it turns terminal colours into HTML)\n"
+            "and three tests; the notebook breaks one colour."
+        ),
         new_code_cell(f"TESTS = {TESTS!r}\n\n" + SETUP),
         new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
         new_code_cell("%workspace attach $project"),
         new_code_cell("%workspace switch $project"),
-        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
+        new_code_cell(
+            '%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'
+        ),
         new_markdown_cell(
             "## The agent's turn\n\n"
             "The turn creates a work item, reproduces the failure, reads the code, patches it, starts the tests as a\n"
             "background task and ends with `WaitFor` on that task (`delivery=silent`: no brief, the turn just\n"
             "stops). `--wait` keeps this cell busy until the turn ends (without it the cell returns at once and the\n"
-            "turn goes on in the background)."),
+            "turn goes on in the background)."
+        ),
         new_code_cell(f"%%agent --cassette {TURN1} --mode replay --wait\n{MESSAGE1}"),
-        new_markdown_cell("## The next turn\n\nThe operator tells the agent the test run is done; the agent reads the "
-                          "task's output and completes its work item. The report is the text it wrote before "
-                          "`CompleteWorkItem`."),
+        new_markdown_cell(
+            "## The next turn\n\nThe operator tells the agent the test run is done; the agent reads the "
+            "task's output and completes its work item. The report is the text it wrote before "
+            "`CompleteWorkItem`."
+        ),
         new_code_cell(f"%%agent --cassette {TURN2} --mode replay --wait\n{MESSAGE2}"),
-        new_markdown_cell("## What the turns did\n\n`holon_nb.agent_turns()` returns each turn's result: its end, "
-                          "its rounds with every tool call's input and envelope, and its token usage."),
+        new_markdown_cell(
+            "## What the turns did\n\n`holon_nb.agent_turns()` returns each turn's result: its end, "
+            "its rounds with every tool call's input and envelope, and its token usage."
+        ),
         new_code_cell(
             "for turn in holon_nb.agent_turns():\n"
             "    calls = [c.name for r in turn.rounds for c in r.tool_calls]\n"
-            "    print(turn.terminal, turn.reason, f\"{len(turn.rounds)} rounds\", turn.usage.to_dict(), calls)\n"
+            '    print(turn.terminal, turn.reason, f"{len(turn.rounds)} rounds", turn.usage.to_dict(), calls)\n'
             "print()\n"
-            "print(holon_nb.agent_turns()[-1].final_text)"),
-        new_markdown_cell("## Apply the agent's patch for real\n\nThe replay did not run the tools, so the project "
-                          "still has its bug. Apply the patch the agent wrote (taken from its turn) and run the tests:"),
+            "print(holon_nb.agent_turns()[-1].final_text)"
+        ),
+        new_markdown_cell(
+            "## Apply the agent's patch for real\n\nThe replay did not run the tools, so the project "
+            "still has its bug. Apply the patch the agent wrote (taken from its turn) and run the tests:"
+        ),
         new_code_cell(
-            "patch = next(c.input[\"patch\"] for c in (c for r in holon_nb.agent_turns()[0].rounds for c in r.tool_calls)\n"
-            "             if c.name == \"ApplyPatch\")\n"
-            "rt.call(\"ApplyPatch\", {\"patch\": patch})"),
-        new_code_cell('%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'),
-        ignore_output(new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
-                      "its projection differs when this checkout is a linked git worktree rather than a clone"),
+            'patch = next(c.input["patch"] for c in (c for r in holon_nb.agent_turns()[0].rounds for c in r.tool_calls)\n'
+            '             if c.name == "ApplyPatch")\n'
+            'rt.call("ApplyPatch", {"patch": patch})'
+        ),
+        new_code_cell(
+            '%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'
+        ),
+        ignore_output(
+            new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
+            "its projection differs when this checkout is a linked git worktree rather than a clone",
+        ),
     ]
     return tutorial_notebook(cells, shared_dir=True)  # its workspace is this checkout
 
 
 # ---------------------------------------------------------------- recording with a stand-in model
+
 
 def _stand_in():
     """A provider answering like a model that fixes the colour bug (reads ids from tool results)."""
@@ -141,54 +162,128 @@ def _stand_in():
         return {r.tool_use_id: r.content for r in last.results} if isinstance(last, UserToolResults) else {}
 
     def step(n, blocks):
-        return TurnResponse(tuple(blocks), "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks)
-                            else "end_turn", 900 + 40 * n, 60 + 5 * n)
+        return TurnResponse(
+            tuple(blocks),
+            "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else "end_turn",
+            900 + 40 * n,
+            60 + 5 * n,
+        )
 
     def s1(req):
-        return step(1, [TextBlock("I'll track this as a work item, then reproduce the failure."),
-                        ToolUseBlock("call_1", "CreateWorkItem", {
-                            "objective": "Fix the failing colour test",
-                            "todo_list": [{"text": "reproduce the failure", "state": "in_progress"},
-                                          {"text": "fix ansi.py", "state": "pending"},
-                                          {"text": "run the tests", "state": "pending"}]})])
+        return step(
+            1,
+            [
+                TextBlock("I'll track this as a work item, then reproduce the failure."),
+                ToolUseBlock(
+                    "call_1",
+                    "CreateWorkItem",
+                    {
+                        "objective": "Fix the failing colour test",
+                        "todo_list": [
+                            {"text": "reproduce the failure", "state": "in_progress"},
+                            {"text": "fix ansi.py", "state": "pending"},
+                            {"text": "run the tests", "state": "pending"},
+                        ],
+                    },
+                ),
+            ],
+        )
 
     def s2(req):
         state["work_item_id"] = json.loads(results(req)["call_1"])["result"]["work_item"]["id"]
-        return step(2, [ToolUseBlock("call_2", "ExecCommand", {
-            "cmd": '"$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 12'})])
+        return step(
+            2,
+            [
+                ToolUseBlock(
+                    "call_2",
+                    "ExecCommand",
+                    {"cmd": '"$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 12'},
+                )
+            ],
+        )
 
     def s3(req):
-        return step(3, [TextBlock("test_green_is_green expects #1a7f37 for code 32. Let me look at the colour table."),
-                        ToolUseBlock("call_3", "ExecCommand", {"cmd": "grep -n '32:' ansi.py"})])
+        return step(
+            3,
+            [
+                TextBlock("test_green_is_green expects #1a7f37 for code 32. Let me look at the colour table."),
+                ToolUseBlock("call_3", "ExecCommand", {"cmd": "grep -n '32:' ansi.py"}),
+            ],
+        )
 
     def s4(req):
-        return step(4, [TextBlock("Code 32 (green) is mapped to the red #cf222e. Fixing the table."),
-                        ToolUseBlock("call_4", "ApplyPatch", {"patch": fix})])
+        return step(
+            4,
+            [
+                TextBlock("Code 32 (green) is mapped to the red #cf222e. Fixing the table."),
+                ToolUseBlock("call_4", "ApplyPatch", {"patch": fix}),
+            ],
+        )
 
     def s5(req):
-        return step(5, [ToolUseBlock("call_5", "ExecCommand", {
-            "cmd": '"$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider', "yield_time_ms": 0})])
+        return step(
+            5,
+            [
+                ToolUseBlock(
+                    "call_5",
+                    "ExecCommand",
+                    {"cmd": '"$TUTORIAL_PYTHON" -m pytest -q -p no:cacheprovider', "yield_time_ms": 0},
+                )
+            ],
+        )
 
     def s6(req):
         receipt = results(req)["call_5"]
         state["task_id"] = next(line.split()[-1] for line in receipt.splitlines() if line.startswith("Task:"))
-        return step(6, [TextBlock("The tests are running in the background; I'll wait for them."),
-                        ToolUseBlock("call_6", "WaitFor", {"reason": "the test run", "wake": "task_result",
-                                                           "resource": state["task_id"], "delivery": "silent"})])
+        return step(
+            6,
+            [
+                TextBlock("The tests are running in the background; I'll wait for them."),
+                ToolUseBlock(
+                    "call_6",
+                    "WaitFor",
+                    {
+                        "reason": "the test run",
+                        "wake": "task_result",
+                        "resource": state["task_id"],
+                        "delivery": "silent",
+                    },
+                ),
+            ],
+        )
 
     def s7(req):
         return step(7, [ToolUseBlock("call_7", "TaskOutput", {"task_id": state["task_id"]})])
 
     def s8(req):
-        return step(8, [ToolUseBlock("call_8", "UpdateWorkItem", {
-            "work_item_id": state["work_item_id"],
-            "todo_list": [{"text": t, "state": "completed"}
-                          for t in ("reproduce the failure", "fix ansi.py", "run the tests")]})])
+        return step(
+            8,
+            [
+                ToolUseBlock(
+                    "call_8",
+                    "UpdateWorkItem",
+                    {
+                        "work_item_id": state["work_item_id"],
+                        "todo_list": [
+                            {"text": t, "state": "completed"}
+                            for t in ("reproduce the failure", "fix ansi.py", "run the tests")
+                        ],
+                    },
+                )
+            ],
+        )
 
     def s9(req):
-        return step(9, [TextBlock("Fixed: ANSI code 32 (green) was drawn with the red #cf222e; ansi.py maps it to "
-                                  "#1a7f37 again and all 3 tests pass."),
-                        ToolUseBlock("call_9", "CompleteWorkItem", {"work_item_id": state["work_item_id"]})])
+        return step(
+            9,
+            [
+                TextBlock(
+                    "Fixed: ANSI code 32 (green) was drawn with the red #cf222e; ansi.py maps it to "
+                    "#1a7f37 again and all 3 tests pass."
+                ),
+                ToolUseBlock("call_9", "CompleteWorkItem", {"work_item_id": state["work_item_id"]}),
+            ],
+        )
 
     class StandIn:
         route_ref = "standin@default/colour-fixer"

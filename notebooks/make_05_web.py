@@ -135,23 +135,28 @@ def build() -> nbformat.NotebookNode:
             "endpoint);\n"
             "- **external triggers** (`%trigger`) give an agent a URL that anything outside the kernel (a CI job, a "
             "webhook) can POST to, to wake it.\n\n"
-            "An agent calls the same tools during its turns; everything a page says is untrusted data."),
-        new_markdown_cell("## A small documentation site\n\nThe project's own README (the copy in "
-                          "`05-web-and-triggers.holon/site.md`, taken when this tutorial was written), served as one "
-                          "page per section, each with the navigation sidebar, header and footer a real site has."),
+            "An agent calls the same tools during its turns; everything a page says is untrusted data."
+        ),
+        new_markdown_cell(
+            "## A small documentation site\n\nThe project's own README (the copy in "
+            "`05-web-and-triggers.holon/site.md`, taken when this tutorial was written), served as one "
+            "page per section, each with the navigation sidebar, header and footer a real site has."
+        ),
         new_code_cell(SITE),
         new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
         new_markdown_cell(
             "## The web policy refuses local addresses by default\n\n"
             "WebFetch refuses private, loopback and link-local addresses (and URLs with credentials) unless the "
-            "operator allowlists the host, so a model cannot be talked into reading the kernel's own network:"),
+            "operator allowlists the host, so a model cannot be talked into reading the kernel's own network:"
+        ),
         new_code_cell("%web fetch {base}/command-line.html"),
         new_markdown_cell("Allowlist exactly this server (`host:port`; a rule without a port allows every port):"),
         new_code_cell("%config HolonNB.web_allowed_hosts = [HOST]\n%web fetch {base}/command-line.html"),
         new_markdown_cell(
             "`auto` (the default) kept the article — heading, paragraphs, code blocks — as Markdown and dropped the "
             "sidebar, header and footer. `--mode text` strips the tags of the whole page instead; `--mode raw` "
-            "returns it as sent:"),
+            "returns it as sent:"
+        ),
         new_code_cell("%web fetch {base}/command-line.html --mode text --max-chars 300"),
         new_markdown_cell(
             "## SSRF attempts are refused\n\n"
@@ -159,53 +164,69 @@ def build() -> nbformat.NotebookNode:
             "purpose), and every redirect hop is checked again: "
             "`/moved` redirects to the metadata address, and the second hop is refused before any connection. "
             "Connections go to the addresses that were checked (no second DNS lookup), so DNS rebinding cannot "
-            "swap the target either."),
-        new_code_cell("%config HolonNB.web_allowed_hosts = [HOST, \"169.254.169.254\"]\n"
-                      "%web fetch http://169.254.169.254/latest/meta-data/"),
+            "swap the target either."
+        ),
+        new_code_cell(
+            '%config HolonNB.web_allowed_hosts = [HOST, "169.254.169.254"]\n'
+            "%web fetch http://169.254.169.254/latest/meta-data/"
+        ),
         new_code_cell("%web fetch {base}/moved"),
         new_markdown_cell(
             "## Searching\n\n"
             "With no provider configured WebSearch scrapes DuckDuckGo Lite (which needs internet access). Point it "
             "at the local SearXNG-compatible endpoint instead; Brave, Tavily and Exa take their API key from "
             "`BRAVE_API_KEY`, `TAVILY_API_KEY`, `EXA_API_KEY`, and a `command` provider runs any program that prints "
-            "JSON results."),
-        new_code_cell('%config HolonNB.web_search = {"providers": ["docs"], "provider_configs": '
-                      '{"docs": {"kind": "searxng", "base_url": base}}}\n'
-                      "%web search command line notebooks --max 3"),
+            "JSON results."
+        ),
+        new_code_cell(
+            '%config HolonNB.web_search = {"providers": ["docs"], "provider_configs": '
+            '{"docs": {"kind": "searxng", "base_url": base}}}\n'
+            "%web search command line notebooks --max 3"
+        ),
         new_markdown_cell(
             "## Waking a waiting agent from outside\n\n"
             "`%trigger create` gives the agent its wake URL (CreateExternalTrigger). The URL is a bearer secret: it "
             "goes into the Python variable `trigger_url`, never into the notebook's outputs, and commands the agent "
             "runs see it as `$HOLON_EXTERNAL_TRIGGER_URL`. Behind JupyterHub, expose the callback server with "
-            "jupyter-server-proxy and set `HolonNB.callback_base_url` (see the README)."),
+            "jupyter-server-proxy and set `HolonNB.callback_base_url` (see the README)."
+        ),
         new_code_cell("%trigger create"),
         new_markdown_cell(
             "The agent searches the docs, then waits for an external wake (`WaitFor` with `wake: external`). "
             f"Its model is the scripted file `{SCRIPT}`, so this runs offline; `--follow 1` runs the turn a wake "
-            "starts in the same view. The cell returns at once; the agent keeps waiting."),
-        new_code_cell(f"%%agent --model scripted/{SCRIPT} --follow 1\n"
-                      "Search our docs for how notebooks run from the command line, then wait until CI calls back."),
-        new_markdown_cell("Now be the CI job: once the agent is waiting, POST to its URL with curl. The answer says "
-                          "the delivery woke the wait:"),
+            "starts in the same view. The cell returns at once; the agent keeps waiting."
+        ),
+        new_code_cell(
+            f"%%agent --model scripted/{SCRIPT} --follow 1\n"
+            "Search our docs for how notebooks run from the command line, then wait until CI calls back."
+        ),
+        new_markdown_cell(
+            "Now be the CI job: once the agent is waiting, POST to its URL with curl. The answer says "
+            "the delivery woke the wait:"
+        ),
         new_code_cell(
             "import time\n"
             "deadline = time.monotonic() + 60\n"
-            "while rt.call(\"GetAgent\", {}).result[\"agent\"][\"active_wait_count\"] == 0 and time.monotonic() < deadline:\n"
+            'while rt.call("GetAgent", {}).result["agent"]["active_wait_count"] == 0 and time.monotonic() < deadline:\n'
             "    time.sleep(0.05)\n"
             "import subprocess  # curl with the URL as one argument (IPython's ! would also try to expand the JSON)\n"
-            "answer = subprocess.run([\"curl\", \"-s\", \"-X\", \"POST\", trigger_url, \"-H\", \"content-type: application/json\",\n"
-            "                         \"-d\", '{\"job\": \"notebooks\", \"status\": \"passed\"}'], capture_output=True, text=True)\n"
-            "print(answer.stdout)"),
+            'answer = subprocess.run(["curl", "-s", "-X", "POST", trigger_url, "-H", "content-type: application/json",\n'
+            '                         "-d", \'{"job": "notebooks", "status": "passed"}\'], capture_output=True, text=True)\n'
+            "print(answer.stdout)"
+        ),
         new_code_cell("%holon wait"),
         new_code_cell(
             "for turn in holon_nb.agent_turns():\n"
             "    calls = [c.name for r in turn.rounds for c in r.tool_calls]\n"
             "    print(turn.terminal, turn.reason, calls)\n"
-            "print(holon_nb.agent_turns()[-1].final_text)"),
+            "print(holon_nb.agent_turns()[-1].final_text)"
+        ),
         new_markdown_cell("A revoked URL wakes nothing (404); `%trigger create` would mint a new one."),
         new_code_cell("%trigger list"),
-        new_code_cell("tid = rt.triggers.list(\"default\")[0][\"external_trigger_id\"]\n%trigger cancel $tid\n"
-                      "print(subprocess.run([\"curl\", \"-s\", \"-X\", \"POST\", trigger_url], capture_output=True, text=True).stdout)"),
+        new_code_cell(
+            'tid = rt.triggers.list("default")[0]["external_trigger_id"]\n%trigger cancel $tid\n'
+            'print(subprocess.run(["curl", "-s", "-X", "POST", trigger_url], capture_output=True, text=True).stdout)'
+        ),
         new_code_cell("server.shutdown()"),
     ]
     # the local servers listen on ports the system picks: the comparison reads any of them as <port>
@@ -216,7 +237,8 @@ if __name__ == "__main__":
     (HERE / SCRIPT).parent.mkdir(parents=True, exist_ok=True)
     (HERE / SCRIPT).write_text(SCRIPT_TEXT, encoding="utf-8")
     # the site's text, frozen: the notebook's expected outputs (search hits, fetched pages) follow this copy
-    (HERE / SCRIPT).with_name("site.md").write_text((HERE.parent / "README.md").read_text(encoding="utf-8"),
-                                                    encoding="utf-8")
+    (HERE / SCRIPT).with_name("site.md").write_text(
+        (HERE.parent / "README.md").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     nbformat.write(build(), OUT)
     print("wrote", OUT, "and", HERE / SCRIPT)

@@ -35,7 +35,7 @@ DRAW = f"{CASSETTES}/generate.jsonl"
 VIEW_PROMPT = "What does this logo show? Name it if you recognise it."
 DRAW_PROMPT = "a flat blue square centred on a white background, no text"
 
-SETUP = '''import os, struct, tempfile, zlib
+SETUP = """import os, struct, tempfile, zlib
 from pathlib import Path
 import ipykernel
 
@@ -43,7 +43,7 @@ import ipykernel
 os.environ.setdefault("HOLON_NB_HOME", tempfile.mkdtemp(prefix="holon-nb-06-"))
 # a real image no one here drew: the Python logo ipykernel ships (a dependency of holon_nb)
 LOGO = Path(ipykernel.__file__).parent / "resources" / "logo-64x64.png"
-print(LOGO, LOGO.stat().st_size, "bytes")'''
+print(LOGO, LOGO.stat().st_size, "bytes")"""
 
 HOSTILE = '''scratch = Path(tempfile.mkdtemp(prefix="holon-nb-06-hostile-"))
 
@@ -73,44 +73,57 @@ def build() -> nbformat.NotebookNode:
             "stand-in on 127.0.0.1 speaking the OpenAI wire protocol (see `notebooks/make_06_images.py`);\n"
             "re-record with a real model by changing `--mode replay` to `--mode record` and setting\n"
             "`HOLON_VISION_MODEL` / `HOLON_IMAGE_GENERATION_MODEL` (for example `openai/gpt-5.4`,\n"
-            "`openai/gpt-image-1`) with the provider's key in the environment."),
+            "`openai/gpt-image-1`) with the provider's key in the environment."
+        ),
         new_code_cell(SETUP),
         new_code_cell("%load_ext holon_nb\nimport holon_nb\nrt = holon_nb.get_runtime()"),
         new_markdown_cell(
             "## Look at a real image\n\n"
             "The file's content decides its type (the extension is ignored). The receipt gives the\n"
-            "`visual_reference` (id, media type, bytes, SHA-256, size) and the model's observation."),
+            "`visual_reference` (id, media type, bytes, SHA-256, size) and the model's observation."
+        ),
         new_code_cell(f'%image view {{LOGO}} --prompt "{VIEW_PROMPT}" --cassette {VIEW} --mode replay'),
         new_markdown_cell(
-            "The same image with the same prompt is answered from the runtime's observation cache: no model call."),
+            "The same image with the same prompt is answered from the runtime's observation cache: no model call."
+        ),
         new_code_cell(f'%image view {{LOGO}} --prompt "{VIEW_PROMPT}" --cassette {VIEW} --mode replay'),
         new_markdown_cell(
             "## Generate an image\n\n"
             "The file goes to `<agent home>/media/generated/<name>.png` and the result names it with a\n"
             "`workspace://agent_home:<agent>/…` URI. A second call with the same `--name` never overwrites the first:\n"
-            "it writes `blue-square_2.png`."),
-        new_code_cell(f'%image generate "{DRAW_PROMPT}" --size 1024x1024 --name blue-square --cassette {DRAW} --mode replay'),
-        new_code_cell(f'%image generate "{DRAW_PROMPT}" --size 1024x1024 --name blue-square --cassette {DRAW} --mode replay'),
-        new_code_cell('sorted(p.name for p in (Path(rt.home) / "agents" / "default" / "media" / "generated").iterdir())'),
+            "it writes `blue-square_2.png`."
+        ),
+        new_code_cell(
+            f'%image generate "{DRAW_PROMPT}" --size 1024x1024 --name blue-square --cassette {DRAW} --mode replay'
+        ),
+        new_code_cell(
+            f'%image generate "{DRAW_PROMPT}" --size 1024x1024 --name blue-square --cassette {DRAW} --mode replay'
+        ),
+        new_code_cell(
+            'sorted(p.name for p in (Path(rt.home) / "agents" / "default" / "media" / "generated").iterdir())'
+        ),
         new_markdown_cell(
             "## Hostile files\n\n"
             "A *decompression bomb* is a small file whose header declares a huge picture: decoding it would take\n"
             "gigabytes. ViewImage reads the header only and refuses anything over 50 megapixels before any pixel is\n"
             "decoded. A file that *lies about its type* (HTML named `photo.jpg`) is refused by its content. Both\n"
-            "are refused before any model is asked."),
+            "are refused before any model is asked."
+        ),
         new_code_cell(HOSTILE),
         new_code_cell('%image view {BOMB} --prompt "what is this?"'),
         new_code_cell('%image view {LIAR} --prompt "what is in the photo?"'),
         new_markdown_cell(
             "## From Python\n\n`rt.call` returns the same result; `result.previews` holds the thumbnails (never sent "
-            "to a model nor stored)."),
+            "to a model nor stored)."
+        ),
         new_code_cell(
             "from holon_nb.providers.cassettes.media import MediaCassette\n"
             f"with rt.images.use_cassette(MediaCassette({VIEW!r}, 'replay')):\n"
             f"    result = rt.call('ViewImage', {{'path': str(LOGO), 'prompt': {VIEW_PROMPT!r}}})\n"
             "print(result.result['visual_reference']['mime'], result.result['visual_reference']['size'])\n"
             "print(result.result['observation']['summary'])\n"
-            "print([(p['mime'], p['width'], p['height']) for p in result.previews])"),
+            "print([(p['mime'], p['width'], p['height']) for p in result.previews])"
+        ),
     ]
     return tutorial_notebook(cells)
 
@@ -118,13 +131,18 @@ def build() -> nbformat.NotebookNode:
 # ---------------------------------------------------------------- recording against a stand-in
 
 OBSERVATION = {
-    "type": "visual_observation", "schema": "visual_observation.v1",
+    "type": "visual_observation",
+    "schema": "visual_observation.v1",
     "summary": "The Python logo: two stylised snakes, one blue and one yellow, interlocked head to tail so that "
-               "together they form a cross-like shape, on a transparent background.",
-    "ocr": [], "elements": [{"description": "blue snake, upper left, with a white eye"},
-                            {"description": "yellow snake, lower right, with a white eye"}],
+    "together they form a cross-like shape, on a transparent background.",
+    "ocr": [],
+    "elements": [
+        {"description": "blue snake, upper left, with a white eye"},
+        {"description": "yellow snake, lower right, with a white eye"},
+    ],
     "relations": [{"description": "the two snakes interlock, rotated 180 degrees from each other"}],
-    "issues": [], "uncertainties": ["the image is only 64x64 pixels, so fine detail is not visible"],
+    "issues": [],
+    "uncertainties": ["the image is only 64x64 pixels, so fine detail is not visible"],
     "external_sources": [],
 }
 
@@ -146,12 +164,25 @@ class _StandIn(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("content-length") or 0))
         if self.path.endswith("/chat/completions"):
-            body = {"id": "standin-1", "object": "chat.completion", "created": 0, "model": "eye",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": json.dumps(OBSERVATION)}}]}
+            body = {
+                "id": "standin-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "eye",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": json.dumps(OBSERVATION)},
+                    }
+                ],
+            }
         else:
-            body = {"created": 0, "output_format": "png",
-                    "data": [{"b64_json": base64.b64encode(_drawn_png()).decode()}]}
+            body = {
+                "created": 0,
+                "output_format": "png",
+                "data": [{"b64_json": base64.b64encode(_drawn_png()).decode()}],
+            }
         data = json.dumps(body).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -169,10 +200,16 @@ def record() -> None:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    os.environ["HOLON_NB_PROVIDERS"] = json.dumps({"standin": {
-        "transport": "openai_chat_completions", "base_url": f"http://127.0.0.1:{server.server_port}/v1",
-        "auth": {"source": "none"}, "models": [{"id": "eye", "image_input": True},
-                                               {"id": "brush", "image_generation": True}]}})
+    os.environ["HOLON_NB_PROVIDERS"] = json.dumps(
+        {
+            "standin": {
+                "transport": "openai_chat_completions",
+                "base_url": f"http://127.0.0.1:{server.server_port}/v1",
+                "auth": {"source": "none"},
+                "models": [{"id": "eye", "image_input": True}, {"id": "brush", "image_generation": True}],
+            }
+        }
+    )
     for key in ("HOLON_MODEL", "HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL"):
         os.environ.pop(key, None)
     import ipykernel
@@ -184,8 +221,13 @@ def record() -> None:
         with rt.images.use_cassette(MediaCassette(HERE / VIEW, "record")):
             print(rt.call("ViewImage", {"path": str(logo), "prompt": VIEW_PROMPT}, raise_on_error=True).receipt)
         with rt.images.use_cassette(MediaCassette(HERE / DRAW, "record")):
-            print(rt.call("GenerateImage", {"prompt": DRAW_PROMPT, "size": "1024x1024", "name": "blue-square"},
-                          raise_on_error=True).receipt)
+            print(
+                rt.call(
+                    "GenerateImage",
+                    {"prompt": DRAW_PROMPT, "size": "1024x1024", "name": "blue-square"},
+                    raise_on_error=True,
+                ).receipt
+            )
     shutil.rmtree(home, ignore_errors=True)
     server.shutdown()
 

@@ -20,8 +20,9 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     for script in sorted(HERE.glob("make_0*.py")):
         subprocess.run([sys.executable, str(script), *sys.argv[1:]], check=True, cwd=HERE)
-    return subprocess.run([sys.executable, "-m", "holon_nb.cli", "test", "--holon-nb-update", str(HERE),
-                           "-p", "no:cacheprovider", "-q"]).returncode
+    return subprocess.run(
+        [sys.executable, "-m", "holon_nb.cli", "test", "--holon-nb-update", str(HERE), "-p", "no:cacheprovider", "-q"]
+    ).returncode
 
 
 if __name__ == "__main__":

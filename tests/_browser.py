@@ -24,8 +24,15 @@ from typing import Callable, Iterator
 import pytest
 
 CHROMIUM = shutil.which("chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TOKEN = "holon-nb-test"
 REQUIRED = os.environ.get("HOLON_NB_REQUIRE_BROWSER", "") not in ("", "0")
 
@@ -55,8 +62,7 @@ def _free_port() -> int:
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                        "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 
 
@@ -69,14 +75,31 @@ def jupyter_server(root: Path, home: Path, app: str = "jupyterlab") -> Iterator[
     for name, value in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(value))
-    env = {**os.environ, "HOLON_NB_HOME": str(home), "JUPYTER_CONFIG_DIR": str(home.parent / f"cfg-{port}"),
-           "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(settings / "ws")}
+    env = {
+        **os.environ,
+        "HOLON_NB_HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home.parent / f"cfg-{port}"),
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(settings / "ws"),
+    }
     log = open(home.parent / f"{app}-{port}.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True",
-         "--allow-root"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            app,
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.disable_check_xsrf=True",
+            "--allow-root",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -186,8 +209,10 @@ def settle(page, idle: bool = True, timeout_s: float = 120, tick: Callable[[], N
                 return
             continue
         if time.monotonic() > deadline:  # leave what the page showed for a person to look at
-            status = page.evaluate("() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
-                                   ".map(e => e.getAttribute('data-status'))")
+            status = page.evaluate(
+                "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
+                ".map(e => e.getAttribute('data-status'))"
+            )
             with contextlib.suppress(Exception):
                 page.screenshot(path=str(shots_dir(Path("/tmp")) / "not-idle.png"), full_page=True)
             raise AssertionError(f"the kernel did not become idle in {timeout_s} s (indicator: {status})")
@@ -214,14 +239,16 @@ def open_notebook(page, base: str, path: str, app: str = "lab", cells: int | Non
     notebook panel does not take commands yet."""
     start_session(base, path)
     if cells is None:
-        request = urllib.request.Request(f"{base}/api/contents/{path}?content=1",
-                                         headers={"Authorization": f"token {TOKEN}"})
+        request = urllib.request.Request(
+            f"{base}/api/contents/{path}?content=1", headers={"Authorization": f"token {TOKEN}"}
+        )
         with urllib.request.urlopen(request, timeout=30) as answer:
             cells = len(json.loads(answer.read())["content"]["cells"])
     url = f"{base}/lab/tree/{path}?token={TOKEN}" if app == "lab" else f"{base}/notebooks/{path}?token={TOKEN}"
     page.goto(url)
-    page.wait_for_function(f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= {cells}",
-                           timeout=90_000)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= {cells}", timeout=90_000
+    )
     settle(page)
     wait_kernel_settled(page, base)
     settle(page)
@@ -238,7 +265,7 @@ def wait_kernel_settled(page, base: str, steady_s: float = 3, timeout_s: float =
     while True:
         with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels", headers=headers), timeout=10) as r:
             kernels = json.loads(r.read())
-        now = (kernels[0]["id"] if len(kernels) == 1 and kernels[0].get("connections", 1) >= 1 else None)
+        now = kernels[0]["id"] if len(kernels) == 1 and kernels[0].get("connections", 1) >= 1 else None
         if now != last:
             last, since = now, time.monotonic()
         elif now is not None and time.monotonic() - since >= steady_s:
@@ -256,7 +283,8 @@ def menu(page, top: str, item: str, started: str | None = None) -> None:
     for _attempt in range(3):
         settle(page, idle=False)
         page.locator(".lm-MenuBar-itemLabel, .lm-MenuBar-content .lm-MenuBar-item").get_by_text(
-            top, exact=True).first.click()
+            top, exact=True
+        ).first.click()
         settle(page, idle=False)
         page.locator(".lm-Menu-itemLabel").get_by_text(item, exact=True).first.click()
         if started is None:
@@ -269,12 +297,12 @@ def menu(page, top: str, item: str, started: str | None = None) -> None:
     raise AssertionError(f"{top} > {item} did not take effect")
 
 
-CLEARED = ("() => !document.querySelector('.jp-Notebook .jp-OutputArea-output') && "
-           "[...document.querySelectorAll('.jp-Notebook .jp-InputPrompt')].every(e => !/\\d/.test(e.textContent))")
-RUNNING = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
-           ".some(e => /\\[\\*\\]/.test(e.textContent))")
-STARTED = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
-           ".some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))")
+CLEARED = (
+    "() => !document.querySelector('.jp-Notebook .jp-OutputArea-output') && "
+    "[...document.querySelectorAll('.jp-Notebook .jp-InputPrompt')].every(e => !/\\d/.test(e.textContent))"
+)
+RUNNING = "() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[\\*\\]/.test(e.textContent))"
+STARTED = "() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"
 
 
 def select_cell(page, index: int) -> None:
@@ -285,8 +313,11 @@ def select_cell(page, index: int) -> None:
     page.keyboard.press("Escape")
     page.wait_for_function(
         f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].classList.contains('jp-mod-selected')"
-        " || document.querySelectorAll('.jp-Notebook .jp-Cell')[" + str(index) + "].classList.contains('jp-mod-active')",
-        timeout=10_000)
+        " || document.querySelectorAll('.jp-Notebook .jp-Cell')["
+        + str(index)
+        + "].classList.contains('jp-mod-active')",
+        timeout=10_000,
+    )
 
 
 def restart_kernel(page) -> None:
@@ -317,18 +348,24 @@ def notebook_screenshot(page, path: Path, max_height: int = 16_000, cells: dict[
     ``cells`` maps cell indexes to PNG paths for shots of single cells, taken while the viewport is tall (a cell
     taller than the usual viewport would be cut)."""
     size = page.viewport_size
-    tall = page.evaluate("() => Math.max(...[...document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer,"
-                         " .jp-NotebookPanel .jp-Notebook')].map(e => e.scrollHeight), 0)")
+    tall = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer,"
+        " .jp-NotebookPanel .jp-Notebook')].map(e => e.scrollHeight), 0)"
+    )
     page.set_viewport_size({"width": size["width"], "height": min(max_height, max(size["height"], tall + 250))})
     try:
-        page.evaluate("() => document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer, "
-                      ".jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })")
+        page.evaluate(
+            "() => document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer, "
+            ".jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })"
+        )
         page.wait_for_timeout(500)
-        box = page.evaluate("() => { const p = document.querySelector('.jp-NotebookPanel').getBoundingClientRect();"
-                            " const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Cell')];"
-                            " const end = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom + 16"
-                            " : p.bottom; return {x: p.left, y: p.top, width: p.width,"
-                            " height: Math.min(p.height, end - p.top)}; }")
+        box = page.evaluate(
+            "() => { const p = document.querySelector('.jp-NotebookPanel').getBoundingClientRect();"
+            " const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Cell')];"
+            " const end = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom + 16"
+            " : p.bottom; return {x: p.left, y: p.top, width: p.width,"
+            " height: Math.min(p.height, end - p.top)}; }"
+        )
         page.screenshot(path=str(path), clip=box)
         for index, cell_path in (cells or {}).items():
             page.locator(".jp-Notebook .jp-Cell").nth(index).screenshot(path=str(cell_path))
@@ -336,14 +373,17 @@ def notebook_screenshot(page, path: Path, max_height: int = 16_000, cells: dict[
         page.set_viewport_size(size)
 
 
-CANCELLED = ("([start, upto]) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
-             ".slice(start, upto ?? undefined)"
-             ".filter(c => c.classList.contains('jp-CodeCell'))"
-             ".some(c => /^\\[ \\]:?$/.test((c.querySelector('.jp-InputPrompt') || {}).textContent?.trim() ?? ''))")
+CANCELLED = (
+    "([start, upto]) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+    ".slice(start, upto ?? undefined)"
+    ".filter(c => c.classList.contains('jp-CodeCell'))"
+    ".some(c => /^\\[ \\]:?$/.test((c.querySelector('.jp-InputPrompt') || {}).textContent?.trim() ?? ''))"
+)
 
 
-def run_cells(page, item: str = "Run All Cells", start: int = 0, upto: int | None = None, watch_s: float = 15,
-              attempts: int = 3) -> None:
+def run_cells(
+    page, item: str = "Run All Cells", start: int = 0, upto: int | None = None, watch_s: float = 15, attempts: int = 3
+) -> None:
     """Run cells with Run > ``item`` as a person does, and make sure the run was not cut short: for ``watch_s``
     seconds (or until the kernel is idle) no code cell among cells ``start:upto`` (default: all) may fall back to
     ``[ ]`` (a queued cell JupyterLab cancelled). Under load JupyterLab sometimes drops the kernel connection

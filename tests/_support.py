@@ -40,8 +40,11 @@ def store_state(path: Path) -> dict[str, list]:
 
     db = sqlite3.connect(path)
     try:
-        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                 if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))]
+        names = [
+            r[0]
+            for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            if r[0] != "tool_executions" and not r[0].startswith(("memory_", "sqlite_"))
+        ]
         return {n: sorted(map(repr, db.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
     finally:
         db.close()

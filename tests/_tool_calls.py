@@ -42,7 +42,9 @@ def success_calls(rt: Runtime, workspace: Path, tmp: Path) -> dict[str, Any]:
 
     call("ExecCommand", {"cmd": "printf 'one\\ntwo\\n'; echo warn >&2"})
     call("ExecCommandBatch", {"items": [{"cmd": "echo a"}, {"cmd": "false"}]})
-    task = call("ExecCommand", {"cmd": "cat", "yield_time_ms": 0, "accepts_input": True}).result["task_handle"]["task_id"]
+    task = call("ExecCommand", {"cmd": "cat", "yield_time_ms": 0, "accepts_input": True}).result["task_handle"][
+        "task_id"
+    ]
     out["ExecCommand(promoted)"] = out["ExecCommand"]
     call("ExecCommand", {"cmd": "printf 'one\\ntwo\\n'; echo warn >&2"})
     call("ListTasks", {})
@@ -65,14 +67,30 @@ def success_calls(rt: Runtime, workspace: Path, tmp: Path) -> dict[str, Any]:
     root = wt.get("execution_root_id") or (wt.get("execution_root") or {}).get("execution_root_id")
     call("RemoveWorktree", {"execution_root_id": root, "return_to": "canonical"})
     call("DetachWorkspace", {"workspace_id": ws_id})
-    item = call("CreateWorkItem", {"objective": "Make the report reproducible", "plan_status": "ready",
-                                   "todo_list": [{"text": "collect inputs", "state": "in_progress"},
-                                                 {"text": "run the jobs", "state": "pending"}]}).result["work_item"]["id"]
+    item = call(
+        "CreateWorkItem",
+        {
+            "objective": "Make the report reproducible",
+            "plan_status": "ready",
+            "todo_list": [
+                {"text": "collect inputs", "state": "in_progress"},
+                {"text": "run the jobs", "state": "pending"},
+            ],
+        },
+    ).result["work_item"]["id"]
     call("PickWorkItem", {"work_item_id": item})
     call("GetWorkItem", {"work_item_id": item})
     call("ListWorkItems", {})
-    call("UpdateWorkItem", {"work_item_id": item, "todo_list": [
-        {"text": "collect inputs", "state": "completed"}, {"text": "run the jobs", "state": "in_progress"}]})
+    call(
+        "UpdateWorkItem",
+        {
+            "work_item_id": item,
+            "todo_list": [
+                {"text": "collect inputs", "state": "completed"},
+                {"text": "run the jobs", "state": "in_progress"},
+            ],
+        },
+    )
     call("CreateTimer", {"duration_ms": 3_600_000, "summary": "check again"})
     timer = out["CreateTimer"].result["timer"]["id"]
     call("ListTimers", {})
@@ -83,8 +101,11 @@ def success_calls(rt: Runtime, workspace: Path, tmp: Path) -> dict[str, Any]:
     call("SendAgentMessage", {"agent_id": "reviewer", "message": "hello"})
     call("GetAgent", {})
     call("AgentGet", {})
-    call("WaitFor", {"reason": "job A must finish", "wake": "operator_input", "delivery": "final"},
-         context={"brief": "Waiting for job A."})
+    call(
+        "WaitFor",
+        {"reason": "job A must finish", "wake": "operator_input", "delivery": "final"},
+        context={"brief": "Waiting for job A."},
+    )
     call("CompleteWorkItem", {"work_item_id": item}, context={"report": "Both jobs ran."})
     hits = call("MemorySearch", {"query": "report"}).result
     ref = (hits.get("results") or [{}])[0].get("source_ref")
@@ -99,9 +120,11 @@ def success_calls(rt: Runtime, workspace: Path, tmp: Path) -> dict[str, Any]:
     return out
 
 
-_PAGE = (b"<html><head><title>Notes</title></head><body><nav>Home | About</nav><main><h1>Release notes</h1>"
-         b"<p>Version 2 reads receipts as prose and keeps every work item across a restart.</p>"
-         b"<ul><li>faster commands</li><li>web tools</li></ul></main><footer>(c) us</footer></body></html>")
+_PAGE = (
+    b"<html><head><title>Notes</title></head><body><nav>Home | About</nav><main><h1>Release notes</h1>"
+    b"<p>Version 2 reads receipts as prose and keeps every work item across a restart.</p>"
+    b"<ul><li>faster commands</li><li>web tools</li></ul></main><footer>(c) us</footer></body></html>"
+)
 
 
 def _web_calls(rt: Runtime, tmp: Path, call: Any) -> None:
@@ -131,8 +154,16 @@ def _web_calls(rt: Runtime, tmp: Path, call: Any) -> None:
         script.write_text(f"import sys\nsys.stdout.write({json.dumps({'results': hits})!r})\n")
         rt.settings = rt.settings.replace(
             web_allowed_hosts=(f"127.0.0.1:{port}",),
-            web_search={"providers": ["local"], "provider_configs": {"local": {
-                "kind": "command", "command": [sys.executable, str(script), "{{query}}", "{{max_results}}"]}}})
+            web_search={
+                "providers": ["local"],
+                "provider_configs": {
+                    "local": {
+                        "kind": "command",
+                        "command": [sys.executable, str(script), "{{query}}", "{{max_results}}"],
+                    }
+                },
+            },
+        )
         call("WebFetch", {"url": f"http://127.0.0.1:{port}/notes"})
         call("WebSearch", {"query": "release notes"})
     finally:

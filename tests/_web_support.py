@@ -104,8 +104,7 @@ class LocalServer:
         self.close()
 
 
-def page(body: bytes | str, content_type: str = "text/html; charset=utf-8", status: int = 200,
-         **headers: str) -> Route:
+def page(body: bytes | str, content_type: str = "text/html; charset=utf-8", status: int = 200, **headers: str) -> Route:
     """A route answering ``body`` with ``content_type``."""
     data = body.encode() if isinstance(body, str) else body
     return lambda req: (status, {"content-type": content_type, **headers}, data)

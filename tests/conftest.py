@@ -43,8 +43,6 @@ def rt(tmp_path: Path, workspace: Path) -> Iterator[Runtime]:
         runtime.close()
 
 
-
-
 @pytest.fixture(autouse=True)
 def _no_network_guard_leaks() -> Iterator[None]:
     """A replay cassette's network guard is process-wide until the cassette is closed (or collected): a test

@@ -33,12 +33,20 @@ from .web import WebMagics
 from .workspace_magics import WorkspaceMagics
 from .image_magics import ImageMagics
 
-__all__ = ["AgentMagics", "HolonMagics", "HolonNB", "WebMagics", "WorkMagics", "WorkspaceMagics", "freeze_live_boards", "load", "unload",
-           "wait_and_report"]
+__all__ = [
+    "AgentMagics",
+    "HolonMagics",
+    "HolonNB",
+    "WebMagics",
+    "WorkMagics",
+    "WorkspaceMagics",
+    "freeze_live_boards",
+    "load",
+    "unload",
+    "wait_and_report",
+]
 
 log = logging.getLogger("holon_nb.notebook")
-
-
 
 
 def load(ip: Any) -> None:
@@ -61,7 +69,9 @@ def load(ip: Any) -> None:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
         session.turns = TurnHub(session)
-        session.magics = [cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics, WebMagics)]
+        session.magics = [
+            cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics, WebMagics)
+        ]
         for magics in session.magics:
             ip.register_magics(magics)
         ip.configurables.append(config)

@@ -101,12 +101,15 @@ class TurnHub:
         with self._lock:
             run = self._runs.get(agent)
         if run is None:
-            raise RuntimeError("no live view to ask in (turns started from Python are not asked; set "
-                               "HolonNB.approval = 'never' or run the turn with %%agent)")
+            raise RuntimeError(
+                "no live view to ask in (turns started from Python are not asked; set "
+                "HolonNB.approval = 'never' or run the turn with %%agent)"
+            )
         tool = getattr(request, "tool_name", "?")
         with run.view._lock:
-            run.trace.items.append({"kind": "note", "text": f"approval asked for {tool}: "
-                                                            f"{getattr(request, 'reason', '') or 'policy'}"})
+            run.trace.items.append(
+                {"kind": "note", "text": f"approval asked for {tool}: {getattr(request, 'reason', '') or 'policy'}"}
+            )
         run.view.refresh()
         future = run.view.ask(tool, getattr(request, "arguments", None) or {}, getattr(request, "reason", "") or "")
         try:
@@ -119,8 +122,16 @@ class TurnHub:
         return decision
 
     # ------------------------------------------------------------ kernel thread
-    def start(self, message: str, agent: str | None, model: str | None, max_rounds: int | None,
-              provider: Any = None, cassette: Any = None, follow: int | None = None) -> _Run:
+    def start(
+        self,
+        message: str,
+        agent: str | None,
+        model: str | None,
+        max_rounds: int | None,
+        provider: Any = None,
+        cassette: Any = None,
+        follow: int | None = None,
+    ) -> _Run:
         """Display a live view and start the turn in the background.
 
         ``follow``: after the turn, run up to this many turns started by the agent's woken waits
@@ -173,16 +184,25 @@ class TurnHub:
         def woke(msg: dict[str, Any]) -> None:
             first = str(msg.get("text") or "").strip().splitlines()[:1]
             with view._lock:
-                trace.items.append({"kind": "note", "text": f"woken by {msg.get('kind')} {msg.get('id')}: "
-                                                            f"{first[0][:160] if first else ''}"})
+                trace.items.append(
+                    {
+                        "kind": "note",
+                        "text": f"woken by {msg.get('kind')} {msg.get('id')}: {first[0][:160] if first else ''}",
+                    }
+                )
                 trace.status, trace.ended_at = "running", None
             view.refresh()
 
         def waiting(open_waits: int) -> None:
             with view._lock:
                 # the hint holds only while the Stop button is offered (the view drops it once the follow ends)
-                trace.items.append({"kind": "note", "while_waiting": " (Stop ends this)",
-                                    "text": f"following: waiting for one of {open_waits} open wait(s) to be woken"})
+                trace.items.append(
+                    {
+                        "kind": "note",
+                        "while_waiting": " (Stop ends this)",
+                        "text": f"following: waiting for one of {open_waits} open wait(s) to be woken",
+                    }
+                )
                 trace.status = "waiting"
             view.refresh()
 
@@ -228,15 +248,21 @@ class TurnHub:
                 run.trace.reason = result.reason or ""
                 run.trace.final_text = result.final_text or ""
                 usages = [r.usage.to_dict() for r in (run.results or [result])]
-                run.trace.usage = {"input_tokens": sum(u["input_tokens"] for u in usages),
-                                   "output_tokens": sum(u["output_tokens"] for u in usages)}
+                run.trace.usage = {
+                    "input_tokens": sum(u["input_tokens"] for u in usages),
+                    "output_tokens": sum(u["output_tokens"] for u in usages),
+                }
                 if run.follower is not None:
-                    why = {"idle": "the agent has nothing left to wait for", "max_turns_exceeded": "the --follow limit",
-                           "stopped": "Stop", "turn_not_completed": "a turn did not complete",
-                           "timeout": "no wake came in time"}.get(run.follower.ended_because,
-                                                                  run.follower.ended_because)
-                    run.trace.items.append({"kind": "note", "text": f"followed {len(run.results) - 1} wake(s); "
-                                                                    f"stopped following: {why}"})
+                    why = {
+                        "idle": "the agent has nothing left to wait for",
+                        "max_turns_exceeded": "the --follow limit",
+                        "stopped": "Stop",
+                        "turn_not_completed": "a turn did not complete",
+                        "timeout": "no wake came in time",
+                    }.get(run.follower.ended_because, run.follower.ended_because)
+                    run.trace.items.append(
+                        {"kind": "note", "text": f"followed {len(run.results) - 1} wake(s); stopped following: {why}"}
+                    )
                 run.trace.rounds = max(run.trace.rounds, len(result.rounds))
                 if run.trace.ended_at is None:
                     run.trace.ended_at = __import__("time").monotonic()
@@ -260,8 +286,11 @@ class TurnHub:
             running = self._rt.turns.active(agent_id) is not None
             run.follower.stop("stopped from the notebook")
             return "stop requested" if running else "stopped waiting for a wake"
-        return "stop requested" if self._rt.turns.cancel(agent_id, reason="stopped from the notebook") \
+        return (
+            "stop requested"
+            if self._rt.turns.cancel(agent_id, reason="stopped from the notebook")
             else "no turn running"
+        )
 
     def report(self) -> None:
         """Re-send each ended turn's final view from the current cell (kernel thread), once.
@@ -330,20 +359,37 @@ class AgentMagics(SessionMagics):
     @cell_magic
     @magic_arguments()
     @argument("--agent", default=None, help="The agent (default: the notebook's agent); a new id creates it.")
-    @argument("--model", default=None,
-              help="Model ref provider@endpoint/model (default: HolonNB.model, then $HOLON_MODEL); "
-                   "scripted/<file.yaml> runs a scripted provider.")
+    @argument(
+        "--model",
+        default=None,
+        help="Model ref provider@endpoint/model (default: HolonNB.model, then $HOLON_MODEL); "
+        "scripted/<file.yaml> runs a scripted provider.",
+    )
     @argument("--max-rounds", type=int, default=None, help="Stop after this many model rounds (default: no cap).")
-    @argument("--cassette", default=None,
-              help="Record/replay cassette (.jsonl, relative to the notebook's directory); default HolonNB.cassette.")
-    @argument("--mode", dest="cassette_mode", default=None,
-              choices=("auto", "record", "replay", "verify", "lenient", "off"),
-              help="Cassette mode (default HolonNB.cassette_mode: $HOLON_NB_CASSETTE_MODE, else auto).")
+    @argument(
+        "--cassette",
+        default=None,
+        help="Record/replay cassette (.jsonl, relative to the notebook's directory); default HolonNB.cassette.",
+    )
+    @argument(
+        "--mode",
+        dest="cassette_mode",
+        default=None,
+        choices=("auto", "record", "replay", "verify", "lenient", "off"),
+        help="Cassette mode (default HolonNB.cassette_mode: $HOLON_NB_CASSETTE_MODE, else auto).",
+    )
     @argument("--wait", action="store_true", help="Block the cell until the turn ends.")
-    @argument("--follow", type=int, nargs="?", const=5, default=None, metavar="N",
-              help="After the turn, keep the agent going: when a wait it declared is woken (its background "
-                   "task ends, its timer fires, %%holon say), run the next turn in this view, up to N times "
-                   "(default 5), until it has nothing left to wait for or Stop.")
+    @argument(
+        "--follow",
+        type=int,
+        nargs="?",
+        const=5,
+        default=None,
+        metavar="N",
+        help="After the turn, keep the agent going: when a wait it declared is woken (its background "
+        "task ends, its timer fires, %%holon say), run the next turn in this view, up to N times "
+        "(default 5), until it has nothing left to wait for or Stop.",
+    )
     def agent(self, line: str, cell: str) -> None:
         """Run one agent turn with the cell as the operator's message.
 
@@ -373,9 +419,11 @@ class AgentMagics(SessionMagics):
         scripted = (model or "").startswith("scripted/")  # a script answers: no model is called
         if not cassette and mode != "off" and headless and not (scripted and args.follow is not None):
             if args.follow is not None:  # a scripted --follow turn calls no model and needs no cassette
-                raise UsageError(f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
-                                 f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
-                                 f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model")
+                raise UsageError(
+                    f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
+                    f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
+                    f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model"
+                )
             self._default_cassettes += 1  # under holon-nb run/test: the notebook's own cassette folder
             cassette = str(default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes))
         cas = None
@@ -396,9 +444,11 @@ class AgentMagics(SessionMagics):
             if run.error:
                 hint = ""
                 if "scripted agent provider exhausted" in str(run.error):  # upstream's exact text, kept
-                    hint = (" — the script has no step left: a scripted model keeps its place across the turns "
-                            "of this runtime, so re-running the cell asks for more steps; %reload_ext holon_nb "
-                            "(or a kernel restart) starts the script over")
+                    hint = (
+                        " — the script has no step left: a scripted model keeps its place across the turns "
+                        "of this runtime, so re-running the cell asks for more steps; %reload_ext holon_nb "
+                        "(or a kernel restart) starts the script over"
+                    )
                 raise AgentTurnFailed(f"the turn of {run.trace.agent_id} failed: {run.error}{hint}")
 
     @line_magic
@@ -412,11 +462,24 @@ class AgentMagics(SessionMagics):
         running = set(s.turns.running())
         for rec in s.rt.store.query("SELECT id, profile, parent_id, created_at FROM agents ORDER BY created_at"):
             totals = s.rt.conversations.totals(rec["id"]) if hasattr(s.rt, "conversations") else {}
-            rows.append([rec["id"], rec["profile"], rec["parent_id"] or "", totals.get("turns", ""),
-                         totals.get("total_input_tokens", ""), totals.get("total_output_tokens", ""),
-                         "running" if rec["id"] in running else ""])
-        display(Table(f"{len(rows)} agent{'' if len(rows) == 1 else 's'}", ["agent", "profile", "parent", "turns", "tokens in", "tokens out",
-                                              "now"], rows))
+            rows.append(
+                [
+                    rec["id"],
+                    rec["profile"],
+                    rec["parent_id"] or "",
+                    totals.get("turns", ""),
+                    totals.get("total_input_tokens", ""),
+                    totals.get("total_output_tokens", ""),
+                    "running" if rec["id"] in running else "",
+                ]
+            )
+        display(
+            Table(
+                f"{len(rows)} agent{'' if len(rows) == 1 else 's'}",
+                ["agent", "profile", "parent", "turns", "tokens in", "tokens out", "now"],
+                rows,
+            )
+        )
 
     @line_magic
     @magic_arguments()
@@ -431,10 +494,14 @@ class AgentMagics(SessionMagics):
             payload["provider"] = args.provider
             result = self._call("ListProviderModels", payload, args.raise_error)
             if result.ok and not (result.result or {}).get("models"):
-                display(Note(f"no models listed for {args.provider}: holon_nb does not ask a server for its models. "
-                             "Any model name works in --model (e.g. --model "
-                             f"{args.provider}/<model>); to list some, add \"models\": [\"<model>\", …] to its "
-                             "entry in HolonNB.providers or $HOLON_NB_PROVIDERS, or see %models --all."))
+                display(
+                    Note(
+                        f"no models listed for {args.provider}: holon_nb does not ask a server for its models. "
+                        "Any model name works in --model (e.g. --model "
+                        f'{args.provider}/<model>); to list some, add "models": ["<model>", …] to its '
+                        "entry in HolonNB.providers or $HOLON_NB_PROVIDERS, or see %models --all."
+                    )
+                )
         else:
             self._call("ListModelProviders", payload, args.raise_error)
 
@@ -452,8 +519,14 @@ def _cassette(session: "_Session", path: str, mode: str) -> Any:
     if not full.is_absolute():
         full = Path(os.getcwd()) / full
     try:
-        return CassetteProvider(None, full, mode, workspace=session.rt.workspace, holon_home=session.rt.home,
-                                secrets=session.rt.scrubber().values)
+        return CassetteProvider(
+            None,
+            full,
+            mode,
+            workspace=session.rt.workspace,
+            holon_home=session.rt.home,
+            secrets=session.rt.scrubber().values,
+        )
     except (CassetteError, ValueError) as exc:
         notebook = os.environ.get(NOTEBOOK_ENV)
         hint = f"; record it with: holon-nb run {notebook} --cassettes record" if notebook else ""

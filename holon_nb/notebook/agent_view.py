@@ -37,11 +37,19 @@ VIEW_MIMETYPE = "application/vnd.holon.view+json"
 
 __all__ = ["AgentTurnView", "TurnTrace", "render_transcript", "render_transcript_html"]
 
-_COLOURS = {"running": "#0969da", "waiting": "#9a6700",  # waiting: %%agent --follow between turns
-            "completed": "#1a7f37", "aborted": "#cf222e", "deferred_to_fallback": "#9a6700",
-            "provider_failed_needs_recovery": "#cf222e", "baseline_over_budget": "#cf222e"}
+_COLOURS = {
+    "running": "#0969da",
+    "waiting": "#9a6700",  # waiting: %%agent --follow between turns
+    "completed": "#1a7f37",
+    "aborted": "#cf222e",
+    "deferred_to_fallback": "#9a6700",
+    "provider_failed_needs_recovery": "#cf222e",
+    "baseline_over_budget": "#cf222e",
+}
 _MUTED = "color:#57606a"
-_PRE = "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
+_PRE = (
+    "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
+)
 
 
 def _e(value: Any) -> str:
@@ -98,8 +106,11 @@ class TurnTrace:
         elif kind == "assistant_round":
             text = data.get("text")
             if text is None:
-                text = "\n\n".join(b.get("text", "") for b in data.get("blocks") or []
-                                   if isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").strip())
+                text = "\n\n".join(
+                    b.get("text", "")
+                    for b in data.get("blocks") or []
+                    if isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").strip()
+                )
             if text and text.strip():
                 self.items.append({"kind": "text", "round": self.rounds, "text": text})
             usage = data.get("usage") or {}
@@ -107,21 +118,41 @@ class TurnTrace:
             self.usage["output_tokens"] += int(usage.get("output_tokens", 0) or 0)
             self.streaming = ""
         elif kind == "tool_call":
-            self.items.append({"kind": "tool", "round": self.rounds, "id": data.get("tool_use_id"),
-                               "name": data.get("name"), "input": data.get("input"), "receipt": None,
-                               "is_error": None, "summary": ""})
+            self.items.append(
+                {
+                    "kind": "tool",
+                    "round": self.rounds,
+                    "id": data.get("tool_use_id"),
+                    "name": data.get("name"),
+                    "input": data.get("input"),
+                    "receipt": None,
+                    "is_error": None,
+                    "summary": "",
+                }
+            )
         elif kind == "tool_result":
-            entry = next((i for i in reversed(self.items)
-                          if i["kind"] == "tool" and i.get("id") == data.get("tool_use_id")), None)
+            entry = next(
+                (i for i in reversed(self.items) if i["kind"] == "tool" and i.get("id") == data.get("tool_use_id")),
+                None,
+            )
             if entry is None:
-                entry = {"kind": "tool", "round": self.rounds, "id": data.get("tool_use_id"),
-                         "name": (data.get("envelope") or {}).get("tool_name"), "input": None}
+                entry = {
+                    "kind": "tool",
+                    "round": self.rounds,
+                    "id": data.get("tool_use_id"),
+                    "name": (data.get("envelope") or {}).get("tool_name"),
+                    "input": None,
+                }
                 self.items.append(entry)
             env = data.get("envelope") or {}
-            entry.update(receipt=data.get("receipt"), is_error=bool(data.get("is_error")), envelope=env or None,
-                         duration_ms=data.get("duration_ms"),
-                         summary=env.get("summary_text") or ((env.get("error") or {}).get("kind") or ""),
-                         status=env.get("status"))
+            entry.update(
+                receipt=data.get("receipt"),
+                is_error=bool(data.get("is_error")),
+                envelope=env or None,
+                duration_ms=data.get("duration_ms"),
+                summary=env.get("summary_text") or ((env.get("error") or {}).get("kind") or ""),
+                status=env.get("status"),
+            )
             if self.previewer is not None and env.get("tool_name") in ("ViewImage", "GenerateImage"):
                 try:
                     entry["previews"] = self.previewer(self.agent_id, env)
@@ -130,25 +161,33 @@ class TurnTrace:
         elif kind == "interjection":
             self.items.append({"kind": "note", "text": f"interjection: {data.get('text', '')}"})
         elif kind == "turn_local_recap":
-            self.items.append({"kind": "note", "text": (
-                f"rounds 1-{data.get('rounds')} now go to the model as a recap, the newest "
-                f"{data.get('exact_rounds')} exact (about {data.get('estimated_tokens')} of "
-                f"{data.get('budget')} tokens of prompt budget)")})
+            self.items.append(
+                {
+                    "kind": "note",
+                    "text": (
+                        f"rounds 1-{data.get('rounds')} now go to the model as a recap, the newest "
+                        f"{data.get('exact_rounds')} exact (about {data.get('estimated_tokens')} of "
+                        f"{data.get('budget')} tokens of prompt budget)"
+                    ),
+                }
+            )
         elif kind == "turn_terminal":
             self.status = data.get("terminal") or data.get("kind") or "completed"
             self.reason = data.get("reason", "")
             self.final_text = data.get("final_text") or ""
             totals = data.get("usage")  # this turn's (``usage_totals`` is the agent's whole conversation)
             if isinstance(totals, dict) and totals:
-                self.usage = {"input_tokens": int(totals.get("input_tokens", 0) or 0),
-                              "output_tokens": int(totals.get("output_tokens", 0) or 0)}
+                self.usage = {
+                    "input_tokens": int(totals.get("input_tokens", 0) or 0),
+                    "output_tokens": int(totals.get("output_tokens", 0) or 0),
+                }
             self.ended_at = time.monotonic()
             self.streaming = ""
 
 
 def short_model_ref(ref: str) -> str:
     """A model ref as a reader wants it: a scripted model's script by its file name, not its temporary path."""
-    if ref.startswith("scripted/") and "/" in ref[len("scripted/"):]:
+    if ref.startswith("scripted/") and "/" in ref[len("scripted/") :]:
         return "scripted/" + ref.rstrip("/").rsplit("/", 1)[-1]
     return ref
 
@@ -172,8 +211,11 @@ def render_transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...] = ())
 
 
 def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
-    lines = [f"agent {trace.agent_id} · model {short_model_ref(trace.model_ref)} · turn {trace.turn_id or '?'}",
-             f"> {trace.message.strip()}", ""]
+    lines = [
+        f"agent {trace.agent_id} · model {short_model_ref(trace.model_ref)} · turn {trace.turn_id or '?'}",
+        f"> {trace.message.strip()}",
+        "",
+    ]
     for item in trace.items:
         if item["kind"] == "text":
             lines += [f"[round {item['round']}] assistant:", item["text"].rstrip(), ""]
@@ -186,18 +228,26 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
                 lines += ["  " + human[0].split(" · ", 1)[-1], *("  " + line for line in human[1:40])]
             elif item.get("receipt") is not None:
                 lines += ["  " + line for line in str(item["receipt"]).splitlines()[:40]]
-            lines += [f"  [thumbnail {p['width']}x{p['height']} of {p.get('label', '')}]" for p in item.get("previews") or ()]
+            lines += [
+                f"  [thumbnail {p['width']}x{p['height']} of {p.get('label', '')}]" for p in item.get("previews") or ()
+            ]
             lines.append("")
         else:
             lines += [_note_text(trace, item), ""]
     if trace.turns > 1:  # %%agent --follow: the end line is the last turn's; tokens are all turns'
-        lines.append(f"last of {trace.turns} turns: {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
-                     + f" after {trace.rounds} round(s); all turns {trace.elapsed():.1f} s, tokens in "
-                     f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}")
+        lines.append(
+            f"last of {trace.turns} turns: {trace.status}"
+            + (f" ({trace.reason})" if trace.reason else "")
+            + f" after {trace.rounds} round(s); all turns {trace.elapsed():.1f} s, tokens in "
+            f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}"
+        )
     else:
-        lines.append(f"turn {trace.status}" + (f" ({trace.reason})" if trace.reason else "")
-                     + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in "
-                     f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}")
+        lines.append(
+            f"turn {trace.status}"
+            + (f" ({trace.reason})" if trace.reason else "")
+            + f" after {trace.rounds} round(s), {trace.elapsed():.1f} s; tokens in "
+            f"{trace.usage['input_tokens']}, out {trace.usage['output_tokens']}"
+        )
     if trace.error:
         lines.append(f"error: {trace.error}")
     if trace.final_text.strip():
@@ -216,17 +266,21 @@ def _tool_call_html(item: dict[str, Any], mark: str, colour: str, paths: tuple[t
     env = item.get("envelope")
     human = render_human(env, item.get("duration_ms"), REGISTRY, paths=paths) if env else ""
     glimpse = item.get("summary") or glance(human)
-    summary = (f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
-               f"<span style='{_MUTED}'>{_e(glimpse)}</span>")
+    summary = (
+        f"<b>{_e(item.get('name'))}</b> <span style='color:{colour}'>{_e(mark)}</span> "
+        f"<span style='{_MUTED}'>{_e(glimpse)}</span>"
+    )
     args = shorten_paths(pretty_input(item.get("input")), paths)
-    body = (f"<div class='holon-tool-input'><span style='{_MUTED}'>input</span>"
-            f"<pre style='{_PRE}'>{_e(args)}</pre></div>")
+    body = (
+        f"<div class='holon-tool-input'><span style='{_MUTED}'>input</span><pre style='{_PRE}'>{_e(args)}</pre></div>"
+    )
     if env:
         body += render_card(env, str(item.get("receipt") or ""), item.get("duration_ms"), human, paths)
     elif item.get("receipt") is not None:
         body += f"<pre style='{_PRE}'>{ansi_to_html(shorten_paths(str(item['receipt']), paths))}</pre>"
-    return (f"<details class='holon-tool-call' style='margin:2px 0 2px 12px'><summary>{summary}</summary>"
-            f"{body}</details>")
+    return (
+        f"<details class='holon-tool-call' style='margin:2px 0 2px 12px'><summary>{summary}</summary>{body}</details>"
+    )
 
 
 def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
@@ -249,8 +303,11 @@ def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
                     item["html"] = rendered
             parts.append(rendered)
             if item.get("previews"):  # shown outside the collapsed receipt: the picture is the point
-                parts.append("<div style='margin:2px 0 2px 24px'>"
-                             + "".join(preview_html(p) for p in item["previews"]) + "</div>")
+                parts.append(
+                    "<div style='margin:2px 0 2px 24px'>"
+                    + "".join(preview_html(p) for p in item["previews"])
+                    + "</div>"
+                )
         else:
             parts.append(f"<div style='{_MUTED};font-style:italic'>{_e(_note_text(trace, item))}</div>")
     if streaming and trace.streaming:
@@ -273,8 +330,13 @@ class AgentTurnView(VBox):
         self._header = HTML()
         self._body = HTML()
         self._questions = VBox()
-        self._stop = Button(description="Stop", button_style="danger", icon="stop", tooltip="Cancel this turn",
-                            layout=Layout(width="90px"))
+        self._stop = Button(
+            description="Stop",
+            button_style="danger",
+            icon="stop",
+            tooltip="Cancel this turn",
+            layout=Layout(width="90px"),
+        )
         self._stop.on_click(self._clicked)
         self.note = ""
         super().__init__(children=(self._header, self._body, self._questions, self._stop), **kwargs)
@@ -284,19 +346,23 @@ class AgentTurnView(VBox):
         """Header and body of the view as HTML card roots (call under the lock)."""
         t = self.trace
         colour = _COLOURS.get(t.status, "#57606a")
-        header = (f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
-                  f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
-                  f" <span style='{_MUTED}'>{f'turn {t.turns} · ' if t.turns > 1 else ''}round {t.rounds}"
-                  f" · {t.elapsed():.0f} s · tokens in "
-                  f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>")
+        header = (
+            f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
+            f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>{_e(t.status)}</span>"
+            f" <span style='{_MUTED}'>{f'turn {t.turns} · ' if t.turns > 1 else ''}round {t.rounds}"
+            f" · {t.elapsed():.0f} s · tokens in "
+            f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>"
+        )
         if self.note:
             header += f" <i>{_e(self.note)}</i>"
         body = _transcript_parts(t, streaming)
         last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
         if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
-            body += (f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
-                     f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
-                     f"{_e(t.final_text)}</div></div>")
+            body += (
+                f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
+                f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
+                f"{_e(t.final_text)}</div></div>"
+            )
         return card_root(header, classes="holon-turn-header"), card_root(body, classes="holon-transcript")
 
     def static_bundle(self) -> dict[str, Any]:
@@ -308,9 +374,11 @@ class AgentTurnView(VBox):
         """
         with self._lock:
             header, body = self._html(streaming=False)
-            data: dict[str, Any] = {"text/plain": render_transcript(self.trace),
-                                    "text/html": f"<div class='holon-turn-static'>{header}{body}</div>",
-                                    VIEW_MIMETYPE: {"view": "agent-turn"}}
+            data: dict[str, Any] = {
+                "text/plain": render_transcript(self.trace),
+                "text/html": f"<div class='holon-turn-static'>{header}{body}</div>",
+                VIEW_MIMETYPE: {"view": "agent-turn"},
+            }
             previews = [p for i in self.trace.items for p in i.get("previews") or ()]
         if previews:
             data[previews[0]["mime"]] = base64.b64encode(previews[0]["data"]).decode("ascii")
@@ -344,16 +412,20 @@ class AgentTurnView(VBox):
     def ask(self, tool_name: str, args: Any, reason: str) -> concurrent.futures.Future:
         """Show an approval question; the future resolves to ``approve_once``, ``approve_session`` or ``deny``."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-        question = (f"<b>Approve {_e(tool_name)}?</b> <span style='{_MUTED}'>{_e(reason)}</span>"
-                    f"<pre style='{_PRE}'>{_e(pretty_input(args, 2000))}</pre>")
+        question = (
+            f"<b>Approve {_e(tool_name)}?</b> <span style='{_MUTED}'>{_e(reason)}</span>"
+            f"<pre style='{_PRE}'>{_e(pretty_input(args, 2000))}</pre>"
+        )
         root = "border-left:3px solid #9a6700;padding:2px 6px"
         text = HTML(card_root(question, root, "holon-approval"))
 
         def answered(line: str) -> None:  # the answer goes inside the root (MathJax classes, scoped CSS)
             text.value = card_root(question + f"<div style='{_MUTED}'>{_e(line)}</div>", root, "holon-approval")
-        buttons = [Button(description=label, button_style=style, layout=Layout(width="auto"))
-                   for label, style in (("Approve once", "success"), ("Approve for this session", "info"),
-                                        ("Deny", "danger"))]
+
+        buttons = [
+            Button(description=label, button_style=style, layout=Layout(width="auto"))
+            for label, style in (("Approve once", "success"), ("Approve for this session", "info"), ("Deny", "danger"))
+        ]
         box = VBox([text, HBox(buttons)])
 
         def answer(decision: str, label: str) -> Callable[[Button], None]:
@@ -363,11 +435,13 @@ class AgentTurnView(VBox):
                     answered(f"answered: {label}")
                     for b in buttons:
                         b.disabled = True
+
             return click
 
-        for b, (decision, label) in zip(buttons, (("approve_once", "Approve once"),
-                                                  ("approve_session", "Approve for this session"),
-                                                  ("deny", "Deny"))):
+        for b, (decision, label) in zip(
+            buttons,
+            (("approve_once", "Approve once"), ("approve_session", "Approve for this session"), ("deny", "Deny")),
+        ):
             b.on_click(answer(decision, label))
 
         def withdrawn(f: concurrent.futures.Future) -> None:

@@ -35,22 +35,46 @@ from ..tools.context import CallContext
 if TYPE_CHECKING:  # pragma: no cover
     from .session import _Session
 
-__all__ = ["BOARD_EVENTS", "DEFAULT_LIMIT", "MAX_LIVE_BOARDS", "BoardHub", "WorkBoard", "render_board_text",
-           "show_board"]
+__all__ = [
+    "BOARD_EVENTS",
+    "DEFAULT_LIMIT",
+    "MAX_LIVE_BOARDS",
+    "BoardHub",
+    "WorkBoard",
+    "render_board_text",
+    "show_board",
+]
 
 log = logging.getLogger("holon_nb.notebook")
 
 #: Runtime event kinds after which a board re-reads its state.
-BOARD_EVENTS = frozenset({"work_item_changed", "focus_changed", "wait_changed", "timer_changed", "timer_fired",
-                          "message_enqueued", "message_processed", "brief_published", "task_ended"})
+BOARD_EVENTS = frozenset(
+    {
+        "work_item_changed",
+        "focus_changed",
+        "wait_changed",
+        "timer_changed",
+        "timer_fired",
+        "message_enqueued",
+        "message_processed",
+        "brief_published",
+        "task_ended",
+    }
+)
 _MIN_PERIOD_S = 0.25
 #: Rows a board shows unless ``--limit`` says otherwise (ListWorkItems' default).
 DEFAULT_LIMIT = 20
 #: Boards kept live at once; an older one freezes (says so) when a newer one is displayed.
 MAX_LIVE_BOARDS = 5
 _BOX = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
-_READINESS_COLOURS = {"runnable": "#1a7f37", "blocked": "#cf222e", "waiting_for_operator": "#9a6700",
-                      "yielded": "#8250df", "completed": "#57606a", "completing": "#57606a"}
+_READINESS_COLOURS = {
+    "runnable": "#1a7f37",
+    "blocked": "#cf222e",
+    "waiting_for_operator": "#9a6700",
+    "yielded": "#8250df",
+    "completed": "#57606a",
+    "completing": "#57606a",
+}
 
 
 def _wait_text(w: dict[str, Any]) -> str:
@@ -64,8 +88,9 @@ def _timer_text(t: dict[str, Any]) -> str:
     return f"{t['id']}  next {t.get('next_fire_at')}{repeat}  fired {t.get('fire_count', 0)}x{summary}"
 
 
-def render_board_text(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]],
-                      total: int | None = None, note: str = "") -> str:
+def render_board_text(
+    agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]], total: int | None = None, note: str = ""
+) -> str:
     """The board as plain text (what a saved notebook shows).
 
     Args:
@@ -99,17 +124,21 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]],
-                      total: int | None = None, note: str = "") -> str:
+def render_board_html(
+    agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]], total: int | None = None, note: str = ""
+) -> str:
     """The board as an HTML table (every value escaped); arguments as :func:`render_board_text`."""
     total = len(items) if total is None else total
     rows = []
     for item in items:
         colour = _READINESS_COLOURS.get(item.get("readiness"), "#57606a")
-        todos = "".join(f"<div>{_e(_BOX.get(t.get('state'), '[?]'))} {_e(t.get('text'))}</div>"
-                        for t in item.get("todo_list") or [])
+        todos = "".join(
+            f"<div>{_e(_BOX.get(t.get('state'), '[?]'))} {_e(t.get('text'))}</div>" for t in item.get("todo_list") or []
+        )
         waits = "".join(f"<div>waits for {_e(_wait_text(w))}</div>" for w in item.get("waits") or [])
-        blocker = f"<div style='color:#cf222e'>blocked by: {_e(item['blocked_by'])}</div>" if item.get("blocked_by") else ""
+        blocker = (
+            f"<div style='color:#cf222e'>blocked by: {_e(item['blocked_by'])}</div>" if item.get("blocked_by") else ""
+        )
         focus = "★ " if item.get("is_current") else ""
         rows.append(
             f"<tr style='vertical-align:top'><td>{focus}<b>{_e(item['objective'])}</b>"
@@ -117,17 +146,25 @@ def render_board_html(agent_id: str, items: list[dict[str, Any]], timers: list[d
             f"<td>{_e(item['state'])}</td>"
             f"<td><span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
             f"{_e(item['readiness'])}</span></td><td>{_e(item.get('focus'))}</td>"
-            f"<td style='text-align:left'>{todos}</td><td style='text-align:left'>{blocker}{waits}</td></tr>")
-    head = ("<tr><th style='text-align:left'>objective</th><th>state</th><th>readiness</th><th>focus</th>"
-            "<th style='text-align:left'>todos</th><th style='text-align:left'>blockers and waits</th></tr>")
-    table = (f"<table class='holon-board'>{head}{''.join(rows)}</table>" if rows
-             else "<div style='color:#57606a'>(no work items)</div>")
+            f"<td style='text-align:left'>{todos}</td><td style='text-align:left'>{blocker}{waits}</td></tr>"
+        )
+    head = (
+        "<tr><th style='text-align:left'>objective</th><th>state</th><th>readiness</th><th>focus</th>"
+        "<th style='text-align:left'>todos</th><th style='text-align:left'>blockers and waits</th></tr>"
+    )
+    table = (
+        f"<table class='holon-board'>{head}{''.join(rows)}</table>"
+        if rows
+        else "<div style='color:#57606a'>(no work items)</div>"
+    )
     timer_rows = "".join(f"<li>{_e(_timer_text(t))}</li>" for t in timers)
     timers_html = f"<div><b>active timers</b><ul style='margin:2px 0'>{timer_rows}</ul></div>" if timers else ""
     shown = f" (the first {len(items)} shown; --limit N for more)" if total > len(items) else ""
     note_html = f"<div style='color:#9a6700;font-style:italic'>{_e(note)}</div>" if note else ""
-    return card_root(f"<b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}"
-                     f"{note_html}", classes="holon-board-view")
+    return card_root(
+        f"<b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}{note_html}",
+        classes="holon-board-view",
+    )
 
 
 class WorkBoard:
@@ -307,8 +344,9 @@ def _matches(item: dict[str, Any], filter_name: str) -> bool:
     return item["readiness"] == filter_name
 
 
-def show_board(session: _Session, payload: dict[str, Any], agent_id: str | None = None,
-               live: bool = True) -> WorkBoard | None:
+def show_board(
+    session: _Session, payload: dict[str, Any], agent_id: str | None = None, live: bool = True
+) -> WorkBoard | None:
     """Display a board in the current cell (the ``%workitems`` magic).
 
     Args:

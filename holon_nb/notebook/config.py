@@ -31,9 +31,17 @@ KERNEL_COLOUR_VARIABLES = ("FORCE_COLOR", "CLICOLOR_FORCE")
 
 #: The web and external-trigger traits (workspace spec §9-§11, §14), mirrored like the others.
 WEB_TRAITS = (
-    "web_fetch_enabled", "web_fetch_max_chars", "web_fetch_max_response_bytes", "web_fetch_timeout_s",
-    "web_fetch_max_redirects", "web_allowed_hosts", "web_denied_hosts", "web_search", "x_search",
-    "callback_base_url", "callback_port",
+    "web_fetch_enabled",
+    "web_fetch_max_chars",
+    "web_fetch_max_response_bytes",
+    "web_fetch_timeout_s",
+    "web_fetch_max_redirects",
+    "web_allowed_hosts",
+    "web_denied_hosts",
+    "web_search",
+    "x_search",
+    "callback_base_url",
+    "callback_port",
 )
 _TUPLE_TRAITS = ("web_allowed_hosts", "web_denied_hosts")
 
@@ -79,12 +87,11 @@ class HolonNB(Configurable):
     raise_on_tool_error = Bool(
         False,
         help="Raise holon_nb.tools.errors.ToolCallError after displaying a tool error receipt. "
-             "False: an error is only a receipt (each tool magic also takes --raise).",
+        "False: an error is only a receipt (each tool magic also takes --raise).",
     ).tag(config=True)
 
     default_tool_output_tokens = Int(
-        help="ExecCommand output budget in tokens (about 4 characters each) when a call gives "
-             "no max_output_tokens.",
+        help="ExecCommand output budget in tokens (about 4 characters each) when a call gives no max_output_tokens.",
     ).tag(config=True)
 
     max_tool_output_tokens = Int(
@@ -94,18 +101,18 @@ class HolonNB(Configurable):
     max_task_log_bytes = Int(
         256 * 1024 * 1024,
         help="Cap of each background task's log and output spool, in bytes (default 256 MiB); "
-             "past it the file stops growing and receipts say how many bytes were not kept.",
+        "past it the file stops growing and receipts say how many bytes were not kept.",
     ).tag(config=True)
 
     max_home_bytes = Int(
         help="Size cap of the holon home in bytes (default 1 GiB, or $HOLON_NB_MAX_HOME_BYTES; 0: no cap). "
-             "Past it the oldest command artifacts and ended tasks' logs are pruned (never a live task's log "
-             "or a file a work item names); %holon prune does it on demand and says what it removed.",
+        "Past it the oldest command artifacts and ended tasks' logs are pruned (never a live task's log "
+        "or a file a work item names); %holon prune does it on demand and says what it removed.",
     ).tag(config=True)
 
     artifact_max_age_days = Float(
         help="Command artifacts and ended tasks' logs older than this many days are pruned (default 14, or "
-             "$HOLON_NB_ARTIFACT_MAX_AGE_DAYS; 0: no age limit).",
+        "$HOLON_NB_ARTIFACT_MAX_AGE_DAYS; 0: no age limit).",
     ).tag(config=True)
 
     patch_outside_workspace = Bool(
@@ -114,29 +121,30 @@ class HolonNB(Configurable):
     ).tag(config=True)
 
     approval = Enum(
-        ("never", "on_request", "always"), "never",
+        ("never", "on_request", "always"),
+        "never",
         help="Ask before a model's tool call runs: never (default); on_request (authority-expanding, "
-             "agent-creation and web tools, and ExecCommand outside the active workspace); always (every call). "
-             "The question appears in the turn's live view: Approve once, Approve for this session, Deny.",
+        "agent-creation and web tools, and ExecCommand outside the active workspace); always (every call). "
+        "The question appears in the turn's live view: Approve once, Approve for this session, Deny.",
     ).tag(config=True)
 
     approval_timeout_s = Float(
         120.0,
         help="Seconds an approval question waits for an answer before the call is denied (approval_denied); "
-             "0 or less waits for ever. A headless run cannot click, so its questions end this way.",
+        "0 or less waits for ever. A headless run cannot click, so its questions end this way.",
     ).tag(config=True)
 
     store_busy_timeout_s = Float(
         30.0,
         help="Seconds a write waits in total for the holon home's database while another kernel or process holds "
-             "its write lock (retried with backoff). Past it a tool call answers runtime_db_busy (retryable) and "
-             "loading the extension fails with RuntimeStartupError; background writes retry until they succeed.",
+        "its write lock (retried with backoff). Past it a tool call answers runtime_db_busy (retryable) and "
+        "loading the extension fails with RuntimeStartupError; background writes retry until they succeed.",
     ).tag(config=True)
 
     memory_index_interval_s = Float(
         1.0,
         help="Seconds between passes of the background memory indexer (it writes in small transactions of a few ms); "
-             "0 turns it off, and each MemorySearch then catches up for at most 0.5 s before answering.",
+        "0 turns it off, and each MemorySearch then catches up for at most 0.5 s before answering.",
     ).tag(config=True)
 
     model = Unicode(
@@ -147,45 +155,45 @@ class HolonNB(Configurable):
     command_colours = Bool(
         False,
         help="Let commands colour their output. ipykernel sets FORCE_COLOR=1 and CLICOLOR_FORCE=1 for everything "
-             "the kernel starts, so tools like pytest colour even piped output; by default holon_nb removes those "
-             "two from the environment of %exec and ExecCommand. Set True to keep them: the colours then show in "
-             "the HTML receipt card only; what a model reads and a notebook saves as text never has escape codes.",
+        "the kernel starts, so tools like pytest colour even piped output; by default holon_nb removes those "
+        "two from the environment of %exec and ExecCommand. Set True to keep them: the colours then show in "
+        "the HTML receipt card only; what a model reads and a notebook saves as text never has escape codes.",
     ).tag(config=True)
 
     shell_snapshot = Bool(
         help="Run login-shell commands (%exec, ExecCommand with login true, the default) through a snapshot of the "
-             "login profile: the profile runs once (in the background when the extension loads), its exported "
-             "variables, functions, aliases and options are recorded under the holon home, and each command then "
-             "runs as a non-login shell that sources them (milliseconds instead of the profile's cost). The "
-             "environment is frozen at capture until one of the shell's startup files changes. False runs every "
-             "login command through the full login shell. Default: $HOLON_SHELL_SNAPSHOT, else True.",
+        "login profile: the profile runs once (in the background when the extension loads), its exported "
+        "variables, functions, aliases and options are recorded under the holon home, and each command then "
+        "runs as a non-login shell that sources them (milliseconds instead of the profile's cost). The "
+        "environment is frozen at capture until one of the shell's startup files changes. False runs every "
+        "login command through the full login shell. Default: $HOLON_SHELL_SNAPSHOT, else True.",
     ).tag(config=True)
 
     prompt_budget_tokens = Int(
         help="Most estimated tokens ((characters + 3) // 4) of one model request; 0 means no limit. Over it, "
-             "older turns are left out, then older rounds of a long turn go to the model as a short recap "
-             "(the newest two rounds stay exact). Default: $HOLON_PROMPT_BUDGET_TOKENS, else 0.",
+        "older turns are left out, then older rounds of a long turn go to the model as a short recap "
+        "(the newest two rounds stay exact). Default: $HOLON_PROMPT_BUDGET_TOKENS, else 0.",
     ).tag(config=True)
 
     providers = Dict(
-        help="Model providers by id, for %%agent turns and %models: {\"<id>\": {\"transport\": "
-             "\"openai_chat_completions\", \"base_url\": \"http://127.0.0.1:8000/v1\", \"auth\": {\"source\": "
-             "\"env\", \"env\": \"MY_KEY\"}}}. A built-in id (openai, ollama, vllm, …) takes just the settings "
-             "to change; a new id needs transport and base_url. Keys never go here: auth.env names the "
-             "environment variable holding one. Entries replace those of $HOLON_NB_PROVIDERS.",
+        help='Model providers by id, for %%agent turns and %models: {"<id>": {"transport": '
+        '"openai_chat_completions", "base_url": "http://127.0.0.1:8000/v1", "auth": {"source": '
+        '"env", "env": "MY_KEY"}}}. A built-in id (openai, ollama, vllm, …) takes just the settings '
+        "to change; a new id needs transport and base_url. Keys never go here: auth.env names the "
+        "environment variable holding one. Entries replace those of $HOLON_NB_PROVIDERS.",
     ).tag(config=True)
 
     cassette = Unicode(
         "",
         help="Record/replay cassette of %%agent turns (a .jsonl path, relative to the notebook's directory); "
-             "empty means none. %%agent --cassette overrides it.",
+        "empty means none. %%agent --cassette overrides it.",
     ).tag(config=True)
 
     cassette_mode = Enum(
         ("auto", "record", "replay", "verify", "lenient", "off"),
         help="How %%agent uses its cassette: auto (replay when the file exists, else record), record, replay "
-             "(offline; drift is an error), verify, lenient, off (no cassette: call the provider). "
-             "Default: $HOLON_NB_CASSETTE_MODE (holon-nb test sets replay), else auto.",
+        "(offline; drift is an error), verify, lenient, off (no cassette: call the provider). "
+        "Default: $HOLON_NB_CASSETTE_MODE (holon-nb test sets replay), else auto.",
     ).tag(config=True)
 
     @default("cassette_mode")
@@ -196,10 +204,12 @@ class HolonNB(Configurable):
     live_update_hz = Float(
         10.0,
         help="Most updates per second (Hz) sent to a live task view; output chunks arriving "
-             "faster are coalesced. Clamped to 0.5..60.",
+        "faster are coalesced. Clamped to 0.5..60.",
     ).tag(config=True)
 
-    web_fetch_enabled = Bool(help="Let WebFetch fetch pages (default True; $HOLON_NB_WEB_FETCH_ENABLED).").tag(config=True)
+    web_fetch_enabled = Bool(help="Let WebFetch fetch pages (default True; $HOLON_NB_WEB_FETCH_ENABLED).").tag(
+        config=True
+    )
 
     web_fetch_max_chars = Int(
         help="Most characters of text WebFetch returns (default 20000); a call's max_chars is clamped to it.",
@@ -218,38 +228,39 @@ class HolonNB(Configurable):
     web_allowed_hosts = List(
         Unicode(),
         help="Hosts WebFetch may fetch, as host, host:port, [ipv6] or [ipv6]:port (exact, case-insensitive). "
-             "Empty: any public host. A listed host may resolve to a private or loopback address (e.g. "
-             "'127.0.0.1:8000' for a local server); cloud metadata addresses are refused always. "
-             "Default: $HOLON_NB_WEB_ALLOWED_HOSTS (comma-separated).",
+        "Empty: any public host. A listed host may resolve to a private or loopback address (e.g. "
+        "'127.0.0.1:8000' for a local server); cloud metadata addresses are refused always. "
+        "Default: $HOLON_NB_WEB_ALLOWED_HOSTS (comma-separated).",
     ).tag(config=True)
 
     web_denied_hosts = List(
-        Unicode(), help="Hosts WebFetch never fetches (same rule syntax; wins over web_allowed_hosts).",
+        Unicode(),
+        help="Hosts WebFetch never fetches (same rule syntax; wins over web_allowed_hosts).",
     ).tag(config=True)
 
     web_search = Dict(
-        help="WebSearch providers and routing: {\"mode\": \"fallback\"|\"single\"|\"aggregate\", "
-             "\"providers\": [ids in order], \"max_results\": 5, \"provider_configs\": {\"<id>\": {\"kind\": "
-             "\"searxng\"|\"brave\"|\"tavily\"|\"exa\"|\"command\", \"base_url\": …, \"api_key_env\": "
-             "\"VAR\", \"command\": [argv with {{query}}]}}}. Keys never go here: api_key_env names the variable. "
-             "Empty: the key-free DuckDuckGo Lite scrape.",
+        help='WebSearch providers and routing: {"mode": "fallback"|"single"|"aggregate", '
+        '"providers": [ids in order], "max_results": 5, "provider_configs": {"<id>": {"kind": '
+        '"searxng"|"brave"|"tavily"|"exa"|"command", "base_url": …, "api_key_env": '
+        '"VAR", "command": [argv with {{query}}]}}}. Keys never go here: api_key_env names the variable. '
+        "Empty: the key-free DuckDuckGo Lite scrape.",
     ).tag(config=True)
 
     x_search = Dict(
-        help="XSearch: {\"enabled\": true, \"base_url\": \"https://api.x.ai/v1\", \"api_key_env\": \"XAI_API_KEY\", "
-             "\"model\": \"grok-4.3\", \"timeout_seconds\": 60}. Available (and advertised) only when the key "
-             "variable is set.",
+        help='XSearch: {"enabled": true, "base_url": "https://api.x.ai/v1", "api_key_env": "XAI_API_KEY", '
+        '"model": "grok-4.3", "timeout_seconds": 60}. Available (and advertised) only when the key '
+        "variable is set.",
     ).tag(config=True)
 
     callback_base_url = Unicode(
         help="Base URL of external trigger URLs (CreateExternalTrigger) when the kernel is reached through a "
-             "proxy, e.g. https://hub.example.org/user/me/proxy/8765 with jupyter-server-proxy. Empty: the local "
-             "callback server's http://127.0.0.1:<port>.",
+        "proxy, e.g. https://hub.example.org/user/me/proxy/8765 with jupyter-server-proxy. Empty: the local "
+        "callback server's http://127.0.0.1:<port>.",
     ).tag(config=True)
 
     callback_port = Int(
         help="Port of the local callback server (127.0.0.1) that serves external trigger URLs; 0 picks a free "
-             "one. Started only when the first trigger exists.",
+        "one. Started only when the first trigger exists.",
     ).tag(config=True)
 
     # the web defaults follow the environment ($HOLON_NB_WEB_*, $HOLON_NB_CALLBACK_*), as RuntimeSettings reads it

@@ -34,8 +34,7 @@ class Note:
         self.text = text
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text,
-                "text/html": card_root(html.escape(self.text), "color:#57606a", "holon-note")}
+        return {"text/plain": self.text, "text/html": card_root(html.escape(self.text), "color:#57606a", "holon-note")}
 
     def __repr__(self) -> str:
         return self.text
@@ -95,9 +94,10 @@ class Table:
         )
         bundle: dict[str, Any] = {
             "text/plain": self.text(),
-            "text/html": card_root(f"<b>{html.escape(self.title)}</b>"
-                                   f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
-                                   classes="holon-table"),
+            "text/html": card_root(
+                f"<b>{html.escape(self.title)}</b><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
+                classes="holon-table",
+            ),
         }
         if self.data is not None:
             bundle["application/vnd.holon.table+json"] = self.data
@@ -142,13 +142,24 @@ def command_failures(envelope: dict[str, Any]) -> list[tuple[str, str]]:
     r = envelope.get("result") or {}
     if envelope.get("tool_name") == "ExecCommand":
         if r.get("disposition") == "completed" and r.get("exit_status") != 0:
-            return [((r.get("command_diagnostics") or {}).get("cmd_preview", ""),
-                     _how({**r, "summary_text": envelope.get("summary_text")}))]
+            return [
+                (
+                    (r.get("command_diagnostics") or {}).get("cmd_preview", ""),
+                    _how({**r, "summary_text": envelope.get("summary_text")}),
+                )
+            ]
         return []
     if envelope.get("tool_name") == "ExecCommandBatch":
-        return [(str(item.get("cmd", "")), _how(item["result"]) if item.get("result")
-                 else str(item.get("error_message") or item.get("error_kind") or item["status"]))
-                for item in r.get("items") or [] if item.get("status") in ("failed", "rejected")]
+        return [
+            (
+                str(item.get("cmd", "")),
+                _how(item["result"])
+                if item.get("result")
+                else str(item.get("error_message") or item.get("error_kind") or item["status"]),
+            )
+            for item in r.get("items") or []
+            if item.get("status") in ("failed", "rejected")
+        ]
     return []
 
 

@@ -66,26 +66,35 @@ def envelope_previews(envelope: dict[str, Any], agent_home: Path) -> list[dict[s
     return out
 
 
-
 @magics_class
 class ImageMagics(SessionMagics):
     """``%image view PATH --prompt TEXT`` and ``%image generate PROMPT [--size …] [--name …]``."""
 
     @line_magic
     @magic_arguments()
-    @argument("action", choices=("view", "generate"),
-              help="view PATH: validate an image and ask the vision model about it (ViewImage); "
-                   "generate PROMPT: draw one image into <agent home>/media/generated/ (GenerateImage).")
+    @argument(
+        "action",
+        choices=("view", "generate"),
+        help="view PATH: validate an image and ask the vision model about it (ViewImage); "
+        "generate PROMPT: draw one image into <agent home>/media/generated/ (GenerateImage).",
+    )
     @argument("words", nargs="*", help="view: the image path; generate: the prompt (quote it or not).")
     @argument("--prompt", default=None, help="view: what to inspect in the image (required).")
     @argument("--size", default=None, help="generate: 1024x1024, 1536x1024 or 1024x1536.")
     @argument("--background", default=None, help="generate: auto, transparent or opaque.")
     @argument("--output-format", dest="output_format", default=None, help="generate: png, jpeg or webp.")
     @argument("--name", default=None, help="generate: filename stem of the saved image.")
-    @argument("--cassette", default=None,
-              help="Media cassette (.jsonl, relative to the notebook's directory) recording or replaying the model call.")
-    @argument("--mode", default="auto", choices=("auto", "record", "replay"),
-              help="Cassette mode: auto (replay when the file exists, else record), record, replay.")
+    @argument(
+        "--cassette",
+        default=None,
+        help="Media cassette (.jsonl, relative to the notebook's directory) recording or replaying the model call.",
+    )
+    @argument(
+        "--mode",
+        default="auto",
+        choices=("auto", "record", "replay"),
+        help="Cassette mode: auto (replay when the file exists, else record), record, replay.",
+    )
     @raise_option
     def image(self, line: str) -> None:
         """View or generate an image; the receipt shows the picture.

@@ -53,9 +53,9 @@ class _Shown:
 
     view: TaskWidget
     handle: DisplayHandle
-    origin: bool                        # the promotion cell's view: replaced by the final receipt
-    replaced: bool = False              # static output sent (from any thread)
-    confirmed: bool = False             # static output sent from the kernel thread inside a cell
+    origin: bool  # the promotion cell's view: replaced by the final receipt
+    replaced: bool = False  # static output sent (from any thread)
+    confirmed: bool = False  # static output sent from the kernel thread inside a cell
 
 
 @dataclass
@@ -65,20 +65,20 @@ class _Track:
     task_id: str
     summary: str
     started: float
-    prefix: str | None = None          # output captured before promotion
-    text: str = ""                      # output since promotion (its last _KEEP_CHARS characters)
-    dropped: int = 0                    # characters cut from the front of ``text``
+    prefix: str | None = None  # output captured before promotion
+    text: str = ""  # output since promotion (its last _KEEP_CHARS characters)
+    dropped: int = 0  # characters cut from the front of ``text``
     pending: list[str] = field(default_factory=list)
-    pending_chars: int = 0              # characters in ``pending`` (bounded: a flood keeps only its tail)
+    pending_chars: int = 0  # characters in ``pending`` (bounded: a flood keeps only its tail)
     status: str = "queued"
     exit_status: int | None = None
     ended_at: float | None = None
     final: ToolResult | None = None
-    finalized: bool = False             # final receipt fetched (or fetching it failed)
-    reported: bool = False              # final receipt shown in a cell (origin or a wait)
-    waited: bool = False                # named as ended by a %holon wait note
-    views: list[TaskWidget] = field(default_factory=list)   # views still fed
-    shown: list[_Shown] = field(default_factory=list)       # every view displayed, until replaced and confirmed
+    finalized: bool = False  # final receipt fetched (or fetching it failed)
+    reported: bool = False  # final receipt shown in a cell (origin or a wait)
+    waited: bool = False  # named as ended by a %holon wait note
+    views: list[TaskWidget] = field(default_factory=list)  # views still fed
+    shown: list[_Shown] = field(default_factory=list)  # every view displayed, until replaced and confirmed
     dirty: bool = True
 
     @property
@@ -292,8 +292,13 @@ class LiveHub:
 
     @staticmethod
     def _view_state(track: _Track) -> dict[str, Any]:
-        return {"status": track.status, "exit_status": track.exit_status, "elapsed_s": track.elapsed(),
-                "output": track.output(), "omitted_before": track.dropped}
+        return {
+            "status": track.status,
+            "exit_status": track.exit_status,
+            "elapsed_s": track.elapsed(),
+            "output": track.output(),
+            "omitted_before": track.dropped,
+        }
 
     # ------------------------------------------------------------ kernel thread
     def show_live(self, task_id: str, initial_output: str | None, origin: bool = True) -> TaskWidget | None:
@@ -329,11 +334,26 @@ class LiveHub:
             if origin and final is not None:
                 display(final)
             else:
-                display(static_task_view(task_id, summary, state["status"], state["exit_status"],
-                                         state["elapsed_s"], state["output"], state["omitted_before"], ""), raw=True)
+                display(
+                    static_task_view(
+                        task_id,
+                        summary,
+                        state["status"],
+                        state["exit_status"],
+                        state["elapsed_s"],
+                        state["output"],
+                        state["omitted_before"],
+                        "",
+                    ),
+                    raw=True,
+                )
             return None
-        view = TaskWidget(task_id, summary=summary, on_stop=self._stop_task,
-                          replaced_by="its final receipt" if origin else "its final state")
+        view = TaskWidget(
+            task_id,
+            summary=summary,
+            on_stop=self._stop_task,
+            replaced_by="its final receipt" if origin else "its final state",
+        )
         view.apply(**state)
         handle = display(view, display_id=True)
         shown = _Shown(view, handle, origin)

@@ -36,8 +36,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["HolonMagics", "SessionMagics", "raise_option"]
 
-raise_option = _raise = argument("--raise", dest="raise_error", action="store_true",
-                  help="Raise ToolCallError after displaying an error receipt (default: HolonNB.raise_on_tool_error).")
+raise_option = _raise = argument(
+    "--raise",
+    dest="raise_error",
+    action="store_true",
+    help="Raise ToolCallError after displaying an error receipt (default: HolonNB.raise_on_tool_error).",
+)
 
 
 class SessionMagics(Magics):
@@ -53,8 +57,9 @@ class SessionMagics(Magics):
         self._session = session
 
     # ------------------------------------------------------------ shared steps
-    def _call(self, name: str, args: dict[str, Any] | str, raise_error: bool = False,
-              context: dict[str, Any] | None = None) -> ToolResult:
+    def _call(
+        self, name: str, args: dict[str, Any] | str, raise_error: bool = False, context: dict[str, Any] | None = None
+    ) -> ToolResult:
         """Call a tool (``context``: D11 execution context), display its result (and a live view), maybe raise.
 
         ``raise_error`` (a magic's ``--raise``) also raises :class:`CommandFailed` for an ExecCommand or
@@ -98,16 +103,19 @@ class HolonMagics(SessionMagics):
     # ------------------------------------------------------------ %holon
     @line_magic
     @magic_arguments()
-    @argument("subcommand", nargs="?", default="status",
-              choices=("status", "tools", "config", "wait", "say", "prune"),
-              help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
-                   "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts; "
-                   "say: tell a running agent turn something (an operator interjection); prune: remove old "
-                   "command artifacts and ended tasks' logs by HolonNB.max_home_bytes / artifact_max_age_days.")
+    @argument(
+        "subcommand",
+        nargs="?",
+        default="status",
+        choices=("status", "tools", "config", "wait", "say", "prune"),
+        help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
+        "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts; "
+        "say: tell a running agent turn something (an operator interjection); prune: remove old "
+        "command artifacts and ended tasks' logs by HolonNB.max_home_bytes / artifact_max_age_days.",
+    )
     @argument("--dry-run", action="store_true", help="For `prune`: list what would be removed, remove nothing.")
     @argument("text", nargs="*", help="For `say`: the message (quote it, or write it as is).")
-    @argument("--timeout", type=float, default=None,
-              help="For `wait`: longest wait in seconds (default: no limit).")
+    @argument("--timeout", type=float, default=None, help="For `wait`: longest wait in seconds (default: no limit).")
     @argument("--agent", default=None, help="For `say`: the agent (default: default).")
     def holon(self, line: str) -> None:
         """Inspect the holon_nb runtime, wait for its background tasks, or interject in an agent's turn.
@@ -172,11 +180,13 @@ class HolonMagics(SessionMagics):
         if in_turn:
             when = "the running turn reads it at its next step"
         elif message.get("triggered_wait_id"):
-            when = ("it woke the agent's wait for operator input; the %%agent --follow view runs its next turn"
-                    if following else "it woke the agent's wait for operator input; its next turn reads it first")
+            when = (
+                "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn"
+                if following
+                else "it woke the agent's wait for operator input; its next turn reads it first"
+            )
         elif following:
-            when = ("the agent is following its waits (%%agent --follow): the turn its next wake starts reads it "
-                    "first")
+            when = "the agent is following its waits (%%agent --follow): the turn its next wake starts reads it first"
         else:
             when = "no turn is running; its next turn reads it first"
         display(Note(f"interjection {message['id']} queued for agent {agent}: {when}"))
@@ -226,21 +236,36 @@ class HolonMagics(SessionMagics):
     @no_var_expand
     @magic_arguments(name="exec")
     @argument("command", nargs="*", help="The shell command, verbatim (after the options, or after --).")
-    @argument("--yield-ms", type=int, default=None,
-              help="Foreground wait in milliseconds before the command becomes a background task "
-                   "(default 10000; 0 promotes at once).")
+    @argument(
+        "--yield-ms",
+        type=int,
+        default=None,
+        help="Foreground wait in milliseconds before the command becomes a background task "
+        "(default 10000; 0 promotes at once).",
+    )
     @argument("--tty", action="store_true", help="Run on a pseudo-terminal.")
     @argument("--stdin", action="store_true", help="Keep stdin open for %%task_input (accepts_input).")
     @argument("--workdir", default=None, help="Working directory (relative to the workspace).")
-    @argument("--max-output-tokens", type=int, default=None,
-              help="Output budget in tokens (about 4 characters each; default HolonNB.default_tool_output_tokens).")
+    @argument(
+        "--max-output-tokens",
+        type=int,
+        default=None,
+        help="Output budget in tokens (about 4 characters each; default HolonNB.default_tool_output_tokens).",
+    )
     @argument("--shell", default=None, help="Shell program (default from $SHELL: bash, zsh or sh).")
     @argument("--no-login", action="store_true", help="Run with `-c` instead of a login shell `-lc`.")
-    @argument("--start-new", action="store_true",
-              help="Start a new instance even when an identical command is already running.")
-    @argument("--raise", dest="raise_error", action="store_true",
-              help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when the command "
-                   "exited non-zero or was killed (a command still running after --yield-ms is not judged).")
+    @argument(
+        "--start-new",
+        action="store_true",
+        help="Start a new instance even when an identical command is already running.",
+    )
+    @argument(
+        "--raise",
+        dest="raise_error",
+        action="store_true",
+        help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when the command "
+        "exited non-zero or was killed (a command still running after --yield-ms is not judged).",
+    )
     def exec_line(self, line: str) -> None:
         """Run a shell command (ExecCommand): ``%exec [options] [--] COMMAND``.
 
@@ -262,8 +287,12 @@ class HolonMagics(SessionMagics):
         if not cmd:
             raise UsageError("%exec needs a command, e.g. %exec ls -la")
         payload: dict[str, Any] = {"cmd": cmd}
-        optional = {"yield_time_ms": args.yield_ms, "workdir": args.workdir, "shell": args.shell,
-                    "max_output_tokens": args.max_output_tokens}
+        optional = {
+            "yield_time_ms": args.yield_ms,
+            "workdir": args.workdir,
+            "shell": args.shell,
+            "max_output_tokens": args.max_output_tokens,
+        }
         payload.update({k: v for k, v in optional.items() if v is not None})
         if args.tty:
             payload["tty"] = True
@@ -280,11 +309,16 @@ class HolonMagics(SessionMagics):
     @magic_arguments(name="%exec")
     @argument("--stop-on-error", action="store_true", help="Skip the remaining commands after one fails.")
     @argument("--workdir", default=None, help="Working directory for every command.")
-    @argument("--yield-ms", type=int, default=None,
-              help="Hard timeout of each command in milliseconds (default 30000).")
-    @argument("--raise", dest="raise_error", action="store_true",
-              help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when any command "
-                   "failed (non-zero exit, killed, timed out).")
+    @argument(
+        "--yield-ms", type=int, default=None, help="Hard timeout of each command in milliseconds (default 30000)."
+    )
+    @argument(
+        "--raise",
+        dest="raise_error",
+        action="store_true",
+        help="Raise after the receipt: ToolCallError on an error receipt, CommandFailed when any command "
+        "failed (non-zero exit, killed, timed out).",
+    )
     def exec_cell(self, line: str, cell: str) -> None:
         """Run several commands in order (ExecCommandBatch): one command per line (blank lines and
         ``#`` comment lines are skipped; a command spanning lines, such as a heredoc, needs ``%exec``).
@@ -337,8 +371,12 @@ class HolonMagics(SessionMagics):
     @magic_arguments()
     @argument("task_id", help="The task id.")
     @argument("--no-block", action="store_true", help="Return at once instead of waiting for the task to end.")
-    @argument("--timeout-ms", type=int, default=None,
-              help="Longest wait in milliseconds when blocking (default 30000; 0 checks once).")
+    @argument(
+        "--timeout-ms",
+        type=int,
+        default=None,
+        help="Longest wait in milliseconds when blocking (default 30000; 0 checks once).",
+    )
     @_raise
     def task_output(self, line: str) -> None:
         """Show a task's output (TaskOutput); by default waits for it to end."""
@@ -355,8 +393,9 @@ class HolonMagics(SessionMagics):
     @magic_arguments()
     @argument("task_id", help="The task id (started with --stdin or --tty).")
     @argument("text", nargs="*", help="The text to send, verbatim after the id (escapes interpreted).")
-    @argument("--no-newline", action="store_true",
-              help="Send TEXT exactly; by default a newline is appended for convenience.")
+    @argument(
+        "--no-newline", action="store_true", help="Send TEXT exactly; by default a newline is appended for convenience."
+    )
     @_raise
     def task_input(self, line: str) -> None:
         r"""Send text to a task's stdin or terminal (TaskInput): ``%task_input ID TEXT``.
@@ -382,8 +421,9 @@ class HolonMagics(SessionMagics):
         if not data:
             raise UsageError("%task_input has nothing to send: give TEXT, or drop --no-newline to send a newline")
         # the id (never the text) gets Python expansion, like %task_output {tid}
-        task_id = self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id \
-            else args.task_id
+        task_id = (
+            self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id else args.task_id
+        )
         self._call("TaskInput", {"task_id": task_id, "input": data}, args.raise_error)
 
     @line_magic

@@ -59,7 +59,7 @@ def split_verbatim(line: str, parser: argparse.ArgumentParser, positionals: int 
             return line.strip(), ""
         word = m.group(1)
         if word == "--":
-            return line[: m.start(1)].strip(), line[m.end():].strip()
+            return line[: m.start(1)].strip(), line[m.end() :].strip()
         action = _option(parser, word) if word.startswith("-") else None
         if action is not None:
             pos = m.end()

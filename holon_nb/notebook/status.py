@@ -32,8 +32,11 @@ def status_table(rt: Runtime, tracked: list[str]) -> Table:
     st["runtime_threads"] = sum(1 for t in threading.enumerate() if t.name == THREAD_NAME)
     st["tasks_started_here"] = len(tracked)
     tasks = st.get("tasks") or {}
-    rows: list[list[Any]] = [[k, ", ".join(f"{a}={b}" for a, b in v.items()) if isinstance(v, dict) else v]
-                             for k, v in st.items() if k != "tasks"]
+    rows: list[list[Any]] = [
+        [k, ", ".join(f"{a}={b}" for a, b in v.items()) if isinstance(v, dict) else v]
+        for k, v in st.items()
+        if k != "tasks"
+    ]
     rows.append(["tasks", ", ".join(f"{k}={v}" for k, v in sorted(tasks.items())) or "none"])
     return Table("holon_nb runtime", ["key", "value"], rows, data=st)
 
@@ -47,8 +50,10 @@ def _facing(model_facing: bool, alias_of: str | None) -> str:
 def tools_table(registry: Registry) -> Table:
     """Every registered tool with its family, stability and whether models see it."""
     rows = [[s.name, s.family.value, s.stability.value, _facing(s.model_facing, s.alias_of)] for s in registry]
-    data = [{"name": s.name, "family": s.family.value, "stability": s.stability.value,
-             "model_facing": s.model_facing} for s in registry]
+    data = [
+        {"name": s.name, "family": s.family.value, "stability": s.stability.value, "model_facing": s.model_facing}
+        for s in registry
+    ]
     return Table(f"{len(rows)} tools", ["tool", "family", "stability", "model-facing"], rows, data=data)
 
 

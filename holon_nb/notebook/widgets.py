@@ -32,8 +32,15 @@ VIEW_LINES = 40
 VIEW_CHARS = 8000
 
 _TERMINAL = ("completed", "failed", "cancelled", "interrupted")
-_COLOURS = {"queued": "#57606a", "running": "#0969da", "cancelling": "#9a6700", "completed": "#1a7f37",
-            "failed": "#cf222e", "cancelled": "#9a6700", "interrupted": "#cf222e"}
+_COLOURS = {
+    "queued": "#57606a",
+    "running": "#0969da",
+    "cancelling": "#9a6700",
+    "completed": "#1a7f37",
+    "failed": "#cf222e",
+    "cancelled": "#9a6700",
+    "interrupted": "#cf222e",
+}
 
 
 def _tail(text: str) -> tuple[str, int]:
@@ -47,8 +54,16 @@ def _label(status: str, exit_status: int | None) -> str:
     return status + (f" (exit {exit_status})" if exit_status is not None else "")
 
 
-def render_task_view(task_id: str, summary: str, status: str, exit_status: int | None, elapsed_s: float,
-                     output: str, omitted_chars: int, note: str) -> tuple[str, str]:
+def render_task_view(
+    task_id: str,
+    summary: str,
+    status: str,
+    exit_status: int | None,
+    elapsed_s: float,
+    output: str,
+    omitted_chars: int,
+    note: str,
+) -> tuple[str, str]:
     """The header and the tail of a task view as HTML fragments (every value escaped).
 
     Returns:
@@ -61,7 +76,8 @@ def render_task_view(task_id: str, summary: str, status: str, exit_status: int |
         f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
         f"{html.escape(_label(status, exit_status))}</span>",
         # whole seconds while running, so the header changes about once a second
-        f"<span style='color:#57606a'>{elapsed_s:.1f} s</span>" if ended
+        f"<span style='color:#57606a'>{elapsed_s:.1f} s</span>"
+        if ended
         else f"<span style='color:#57606a'>{elapsed_s:.0f} s</span>",
     ]
     if summary:
@@ -69,19 +85,37 @@ def render_task_view(task_id: str, summary: str, status: str, exit_status: int |
     if note:
         parts.append(f"<i>{html.escape(note)}</i>")
     header = card_root(" ".join(parts), classes="holon-task-header")
-    omitted = (f"<div style='color:#57606a'>… {omitted_chars} earlier characters not shown "
-               "(TaskOutput or the task log has them)</div>") if omitted_chars else ""
-    body = card_root(omitted + (
-        # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
-        f"<pre class='holon-task-output' style='{TAIL_BOX}'>"
-        f"{ansi_to_html(output)}</pre>" if output
-        else f"<i style='color:#57606a'>{'(no output)' if ended else '(no output yet)'}</i>"
-    ), classes="holon-task-tail")
+    omitted = (
+        (
+            f"<div style='color:#57606a'>… {omitted_chars} earlier characters not shown "
+            "(TaskOutput or the task log has them)</div>"
+        )
+        if omitted_chars
+        else ""
+    )
+    body = card_root(
+        omitted
+        + (
+            # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
+            f"<pre class='holon-task-output' style='{TAIL_BOX}'>{ansi_to_html(output)}</pre>"
+            if output
+            else f"<i style='color:#57606a'>{'(no output)' if ended else '(no output yet)'}</i>"
+        ),
+        classes="holon-task-tail",
+    )
     return header, body
 
 
-def static_task_view(task_id: str, summary: str, status: str, exit_status: int | None, elapsed_s: float,
-                     output: str, omitted_chars: int, note: str) -> dict[str, Any]:
+def static_task_view(
+    task_id: str,
+    summary: str,
+    status: str,
+    exit_status: int | None,
+    elapsed_s: float,
+    output: str,
+    omitted_chars: int,
+    note: str,
+) -> dict[str, Any]:
     """A task view as a static mimebundle: ``text/plain`` (header line, then the tail) and ``text/html``.
 
     The HTML root carries the ``holon-task-static`` class (no widget: nothing breaks after a restart).
@@ -117,16 +151,27 @@ class TaskWidget(VBox):
     omitted_chars = Int(0, help="Characters of earlier output not shown in the view.")
     note = Unicode("", help="Short note after a user action, e.g. 'stop requested'.")
 
-    def __init__(self, task_id: str, summary: str = "", on_stop: Callable[[str], str] | None = None,
-                 replaced_by: str = "its final state", **kwargs: Any):
+    def __init__(
+        self,
+        task_id: str,
+        summary: str = "",
+        on_stop: Callable[[str], str] | None = None,
+        replaced_by: str = "its final state",
+        **kwargs: Any,
+    ):
         self._summary = summary
         self._replaced_by = replaced_by
         self._on_stop = on_stop
         self._lock = threading.RLock()  # the pump thread and the kernel thread (Stop) both apply
         self._header = HTML()
         self._body = HTML()
-        self._stop = Button(description="Stop", button_style="danger", tooltip="Stop this task (TaskStop)",
-                            icon="stop", layout=Layout(width="90px"))
+        self._stop = Button(
+            description="Stop",
+            button_style="danger",
+            tooltip="Stop this task (TaskStop)",
+            icon="stop",
+            layout=Layout(width="90px"),
+        )
         super().__init__(children=(self._header, self._body, self._stop), task_id=task_id, **kwargs)
         self._stop.on_click(self._clicked)
         self._render()
@@ -136,8 +181,16 @@ class TaskWidget(VBox):
         """True once the task reached a terminal status."""
         return self.status in _TERMINAL
 
-    def apply(self, *, status: str | None = None, exit_status: int | None = None, elapsed_s: float | None = None,
-              output: str | None = None, omitted_before: int = 0, note: str | None = None) -> None:
+    def apply(
+        self,
+        *,
+        status: str | None = None,
+        exit_status: int | None = None,
+        elapsed_s: float | None = None,
+        output: str | None = None,
+        omitted_before: int = 0,
+        note: str | None = None,
+    ) -> None:
         """Assign new state (whole values) and re-render the children once.
 
         Args:
@@ -163,8 +216,16 @@ class TaskWidget(VBox):
             self._render()
 
     def _render(self) -> None:
-        header, body = render_task_view(self.task_id, self._summary, self.status, self.exit_status, self.elapsed_s,
-                                        self.output, self.omitted_chars, self.note)
+        header, body = render_task_view(
+            self.task_id,
+            self._summary,
+            self.status,
+            self.exit_status,
+            self.elapsed_s,
+            self.output,
+            self.omitted_chars,
+            self.note,
+        )
         if self._header.value != header:
             self._header.value = header
         if self._body.value != body:
@@ -180,8 +241,16 @@ class TaskWidget(VBox):
         restarted kernel, whose widget models are gone) shows this instead of a broken widget.
         """
         with self._lock:
-            return static_task_view(self.task_id, self._summary, self.status, self.exit_status, self.elapsed_s,
-                                    self.output, self.omitted_chars, self.note)
+            return static_task_view(
+                self.task_id,
+                self._summary,
+                self.status,
+                self.exit_status,
+                self.elapsed_s,
+                self.output,
+                self.omitted_chars,
+                self.note,
+            )
 
     def close(self) -> None:
         """Close the view and the widgets it is built of (their frontend models go too)."""

@@ -80,13 +80,29 @@ class WorkMagics(SessionMagics):
     # ------------------------------------------------------------ %workitems
     @line_magic
     @magic_arguments()
-    @argument("--filter", default=None,
-              choices=("all", "open", "completing", "completed", "current", "queued", "yielded", "blocked",
-                       "waiting_for_operator", "runnable"),
-              help="Which work items (default all).")
+    @argument(
+        "--filter",
+        default=None,
+        choices=(
+            "all",
+            "open",
+            "completing",
+            "completed",
+            "current",
+            "queued",
+            "yielded",
+            "blocked",
+            "waiting_for_operator",
+            "runnable",
+        ),
+        help="Which work items (default all).",
+    )
     @argument("--limit", type=int, default=None, help="Most items (1..100; default 20).")
-    @argument("--static", action="store_true",
-              help="A snapshot of the board that never changes afterwards (reads the store; no tool call).")
+    @argument(
+        "--static",
+        action="store_true",
+        help="A snapshot of the board that never changes afterwards (reads the store; no tool call).",
+    )
     @argument("--receipt", action="store_true", help="The ListWorkItems receipt instead of a board.")
     @raise_option
     def workitems(self, line: str) -> None:
@@ -113,20 +129,30 @@ class WorkMagics(SessionMagics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("action", choices=("create", "update", "pick", "complete", "show"),
-              help="create OBJECTIVE; update ID; pick ID; complete ID --report TEXT; show ID.")
+    @argument(
+        "action",
+        choices=("create", "update", "pick", "complete", "show"),
+        help="create OBJECTIVE; update ID; pick ID; complete ID --report TEXT; show ID.",
+    )
     @argument("words", nargs="*", help="create: the objective; others: the work item id.")
-    @argument("--todo", action="append", default=None,
-              help="A todo item (repeat for several): 'text' or '[ ] text' pending, '[>] text' in progress, "
-                   "'[x] text' completed. On update the list replaces the old one.")
+    @argument(
+        "--todo",
+        action="append",
+        default=None,
+        help="A todo item (repeat for several): 'text' or '[ ] text' pending, '[>] text' in progress, "
+        "'[x] text' completed. On update the list replaces the old one.",
+    )
     @argument("--no-todos", action="store_true", help="update: clear the todo list.")
     @argument("--plan", default=None, help="create: the first content of the item's plan.md.")
     @argument("--plan-status", choices=("draft", "ready", "needs_input"), default=None, help="create/update.")
     @argument("--objective", default=None, help="update: the new objective.")
     @argument("--reason", default=None, help="pick: why the focus changes (required with --clear-blocker).")
     @argument("--clear-blocker", action="store_true", help="pick: cancel the item's waits and clear its blocker.")
-    @argument("--report", default=None,
-              help="complete: the completion report (execution context, as a model's same-round text).")
+    @argument(
+        "--report",
+        default=None,
+        help="complete: the completion report (execution context, as a model's same-round text).",
+    )
     @raise_option
     def workitem(self, line: str) -> None:
         """Create, update, pick, complete or show one work item.
@@ -177,8 +203,10 @@ class WorkMagics(SessionMagics):
             self._call("PickWorkItem", payload, args.raise_error)
         elif args.action == "complete":
             if args.report is None or not args.report.strip():
-                raise UsageError('%workitem complete needs the completion report: '
-                                 f'%workitem complete {words or "ID"} --report "what was done"')
+                raise UsageError(
+                    "%workitem complete needs the completion report: "
+                    f'%workitem complete {words or "ID"} --report "what was done"'
+                )
             self._call("CompleteWorkItem", {"work_item_id": words}, args.raise_error, context={"report": args.report})
         else:
             self._call("GetWorkItem", {"work_item_id": words, "include_todo_list": True}, args.raise_error)
@@ -187,12 +215,19 @@ class WorkMagics(SessionMagics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("wake", choices=("operator_input", "task_result", "external", "timer", "system"),
-              help="What should resume the work.")
+    @argument(
+        "wake",
+        choices=("operator_input", "task_result", "external", "timer", "system"),
+        help="What should resume the work.",
+    )
     @argument("reason", nargs="*", help="Why progress is paused (the blocker text).")
     @argument("--resource", default=None, help="task_result: the task id; timer: the timer id; others: optional.")
-    @argument("--delivery", choices=("silent", "final"), default=None,
-              help="final publishes --brief as the operator-facing brief (default: final with --brief, else silent).")
+    @argument(
+        "--delivery",
+        choices=("silent", "final"),
+        default=None,
+        help="final publishes --brief as the operator-facing brief (default: final with --brief, else silent).",
+    )
     @argument("--brief", default=None, help="The final brief (execution context for delivery=final).")
     @argument("--work-item", dest="work_item_id", default=None, help="The owning work item (default: the focus).")
     @argument("--recheck", default=None, help="Fallback recheck after this long (e.g. 30s, 5m).")
@@ -222,8 +257,12 @@ class WorkMagics(SessionMagics):
     # ------------------------------------------------------------ %timers / %timer
     @line_magic
     @magic_arguments()
-    @argument("--filter", choices=("all", "active", "completed", "cancelled"), default=None,
-              help="Which timers (default all).")
+    @argument(
+        "--filter",
+        choices=("all", "active", "completed", "cancelled"),
+        default=None,
+        help="Which timers (default all).",
+    )
     @argument("--limit", type=int, default=None, help="Most timers (1..100; default 20).")
     @raise_option
     def timers(self, line: str) -> None:
@@ -239,8 +278,9 @@ class WorkMagics(SessionMagics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("action", choices=("create", "show", "cancel"),
-              help="create (--in or --at) [SUMMARY]; show ID; cancel ID.")
+    @argument(
+        "action", choices=("create", "show", "cancel"), help="create (--in or --at) [SUMMARY]; show ID; cancel ID."
+    )
     @argument("words", nargs="*", help="show/cancel: the timer id; create: the summary (or use --summary).")
     @argument("--in", dest="after", default=None, help="create: fire after this long (e.g. 500ms, 2s, 5m).")
     @argument("--at", dest="at", default=None, help="create: fire at this RFC 3339 time (with offset).")
@@ -275,7 +315,8 @@ class WorkMagics(SessionMagics):
                         f"--every {args.every}: a timer repeating that often would queue "
                         f"{1000 // max(1, payload['interval_ms'])} messages a second for its agent; "
                         "the least is 1s (ms is a millisecond, m a minute). "
-                        "CreateTimer itself takes any interval_ms ≥ 1: %tool CreateTimer {...}")
+                        "CreateTimer itself takes any interval_ms ≥ 1: %tool CreateTimer {...}"
+                    )
             if args.summary is not None and args.words:
                 raise UsageError("%timer create takes the summary once: as words or as --summary, not both")
             summary = args.summary if args.summary is not None else " ".join(args.words) or None
@@ -319,7 +360,9 @@ class WorkMagics(SessionMagics):
         args = parse_quoted(self.memory, line)
         words = _words(args.words)
         if not words:
-            raise UsageError(f"%memory {args.action} needs " + ("a query" if args.action == "search" else "a source_ref"))
+            raise UsageError(
+                f"%memory {args.action} needs " + ("a query" if args.action == "search" else "a source_ref")
+            )
         if args.action == "search":
             payload: dict[str, Any] = {"query": words}
             if args.limit is not None:

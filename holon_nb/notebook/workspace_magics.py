@@ -111,12 +111,20 @@ class WorkspaceMagics(SessionMagics):
 
     @line_magic
     @magic_arguments()
-    @argument("action", nargs="?", default="state", choices=("state", "attach", "detach", "switch"),
-              help="state (default; changes nothing): bindings, active projection and execution roots; "
-                   "attach PATH; detach WORKSPACE_ID; switch (--id, --root or --path, optional --cwd).")
-    @argument("target", nargs="*",
-              help="attach: the directory; detach: the workspace id (or agent_home); switch: a directory. "
-                   "Taken verbatim after the options (spaces kept).")
+    @argument(
+        "action",
+        nargs="?",
+        default="state",
+        choices=("state", "attach", "detach", "switch"),
+        help="state (default; changes nothing): bindings, active projection and execution roots; "
+        "attach PATH; detach WORKSPACE_ID; switch (--id, --root or --path, optional --cwd).",
+    )
+    @argument(
+        "target",
+        nargs="*",
+        help="attach: the directory; detach: the workspace id (or agent_home); switch: a directory. "
+        "Taken verbatim after the options (spaces kept).",
+    )
     @argument("--id", dest="workspace_id", default=None, help="switch: a workspace id (agent_home allowed).")
     @argument("--root", dest="execution_root_id", default=None, help="switch: an execution root id.")
     @argument("--path", default=None, help="switch: a directory inside an attached workspace or its worktree.")
@@ -153,10 +161,16 @@ class WorkspaceMagics(SessionMagics):
                 raise UsageError("%workspace detach needs a workspace id (see %workspace)")
             self._call("DetachWorkspace", {"workspace_id": target}, args.raise_error)
         else:
-            payload = {k: v for k, v in (("workspace_id", args.workspace_id),
-                                         ("execution_root_id", args.execution_root_id),
-                                         ("path", args.path or (target or None)), ("cwd", args.cwd))
-                       if v is not None}
+            payload = {
+                k: v
+                for k, v in (
+                    ("workspace_id", args.workspace_id),
+                    ("execution_root_id", args.execution_root_id),
+                    ("path", args.path or (target or None)),
+                    ("cwd", args.cwd),
+                )
+                if v is not None
+            }
             self._call("SwitchWorkspace", payload, args.raise_error)
 
     def _maybe_raise(self, result: Any, raise_error: bool) -> None:
@@ -166,22 +180,44 @@ class WorkspaceMagics(SessionMagics):
     # ------------------------------------------------------------ %worktree
     @line_magic
     @magic_arguments()
-    @argument("action", choices=("create", "remove", "list"),
-              help="create BRANCH: a linked git worktree (activated unless --no-activate); "
-                   "remove EXECUTION_ROOT_ID; list: the execution roots (changes nothing).")
-    @argument("target", nargs="?", default=None,
-              help="create: the branch name; remove: the execution root id. Taken verbatim after the options.")
+    @argument(
+        "action",
+        choices=("create", "remove", "list"),
+        help="create BRANCH: a linked git worktree (activated unless --no-activate); "
+        "remove EXECUTION_ROOT_ID; list: the execution roots (changes nothing).",
+    )
+    @argument(
+        "target",
+        nargs="?",
+        default=None,
+        help="create: the branch name; remove: the execution root id. Taken verbatim after the options.",
+    )
     @argument("--base", default="HEAD", help="create: the base commit-ish (default HEAD).")
-    @argument("--workspace", dest="workspace_id", default=None,
-              help="create: the attached workspace id (default: the active one).")
+    @argument(
+        "--workspace",
+        dest="workspace_id",
+        default=None,
+        help="create: the attached workspace id (default: the active one).",
+    )
     @argument("--label", default=None, help="create: naming hint for the worktree directory.")
     @argument("--no-activate", action="store_true", help="create: keep the current projection active.")
-    @argument("--on-existing", choices=("reuse", "error"), default=None,
-              help="create: what to do when a live worktree of the branch exists (default reuse).")
-    @argument("--return-to", default=None,
-              help="remove: where to switch when removing the active worktree (canonical, agent_home or a root id).")
-    @argument("--branch-policy", choices=("keep", "delete_if_merged"), default=None,
-              help="remove: delete the branch only when merged into --merged-into (default keep).")
+    @argument(
+        "--on-existing",
+        choices=("reuse", "error"),
+        default=None,
+        help="create: what to do when a live worktree of the branch exists (default reuse).",
+    )
+    @argument(
+        "--return-to",
+        default=None,
+        help="remove: where to switch when removing the active worktree (canonical, agent_home or a root id).",
+    )
+    @argument(
+        "--branch-policy",
+        choices=("keep", "delete_if_merged"),
+        default=None,
+        help="remove: delete the branch only when merged into --merged-into (default keep).",
+    )
     @argument("--merged-into", default=None, help="remove: the ref proving the branch is merged.")
     @raise_option
     def worktree(self, line: str) -> None:
@@ -198,7 +234,7 @@ class WorkspaceMagics(SessionMagics):
             head, rest = split_verbatim(line, self.worktree.parser, positionals=1)
             tail = _TRAILING_OPTION.search(rest)
             if tail is not None:
-                head, rest = f"{head} {rest[tail.start():]}", rest[:tail.start()]
+                head, rest = f"{head} {rest[tail.start() :]}", rest[: tail.start()]
             args = parse_quoted(self.worktree, head)
             args.target = unquote(rest.strip()) or None
         else:
@@ -207,15 +243,20 @@ class WorkspaceMagics(SessionMagics):
             result = self._state()
             if result.ok:
                 rows = worktree_rows(result.display_envelope.get("result") or {}, result.paths)
-                display(Table(f"{len(rows)} execution roots", ["execution_root_id", "kind", "path", "branch",
-                                                                "status"], rows))
+                display(
+                    Table(
+                        f"{len(rows)} execution roots", ["execution_root_id", "kind", "path", "branch", "status"], rows
+                    )
+                )
             else:
                 display(result)
             self._maybe_raise(result, args.raise_error)
             return
         if not args.target:
-            raise UsageError(f"%worktree {args.action} needs "
-                             + ("a branch name" if args.action == "create" else "an execution root id"))
+            raise UsageError(
+                f"%worktree {args.action} needs "
+                + ("a branch name" if args.action == "create" else "an execution root id")
+            )
         if args.action == "create":
             workspace_id = args.workspace_id or self._active_workspace_id()
             payload: dict[str, Any] = {"workspace_id": workspace_id, "branch": args.target, "base_ref": args.base}
@@ -228,8 +269,11 @@ class WorkspaceMagics(SessionMagics):
             self._call("CreateWorktree", payload, args.raise_error)
         else:
             payload = {"execution_root_id": args.target}
-            for key, value in (("return_to", args.return_to), ("branch_policy", args.branch_policy),
-                               ("merged_into", args.merged_into)):
+            for key, value in (
+                ("return_to", args.return_to),
+                ("branch_policy", args.branch_policy),
+                ("merged_into", args.merged_into),
+            ):
                 if value is not None:
                     payload[key] = value
             self._call("RemoveWorktree", payload, args.raise_error)

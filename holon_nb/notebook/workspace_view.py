@@ -20,7 +20,7 @@ __all__ = ["WorkspaceView", "worktree_rows"]
 
 def _short(path: Any, width: int = 72) -> str:
     text = "" if path is None else str(path)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def _created(record: dict[str, Any]) -> tuple[str, str]:
@@ -44,11 +44,14 @@ def worktree_rows(state: dict[str, Any], paths: Any = ()) -> list[list[Any]]:
         if root.get("removed_at"):
             status = "removed"
         else:
-            status = ", ".join(x for x in ("active" if root.get("execution_root_id") == active else "", cleanup or "")
-                               if x) or "-"
+            status = (
+                ", ".join(x for x in ("active" if root.get("execution_root_id") == active else "", cleanup or "") if x)
+                or "-"
+            )
         branch = wt.get("branch") or ("(detached)" if wt.get("detached") else "")
-        rows.append([root.get("execution_root_id"), root.get("root_kind"), _short(root.get("filesystem_path")),
-                     branch, status])
+        rows.append(
+            [root.get("execution_root_id"), root.get("root_kind"), _short(root.get("filesystem_path")), branch, status]
+        )
     return rows
 
 
@@ -65,18 +68,39 @@ class WorkspaceView:
         active = state.get("active") or {}
         attached = set(state.get("attached_workspace_ids") or [])
         self.active = Table(
-            f"active projection of agent {state.get('agent_id', '?')}", ["key", "value"],
-            [[k, active.get(k)] for k in ("workspace_id", "execution_root", "cwd", "projection_kind", "access_mode",
-                                          "execution_root_id") if k in active],
+            f"active projection of agent {state.get('agent_id', '?')}",
+            ["key", "value"],
+            [
+                [k, active.get(k)]
+                for k in (
+                    "workspace_id",
+                    "execution_root",
+                    "cwd",
+                    "projection_kind",
+                    "access_mode",
+                    "execution_root_id",
+                )
+                if k in active
+            ],
         )
         self.workspaces = Table(
-            "workspaces", ["workspace_id", "anchor", "attached", "active"],
-            [[w.get("workspace_id"), _short(w.get("workspace_anchor")), "yes" if w.get("workspace_id") in attached
-              else "no", "yes" if w.get("workspace_id") == active.get("workspace_id") else ""]
-             for w in sorted(state.get("workspaces") or [], key=_created)],
+            "workspaces",
+            ["workspace_id", "anchor", "attached", "active"],
+            [
+                [
+                    w.get("workspace_id"),
+                    _short(w.get("workspace_anchor")),
+                    "yes" if w.get("workspace_id") in attached else "no",
+                    "yes" if w.get("workspace_id") == active.get("workspace_id") else "",
+                ]
+                for w in sorted(state.get("workspaces") or [], key=_created)
+            ],
         )
-        self.roots = Table("execution roots", ["execution_root_id", "kind", "path", "branch", "status"],
-                           worktree_rows(state, result.paths))
+        self.roots = Table(
+            "execution roots",
+            ["execution_root_id", "kind", "path", "branch", "status"],
+            worktree_rows(state, result.paths),
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         if not self.result.ok:

@@ -16,17 +16,43 @@ from typing import Any, AsyncIterator, Mapping
 import anthropic
 import anyio
 
-from .base import (AssistantBlocks, Block, CacheUsage, ProviderTransportError, RedactedThinkingBlock, TextBlock,
-                   ThinkingBlock, TokenUsage, ToolUseBlock, TurnRequest, TurnResponse, UserBlocks, UserImage,
-                   UserText, UserToolResults)
+from .base import (
+    AssistantBlocks,
+    Block,
+    CacheUsage,
+    ProviderTransportError,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    TokenUsage,
+    ToolUseBlock,
+    TurnRequest,
+    TurnResponse,
+    UserBlocks,
+    UserImage,
+    UserText,
+    UserToolResults,
+)
 from .catalog import ResolvedProvider
-from .errors import classify_exception, empty_response, fill_diagnostics, invalid_response, status_error, transport_failure
+from .errors import (
+    classify_exception,
+    empty_response,
+    fill_diagnostics,
+    invalid_response,
+    status_error,
+    transport_failure,
+)
 from .transport_base import HTTPTransport
-from .wire import DeltaListener, SSEEvent, compact_json, emit, iter_sse, looks_like_text_tool_call, \
-    normalize_arguments
+from .wire import DeltaListener, SSEEvent, compact_json, emit, iter_sse, looks_like_text_tool_call, normalize_arguments
 
-__all__ = ["AnthropicMessagesProvider", "build_messages_body", "parse_messages_body", "AnthropicStream",
-           "ANTHROPIC_VERSION", "thinking_budget"]
+__all__ = [
+    "AnthropicMessagesProvider",
+    "build_messages_body",
+    "parse_messages_body",
+    "AnthropicStream",
+    "ANTHROPIC_VERSION",
+    "thinking_budget",
+]
 
 #: The ``anthropic-version`` header value (§2.8).
 ANTHROPIC_VERSION = "2023-06-01"
@@ -52,8 +78,14 @@ def _assistant_content(msg: AssistantBlocks) -> list[dict[str, Any]]:
             if b.text:
                 out.append({"type": "text", "text": b.text})
         elif isinstance(b, ToolUseBlock):
-            out.append({"type": "tool_use", "id": b.id, "name": b.name,
-                        "input": b.input if isinstance(b.input, dict) else {"_raw": b.input}})
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": b.id,
+                    "name": b.name,
+                    "input": b.input if isinstance(b.input, dict) else {"_raw": b.input},
+                }
+            )
         elif isinstance(b, ThinkingBlock):
             block = {"type": "thinking", "thinking": b.text}
             if b.signature:
@@ -83,13 +115,26 @@ def _messages(req: TurnRequest) -> list[dict[str, Any]]:
             add("user", [{"type": "text", "text": b.text} for b in msg.blocks if b.text])
         elif isinstance(msg, UserImage):
             parts = [{"type": "text", "text": msg.prompt}] if msg.prompt else []
-            add("user", parts + [{"type": "image", "source": {"type": "base64", "media_type": msg.media_type,
-                                                              "data": msg.data_base64}}])
+            add(
+                "user",
+                parts
+                + [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": msg.media_type, "data": msg.data_base64},
+                    }
+                ],
+            )
         elif isinstance(msg, AssistantBlocks):
             add("assistant", _assistant_content(msg))
         elif isinstance(msg, UserToolResults):
-            add("user", [{"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content,
-                          "is_error": r.is_error} for r in msg.results])
+            add(
+                "user",
+                [
+                    {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content, "is_error": r.is_error}
+                    for r in msg.results
+                ],
+            )
     # one rolling cache breakpoint on the newest cacheable block
     for message in reversed(out):
         blocks = [b for b in message["content"] if b["type"] not in ("thinking", "redacted_thinking")]
@@ -123,8 +168,13 @@ def build_messages_body(req: TurnRequest, resolved: ResolvedProvider) -> dict[st
     tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in req.tools]
     if req.response_format:
         name = _STRUCTURED_PREFIX + str(req.response_format.get("name", "response"))
-        tools.append({"name": name, "description": "Return the structured response.",
-                      "input_schema": req.response_format.get("schema", {"type": "object"})})
+        tools.append(
+            {
+                "name": name,
+                "description": "Return the structured response.",
+                "input_schema": req.response_format.get("schema", {"type": "object"}),
+            }
+        )
         body["tool_choice"] = {"type": "tool", "name": name}
     if tools:
         body["tools"] = tools
@@ -189,21 +239,33 @@ def parse_messages_body(data: Any, *, context: str = _CONTEXT) -> TurnResponse:
     if not blocks:
         raise invalid_response(context, "message has content but no mappable block", token_usage=tokens)
     stop = data.get("stop_reason")
-    if stop == "tool_use" and not any(isinstance(b, ToolUseBlock) for b in blocks) and \
-            looks_like_text_tool_call(b.text for b in blocks if isinstance(b, TextBlock)):
-        raise invalid_response(context, "stop_reason tool_use with tool-call markup in text but no tool_use block",
-                               token_usage=tokens)
-    cache = CacheUsage(int(usage.get("cache_read_input_tokens") or 0),
-                       int(usage.get("cache_creation_input_tokens") or 0))
-    return TurnResponse(blocks=tuple(blocks), stop_reason=stop, input_tokens=tokens.input_tokens,
-                        output_tokens=tokens.output_tokens, cache_usage=cache, provider_message_id=data.get("id"))
+    if (
+        stop == "tool_use"
+        and not any(isinstance(b, ToolUseBlock) for b in blocks)
+        and looks_like_text_tool_call(b.text for b in blocks if isinstance(b, TextBlock))
+    ):
+        raise invalid_response(
+            context, "stop_reason tool_use with tool-call markup in text but no tool_use block", token_usage=tokens
+        )
+    cache = CacheUsage(
+        int(usage.get("cache_read_input_tokens") or 0), int(usage.get("cache_creation_input_tokens") or 0)
+    )
+    return TurnResponse(
+        blocks=tuple(blocks),
+        stop_reason=stop,
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        cache_usage=cache,
+        provider_message_id=data.get("id"),
+    )
 
 
 class AnthropicStream:
     """Assembles a Messages SSE stream into the JSON message shape, then :func:`parse_messages_body` (§2.8)."""
 
-    def __init__(self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "",
-                 url: str | None = None):
+    def __init__(
+        self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "", url: str | None = None
+    ):
         self.listener = listener
         self._diag = dict(provider=provider, model_ref=model_ref, url=url)
         self.started = self.stopped = False
@@ -229,8 +291,9 @@ class AnthropicStream:
         if kind == "error":
             err = data.get("error") if isinstance(data.get("error"), Mapping) else data
             label = err.get("type") or err.get("code") or "error"
-            raise transport_failure("server_error", _CONTEXT, f"stream error event ({label})",
-                                    stage="streaming_response_body", **self._diag)
+            raise transport_failure(
+                "server_error", _CONTEXT, f"stream error event ({label})", stage="streaming_response_body", **self._diag
+            )
         if kind == "message_start":
             self.started = True
             self.message = dict(data.get("message") or {})
@@ -258,8 +321,16 @@ class AnthropicStream:
             emit(self.listener, "text_delta", {"text": delta.get("text") or ""})
         elif kind == "input_json_delta":
             self.fragments.setdefault(index, []).append(str(delta.get("partial_json") or ""))
-            emit(self.listener, "tool_call_delta", {"index": index, "id": block.get("id"), "name": block.get("name"),
-                                                    "arguments": delta.get("partial_json") or ""})
+            emit(
+                self.listener,
+                "tool_call_delta",
+                {
+                    "index": index,
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "arguments": delta.get("partial_json") or "",
+                },
+            )
         elif kind == "thinking_delta":
             block["thinking"] = (block.get("thinking") or "") + str(delta.get("thinking") or "")
         elif kind == "signature_delta":
@@ -275,8 +346,12 @@ class AnthropicStream:
                 joined = "".join(self.fragments[index])
                 block["input"] = normalize_arguments(joined) if joined.strip() else (block.get("input") or {})
             content.append(block)
-        return {"id": self.message.get("id"), "content": content, "usage": self.usage,
-                "stop_reason": self.stop_reason or self.message.get("stop_reason")}
+        return {
+            "id": self.message.get("id"),
+            "content": content,
+            "usage": self.usage,
+            "stop_reason": self.stop_reason or self.message.get("stop_reason"),
+        }
 
     async def consume(self, events: AsyncIterator[SSEEvent]) -> TurnResponse:
         """Read events to ``message_stop``.
@@ -327,8 +402,14 @@ class AnthropicMessagesProvider(HTTPTransport):
 
     transport = "anthropic_messages"
 
-    def __init__(self, resolved: ResolvedProvider, *, client: Any = None, environ: Mapping[str, str] | None = None,
-                 delta_listener: DeltaListener | None = None):
+    def __init__(
+        self,
+        resolved: ResolvedProvider,
+        *,
+        client: Any = None,
+        environ: Mapping[str, str] | None = None,
+        delta_listener: DeltaListener | None = None,
+    ):
         super().__init__(resolved, environ=environ, delta_listener=delta_listener)
         self.url = f"{resolved.base_url}/v1/messages"
         self._client = client or _make_client(resolved, resolved.base_url)
@@ -351,8 +432,7 @@ class AnthropicMessagesProvider(HTTPTransport):
         diag = dict(provider=self.provider_name, model_ref=self.route_ref, url=self.url)
         stage = "send"
         try:
-            async with self._client.messages.with_streaming_response.create(**kwargs, extra_body=extra or None) \
-                    as resp:
+            async with self._client.messages.with_streaming_response.create(**kwargs, extra_body=extra or None) as resp:
                 headers = resp.headers
                 request_id = headers.get("request-id") or headers.get("x-request-id")
                 if "application/json" in headers.get("content-type", ""):
@@ -375,9 +455,15 @@ class AnthropicMessagesProvider(HTTPTransport):
                     finally:
                         await events.aclose()
         except anthropic.APIStatusError as exc:
-            raise status_error(_CONTEXT, exc.status_code, _body_text(exc), tool_names=tuple(t.name for t in req.tools),
-                               scrubber=self.scrubber, retry_after=exc.response.headers.get("retry-after"),
-                               **diag) from None
+            raise status_error(
+                _CONTEXT,
+                exc.status_code,
+                _body_text(exc),
+                tool_names=tuple(t.name for t in req.tools),
+                scrubber=self.scrubber,
+                retry_after=exc.response.headers.get("retry-after"),
+                **diag,
+            ) from None
         except ProviderTransportError as exc:
             raise fill_diagnostics(exc, stage, diag)
         except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain

@@ -20,24 +20,62 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
-    "TextBlock", "CitationsBlock", "ToolUseBlock", "ThinkingBlock", "ReasoningTextBlock", "RedactedThinkingBlock",
-    "Block", "ToolResultBlock", "UserText", "UserBlocks", "UserImage", "AssistantBlocks", "UserToolResults",
-    "Message", "ContextBlock", "PromptFrame", "ProviderToolSpec", "TurnRequest", "CacheUsage", "TokenUsage",
-    "TurnResponse", "ProviderTransportError", "Provider", "MAX_OUTPUT_STOP_REASONS", "DISPOSITIONS",
-    "FAILURE_KINDS", "block_from_dict", "message_from_dict", "to_dict",
+    "TextBlock",
+    "CitationsBlock",
+    "ToolUseBlock",
+    "ThinkingBlock",
+    "ReasoningTextBlock",
+    "RedactedThinkingBlock",
+    "Block",
+    "ToolResultBlock",
+    "UserText",
+    "UserBlocks",
+    "UserImage",
+    "AssistantBlocks",
+    "UserToolResults",
+    "Message",
+    "ContextBlock",
+    "PromptFrame",
+    "ProviderToolSpec",
+    "TurnRequest",
+    "CacheUsage",
+    "TokenUsage",
+    "TurnResponse",
+    "ProviderTransportError",
+    "Provider",
+    "MAX_OUTPUT_STOP_REASONS",
+    "DISPOSITIONS",
+    "FAILURE_KINDS",
+    "block_from_dict",
+    "message_from_dict",
+    "to_dict",
 ]
 
 #: Stop reasons that mean the model ran out of output budget (§1.8.2; Chat ``length`` and Gemini ``MAX_TOKENS`` ⚑).
-MAX_OUTPUT_STOP_REASONS = frozenset({"max_tokens", "max_output_tokens", "model_context_window_exceeded", "length",
-                                     "MAX_TOKENS"})
+MAX_OUTPUT_STOP_REASONS = frozenset(
+    {"max_tokens", "max_output_tokens", "model_context_window_exceeded", "length", "MAX_TOKENS"}
+)
 #: Failure kinds of the classification table (§2.4).
-FAILURE_KINDS = frozenset({"rate_limited", "auth_error", "server_error", "contract_error", "unknown", "timeout",
-                           "connection", "empty_response", "invalid_response", "unsupported_transport"})
+FAILURE_KINDS = frozenset(
+    {
+        "rate_limited",
+        "auth_error",
+        "server_error",
+        "contract_error",
+        "unknown",
+        "timeout",
+        "connection",
+        "empty_response",
+        "invalid_response",
+        "unsupported_transport",
+    }
+)
 #: ``retryable`` or ``fail_fast`` (§2.4).
 DISPOSITIONS = frozenset({"retryable", "fail_fast"})
 
 
 # ---------------------------------------------------------------- blocks (assistant content)
+
 
 @dataclass(frozen=True)
 class TextBlock:
@@ -108,6 +146,7 @@ class ToolResultBlock:
 
 # ---------------------------------------------------------------- messages
 
+
 @dataclass(frozen=True)
 class UserText:
     """A user (or runtime follow-up) text message."""
@@ -164,6 +203,7 @@ Message = UserText | UserBlocks | UserImage | AssistantBlocks | UserToolResults
 
 
 # ---------------------------------------------------------------- request / response
+
 
 @dataclass(frozen=True)
 class PromptFrame:
@@ -222,8 +262,11 @@ class TokenUsage:
 
     def to_dict(self) -> dict[str, int]:
         """``{input_tokens, output_tokens, total_tokens}``."""
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "total_tokens": self.total_tokens}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+        }
 
 
 @dataclass(frozen=True)
@@ -269,13 +312,25 @@ class ProviderTransportError(Exception):
         tool_name: For a provider's schema rejection, the tool it names (§3.6), else None.
     """
 
-    def __init__(self, kind: str, message: str, *, disposition: str | None = None, status: int | None = None,
-                 code: str | None = None, diagnostics: dict[str, Any] | None = None,
-                 token_usage: TokenUsage | None = None, tool_name: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        disposition: str | None = None,
+        status: int | None = None,
+        code: str | None = None,
+        diagnostics: dict[str, Any] | None = None,
+        token_usage: TokenUsage | None = None,
+        tool_name: str | None = None,
+    ):
         super().__init__(message)
         self.kind = kind if kind in FAILURE_KINDS else "unknown"
-        self.disposition = disposition or ("retryable" if self.kind in {
-            "rate_limited", "server_error", "timeout", "connection", "empty_response"} else "fail_fast")
+        self.disposition = disposition or (
+            "retryable"
+            if self.kind in {"rate_limited", "server_error", "timeout", "connection", "empty_response"}
+            else "fail_fast"
+        )
         self.status = status
         self.code = code
         self.diagnostics = diagnostics or {}
@@ -290,17 +345,30 @@ class ProviderTransportError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (cassettes record classified errors)."""
-        return {"type": "error", "kind": self.kind, "disposition": self.disposition, "status": self.status,
-                "code": self.code, "message": self.message, "tool_name": self.tool_name,
-                "token_usage": None if self.token_usage is None else self.token_usage.to_dict()}
+        return {
+            "type": "error",
+            "kind": self.kind,
+            "disposition": self.disposition,
+            "status": self.status,
+            "code": self.code,
+            "message": self.message,
+            "tool_name": self.tool_name,
+            "token_usage": None if self.token_usage is None else self.token_usage.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ProviderTransportError":
         """Inverse of :meth:`to_dict`."""
         usage = data.get("token_usage")
-        return cls(data.get("kind", "unknown"), data.get("message", ""), disposition=data.get("disposition"),
-                   status=data.get("status"), code=data.get("code"), tool_name=data.get("tool_name"),
-                   token_usage=TokenUsage(usage["input_tokens"], usage["output_tokens"]) if usage else None)
+        return cls(
+            data.get("kind", "unknown"),
+            data.get("message", ""),
+            disposition=data.get("disposition"),
+            status=data.get("status"),
+            code=data.get("code"),
+            tool_name=data.get("tool_name"),
+            token_usage=TokenUsage(usage["input_tokens"], usage["output_tokens"]) if usage else None,
+        )
 
 
 @runtime_checkable
@@ -316,8 +384,10 @@ class Provider(Protocol):
 
 # ---------------------------------------------------------------- JSON form
 
-_BLOCKS = {c.__dataclass_fields__["type"].default: c for c in
-           (TextBlock, CitationsBlock, ToolUseBlock, ThinkingBlock, ReasoningTextBlock, RedactedThinkingBlock)}
+_BLOCKS = {
+    c.__dataclass_fields__["type"].default: c
+    for c in (TextBlock, CitationsBlock, ToolUseBlock, ThinkingBlock, ReasoningTextBlock, RedactedThinkingBlock)
+}
 
 
 def to_dict(value: Any) -> Any:
@@ -370,10 +440,15 @@ def response_from_dict(data: dict[str, Any]) -> TurnResponse:
     """A response from its JSON form."""
     cache = data.get("cache_usage") or {}
     return TurnResponse(
-        blocks=tuple(block_from_dict(b) for b in data.get("blocks", [])), stop_reason=data.get("stop_reason"),
-        input_tokens=int(data.get("input_tokens", 0)), output_tokens=int(data.get("output_tokens", 0)),
-        cache_usage=CacheUsage(**_fields(CacheUsage, cache)), provider_message_id=data.get("provider_message_id"),
-        provider_request_id=data.get("provider_request_id"), request_diagnostics=data.get("request_diagnostics"))
+        blocks=tuple(block_from_dict(b) for b in data.get("blocks", [])),
+        stop_reason=data.get("stop_reason"),
+        input_tokens=int(data.get("input_tokens", 0)),
+        output_tokens=int(data.get("output_tokens", 0)),
+        cache_usage=CacheUsage(**_fields(CacheUsage, cache)),
+        provider_message_id=data.get("provider_message_id"),
+        provider_request_id=data.get("provider_request_id"),
+        request_diagnostics=data.get("request_diagnostics"),
+    )
 
 
 def request_from_dict(data: dict[str, Any]) -> TurnRequest:
@@ -385,9 +460,13 @@ def request_from_dict(data: dict[str, Any]) -> TurnRequest:
         prompt_frame=PromptFrame(
             system_prompt=frame.get("system_prompt", ""),
             system_blocks=tuple(ContextBlock(**_fields(ContextBlock, b)) for b in frame.get("system_blocks", [])),
-            context_blocks=tuple(ContextBlock(**_fields(ContextBlock, b)) for b in frame.get("context_blocks", []))),
-        continuation_scope_id=data.get("continuation_scope_id", ""), max_output_tokens=data.get("max_output_tokens"),
-        native_web_search=bool(data.get("native_web_search", False)), response_format=data.get("response_format"))
+            context_blocks=tuple(ContextBlock(**_fields(ContextBlock, b)) for b in frame.get("context_blocks", [])),
+        ),
+        continuation_scope_id=data.get("continuation_scope_id", ""),
+        max_output_tokens=data.get("max_output_tokens"),
+        native_web_search=bool(data.get("native_web_search", False)),
+        response_format=data.get("response_format"),
+    )
 
 
 __all__ += ["response_from_dict", "request_from_dict"]

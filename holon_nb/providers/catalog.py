@@ -20,13 +20,32 @@ from typing import Any, Mapping
 from ..tools.errors import HolonNBError
 from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs
 
-__all__ = ["TRANSPORTS", "SUPPORTED_TRANSPORTS", "ProviderDefinition", "ResolvedProvider", "ProviderConfigError",
-           "BUILTIN_PROVIDERS", "builtin_provider", "legacy_aliases", "base_url_env_name", "resolve_provider",
-           "timeouts_from_env", "check_provider_settings", "PROVIDER_SETTING_KEYS"]
+__all__ = [
+    "TRANSPORTS",
+    "SUPPORTED_TRANSPORTS",
+    "ProviderDefinition",
+    "ResolvedProvider",
+    "ProviderConfigError",
+    "BUILTIN_PROVIDERS",
+    "builtin_provider",
+    "legacy_aliases",
+    "base_url_env_name",
+    "resolve_provider",
+    "timeouts_from_env",
+    "check_provider_settings",
+    "PROVIDER_SETTING_KEYS",
+]
 
 #: Transport wire names (closed set, §2.2).
-TRANSPORTS = frozenset({"openai_codex_responses", "openai_responses", "openai_chat_completions",
-                        "anthropic_messages", "gemini_generate_content"})
+TRANSPORTS = frozenset(
+    {
+        "openai_codex_responses",
+        "openai_responses",
+        "openai_chat_completions",
+        "anthropic_messages",
+        "gemini_generate_content",
+    }
+)
 #: Transports holon_nb implements (the others answer ``unsupported_transport``).
 SUPPORTED_TRANSPORTS = frozenset({"openai_responses", "openai_chat_completions", "anthropic_messages"})
 
@@ -76,9 +95,17 @@ def base_url_env_name(provider_id: str) -> str:
     return "HOLON_" + re.sub(r"[^A-Za-z0-9]", "_", provider_id).upper() + "_BASE_URL"
 
 
-def _d(legacy: str, provider: str, endpoint: str, transport: str, base: str, keys: tuple[str, ...] = (),
-       base_envs: tuple[str, ...] | None = None, local: bool = False, discovery: str | None = None
-       ) -> ProviderDefinition:
+def _d(
+    legacy: str,
+    provider: str,
+    endpoint: str,
+    transport: str,
+    base: str,
+    keys: tuple[str, ...] = (),
+    base_envs: tuple[str, ...] | None = None,
+    local: bool = False,
+    discovery: str | None = None,
+) -> ProviderDefinition:
     envs = base_envs if base_envs is not None else (base_url_env_name(legacy),)
     return ProviderDefinition(provider, endpoint, legacy, transport, base, keys, envs, local, discovery)
 
@@ -88,70 +115,201 @@ _R, _C, _A, _G = "openai_responses", "openai_chat_completions", "anthropic_messa
 #: The built-in providers (upstream table plus the ⚑ local presets), in catalog order.
 BUILTIN_PROVIDERS: tuple[ProviderDefinition, ...] = (
     _d("openai-codex", "openai-codex", "default", "openai_codex_responses", "https://chatgpt.com/backend-api/codex"),
-    _d("openai", "openai", "default", _R, "https://api.openai.com/v1", ("OPENAI_API_KEY",),
-       ("HOLON_OPENAI_BASE_URL", "OPENAI_BASE_URL")),
-    _d("anthropic", "anthropic", "default", _A, "https://api.anthropic.com",
-       ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"), ("ANTHROPIC_BASE_URL",)),
+    _d(
+        "openai",
+        "openai",
+        "default",
+        _R,
+        "https://api.openai.com/v1",
+        ("OPENAI_API_KEY",),
+        ("HOLON_OPENAI_BASE_URL", "OPENAI_BASE_URL"),
+    ),
+    _d(
+        "anthropic",
+        "anthropic",
+        "default",
+        _A,
+        "https://api.anthropic.com",
+        ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"),
+        ("ANTHROPIC_BASE_URL",),
+    ),
     _d("gemini", "gemini", "default", _G, "https://generativelanguage.googleapis.com/v1beta", ("GEMINI_API_KEY",)),
     _d("arcee", "arcee", "default", _C, "https://api.arcee.ai/v1", ("ARCEE_API_KEY",), discovery="fixed"),
     _d("byteplus", "byteplus", "default", _C, "https://ark.ap-southeast.bytepluses.com/api/v3", ("BYTEPLUS_API_KEY",)),
-    _d("byteplus-coding", "byteplus", "coding", _C, "https://ark.ap-southeast.bytepluses.com/api/coding/v3",
-       ("BYTEPLUS_CODING_API_KEY", "BYTEPLUS_API_KEY")),
+    _d(
+        "byteplus-coding",
+        "byteplus",
+        "coding",
+        _C,
+        "https://ark.ap-southeast.bytepluses.com/api/coding/v3",
+        ("BYTEPLUS_CODING_API_KEY", "BYTEPLUS_API_KEY"),
+    ),
     _d("chutes", "chutes", "default", _C, "https://llm.chutes.ai/v1", ("CHUTES_API_KEY",)),
-    _d("dashscope", "dashscope", "default", _A, "https://dashscope.aliyuncs.com/apps/anthropic",
-       ("DASHSCOPE_API_KEY", "QWEN_API_KEY")),
-    _d("dashscope-token-plan", "dashscope", "token-plan", _A,
-       "https://token-plan.cn-beijing.maas.aliyuncs.com/apps/anthropic", ("DASHSCOPE_TOKEN_PLAN_API_KEY",)),
-    _d("dashscope-coding-plan", "dashscope", "coding-plan", _A, "https://coding.dashscope.aliyuncs.com/apps/anthropic",
-       ("DASHSCOPE_CODING_PLAN_API_KEY",)),
+    _d(
+        "dashscope",
+        "dashscope",
+        "default",
+        _A,
+        "https://dashscope.aliyuncs.com/apps/anthropic",
+        ("DASHSCOPE_API_KEY", "QWEN_API_KEY"),
+    ),
+    _d(
+        "dashscope-token-plan",
+        "dashscope",
+        "token-plan",
+        _A,
+        "https://token-plan.cn-beijing.maas.aliyuncs.com/apps/anthropic",
+        ("DASHSCOPE_TOKEN_PLAN_API_KEY",),
+    ),
+    _d(
+        "dashscope-coding-plan",
+        "dashscope",
+        "coding-plan",
+        _A,
+        "https://coding.dashscope.aliyuncs.com/apps/anthropic",
+        ("DASHSCOPE_CODING_PLAN_API_KEY",),
+    ),
     _d("deepseek", "deepseek", "default", _A, "https://api.deepseek.com/anthropic", ("DEEPSEEK_API_KEY",)),
     _d("fireworks", "fireworks", "default", _C, "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",)),
-    _d("huggingface", "huggingface", "default", _C, "https://router.huggingface.co/v1",
-       ("HUGGINGFACE_API_KEY", "HF_TOKEN"), discovery="openai_compatible"),
-    _d("kilocode", "kilocode", "default", _C, "https://api.kilo.ai/api/gateway", ("KILOCODE_API_KEY",),
-       discovery="openai_compatible"),
+    _d(
+        "huggingface",
+        "huggingface",
+        "default",
+        _C,
+        "https://router.huggingface.co/v1",
+        ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
+        discovery="openai_compatible",
+    ),
+    _d(
+        "kilocode",
+        "kilocode",
+        "default",
+        _C,
+        "https://api.kilo.ai/api/gateway",
+        ("KILOCODE_API_KEY",),
+        discovery="openai_compatible",
+    ),
     _d("litellm", "litellm", "default", _C, "http://localhost:4000", ("LITELLM_API_KEY",), discovery="openai_v1"),
     _d("llamacpp", "llamacpp", "default", _C, "http://127.0.0.1:8080/v1", local=True, discovery="openai_compatible"),
     _d("mistral", "mistral", "default", _C, "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
     _d("moonshot", "moonshot", "default", _C, "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",)),
-    _d("nearai", "nearai", "default", _C, "https://cloud-api.near.ai/v1", ("NEARAI_API_KEY",),
-       discovery="openai_compatible"),
+    _d(
+        "nearai",
+        "nearai",
+        "default",
+        _C,
+        "https://cloud-api.near.ai/v1",
+        ("NEARAI_API_KEY",),
+        discovery="openai_compatible",
+    ),
     _d("nvidia", "nvidia", "default", _C, "https://integrate.api.nvidia.com/v1", ("NVIDIA_API_KEY",)),
     _d("ollama", "ollama", "default", _C, "http://127.0.0.1:11434/v1", local=True, discovery="ollama"),
-    _d("opencode-go", "opencode-go", "default", _C, "https://opencode.ai/zen/go/v1", ("OPENCODE_GO_API_KEY",),
-       discovery="openai_compatible"),
-    _d("opencode-go-messages", "opencode-go", "messages", _A, "https://opencode.ai/zen/go/v1",
-       ("OPENCODE_GO_API_KEY",)),
-    _d("openrouter", "openrouter", "default", _C, "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",),
-       discovery="openai_compatible"),
+    _d(
+        "opencode-go",
+        "opencode-go",
+        "default",
+        _C,
+        "https://opencode.ai/zen/go/v1",
+        ("OPENCODE_GO_API_KEY",),
+        discovery="openai_compatible",
+    ),
+    _d(
+        "opencode-go-messages", "opencode-go", "messages", _A, "https://opencode.ai/zen/go/v1", ("OPENCODE_GO_API_KEY",)
+    ),
+    _d(
+        "openrouter",
+        "openrouter",
+        "default",
+        _C,
+        "https://openrouter.ai/api/v1",
+        ("OPENROUTER_API_KEY",),
+        discovery="openai_compatible",
+    ),
     _d("qianfan", "qianfan", "default", _C, "https://qianfan.baidubce.com/v2", ("QIANFAN_API_KEY",)),
     _d("stepfun", "stepfun", "default", _C, "https://api.stepfun.com/v1", ("STEPFUN_API_KEY",)),
-    _d("stepfun-plan", "stepfun", "plan", _C, "https://api.stepfun.com/step_plan/v1",
-       ("STEPFUN_PLAN_API_KEY", "STEPFUN_API_KEY")),
-    _d("synthetic", "synthetic", "default", _A, "https://api.synthetic.new/anthropic", ("SYNTHETIC_API_KEY",),
-       discovery="fixed"),
-    _d("tencent-tokenhub", "tencent-tokenhub", "default", _C, "https://tokenhub.tencentmaas.com/v1",
-       ("TOKENHUB_API_KEY",), discovery="openai_compatible"),
-    _d("tencent-tokenhub-messages", "tencent-tokenhub", "messages", _A, "https://tokenhub.tencentmaas.com",
-       ("TOKENHUB_API_KEY",)),
+    _d(
+        "stepfun-plan",
+        "stepfun",
+        "plan",
+        _C,
+        "https://api.stepfun.com/step_plan/v1",
+        ("STEPFUN_PLAN_API_KEY", "STEPFUN_API_KEY"),
+    ),
+    _d(
+        "synthetic",
+        "synthetic",
+        "default",
+        _A,
+        "https://api.synthetic.new/anthropic",
+        ("SYNTHETIC_API_KEY",),
+        discovery="fixed",
+    ),
+    _d(
+        "tencent-tokenhub",
+        "tencent-tokenhub",
+        "default",
+        _C,
+        "https://tokenhub.tencentmaas.com/v1",
+        ("TOKENHUB_API_KEY",),
+        discovery="openai_compatible",
+    ),
+    _d(
+        "tencent-tokenhub-messages",
+        "tencent-tokenhub",
+        "messages",
+        _A,
+        "https://tokenhub.tencentmaas.com",
+        ("TOKENHUB_API_KEY",),
+    ),
     _d("together", "together", "default", _C, "https://api.together.xyz/v1", ("TOGETHER_API_KEY",)),
     _d("venice", "venice", "default", _C, "https://api.venice.ai/api/v1", ("VENICE_API_KEY",), discovery="venice"),
     _d("vllm", "vllm", "default", _C, "http://127.0.0.1:8000/v1", local=True, discovery="openai_compatible"),
-    _d("volcengine", "volcengine", "default", _R, "https://ark.cn-beijing.volces.com/api/v3",
-       ("VOLCENGINE_API_KEY", "VOLCENGINE_IMAGE_OPENAI_API_KEY")),
-    _d("volcengine-coding", "volcengine", "coding", _R, "https://ark.cn-beijing.volces.com/api/coding/v3",
-       ("VOLCENGINE_CODING_API_KEY",)),
-    _d("volcengine-agent", "volcengine", "plan", _R, "https://ark.cn-beijing.volces.com/api/plan/v3",
-       ("VOLCENGINE_AGENT_API_KEY",)),
+    _d(
+        "volcengine",
+        "volcengine",
+        "default",
+        _R,
+        "https://ark.cn-beijing.volces.com/api/v3",
+        ("VOLCENGINE_API_KEY", "VOLCENGINE_IMAGE_OPENAI_API_KEY"),
+    ),
+    _d(
+        "volcengine-coding",
+        "volcengine",
+        "coding",
+        _R,
+        "https://ark.cn-beijing.volces.com/api/coding/v3",
+        ("VOLCENGINE_CODING_API_KEY",),
+    ),
+    _d(
+        "volcengine-agent",
+        "volcengine",
+        "plan",
+        _R,
+        "https://ark.cn-beijing.volces.com/api/plan/v3",
+        ("VOLCENGINE_AGENT_API_KEY",),
+    ),
     _d("xiaomi", "xiaomi", "default", _R, "https://api.xiaomimimo.com/v1", ("XIAOMI_API_KEY",)),
-    _d("xiaomi-token-plan", "xiaomi", "token-plan", _R, "https://token-plan-cn.xiaomimimo.com/v1",
-       ("XIAOMI_TOKEN_PLAN_API_KEY",)),
+    _d(
+        "xiaomi-token-plan",
+        "xiaomi",
+        "token-plan",
+        _R,
+        "https://token-plan-cn.xiaomimimo.com/v1",
+        ("XIAOMI_TOKEN_PLAN_API_KEY",),
+    ),
     _d("xai", "xai", "default", _R, "https://api.x.ai/v1", ("XAI_API_KEY",)),
     _d("zai", "zai", "default", _A, "https://api.z.ai/api/anthropic", ("ZAI_API_KEY",)),
     _d("bigmodel", "bigmodel", "default", _A, "https://open.bigmodel.cn/api/anthropic", ("BIGMODEL_API_KEY",)),
     _d("minimax", "minimax", "default", _A, "https://api.minimax.io/anthropic", ("MINIMAX_API_KEY",)),
-    _d("vercel-ai-gateway", "vercel-ai-gateway", "default", _A, "https://ai-gateway.vercel.sh",
-       ("VERCEL_OIDC_TOKEN", "AI_GATEWAY_API_KEY", "VERCEL_AI_GATEWAY_API_KEY"), discovery="vercel_ai_gateway"),
+    _d(
+        "vercel-ai-gateway",
+        "vercel-ai-gateway",
+        "default",
+        _A,
+        "https://ai-gateway.vercel.sh",
+        ("VERCEL_OIDC_TOKEN", "AI_GATEWAY_API_KEY", "VERCEL_AI_GATEWAY_API_KEY"),
+        discovery="vercel_ai_gateway",
+    ),
 )
 
 _BY_ROUTE = {(d.provider, d.endpoint): d for d in BUILTIN_PROVIDERS}
@@ -225,6 +383,7 @@ def timeouts_from_env(environ: Mapping[str, str]) -> dict[str, float]:
     Raises:
         ProviderConfigError: a value that is not a positive number.
     """
+
     def num(name: str, default: float) -> float:
         raw = environ.get(name, "").strip()
         if not raw:
@@ -238,8 +397,11 @@ def timeouts_from_env(environ: Mapping[str, str]) -> dict[str, float]:
         return value
 
     send = num("HOLON_PROVIDER_HTTP_TIMEOUT_SECS", 300.0)
-    return {"http_timeout_s": send, "body_timeout_s": num("HOLON_PROVIDER_RESPONSE_BODY_TIMEOUT_SECS", send),
-            "stream_idle_timeout_ms": int(num("HOLON_PROVIDER_STREAM_IDLE_TIMEOUT_MS", 300_000))}
+    return {
+        "http_timeout_s": send,
+        "body_timeout_s": num("HOLON_PROVIDER_RESPONSE_BODY_TIMEOUT_SECS", send),
+        "stream_idle_timeout_ms": int(num("HOLON_PROVIDER_STREAM_IDLE_TIMEOUT_MS", 300_000)),
+    }
 
 
 def _claude_settings_env(environ: Mapping[str, str], path: str | Path | None) -> dict[str, str]:
@@ -258,9 +420,21 @@ def _claude_settings_env(environ: Mapping[str, str], path: str | Path | None) ->
 
 
 #: Keys one provider's settings may hold (``resolve_provider``'s config, plus the catalog's ``models``).
-PROVIDER_SETTING_KEYS = frozenset({
-    "transport", "base_url", "auth", "local_tolerances", "send_prompt_cache_key", "send_strict_flag",
-    "schema_contract", "stream", "reasoning_effort", "max_output_tokens", "models"})
+PROVIDER_SETTING_KEYS = frozenset(
+    {
+        "transport",
+        "base_url",
+        "auth",
+        "local_tolerances",
+        "send_prompt_cache_key",
+        "send_strict_flag",
+        "schema_contract",
+        "stream",
+        "reasoning_effort",
+        "max_output_tokens",
+        "models",
+    }
+)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SECRET_KEYS = ("api_key", "apikey", "token", "secret", "password", "auth_token", "key")
 _BOOL_KEYS = ("local_tolerances", "send_prompt_cache_key", "send_strict_flag", "stream")
@@ -280,18 +454,24 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
             unknown auth source or kind, a secret value (secrets never live in config: name the
             environment variable in ``auth.env``), or a non-boolean flag.
     """
-    if not isinstance(provider_id, str) or not all(_ID.match(part) for part in provider_id.split("@", 1)) \
-            or provider_id.count("@") > 1:
-        raise ProviderConfigError(f"provider id {provider_id!r} is not <id> or <id>@<endpoint> "
-                                  "(lowercase letters, digits, '-', '_')")
+    if (
+        not isinstance(provider_id, str)
+        or not all(_ID.match(part) for part in provider_id.split("@", 1))
+        or provider_id.count("@") > 1
+    ):
+        raise ProviderConfigError(
+            f"provider id {provider_id!r} is not <id> or <id>@<endpoint> (lowercase letters, digits, '-', '_')"
+        )
     where = f"provider {provider_id!r}"
     if not isinstance(settings, Mapping):
         raise ProviderConfigError(f"{where}: settings must be a mapping, got {type(settings).__name__}")
     unknown = sorted(set(settings) - PROVIDER_SETTING_KEYS)
     for key in (*unknown, *((settings.get("auth") or {}) if isinstance(settings.get("auth"), Mapping) else {})):
         if str(key).lower() in _SECRET_KEYS:
-            raise ProviderConfigError(f"{where} holds {key!r}: secrets never live in config; name the environment "
-                                      "variable that holds it in auth.env")
+            raise ProviderConfigError(
+                f"{where} holds {key!r}: secrets never live in config; name the environment "
+                "variable that holds it in auth.env"
+            )
     if unknown:
         known = ", ".join(sorted(PROVIDER_SETTING_KEYS))
         raise ProviderConfigError(f"{where}: unknown setting {unknown[0]!r} (known: {known})")
@@ -305,8 +485,10 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
     if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://")) and len(url) > 8):
         raise ProviderConfigError(f"{where}: base_url must be an http:// or https:// URL, got {str(url)[:80]!r}")
     if url is not None and "@" in url.split("://", 1)[1].split("/", 1)[0]:
-        raise ProviderConfigError(f"{where}: base_url holds credentials (user:password@host); secrets never live in "
-                                  "config: name the variable holding the key in auth.env")
+        raise ProviderConfigError(
+            f"{where}: base_url holds credentials (user:password@host); secrets never live in "
+            "config: name the variable holding the key in auth.env"
+        )
     auth = settings.get("auth", {})
     if not isinstance(auth, Mapping):
         raise ProviderConfigError(f"{where}: auth must be a mapping {{source, kind, env}}")
@@ -318,9 +500,11 @@ def check_provider_settings(provider_id: Any, settings: Any) -> None:
     names = env if isinstance(env, list) else [env]
     if env is not None and not all(isinstance(e, str) and _ENV_NAME.fullmatch(e) for e in names):
         # never echo the value: it may be a key pasted where its variable's name belongs
-        raise ProviderConfigError(f"{where}: auth.env must name an environment variable (letters, digits and _, "
-                                  "not starting with a digit) or a list of names; put the key itself in that "
-                                  "variable, never in config")
+        raise ProviderConfigError(
+            f"{where}: auth.env must name an environment variable (letters, digits and _, "
+            "not starting with a digit) or a list of names; put the key itself in that "
+            "variable, never in config"
+        )
     for key in _BOOL_KEYS:
         if key in settings and not isinstance(settings[key], bool):
             raise ProviderConfigError(f"{where}: {key} must be true or false, got {settings[key]!r}")
@@ -338,8 +522,10 @@ def _provider_overrides(config: Mapping[str, Any] | None, ref: ModelRef, legacy:
             out.update(providers[key])
     for bad in ("api_key", "token", "secret", "password", "auth_token"):
         if bad in out or bad in (out.get("auth") or {}):
-            raise ProviderConfigError(f"provider config for {ref.provider!r} holds {bad!r}: secrets never live in "
-                                      "config; name an environment variable in auth.env instead")
+            raise ProviderConfigError(
+                f"provider config for {ref.provider!r} holds {bad!r}: secrets never live in "
+                "config; name an environment variable in auth.env instead"
+            )
     return out
 
 
@@ -351,9 +537,15 @@ def _pick(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | Non
     return None, None
 
 
-def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], environ: Mapping[str, str],
-          claude_env: Mapping[str, str], provider: str,
-          require_credential: bool = False) -> tuple[str, str | None, str | None]:
+def _auth(
+    defn_keys: tuple[str, ...],
+    transport: str,
+    over: dict[str, Any],
+    environ: Mapping[str, str],
+    claude_env: Mapping[str, str],
+    provider: str,
+    require_credential: bool = False,
+) -> tuple[str, str | None, str | None]:
     auth = over.get("auth") or {}
     source = auth.get("source", "env" if (defn_keys or auth.get("env")) else "none")
     if source not in _AUTH_SOURCES:
@@ -373,7 +565,8 @@ def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], envi
         if names and require_credential:  # a key is expected and none is set: say so before any request
             raise ProviderConfigError(
                 f"no credential for {provider}: set {' or '.join(names)} in the environment (a keyless local "
-                f"server: configure auth {{\"source\": \"none\"}})")
+                f'server: configure auth {{"source": "none"}})'
+            )
         return "none", None, None
     if kind == "api_key" or (transport == "anthropic_messages" and env_name == "ANTHROPIC_API_KEY"):
         # ⚑ only ANTHROPIC_API_KEY set: sent as x-api-key (§2.8)
@@ -381,9 +574,14 @@ def _auth(defn_keys: tuple[str, ...], transport: str, over: dict[str, Any], envi
     return "bearer", value, env_name
 
 
-def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[str, Any] | None = None,
-                     *, claude_settings: str | Path | None = None,
-                     require_credential: bool = False) -> ResolvedProvider:
+def resolve_provider(
+    ref: ModelRef,
+    environ: Mapping[str, str],
+    config: Mapping[str, Any] | None = None,
+    *,
+    claude_settings: str | Path | None = None,
+    require_credential: bool = False,
+) -> ResolvedProvider:
     """Resolve a route into a :class:`ResolvedProvider` (§2.2 table, base-URL and key env vars, §2.7 presets).
 
     Config (optional; secrets never live here)::
@@ -409,9 +607,11 @@ def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[
     defn = builtin_provider(ref.provider, ref.endpoint)
     over = _provider_overrides(config, ref, defn.legacy_id if defn else None)
     if defn is None and not ("transport" in over and "base_url" in over):
-        raise ProviderConfigError(f"unknown provider {ref.provider}@{ref.endpoint}: not in the built-in catalog; "
-                                  "configure its transport and base_url (%config HolonNB.providers, or "
-                                  "$HOLON_NB_PROVIDERS; %config logs why it refused a value)")
+        raise ProviderConfigError(
+            f"unknown provider {ref.provider}@{ref.endpoint}: not in the built-in catalog; "
+            "configure its transport and base_url (%config HolonNB.providers, or "
+            "$HOLON_NB_PROVIDERS; %config logs why it refused a value)"
+        )
     transport = over.get("transport") or defn.transport  # type: ignore[union-attr]
     if transport not in TRANSPORTS:
         raise ProviderConfigError(f"transport {transport!r} is not one of {sorted(TRANSPORTS)}")
@@ -424,17 +624,27 @@ def resolve_provider(ref: ModelRef, environ: Mapping[str, str], config: Mapping[
         base_url = base_url or defn.default_base_url
     elif not base_url:
         base_url = ""
-    auth_kind, key, key_env = _auth(defn.key_envs if defn else (), transport, over, environ, claude_env, ref.provider,
-                                    require_credential)
+    auth_kind, key, key_env = _auth(
+        defn.key_envs if defn else (), transport, over, environ, claude_env, ref.provider, require_credential
+    )
     local = bool(over.get("local_tolerances", defn.local if defn else False))
     contract = over.get("schema_contract", "relaxed")
     if contract not in ("relaxed", "strict"):
         raise ProviderConfigError(f"schema_contract {contract!r} must be relaxed or strict")
     resolved = ResolvedProvider(
-        ref=ref, transport=transport, base_url=str(base_url).rstrip("/"), auth_kind=auth_kind, api_key=key,
-        key_env=key_env, local_tolerances=local, send_prompt_cache_key=bool(over.get("send_prompt_cache_key",
-                                                                                        not local)),
-        send_strict_flag=bool(over.get("send_strict_flag", True)), schema_contract=contract,
-        stream=bool(over.get("stream", False)), reasoning_effort=over.get("reasoning_effort"),
-        max_output_tokens=int(over.get("max_output_tokens", 8192)), **timeouts_from_env(environ))
+        ref=ref,
+        transport=transport,
+        base_url=str(base_url).rstrip("/"),
+        auth_kind=auth_kind,
+        api_key=key,
+        key_env=key_env,
+        local_tolerances=local,
+        send_prompt_cache_key=bool(over.get("send_prompt_cache_key", not local)),
+        send_strict_flag=bool(over.get("send_strict_flag", True)),
+        schema_contract=contract,
+        stream=bool(over.get("stream", False)),
+        reasoning_effort=over.get("reasoning_effort"),
+        max_output_tokens=int(over.get("max_output_tokens", 8192)),
+        **timeouts_from_env(environ),
+    )
     return replace(resolved, extra_secrets=(key,) if key else ())

@@ -22,30 +22,69 @@ from ..tools.receipts import Scrubber
 from .base import ProviderTransportError, TokenUsage
 
 __all__ = [
-    "fill_diagnostics", "ToolSchemaRejected", "sanitize_url", "classify_status", "classify_chat_error_body",
-           "classify_responses_failure_code", "status_error", "invalid_response", "empty_response",
-           "transport_failure", "classify_exception", "find_rejected_tool", "error_fields",
-           "TYPED_CODES", "format_failure"]
+    "fill_diagnostics",
+    "ToolSchemaRejected",
+    "sanitize_url",
+    "classify_status",
+    "classify_chat_error_body",
+    "classify_responses_failure_code",
+    "status_error",
+    "invalid_response",
+    "empty_response",
+    "transport_failure",
+    "classify_exception",
+    "find_rejected_tool",
+    "error_fields",
+    "TYPED_CODES",
+    "format_failure",
+]
 
 #: Codes kept on the error because the loop acts on them (§2.4).
 TYPED_CODES = frozenset({"context_length_exceeded", "non_persisted_item_id"})
 
 _CHAT_CODES = {
-    "rate_limit_exceeded": "rate_limited", "rate_limit_exceeded_error": "rate_limited",
-    "insufficient_quota": "auth_error", "quota_exceeded": "auth_error", "invalid_api_key": "auth_error",
+    "rate_limit_exceeded": "rate_limited",
+    "rate_limit_exceeded_error": "rate_limited",
+    "insufficient_quota": "auth_error",
+    "quota_exceeded": "auth_error",
+    "invalid_api_key": "auth_error",
     "invalid_authentication": "auth_error",
-    "context_length_exceeded": "contract_error", "max_tokens": "contract_error",
-    "invalid_request_error": "contract_error", "invalid_request": "contract_error",
-    "server_error": "server_error", "service_unavailable": "server_error",
+    "context_length_exceeded": "contract_error",
+    "max_tokens": "contract_error",
+    "invalid_request_error": "contract_error",
+    "invalid_request": "contract_error",
+    "server_error": "server_error",
+    "service_unavailable": "server_error",
 }
-_CHAT_TYPES = {"rate_limit_error": "rate_limited", "invalid_request_error": "contract_error",
-               "authentication_error": "auth_error", "server_error": "server_error"}
-_RESPONSES_CODES = {"rate_limit_exceeded": "rate_limited", "server_error": "server_error",
-                    "service_unavailable": "server_error", "server_is_overloaded": "server_error",
-                    "slow_down": "server_error", "insufficient_quota": "auth_error"}
-_BODY_CUT = ("unexpected eof", "end of file", "connection reset", "connection closed", "connection aborted",
-             "broken pipe", "incomplete", "error reading a body", "chunk size", "peer closed",
-             "request or response body error", "close_notify", "server disconnected")
+_CHAT_TYPES = {
+    "rate_limit_error": "rate_limited",
+    "invalid_request_error": "contract_error",
+    "authentication_error": "auth_error",
+    "server_error": "server_error",
+}
+_RESPONSES_CODES = {
+    "rate_limit_exceeded": "rate_limited",
+    "server_error": "server_error",
+    "service_unavailable": "server_error",
+    "server_is_overloaded": "server_error",
+    "slow_down": "server_error",
+    "insufficient_quota": "auth_error",
+}
+_BODY_CUT = (
+    "unexpected eof",
+    "end of file",
+    "connection reset",
+    "connection closed",
+    "connection aborted",
+    "broken pipe",
+    "incomplete",
+    "error reading a body",
+    "chunk size",
+    "peer closed",
+    "request or response body error",
+    "close_notify",
+    "server disconnected",
+)
 
 
 class ToolSchemaRejected(ProviderTransportError):
@@ -56,10 +95,25 @@ class ToolSchemaRejected(ProviderTransportError):
         provider_message: The provider's ``error.message``, secrets scrubbed.
     """
 
-    def __init__(self, message: str, *, tool_name: str, provider_message: str, status: int | None,
-                 code: str | None = None, diagnostics: dict[str, Any] | None = None):
-        super().__init__("contract_error", message, disposition="fail_fast", status=status, code=code,
-                         diagnostics=diagnostics, tool_name=tool_name)
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str,
+        provider_message: str,
+        status: int | None,
+        code: str | None = None,
+        diagnostics: dict[str, Any] | None = None,
+    ):
+        super().__init__(
+            "contract_error",
+            message,
+            disposition="fail_fast",
+            status=status,
+            code=code,
+            diagnostics=diagnostics,
+            tool_name=tool_name,
+        )
         self.provider_message = provider_message
 
 
@@ -93,8 +147,11 @@ def classify_status(status: int) -> tuple[str, str]:
 
 
 def _disposition(kind: str) -> str:
-    return "retryable" if kind in {"rate_limited", "server_error", "timeout", "connection", "empty_response"} \
+    return (
+        "retryable"
+        if kind in {"rate_limited", "server_error", "timeout", "connection", "empty_response"}
         else "fail_fast"
+    )
 
 
 def error_fields(body: Any) -> dict[str, Any]:
@@ -135,10 +192,17 @@ def classify_responses_failure_code(code: str | None) -> tuple[str, str]:
     return kind, _disposition(kind)
 
 
-def _diag(stage: str, provider: str, model_ref: str, url: str | None, status: int | None,
-          source_chain: Iterable[str] = ()) -> dict[str, Any]:
-    return {"stage": stage, "provider": provider, "model_ref": model_ref, "url": sanitize_url(url),
-            "status": status, "source_chain": list(source_chain)}
+def _diag(
+    stage: str, provider: str, model_ref: str, url: str | None, status: int | None, source_chain: Iterable[str] = ()
+) -> dict[str, Any]:
+    return {
+        "stage": stage,
+        "provider": provider,
+        "model_ref": model_ref,
+        "url": sanitize_url(url),
+        "status": status,
+        "source_chain": list(source_chain),
+    }
 
 
 def find_rejected_tool(message: str, tool_names: Iterable[str]) -> str | None:
@@ -151,10 +215,20 @@ def find_rejected_tool(message: str, tool_names: Iterable[str]) -> str | None:
     return rejected_tool_name(message, list(tool_names))
 
 
-def status_error(context: str, status: int, body: bytes | str | None, *, provider: str, model_ref: str,
-                 url: str | None, classification: tuple[str, str] | None = None, code: str | None = None,
-                 tool_names: Iterable[str] = (), scrubber: Scrubber | None = None,
-                 retry_after: str | None = None) -> ProviderTransportError:
+def status_error(
+    context: str,
+    status: int,
+    body: bytes | str | None,
+    *,
+    provider: str,
+    model_ref: str,
+    url: str | None,
+    classification: tuple[str, str] | None = None,
+    code: str | None = None,
+    tool_names: Iterable[str] = (),
+    scrubber: Scrubber | None = None,
+    retry_after: str | None = None,
+) -> ProviderTransportError:
     """A non-success HTTP status as a classified error; the body never enters the message (§2.4, §3.6).
 
     Args:
@@ -185,11 +259,17 @@ def status_error(context: str, status: int, body: bytes | str | None, *, provide
     if kind == "contract_error" and status in (400, 422) and provider_message:
         tool = find_rejected_tool(provider_message, tool_names)
         if tool is not None:
-            return ToolSchemaRejected(f"{message} (provider rejected the schema of tool {tool})", tool_name=tool,
-                                      provider_message=provider_message, status=status, code=kept,
-                                      diagnostics=diagnostics)
-    return ProviderTransportError(kind, message, disposition=disposition, status=status, code=kept,
-                                  diagnostics=diagnostics)
+            return ToolSchemaRejected(
+                f"{message} (provider rejected the schema of tool {tool})",
+                tool_name=tool,
+                provider_message=provider_message,
+                status=status,
+                code=kept,
+                diagnostics=diagnostics,
+            )
+    return ProviderTransportError(
+        kind, message, disposition=disposition, status=status, code=kept, diagnostics=diagnostics
+    )
 
 
 def _reason(status: int) -> str:
@@ -199,29 +279,60 @@ def _reason(status: int) -> str:
         return ""
 
 
-def invalid_response(context: str, detail: str, *, provider: str = "", model_ref: str = "",
-                     url: str | None = None, token_usage: TokenUsage | None = None) -> ProviderTransportError:
+def invalid_response(
+    context: str,
+    detail: str,
+    *,
+    provider: str = "",
+    model_ref: str = "",
+    url: str | None = None,
+    token_usage: TokenUsage | None = None,
+) -> ProviderTransportError:
     """``invalid_response``/``fail_fast``: malformed JSON, missing call id/name, SSE protocol violation (§2.4)."""
-    return ProviderTransportError("invalid_response", f"{context}: {detail}", disposition="fail_fast",
-                                  diagnostics=_diag("response_body", provider, model_ref, url, None),
-                                  token_usage=token_usage)
+    return ProviderTransportError(
+        "invalid_response",
+        f"{context}: {detail}",
+        disposition="fail_fast",
+        diagnostics=_diag("response_body", provider, model_ref, url, None),
+        token_usage=token_usage,
+    )
 
 
-def empty_response(context: str, usage: TokenUsage, *, provider: str = "", model_ref: str = "",
-                   url: str | None = None) -> ProviderTransportError:
+def empty_response(
+    context: str, usage: TokenUsage, *, provider: str = "", model_ref: str = "", url: str | None = None
+) -> ProviderTransportError:
     """``empty_response``/``retryable``: a completed response without output; its usage is kept (§2.4)."""
-    return ProviderTransportError("empty_response", f"{context}: provider returned an empty response",
-                                  disposition="retryable", token_usage=usage,
-                                  diagnostics=_diag("response_body", provider, model_ref, url, None))
+    return ProviderTransportError(
+        "empty_response",
+        f"{context}: provider returned an empty response",
+        disposition="retryable",
+        token_usage=usage,
+        diagnostics=_diag("response_body", provider, model_ref, url, None),
+    )
 
 
-def transport_failure(kind: str, context: str, detail: str, *, stage: str, provider: str, model_ref: str,
-                      url: str | None, source_chain: Iterable[str] = (), status: int | None = None,
-                      code: str | None = None) -> ProviderTransportError:
+def transport_failure(
+    kind: str,
+    context: str,
+    detail: str,
+    *,
+    stage: str,
+    provider: str,
+    model_ref: str,
+    url: str | None,
+    source_chain: Iterable[str] = (),
+    status: int | None = None,
+    code: str | None = None,
+) -> ProviderTransportError:
     """A failure of the given kind with diagnostics (timeouts, connection errors, stream error events)."""
-    return ProviderTransportError(kind, f"{context}: {detail}", disposition=_disposition(kind), status=status,
-                                  code=code if code in TYPED_CODES else None,
-                                  diagnostics=_diag(stage, provider, model_ref, url, status, source_chain))
+    return ProviderTransportError(
+        kind,
+        f"{context}: {detail}",
+        disposition=_disposition(kind),
+        status=status,
+        code=code if code in TYPED_CODES else None,
+        diagnostics=_diag(stage, provider, model_ref, url, status, source_chain),
+    )
 
 
 def fill_diagnostics(exc: ProviderTransportError, stage: str, diag: dict[str, Any]) -> ProviderTransportError:
@@ -243,8 +354,9 @@ def _chain(exc: BaseException) -> list[str]:
     return out
 
 
-def classify_exception(exc: BaseException, *, stage: str, context: str, provider: str, model_ref: str,
-                       url: str | None) -> ProviderTransportError:
+def classify_exception(
+    exc: BaseException, *, stage: str, context: str, provider: str, model_ref: str, url: str | None
+) -> ProviderTransportError:
     """Classify a non-HTTP-status exception by its type names and message chain (§2.4 rows 5–6, 11).
 
     Timeouts (any ``*Timeout*`` type or ``TimeoutError``) → ``timeout``; connect failures → ``connection``;
@@ -262,8 +374,16 @@ def classify_exception(exc: BaseException, *, stage: str, context: str, provider
         kind = "connection"
     else:
         kind = "unknown"
-    return transport_failure(kind, context, f"{type(exc).__name__}", stage=stage, provider=provider,
-                             model_ref=model_ref, url=url, source_chain=chain)
+    return transport_failure(
+        kind,
+        context,
+        f"{type(exc).__name__}",
+        stage=stage,
+        provider=provider,
+        model_ref=model_ref,
+        url=url,
+        source_chain=chain,
+    )
 
 
 def _walk(exc: BaseException) -> list[BaseException]:

@@ -34,20 +34,26 @@ class UnsupportedTransportProvider:
 
     async def complete_turn(self, req: TurnRequest) -> TurnResponse:
         """Raises:
-            ProviderTransportError: always, kind ``unsupported_transport``/``fail_fast``."""
-        raise ProviderTransportError("unsupported_transport",
-                                     f"transport {self.transport} (route {self.route_ref}) is not supported by holon_nb",
-                                     disposition="fail_fast", diagnostics={"stage": "build",
-                                                                           "provider": self.provider_name,
-                                                                           "model_ref": self.route_ref})
+        ProviderTransportError: always, kind ``unsupported_transport``/``fail_fast``."""
+        raise ProviderTransportError(
+            "unsupported_transport",
+            f"transport {self.transport} (route {self.route_ref}) is not supported by holon_nb",
+            disposition="fail_fast",
+            diagnostics={"stage": "build", "provider": self.provider_name, "model_ref": self.route_ref},
+        )
 
     async def aclose(self) -> None:
         """Nothing to close."""
 
 
-def build_provider(model_ref: str | ModelRef, *, environ: Mapping[str, str] | None = None,
-                   config: Mapping[str, Any] | None = None, delta_listener: DeltaListener | None = None,
-                   require_credential: bool = False) -> Any:
+def build_provider(
+    model_ref: str | ModelRef,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+    delta_listener: DeltaListener | None = None,
+    require_credential: bool = False,
+) -> Any:
     """The transport for one route ref (no retries; see :func:`build_lineage`).
 
     Args:
@@ -72,20 +78,30 @@ def build_provider(model_ref: str | ModelRef, *, environ: Mapping[str, str] | No
     resolved = resolve_provider(ref, env, config, require_credential=require_credential)
     if resolved.transport == "openai_responses":
         from .openai_responses import OpenAIResponsesProvider
+
         return OpenAIResponsesProvider(resolved, environ=env, delta_listener=delta_listener)
     if resolved.transport == "openai_chat_completions":
         from .openai_chat import OpenAIChatProvider
+
         return OpenAIChatProvider(resolved, environ=env, delta_listener=delta_listener)
     if resolved.transport == "anthropic_messages":
         from .anthropic_messages import AnthropicMessagesProvider
+
         return AnthropicMessagesProvider(resolved, environ=env, delta_listener=delta_listener)
     return UnsupportedTransportProvider(resolved)
 
 
-def build_lineage(model: str | None = None, *, environ: Mapping[str, str] | None = None,
-                  config: Mapping[str, Any] | None = None, requested_model_ref: str | None = None,
-                  sleep: Callable[[float], Awaitable[Any]] | None = None, head_provider: Any = None,
-                  delta_listener: DeltaListener | None = None, **lineage_options: Any) -> LineageProvider:
+def build_lineage(
+    model: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+    requested_model_ref: str | None = None,
+    sleep: Callable[[float], Awaitable[Any]] | None = None,
+    head_provider: Any = None,
+    delta_listener: DeltaListener | None = None,
+    **lineage_options: Any,
+) -> LineageProvider:
     """The turn's :class:`~holon_nb.providers.lineage.LineageProvider` (§1.1, §2.3).
 
     The lineage is ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]`` (deduplicated; only the head when

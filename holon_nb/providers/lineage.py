@@ -33,8 +33,17 @@ from .base import ContextBlock, PromptFrame, Provider, ProviderTransportError, T
 from .errors import format_failure
 from .refs import parse_model_ref
 
-__all__ = ["LineageProvider", "LineageCandidate", "LineageFailed", "ProviderAttemptRecord",
-           "ProviderAttemptTimeline", "MAX_ATTEMPTS", "BASE_BACKOFF_MS", "model_hint", "with_model_hint"]
+__all__ = [
+    "LineageProvider",
+    "LineageCandidate",
+    "LineageFailed",
+    "ProviderAttemptRecord",
+    "ProviderAttemptTimeline",
+    "MAX_ATTEMPTS",
+    "BASE_BACKOFF_MS",
+    "model_hint",
+    "with_model_hint",
+]
 
 #: Attempts per candidate (2 retries, §1.9).
 MAX_ATTEMPTS = 3
@@ -103,10 +112,14 @@ class ProviderAttemptTimeline:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, ``aggregated_token_usage`` included."""
-        return {"attempts": [a.to_dict() for a in self.attempts], "requested_model_ref": self.requested_model_ref,
-                "active_model_ref": self.active_model_ref, "winning_model_ref": self.winning_model_ref,
-                "pending_fallback_model_ref": self.pending_fallback_model_ref,
-                "aggregated_token_usage": self.aggregated_token_usage.to_dict()}
+        return {
+            "attempts": [a.to_dict() for a in self.attempts],
+            "requested_model_ref": self.requested_model_ref,
+            "active_model_ref": self.active_model_ref,
+            "winning_model_ref": self.winning_model_ref,
+            "pending_fallback_model_ref": self.pending_fallback_model_ref,
+            "aggregated_token_usage": self.aggregated_token_usage.to_dict(),
+        }
 
 
 class LineageFailed(ProviderTransportError):
@@ -122,11 +135,16 @@ class LineageFailed(ProviderTransportError):
 
     def __init__(self, message: str, *, cause: BaseException, timeline: ProviderAttemptTimeline):
         kind = cause.kind if isinstance(cause, ProviderTransportError) else "unknown"
-        super().__init__(kind, message,
-                         disposition=cause.disposition if isinstance(cause, ProviderTransportError) else "fail_fast",
-                         status=getattr(cause, "status", None), code=getattr(cause, "code", None),
-                         diagnostics=getattr(cause, "diagnostics", None),
-                         token_usage=getattr(cause, "token_usage", None), tool_name=getattr(cause, "tool_name", None))
+        super().__init__(
+            kind,
+            message,
+            disposition=cause.disposition if isinstance(cause, ProviderTransportError) else "fail_fast",
+            status=getattr(cause, "status", None),
+            code=getattr(cause, "code", None),
+            diagnostics=getattr(cause, "diagnostics", None),
+            token_usage=getattr(cause, "token_usage", None),
+            tool_name=getattr(cause, "tool_name", None),
+        )
         self.timeline = timeline
         self.pending_fallback_model_ref = timeline.pending_fallback_model_ref
         self.cause = cause
@@ -185,11 +203,19 @@ class LineageProvider:
         ValueError: no candidates, or the head has no provider.
     """
 
-    def __init__(self, candidates: Sequence[LineageCandidate], *, requested_model_ref: str | None = None,
-                 sleep: Callable[[float], Awaitable[Any]] | None = None, now: Callable[[], datetime] | None = None,
-                 monotonic: Callable[[], float] | None = None, max_attempts: int = MAX_ATTEMPTS,
-                 base_backoff_ms: int = BASE_BACKOFF_MS, honor_retry_after: bool = False,
-                 add_model_hint: bool = True):
+    def __init__(
+        self,
+        candidates: Sequence[LineageCandidate],
+        *,
+        requested_model_ref: str | None = None,
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
+        now: Callable[[], datetime] | None = None,
+        monotonic: Callable[[], float] | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+        base_backoff_ms: int = BASE_BACKOFF_MS,
+        honor_retry_after: bool = False,
+        add_model_hint: bool = True,
+    ):
         seen: list[LineageCandidate] = []
         for c in candidates:
             if all(c.model_ref != s.model_ref for s in seen):
@@ -238,8 +264,7 @@ class LineageProvider:
         response, _ = await self.complete_turn_with_diagnostics(req)
         return response
 
-    async def complete_turn_with_diagnostics(self, req: TurnRequest
-                                             ) -> tuple[TurnResponse, ProviderAttemptTimeline]:
+    async def complete_turn_with_diagnostics(self, req: TurnRequest) -> tuple[TurnResponse, ProviderAttemptTimeline]:
         """Run the attempts for one provider round.
 
         Returns:
@@ -250,8 +275,9 @@ class LineageProvider:
                 ``all configured providers failed for this turn: <route>: …`` (§2.3), ``.timeline`` attached.
         """
         head = self.head
-        timeline = ProviderAttemptTimeline(requested_model_ref=self.requested_model_ref,
-                                           active_model_ref=head.model_ref)
+        timeline = ProviderAttemptTimeline(
+            requested_model_ref=self.requested_model_ref, active_model_ref=head.model_ref
+        )
         self.last_timeline = timeline
         attempt_req = req
         if self.add_model_hint:
@@ -268,12 +294,22 @@ class LineageProvider:
                     await self._sleep(record.backoff_ms / 1000)  # type: ignore[operator]
                     continue
                 self._settle_failure(timeline, record, exc)
-                raise LineageFailed(_FAILURE_PREFIX + format_failure(head.model_ref, attempt, exc), cause=exc,
-                                    timeline=timeline) from None
-            timeline.attempts.append(ProviderAttemptRecord(
-                head.provider_name, head.model_ref, attempt, self.max_attempts, _rfc3339(started),
-                _rfc3339(self._now()), self._elapsed_ms(t0), outcome="succeeded",
-                token_usage=TokenUsage(response.input_tokens, response.output_tokens)))
+                raise LineageFailed(
+                    _FAILURE_PREFIX + format_failure(head.model_ref, attempt, exc), cause=exc, timeline=timeline
+                ) from None
+            timeline.attempts.append(
+                ProviderAttemptRecord(
+                    head.provider_name,
+                    head.model_ref,
+                    attempt,
+                    self.max_attempts,
+                    _rfc3339(started),
+                    _rfc3339(self._now()),
+                    self._elapsed_ms(t0),
+                    outcome="succeeded",
+                    token_usage=TokenUsage(response.input_tokens, response.output_tokens),
+                )
+            )
             timeline.winning_model_ref = head.model_ref
             return response, timeline
         raise AssertionError("unreachable")  # pragma: no cover
@@ -281,8 +317,9 @@ class LineageProvider:
     def _elapsed_ms(self, t0: float) -> int:
         return max(0, int(round((self._monotonic() - t0) * 1000)))
 
-    def _failure_record(self, head: LineageCandidate, attempt: int, started: datetime, t0: float,
-                        exc: Exception) -> ProviderAttemptRecord:
+    def _failure_record(
+        self, head: LineageCandidate, attempt: int, started: datetime, t0: float, exc: Exception
+    ) -> ProviderAttemptRecord:
         if isinstance(exc, ProviderTransportError):
             kind, disposition = exc.kind, exc.disposition
             usage, diag = exc.token_usage, (exc.diagnostics or None)
@@ -293,12 +330,24 @@ class LineageProvider:
         if retry and self.honor_retry_after and diag and isinstance(diag.get("retry_after_ms"), int):
             backoff = max(backoff or 0, diag["retry_after_ms"])
         outcome = "retrying" if retry else ("retries_exhausted" if disposition == "retryable" else "fail_fast_aborted")
-        return ProviderAttemptRecord(head.provider_name, head.model_ref, attempt, self.max_attempts,
-                                     _rfc3339(started), _rfc3339(self._now()), self._elapsed_ms(t0), kind,
-                                     disposition, outcome, False, backoff, usage, diag)
+        return ProviderAttemptRecord(
+            head.provider_name,
+            head.model_ref,
+            attempt,
+            self.max_attempts,
+            _rfc3339(started),
+            _rfc3339(self._now()),
+            self._elapsed_ms(t0),
+            kind,
+            disposition,
+            outcome,
+            False,
+            backoff,
+            usage,
+            diag,
+        )
 
-    def _settle_failure(self, timeline: ProviderAttemptTimeline, record: ProviderAttemptRecord,
-                        exc: Exception) -> None:
+    def _settle_failure(self, timeline: ProviderAttemptTimeline, record: ProviderAttemptRecord, exc: Exception) -> None:
         # a context-length failure aborts the turn without a fallback (§1.8)
         if getattr(exc, "code", None) == "context_length_exceeded":
             return

@@ -11,14 +11,35 @@ from __future__ import annotations
 import re
 from typing import Any, AsyncIterator, Mapping
 
-from .base import (AssistantBlocks, Block, CacheUsage, TextBlock, TokenUsage, ToolUseBlock, TurnRequest, TurnResponse,
-                   UserBlocks, UserImage, UserText, UserToolResults)
+from .base import (
+    AssistantBlocks,
+    Block,
+    CacheUsage,
+    TextBlock,
+    TokenUsage,
+    ToolUseBlock,
+    TurnRequest,
+    TurnResponse,
+    UserBlocks,
+    UserImage,
+    UserText,
+    UserToolResults,
+)
 from .catalog import ResolvedProvider
 from .errors import classify_chat_error_body, invalid_response, transport_failure
 from .openai_client import make_openai_client, openai_request
 from .transport_base import HTTPTransport, lower_tools
-from .wire import (DeltaListener, SSEEvent, blocks_text, compact_json, emit, looks_like_text_tool_call,
-                   normalize_arguments, round_index, system_text)
+from .wire import (
+    DeltaListener,
+    SSEEvent,
+    blocks_text,
+    compact_json,
+    emit,
+    looks_like_text_tool_call,
+    normalize_arguments,
+    round_index,
+    system_text,
+)
 
 __all__ = ["OpenAIChatProvider", "chat_completions_url", "build_chat_body", "parse_chat_body", "ChatStream"]
 
@@ -45,10 +66,18 @@ def chat_completions_url(base_url: str) -> str:
 
 def _assistant_message(msg: AssistantBlocks) -> dict[str, Any] | None:
     texts = [b.text for b in msg.blocks if isinstance(b, TextBlock) and b.text]
-    calls = [{"id": b.id, "type": "function",
-              "function": {"name": b.name, "arguments": b.input if isinstance(b.input, str) and b.kind == "custom"
-                           else compact_json(b.input)}}
-             for b in msg.blocks if isinstance(b, ToolUseBlock)]
+    calls = [
+        {
+            "id": b.id,
+            "type": "function",
+            "function": {
+                "name": b.name,
+                "arguments": b.input if isinstance(b.input, str) and b.kind == "custom" else compact_json(b.input),
+            },
+        }
+        for b in msg.blocks
+        if isinstance(b, ToolUseBlock)
+    ]
     if not texts and not calls:
         return None
     out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
@@ -70,9 +99,15 @@ def _messages(req: TurnRequest) -> list[dict[str, Any]]:
             if text:
                 out.append({"role": "user", "content": text})
         elif isinstance(msg, UserImage):
-            out.append({"role": "user", "content": [
-                {"type": "text", "text": msg.prompt},
-                {"type": "image_url", "image_url": {"url": f"data:{msg.media_type};base64,{msg.data_base64}"}}]})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": msg.prompt},
+                        {"type": "image_url", "image_url": {"url": f"data:{msg.media_type};base64,{msg.data_base64}"}},
+                    ],
+                }
+            )
         elif isinstance(msg, AssistantBlocks):
             assistant = _assistant_message(msg)
             if assistant is not None:
@@ -89,8 +124,12 @@ def build_chat_body(req: TurnRequest, resolved: ResolvedProvider, *, stream: boo
     Raises:
         ToolSchemaRejected: strict preflight failure (§3.3).
     """
-    body: dict[str, Any] = {"model": resolved.ref.model, "max_tokens": req.max_output_tokens or
-                            resolved.max_output_tokens, "stream": stream, "messages": _messages(req)}
+    body: dict[str, Any] = {
+        "model": resolved.ref.model,
+        "max_tokens": req.max_output_tokens or resolved.max_output_tokens,
+        "stream": stream,
+        "messages": _messages(req),
+    }
     if stream:
         body["stream_options"] = {"include_usage": True}
     if req.tools:
@@ -107,8 +146,14 @@ def build_chat_body(req: TurnRequest, resolved: ResolvedProvider, *, stream: boo
         body["reasoning_effort"] = resolved.reasoning_effort
     if req.response_format:
         fmt = req.response_format
-        body["response_format"] = {"type": "json_schema", "json_schema": {
-            "name": fmt.get("name", "response"), "schema": fmt.get("schema", {}), "strict": bool(fmt.get("strict"))}}
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": fmt.get("name", "response"),
+                "schema": fmt.get("schema", {}),
+                "strict": bool(fmt.get("strict")),
+            },
+        }
     return body
 
 
@@ -120,8 +165,9 @@ def _text(content: Any) -> str:
     return ""
 
 
-def parse_chat_body(data: Any, *, local_tolerances: bool = False, round_no: int = 1,
-                    context: str = _CONTEXT) -> TurnResponse:
+def parse_chat_body(
+    data: Any, *, local_tolerances: bool = False, round_no: int = 1, context: str = _CONTEXT
+) -> TurnResponse:
     """A Chat Completions JSON object → :class:`TurnResponse` (§2.6, §2.7).
 
     Args:
@@ -159,25 +205,41 @@ def parse_chat_body(data: Any, *, local_tolerances: bool = False, round_no: int 
             raise invalid_response(context, f"tool call {index} without id or function name", token_usage=tokens)
         blocks.append(ToolUseBlock(str(call_id), str(name), normalize_arguments(fn.get("arguments"))))
     if not blocks and finish is None:
-        raise invalid_response(context, "message has no content, no tool calls and no finish_reason",
-                               token_usage=tokens)
+        raise invalid_response(
+            context, "message has no content, no tool calls and no finish_reason", token_usage=tokens
+        )
     if local_tolerances and finish == "tool_calls" and not any(isinstance(b, ToolUseBlock) for b in blocks):
         hint = " (tool-call markup in text)" if looks_like_text_tool_call([text]) else ""
-        raise invalid_response(context, f"finish_reason tool_calls without parsed tool calls{hint}; the server may "
-                               "need its tool-call template", token_usage=tokens)
+        raise invalid_response(
+            context,
+            f"finish_reason tool_calls without parsed tool calls{hint}; the server may need its tool-call template",
+            token_usage=tokens,
+        )
     details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
-    return TurnResponse(blocks=tuple(blocks), stop_reason=finish, input_tokens=tokens.input_tokens,
-                        output_tokens=tokens.output_tokens,
-                        cache_usage=CacheUsage(read_input_tokens=int(details.get("cached_tokens") or 0)),
-                        provider_message_id=data.get("id"))
+    return TurnResponse(
+        blocks=tuple(blocks),
+        stop_reason=finish,
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        cache_usage=CacheUsage(read_input_tokens=int(details.get("cached_tokens") or 0)),
+        provider_message_id=data.get("id"),
+    )
 
 
 class ChatStream:
     """Assembles Chat Completions chunks (§2.6 chunk format) into the non-streamed JSON shape, then parses it
     with :func:`parse_chat_body` — so both paths yield equal :class:`TurnResponse` values."""
 
-    def __init__(self, listener: DeltaListener | None = None, *, local_tolerances: bool = False, round_no: int = 1,
-                 provider: str = "", model_ref: str = "", url: str | None = None):
+    def __init__(
+        self,
+        listener: DeltaListener | None = None,
+        *,
+        local_tolerances: bool = False,
+        round_no: int = 1,
+        provider: str = "",
+        model_ref: str = "",
+        url: str | None = None,
+    ):
         self.listener = listener
         self.local_tolerances = local_tolerances
         self.round_no = round_no
@@ -197,8 +259,9 @@ class ChatStream:
         if "error" in chunk and chunk.get("error"):
             kind, _, code = classify_chat_error_body(0, dict(chunk))
             kind = "server_error" if kind == "unknown" else kind
-            raise transport_failure(kind, _CONTEXT, "error event in stream", stage="streaming_response_body",
-                                    code=code, **self._diag)
+            raise transport_failure(
+                kind, _CONTEXT, "error event in stream", stage="streaming_response_body", code=code, **self._diag
+            )
         self.id = self.id or chunk.get("id")
         if isinstance(chunk.get("usage"), Mapping):
             self.usage = dict(chunk["usage"])
@@ -227,18 +290,29 @@ class ChatStream:
             slot["arguments"] = (slot["arguments"] or "") + args
         elif args is not None:
             slot["arguments"] = args
-        emit(self.listener, "tool_call_delta", {"index": index, "id": slot["id"], "name": slot["name"] or None,
-                                                "arguments": args if isinstance(args, str) else ""})
+        emit(
+            self.listener,
+            "tool_call_delta",
+            {
+                "index": index,
+                "id": slot["id"],
+                "name": slot["name"] or None,
+                "arguments": args if isinstance(args, str) else "",
+            },
+        )
 
     def assembled(self) -> dict[str, Any]:
         """The non-streamed JSON equivalent of what was fed."""
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
         if self.calls:
-            message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                     for _, c in sorted(self.calls.items())]
-        out: dict[str, Any] = {"id": self.id, "choices": [{"index": 0, "message": message,
-                                                           "finish_reason": self.finish}]}
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for _, c in sorted(self.calls.items())
+            ]
+        out: dict[str, Any] = {
+            "id": self.id,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish}],
+        }
         if self.usage is not None:
             out["usage"] = self.usage
         return out
@@ -277,8 +351,14 @@ class OpenAIChatProvider(HTTPTransport):
 
     transport = "openai_chat_completions"
 
-    def __init__(self, resolved: ResolvedProvider, *, client: Any = None, environ: Mapping[str, str] | None = None,
-                 delta_listener: DeltaListener | None = None):
+    def __init__(
+        self,
+        resolved: ResolvedProvider,
+        *,
+        client: Any = None,
+        environ: Mapping[str, str] | None = None,
+        delta_listener: DeltaListener | None = None,
+    ):
         super().__init__(resolved, environ=environ, delta_listener=delta_listener)
         self.url = chat_completions_url(resolved.base_url)
         self._client = client or make_openai_client(resolved, self.url[: -len(_SUFFIX)])
@@ -296,14 +376,27 @@ class OpenAIChatProvider(HTTPTransport):
         body = self.build_request_body(req)
         round_no = round_index(req)
         local = self.resolved.local_tolerances
-        stream = ChatStream(self.delta_listener, local_tolerances=local, round_no=round_no,
-                            provider=self.provider_name, model_ref=self.route_ref, url=self.url)
+        stream = ChatStream(
+            self.delta_listener,
+            local_tolerances=local,
+            round_no=round_no,
+            provider=self.provider_name,
+            model_ref=self.route_ref,
+            url=self.url,
+        )
         return await openai_request(
-            self._client.chat.completions.with_streaming_response.create, body, resolved=self.resolved,
-            context=_CONTEXT, url=self.url, primary=("model", "messages", "stream"),
+            self._client.chat.completions.with_streaming_response.create,
+            body,
+            resolved=self.resolved,
+            context=_CONTEXT,
+            url=self.url,
+            primary=("model", "messages", "stream"),
             on_json=lambda data: parse_chat_body(data, local_tolerances=local, round_no=round_no),
-            on_sse=stream.consume, classify_body=classify_chat_error_body,
-            tool_names=tuple(t.name for t in req.tools), scrubber=self.scrubber)
+            on_sse=stream.consume,
+            classify_body=classify_chat_error_body,
+            tool_names=tuple(t.name for t in req.tools),
+            scrubber=self.scrubber,
+        )
 
     async def aclose(self) -> None:
         """Close the SDK client."""

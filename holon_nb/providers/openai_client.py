@@ -27,8 +27,9 @@ _NO_KEY = "holon-nb-no-key"
 def make_openai_client(resolved: ResolvedProvider, sdk_base_url: str) -> openai.AsyncOpenAI:
     """An ``AsyncOpenAI`` for ``sdk_base_url`` with the resolved key (a placeholder when keyless: the
     ``Authorization`` header is then omitted per request), ``max_retries=0`` and the send timeout (seconds)."""
-    return openai.AsyncOpenAI(api_key=resolved.api_key or _NO_KEY, base_url=sdk_base_url, max_retries=0,
-                              timeout=resolved.http_timeout_s)
+    return openai.AsyncOpenAI(
+        api_key=resolved.api_key or _NO_KEY, base_url=sdk_base_url, max_retries=0, timeout=resolved.http_timeout_s
+    )
 
 
 def _extra_headers(resolved: ResolvedProvider) -> dict[str, Any]:
@@ -37,11 +38,18 @@ def _extra_headers(resolved: ResolvedProvider) -> dict[str, Any]:
 
 
 async def openai_request(
-    create: Callable[..., Any], body: dict[str, Any], *, resolved: ResolvedProvider, context: str, url: str,
-    primary: tuple[str, ...], on_json: Callable[[Any], TurnResponse],
+    create: Callable[..., Any],
+    body: dict[str, Any],
+    *,
+    resolved: ResolvedProvider,
+    context: str,
+    url: str,
+    primary: tuple[str, ...],
+    on_json: Callable[[Any], TurnResponse],
     on_sse: Callable[[AsyncIterator[SSEEvent]], Awaitable[TurnResponse]],
     classify_body: Callable[[int, str], tuple[str, str, str | None]] | None = None,
-    tool_names: tuple[str, ...] = (), scrubber: Any = None,
+    tool_names: tuple[str, ...] = (),
+    scrubber: Any = None,
 ) -> TurnResponse:
     """Send ``body`` through ``create`` (an SDK ``…with_streaming_response.create``) and parse the reply.
 
@@ -67,11 +75,9 @@ async def openai_request(
     diag = dict(provider=resolved.ref.provider, model_ref=resolved.route_ref, url=url)
     stage = "send"
     try:
-        async with create(**kwargs, extra_body=extra or None,
-                          extra_headers=_extra_headers(resolved) or None) as resp:
+        async with create(**kwargs, extra_body=extra or None, extra_headers=_extra_headers(resolved) or None) as resp:
             headers = resp.headers
-            request_id = (headers.get("x-request-id") or headers.get("request-id")
-                          or headers.get("openai-request-id"))
+            request_id = headers.get("x-request-id") or headers.get("request-id") or headers.get("openai-request-id")
             if "text/event-stream" in headers.get("content-type", ""):
                 stage = "streaming_response_body"
                 events = iter_sse(resp.iter_bytes(), resolved.stream_idle_timeout_ms / 1000)
@@ -92,9 +98,17 @@ async def openai_request(
         status = exc.status_code
         text = _body_text(exc)
         kind = classify_body(status, text) if classify_body else None
-        raise status_error(context, status, text, classification=kind[:2] if kind else None,
-                           code=kind[2] if kind else None, tool_names=tool_names, scrubber=scrubber,
-                           retry_after=exc.response.headers.get("retry-after"), **diag) from None
+        raise status_error(
+            context,
+            status,
+            text,
+            classification=kind[:2] if kind else None,
+            code=kind[2] if kind else None,
+            tool_names=tool_names,
+            scrubber=scrubber,
+            retry_after=exc.response.headers.get("retry-after"),
+            **diag,
+        ) from None
     except ProviderTransportError as exc:
         raise fill_diagnostics(exc, stage, diag)
     except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain

@@ -10,17 +10,36 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Mapping
 
-from .base import (AssistantBlocks, Block, CacheUsage, CitationsBlock, ProviderTransportError, ReasoningTextBlock,
-                   TextBlock, TokenUsage, ToolUseBlock, TurnRequest, TurnResponse, UserBlocks, UserImage, UserText,
-                   UserToolResults)
+from .base import (
+    AssistantBlocks,
+    Block,
+    CacheUsage,
+    CitationsBlock,
+    ProviderTransportError,
+    ReasoningTextBlock,
+    TextBlock,
+    TokenUsage,
+    ToolUseBlock,
+    TurnRequest,
+    TurnResponse,
+    UserBlocks,
+    UserImage,
+    UserText,
+    UserToolResults,
+)
 from .catalog import ResolvedProvider
 from .errors import classify_responses_failure_code, empty_response, invalid_response, transport_failure
 from .openai_client import make_openai_client, openai_request
 from .transport_base import HTTPTransport, lower_tools
 from .wire import DeltaListener, SSEEvent, compact_json, emit, normalize_arguments, strip_citation_markers
 
-__all__ = ["OpenAIResponsesProvider", "build_responses_body", "parse_responses_body", "ResponsesStream",
-           "MAX_STREAM_ITEMS"]
+__all__ = [
+    "OpenAIResponsesProvider",
+    "build_responses_body",
+    "parse_responses_body",
+    "ResponsesStream",
+    "MAX_STREAM_ITEMS",
+]
 
 #: More collected ``output_item.done`` items than this is a protocol violation (§2.5).
 MAX_STREAM_ITEMS = 128
@@ -72,12 +91,19 @@ def _assistant_items(msg: AssistantBlocks, kinds: dict[str, str]) -> list[dict[s
         if isinstance(b, ToolUseBlock):
             kinds[b.id] = b.kind
             if b.kind == "custom":
-                out.append({"type": "custom_tool_call", "call_id": b.id, "name": b.name,
-                            "input": b.input if isinstance(b.input, str) else compact_json(b.input)})
+                out.append(
+                    {
+                        "type": "custom_tool_call",
+                        "call_id": b.id,
+                        "name": b.name,
+                        "input": b.input if isinstance(b.input, str) else compact_json(b.input),
+                    }
+                )
             else:
                 # re-serialized as key-sorted compact JSON of the normalized input (`_raw` included, §1.6)
-                out.append({"type": "function_call", "call_id": b.id, "name": b.name,
-                            "arguments": compact_json(b.input)})
+                out.append(
+                    {"type": "function_call", "call_id": b.id, "name": b.name, "arguments": compact_json(b.input)}
+                )
         elif isinstance(b, ReasoningTextBlock):
             out.append({"type": "reasoning", "content": [{"type": "reasoning_text", "text": b.text}]})
         # thinking, redacted thinking and citations are not sent (§2.5)
@@ -105,8 +131,14 @@ def build_responses_body(req: TurnRequest, resolved: ResolvedProvider, *, stream
         tools = []
         for spec, lowered in lower_tools(req.tools, resolved.schema_contract):
             if spec.freeform_grammar is not None:
-                tools.append({"type": "custom", "name": spec.name, "description": spec.description,
-                              "format": spec.freeform_grammar})
+                tools.append(
+                    {
+                        "type": "custom",
+                        "name": spec.name,
+                        "description": spec.description,
+                        "format": spec.freeform_grammar,
+                    }
+                )
                 continue
             tool = {"type": "function", "name": spec.name, "description": spec.description, "parameters": lowered}
             if resolved.send_strict_flag:
@@ -120,8 +152,14 @@ def build_responses_body(req: TurnRequest, resolved: ResolvedProvider, *, stream
     body["max_output_tokens"] = req.max_output_tokens or resolved.max_output_tokens
     if req.response_format:
         fmt = req.response_format
-        body["text"] = {"format": {"type": "json_schema", "name": fmt.get("name", "response"),
-                                   "schema": fmt.get("schema", {}), "strict": bool(fmt.get("strict", False))}}
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": fmt.get("name", "response"),
+                "schema": fmt.get("schema", {}),
+                "strict": bool(fmt.get("strict", False)),
+            }
+        }
     if stream:
         body["stream"] = True
     return body
@@ -140,8 +178,11 @@ def _message_blocks(item: Mapping[str, Any]) -> list[Block]:
         if not isinstance(part, Mapping) or part.get("type") not in ("output_text", "text", "input_text"):
             continue
         out.append(TextBlock(strip_citation_markers(str(part.get("text") or ""))))
-        cites = [{"url": a.get("url"), "title": a.get("title")} for a in part.get("annotations") or []
-                 if isinstance(a, Mapping) and a.get("type") == "url_citation"]
+        cites = [
+            {"url": a.get("url"), "title": a.get("title")}
+            for a in part.get("annotations") or []
+            if isinstance(a, Mapping) and a.get("type") == "url_citation"
+        ]
         if cites:
             out.append(CitationsBlock(tuple(cites)))
     return out
@@ -159,12 +200,16 @@ def _item_blocks(item: Any, context: str) -> list[Block]:
             raise invalid_response(context, f"{kind} item without call id or name")
         if kind == "custom_tool_call":
             raw = item.get("input")
-            return [ToolUseBlock(str(call_id), str(name), raw if isinstance(raw, str) else compact_json(raw),
-                                 kind="custom")]
+            return [
+                ToolUseBlock(str(call_id), str(name), raw if isinstance(raw, str) else compact_json(raw), kind="custom")
+            ]
         return [ToolUseBlock(str(call_id), str(name), normalize_arguments(item.get("arguments")))]
     if kind == "reasoning":
-        return [ReasoningTextBlock(str(p.get("text") or "")) for p in item.get("content") or []
-                if isinstance(p, Mapping) and p.get("type") == "reasoning_text"]
+        return [
+            ReasoningTextBlock(str(p.get("text") or ""))
+            for p in item.get("content") or []
+            if isinstance(p, Mapping) and p.get("type") == "reasoning_text"
+        ]
     return []  # other item types are ignored (but count as non-empty output)
 
 
@@ -193,19 +238,27 @@ def parse_responses_body(data: Any, *, context: str = _CONTEXT, output: list[Any
     for item in items:
         blocks.extend(_item_blocks(item, context))
     if not blocks:
-        raise invalid_response(context, "response has output items but none maps to a block",
-                               token_usage=TokenUsage(inp, out))
+        raise invalid_response(
+            context, "response has output items but none maps to a block", token_usage=TokenUsage(inp, out)
+        )
     details = data.get("incomplete_details") if isinstance(data.get("incomplete_details"), Mapping) else {}
     stop = details.get("reason") or data.get("status") or data.get("stop_reason")
-    return TurnResponse(blocks=tuple(blocks), stop_reason=stop, input_tokens=inp, output_tokens=out,
-                        cache_usage=CacheUsage(read_input_tokens=cached), provider_message_id=data.get("id"))
+    return TurnResponse(
+        blocks=tuple(blocks),
+        stop_reason=stop,
+        input_tokens=inp,
+        output_tokens=out,
+        cache_usage=CacheUsage(read_input_tokens=cached),
+        provider_message_id=data.get("id"),
+    )
 
 
 class ResponsesStream:
     """Assembles a Responses SSE stream into a :class:`TurnResponse` (§2.5 SSE rules)."""
 
-    def __init__(self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "",
-                 url: str | None = None):
+    def __init__(
+        self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "", url: str | None = None
+    ):
         self.listener = listener
         self.items: list[Any] = []
         self._diag = dict(provider=provider, model_ref=model_ref, url=url)
@@ -240,8 +293,16 @@ class ResponsesStream:
         if kind == "response.output_text.delta":
             emit(self.listener, "text_delta", {"text": data.get("delta", "")})
         elif kind == "response.function_call_arguments.delta":
-            emit(self.listener, "tool_call_delta", {"index": data.get("output_index"), "id": data.get("item_id"),
-                                                    "name": None, "arguments": data.get("delta", "")})
+            emit(
+                self.listener,
+                "tool_call_delta",
+                {
+                    "index": data.get("output_index"),
+                    "id": data.get("item_id"),
+                    "name": None,
+                    "arguments": data.get("delta", ""),
+                },
+            )
         elif kind == "response.output_item.done":
             self.items.append(data.get("item"))
             if len(self.items) > MAX_STREAM_ITEMS:
@@ -262,8 +323,13 @@ class ResponsesStream:
             output = resp.get("output") or self.items
             if reason == "max_output_tokens" and output:
                 return parse_responses_body(resp, output=output)
-            raise transport_failure("contract_error", _CONTEXT, f"response incomplete ({reason or 'unknown'})",
-                                    stage="streaming_response_body", **self._diag)
+            raise transport_failure(
+                "contract_error",
+                _CONTEXT,
+                f"response incomplete ({reason or 'unknown'})",
+                stage="streaming_response_body",
+                **self._diag,
+            )
         return None
 
 
@@ -278,8 +344,14 @@ class OpenAIResponsesProvider(HTTPTransport):
 
     transport = "openai_responses"
 
-    def __init__(self, resolved: ResolvedProvider, *, client: Any = None, environ: Mapping[str, str] | None = None,
-                 delta_listener: DeltaListener | None = None):
+    def __init__(
+        self,
+        resolved: ResolvedProvider,
+        *,
+        client: Any = None,
+        environ: Mapping[str, str] | None = None,
+        delta_listener: DeltaListener | None = None,
+    ):
         super().__init__(resolved, environ=environ, delta_listener=delta_listener)
         self.url = f"{resolved.base_url}/responses"
         self._client = client or make_openai_client(resolved, resolved.base_url)
@@ -300,12 +372,21 @@ class OpenAIResponsesProvider(HTTPTransport):
                 for a rejected tool schema.
         """
         body = self.build_request_body(req)
-        stream = ResponsesStream(self.delta_listener, provider=self.provider_name, model_ref=self.route_ref,
-                                 url=self.url)
+        stream = ResponsesStream(
+            self.delta_listener, provider=self.provider_name, model_ref=self.route_ref, url=self.url
+        )
         return await openai_request(
-            self._client.responses.with_streaming_response.create, body, resolved=self.resolved, context=_CONTEXT,
-            url=self.url, primary=("model", "input", "stream"), on_json=parse_responses_body, on_sse=stream.consume,
-            tool_names=tuple(t.name for t in req.tools), scrubber=self.scrubber)
+            self._client.responses.with_streaming_response.create,
+            body,
+            resolved=self.resolved,
+            context=_CONTEXT,
+            url=self.url,
+            primary=("model", "input", "stream"),
+            on_json=parse_responses_body,
+            on_sse=stream.consume,
+            tool_names=tuple(t.name for t in req.tools),
+            scrubber=self.scrubber,
+        )
 
     async def aclose(self) -> None:
         """Close the SDK client."""

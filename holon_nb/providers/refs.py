@@ -19,8 +19,15 @@ from typing import Mapping
 from .catalog import legacy_aliases
 from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef, ModelRefError
 
-__all__ = ["ModelRef", "ModelRefError", "parse_model_ref", "parse_model_list", "lineage_refs_from_env",
-           "DEFAULT_ENDPOINT"]
+__all__ = [
+    "ModelRef",
+    "ModelRefError",
+    "parse_model_ref",
+    "parse_model_list",
+    "lineage_refs_from_env",
+    "DEFAULT_ENDPOINT",
+]
+
 
 def parse_model_ref(text: str, aliases: Mapping[str, tuple[str, str]] | None = None) -> ModelRef:
     """Parse ``provider@endpoint/model`` or the legacy ``provider/model``.
@@ -48,8 +55,9 @@ def parse_model_ref(text: str, aliases: Mapping[str, tuple[str, str]] | None = N
         provider, endpoint = aliases.get(prefix, (prefix, DEFAULT_ENDPOINT))
     for what, value in (("provider", provider), ("endpoint", endpoint)):
         if not _ID.match(value):
-            raise ModelRefError(f"model ref {text!r}: {what} id {value!r} must be lowercase ASCII letters, "
-                                "digits, '-' or '_'")
+            raise ModelRefError(
+                f"model ref {text!r}: {what} id {value!r} must be lowercase ASCII letters, digits, '-' or '_'"
+            )
     return ModelRef(provider, endpoint, model)
 
 
@@ -76,8 +84,9 @@ def parse_model_list(value: str | None) -> list[str]:
 _TRUE = {"1", "true", "yes", "on"}
 
 
-def lineage_refs_from_env(environ: Mapping[str, str], model: str | None = None,
-                          aliases: Mapping[str, tuple[str, str]] | None = None) -> list[ModelRef]:
+def lineage_refs_from_env(
+    environ: Mapping[str, str], model: str | None = None, aliases: Mapping[str, tuple[str, str]] | None = None
+) -> list[ModelRef]:
     """The model lineage ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]``, parsed and deduplicated (§1.1, §2.2).
 
     ``HOLON_DISABLE_PROVIDER_FALLBACK`` (``1``/``true``/``yes``/``on``) keeps only the first candidate.

@@ -35,8 +35,16 @@ import re
 from typing import Any, Iterable, Sequence
 
 __all__ = [
-    "CONTRACTS", "COMBINATORS", "SchemaDefinitionError", "ToolSchemaInvalid", "source_tool_schema",
-    "lower_tool_schema", "validate_lowered", "wire_strict_flag", "lower_for_provider", "denull_strict_arguments",
+    "CONTRACTS",
+    "COMBINATORS",
+    "SchemaDefinitionError",
+    "ToolSchemaInvalid",
+    "source_tool_schema",
+    "lower_tool_schema",
+    "validate_lowered",
+    "wire_strict_flag",
+    "lower_for_provider",
+    "denull_strict_arguments",
     "rejected_tool_name",
 ]
 
@@ -98,6 +106,7 @@ def _types(node: dict[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------ §3.1 source schemas
 
+
 def _lookup(ref: str, root: dict[str, Any]) -> dict[str, Any]:
     if not ref.startswith("#/"):
         raise SchemaDefinitionError(ref, f"only local $ref ('#/...') can be inlined, got {ref!r}")
@@ -120,8 +129,9 @@ def _inline(node: Any, root: dict[str, Any], stack: tuple[str, ...]) -> Any:
     if "$ref" in node and isinstance(node["$ref"], str):
         ref = node["$ref"]
         if ref in stack:
-            raise SchemaDefinitionError(ref, f"recursive $ref {ref!r} ({' -> '.join((*stack, ref))}): "
-                                             "a tool's argument schema must be finite")
+            raise SchemaDefinitionError(
+                ref, f"recursive $ref {ref!r} ({' -> '.join((*stack, ref))}): a tool's argument schema must be finite"
+            )
         target = _inline(copy.deepcopy(_lookup(ref, root)), root, (*stack, ref))
         rest = {k: v for k, v in node.items() if k != "$ref"}
         return {**target, **_inline(rest, root, stack)}
@@ -146,8 +156,11 @@ def _walk_children(node: dict[str, Any], fn: Any) -> dict[str, Any]:
 
 
 def _is_null_branch(node: Any) -> bool:
-    return isinstance(node, dict) and (node.get("type") == "null" or node.get("type") == ["null"]) and not (
-        set(node) - {"type", "title", "description"})
+    return (
+        isinstance(node, dict)
+        and (node.get("type") == "null" or node.get("type") == ["null"])
+        and not (set(node) - {"type", "title", "description"})
+    )
 
 
 def _tidy(node: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +218,7 @@ def source_tool_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ §3.2 relaxed, §3.3 strict
+
 
 def _close_objects(node: Any) -> None:
     """§3.2 step 2: through properties, items, anyOf, oneOf, close every object node."""
@@ -318,6 +332,7 @@ def wire_strict_flag(contract: str) -> bool:
 
 # ------------------------------------------------------------------ validator
 
+
 def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
     if not isinstance(node, dict):
         if not isinstance(node, bool):
@@ -356,8 +371,10 @@ def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
             if required is None:
                 errors.append(f"{path}: a strict object schema must have a required array")
             elif names != list(props) or len(required) != len(props):
-                errors.append(f"{path}: strict required must list all properties in order "
-                              f"(expected {list(props)}, got {required})")
+                errors.append(
+                    f"{path}: strict required must list all properties in order "
+                    f"(expected {list(props)}, got {required})"
+                )
         for name, child in props.items():
             _validate(child, f"{path}.properties.{name}", strict, errors)
     if "array" in types:
@@ -423,6 +440,7 @@ def lower_for_provider(tool_name: str, schema: dict[str, Any], contract: str = "
 
 
 # ------------------------------------------------------------------ strict-mode arguments back to source
+
 
 def denull_strict_arguments(arguments: Any, source_schema: dict[str, Any]) -> Any:
     """Undo strict mode's forced nulls (§3.3 step 4): ``null`` for an optional field = omitted.

@@ -41,13 +41,31 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .base import (
-    AssistantBlocks, Block, ProviderTransportError, TextBlock, TokenUsage, ToolUseBlock, TurnRequest, TurnResponse,
-    UserText, UserToolResults, block_from_dict, to_dict,
+    AssistantBlocks,
+    Block,
+    ProviderTransportError,
+    TextBlock,
+    TokenUsage,
+    ToolUseBlock,
+    TurnRequest,
+    TurnResponse,
+    UserText,
+    UserToolResults,
+    block_from_dict,
+    to_dict,
 )
 
 __all__ = [
-    "SCRIPT_FORMAT", "SCRIPTED_ROUTE_REF", "ScriptError", "ScriptExhausted", "ScriptExpectationError",
-    "ScriptedFailure", "ScriptedProvider", "Step", "StubProvider", "load_script",
+    "SCRIPT_FORMAT",
+    "SCRIPTED_ROUTE_REF",
+    "ScriptError",
+    "ScriptExhausted",
+    "ScriptExpectationError",
+    "ScriptedFailure",
+    "ScriptedProvider",
+    "Step",
+    "StubProvider",
+    "load_script",
 ]
 
 #: The ``format`` tag of a script file.
@@ -67,8 +85,9 @@ class ScriptExhausted(ProviderTransportError):
     ``fail_fast``)."""
 
     def __init__(self, count: int):
-        super().__init__("unknown", f"scripted agent provider exhausted after {count} request(s)",
-                         disposition="fail_fast")
+        super().__init__(
+            "unknown", f"scripted agent provider exhausted after {count} request(s)", disposition="fail_fast"
+        )
         self.request_count = count
 
 
@@ -138,19 +157,36 @@ class Step:
         return cls(failure_message=message)
 
     @classmethod
-    def error(cls, kind: str, *, status: int | None = None, code: str | None = None,
-              disposition: str | None = None, message: str | None = None,
-              token_usage: tuple[int, int] | None = None) -> "Step":
+    def error(
+        cls,
+        kind: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        disposition: str | None = None,
+        message: str | None = None,
+        token_usage: tuple[int, int] | None = None,
+    ) -> "Step":
         """A classified :class:`ProviderTransportError` (``disposition`` defaults from spec §2.4)."""
-        return cls(typed_error={"kind": kind, "status": status, "code": code, "disposition": disposition,
-                          "message": message, "token_usage": token_usage})
+        return cls(
+            typed_error={
+                "kind": kind,
+                "status": status,
+                "code": code,
+                "disposition": disposition,
+                "message": message,
+                "token_usage": token_usage,
+            }
+        )
 
     def with_usage(self, input_tokens: int, output_tokens: int) -> "Step":
         """A copy whose response reports this token usage."""
         if self.reply is None:
             raise ScriptError("with_usage applies to a response step, not an error or failure")
-        return dataclasses.replace(self, reply=dataclasses.replace(
-            self.reply, input_tokens=int(input_tokens), output_tokens=int(output_tokens)))
+        return dataclasses.replace(
+            self,
+            reply=dataclasses.replace(self.reply, input_tokens=int(input_tokens), output_tokens=int(output_tokens)),
+        )
 
     def expecting(self, **expect: Any) -> "Step":
         """A copy that checks the incoming request first (keys of spec §4.2 ``expect``).
@@ -169,10 +205,14 @@ class Step:
         e = dict(self.typed_error or {})
         usage = e.get("token_usage")
         return ProviderTransportError(
-            e.get("kind") or "unknown", e.get("message") or f"scripted {e.get('kind')} error"
-            + (f" (status {e['status']})" if e.get("status") is not None else ""),
-            disposition=e.get("disposition"), status=e.get("status"), code=e.get("code"),
-            token_usage=TokenUsage(int(usage[0]), int(usage[1])) if usage else None)
+            e.get("kind") or "unknown",
+            e.get("message")
+            or f"scripted {e.get('kind')} error" + (f" (status {e['status']})" if e.get("status") is not None else ""),
+            disposition=e.get("disposition"),
+            status=e.get("status"),
+            code=e.get("code"),
+            token_usage=TokenUsage(int(usage[0]), int(usage[1])) if usage else None,
+        )
 
 
 class ScriptedProvider:
@@ -214,8 +254,10 @@ class ScriptedProvider:
         steps = data.get("steps")
         if not isinstance(steps, list):
             raise ScriptError(f"{source}: `steps` must be a list")
-        return cls([_step_from_dict(s, i, source) for i, s in enumerate(steps)],
-                   route_ref=str(data.get("route_ref") or SCRIPTED_ROUTE_REF))
+        return cls(
+            [_step_from_dict(s, i, source) for i, s in enumerate(steps)],
+            route_ref=str(data.get("route_ref") or SCRIPTED_ROUTE_REF),
+        )
 
     def push(self, *steps: Step) -> None:
         """Append steps to the end of the script."""
@@ -277,6 +319,7 @@ class StubProvider:
 
 
 # ---------------------------------------------------------------- file form
+
 
 def load_script(path: str | Path) -> ScriptedProvider:
     """Load a ``holon_nb.script/v1`` file (``.yaml``/``.yml`` or ``.json``).
@@ -351,8 +394,14 @@ def _step_from_dict(raw: Any, index: int, source: str) -> Step:
         if not isinstance(value, Mapping) or not isinstance(value.get("kind"), str):
             raise ScriptError(f"{where}: `error` is {{kind: ..., status?, code?, disposition?, message?}}")
         usage = _usage(value["token_usage"], where) if value.get("token_usage") is not None else None
-        step = Step.error(value["kind"], status=value.get("status"), code=value.get("code"),
-                          disposition=value.get("disposition"), message=value.get("message"), token_usage=usage)
+        step = Step.error(
+            value["kind"],
+            status=value.get("status"),
+            code=value.get("code"),
+            disposition=value.get("disposition"),
+            message=value.get("message"),
+            token_usage=usage,
+        )
     else:
         if not isinstance(value, str):
             raise ScriptError(f"{where}: `failure` must be a message string")
@@ -372,6 +421,7 @@ def _step_from_dict(raw: Any, index: int, source: str) -> Step:
 
 
 # ---------------------------------------------------------------- expectations
+
 
 def message_view(message: Any) -> dict[str, Any]:
     """The form ``expect.last_message`` is matched against: the message's JSON form, with a

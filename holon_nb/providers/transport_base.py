@@ -36,9 +36,13 @@ def lower_tools(tools: tuple[ProviderToolSpec, ...], contract: str) -> list[tupl
         except (ToolSchemaInvalid, SchemaDefinitionError) as exc:
             problems = list(getattr(exc, "errors", None) or [str(exc)])
             detail = "; ".join(problems[:5])
-            raise ToolSchemaRejected(f"{contract} schema preflight failed for tool {spec.name}: {detail}",
-                                     tool_name=spec.name, provider_message=detail, status=None,
-                                     diagnostics={"stage": "preflight", "errors": problems}) from None
+            raise ToolSchemaRejected(
+                f"{contract} schema preflight failed for tool {spec.name}: {detail}",
+                tool_name=spec.name,
+                provider_message=detail,
+                status=None,
+                diagnostics={"stage": "preflight", "errors": problems},
+            ) from None
         out.append((spec, lowered))
     return out
 
@@ -60,8 +64,13 @@ class HTTPTransport:
 
     transport = ""
 
-    def __init__(self, resolved: ResolvedProvider, *, environ: Mapping[str, str] | None = None,
-                 delta_listener: DeltaListener | None = None):
+    def __init__(
+        self,
+        resolved: ResolvedProvider,
+        *,
+        environ: Mapping[str, str] | None = None,
+        delta_listener: DeltaListener | None = None,
+    ):
         self.resolved = resolved
         self.route_ref = resolved.route_ref
         self.provider_name = resolved.ref.provider

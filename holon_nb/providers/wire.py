@@ -14,9 +14,20 @@ import anyio
 
 from .base import AssistantBlocks, PromptFrame, TurnRequest, UserBlocks
 
-__all__ = ["normalize_arguments", "compact_json", "SSEEvent", "SSEDecoder", "iter_sse", "system_text",
-           "blocks_text", "looks_like_text_tool_call", "strip_citation_markers", "round_index", "DeltaListener",
-           "emit"]
+__all__ = [
+    "normalize_arguments",
+    "compact_json",
+    "SSEEvent",
+    "SSEDecoder",
+    "iter_sse",
+    "system_text",
+    "blocks_text",
+    "looks_like_text_tool_call",
+    "strip_citation_markers",
+    "round_index",
+    "DeltaListener",
+    "emit",
+]
 
 #: ``listener(kind, payload)`` for streaming UI deltas: kinds ``text_delta`` ``{text}``,
 #: ``tool_call_delta`` ``{index, id, name, arguments}`` (§1.11).
@@ -89,7 +100,7 @@ class SSEDecoder:
             m = re.search(rb"\r\n|\n|\r", self._buf)
             if m is None or (m.group() == b"\r" and m.end() == len(self._buf)):
                 break  # a lone trailing \r may be half of \r\n
-            line, self._buf = self._buf[:m.start()], self._buf[m.end():]
+            line, self._buf = self._buf[: m.start()], self._buf[m.end() :]
             event = self._line(line.decode("utf-8", errors="replace"))
             if event is not None:
                 out.append(event)
@@ -149,8 +160,11 @@ def blocks_text(msg: UserBlocks) -> str:
     return "\n\n".join(b.text for b in msg.blocks if b.text)
 
 
-_MARKUP = re.compile(r"<tool_call|<function=|<function name=|&lt;tool_call|&lt;function=|&lt;function name=|"
-                     r"｜DSML｜|\|DSML\|", re.IGNORECASE)
+_MARKUP = re.compile(
+    r"<tool_call|<function=|<function name=|&lt;tool_call|&lt;function=|&lt;function name=|"
+    r"｜DSML｜|\|DSML\|",
+    re.IGNORECASE,
+)
 
 
 def looks_like_text_tool_call(texts: Iterable[str]) -> bool:

@@ -15,7 +15,6 @@ import-linter contracts check it):
 :mod:`.current` holds the kernel's runtime for ``holon_nb.get_runtime()``.
 """
 
-
 from __future__ import annotations
 
 import importlib
@@ -30,8 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Runtime", "RuntimeSettings", "ToolResult", "RuntimeEvent", "RESULT_MIMETYPE", "DEFAULT_AGENT_ID"]
 
 # loaded on first use (PEP 562): ``holon_nb.runtime.current`` is reached without building the runtime
-_WHERE = {"Runtime": ".facade", "DEFAULT_AGENT_ID": ".facade", "RuntimeEvent": ".core.events",
-          "RESULT_MIMETYPE": ".core.result", "ToolResult": ".core.result", "RuntimeSettings": ".core.settings"}
+_WHERE = {
+    "Runtime": ".facade",
+    "DEFAULT_AGENT_ID": ".facade",
+    "RuntimeEvent": ".core.events",
+    "RESULT_MIMETYPE": ".core.result",
+    "ToolResult": ".core.result",
+    "RuntimeSettings": ".core.settings",
+}
 
 
 def __getattr__(name: str) -> Any:

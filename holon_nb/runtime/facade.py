@@ -70,8 +70,10 @@ def _check_call_types(name: Any, agent: Any, context: Any) -> None:
     if agent is not None and not isinstance(agent, str):
         raise TypeError(f"agent must be an agent id (str) or None, got {type(agent).__name__}")
     if agent is not None and (not AGENT_ID.fullmatch(agent) or ".." in agent):
-        raise ValueError(f"not an agent id: {agent[:80]!r} (letters, digits, '_', '-', '.'; 1-64 characters; "
-                         "it names a directory under the holon home)")
+        raise ValueError(
+            f"not an agent id: {agent[:80]!r} (letters, digits, '_', '-', '.'; 1-64 characters; "
+            "it names a directory under the holon home)"
+        )
     if context is not None and not isinstance(context, dict):
         raise TypeError(f"context must be a dict such as {{'brief': '...'}} or None, got {type(context).__name__}")
 
@@ -90,8 +92,13 @@ class Runtime:
             another process past ``settings.store_busy_timeout_s`` (the message names the cause).
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
-                 settings: RuntimeSettings | None = None, registry: Registry | None = None):
+    def __init__(
+        self,
+        home: str | os.PathLike[str] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        settings: RuntimeSettings | None = None,
+        registry: Registry | None = None,
+    ):
         self.workspace = Path(workspace if workspace is not None else os.getcwd()).resolve()
         self.home = resolve_home(home, self.workspace)
         if not self.home.exists():
@@ -123,8 +130,13 @@ class Runtime:
     def _startup_error(self, exc: sqlite3.OperationalError) -> RuntimeStartupError:
         return RuntimeStartupError(
             f"the holon home's database {self.home / 'holon.sqlite3'} could not be opened: {exc}"
-            + (" — another kernel or process on this home holds its write lock; close it or wait, then "
-               "try again (HolonNB.store_busy_timeout_s sets how long to wait)" if is_busy(exc) else ""))
+            + (
+                " — another kernel or process on this home holds its write lock; close it or wait, then "
+                "try again (HolonNB.store_busy_timeout_s sets how long to wait)"
+                if is_busy(exc)
+                else ""
+            )
+        )
 
     def _abort_start(self) -> None:
         """Undo a half-done start: stop the loop thread if it runs, close the store."""
@@ -147,8 +159,13 @@ class Runtime:
         self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
         self.tasks = TaskService(
             # the live mapping: a variable set in a cell after loading reaches the next command
-            self.store, self.home, os.environ, self.events.publish,
-            self._start_soon, lambda: self.settings, lambda text: self._scrubber().text(text),
+            self.store,
+            self.home,
+            os.environ,
+            self.events.publish,
+            self._start_soon,
+            lambda: self.settings,
+            lambda text: self._scrubber().text(text),
         )
         self.tasks.make_scrubber = self._scrubber
         self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
@@ -160,8 +177,9 @@ class Runtime:
         self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
-        self.triggers = TriggerService(self.store, self.work, lambda: self.settings, self._start_soon,
-                                       lambda *a: self._loop.portal.call(*a))
+        self.triggers = TriggerService(
+            self.store, self.work, lambda: self.settings, self._start_soon, lambda *a: self._loop.portal.call(*a)
+        )
         self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
         self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
@@ -216,8 +234,15 @@ class Runtime:
             raise RuntimeClosed("this runtime is closed; start a new one (or %reload_ext holon_nb)")
         self._loop.check()
 
-    def call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
-             context: dict[str, Any] | None = None, *, raise_on_error: bool = False) -> ToolResult:
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any] | str | None = None,
+        agent: str | None = None,
+        context: dict[str, Any] | None = None,
+        *,
+        raise_on_error: bool = False,
+    ) -> ToolResult:
         """Call a tool through the one dispatch path and wait for its result.
 
         Args:
@@ -250,15 +275,21 @@ class Runtime:
             raise ToolCallError(result.envelope)
         return result
 
-    async def async_call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
-                         context: dict[str, Any] | None = None) -> ToolResult:
+    async def async_call(
+        self,
+        name: str,
+        args: dict[str, Any] | str | None = None,
+        agent: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> ToolResult:
         """:meth:`call` as a coroutine, for code on the runtime thread (same arguments, result and errors)."""
         self._check_open()
         _check_call_types(name, agent, context)
         return await self._call(name, args, agent, context)
 
-    async def _call(self, name: str, args: dict[str, Any] | str | None, agent: str | None,
-                    context: dict[str, Any] | None) -> ToolResult:
+    async def _call(
+        self, name: str, args: dict[str, Any] | str | None, agent: str | None, context: dict[str, Any] | None
+    ) -> ToolResult:
         """:meth:`async_call` once its arguments were checked (:meth:`call` checked them on its own thread)."""
         agent_id = agent or DEFAULT_AGENT_ID
         execution_id = new_id("tool")
@@ -276,15 +307,21 @@ class Runtime:
             profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
             if rec is not None:
                 self._profiles[agent_id] = profile
-        call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}),
-                           execution_id=execution_id)
+        call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}), execution_id=execution_id)
         started = time.monotonic()
         env = await dispatch(name, {} if args is None else args, RuntimeToolContext(self, call), registry=self.registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         return self._finish_call(env, args, agent_id, execution_id, duration_ms)
 
-    def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
-                     duration_ms: int, budget_tokens: int | None = None) -> ToolResult:
+    def _finish_call(
+        self,
+        env: dict[str, Any],
+        args: Any,
+        agent_id: str,
+        execution_id: str,
+        duration_ms: int,
+        budget_tokens: int | None = None,
+    ) -> ToolResult:
         # budget_tokens: a model turn's receipt budget (turn-loop spec §1.7 rule 3); None = the setting
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
@@ -305,17 +342,32 @@ class Runtime:
         stored_args = scrub.text(args_text)
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
-            "id": execution_id, "agent_id": agent_id, "tool_name": env["tool_name"], "status": env["status"],
-            "args": stored_args, "envelope": stored_env, "receipt": full, "duration_ms": duration_ms,
-            "scrubbed_args": stored_args, "scrubbed_envelope": stored_env,
+            "id": execution_id,
+            "agent_id": agent_id,
+            "tool_name": env["tool_name"],
+            "status": env["status"],
+            "args": stored_args,
+            "envelope": stored_env,
+            "receipt": full,
+            "duration_ms": duration_ms,
+            "scrubbed_args": stored_args,
+            "scrubbed_envelope": stored_env,
         }
         self.records.add(record)
         if '"artifacts"' in stored_env and time.monotonic() - self._pruned_at > 30:
             self._auto_prune()
-        return ToolResult(envelope=env, receipt=receipt, display_envelope=display, full_receipt=full,
-                          execution_id=execution_id, duration_ms=duration_ms, projected=projected,
-                          previews=tuple(self.images.take_preview(execution_id)),
-                          path_labels=self._labels_later, registry=self.registry)
+        return ToolResult(
+            envelope=env,
+            receipt=receipt,
+            display_envelope=display,
+            full_receipt=full,
+            execution_id=execution_id,
+            duration_ms=duration_ms,
+            projected=projected,
+            previews=tuple(self.images.take_preview(execution_id)),
+            path_labels=self._labels_later,
+            registry=self.registry,
+        )
 
     def _deferred_labels(self) -> Callable[[], tuple[tuple[str, str], ...]]:
         """:meth:`path_labels` for a result to read when it is displayed (issue 12: a call whose result
@@ -327,6 +379,7 @@ class Runtime:
         def labels() -> tuple[tuple[str, str], ...]:
             bound = method()
             return bound() if bound is not None else base  # the runtime is gone: its home and workspace
+
         return labels
 
     def path_labels(self) -> tuple[tuple[str, str], ...]:
@@ -350,18 +403,25 @@ class Runtime:
             rows = []
         for row in rows:
             anchor, name = Path(row["workspace_anchor"]), row["repo_name"] or Path(row["workspace_anchor"]).name
-            if anchor == self.workspace or self.workspace in anchor.parents or self.home in anchor.parents \
-                    or anchor == self.home:
+            if (
+                anchor == self.workspace
+                or self.workspace in anchor.parents
+                or self.home in anchor.parents
+                or anchor == self.home
+            ):
                 continue
-            labels += [(str(anchor), f"<workspace {name}>"),
-                       (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>")]
+            labels += [
+                (str(anchor), f"<workspace {name}>"),
+                (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>"),
+            ]
             if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
                 labels.append((str(anchor.parent), f"<workspace {name}>/.."))
         return tuple(labels)
 
     # ------------------------------------------------------------ disk (D13)
-    def prune(self, *, dry_run: bool = False, max_home_bytes: int | None = None,
-              max_age_days: float | None = None) -> "PruneReport":
+    def prune(
+        self, *, dry_run: bool = False, max_home_bytes: int | None = None, max_age_days: float | None = None
+    ) -> "PruneReport":
         """Prune command artifacts and ended tasks' logs of the home by the settings' policy (D13).
 
         Args:
@@ -378,8 +438,13 @@ class Runtime:
         cap = self.settings.max_home_bytes if max_home_bytes is None else max_home_bytes
         days = self.settings.artifact_max_age_days if max_age_days is None else max_age_days
         policy = PrunePolicy(max_home_bytes=cap, max_age_s=days * 86400 if days else None)
-        report = prune_home(self.home, StoreReader(self.store), policy, dry_run=dry_run,
-                            record=lambda task_id, info: record_task_pruned(self.store, task_id, info))
+        report = prune_home(
+            self.home,
+            StoreReader(self.store),
+            policy,
+            dry_run=dry_run,
+            record=lambda task_id, info: record_task_pruned(self.store, task_id, info),
+        )
         self._pruned_at = time.monotonic()
         if report.removed and not dry_run:
             log.info("%s", report.text(limit=5))
@@ -419,8 +484,13 @@ class Runtime:
         for settings in provider_config(os.environ, self.settings.providers)["providers"].values():
             auth = settings.get("auth") if isinstance(settings, dict) else None
             env = auth.get("env") if isinstance(auth, dict) else None
-            names += [env] if isinstance(env, str) else [e for e in env if isinstance(e, str)] \
-                if isinstance(env, list) else []
+            names += (
+                [env]
+                if isinstance(env, str)
+                else [e for e in env if isinstance(e, str)]
+                if isinstance(env, list)
+                else []
+            )
         keys = tuple(os.environ[n] for n in names if os.environ.get(n, "").strip())
         return keys + self.web.secret_values()  # web search and xAI keys, whatever their variables' names
 
@@ -442,8 +512,9 @@ class Runtime:
         """Durable turns, transcripts and token totals of the agents."""
         return self.turns.conversations
 
-    def run_turn(self, message: str, agent: str | None = None, model: str | None = None,
-                 max_rounds: int | None = None) -> "TurnResult":
+    def run_turn(
+        self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
+    ) -> "TurnResult":
         """Run one agent turn (model call → tool calls → results back → …) and wait for its end.
 
         Args:
@@ -460,9 +531,16 @@ class Runtime:
         """
         return self.turns.run_sync(message, agent=agent, model=model, max_rounds=max_rounds)
 
-    def run_turns(self, message: str, agent: str | None = None, model: str | None = None,
-                  max_rounds: int | None = None, *, max_wakes: int = 5,
-                  timeout_s: float | None = None) -> list["TurnResult"]:
+    def run_turns(
+        self,
+        message: str,
+        agent: str | None = None,
+        model: str | None = None,
+        max_rounds: int | None = None,
+        *,
+        max_wakes: int = 5,
+        timeout_s: float | None = None,
+    ) -> list["TurnResult"]:
         """Run a turn, then each turn its woken waits start, until the agent has nothing to wait for.
 
         After a turn that completes with a wait active (``WaitFor`` on a task, a timer, operator input…),
@@ -487,8 +565,9 @@ class Runtime:
         follower = TurnFollower(self, agent, max_wakes=max_wakes, timeout_s=timeout_s)
         return follower.run(message, model=model, max_rounds=max_rounds)
 
-    async def async_run_turn(self, message: str, agent: str | None = None, model: str | None = None,
-                             max_rounds: int | None = None) -> "TurnResult":
+    async def async_run_turn(
+        self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
+    ) -> "TurnResult":
         """The coroutine behind :meth:`run_turn`; runs on the runtime thread."""
         return await self.turns.run(message, agent=agent, model=model, max_rounds=max_rounds)
 
@@ -526,8 +605,9 @@ class Runtime:
             "loop_thread_alive": self._loop.alive,
             "closed": self._closed,
             # why the loop died, when it did (RuntimeDied); %reload_ext holon_nb recovers
-            "loop_error": (f"{type(self._loop.death).__name__}: {self._loop.death}"
-                           if self._loop.death is not None else None),
+            "loop_error": (
+                f"{type(self._loop.death).__name__}: {self._loop.death}" if self._loop.death is not None else None
+            ),
             "background_failures": self._loop.background_failures,
             "store": self.store.stats(),
             "model_facing_tools": len([s for s in self.registry if s.model_facing]),
@@ -551,8 +631,10 @@ class Runtime:
             RuntimeError: when called on the runtime thread (from a subscriber callback).
         """
         if self._loop.in_loop_thread():
-            raise RuntimeError("Runtime.close() cannot run on the runtime thread (a subscriber callback): "
-                               "close the runtime from the kernel or another thread")
+            raise RuntimeError(
+                "Runtime.close() cannot run on the runtime thread (a subscriber callback): "
+                "close the runtime from the kernel or another thread"
+            )
         with self._lock:
             if self._closed:
                 return

@@ -135,8 +135,11 @@ def _error_text(cell: NotebookNode) -> str:
             head = f"{out.get('ename')}: {out.get('evalue')}"
             tb = strip_ansi("\n".join(out.get("traceback") or [])).strip().splitlines()[-8:]
             return "\n".join([head, *tb]) if tb and tb[-1].strip() != head else head
-    err = "".join(o.get("text", "") for o in cell.get("outputs", [])
-                  if o.get("output_type") == "stream" and o.get("name") == "stderr")
+    err = "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stderr"
+    )
     return strip_ansi(err).strip()[-2000:]
 
 
@@ -145,8 +148,15 @@ def _run(path: Path, options: CheckOptions, scratch: Path, n: int, private: bool
     out = scratch / f"run-{n}.ipynb"
     cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
     try:
-        summary = run_notebook(path, output=out, timeout=options.timeout, kernel_name=options.kernel_name,
-                               cassettes=options.cassettes, progress=False, cwd=cwd)
+        summary = run_notebook(
+            path,
+            output=out,
+            timeout=options.timeout,
+            kernel_name=options.kernel_name,
+            cassettes=options.cassettes,
+            progress=False,
+            cwd=cwd,
+        )
     finally:
         if cwd is not None:
             shutil.rmtree(cwd.parent, ignore_errors=True)
@@ -163,8 +173,11 @@ def _recorded(saved: NotebookNode, roots: Roots) -> dict[str, list[str]]:
     """``metadata.holon_nb.recorded_roots`` with this run's workspace, temp dir and checkout added (the
     holon home is not recorded: a harness run's home is always ``<tmp>/holon-nb-run-*/home``)."""
     previous = Roots.from_mapping((saved.metadata.get("holon_nb") or {}).get("recorded_roots"))
-    merged = Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo, site=previous.site).merged(
-        Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo, site=roots.site)).as_mapping()
+    merged = (
+        Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo, site=previous.site)
+        .merged(Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo, site=roots.site))
+        .as_mapping()
+    )
     return {k: list(dict.fromkeys(v))[-4:] for k, v in merged.items() if v}
 
 
@@ -232,9 +245,11 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     check.problems += summary.problems
     allow_running = bool((saved.metadata.get("holon_nb") or {}).get("allow_running_tasks"))
     if summary.tasks_left_running and not allow_running and not summary.kernel_died:
-        check.problems.append("tasks left running after the final wait (stopped): "
-                              + ", ".join(summary.tasks_left_running)
-                              + " (set metadata.holon_nb.allow_running_tasks: true to allow)")
+        check.problems.append(
+            "tasks left running after the final wait (stopped): "
+            + ", ".join(summary.tasks_left_running)
+            + " (set metadata.holon_nb.allow_running_tasks: true to allow)"
+        )
 
     started = time.perf_counter()
     if len(saved.cells) != len(executed.cells):
@@ -243,16 +258,29 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
     diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared)
     for k, (_, other) in enumerate(runs[1:], start=2):
-        for d in compare_notebooks(executed, other, norm, labels=("run 1", f"run {k}"),
-                                   cells=[i for i in compared if i not in {p.index for p in check.cells}]):
-            check.cells.append(CellProblem(d.index, d.first_line, "nondeterministic",
-                                           f"run {k} differs from run 1: {d.message}"))
+        for d in compare_notebooks(
+            executed,
+            other,
+            norm,
+            labels=("run 1", f"run {k}"),
+            cells=[i for i in compared if i not in {p.index for p in check.cells}],
+        ):
+            check.cells.append(
+                CellProblem(d.index, d.first_line, "nondeterministic", f"run {k} differs from run 1: {d.message}")
+            )
     check.compare_s = time.perf_counter() - started
 
     if options.update:
         # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording)
-        empty = [i for i, c in enumerate(saved.cells) if c.cell_type == "code" and not c.get("outputs")
-                 and executed.cells[i].get("outputs") and i not in errors and i not in check.not_run]
+        empty = [
+            i
+            for i, c in enumerate(saved.cells)
+            if c.cell_type == "code"
+            and not c.get("outputs")
+            and executed.cells[i].get("outputs")
+            and i not in errors
+            and i not in check.not_run
+        ]
         changed = sorted({d.index for d in diffs} | set(empty))
         current = Roots.current(workspace=workspace)
         if changed or (saved.metadata.get("holon_nb") or {}).get("recorded_roots") != _recorded(saved, current):
@@ -262,4 +290,3 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         check.cells += [CellProblem(d.index, d.first_line, "mismatch", d.message) for d in diffs]
     check.cells.sort(key=lambda p: p.index)
     return check
-

@@ -35,8 +35,17 @@ from typing import Any, Iterable, Mapping
 from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
 from .tags import has_tag
 
-__all__ = ["CellDiff", "Item", "apply_display_updates", "cell_items", "compare_cells", "compare_notebooks",
-           "compared_cells", "first_line", "is_lax"]
+__all__ = [
+    "CellDiff",
+    "Item",
+    "apply_display_updates",
+    "cell_items",
+    "compare_cells",
+    "compare_notebooks",
+    "compared_cells",
+    "first_line",
+    "is_lax",
+]
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 #: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
@@ -88,8 +97,14 @@ def compared_cells(nb: Mapping[str, Any]) -> list[int]:
     """Indices of the code cells whose outputs are compared (spec §3.6; nbval's tags too, see
     :mod:`holon_nb.testing.tags`)."""
     lax = is_lax(nb)
-    return [i for i, cell in enumerate(nb["cells"]) if cell.get("cell_type") == "code"
-            and not has_tag(cell, "skip") and not has_tag(cell, "ignore") and (not lax or has_tag(cell, "check"))]
+    return [
+        i
+        for i, cell in enumerate(nb["cells"])
+        if cell.get("cell_type") == "code"
+        and not has_tag(cell, "skip")
+        and not has_tag(cell, "ignore")
+        and (not lax or has_tag(cell, "check"))
+    ]
 
 
 def _source(cell: Mapping[str, Any]) -> str:
@@ -139,9 +154,9 @@ def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
         while i + 9 < len(raw):
             if raw[i] != 0xFF:
                 return None
-            marker, length = raw[i + 1], struct.unpack(">H", raw[i + 2:i + 4])[0]
+            marker, length = raw[i + 1], struct.unpack(">H", raw[i + 2 : i + 4])[0]
             if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack(">HH", raw[i + 5:i + 9])
+                h, w = struct.unpack(">HH", raw[i + 5 : i + 9])
                 return w, h
             i += 2 + length
     return None
@@ -168,8 +183,14 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
         value = data[mime]
         if mime in _IMAGE_TYPES:
             size = _image_size(mime, value)
-            items.append(Item(mime, f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels" if size
-                              else f"{mime.split('/')[1]} image of unknown size"))
+            items.append(
+                Item(
+                    mime,
+                    f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels"
+                    if size
+                    else f"{mime.split('/')[1]} image of unknown size",
+                )
+            )
         elif mime == "image/svg+xml":
             root = re.search(r"<svg\b[^>]*>", _joined(value))
             attrs = dict(re.findall(r'\b(width|height)\s*=\s*["\']([^"\']*)["\']', root.group(0))) if root else {}
@@ -218,8 +239,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _describe(position: int, expected: Item | None, actual: Item | None,
-              labels: tuple[str, str]) -> tuple[str, list[tuple[str, Any, Any]]]:
+def _describe(
+    position: int, expected: Item | None, actual: Item | None, labels: tuple[str, str]
+) -> tuple[str, list[tuple[str, Any, Any]]]:
     if expected is None or actual is None:
         present = expected or actual
         assert present is not None
@@ -228,9 +250,13 @@ def _describe(position: int, expected: Item | None, actual: Item | None,
         shown = text if len(text) <= 600 else text[:599] + "…"
         return f"output {position}: {present.kind} only in {side}:\n{shown}", []
     if expected.kind != actual.kind:
-        return (f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
-                + _unified(_as_text(expected), _as_text(actual), labels)), []
-    if expected.kind == "receipt" or (isinstance(expected.value, (dict, list)) and isinstance(actual.value, (dict, list))):
+        return (
+            f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
+            + _unified(_as_text(expected), _as_text(actual), labels)
+        ), []
+    if expected.kind == "receipt" or (
+        isinstance(expected.value, (dict, list)) and isinstance(actual.value, (dict, list))
+    ):
         pointers = json_differences(expected.value, actual.value)
         lines = [f"output {position}: {expected.kind} differs at {len(pointers)} place(s):"]
         for ptr, e, a in pointers[:_MAX_POINTERS]:
@@ -249,8 +275,13 @@ def _unified(expected: str, actual: str, labels: tuple[str, str]) -> str:
     return "\n".join(lines) if lines else f"(differs only in whitespace) {expected!r} != {actual!r}"
 
 
-def compare_cells(index: int, expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer,
-                  labels: tuple[str, str] = ("saved", "this run")) -> CellDiff | None:
+def compare_cells(
+    index: int,
+    expected: Mapping[str, Any],
+    actual: Mapping[str, Any],
+    norm: Normalizer,
+    labels: tuple[str, str] = ("saved", "this run"),
+) -> CellDiff | None:
     """Compare one cell of two notebooks; None when equal after normalisation."""
     want, got = cell_items(expected, norm), cell_items(actual, norm)
     if want == got:
@@ -264,9 +295,13 @@ def compare_cells(index: int, expected: Mapping[str, Any], actual: Mapping[str, 
     raise AssertionError("unreachable: lists differ but no item does")  # pragma: no cover
 
 
-def compare_notebooks(expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer,
-                      labels: tuple[str, str] = ("saved", "this run"),
-                      cells: Iterable[int] | None = None) -> list[CellDiff]:
+def compare_notebooks(
+    expected: Mapping[str, Any],
+    actual: Mapping[str, Any],
+    norm: Normalizer,
+    labels: tuple[str, str] = ("saved", "this run"),
+    cells: Iterable[int] | None = None,
+) -> list[CellDiff]:
     """Compare every compared cell (default :func:`compared_cells` of ``expected``).
 
     Raises:
@@ -276,7 +311,7 @@ def compare_notebooks(expected: Mapping[str, Any], actual: Mapping[str, Any], no
     if [c.get("cell_type") for c in a_cells] != [c.get("cell_type") for c in b_cells]:
         raise ValueError("the notebooks do not have the same cells")
     diffs = []
-    for i in (compared_cells(expected) if cells is None else cells):
+    for i in compared_cells(expected) if cells is None else cells:
         diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels)
         if diff is not None:
             diffs.append(diff)

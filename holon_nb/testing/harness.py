@@ -69,6 +69,7 @@ _TIMEOUT_ENAME = "CellTimeoutError"
 _NBCLIENT_LOG = logging.getLogger("holon_nb.testing.nbclient")
 _NBCLIENT_LOG.addHandler(logging.NullHandler())
 
+
 class HarnessUsageError(HolonNBError, ValueError):
     """Raised by :func:`run_notebook` for a usage mistake (``holon-nb run`` exits 2).
 
@@ -99,8 +100,15 @@ def _progress_line(report: CellReport, total: int, done: bool) -> str:
 class _Run:
     """One execution: the client, the deadlines and the summary being filled."""
 
-    def __init__(self, nb: NotebookNode, client: NotebookClient, summary: RunSummary, timeout: float,
-                 progress: Callable[[str], None] | None, keep_going: bool = False):
+    def __init__(
+        self,
+        nb: NotebookNode,
+        client: NotebookClient,
+        summary: RunSummary,
+        timeout: float,
+        progress: Callable[[str], None] | None,
+        keep_going: bool = False,
+    ):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
         self.progress = progress
         self.keep_going = keep_going
@@ -148,8 +156,15 @@ class _Run:
         """Run ``code`` silently and return the JSON value of ``expr`` (None if it failed)."""
         kc = self.client.kc
         assert kc is not None
-        msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False,
-                                               user_expressions={"v": f"__import__('json').dumps({expr})"}))
+        msg_id = await ensure_async(
+            kc.execute(
+                code,
+                silent=True,
+                store_history=False,
+                stop_on_error=False,
+                user_expressions={"v": f"__import__('json').dumps({expr})"},
+            )
+        )
         reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), limit)
         value = ((reply or {}).get("content", {}).get("user_expressions") or {}).get("v", {})
         if value.get("status") != "ok":
@@ -225,7 +240,8 @@ class _Run:
         _, content = await self.synthetic(PRELOAD, self.timeout)
         if content.get("status") == "error":
             self.summary.problems.append(
-                f"holon_nb did not load after a kernel restart: {content.get('ename')}: {content.get('evalue')}")
+                f"holon_nb did not load after a kernel restart: {content.get('ename')}: {content.get('evalue')}"
+            )
 
     async def collect_secrets(self) -> None:
         """Remember the secret values the kernel knows now (set in cells too), to scrub the saved file."""
@@ -275,8 +291,7 @@ class _Run:
         """
         started = False
         try:
-            async with self.client.async_setup_kernel(env=env, cwd=str(cwd), cleanup_kc=True,
-                                                      stdout=log, stderr=log):
+            async with self.client.async_setup_kernel(env=env, cwd=str(cwd), cleanup_kc=True, stdout=log, stderr=log):
                 started = True
                 kc = self.client.kc
                 assert kc is not None
@@ -286,7 +301,8 @@ class _Run:
                 _, content = await self.synthetic(PRELOAD, self.timeout)
                 if content.get("status") == "error":
                     self.summary.problems.append(
-                        f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}")
+                        f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}"
+                    )
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
@@ -316,8 +332,12 @@ def _drop_unshown_widget_state(nb: NotebookNode) -> None:
     state = ((nb.metadata.get("widgets") or {}).get(_WIDGET_STATE) or {}).get("state")
     if not isinstance(state, dict):
         return
-    todo = [o["data"][_WIDGET_VIEW].get("model_id") for c in nb.cells for o in c.get("outputs", [])
-            if _WIDGET_VIEW in o.get("data", {})]
+    todo = [
+        o["data"][_WIDGET_VIEW].get("model_id")
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if _WIDGET_VIEW in o.get("data", {})
+    ]
     keep: set[str] = set()
     while todo:
         model_id = todo.pop()
@@ -344,8 +364,9 @@ def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:
             cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
 
 
-def _resolve_paths(path: str | os.PathLike[str], output: str | os.PathLike[str] | None,
-                   cwd: str | os.PathLike[str] | None) -> tuple[Path, Path, Path]:
+def _resolve_paths(
+    path: str | os.PathLike[str], output: str | os.PathLike[str] | None, cwd: str | os.PathLike[str] | None
+) -> tuple[Path, Path, Path]:
     src = Path(path)
     if src.is_dir():
         found = sorted(p.name for p in src.glob("*.ipynb") if not p.name.endswith(".executed.ipynb"))[:3]
@@ -384,16 +405,18 @@ def _check_writable(out: Path) -> None:
     would be lost. Creates ``out``'s missing directories; leaves no file behind."""
     blocking = next((p for p in out.parents if p.exists()), None)
     if blocking is not None and not blocking.is_dir():
-        raise HarnessUsageError(f"cannot save the executed notebook to {out}: {blocking} is a file, "
-                                "not a directory; choose another -o")
+        raise HarnessUsageError(
+            f"cannot save the executed notebook to {out}: {blocking} is a file, not a directory; choose another -o"
+        )
     try:
         existed = out.exists()
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(out, "ab"):
             pass
     except OSError as exc:
-        raise HarnessUsageError(f"cannot save the executed notebook to {out}: {exc.strerror or exc}; "
-                                "choose another -o") from exc
+        raise HarnessUsageError(
+            f"cannot save the executed notebook to {out}: {exc.strerror or exc}; choose another -o"
+        ) from exc
     if not existed:
         out.unlink(missing_ok=True)
 
@@ -472,13 +495,18 @@ def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
             i += 1
             continue
         j = i
-        while (j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream"
-               and outputs[j + 1].get("name") == out.get("name")):
+        while (
+            j + 1 < len(outputs)
+            and outputs[j + 1].get("output_type") == "stream"
+            and outputs[j + 1].get("name") == out.get("name")
+        ):
             j += 1
         if j > i:
-            texts = ["".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
-                     for o in outputs[i:j + 1]]
-            for o, text in zip(outputs[i:j + 1], scrubber.pieces(texts)):
+            texts = [
+                "".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
+                for o in outputs[i : j + 1]
+            ]
+            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts)):
                 o["text"] = text
         i = j + 1
 
@@ -514,10 +542,18 @@ def _reap(home: str, workspace: Path) -> list[str]:
     return list(rt.interrupted_at_start)
 
 
-def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
-                 timeout: float = 120, kernel_name: str | None = None, parameters: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, progress: bool | None = None,
-                 keep_going: bool = False, cassettes: str | None = None) -> RunSummary:
+def run_notebook(
+    path: str | os.PathLike[str],
+    *,
+    output: str | os.PathLike[str] | None = None,
+    timeout: float = 120,
+    kernel_name: str | None = None,
+    parameters: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    keep_going: bool = False,
+    cassettes: str | None = None,
+) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
     Args:
@@ -570,7 +606,12 @@ def run_notebook(path: str | os.PathLike[str], *, output: str | os.PathLike[str]
     if progress is None:
         progress = sys.stderr.isatty()
     client = NotebookClient(
-        nb, km=km, log=_NBCLIENT_LOG, allow_errors=True, store_widget_state=True, interrupt_on_timeout=True,
+        nb,
+        km=km,
+        log=_NBCLIENT_LOG,
+        allow_errors=True,
+        store_widget_state=True,
+        interrupt_on_timeout=True,
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
         resources={"metadata": {"path": str(kernel_cwd)}},
     )

@@ -112,7 +112,9 @@ def _holon_nb_secrets():
 including variables set in cells, and the runtime's configured secrets), so the saved notebook is
 scrubbed of them too (D12)."""
 
-FINISH = SECRETS + """\
+FINISH = (
+    SECRETS
+    + """\
 def _holon_nb_finish_run():
     secrets, left, unloaded = _holon_nb_secrets(), list(globals().get("_holon_nb_left") or []), False
     if not left:
@@ -125,5 +127,6 @@ def _holon_nb_finish_run():
 _holon_nb_finish = _holon_nb_finish_run()
 del _holon_nb_finish_run
 """
+)
 """Secrets, the tasks left running, and (when none) the extension unloaded, in one silent request; the
 harness reads ``_holon_nb_finish``."""

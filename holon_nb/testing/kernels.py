@@ -22,8 +22,14 @@ import zmq
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
-__all__ = ["HEADLESS_ENV", "INTERPRETER_KERNEL", "InterpreterKernelSpecManager", "NoSuchKernel", "kernel_manager",
-           "kernel_env"]
+__all__ = [
+    "HEADLESS_ENV",
+    "INTERPRETER_KERNEL",
+    "InterpreterKernelSpecManager",
+    "NoSuchKernel",
+    "kernel_manager",
+    "kernel_env",
+]
 
 #: Name of the in-memory kernelspec that runs the current interpreter.
 INTERPRETER_KERNEL = "holon-nb-python3"
@@ -104,4 +110,3 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
             if str(root) not in parts:
                 env["PYTHONPATH"] = os.pathsep.join([str(root), *parts])
     return env
-

@@ -62,8 +62,21 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..tools.ansi import terminal_text as _terminal
 
 __all__ = [
-    "ADDRESS_RE", "ANSI_RE", "DURATION_RE", "ID_RE", "UUID_RE", "TIME_RE", "RESULT_MIMETYPE", "Normalizer", "Roots", "UserRule",
-    "json_differences", "mask_json", "parse_rules", "strip_ansi", "terminal_text",
+    "ADDRESS_RE",
+    "ANSI_RE",
+    "DURATION_RE",
+    "ID_RE",
+    "UUID_RE",
+    "TIME_RE",
+    "RESULT_MIMETYPE",
+    "Normalizer",
+    "Roots",
+    "UserRule",
+    "json_differences",
+    "mask_json",
+    "parse_rules",
+    "strip_ansi",
+    "terminal_text",
 ]
 
 #: MIME type of a holon_nb tool receipt in a display bundle.
@@ -121,14 +134,20 @@ class Roots:
     site: tuple[str, ...] = ()
 
     @classmethod
-    def current(cls, *, home: str | os.PathLike[str] | None = None,
-                workspace: str | os.PathLike[str] | None = None) -> "Roots":
+    def current(
+        cls, *, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None
+    ) -> "Roots":
         """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir,
         and the git checkout the workspace is in (:func:`git_roots`)."""
         home = home if home is not None else os.environ.get("HOLON_NB_HOME")
         site = [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
-        return cls(home=_paths([home]), workspace=_paths([workspace]), tmp=_paths([tempfile.gettempdir()]),
-                   repo=_paths(git_roots(workspace) if workspace else []), site=_paths(site))
+        return cls(
+            home=_paths([home]),
+            workspace=_paths([workspace]),
+            tmp=_paths([tempfile.gettempdir()]),
+            repo=_paths(git_roots(workspace) if workspace else []),
+            site=_paths(site),
+        )
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "Roots":
@@ -143,21 +162,35 @@ class Roots:
 
     def merged(self, other: "Roots") -> "Roots":
         """Both sets of roots (the saved run's and this run's)."""
-        return Roots(self.home + other.home, self.workspace + other.workspace, self.tmp + other.tmp,
-                     self.repo + other.repo, self.site + other.site)
+        return Roots(
+            self.home + other.home,
+            self.workspace + other.workspace,
+            self.tmp + other.tmp,
+            self.repo + other.repo,
+            self.site + other.site,
+        )
 
     def as_mapping(self) -> dict[str, list[str]]:
         """JSON form, the inverse of :meth:`from_mapping`."""
-        return {"home": list(self.home), "workspace": list(self.workspace), "tmp": list(self.tmp),
-                "repo": list(self.repo), "site": list(self.site)}
+        return {
+            "home": list(self.home),
+            "workspace": list(self.workspace),
+            "tmp": list(self.tmp),
+            "repo": list(self.repo),
+            "site": list(self.site),
+        }
 
 
 def git_roots(path: str | os.PathLike[str]) -> list[str]:
     """The root of the git checkout ``path`` is in and its main worktree (one path when they are the
     same); ``[]`` outside a checkout or without git. Runs ``git rev-parse`` once."""
     try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--path-format=absolute", "--show-toplevel",
-                              "--git-common-dir"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     lines = out.stdout.splitlines() if out.returncode == 0 else []
@@ -309,12 +342,20 @@ def json_differences(expected: Any, actual: Any, pointer: str = "") -> list[tupl
         for i in range(max(len(expected), len(actual))):
             sub = f"{pointer}/{i}"
             if i >= len(expected) or i >= len(actual):
-                out.append((sub, expected[i] if i < len(expected) else "<missing>",
-                            actual[i] if i < len(actual) else "<missing>"))
+                out.append(
+                    (
+                        sub,
+                        expected[i] if i < len(expected) else "<missing>",
+                        actual[i] if i < len(actual) else "<missing>",
+                    )
+                )
             else:
                 out.extend(json_differences(expected[i], actual[i], sub))
         return out
-    if expected != actual or type(expected) is not type(actual) and not (
-            isinstance(expected, (int, float)) and isinstance(actual, (int, float))):
+    if (
+        expected != actual
+        or type(expected) is not type(actual)
+        and not (isinstance(expected, (int, float)) and isinstance(actual, (int, float)))
+    ):
         return [(pointer or "/", expected, actual)]
     return []

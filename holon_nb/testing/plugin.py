@@ -50,25 +50,63 @@ class NotebookFailure(Exception):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("holon-nb", "notebooks as regression tests (holon_nb)")
-    group.addoption("--holon-nb", action="store_true", default=False,
-                    help="collect *.ipynb files and test them against their saved outputs")
-    group.addoption("--holon-nb-per-cell", action="store_true", default=False,
-                    help="one test item per code cell instead of one per notebook")
-    group.addoption("--holon-nb-update", action="store_true", default=False,
-                    help="rewrite mismatching cells' saved outputs with this run's (not cells that raised)")
-    group.addoption("--holon-nb-repeat", type=int, default=1, metavar="N",
-                    help="run each notebook N times and fail on any difference between runs")
-    group.addoption("--holon-nb-timeout", type=float, default=120.0, metavar="SECONDS",
-                    help="per-cell timeout (default 120; a run stops at 10x)")
-    group.addoption("--holon-nb-kernel", default=None, metavar="NAME",
-                    help="kernelspec to run notebooks in (default: a kernel on this interpreter); a spec with a "
-                         "kernel provisioner runs them remotely")
-    group.addoption("--holon-nb-cassettes", choices=("replay", "record", "auto", "off"), default="replay",
-                    help="model-call cassettes: replay (default; no network), record, auto, off")
-    parser.addini("holon_nb_paths", type="linelist", default=[],
-                  help="notebook files or folders tested by the holon_nb plugin (turns it on)")
-    parser.addini("holon_nb_normalize", type="linelist", default=[],
-                  help="normalisers, one per line: 'REGEX => REPLACEMENT' or a JSON {regex, replace} object")
+    group.addoption(
+        "--holon-nb",
+        action="store_true",
+        default=False,
+        help="collect *.ipynb files and test them against their saved outputs",
+    )
+    group.addoption(
+        "--holon-nb-per-cell",
+        action="store_true",
+        default=False,
+        help="one test item per code cell instead of one per notebook",
+    )
+    group.addoption(
+        "--holon-nb-update",
+        action="store_true",
+        default=False,
+        help="rewrite mismatching cells' saved outputs with this run's (not cells that raised)",
+    )
+    group.addoption(
+        "--holon-nb-repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run each notebook N times and fail on any difference between runs",
+    )
+    group.addoption(
+        "--holon-nb-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="per-cell timeout (default 120; a run stops at 10x)",
+    )
+    group.addoption(
+        "--holon-nb-kernel",
+        default=None,
+        metavar="NAME",
+        help="kernelspec to run notebooks in (default: a kernel on this interpreter); a spec with a "
+        "kernel provisioner runs them remotely",
+    )
+    group.addoption(
+        "--holon-nb-cassettes",
+        choices=("replay", "record", "auto", "off"),
+        default="replay",
+        help="model-call cassettes: replay (default; no network), record, auto, off",
+    )
+    parser.addini(
+        "holon_nb_paths",
+        type="linelist",
+        default=[],
+        help="notebook files or folders tested by the holon_nb plugin (turns it on)",
+    )
+    parser.addini(
+        "holon_nb_normalize",
+        type="linelist",
+        default=[],
+        help="normalisers, one per line: 'REGEX => REPLACEMENT' or a JSON {regex, replace} object",
+    )
 
 
 def _enabled(config: pytest.Config) -> bool:
@@ -165,8 +203,9 @@ class NotebookFile(pytest.File):
         check = self._check
         if check is not None and check.updated_cells and not self._update_reported:
             self._update_reported = True
-            item.add_report_section("call", _SECTION,
-                                    f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}")
+            item.add_report_section(
+                "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
+            )
 
     def collect(self) -> Iterator[pytest.Item]:
         import nbformat
@@ -188,9 +227,14 @@ class NotebookFile(pytest.File):
             from .check import CheckOptions, check_notebook
 
             opt = self.config.getoption
-            options = CheckOptions(timeout=opt("holon_nb_timeout"), cassettes=opt("holon_nb_cassettes"),
-                                   update=opt("holon_nb_update"), repeat=opt("holon_nb_repeat"),
-                                   rules=self.config.stash[_STATE]["rules"], kernel_name=opt("holon_nb_kernel"))
+            options = CheckOptions(
+                timeout=opt("holon_nb_timeout"),
+                cassettes=opt("holon_nb_cassettes"),
+                update=opt("holon_nb_update"),
+                repeat=opt("holon_nb_repeat"),
+                rules=self.config.stash[_STATE]["rules"],
+                kernel_name=opt("holon_nb_kernel"),
+            )
             try:
                 self._check = check_notebook(self.path, options)
             except ValueError as exc:  # HarnessUsageError, a malformed normaliser

@@ -149,16 +149,22 @@ def format_summary(summary: RunSummary) -> str:
         lines.append(f"  kernel restarts: {summary.restarts} (cells tagged holon-restart-kernel)")
     lines.append(f"  wall time:       {summary.wall_time_s:.2f} s")
     if summary.holon_home_removed:
-        lines.append("  holon home:      a temporary one, removed after the run (task logs and artifacts "
-                     "named in receipts with it); set HOLON_NB_HOME to keep them")
+        lines.append(
+            "  holon home:      a temporary one, removed after the run (task logs and artifacts "
+            "named in receipts with it); set HOLON_NB_HOME to keep them"
+        )
     elif summary.holon_home:
         lines.append(f"  holon home:      {summary.holon_home}")
     if summary.timed_out:
-        lines.append("  overall time limit (10 x --timeout) reached: the cell running then was interrupted "
-                     "and later cells were skipped")
+        lines.append(
+            "  overall time limit (10 x --timeout) reached: the cell running then was interrupted "
+            "and later cells were skipped"
+        )
     if summary.stopped_after is not None:
-        lines.append(f"  stopped after cell #{summary.stopped_after} failed: later cells were not run "
-                     "(--keep-going runs them all)")
+        lines.append(
+            f"  stopped after cell #{summary.stopped_after} failed: later cells were not run "
+            "(--keep-going runs them all)"
+        )
     for c in summary.cells:
         if c.index in summary.failed_cells:
             lines.append(f"  cell #{c.index} failed: {c.first_line}")

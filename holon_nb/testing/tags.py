@@ -24,8 +24,12 @@ TAGS: dict[str, tuple[str, ...]] = {
     "check": ("holon-check-output", "nbval-check-output"),
     "raises": ("raises-exception", "nbval-raises-exception"),
 }
-_MARKERS = {"skip": "NBVAL_SKIP", "ignore": "NBVAL_IGNORE_OUTPUT", "check": "NBVAL_CHECK_OUTPUT",
-            "raises": "NBVAL_RAISES_EXCEPTION"}
+_MARKERS = {
+    "skip": "NBVAL_SKIP",
+    "ignore": "NBVAL_IGNORE_OUTPUT",
+    "check": "NBVAL_CHECK_OUTPUT",
+    "raises": "NBVAL_RAISES_EXCEPTION",
+}
 
 
 def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
@@ -36,5 +40,6 @@ def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else source
     marker = _MARKERS[meaning]
-    return any(line.strip().lstrip("#").strip() == marker for line in source.splitlines()
-               if line.strip().startswith("#"))
+    return any(
+        line.strip().lstrip("#").strip() == marker for line in source.splitlines() if line.strip().startswith("#")
+    )

@@ -35,12 +35,31 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["IGNORED", "MAX_BYTES", "MAX_FILES", "COPY_PREFIX", "FolderTooLarge", "folder_lock", "private_copy",
-           "shared_dir"]
+__all__ = [
+    "IGNORED",
+    "MAX_BYTES",
+    "MAX_FILES",
+    "COPY_PREFIX",
+    "FolderTooLarge",
+    "folder_lock",
+    "private_copy",
+    "shared_dir",
+]
 
 #: Names (fnmatch patterns) not copied into a notebook's private folder.
-IGNORED = (".git", ".hg", ".svn", ".ipynb_checkpoints", "__pycache__", ".pytest_cache", ".mypy_cache",
-           ".holon", "*.executed.ipynb", ".venv", "node_modules")
+IGNORED = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".ipynb_checkpoints",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".holon",
+    "*.executed.ipynb",
+    ".venv",
+    "node_modules",
+)
 #: Largest folder copied for a private run (files, bytes); beyond, set ``shared_dir: true``.
 MAX_FILES = 5000
 MAX_BYTES = 200 * 1024 * 1024
@@ -63,6 +82,7 @@ def _ignore(skip: set[Path]) -> Any:
     def ignore(folder: str, names: list[str]) -> set[str]:
         dropped = {n for n in names if any(fnmatch.fnmatch(n, p) for p in IGNORED)}
         return dropped | {n for n in names if Path(folder, n).resolve() in skip}
+
     return ignore
 
 
@@ -82,7 +102,8 @@ def _measure(folder: Path, skip: set[Path], notebook: Path) -> None:
                 raise FolderTooLarge(
                     f"the folder of {notebook.name} ({folder}) is too large to copy for an isolated run "
                     f"(more than {MAX_FILES} files or {MAX_BYTES // 2**20} MB); set "
-                    "metadata.holon_nb.shared_dir: true to run the notebook in its folder")
+                    "metadata.holon_nb.shared_dir: true to run the notebook in its folder"
+                )
 
 
 def private_copy(notebook: Path, holon_home: str | None = None) -> Path:
@@ -98,8 +119,10 @@ def private_copy(notebook: Path, holon_home: str | None = None) -> Path:
     folder = notebook.resolve().parent
     tmp = Path(tempfile.gettempdir()).resolve()
     if tmp == folder or folder in tmp.parents:
-        raise FolderTooLarge(f"the folder of {notebook.name} ({folder}) holds the temporary directory and "
-                             "cannot be copied for an isolated run; set metadata.holon_nb.shared_dir: true")
+        raise FolderTooLarge(
+            f"the folder of {notebook.name} ({folder}) holds the temporary directory and "
+            "cannot be copied for an isolated run; set metadata.holon_nb.shared_dir: true"
+        )
     skip = {Path(holon_home).resolve()} if holon_home else set()
     _measure(folder, skip, notebook)
     scratch = Path(tempfile.mkdtemp(prefix=COPY_PREFIX))

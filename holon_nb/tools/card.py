@@ -27,11 +27,20 @@ from .human.commands import OUTPUT_SHOWN_BELOW, stream_notices
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 
 _COLOURS = {"success": "#1a7f37", "error": "#cf222e", "deferred": "#9a6700"}
-_TASK_COLOURS = {"completed": "#1a7f37", "failed": "#cf222e", "cancelled": "#9a6700", "interrupted": "#cf222e",
-                 "running": "#0969da", "queued": "#57606a", "cancelling": "#9a6700"}
+_TASK_COLOURS = {
+    "completed": "#1a7f37",
+    "failed": "#cf222e",
+    "cancelled": "#9a6700",
+    "interrupted": "#cf222e",
+    "running": "#0969da",
+    "queued": "#57606a",
+    "cancelling": "#9a6700",
+}
 _MUTED = "color:#57606a"
-_PRE = ("margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;"
-        "word-break:break-word;max-height:28em;overflow:auto")
+_PRE = (
+    "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;"
+    "word-break:break-word;max-height:28em;overflow:auto"
+)
 _NOTICE = "color:#9a6700;font-style:italic"
 
 #: Classes MathJax 2 (``tex2jax_ignore``) and MathJax 3 (``mathjax_ignore``) skip, with all they hold: command
@@ -47,12 +56,14 @@ TAIL_BOX = _PRE
 # (two classes, one type): ``div.holon-card.mathjax_ignore td`` outranks it (two classes, two types), while an
 # element's own inline style (a diff's right-aligned line numbers) still wins.
 _R = f"div.{CARD_CLASS}.mathjax_ignore"
-_CSS = (f"<style>{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
-        f"{_R} tr,{_R} th,{_R} td{{text-align:left;vertical-align:top;padding:1px 12px 1px 0;line-height:normal;"
-        f"white-space:normal}}"
-        f"{_R} th{{font-weight:bold;border-bottom:1px solid rgba(127,127,127,0.4)}}"
-        f"{_R},{_R} div,{_R} p,{_R} span,{_R} li,{_R} summary,{_R} code{{line-height:normal}}"
-        f"{_R} p,{_R} ul{{margin:0}}</style>")
+_CSS = (
+    f"<style>{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
+    f"{_R} tr,{_R} th,{_R} td{{text-align:left;vertical-align:top;padding:1px 12px 1px 0;line-height:normal;"
+    f"white-space:normal}}"
+    f"{_R} th{{font-weight:bold;border-bottom:1px solid rgba(127,127,127,0.4)}}"
+    f"{_R},{_R} div,{_R} p,{_R} span,{_R} li,{_R} summary,{_R} code{{line-height:normal}}"
+    f"{_R} p,{_R} ul{{margin:0}}</style>"
+)
 
 
 def _e(value: Any) -> str:
@@ -80,8 +91,9 @@ def card_root(inner: str, style: str = "", classes: str = "") -> str:
 
 
 def _pill(text: str, colour: str) -> str:
-    return (f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 7px;"
-            f"font-size:90%'>{_e(text)}</span>")
+    return (
+        f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 7px;font-size:90%'>{_e(text)}</span>"
+    )
 
 
 def _pre(text: str) -> str:
@@ -101,6 +113,7 @@ def _details(label: str, body: str) -> str:
 
 
 # ---------------------------------------------------------------- key fields
+
 
 def _task_of(r: dict[str, Any]) -> dict[str, Any]:
     task = r.get("task") or r.get("task_handle")
@@ -138,8 +151,12 @@ def _facts(r: dict[str, Any]) -> list[tuple[str, str]]:
         facts.append(("items", _e(_batch_counts(r))))
     if "total_active" in r:
         facts.append(("active tasks", _e(f"{r.get('returned', 0)} shown of {r['total_active']}")))
-    for key, label in (("accepted_input", "input accepted"), ("bytes_written", "bytes written"),
-                       ("stop_requested", "stop requested"), ("force_stop_requested", "forced")):
+    for key, label in (
+        ("accepted_input", "input accepted"),
+        ("bytes_written", "bytes written"),
+        ("stop_requested", "stop requested"),
+        ("force_stop_requested", "forced"),
+    ):
         if key in r:
             facts.append((label, _e(r[key])))
     return facts
@@ -151,6 +168,7 @@ def _facts_html(facts: Iterable[tuple[str, str]]) -> str:
 
 
 # ---------------------------------------------------------------- outputs
+
 
 def _stream_notices(r: dict[str, Any], name: str) -> list[str]:
     return [_notice(text) for text in stream_notices(r, name, bare_truncation=True)]
@@ -254,8 +272,7 @@ def _body(tool: str, r: dict[str, Any]) -> str:
 
 def _diagnostics(r: dict[str, Any]) -> str:
     items = [d for d in r.get("diagnostics") or [] if isinstance(d, dict)]
-    return "".join(_notice(f"{d.get('kind')} on {d.get('path') or 'unknown path'}: {d.get('message')}")
-                   for d in items)
+    return "".join(_notice(f"{d.get('kind')} on {d.get('path') or 'unknown path'}: {d.get('message')}") for d in items)
 
 
 def _error(err: dict[str, Any]) -> str:
@@ -265,8 +282,11 @@ def _error(err: dict[str, Any]) -> str:
     parts = [
         f"<div><b>{_e(err.get('kind'))}</b>: {_e(err.get('message'))}</div>",
         f"<div><span style='{_MUTED}'>field:</span> <code>{_e(field)}</code></div>" if isinstance(field, str) else "",
-        (f"<div><span style='{_MUTED}'>parse error:</span> <code>{_e(details['parse_error'])}</code></div>"
-         if isinstance(details, dict) and isinstance(details.get("parse_error"), str) else ""),
+        (
+            f"<div><span style='{_MUTED}'>parse error:</span> <code>{_e(details['parse_error'])}</code></div>"
+            if isinstance(details, dict) and isinstance(details.get("parse_error"), str)
+            else ""
+        ),
         f"<div><span style='{_MUTED}'>hint:</span> {_e(hint)}</div>" if hint else "",
         f"<div style='{_MUTED}'>retryable: {'yes' if err.get('retryable') else 'no'}</div>",
     ]
@@ -275,8 +295,13 @@ def _error(err: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = None, human: str | None = None,
-                paths: Iterable[tuple[str, str]] = ()) -> str:
+def render_card(
+    env: dict[str, Any],
+    receipt: str,
+    duration_ms: int | None = None,
+    human: str | None = None,
+    paths: Iterable[tuple[str, str]] = (),
+) -> str:
     """Render a readable HTML card of one tool result.
 
     Args:
@@ -312,5 +337,6 @@ def render_card(env: dict[str, Any], receipt: str, duration_ms: int | None = Non
     if isinstance(env.get("error"), dict):
         body += _error(env["error"])
     body += _details("what the model sees", _pre(receipt))
-    return card_root(f"<div>{head}</div>{body}", f"border-left:3px solid {colour};padding:4px 8px;margin:2px 0",
-                     "holon-receipt")
+    return card_root(
+        f"<div>{head}</div>{body}", f"border-left:3px solid {colour};padding:4px 8px;margin:2px 0", "holon-receipt"
+    )

@@ -87,6 +87,7 @@ def coerce_args(value: Any, schema: dict[str, Any]) -> Any:
 # UTF-16 surrogate (``"\ud800"``). Dispatch refuses both with ``invalid_tool_input``; the walk is
 # iterative, so no depth can overflow the stack.
 
+
 def _field(path: list[Any]) -> str | None:
     return path[0] if path and isinstance(path[0], str) else None
 
@@ -116,8 +117,11 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, st
         if isinstance(item, str):
             if has_surrogate(item):
                 code = ord(_SURROGATE.search(item).group(0))  # type: ignore[union-attr]
-                return (f"lone surrogate \\u{code:04x} in `{_where(path)}` (text must be valid Unicode; "
-                        "a surrogate is only valid as half of a pair)", _field(path))
+                return (
+                    f"lone surrogate \\u{code:04x} in `{_where(path)}` (text must be valid Unicode; "
+                    "a surrogate is only valid as half of a pair)",
+                    _field(path),
+                )
             continue
         if isinstance(item, (dict, list, tuple)):
             if depth > max_depth:

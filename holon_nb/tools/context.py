@@ -19,10 +19,21 @@ __all__ = ["CallContext", "ToolContext", "TRUNCATION_STOP_REASONS", "GUARDED_MUT
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "max_output_tokens", "model_context_window_exceeded"})
 
 #: The eleven guarded tools (agents spec §1.3 rule 5; one list for every plane).
-GUARDED_MUTATION_TOOLS = frozenset({
-    "ApplyPatch", "CreateWorkItem", "UpdateWorkItem", "PickWorkItem", "CompleteWorkItem",
-    "WaitFor", "SendAgentMessage", "CreateAgent", "InvokeAgent", "CreateTimer", "CancelTimer",
-})
+GUARDED_MUTATION_TOOLS = frozenset(
+    {
+        "ApplyPatch",
+        "CreateWorkItem",
+        "UpdateWorkItem",
+        "PickWorkItem",
+        "CompleteWorkItem",
+        "WaitFor",
+        "SendAgentMessage",
+        "CreateAgent",
+        "InvokeAgent",
+        "CreateTimer",
+        "CancelTimer",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,10 @@ import re
 __all__ = ["render_diff", "render_file_diffs"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_CELL = ("padding:0 6px;text-align:left;white-space:pre-wrap;word-break:break-word;font-family:monospace;"
-         "font-size:90%")
+_CELL = "padding:0 6px;text-align:left;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:90%"
 _NUM = "padding:0 6px;text-align:right;color:#8c959f;font-family:monospace;font-size:85%;user-select:none"
 _ROW = {"+": "background:rgba(26,127,55,0.15)", "-": "background:rgba(207,34,46,0.15)", " ": ""}
-_ACTION = {"add": ("A", "#1a7f37"), "modify": ("M", "#0969da"), "delete": ("D", "#cf222e"),
-           "move": ("R", "#8250df")}
+_ACTION = {"add": ("A", "#1a7f37"), "modify": ("M", "#0969da"), "delete": ("D", "#cf222e"), "move": ("R", "#8250df")}
 
 
 def _e(text: object) -> str:
@@ -52,8 +50,10 @@ def render_diff(diff: str) -> str:
             old, new = int(m.group(1)), int(m.group(2))
             left_old = int(counts.group(1)) if counts and counts.group(1) is not None else 1
             left_new = int(counts.group(2)) if counts and counts.group(2) is not None else 1
-            rows.append(f"<tr><td colspan='3' style='{_CELL};color:#57606a;background:rgba(9,105,218,0.08)'>"
-                        f"{_e(line)}</td></tr>")
+            rows.append(
+                f"<tr><td colspan='3' style='{_CELL};color:#57606a;background:rgba(9,105,218,0.08)'>"
+                f"{_e(line)}</td></tr>"
+            )
             continue
         tag = line[:1]
         if not in_hunk or tag not in _ROW:
@@ -67,13 +67,17 @@ def render_diff(diff: str) -> str:
             left, old, left_old = str(old), old + 1, left_old - 1
         if tag in " +":
             right, new, left_new = str(new), new + 1, left_new - 1
-        rows.append(f"<tr style='{_ROW[tag]}'><td style='{_NUM}'>{left}</td><td style='{_NUM}'>{right}</td>"
-                    f"<td style='{_CELL}'>{_e(line)}</td></tr>")
+        rows.append(
+            f"<tr style='{_ROW[tag]}'><td style='{_NUM}'>{left}</td><td style='{_NUM}'>{right}</td>"
+            f"<td style='{_CELL}'>{_e(line)}</td></tr>"
+        )
     if not rows:
         return ""
     # MathJax classes on the table too: a diff is also shown outside a card (the agent view)
-    return (f"<table class='holon-diff tex2jax_ignore mathjax_ignore' style='border-collapse:collapse;margin:2px 0'>"
-            f"{''.join(rows)}</table>")
+    return (
+        f"<table class='holon-diff tex2jax_ignore mathjax_ignore' style='border-collapse:collapse;margin:2px 0'>"
+        f"{''.join(rows)}</table>"
+    )
 
 
 def render_file_diffs(changed_files: list[dict]) -> str:
@@ -91,8 +95,10 @@ def render_file_diffs(changed_files: list[dict]) -> str:
         path = _e(entry.get("path"))
         if entry.get("from_path"):
             path = f"{_e(entry['from_path'])} → {path}"
-        badge = (f"<span style='background:{colour};color:#fff;border-radius:4px;padding:0 5px;"
-                 f"font-family:monospace'>{letter}</span>")
+        badge = (
+            f"<span style='background:{colour};color:#fff;border-radius:4px;padding:0 5px;"
+            f"font-family:monospace'>{letter}</span>"
+        )
         body = render_diff(str(entry.get("diff_preview") or ""))
         parts.append(f"<div style='margin-top:6px'>{badge} <code>{path}</code>{body}</div>")
     return "".join(parts)

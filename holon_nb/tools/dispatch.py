@@ -32,10 +32,19 @@ __all__ = ["dispatch", "parse_args", "RESULT_FIELDS", "MAX_TEXT_FIELD_CHARS", "U
 log = logging.getLogger("holon_nb.dispatch")
 
 #: Result-only field names that callers sometimes pass as input (commands spec §2.5).
-RESULT_FIELDS = frozenset({
-    "status", "task_handle", "disposition", "exit_status", "output_preview",
-    "initial_output_preview", "stdout_preview", "truncated", "summary_text",
-})
+RESULT_FIELDS = frozenset(
+    {
+        "status",
+        "task_handle",
+        "disposition",
+        "exit_status",
+        "output_preview",
+        "initial_output_preview",
+        "stdout_preview",
+        "truncated",
+        "summary_text",
+    }
+)
 
 _RETRYABLE_ERRNOS = {errno.EINTR, errno.ETIMEDOUT, errno.EAGAIN, errno.EWOULDBLOCK}
 
@@ -110,7 +119,9 @@ def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> "BaseModel
     if problem is not None:
         raise ToolFailure(_guard_failure(spec.name, *problem))
     if not isinstance(value, dict):
-        raise ToolFailure(_parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}"))
+        raise ToolFailure(
+            _parse_failure(spec, raw, f"invalid type: expected an argument object, got {type(value).__name__}")
+        )
     try:
         args = spec.input_model.model_validate(value, strict=True)
     except ValidationError as exc:
@@ -123,8 +134,7 @@ def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> "BaseModel
         hint_fields = [u for u in unknown if u in RESULT_FIELDS]
         if hint_fields and failure.recovery_hint and spec.parse_hint is None:
             failure.recovery_hint = (
-                f"`{hint_fields[0]}` is a result field, not a startup input; remove it. "
-                + failure.recovery_hint
+                f"`{hint_fields[0]}` is a result field, not a startup input; remove it. " + failure.recovery_hint
             )
         raise ToolFailure(failure) from None
     if spec.normalize is not None:
@@ -179,20 +189,30 @@ def check_text_sizes(tool: str, args: "BaseModel") -> None:
         if (tool, name) in UNLIMITED_FIELDS:
             continue
         value = getattr(args, name)
-        if value is None or isinstance(value, (bool, int, float)) \
-                or (isinstance(value, str) and len(value) <= MAX_TEXT_FIELD_CHARS):
+        if (
+            value is None
+            or isinstance(value, (bool, int, float))
+            or (isinstance(value, str) and len(value) <= MAX_TEXT_FIELD_CHARS)
+        ):
             continue  # most fields: nothing to walk (issue 12)
         for path, text in _strings(value, name):
             if len(text) > MAX_TEXT_FIELD_CHARS:
                 error = f"is {len(text)} characters long; the limit is {MAX_TEXT_FIELD_CHARS}"
-                raise ToolFailure(ToolError(
-                    kind="invalid_tool_input",
-                    message=f"invalid `{path}` for {tool}: {error}",
-                    details={"tool_name": tool, "field": path, "validation_error": error,
-                             "length": len(text), "max_chars": MAX_TEXT_FIELD_CHARS},
-                    recovery_hint=f"Keep `{path}` under {MAX_TEXT_FIELD_CHARS} characters: put long text in a file "
-                                  "and pass its path, or summarise it.",
-                ))
+                raise ToolFailure(
+                    ToolError(
+                        kind="invalid_tool_input",
+                        message=f"invalid `{path}` for {tool}: {error}",
+                        details={
+                            "tool_name": tool,
+                            "field": path,
+                            "validation_error": error,
+                            "length": len(text),
+                            "max_chars": MAX_TEXT_FIELD_CHARS,
+                        },
+                        recovery_hint=f"Keep `{path}` under {MAX_TEXT_FIELD_CHARS} characters: put long text in a file "
+                        "and pass its path, or summarise it.",
+                    )
+                )
 
 
 def _guard_failure(name: str, parse_error: str, field: str | None = None) -> ToolError:
@@ -204,8 +224,10 @@ def _guard_failure(name: str, parse_error: str, field: str | None = None) -> Too
         kind="invalid_tool_input",
         message=f"input for {name} does not match the tool schema",
         details=details,
-        recovery_hint=("Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
-                       f"as the published schema of {name} describes."),
+        recovery_hint=(
+            "Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
+            f"as the published schema of {name} describes."
+        ),
     )
 
 
@@ -215,7 +237,8 @@ def _parse_failure(spec: ToolSpec, raw: Any, parse_error: str) -> ToolError:
         kind="invalid_tool_input",
         message=f"input for {spec.name} does not match the tool schema",
         details={"tool_name": spec.name, "parse_error": parse_error},
-        recovery_hint=hint or f"Match the published input schema for {spec.name}; see its description for valid examples.",
+        recovery_hint=hint
+        or f"Match the published input schema for {spec.name}; see its description for valid examples.",
     )
 
 
@@ -235,11 +258,13 @@ def classify_exception(tool_name: str, exc: BaseException) -> ToolError:
         if isinstance(cur, sqlite3.OperationalError) and ("locked" in str(cur) or "busy" in str(cur)):
             waited = getattr(cur, "waited_s", None)  # the store's StoreBusy: it retried that long
             return ToolError(
-                kind="runtime_db_busy", message="the runtime database is busy: another process holds its write lock",
+                kind="runtime_db_busy",
+                message="the runtime database is busy: another process holds its write lock",
                 details={"waited_s": round(waited, 1)} if waited is not None else None,
                 recovery_hint="Another kernel or process on this holon home holds a long write; retry the call "
-                              "(HolonNB.store_busy_timeout_s sets how long a call waits).",
-                retryable=True)
+                "(HolonNB.store_busy_timeout_s sets how long a call waits).",
+                retryable=True,
+            )
         cur = cur.__cause__ or cur.__context__
     return ToolError(
         kind="internal_error",

@@ -231,6 +231,7 @@ def _compact_encoder() -> Any:
         if isinstance(value, str):
             return json.encoder.encode_basestring(value)
         return "".join(encode(value, 0))
+
     return compact
 
 
@@ -250,11 +251,11 @@ def dumps_envelope(env: dict[str, Any], indent: int | None = None) -> str:
     ordered = {k: env[k] for k in _ENVELOPE_ORDER if k in env}
     ordered.update({k: v for k, v in env.items() if k not in ordered})
     if indent is None:
-        return "{" + ",".join(
-            (_KEY_JSON.get(k) or json.dumps(k)) + ":" + _compact(v) for k, v in ordered.items()
-        ) + "}"
+        return "{" + ",".join((_KEY_JSON.get(k) or json.dumps(k)) + ":" + _compact(v) for k, v in ordered.items()) + "}"
     body = ",\n".join(
-        " " * indent + json.dumps(k) + ": "
+        " " * indent
+        + json.dumps(k)
+        + ": "
         + json.dumps(v, sort_keys=True, indent=indent, ensure_ascii=False).replace("\n", "\n" + " " * indent)
         for k, v in ordered.items()
     )

@@ -24,8 +24,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .envelope import ToolError
 
-__all__ = ["AgentTurnFailed", "CommandFailed", "HolonNBError", "RuntimeClosed", "RuntimeDied", "RuntimeStartupError",
-           "ToolCallError", "ToolFailure"]
+__all__ = [
+    "AgentTurnFailed",
+    "CommandFailed",
+    "HolonNBError",
+    "RuntimeClosed",
+    "RuntimeDied",
+    "RuntimeStartupError",
+    "ToolCallError",
+    "ToolFailure",
+]
 
 
 class HolonNBError(Exception):
@@ -53,8 +61,10 @@ class RuntimeDied(HolonNBError):
 
     def __init__(self, cause: BaseException | None):
         what = f"{type(cause).__name__}: {cause}" if cause is not None else "the loop thread ended"
-        super().__init__(f"the holon runtime's loop thread died ({what}); run %reload_ext holon_nb "
-                         "(or create a new Runtime) to recover")
+        super().__init__(
+            f"the holon runtime's loop thread died ({what}); run %reload_ext holon_nb "
+            "(or create a new Runtime) to recover"
+        )
         self.cause = cause
 
 
@@ -84,8 +94,9 @@ class CommandFailed(ToolCallError):
     """
 
     def __init__(self, envelope: dict[str, Any], failures: list[tuple[str, str]]):
-        HolonNBError.__init__(self, f"{envelope.get('tool_name')}: " + "; ".join(
-            f"{cmd!r} failed ({how})" for cmd, how in failures))
+        HolonNBError.__init__(
+            self, f"{envelope.get('tool_name')}: " + "; ".join(f"{cmd!r} failed ({how})" for cmd, how in failures)
+        )
         self.envelope = envelope
         self.failures = failures
 

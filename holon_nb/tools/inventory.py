@@ -59,16 +59,14 @@ _SOURCE_OF_TRUTH = {
 
 _STABILITY_POLICY = {
     "stable": "Name, input schema, result envelope family, and documented model rendering are intended to be "
-              "compatibility-preserving.",
+    "compatibility-preserving.",
     "experimental": "Surface is available but may change while the runtime contract is still settling.",
     "deprecated": "Surface remains for compatibility but should not be introduced into new workflows.",
     "hidden": "Dispatchable by non-model surfaces (magics, Runtime.call, the CLI) but never advertised to a "
-              "model; listed under hidden_tools, not tools.",
+    "model; listed under hidden_tools, not tools.",
 }
 
-_DIFF_LINE = re.compile(
-    r"^- `(?P<tool>[A-Za-z][A-Za-z0-9]*)` `(?P<path>[^`]+)` (?P<aspect>[a-z]+): (?P<reason>.*)$"
-)
+_DIFF_LINE = re.compile(r"^- `(?P<tool>[A-Za-z][A-Za-z0-9]*)` `(?P<path>[^`]+)` (?P<aspect>[a-z]+): (?P<reason>.*)$")
 
 DifferenceKey = tuple[str, str, str]
 
@@ -174,8 +172,10 @@ def parse_differences(text: str) -> tuple[dict[DifferenceKey, str], list[str]]:
             continue
         m = _DIFF_LINE.match(line.rstrip())
         if m is None or m["aspect"] not in DIFFERENCE_ASPECTS or not m["reason"].strip():
-            problems.append(f"inventory-differences.md line {number}: expected "
-                            f"- `Tool` `field.path` <{'|'.join(DIFFERENCE_ASPECTS)}>: reason; got {line!r}")
+            problems.append(
+                f"inventory-differences.md line {number}: expected "
+                f"- `Tool` `field.path` <{'|'.join(DIFFERENCE_ASPECTS)}>: reason; got {line!r}"
+            )
             continue
         key = (m["tool"], m["path"], m["aspect"])
         if key in entries:
@@ -193,8 +193,9 @@ def _enum(node: Mapping[str, Any]) -> list[Any] | None:
     return None if values is None else sorted(values, key=lambda v: json.dumps(v))
 
 
-def schema_differences(tool: str, ours: Mapping[str, Any], upstream: Mapping[str, Any],
-                       path: str = "") -> dict[DifferenceKey, str]:
+def schema_differences(
+    tool: str, ours: Mapping[str, Any], upstream: Mapping[str, Any], path: str = ""
+) -> dict[DifferenceKey, str]:
     """Compare two input schemas on field names, types, required and enum values.
 
     Object nodes are walked through ``properties`` and array ``items``;
@@ -225,8 +226,10 @@ def schema_differences(tool: str, ours: Mapping[str, Any], upstream: Mapping[str
         if _types(a) != _types(b):
             out[(tool, fpath, "type")] = f"type {sorted(_types(a))} here, {sorted(_types(b))} upstream"
         if (name in ours_req) != (name in up_req):
-            out[(tool, fpath, "required")] = (f"{'required' if name in ours_req else 'optional'} here, "
-                                              f"{'required' if name in up_req else 'optional'} upstream")
+            out[(tool, fpath, "required")] = (
+                f"{'required' if name in ours_req else 'optional'} here, "
+                f"{'required' if name in up_req else 'optional'} upstream"
+            )
         if _enum(a) != _enum(b):
             out[(tool, fpath, "enum")] = f"enum {_enum(a)} here, {_enum(b)} upstream"
         out.update(schema_differences(tool, a, b, f"{fpath}."))
@@ -235,8 +238,11 @@ def schema_differences(tool: str, ours: Mapping[str, Any], upstream: Mapping[str
     return out
 
 
-def compare_with_upstream(ours: Mapping[str, Any], upstream: Mapping[str, Any],
-                          differences: Mapping[DifferenceKey, str] | Iterable[DifferenceKey] | str) -> list[str]:
+def compare_with_upstream(
+    ours: Mapping[str, Any],
+    upstream: Mapping[str, Any],
+    differences: Mapping[DifferenceKey, str] | Iterable[DifferenceKey] | str,
+) -> list[str]:
     """Compare our inventory with upstream's for the tools both contain (D8).
 
     Tools of ``ours["tools"]`` and ``ours["hidden_tools"]`` that upstream also
@@ -269,6 +275,8 @@ def compare_with_upstream(ours: Mapping[str, Any], upstream: Mapping[str, Any],
         if key not in allowed:
             problems.append(f"{key[0]} `{key[1]}` {key[2]}: {found[key]} (not listed in docs/inventory-differences.md)")
     for key in sorted(allowed - set(found)):
-        problems.append(f"{key[0]} `{key[1]}` {key[2]}: listed in docs/inventory-differences.md but no longer "
-                        "differs from upstream; remove the line")
+        problems.append(
+            f"{key[0]} `{key[1]}` {key[2]}: listed in docs/inventory-differences.md but no longer "
+            "differs from upstream; remove the line"
+        )
     return problems

@@ -38,8 +38,7 @@ class ReceiptContext:
     budget_tokens: int = DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS
 
 
-def render_receipt(env: dict[str, Any], registry: Registry | None = None,
-                   context: ReceiptContext | None = None) -> str:
+def render_receipt(env: dict[str, Any], registry: Registry | None = None, context: ReceiptContext | None = None) -> str:
     """Render the model-visible text of an envelope (before scrubbing and projection).
 
     Custom text renderers are called as ``spec.render_receipt(env, context)``.
@@ -195,7 +194,7 @@ class StreamScrubber:
         for m in self._pattern.finditer(buf, window[0], window[1]):
             if m.start() >= cut:
                 break
-            out.append(buf[pos:m.start()])
+            out.append(buf[pos : m.start()])
             out.append(REDACTED)
             pos = m.end()
             cut = max(cut, pos)  # a match that crosses the cut is written whole

@@ -62,10 +62,23 @@ _BUILTIN: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("commands", "SPECS", ("ExecCommand", "ExecCommandBatch")),
     ("tasks", "SPECS", ("ListTasks", "TaskStatus", "TaskOutput", "TaskInput", "TaskStop", "TaskList")),
     ("apply_patch", "SPECS", ("ApplyPatch",)),
-    ("workspaces", "SPECS", ("GetWorkspaceState", "AttachWorkspace", "DetachWorkspace", "SwitchWorkspace",
-                             "CreateWorktree", "RemoveWorktree")),
-    ("work_items", "SPECS", ("CreateWorkItem", "PickWorkItem", "GetWorkItem", "ListWorkItems", "UpdateWorkItem",
-                             "CompleteWorkItem")),
+    (
+        "workspaces",
+        "SPECS",
+        (
+            "GetWorkspaceState",
+            "AttachWorkspace",
+            "DetachWorkspace",
+            "SwitchWorkspace",
+            "CreateWorktree",
+            "RemoveWorktree",
+        ),
+    ),
+    (
+        "work_items",
+        "SPECS",
+        ("CreateWorkItem", "PickWorkItem", "GetWorkItem", "ListWorkItems", "UpdateWorkItem", "CompleteWorkItem"),
+    ),
     ("waiting", "SPECS", ("WaitFor",)),
     ("timers", "SPECS", ("CreateTimer", "ListTimers", "GetTimer", "CancelTimer")),
     ("messages", "MESSAGE_SPECS", ("Enqueue", "SendAgentMessage")),
@@ -95,7 +108,9 @@ class _BuiltinRegistry(Registry):
             import importlib
 
             attr = next(a for m, a, _ in _BUILTIN if m == module)
-            specs = self._loaded[module] = tuple(getattr(importlib.import_module(f"{__package__}.builtin.{module}"), attr))
+            specs = self._loaded[module] = tuple(
+                getattr(importlib.import_module(f"{__package__}.builtin.{module}"), attr)
+            )
         return specs
 
     def _full(self) -> Registry:

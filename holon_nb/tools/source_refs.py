@@ -17,7 +17,12 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "PREFIXES", "SELECTORS", "ALLOWED_SOURCE_REF_PREFIXES", "NAMESPACES", "SourceRef", "SourceRefError",
+    "PREFIXES",
+    "SELECTORS",
+    "ALLOWED_SOURCE_REF_PREFIXES",
+    "NAMESPACES",
+    "SourceRef",
+    "SourceRefError",
     "parse_source_ref",
 ]
 

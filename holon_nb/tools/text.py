@@ -69,8 +69,17 @@ def kept_chars(total: int, budget: int) -> int:
 _INLINE = ("python -", "python3 -", "node -", "ruby -", "perl -", "bash -c", "sh -c", "zsh -c")
 _SECRET_KEY_PARTS = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
 _SECRET_FLAGS = {
-    "TOKEN", "ACCESS_TOKEN", "AUTH_TOKEN", "PASSWORD", "PASS", "SECRET", "API_KEY",
-    "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "CREDENTIALS",
+    "TOKEN",
+    "ACCESS_TOKEN",
+    "AUTH_TOKEN",
+    "PASSWORD",
+    "PASS",
+    "SECRET",
+    "API_KEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
 }
 # The scheme is bounded (≤ 32 chars) so a long token without "://" cannot make the search quadratic.
 _URL_CRED = re.compile(r"((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/@\s]+:[^/@\s]*@")

@@ -14,8 +14,17 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from _browser import (chromium_page, jupyter_server, open_notebook, require, restart_kernel, run_cells, save_and_reload,
-                      settle, shots_dir)
+from _browser import (
+    chromium_page,
+    jupyter_server,
+    open_notebook,
+    require,
+    restart_kernel,
+    run_cells,
+    save_and_reload,
+    settle,
+    shots_dir,
+)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -28,8 +37,10 @@ def lab(tmp_path: Path):
 
 
 def _write(root: Path, name: str, *sources: str) -> None:
-    nb = new_notebook(cells=[new_code_cell(src) for src in sources],
-                      metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = new_notebook(
+        cells=[new_code_cell(src) for src in sources],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
     nbformat.write(nb, root / name)
 
 
@@ -53,8 +64,13 @@ def _open_and_run_all(page, base: str, _token, name: str) -> None:
 
 def test_live_task_widget_renders(lab) -> None:
     base, token, root = lab
-    _write(root, "live.ipynb", "%load_ext holon_nb",
-           "%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done", 'print("other cell")')
+    _write(
+        root,
+        "live.ipynb",
+        "%load_ext holon_nb",
+        "%exec --yield-ms 300 for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.5; done",
+        'print("other cell")',
+    )
     shots = _shots(root)
     with _page(1000) as page:
         _open_and_run_all(page, base, token, "live.ipynb")
@@ -75,8 +91,12 @@ def test_live_task_widget_renders(lab) -> None:
 
 def test_stop_button_stops_the_task(lab) -> None:
     base, token, root = lab
-    _write(root, "stop.ipynb", "%load_ext holon_nb",
-           "%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done")
+    _write(
+        root,
+        "stop.ipynb",
+        "%load_ext holon_nb",
+        "%exec --yield-ms 300 --no-login while true; do echo tick; sleep 0.2; done",
+    )
     shots = _shots(root)
     with _page(800) as page:
         _open_and_run_all(page, base, token, "stop.ipynb")
@@ -107,20 +127,25 @@ steps:
 def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
     base, token, root = lab
     (root / "asks.yaml").write_text(ASKS)
-    _write(root, "follow.ipynb", "%load_ext holon_nb",
-           f"%%agent --model scripted/{root / 'asks.yaml'} --follow 2\nRerun the report jobs; ask me first.",
-           "import time, holon_nb\nrt, deadline = holon_nb.get_runtime(), time.time() + 60\n"
-           "while not rt.store.query(\"SELECT 1 FROM waits WHERE status='active'\") and time.time() < deadline:\n"
-           "    time.sleep(0.1)\n"
-           "from pathlib import Path  # the test looks at the waiting view, then creates 'looked'\n"
-           "while not Path('looked').exists() and time.time() < deadline + 60:\n    time.sleep(0.1)",
-           '%holon say "CSV, please"')
+    _write(
+        root,
+        "follow.ipynb",
+        "%load_ext holon_nb",
+        f"%%agent --model scripted/{root / 'asks.yaml'} --follow 2\nRerun the report jobs; ask me first.",
+        "import time, holon_nb\nrt, deadline = holon_nb.get_runtime(), time.time() + 60\n"
+        "while not rt.store.query(\"SELECT 1 FROM waits WHERE status='active'\") and time.time() < deadline:\n"
+        "    time.sleep(0.1)\n"
+        "from pathlib import Path  # the test looks at the waiting view, then creates 'looked'\n"
+        "while not Path('looked').exists() and time.time() < deadline + 60:\n    time.sleep(0.1)",
+        '%holon say "CSV, please"',
+    )
     shots = _shots(root)
     with _page(1000) as page:
         _open_and_run_all(page, base, token, "follow.ipynb")
         view = page.locator(".jp-Cell").nth(1)
-        page.wait_for_selector(".jp-Cell:nth-child(2) :text('following: waiting for one of 1 open wait(s)')",
-                               timeout=60_000)
+        page.wait_for_selector(
+            ".jp-Cell:nth-child(2) :text('following: waiting for one of 1 open wait(s)')", timeout=60_000
+        )
         _settle(page, idle=False)  # cell 3 keeps the kernel busy while the view waits
         waiting = view.inner_text()
         stop_visible = page.locator(".jp-Cell:nth-child(2) .jupyter-button:has-text('Stop')").is_visible()
@@ -155,20 +180,25 @@ RENDER_CHECKS = r"""() => {
 def test_cards_skip_mathjax_cells_left_aligned_live_tail_capped(lab) -> None:
     base, token, root = lab
     long_lines = "for i in $(seq 1 60); do printf 'line %s %0150d\\n' $i 0; done; sleep 1.5"
-    _write(root, "render.ipynb", "%load_ext holon_nb",
-           r"""%%tool ExecCommand
+    _write(
+        root,
+        "render.ipynb",
+        "%load_ext holon_nb",
+        r"""%%tool ExecCommand
 {"cmd": "printf '%s\\n' '\\[ x^2 \\]' '$5 ... $6'"}""",
-           r"""%%tool ExecCommandBatch
+        r"""%%tool ExecCommandBatch
 {"items": [{"cmd": "printf '%s\\n' '$5 ... $6'"}, {"cmd": "echo b"}]}""",
-           f"%exec --yield-ms 200 --no-login {long_lines}",
-           # the control: the same text in an HTML output of no holon card is typeset (MathJax runs here)
-           'from IPython.display import HTML\nHTML(r"<div class=\'holon-control\'>\\[ y^2 \\]</div>")')
+        f"%exec --yield-ms 200 --no-login {long_lines}",
+        # the control: the same text in an HTML output of no holon card is typeset (MathJax runs here)
+        "from IPython.display import HTML\nHTML(r\"<div class='holon-control'>\\[ y^2 \\]</div>\")",
+    )
     shots = _shots(root)
     with _page(1000) as page:
         _open_and_run_all(page, base, token, "render.ipynb")
         page.wait_for_selector(".holon-task-output", timeout=60_000)
-        page.wait_for_function("() => (document.querySelector('.holon-task-output')||{}).textContent"
-                               "?.includes('line 40')", timeout=60_000)
+        page.wait_for_function(
+            "() => (document.querySelector('.holon-task-output')||{}).textContent?.includes('line 40')", timeout=60_000
+        )
         _settle(page)
         running = page.evaluate(RENDER_CHECKS)
         page.screenshot(path=str(shots / "render-running.png"), full_page=True)
@@ -197,8 +227,14 @@ print("scheduled")"""
 
 def test_board_updates_between_cells_and_survives_restart_and_reload(lab) -> None:
     base, token, root = lab
-    _write(root, "board.ipynb", "%load_ext holon_nb", '%workitem create "Shown when the board is drawn"',
-           "%workitems", LATER)
+    _write(
+        root,
+        "board.ipynb",
+        "%load_ext holon_nb",
+        '%workitem create "Shown when the board is drawn"',
+        "%workitems",
+        LATER,
+    )
     shots = _shots(root)
     board = ".jp-Cell:nth-child(3) .holon-board-view"
     with _page(900) as page:

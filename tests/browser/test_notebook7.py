@@ -30,21 +30,29 @@ CHECKS = r"""() => {
 
 
 def test_live_task_and_its_stop_button_in_notebook_7(tmp_path: Path) -> None:
-    nb = new_notebook(cells=[new_code_cell(src) for src in (
-        "%load_ext holon_nb",
-        "%exec --yield-ms 300 --no-login i=0; while true; do i=$((i+1)); echo \"tick $i \\\\[ x^2 \\\\]\"; sleep 0.1; done",
-    )], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = new_notebook(
+        cells=[
+            new_code_cell(src)
+            for src in (
+                "%load_ext holon_nb",
+                '%exec --yield-ms 300 --no-login i=0; while true; do i=$((i+1)); echo "tick $i \\\\[ x^2 \\\\]"; sleep 0.1; done',
+            )
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
     nbformat.write(nb, tmp_path / "scratch.ipynb")
     shots = shots_dir(tmp_path)
     with jupyter_server(tmp_path, tmp_path / "home", app="notebook") as base, chromium_page(1200, 1000) as page:
         open_notebook(page, base, "scratch.ipynb", app="notebooks")
-        assert page.locator(".jp-NotebookKernelStatus, .jp-Notebook-ExecutionIndicator").count(), \
+        assert page.locator(".jp-NotebookKernelStatus, .jp-Notebook-ExecutionIndicator").count(), (
             "no kernel status indicator: is this Notebook 7?"
+        )
         run_cells(page, "Run All Cells")
         stop = page.locator(".jp-Cell .jupyter-button:has-text('Stop')")
         stop.wait_for(timeout=60_000)
-        page.wait_for_function("() => (document.querySelector('.holon-task-output')||{}).textContent"
-                               "?.includes('tick 40')", timeout=60_000)
+        page.wait_for_function(
+            "() => (document.querySelector('.holon-task-output')||{}).textContent?.includes('tick 40')", timeout=60_000
+        )
         settle(page)
         running = page.evaluate(CHECKS)
         page.screenshot(path=str(shots / "notebook7-running.png"))

@@ -21,8 +21,21 @@ from pathlib import Path
 import pytest
 
 from _support import tutorial_names
-from _browser import (CLEARED, chromium_page, jupyter_server, menu, notebook_screenshot, open_notebook,
-                      require, restart_kernel, run_cells, save_and_reload, select_cell, settle, shots_dir)
+from _browser import (
+    CLEARED,
+    chromium_page,
+    jupyter_server,
+    menu,
+    notebook_screenshot,
+    open_notebook,
+    require,
+    restart_kernel,
+    run_cells,
+    save_and_reload,
+    select_cell,
+    settle,
+    shots_dir,
+)
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser
@@ -113,9 +126,18 @@ KNOWN: dict[tuple[str, str], str] = {}
 def tutorials(check: str) -> pytest.MarkDecorator:
     """Parametrize ``check`` over every tutorial, sharing one run per tutorial (module scope), with the strict
     xfail marks of ``KNOWN``."""
-    return pytest.mark.parametrize("rendered", [
-        pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(check, name)])]
-                     if (check, name) in KNOWN else []) for name in TUTORIALS], indirect=True, scope="module")
+    return pytest.mark.parametrize(
+        "rendered",
+        [
+            pytest.param(
+                name,
+                marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(check, name)])] if (check, name) in KNOWN else [],
+            )
+            for name in TUTORIALS
+        ],
+        indirect=True,
+        scope="module",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +152,10 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
     max_tail = [0]
 
     def sample() -> None:  # the tallest live tail while cells run
-        with_tails = page.evaluate("() => Math.max(0, ...[...document.querySelectorAll('.holon-task-output')]"
-                                   ".map(t => t.getBoundingClientRect().height))")
+        with_tails = page.evaluate(
+            "() => Math.max(0, ...[...document.querySelectorAll('.holon-task-output')]"
+            ".map(t => t.getBoundingClientRect().height))"
+        )
         max_tail[0] = max(max_tail[0], with_tails)
 
     started = time.monotonic()
@@ -156,12 +180,21 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         settle(page, tick=sample)
         cells = page.evaluate(DOM)
         at = README_CELLS.get(name[:2])
-        notebook_screenshot(page, shots / f"tutorial-{name[:2]}.png",
-                            cells={} if at is None else {at: shots / f"cell-{name[:2]}-{at}.png"})
+        notebook_screenshot(
+            page,
+            shots / f"tutorial-{name[:2]}.png",
+            cells={} if at is None else {at: shots / f"cell-{name[:2]}-{at}.png"},
+        )
         save_and_reload(page)
         reopened = page.evaluate(DOM)
-    return {"name": name, "cells": cells, "max_tail": max_tail[0], "reopened": reopened,
-            "seconds": round(time.monotonic() - started, 1), "restarts": restarts}
+    return {
+        "name": name,
+        "cells": cells,
+        "max_tail": max_tail[0],
+        "reopened": reopened,
+        "seconds": round(time.monotonic() - started, 1),
+        "restarts": restarts,
+    }
 
 
 def _where(cells: list[dict], key: str) -> dict:
@@ -191,8 +224,9 @@ def test_card_cells_left_aligned(rendered) -> None:
 @tutorials("test_live_tail_capped")
 def test_live_tail_capped(rendered) -> None:
     heights = _where(rendered["cells"], "tails")
-    assert rendered["max_tail"] <= TAIL_CAP_PX and all(h <= TAIL_CAP_PX for hs in heights.values() for h in hs), \
+    assert rendered["max_tail"] <= TAIL_CAP_PX and all(h <= TAIL_CAP_PX for hs in heights.values() for h in hs), (
         f"tallest live tail while running {rendered['max_tail']} px; at the end, per cell: {heights}"
+    )
 
 
 @tutorials("test_no_output_shown_twice")
@@ -204,5 +238,6 @@ def test_no_output_shown_twice(rendered) -> None:
 @tutorials("test_no_broken_widget_after_save_and_reload")
 def test_no_broken_widget_after_save_and_reload(rendered) -> None:
     assert not _where(rendered["cells"], "broken"), _where(rendered["cells"], "broken")
-    assert not _where(rendered["reopened"], "broken"), \
+    assert not _where(rendered["reopened"], "broken"), (
         f"{rendered['name']} reopened: broken widgets per cell: {_where(rendered['reopened'], 'broken')}"
+    )

@@ -26,7 +26,8 @@ def _module_name(path: Path) -> tuple[str, bool]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -122,18 +123,28 @@ def test_no_plane_imports_the_runtime_facade() -> None:
 
 
 def test_modules_are_small() -> None:
-    big = {str(p.relative_to(PKG.parent)): n for p in PKG.rglob("*.py")
-           if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    big = {
+        str(p.relative_to(PKG.parent)): n
+        for p in PKG.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert big == {}, f"modules over {MAX_LINES} lines: {big}"
 
 
 def test_folders_are_small() -> None:
-    crowded = {str(d.relative_to(PKG.parent)): n for d in [PKG, *PKG.rglob("*")] if d.is_dir()
-               if (n := len([p for p in d.glob("*.py") if p.name != "__init__.py"])) > MAX_MODULES_PER_FOLDER}
+    crowded = {
+        str(d.relative_to(PKG.parent)): n
+        for d in [PKG, *PKG.rglob("*")]
+        if d.is_dir()
+        if (n := len([p for p in d.glob("*.py") if p.name != "__init__.py"])) > MAX_MODULES_PER_FOLDER
+    }
     assert crowded == {}, f"folders with more than {MAX_MODULES_PER_FOLDER} modules: {crowded}"
 
 
 def test_every_subpackage_says_what_it_owns() -> None:
-    missing = [str(p.relative_to(PKG.parent)) for p in PKG.rglob("__init__.py")
-               if ast.get_docstring(ast.parse(p.read_text())) is None]
+    missing = [
+        str(p.relative_to(PKG.parent))
+        for p in PKG.rglob("__init__.py")
+        if ast.get_docstring(ast.parse(p.read_text())) is None
+    ]
     assert missing == []

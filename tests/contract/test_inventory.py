@@ -69,10 +69,13 @@ def test_checked_in_inventory_is_fresh() -> None:
     fresh = inventory_text()
     current = path.read_text(encoding="utf-8") if path.exists() else ""
     if current != fresh:
-        diff = "".join(difflib.unified_diff(current.splitlines(True), fresh.splitlines(True),
-                                            "checked in", "generated", n=2))
-        pytest.fail(f"{path} is stale; regenerate it with `holon-nb inventory` "
-                    f"(or `python -m holon_nb.cli inventory`) and commit it.\n{diff[:6000]}")
+        diff = "".join(
+            difflib.unified_diff(current.splitlines(True), fresh.splitlines(True), "checked in", "generated", n=2)
+        )
+        pytest.fail(
+            f"{path} is stale; regenerate it with `holon-nb inventory` "
+            f"(or `python -m holon_nb.cli inventory`) and commit it.\n{diff[:6000]}"
+        )
 
 
 def test_inventory_text_is_deterministic_and_upstream_shaped() -> None:
@@ -82,8 +85,16 @@ def test_inventory_text_is_deterministic_and_upstream_shaped() -> None:
     assert doc["version"] == _upstream()["version"]
     assert set(_upstream()["stability_policy"]) <= set(doc["stability_policy"])
     for entry in doc["tools"]:
-        assert set(entry) == {"name", "family", "stability", "description", "freeform_grammar", "input_schema",
-                              "related_surfaces", "result_envelope"}
+        assert set(entry) == {
+            "name",
+            "family",
+            "stability",
+            "description",
+            "freeform_grammar",
+            "input_schema",
+            "related_surfaces",
+            "result_envelope",
+        }
         assert entry["freeform_grammar"] is None and entry["stability"] != "hidden"
         assert entry["result_envelope"]["canonical"] == "ToolResultEnvelope"
         assert entry["result_envelope"]["error_result"] == "ToolError"
@@ -105,19 +116,52 @@ def test_shared_tools_match_upstream_except_listed_differences() -> None:
 
 
 def test_comparison_catches_drift() -> None:
-    up = {"tools": [{"name": "T", "input_schema": {
-        "type": "object", "required": ["a"],
-        "properties": {"a": {"type": "string"}, "b": {"type": ["string", "null"], "enum": ["x", "y", None]},
-                       "items": {"type": "array", "items": {"type": "object", "properties": {"c": {"type": "integer"}}}}},
-    }}]}
-    ours = {"tools": [{"name": "T", "input_schema": {
-        "type": "object", "required": [],
-        "properties": {"a": {"type": "integer"}, "b": {"type": ["string", "null"], "enum": ["x", None]},
-                       "items": {"type": "array", "items": {"type": "object", "properties": {"d": {"type": "integer"}}}}},
-    }}]}
+    up = {
+        "tools": [
+            {
+                "name": "T",
+                "input_schema": {
+                    "type": "object",
+                    "required": ["a"],
+                    "properties": {
+                        "a": {"type": "string"},
+                        "b": {"type": ["string", "null"], "enum": ["x", "y", None]},
+                        "items": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"c": {"type": "integer"}}},
+                        },
+                    },
+                },
+            }
+        ]
+    }
+    ours = {
+        "tools": [
+            {
+                "name": "T",
+                "input_schema": {
+                    "type": "object",
+                    "required": [],
+                    "properties": {
+                        "a": {"type": "integer"},
+                        "b": {"type": ["string", "null"], "enum": ["x", None]},
+                        "items": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"d": {"type": "integer"}}},
+                        },
+                    },
+                },
+            }
+        ]
+    }
     found = schema_differences("T", ours["tools"][0]["input_schema"], up["tools"][0]["input_schema"])
-    assert set(found) == {("T", "a", "type"), ("T", "a", "required"), ("T", "b", "enum"),
-                          ("T", "items[].c", "field"), ("T", "items[].d", "field")}
+    assert set(found) == {
+        ("T", "a", "type"),
+        ("T", "a", "required"),
+        ("T", "b", "enum"),
+        ("T", "items[].c", "field"),
+        ("T", "items[].d", "field"),
+    }
     listed = "## Differences\n" + "".join(f"- `{t}` `{p}` {a}: on purpose\n" for t, p, a in found)
     assert compare_with_upstream(ours, up, listed) == []
     stale = listed + "- `T` `zzz` enum: gone\n"

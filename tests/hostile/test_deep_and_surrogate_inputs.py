@@ -69,7 +69,7 @@ def test_the_limit_is_a_depth_not_a_size() -> None:
     assert input_problem(_nested(MAX_INPUT_DEPTH - 1)) is None
     problem = input_problem(_nested(MAX_INPUT_DEPTH))
     assert problem is not None and f"deeper than {MAX_INPUT_DEPTH}" in problem[0] and problem[1] == "n"
-    assert input_problem({"ok": "surrogate pair \U0001F600 is fine"}) is None
+    assert input_problem({"ok": "surrogate pair \U0001f600 is fine"}) is None
 
 
 def test_memory_search_still_indexes_after_refused_inputs(runtime: Runtime) -> None:

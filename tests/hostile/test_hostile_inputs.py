@@ -24,8 +24,12 @@ from holon_nb.tools.dispatch import RESULT_FIELDS
 SAFE_CMDS = ["true", "echo x", "printf '\\377'", "", "exit 3", "echo \0nul", "echo \ud800", "sleep 0.05"]
 SAFE_SHELLS = [None, "sh", "bash", "/nonexistent/sh", ""]
 TOOLS = REGISTRY.names()
-HOSTILE = settings(max_examples=40, deadline=None, derandomize=True,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+HOSTILE = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +98,25 @@ _json = st.recursive(
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=12), kids, max_size=4),
     max_leaves=12,
 )
-_keys = st.sampled_from(sorted(RESULT_FIELDS | {"cmd", "task_id", "items", "input", "limit", "block", "_raw",
-                                                "tty", "accepts_input", "yield_time_ms", "command", "patch"}))
+_keys = st.sampled_from(
+    sorted(
+        RESULT_FIELDS
+        | {
+            "cmd",
+            "task_id",
+            "items",
+            "input",
+            "limit",
+            "block",
+            "_raw",
+            "tty",
+            "accepts_input",
+            "yield_time_ms",
+            "command",
+            "patch",
+        }
+    )
+)
 
 
 @pytest.mark.parametrize("name", TOOLS)

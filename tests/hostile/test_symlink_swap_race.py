@@ -18,7 +18,7 @@ from pathlib import Path
 
 from holon_nb.runtime import Runtime
 
-SWAPPER = textwrap.dedent('''
+SWAPPER = textwrap.dedent("""
     import os, sys, time
     w, outside, stop = sys.argv[1:]
     sub, real = os.path.join(w, "sub"), os.path.join(w, "sub.real")
@@ -49,7 +49,7 @@ SWAPPER = textwrap.dedent('''
                 pass
     settle()
     print(swaps)
-''')
+""")
 
 
 def _digest(root: Path, skip: set[str]) -> dict[str, tuple[str, bytes | str]]:
@@ -83,8 +83,9 @@ def test_no_write_lands_outside_while_a_directory_is_swapped(tmp_path: Path) -> 
     before = _digest(tmp_path, {"W", "home", "stop"})
 
     stop = tmp_path / "stop"
-    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(w), str(outside), str(stop)],
-                               stdout=subprocess.PIPE, text=True)
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(w), str(outside), str(stop)], stdout=subprocess.PIPE, text=True
+    )
     statuses: dict[str, int] = {}
     real_w = os.path.realpath(w)
     try:

@@ -19,8 +19,10 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "04-agent-turns.i
 
 
 def _text(cell: Any) -> str:
-    return "".join(o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
-                   for o in cell.get("outputs", []))
+    return "".join(
+        o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
+        for o in cell.get("outputs", [])
+    )
 
 
 def _one(nb: Any, startswith: str) -> Any:

@@ -33,8 +33,13 @@ def execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     def run(cells: list[str], trailing_wait: bool = False) -> nbformat.NotebookNode:
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
-        client = NotebookClient(nb, kernel_name="python3", store_widget_state=True, timeout=60,
-                                resources={"metadata": {"path": str(tmp_path)}})
+        client = NotebookClient(
+            nb,
+            kernel_name="python3",
+            store_widget_state=True,
+            timeout=60,
+            resources={"metadata": {"path": str(tmp_path)}},
+        )
         if not trailing_wait:
             client.execute()
         else:  # what the harness does (notebook-tests spec §4): wait after the last cell, into it
@@ -146,13 +151,15 @@ print("C09", json.dumps({
 
 
 def test_c09_reload_never_doubles_the_runtime(execute: Any) -> None:
-    nb = execute([
-        "%load_ext holon_nb",
-        "%reload_ext holon_nb\n%holon status",
-        "%exec --yield-ms 0 sleep 0.5; echo bg-done",
-        "%holon wait --timeout 30\nimport time; time.sleep(0.5)",
-        C09_CHECK,
-    ])
+    nb = execute(
+        [
+            "%load_ext holon_nb",
+            "%reload_ext holon_nb\n%holon status",
+            "%exec --yield-ms 0 sleep 0.5; echo bg-done",
+            "%holon wait --timeout 30\nimport time; time.sleep(0.5)",
+            C09_CHECK,
+        ]
+    )
     (status,) = nb.cells[1].outputs
     assert "runtime_threads" in status["data"]["text/plain"]
     task_cell = nb.cells[2]
@@ -189,13 +196,15 @@ print("C09", json.dumps({
 
 
 def test_c09_reload_and_a_real_timer_fires_exactly_once(execute: Any) -> None:
-    nb = execute([
-        "%load_ext holon_nb",
-        "%reload_ext holon_nb\n%holon status",
-        "%timer create --in 1s --summary nightly",
-        "import time; time.sleep(3)",
-        C09_TIMER_CHECK,
-    ])
+    nb = execute(
+        [
+            "%load_ext holon_nb",
+            "%reload_ext holon_nb\n%holon status",
+            "%timer create --in 1s --summary nightly",
+            "import time; time.sleep(3)",
+            C09_TIMER_CHECK,
+        ]
+    )
     (created,) = _receipts(nb.cells[2], "CreateTimer")
     assert created["data"][RESULT]["status"] == "success"
     (line,) = [o["text"] for o in nb.cells[4].outputs if o.get("output_type") == "stream"]

@@ -22,7 +22,11 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def kernel_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in [k for k in os.environ if k.endswith(("_API_KEY", "_AUTH_TOKEN"))] + [
-            "HOLON_MODEL", "HOLON_NB_PROVIDERS", "HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL"]:
+        "HOLON_MODEL",
+        "HOLON_NB_PROVIDERS",
+        "HOLON_VISION_MODEL",
+        "HOLON_IMAGE_GENERATION_MODEL",
+    ]:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOLON_NB_HOME", str(tmp_path / "home"))
     (tmp_path / "fake-home").mkdir()
@@ -55,9 +59,14 @@ steps:
   - tool_use: {id: call_1, name: ViewImage, input: {path: chart.png, prompt: what does the chart show}}
   - text: no vision model is configured, but the chart is validated
 """)
-    nb = _execute(tmp, ["%load_ext holon_nb",
-                        "%%agent --model scripted/script.yaml --wait\nlook at chart.png",
-                        '%image view chart.png --prompt "what is it?"'])
+    nb = _execute(
+        tmp,
+        [
+            "%load_ext holon_nb",
+            "%%agent --model scripted/script.yaml --wait\nlook at chart.png",
+            '%image view chart.png --prompt "what is it?"',
+        ],
+    )
     agent_cell, image_cell = nb.cells[1], nb.cells[2]
     assert not [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
     saved = [o["data"] for o in agent_cell.outputs if "text/html" in o.get("data", {})]

@@ -22,8 +22,10 @@ from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02-patches-and-worktrees.ipynb"
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or not (NOTEBOOK.parents[1] / ".git").exists(),
-                                reason="needs git and a git checkout of this repository")
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or not (NOTEBOOK.parents[1] / ".git").exists(),
+    reason="needs git and a git checkout of this repository",
+)
 
 
 def _outputs(cell: Any) -> list[dict]:
@@ -72,11 +74,14 @@ def test_patch_receipt_and_diff_card(executed: Any) -> None:
     (env,) = _receipts(cell)
     assert env["status"] == "success"
     assert [(f["action"], f["path"]) for f in env["result"]["changed_files"]] == [
-        ("modify", "holon_nb/tools/text.py"), ("add", "tests/unit/tools/test_one_line.py")]
+        ("modify", "holon_nb/tools/text.py"),
+        ("add", "tests/unit/tools/test_one_line.py"),
+    ]
     (bundle,) = [o["data"] for o in _outputs(cell)]
     assert bundle["text/plain"].startswith("ApplyPatch · success · ")
-    assert ("\n  Success. Updated the following files:\n  M holon_nb/tools/text.py\n"
-            "  A tests/unit/tools/test_one_line.py") in bundle["text/plain"]
+    assert (
+        "\n  Success. Updated the following files:\n  M holon_nb/tools/text.py\n  A tests/unit/tools/test_one_line.py"
+    ) in bundle["text/plain"]
     assert "holon-diff" in bundle["text/html"] and "+def one_line" in bundle["text/html"]
 
 
@@ -118,8 +123,14 @@ def test_dirty_worktree_is_retained_then_removed_after_commit(executed: Any) -> 
 
 
 def test_workspace_table_and_cleanup(executed: Any) -> None:
-    (table,) = [o["data"]["text/plain"] for o in _outputs(_cells(executed, "%workspace\n")[0] if
-                _cells(executed, "%workspace\n") else [c for c in executed.cells if c.source == "%workspace"][0])]
+    (table,) = [
+        o["data"]["text/plain"]
+        for o in _outputs(
+            _cells(executed, "%workspace\n")[0]
+            if _cells(executed, "%workspace\n")
+            else [c for c in executed.cells if c.source == "%workspace"][0]
+        )
+    ]
     assert table.startswith("active projection of agent default") and "canonical_root" in table
     (detached,) = _receipts(_cells(executed, "clone_id = ")[0])
     assert detached["tool_name"] == "DetachWorkspace" and detached["result"]["detached"] is True

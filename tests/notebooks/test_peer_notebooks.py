@@ -38,8 +38,7 @@ def test_the_collection_is_complete() -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n not in LEFT_OUT])
-def test_peer_notebook_against_its_saved_outputs(name: str, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_peer_notebook_against_its_saved_outputs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOLON_NB_HOME", raising=False)
     folder = tmp_path / Path(name).parent.name
     shutil.copytree(PEER / Path(name).parent, folder)  # its images beside it; never writes into the repo

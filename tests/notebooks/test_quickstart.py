@@ -20,8 +20,11 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01-quickstart.ip
 
 
 def _receipts(cell: Any) -> list[dict]:
-    return [o["data"][RESULT_MIMETYPE] for o in cell.get("outputs", [])
-            if o.get("output_type") in ("display_data", "execute_result") and RESULT_MIMETYPE in o.get("data", {})]
+    return [
+        o["data"][RESULT_MIMETYPE]
+        for o in cell.get("outputs", [])
+        if o.get("output_type") in ("display_data", "execute_result") and RESULT_MIMETYPE in o.get("data", {})
+    ]
 
 
 def _cell(nb: Any, startswith: str) -> Any:
@@ -66,24 +69,27 @@ def test_promoted_task_with_live_view_and_final_receipt(executed: Any) -> None:
     # the live view was replaced by the final receipt: two receipts, no widget left in the saved cell
     assert len(receipts) == 2 and len(cell.outputs) == 2
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.outputs)
-    blocked = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
-               for r in _receipts(c)][0]
+    blocked = [
+        r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}" for r in _receipts(c)
+    ][0]
     assert blocked["result"]["retrieval_status"] == "success" and blocked["result"]["task"]["task_id"] == tid
 
 
 def test_interactive_program(executed: Any) -> None:
     (sent,) = _receipts(_cell(executed, 'tid = rt.call("ListTasks").result["tasks"][0]["id"]\nrt.call("TaskInput"'))
     assert sent["result"]["accepted_input"] is True and sent["result"]["bytes_written"] == 4
-    outs = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
-            for r in _receipts(c)]
+    outs = [
+        r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}" for r in _receipts(c)
+    ]
     assert "hello, Ada" in outs[1]["result"]["task"]["output_preview"]
 
 
 def test_stop_process_tree(executed: Any) -> None:
-    (stop,) = _receipts(_cell(executed, "import time\n\ntid = rt.call(\"ListTasks\")"))
+    (stop,) = _receipts(_cell(executed, 'import time\n\ntid = rt.call("ListTasks")'))
     assert stop["tool_name"] == "TaskStop" and stop["result"]["stop_requested"] is True
-    outs = [r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}"
-            for r in _receipts(c)]
+    outs = [
+        r for c in executed.cells if c.cell_type == "code" and c.source == "%task_output {tid}" for r in _receipts(c)
+    ]
     assert outs[2]["result"]["task"]["status"] == "cancelled"
     (check,) = _receipts(_cell(executed, "%exec pgrep"))
     assert check["result"]["stdout_preview"] == "none-left"
@@ -95,11 +101,14 @@ def test_batch(executed: Any) -> None:
     assert r["result"]["item_count"] == r["result"]["completed_count"] == 4
 
 
-@pytest.mark.parametrize("source,kind", [
-    ('%tool ExecCommand {"command": "ls"}', "invalid_tool_input"),
-    ('%tool ExecCommand {"cmd": "ls", "status": "running"}', "invalid_tool_input"),
-    ('%tool TaskStop {"task_id": "task_000000000000000"}', "task_not_found"),
-])
+@pytest.mark.parametrize(
+    "source,kind",
+    [
+        ('%tool ExecCommand {"command": "ls"}', "invalid_tool_input"),
+        ('%tool ExecCommand {"cmd": "ls", "status": "running"}', "invalid_tool_input"),
+        ('%tool TaskStop {"task_id": "task_000000000000000"}', "task_not_found"),
+    ],
+)
 def test_hostile_inputs_are_error_receipts(executed: Any, source: str, kind: str) -> None:
     cell = _cell(executed, source)
     (r,) = _receipts(cell)

@@ -44,18 +44,27 @@ def receipts(cell: Any) -> list[dict[str, Any]]:
 
 def pytest_run(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_"))}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-GENERATED_RECEIPT = """\
+GENERATED_RECEIPT = (
+    """\
 import random, secrets, tempfile
 from IPython.display import display
 scratch = tempfile.mkdtemp()
 display({%r: {"tool_name": "ExecCommand", "status": "success", "result": {
     "task_id": "task_" + secrets.token_hex(8)[:15], "duration_ms": random.randint(1, 999),
     "cwd": scratch + "/build", "exit_status": 0}}}, raw=True)
-""" % RESULT_MIMETYPE
+"""
+    % RESULT_MIMETYPE
+)
 
 
 def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp_path: Path) -> None:
@@ -67,6 +76,7 @@ def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp
     def saved_values(book: Any) -> None:  # NT-01: the saved receipt has other ids, durations, temp paths
         receipt = book.cells[1].outputs[0].data[RESULT_MIMETYPE]
         receipt["result"].update(task_id="task_0123456789abcde", duration_ms=12, cwd="/tmp/tmpSAVED1x/build")
+
     edit(nb, saved_values)
     check = check_notebook(nb, CheckOptions(timeout=60))
     assert not check.failed, check.report()
@@ -75,6 +85,7 @@ def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp
         (receipt,) = receipts(book.cells[2])
         assert receipt["result"]["exit_status"] == 0
         receipt["result"]["exit_status"] = 1
+
     edit(nb, exit_one)
     check = check_notebook(nb, CheckOptions(timeout=60))
     assert [(p.index, p.kind) for p in check.cells] == [(2, "mismatch")]
@@ -90,13 +101,12 @@ def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp
 
 
 def test_nt03_stream_with_carriage_returns_and_ansi_equals_its_final_state(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "progress.ipynb",
-                  "print('\\r10%\\r50%\\r\\x1b[1;32m100%\\x1b[0m')",
-                  "print('done')")
+    nb = write_nb(tmp_path / "progress.ipynb", "print('\\r10%\\r50%\\r\\x1b[1;32m100%\\x1b[0m')", "print('done')")
 
     def saved(book: Any) -> None:
         book.cells[0].outputs = [stream("100%\n")]
         book.cells[1].outputs = [stream("not done\n")]
+
     edit(nb, saved)
     check = check_notebook(nb, CheckOptions(timeout=60))
     assert [p.index for p in check.cells] == [1]  # cell 0 equal; cell 1 (a control) differs
@@ -108,13 +118,18 @@ def _error(ename: str) -> Any:
 
 
 def test_nt04_an_error_is_expected_only_in_raises_exception_cells_with_the_same_name(tmp_path: Path) -> None:
-    tagged = write_nb(tmp_path / "tagged.ipynb", ("raise ValueError('boom')", ["raises-exception"]),
-                      ("raise ValueError('boom')", ["raises-exception"]), "print('after')")
+    tagged = write_nb(
+        tmp_path / "tagged.ipynb",
+        ("raise ValueError('boom')", ["raises-exception"]),
+        ("raise ValueError('boom')", ["raises-exception"]),
+        "print('after')",
+    )
 
     def saved(book: Any) -> None:
         book.cells[0].outputs = [_error("ValueError")]
         book.cells[1].outputs = [_error("TypeError")]
         book.cells[2].outputs = [stream("after\n")]
+
     edit(tagged, saved)
     check = check_notebook(tagged, CheckOptions(timeout=60))
     assert [(p.index, p.kind) for p in check.cells] == [(1, "mismatch")]
@@ -128,10 +143,13 @@ def test_nt04_an_error_is_expected_only_in_raises_exception_cells_with_the_same_
 
 
 def test_nt05_late_task_output_lands_in_the_last_cell_and_the_test_passes(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "late.ipynb", "%load_ext holon_nb",
-                  CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 3; echo late-line', 'yield_time_ms': 0})\n"
-                         "print(r.result['disposition'])",
-                  "print('last cell')")
+    nb = write_nb(
+        tmp_path / "late.ipynb",
+        "%load_ext holon_nb",
+        CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 3; echo late-line', 'yield_time_ms': 0})\n"
+        "print(r.result['disposition'])",
+        "print('last cell')",
+    )
     first = check_notebook(nb, CheckOptions(update=True, timeout=30))
     assert not first.failed, first.report()
     last = nbformat.read(nb, as_version=4).cells[-1]
@@ -143,8 +161,10 @@ def test_nt05_late_task_output_lands_in_the_last_cell_and_the_test_passes(tmp_pa
 
 
 def test_nt06_a_task_left_running_fails_unless_allowed_then_it_is_stopped(tmp_path: Path) -> None:
-    cells = ("%load_ext holon_nb",
-             CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 600.75', 'yield_time_ms': 0, 'login': False})")
+    cells = (
+        "%load_ext holon_nb",
+        CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 600.75', 'yield_time_ms': 0, 'login': False})",
+    )
     nb = write_nb(tmp_path / "left.ipynb", *cells)
     check = check_notebook(nb, CheckOptions(update=True, timeout=2))
     assert check.failed and check.summary.tasks_left_running
@@ -166,6 +186,7 @@ def test_nt07_update_rewrites_only_mismatching_cells_and_never_a_raising_one(tmp
         book.cells[0].outputs, book.cells[0].execution_count = [stream("same\n")], 41
         book.cells[1].outputs, book.cells[1].execution_count = [stream("old\n")], 42
         book.cells[2].outputs, book.cells[2].execution_count = [stream("kept as it was\n")], 43
+
     edit(nb, saved)
     check = check_notebook(nb, CheckOptions(update=True, timeout=60))
     assert check.updated_cells == [1]
@@ -197,10 +218,16 @@ sys.addaudithook(_audit)
 
 
 def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_replay_opens_no_socket(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     (tmp_path / "script.yaml").write_text(SCRIPT)
-    nb = write_nb(tmp_path / "agent.ipynb", "%load_ext holon_nb", AUDIT,
-                  "%%agent --model scripted/script.yaml --wait\nHow is the agent?", "print(connects)")
+    nb = write_nb(
+        tmp_path / "agent.ipynb",
+        "%load_ext holon_nb",
+        AUDIT,
+        "%%agent --model scripted/script.yaml --wait\nHow is the agent?",
+        "print(connects)",
+    )
     check = check_notebook(nb, CheckOptions(update=True, timeout=60))  # replay is the default
     assert [(p.index, p.kind) for p in check.cells] == [(2, "error")]
     assert "raised UsageError" in check.report()
@@ -208,9 +235,23 @@ def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_
     assert "agent-1.jsonl" in check.report()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOLON_NB_")}
-    rec = subprocess.run([sys.executable, "-m", "holon_nb.cli", "run", str(nb), "--cassettes", "record",
-                          "-o", str(tmp_path / "recorded.ipynb")], env=env, capture_output=True, text=True,
-                         timeout=120)
+    rec = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "holon_nb.cli",
+            "run",
+            str(nb),
+            "--cassettes",
+            "record",
+            "-o",
+            str(tmp_path / "recorded.ipynb"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert rec.returncode == 0, rec.stdout + rec.stderr
     assert (tmp_path / "agent.holon" / "cassettes" / "agent-1.jsonl").is_file()
     (tmp_path / "script.yaml").unlink()  # nothing could answer a live call now
@@ -224,23 +265,33 @@ def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_
     assert not again.failed, again.report()
 
 
-def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PROBE", str(tmp_path / "probe.jsonl"))
-    probe = ("import os, json\n"
-             "with open(os.environ['PROBE'], 'a') as f:\n"
-             "    f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), os.environ['HOLON_NB_HOME'],"
-             " os.getpid()]) + '\\n')")
+    probe = (
+        "import os, json\n"
+        "with open(os.environ['PROBE'], 'a') as f:\n"
+        "    f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), os.environ['HOLON_NB_HOME'],"
+        " os.getpid()]) + '\\n')"
+    )
     for name in ("a", "b", "c", "d"):
-        nb = write_nb(tmp_path / f"{name}.ipynb", "%load_ext holon_nb", (probe, ["holon-ignore-output"]),
-                      "%exec echo same")
+        nb = write_nb(
+            tmp_path / f"{name}.ipynb", "%load_ext holon_nb", (probe, ["holon-ignore-output"]), "%exec echo same"
+        )
         assert not check_notebook(nb, CheckOptions(update=True, timeout=60)).failed
     probe_file = tmp_path / "probe.jsonl"
     probe_file.unlink()
     env_probe = {"PROBE": str(probe_file)}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_"))} | env_probe
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 passed" in proc.stdout
     rows = [json.loads(line) for line in probe_file.read_text().splitlines()]
@@ -250,9 +301,14 @@ def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(tmp_path: 
 
     probe_file.unlink()  # a fixed HOLON_NB_HOME: one folder in it per worker
     fixed = tmp_path / "fixed-home"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
-                          cwd=tmp_path, env=env | {"HOLON_NB_HOME": str(fixed)}, capture_output=True, text=True,
-                          timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
+        cwd=tmp_path,
+        env=env | {"HOLON_NB_HOME": str(fixed)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [json.loads(line) for line in probe_file.read_text().splitlines()]
     assert {(w, h) for w, h, _ in rows} == {("gw0", str(fixed / "gw0")), ("gw1", str(fixed / "gw1"))}
@@ -278,13 +334,19 @@ def test_per_cell_items_and_inert_without_the_option(tmp_path: Path) -> None:
     assert inert.returncode == 5 and "no tests ran" in inert.stdout  # the plugin collects nothing unasked
     (tmp_path / "pytest.ini").write_text("[pytest]\nholon_nb_paths = cells.ipynb\n")
     configured = pytest_run(cwd=tmp_path)
-    assert configured.returncode == 1 and "cells.ipynb::notebook" in configured.stdout + configured.stderr or \
-        "1 failed" in configured.stdout, configured.stdout
+    assert (
+        configured.returncode == 1
+        and "cells.ipynb::notebook" in configured.stdout + configured.stderr
+        or "1 failed" in configured.stdout
+    ), configured.stdout
 
 
 def test_user_normalisers_from_metadata_and_pytest_configuration(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "norm.ipynb", "import os\nprint('pid', os.getpid())\nprint('port', 1000 + os.getpid())",
-                  metadata={"holon_nb": {"normalize": [{"regex": r"pid \d+", "replace": "pid N"}]}})
+    nb = write_nb(
+        tmp_path / "norm.ipynb",
+        "import os\nprint('pid', os.getpid())\nprint('port', 1000 + os.getpid())",
+        metadata={"holon_nb": {"normalize": [{"regex": r"pid \d+", "replace": "pid N"}]}},
+    )
     edit(nb, lambda book: setattr(book.cells[0], "outputs", [stream("pid 1\nport 7\n")]))
     check = check_notebook(nb, CheckOptions(timeout=60))
     message = check.cells[0].message
@@ -315,8 +377,9 @@ def test_the_store_is_closed_cleanly_when_a_plain_nbclient_kernel_exits(tmp_path
     assert not [n for n in names if n.endswith(("-wal", "-shm"))], names
 
 
-def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the harness unloads holon_nb after the final wait, then stops the kernel at once (no graceful wait):
     # the store in a fixed holon home must be whole, with no -wal/-shm left, and the task's process gone
     home = tmp_path / "home"
@@ -327,6 +390,7 @@ def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(tmp_path: Path
     names = sorted(p.name for p in home.iterdir())
     assert "holon.sqlite3" in names and not [n for n in names if n.endswith(("-wal", "-shm"))], names
     import sqlite3
+
     with sqlite3.connect(home / "holon.sqlite3") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert "done-713" in json.dumps(nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[1].outputs)
@@ -340,11 +404,13 @@ def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> 
         "def pytest_collection_finish(session):\n"
         "    for item in session.items:\n"
         "        marker = item.get_closest_marker('timeout')\n"
-        "        print('LIMIT', item.name, marker.args if marker else None)\n")
+        "        print('LIMIT', item.name, marker.args if marker else None)\n"
+    )
     repeated = pytest_run("--holon-nb", "--holon-nb-repeat", "3", "--collect-only", "-s", ".", cwd=tmp_path)
     assert "LIMIT notebook (21.0,)" in repeated.stdout, repeated.stdout + repeated.stderr
-    option = pytest_run("--holon-nb", "--holon-nb-repeat", "2", "--timeout", "5", "--collect-only", "-s", ".",
-                        cwd=tmp_path)
+    option = pytest_run(
+        "--holon-nb", "--holon-nb-repeat", "2", "--timeout", "5", "--collect-only", "-s", ".", cwd=tmp_path
+    )
     assert "LIMIT notebook (10.0,)" in option.stdout, option.stdout + option.stderr
     once = pytest_run("--holon-nb", "--collect-only", "-s", ".", cwd=tmp_path)
     assert "LIMIT notebook None" in once.stdout, once.stdout + once.stderr

@@ -35,8 +35,10 @@ def test_restart_draws_a_live_board_a_last_time_before_the_reply(tmp_path: Path)
                     break
                 continue
             seen.append(msg["msg_type"])
-            if msg["msg_type"] == "update_display_data" and \
-                    msg["content"].get("transient", {}).get("display_id") == display_id:
+            if (
+                msg["msg_type"] == "update_display_data"
+                and msg["content"].get("transient", {}).get("display_id") == display_id
+            ):
                 updates.append(msg["content"]["data"])
                 seen[-1] = "board update"
         assert updates, "the old kernel sent no update of the live board before it exited"

@@ -16,8 +16,10 @@ import pytest
 from holon_nb.testing.check import CheckOptions, check_notebook
 from _support import write_nb
 
-COUNT = ("with open('state.txt', 'a') as f:\n    f.write('run\\n')\n"
-         "print('runs seen here:', len(open('state.txt').read().split()))")
+COUNT = (
+    "with open('state.txt', 'a') as f:\n    f.write('run\\n')\n"
+    "print('runs seen here:', len(open('state.txt').read().split()))"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -34,8 +36,13 @@ def test_each_run_works_in_a_private_copy_of_the_folder_unless_the_notebook_shar
     folder = tmp_path / "suite"
     folder.mkdir()
     (folder / "fixture.txt").write_text("rows: 42\n")
-    nb = write_nb(folder / "count.ipynb", "print(open('fixture.txt').read(), end='')", COUNT,
-                "import os\nprint(os.getcwd())", "%exec cat fixture.txt")
+    nb = write_nb(
+        folder / "count.ipynb",
+        "print(open('fixture.txt').read(), end='')",
+        COUNT,
+        "import os\nprint(os.getcwd())",
+        "%exec cat fixture.txt",
+    )
 
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
     assert not first.failed, first.report()
@@ -59,20 +66,32 @@ def test_each_run_works_in_a_private_copy_of_the_folder_unless_the_notebook_shar
     assert "+runs seen here: 2" in again.cells[0].message
 
 
-SPAN = ("import json, os, time\nstart = time.time(); time.sleep(1.5)\n"
-        "with open('spans.jsonl', 'a') as f:\n"
-        "    f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), start, time.time()]) + '\\n')")
+SPAN = (
+    "import json, os, time\nstart = time.time(); time.sleep(1.5)\n"
+    "with open('spans.jsonl', 'a') as f:\n"
+    "    f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), start, time.time()]) + '\\n')"
+)
 
 
 def test_shared_dir_runs_of_one_folder_never_overlap_on_two_xdist_workers(tmp_path: Path) -> None:
     for name in ("a", "b"):
-        write_nb(tmp_path / f"{name}.ipynb", (SPAN, ["holon-ignore-output"]), metadata={"holon_nb": {"shared_dir": True}})
+        write_nb(
+            tmp_path / f"{name}.ipynb", (SPAN, ["holon-ignore-output"]), metadata={"holon_nb": {"shared_dir": True}}
+        )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_"))}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--holon-nb", "."],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    spans = sorted((start, end, worker) for worker, start, end in
-                   map(json.loads, (tmp_path / "spans.jsonl").read_text().splitlines()))
+    spans = sorted(
+        (start, end, worker)
+        for worker, start, end in map(json.loads, (tmp_path / "spans.jsonl").read_text().splitlines())
+    )
     assert {w for _, _, w in spans} == {"gw0", "gw1"}  # on two workers at once…
     (_, first_end, _), (second_start, _, _) = spans
     assert second_start >= first_end  # …yet one after the other

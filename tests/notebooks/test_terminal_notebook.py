@@ -20,8 +20,10 @@ from _reader import assert_reads_as_text, plain_texts
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
 
-PROGRESS = ("import sys, time\nfor p in range(0, 101, 25):\n"
-            "    sys.stdout.write(f'\\r\\x1b[32m{p:3d}%\\x1b[0m'); sys.stdout.flush(); time.sleep(0.05)\nprint()\n")
+PROGRESS = (
+    "import sys, time\nfor p in range(0, 101, 25):\n"
+    "    sys.stdout.write(f'\\r\\x1b[32m{p:3d}%\\x1b[0m'); sys.stdout.flush(); time.sleep(0.05)\nprint()\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,11 @@ def executed(tmp_path_factory: Any) -> Any:
     work = tmp_path_factory.mktemp("term")
     repo = work / "repo"
     repo.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first"],
-                 ["commit", "-q", "--allow-empty", "-m", "second"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["commit", "-q", "--allow-empty", "-m", "first"],
+        ["commit", "-q", "--allow-empty", "-m", "second"],
+    ):
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True)
     (work / "progress.py").write_text(PROGRESS)
     (work / "test_ok.py").write_text("def test_ok():\n    assert True\n")
@@ -90,5 +95,6 @@ def test_wait_notes_and_help_are_saved(executed: Any) -> None:
 
 def test_saved_copy_reads_as_text(executed: Any) -> None:
     assert_reads_as_text(executed)
-    assert all(len(line) <= 160 for t in plain_texts(executed) for line in t.splitlines()
-               if not line.startswith("    ")), "a receipt line (not command output) is over 160 characters"
+    assert all(
+        len(line) <= 160 for t in plain_texts(executed) for line in t.splitlines() if not line.startswith("    ")
+    ), "a receipt line (not command output) is over 160 characters"

@@ -25,8 +25,13 @@ def test_every_tutorial_has_committed_outputs() -> None:
     assert len(TUTORIALS) >= 4
     for name in TUTORIALS:
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-        empty = [i for i in compared_cells(nb) if not nb.cells[i].outputs and nb.cells[i].source.strip()
-                 and not nb.cells[i].source.lstrip().startswith(("%load_ext", "import"))]
+        empty = [
+            i
+            for i in compared_cells(nb)
+            if not nb.cells[i].outputs
+            and nb.cells[i].source.strip()
+            and not nb.cells[i].source.lstrip().startswith(("%load_ext", "import"))
+        ]
         assert len(empty) < len(compared_cells(nb)) // 2, (name, empty)
 
 
@@ -35,7 +40,12 @@ def test_the_pytest_configuration_collects_the_tutorials() -> None:
     import sys
 
     root = NOTEBOOKS.parent
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
-                           "--ignore=tests"], cwd=root, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "--ignore=tests"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     collected = [line for line in proc.stdout.splitlines() if line.startswith("notebooks/")]
     assert collected == [f"notebooks/{name}::notebook" for name in TUTORIALS], proc.stdout

@@ -54,14 +54,14 @@ def test_loopback_is_refused_until_allowlisted_then_read_as_markdown(executed: t
     md = page["text/markdown"]
     assert page[RESULT_MIMETYPE]["result"]["status"] == 200
     assert "# Command line" in md and "holon-nb run NOTEBOOK" in md and "|---|" in md  # heading, table kept
-    assert "From Python" not in md and "Copyright the holon_nb authors" not in md       # sidebar, footer dropped
+    assert "From Python" not in md and "Copyright the holon_nb authors" not in md  # sidebar, footer dropped
     (text,) = _bundles(_code(nb, "%web fetch {base}/command-line.html --mode text"))
     assert "From Python" in text["text/markdown"] and text[RESULT_MIMETYPE]["result"]["truncated"] is True
 
 
 def test_ssrf_attempts_are_refused(executed: tuple[Any, str]) -> None:
     nb, _ = executed
-    (direct,) = _bundles(_code(nb, "%config HolonNB.web_allowed_hosts = [HOST, \"169.254.169.254\"]"))
+    (direct,) = _bundles(_code(nb, '%config HolonNB.web_allowed_hosts = [HOST, "169.254.169.254"]'))
     (moved,) = _bundles(_code(nb, "%web fetch {base}/moved"))
     for bundle in (direct, moved):
         error = bundle[RESULT_MIMETYPE]["error"]

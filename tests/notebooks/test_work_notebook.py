@@ -22,13 +22,18 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03-work-items-wa
 
 
 def _receipts(cell: Any) -> list[dict]:
-    return [o["data"][RESULT_MIMETYPE] for o in cell.get("outputs", [])
-            if o.get("output_type") in ("display_data", "execute_result") and RESULT_MIMETYPE in o.get("data", {})]
+    return [
+        o["data"][RESULT_MIMETYPE]
+        for o in cell.get("outputs", [])
+        if o.get("output_type") in ("display_data", "execute_result") and RESULT_MIMETYPE in o.get("data", {})
+    ]
 
 
 def _text(cell: Any) -> str:
-    return "".join(o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
-                   for o in cell.get("outputs", []))
+    return "".join(
+        o.get("text", "") if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "")
+        for o in cell.get("outputs", [])
+    )
 
 
 def _code(nb: Any) -> list[Any]:
@@ -113,8 +118,10 @@ def test_an_agent_asks_the_operator_and_follow_runs_the_answer(run: tuple[Any, A
     said = _text(_one(nb, "deadline = time.time() + 30"))
     assert "it woke the agent's wait for operator input; the %%agent --follow view runs its next turn" in said
     turns = _text(_one(nb, "for turn in holon_nb.agent_turns()")).splitlines()
-    assert turns == ["completed wait_for_silent ''",
-                     "completed end_turn 'CSV it is. I will write the nightly report as CSV from now on.'"]
+    assert turns == [
+        "completed wait_for_silent ''",
+        "completed end_turn 'CSV it is. I will write the nightly report as CSV from now on.'",
+    ]
 
 
 def test_saved_copy_reads_as_text(run: tuple[Any, Any]) -> None:
@@ -142,6 +149,6 @@ def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: 
     assert stopped.value.ename == "UsageError" and "restart the kernel first" in stopped.value.evalue
     code = _code(nb)
     guard = next(i for i, c in enumerate(code) if "holon-restart-kernel" in c.metadata.get("tags", []))
-    assert all(not c.outputs for c in code[guard + 1:])  # nothing after it ran
+    assert all(not c.outputs for c in code[guard + 1 :])  # nothing after it ran
     (timer,) = [r for c in code[:guard] for r in _receipts(c) if r["tool_name"] == "CreateTimer"]
     assert timer["result"]["timer"]["duration_ms"] == 120_000  # time enough to restart by hand

@@ -34,11 +34,18 @@ class WebMagics(SessionMagics):
     # ------------------------------------------------------------ %web
     @line_magic
     @magic_arguments()
-    @argument("action", choices=("fetch", "search"),
-              help="fetch URL: read one page (WebFetch); search QUERY: search the web (WebSearch).")
+    @argument(
+        "action",
+        choices=("fetch", "search"),
+        help="fetch URL: read one page (WebFetch); search QUERY: search the web (WebSearch).",
+    )
     @argument("target", nargs="*", help="fetch: the URL; search: the query words (quote them to keep spacing).")
-    @argument("--mode", choices=("auto", "text", "raw"), default="auto",
-              help="fetch: auto (HTML main content as Markdown), text (tags stripped) or raw.")
+    @argument(
+        "--mode",
+        choices=("auto", "text", "raw"),
+        default="auto",
+        help="fetch: auto (HTML main content as Markdown), text (tags stripped) or raw.",
+    )
     @argument("--max-chars", type=int, default=None, help="fetch: most characters of text (clamped to the config).")
     @argument("--provider", default=None, help="search: a provider id (duckduckgo, or one of HolonNB.web_search).")
     @argument("--max", dest="max_results", type=int, default=None, help="search: most results (clamped).")
@@ -109,13 +116,19 @@ class WebMagics(SessionMagics):
     # ------------------------------------------------------------ %trigger
     @line_magic
     @magic_arguments()
-    @argument("action", choices=("create", "cancel", "list"),
-              help="create: this agent's wake URL (CreateExternalTrigger); cancel ID: revoke it "
-                   "(CancelExternalTrigger); list: the agent's triggers (changes nothing).")
+    @argument(
+        "action",
+        choices=("create", "cancel", "list"),
+        help="create: this agent's wake URL (CreateExternalTrigger); cancel ID: revoke it "
+        "(CancelExternalTrigger); list: the agent's triggers (changes nothing).",
+    )
     @argument("target", nargs="?", default=None, help="cancel: the external_trigger_id.")
-    @argument("--var", default="trigger_url",
-              help="create: the Python variable that receives the URL (default trigger_url). The URL is a bearer "
-                   "secret, so it is never shown or saved in the notebook.")
+    @argument(
+        "--var",
+        default="trigger_url",
+        help="create: the Python variable that receives the URL (default trigger_url). The URL is a bearer "
+        "secret, so it is never shown or saved in the notebook.",
+    )
     @argument("--agent", default=None, help="The agent (default: the notebook's agent).")
     @raise_option
     def trigger(self, line: str) -> None:
@@ -138,11 +151,34 @@ class WebMagics(SessionMagics):
             from ..display import Table
 
             rows = rt.triggers.list(args.agent or "default")
-            display(Table(f"external triggers of {args.agent or 'default'}",
-                          ["external_trigger_id", "status", "delivery_count", "created_at", "last_delivered_at",
-                           "revoked_at"],
-                          [[r[k] for k in ("external_trigger_id", "status", "delivery_count", "created_at",
-                                           "last_delivered_at", "revoked_at")] for r in rows], data=rows))
+            display(
+                Table(
+                    f"external triggers of {args.agent or 'default'}",
+                    [
+                        "external_trigger_id",
+                        "status",
+                        "delivery_count",
+                        "created_at",
+                        "last_delivered_at",
+                        "revoked_at",
+                    ],
+                    [
+                        [
+                            r[k]
+                            for k in (
+                                "external_trigger_id",
+                                "status",
+                                "delivery_count",
+                                "created_at",
+                                "last_delivered_at",
+                                "revoked_at",
+                            )
+                        ]
+                        for r in rows
+                    ],
+                    data=rows,
+                )
+            )
             return
         if args.action == "cancel":
             if not args.target:
@@ -158,5 +194,9 @@ class WebMagics(SessionMagics):
             from ..display import Note
 
             self.shell.user_ns[args.var] = result.result["trigger_url"]
-            display(Note(f"The wake URL is in the Python variable {args.var} (a bearer secret: not shown, not saved). "
-                         f"POST to it to wake the agent, e.g. !curl -s -X POST \"${args.var}\"."))
+            display(
+                Note(
+                    f"The wake URL is in the Python variable {args.var} (a bearer secret: not shown, not saved). "
+                    f'POST to it to wake the agent, e.g. !curl -s -X POST "${args.var}".'
+                )
+            )

@@ -89,9 +89,10 @@ def _pretty(value: Any) -> list[str]:
 def bounded_diff(recorded: Any, live: Any, label: str, limit: int = MAX_DIFF_LINES) -> str:
     """A unified diff (``--- recorded/<label>`` → ``+++ live/<label>``) of two JSON values printed with
     2-space indentation and sorted keys, at most ``limit`` lines (the last says how many were cut)."""
-    lines = list(difflib.unified_diff(_pretty(recorded), _pretty(live), f"recorded/{label}", f"live/{label}",
-                                      n=2, lineterm=""))
+    lines = list(
+        difflib.unified_diff(_pretty(recorded), _pretty(live), f"recorded/{label}", f"live/{label}", n=2, lineterm="")
+    )
     if len(lines) > limit:
         cut = len(lines) - (limit - 1)
-        lines = lines[:limit - 1] + [f"… ({cut} more diff lines)"]
+        lines = lines[: limit - 1] + [f"… ({cut} more diff lines)"]
     return "\n".join(lines)

@@ -138,12 +138,24 @@ class CassetteProvider:
         CassetteFormatError: the file is not a readable cassette.
     """
 
-    def __init__(self, inner: Any | None, path: str | os.PathLike[str], mode: str | None = None, *,
-                 route_ref: str | None = None, transport: str | None = None, schema_contract: str | None = None,
-                 controls: Mapping[str, Any] | None = None, workspace: str | os.PathLike[str] | None = None,
-                 holon_home: str | os.PathLike[str] | None = None, roots: Mapping[str, str] | None = None,
-                 secrets: Sequence[str] = (), redact_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                 guard_network: bool = True, taken: Callable[[str], bool] | None = None):
+    def __init__(
+        self,
+        inner: Any | None,
+        path: str | os.PathLike[str],
+        mode: str | None = None,
+        *,
+        route_ref: str | None = None,
+        transport: str | None = None,
+        schema_contract: str | None = None,
+        controls: Mapping[str, Any] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        holon_home: str | os.PathLike[str] | None = None,
+        roots: Mapping[str, str] | None = None,
+        secrets: Sequence[str] = (),
+        redact_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        guard_network: bool = True,
+        taken: Callable[[str], bool] | None = None,
+    ):
         self.path = Path(path)
         self.requested_mode = mode
         self.mode = resolve_mode(mode, self.path)
@@ -174,8 +186,9 @@ class CassetteProvider:
             self.clock = CassetteClock(live=True)
         else:
             if not self.path.exists():
-                raise CassetteMissing(f"no cassette at {self.path} (mode {self.mode}); {RERECORD_HINT}",
-                                      path=str(self.path))
+                raise CassetteMissing(
+                    f"no cassette at {self.path} (mode {self.mode}); {RERECORD_HINT}", path=str(self.path)
+                )
             self.file = read_cassette(self.path)
             self.id_seed = str(self.file.header.get("id_seed") or "")
             self.clock = CassetteClock(live=False)
@@ -287,8 +300,14 @@ class CassetteProvider:
         ``sleep`` (virtual on replay), ``new_id`` (seeded), ``now``/``monotonic`` (the cassette clock),
         ``wrap_provider`` (:meth:`attach`) and ``wrap_tool_executor``.
         """
-        return {"sleep": self.sleep, "new_id": self.new_id, "now": self.clock.now, "monotonic": self.clock.monotonic,
-                "wrap_provider": self.attach, "wrap_tool_executor": self.wrap_tool_executor}
+        return {
+            "sleep": self.sleep,
+            "new_id": self.new_id,
+            "now": self.clock.now,
+            "monotonic": self.clock.monotonic,
+            "wrap_provider": self.attach,
+            "wrap_tool_executor": self.wrap_tool_executor,
+        }
 
     async def sleep(self, seconds: float) -> None:
         """The injectable backoff sleep (real while recording, virtual on replay)."""
@@ -300,15 +319,29 @@ class CassetteProvider:
 
     # ------------------------------------------------------------ recording
     def _live_request(self, req: TurnRequest) -> dict[str, Any]:
-        return self.normalizer.request(req, route_ref=self.route_ref, transport=self.transport,
-                                       schema_contract=self.schema_contract, controls=self.controls)
+        return self.normalizer.request(
+            req,
+            route_ref=self.route_ref,
+            transport=self.transport,
+            schema_contract=self.schema_contract,
+            controls=self.controls,
+        )
 
     def _header(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"kind": "header", "format": FORMAT, "version": FORMAT_VERSION, "route_ref": self.route_ref,
-                "transport": self.transport, "schema_contract": self.schema_contract,
-                "tools_fingerprint": cassette_hash(tools, "tools"), "id_seed": self.id_seed,
-                "tools": tool_fingerprints(tools), "tool_specs": tools, "provider": self._provider_answers(),
-                "recorded_at": self.clock.now_rfc3339()}
+        return {
+            "kind": "header",
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "route_ref": self.route_ref,
+            "transport": self.transport,
+            "schema_contract": self.schema_contract,
+            "tools_fingerprint": cassette_hash(tools, "tools"),
+            "id_seed": self.id_seed,
+            "tools": tool_fingerprints(tools),
+            "tool_specs": tools,
+            "provider": self._provider_answers(),
+            "recorded_at": self.clock.now_rfc3339(),
+        }
 
     def _transform(self, record: dict[str, Any]) -> dict[str, Any]:
         out = self.normalizer.scrub(record)
@@ -337,11 +370,19 @@ class CassetteProvider:
             self._header_tools = (body["tools"], header["tools_fingerprint"])
         components = component_fingerprints(body)
         stored = body
-        if self._header_tools is not None and (body["tools"] is self._header_tools[0]
-                                               or components["tools"] == self._header_tools[1]):
+        if self._header_tools is not None and (
+            body["tools"] is self._header_tools[0] or components["tools"] == self._header_tools[1]
+        ):
             stored = {**body, "tools": self._header_tools[1]}  # the header's tool_specs, by fingerprint
-        base = {"kind": "interaction", "seq": self.next_seq(), "round": self.round, "attempt": self.attempt,
-                "key": request_key(body), "components": components, "request": stored}
+        base = {
+            "kind": "interaction",
+            "seq": self.next_seq(),
+            "round": self.round,
+            "attempt": self.attempt,
+            "key": request_key(body),
+            "components": components,
+            "request": stored,
+        }
         started, backoff, t0 = self.clock.now_rfc3339(), self.clock.take_slept(), time.monotonic()
         timing = {"started_at": started, "duration_ms": 0, "backoff_ms": backoff}
         try:
@@ -366,8 +407,9 @@ class CassetteProvider:
             self.failure = err
         return err
 
-    def preflight(self, tools: Sequence[ProviderToolSpec] | None = None, *, body: Mapping[str, Any] | None = None
-                  ) -> None:
+    def preflight(
+        self, tools: Sequence[ProviderToolSpec] | None = None, *, body: Mapping[str, Any] | None = None
+    ) -> None:
         """Check the header against this run before any model call (§4.3 Drift (1)): transport, route ref,
         schema contract and the lowered tools. Runs by itself on the first replayed attempt; a loop may call it
         at turn setup with the turn's tool list.
@@ -381,10 +423,13 @@ class CassetteProvider:
         if body is None:
             body = self._live_request(TurnRequest(conversation=(), tools=tuple(tools or ())))
         live_tools = body["tools"]
-        live = {"transport": self._transport or getattr(self.inner, "transport", None),
-                "route_ref": self._route_ref or getattr(self.inner, "route_ref", None),
-                "schema_contract": self._schema_contract or _inner_contract(self.inner),
-                "tools_fingerprint": cassette_hash(live_tools, "tools"), "tools": tool_fingerprints(live_tools)}
+        live = {
+            "transport": self._transport or getattr(self.inner, "transport", None),
+            "route_ref": self._route_ref or getattr(self.inner, "route_ref", None),
+            "schema_contract": self._schema_contract or _inner_contract(self.inner),
+            "tools_fingerprint": cassette_hash(live_tools, "tools"),
+            "tools": tool_fingerprints(live_tools),
+        }
         self._preflighted = True
         drift = preflight_drift(self.file.header, live, str(self.path))
         if drift is not None:
@@ -399,10 +444,15 @@ class CassetteProvider:
         self.preflight(body=body)
         interactions = self.file.interactions
         if self._cursor >= len(interactions):
-            raise self.note_failure(CassetteExhausted(
-                f"cassette {self.path}: provider attempt {self._cursor + 1} has no recorded interaction "
-                f"({len(interactions)} recorded; the run made more attempts than the recording); {RERECORD_HINT}",
-                seq=self._cursor, recorded=len(interactions), path=str(self.path)))
+            raise self.note_failure(
+                CassetteExhausted(
+                    f"cassette {self.path}: provider attempt {self._cursor + 1} has no recorded interaction "
+                    f"({len(interactions)} recorded; the run made more attempts than the recording); {RERECORD_HINT}",
+                    seq=self._cursor,
+                    recorded=len(interactions),
+                    path=str(self.path),
+                )
+            )
         rec = interactions[self._cursor]
         self._cursor += 1
         timing = rec.get("timing") or {}
@@ -430,8 +480,10 @@ class CassetteProvider:
     def wrap_tool_executor(self, run: ToolRunner | None) -> Callable[..., Any]:
         """``run(call, **kw)`` (result unpacking as ``envelope, receipt, is_error``) wrapped so a replay answers
         from the cassette without running the tool."""
+
         async def execute(call: Any, **kwargs: Any) -> Any:
             return await self.tape.execute(call, run, **kwargs)
+
         return execute
 
     @contextlib.contextmanager
@@ -465,8 +517,14 @@ class CassetteProvider:
             if self._writer is None:
                 self._writer = CassetteWriter(self.path, self._transform)
                 self._writer.write(self._header([]))
-            self._writer.write({"kind": "footer", "interactions": self._written["interaction"],
-                                "tools": self._written["tool"], "terminal": terminal})
+            self._writer.write(
+                {
+                    "kind": "footer",
+                    "interactions": self._written["interaction"],
+                    "tools": self._written["tool"],
+                    "terminal": terminal,
+                }
+            )
             self._writer.commit()
             return
         self.guard.stop()
@@ -474,8 +532,9 @@ class CassetteProvider:
             return
         left_i, left_t = len(self.file.interactions) - self._cursor, self.tape.left
         if left_i > 0 or left_t > 0:
-            firsts = ([self.file.interactions[self._cursor].get("seq")] if left_i > 0 else []) + \
-                     ([self.file.tools[self.tape.cursor].get("seq")] if left_t > 0 else [])
+            firsts = ([self.file.interactions[self._cursor].get("seq")] if left_i > 0 else []) + (
+                [self.file.tools[self.tape.cursor].get("seq")] if left_t > 0 else []
+            )
             drift = unconsumed_drift(max(left_i, 0), left_t, min(s for s in firsts if s is not None), str(self.path))
             if self.mode == "lenient":
                 self.drifts.append(drift)
@@ -506,8 +565,9 @@ def _inner_contract(inner: Any) -> str | None:
     """The schema contract a real transport uses (``inner.schema_contract`` or ``inner.resolved.schema_contract``)."""
     if inner is None:
         return None
-    found = getattr(inner, "schema_contract", None) or getattr(getattr(inner, "resolved", None), "schema_contract",
-                                                               None)
+    found = getattr(inner, "schema_contract", None) or getattr(
+        getattr(inner, "resolved", None), "schema_contract", None
+    )
     return str(found) if found else None
 
 

@@ -40,15 +40,24 @@ def preflight_drift(header: Mapping[str, Any], live: Mapping[str, Any], path: st
         want = live.get(name)
         if want is not None and header.get(name) != want:
             return CassetteDrift(
-                f"cassette {path}: recorded with {name}={header.get(name)!r}, this run uses {want!r}; "
-                f"{RERECORD_HINT}", kind="preflight", component="contract", field=name, path=path)
+                f"cassette {path}: recorded with {name}={header.get(name)!r}, this run uses {want!r}; {RERECORD_HINT}",
+                kind="preflight",
+                component="contract",
+                field=name,
+                path=path,
+            )
     live_fp = live.get("tools_fingerprint")
     if live_fp is not None and header.get("tools_fingerprint") != live_fp:
         names = changed_tools(header.get("tools") or {}, live.get("tools") or {})
         return CassetteDrift(
             f"cassette {path}: tools changed since recording: {', '.join(names) or '(order or set)'} "
             f"(lowered schema or description differs); {RERECORD_HINT}",
-            kind="preflight", component="tools", tools=names, field="tools_fingerprint", path=path)
+            kind="preflight",
+            component="tools",
+            tools=names,
+            field="tools_fingerprint",
+            path=path,
+        )
     return None
 
 
@@ -70,14 +79,20 @@ def request_drift(record: Mapping[str, Any], live_request: Mapping[str, Any], pa
     live_fp = component_fingerprints(live_request)
     component = next((c for c in COMPONENTS if rec_fp.get(c) != live_fp[c]), "tail")
     pointer = _pointer(component, recorded, live_request)
-    diff = bounded_diff(component_values(recorded)[component], component_values(live_request)[component],
-                        component)
+    diff = bounded_diff(component_values(recorded)[component], component_values(live_request)[component], component)
     seq, rnd, attempt = record.get("seq"), record.get("round"), record.get("attempt")
     return CassetteDrift(
         f"cassette {path}: request drift at seq {seq} (round {rnd}, attempt {attempt}): component {component} "
         f"differs first at {pointer or '/'}; {RERECORD_HINT}\n{diff}",
-        kind="mismatch", component=component, seq=seq, round=rnd, attempt=attempt, pointer=pointer, diff=diff,
-        path=path)
+        kind="mismatch",
+        component=component,
+        seq=seq,
+        round=rnd,
+        attempt=attempt,
+        pointer=pointer,
+        diff=diff,
+        path=path,
+    )
 
 
 def unconsumed_drift(interactions_left: int, tools_left: int, first_seq: int | None, path: str) -> CassetteDrift:
@@ -86,4 +101,9 @@ def unconsumed_drift(interactions_left: int, tools_left: int, first_seq: int | N
     return CassetteDrift(
         f"cassette {path}: {count} recorded record(s) not consumed at cell end ({interactions_left} provider "
         f"attempt(s), {tools_left} tool call(s)), first at seq {first_seq}; the run made fewer rounds than "
-        f"recorded; {RERECORD_HINT}", kind="unconsumed", seq=first_seq, count=count, path=path)
+        f"recorded; {RERECORD_HINT}",
+        kind="unconsumed",
+        seq=first_seq,
+        count=count,
+        path=path,
+    )

@@ -75,10 +75,22 @@ class CassetteDrift(CassetteError):
         field: For ``preflight`` header mismatches: the header field (``route_ref``, ``transport``, …).
     """
 
-    def __init__(self, message: str, *, kind: str, component: str | None = None, seq: int | None = None,
-                 round: int | None = None, attempt: int | None = None, pointer: str | None = None,
-                 diff: str = "", tools: Sequence[str] = (), count: int | None = None, field: str | None = None,
-                 path: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        component: str | None = None,
+        seq: int | None = None,
+        round: int | None = None,
+        attempt: int | None = None,
+        pointer: str | None = None,
+        diff: str = "",
+        tools: Sequence[str] = (),
+        count: int | None = None,
+        field: str | None = None,
+        path: str | None = None,
+    ):
         super().__init__(message, path=path)
         self.kind = kind
         self.component = component
@@ -93,9 +105,20 @@ class CassetteDrift(CassetteError):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for notebook display and lenient-mode drift logs)."""
-        return {"kind": self.kind, "component": self.component, "seq": self.seq, "round": self.round,
-                "attempt": self.attempt, "pointer": self.pointer, "diff": self.diff, "tools": list(self.tools),
-                "count": self.count, "field": self.field, "message": str(self), "path": self.path}
+        return {
+            "kind": self.kind,
+            "component": self.component,
+            "seq": self.seq,
+            "round": self.round,
+            "attempt": self.attempt,
+            "pointer": self.pointer,
+            "diff": self.diff,
+            "tools": list(self.tools),
+            "count": self.count,
+            "field": self.field,
+            "message": str(self),
+            "path": self.path,
+        }
 
 
 class CassetteExhausted(CassetteError):

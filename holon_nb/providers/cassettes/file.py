@@ -49,7 +49,7 @@ def cassette_path(notebook: str | os.PathLike[str], cell_id: str) -> Path:
     if not cell_id or "/" in cell_id or "\\" in cell_id or cell_id in {".", ".."}:
         raise ValueError(f"not a cell id: {cell_id!r}")
     nb = Path(notebook)
-    stem = nb.name[:-len(".ipynb")] if nb.name.endswith(".ipynb") else nb.stem
+    stem = nb.name[: -len(".ipynb")] if nb.name.endswith(".ipynb") else nb.stem
     return nb.parent / f"{stem}.holon" / "cassettes" / f"{cell_id}.jsonl"
 
 
@@ -112,8 +112,12 @@ def read_cassette(path: str | os.PathLike[str]) -> CassetteFile:
     specs, fingerprint = out.header.get("tool_specs"), out.header.get("tools_fingerprint")
     for rec in out.interactions:  # a request whose tools are the header's stores only their fingerprint
         request = rec.get("request")
-        if isinstance(request, dict) and isinstance(request.get("tools"), str) and specs is not None \
-                and request["tools"] == fingerprint:
+        if (
+            isinstance(request, dict)
+            and isinstance(request.get("tools"), str)
+            and specs is not None
+            and request["tools"] == fingerprint
+        ):
             request["tools"] = specs
     return out
 
@@ -123,8 +127,10 @@ def _check_header(p: Path, rec: dict[str, Any]) -> dict[str, Any]:
         raise CassetteFormatError(f"{p}: first line is not a {FORMAT} header", path=str(p))
     version = rec.get("version")
     if not isinstance(version, int) or version not in READABLE_VERSIONS:
-        raise CassetteFormatError(f"{p}: cassette version {version!r} is not readable by this holon_nb "
-                                  f"(reads {sorted(READABLE_VERSIONS)})", path=str(p))
+        raise CassetteFormatError(
+            f"{p}: cassette version {version!r} is not readable by this holon_nb (reads {sorted(READABLE_VERSIONS)})",
+            path=str(p),
+        )
     return rec
 
 

@@ -39,9 +39,11 @@ def _refuse(sock: socket.socket, address: Any) -> None:
     with _lock:
         for guard in _active:
             guard.attempts.append(address)
-    raise NetworkBlocked(f"cassette replay: outbound connection to {address!r} refused by the network guard "
-                         "(a replayed cell must not reach the network; something bypassed the cassette)",
-                         address=address)
+    raise NetworkBlocked(
+        f"cassette replay: outbound connection to {address!r} refused by the network guard "
+        "(a replayed cell must not reach the network; something bypassed the cassette)",
+        address=address,
+    )
 
 
 def _connect(self: socket.socket, address: Any) -> None:

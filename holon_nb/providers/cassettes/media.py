@@ -50,8 +50,14 @@ class MediaCassette:
         FileNotFoundError: ``replay`` of a missing file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], mode: str = "auto", *,
-                 observe: Callable[..., Any] = observe_image, generate: Callable[..., Any] = generate_images):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: str = "auto",
+        *,
+        observe: Callable[..., Any] = observe_image,
+        generate: Callable[..., Any] = generate_images,
+    ):
         if mode not in MODES:
             raise ValueError(f"media cassette mode {mode!r} is not one of {', '.join(MODES)}")
         self.path = Path(path)
@@ -79,8 +85,9 @@ class MediaCassette:
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [{"format": MEDIA_FORMAT, "version": 1}, *self.interactions]
-        self.path.write_text("".join(json.dumps(x, sort_keys=True, ensure_ascii=False) + "\n" for x in lines),
-                             encoding="utf-8")
+        self.path.write_text(
+            "".join(json.dumps(x, sort_keys=True, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
+        )
 
     def _record(self, item: dict[str, Any]) -> None:
         if not self.interactions and self.path.exists():
@@ -96,8 +103,9 @@ class MediaCassette:
         for i, item in enumerate(self.interactions):  # a repeated call replays the same answer again
             if item["kind"] == kind and item["request"] == request:
                 return item
-        raise MediaCallError(f"cassette {self.path.name} holds no {kind} call for {json.dumps(request, sort_keys=True)}"
-                             f"; {_RERECORD}")
+        raise MediaCallError(
+            f"cassette {self.path.name} holds no {kind} call for {json.dumps(request, sort_keys=True)}; {_RERECORD}"
+        )
 
     def selection(self, kind: str) -> dict[str, Any] | None:
         """The recorded route of the first ``kind`` call (``{ref, transport, mode}``), or None if there is none."""
@@ -106,7 +114,9 @@ class MediaCassette:
                 return {**item["route"], "mode": item.get("vision_mode", "vision_adapter")}
         return None
 
-    async def observe(self, resolved: Any, *, data: bytes, mime: str, prompt: str, vision_mode: str | None = None) -> str:
+    async def observe(
+        self, resolved: Any, *, data: bytes, mime: str, prompt: str, vision_mode: str | None = None
+    ) -> str:
         """:func:`~holon_nb.providers.media.observe_image`, recorded or replayed (``vision_mode``: the plane's
         selection mode, recorded so a replay reports the same)."""
         request = {"image_sha256": hashlib.sha256(data).hexdigest(), "mime": mime, "prompt": prompt}
@@ -118,12 +128,26 @@ class MediaCassette:
         except MediaCallError as exc:
             self._record({"kind": "vision", "route": route, "request": request, "response": {"error": str(exc)}})
             raise
-        self._record({"kind": "vision", "route": route, "request": request, "response": {"text": text},
-                      "vision_mode": vision_mode or "vision_adapter"})
+        self._record(
+            {
+                "kind": "vision",
+                "route": route,
+                "request": request,
+                "response": {"text": text},
+                "vision_mode": vision_mode or "vision_adapter",
+            }
+        )
         return text
 
-    async def generate(self, resolved: Any, *, prompt: str, size: str | None = None, background: str | None = None,
-                       output_format: str | None = None) -> list[GeneratedImage]:
+    async def generate(
+        self,
+        resolved: Any,
+        *,
+        prompt: str,
+        size: str | None = None,
+        background: str | None = None,
+        output_format: str | None = None,
+    ) -> list[GeneratedImage]:
         """:func:`~holon_nb.providers.media.generate_images`, recorded or replayed (bytes from the blob folder)."""
         request = {"prompt": prompt, "size": size, "background": background, "output_format": output_format}
         if self.replaying:
@@ -141,8 +165,9 @@ class MediaCassette:
             return out
         route = {"ref": resolved.ref.compact, "transport": resolved.transport}
         try:
-            images = await self._generate(resolved, prompt=prompt, size=size, background=background,
-                                          output_format=output_format)
+            images = await self._generate(
+                resolved, prompt=prompt, size=size, background=background, output_format=output_format
+            )
         except MediaCallError as exc:
             self._record({"kind": "generate", "route": route, "request": request, "response": {"error": str(exc)}})
             raise

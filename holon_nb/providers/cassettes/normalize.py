@@ -70,14 +70,23 @@ _HEADER_NAMES = frozenset({"authorization", "proxy-authorization", "cookie", "se
 
 # ---------------------------------------------------------------- secret redaction (upstream trace rules)
 
+
 @functools.lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
     """True for header names ``authorization``, ``proxy-authorization``, ``cookie``, ``set-cookie``,
     ``x-api-key`` and JSON keys containing ``api_key``/``apikey``/``secret``, equal to ``authorization``/``token``,
     or with a ``_token`` suffix, ``token_`` prefix or ``_token_`` infix (case-insensitive)."""
     k = key.lower()
-    return (k in _HEADER_NAMES or "api_key" in k or "apikey" in k or "secret" in k or k == "token"
-            or k.endswith("_token") or k.startswith("token_") or "_token_" in k)
+    return (
+        k in _HEADER_NAMES
+        or "api_key" in k
+        or "apikey" in k
+        or "secret" in k
+        or k == "token"
+        or k.endswith("_token")
+        or k.startswith("token_")
+        or "_token_" in k
+    )
 
 
 def redact_url(text: str) -> str:
@@ -130,12 +139,17 @@ def redact_json(value: Any) -> Any:
 
 # ---------------------------------------------------------------- normalization
 
-def default_roots(workspace: str | os.PathLike[str] | None = None,
-                  holon_home: str | os.PathLike[str] | None = None) -> dict[str, str]:
+
+def default_roots(
+    workspace: str | os.PathLike[str] | None = None, holon_home: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
     """The placeholder → directory map: ``$WORKSPACE`` (default: the cwd), ``$HOLON_HOME`` (when given),
     ``$HOME`` (the user's home) and ``$TMP`` (the temp directory)."""
-    roots = {"$WORKSPACE": os.fspath(workspace) if workspace is not None else os.getcwd(),
-             "$HOME": os.path.expanduser("~"), "$TMP": tempfile.gettempdir()}
+    roots = {
+        "$WORKSPACE": os.fspath(workspace) if workspace is not None else os.getcwd(),
+        "$HOME": os.path.expanduser("~"),
+        "$TMP": tempfile.gettempdir(),
+    }
     if holon_home is not None:
         roots["$HOLON_HOME"] = os.fspath(holon_home)
     return roots
@@ -184,9 +198,11 @@ class Normalizer:
         pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
         self._root_names = dict(pairs)
         self._tools_cache: tuple[Any, Any, list[dict[str, Any]]] | None = None
-        self._roots = (re.compile("(?:" + "|".join(re.escape(p) for p, _ in pairs)
-                                  + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])")
-                       if pairs else None)
+        self._roots = (
+            re.compile("(?:" + "|".join(re.escape(p) for p, _ in pairs) + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])")
+            if pairs
+            else None
+        )
 
     def roots_out(self, value: Any) -> Any:
         """``value`` (a JSON value) with the roots replaced by their placeholders in every string (tool records
@@ -239,8 +255,11 @@ class Normalizer:
             for k in sorted(value):
                 v = value[k]
                 if isinstance(k, str) and is_secret_key(k) and isinstance(v, (str, list)):
-                    v = REDACTED if isinstance(v, str) else [
-                        REDACTED if isinstance(x, str) else self._walk(x, ordinals, scrub) for x in v]
+                    v = (
+                        REDACTED
+                        if isinstance(v, str)
+                        else [REDACTED if isinstance(x, str) else self._walk(x, ordinals, scrub) for x in v]
+                    )
                     out[scrub(k)] = v
                 else:
                     out[scrub(k) if isinstance(k, str) else k] = self._walk(v, ordinals, scrub)
@@ -253,8 +272,16 @@ class Normalizer:
         """D6: secret values replaced by ``[redacted]`` in every string (keys too) of a JSON value."""
         return (scrubber or self.make_scrubber()).value(value)
 
-    def request(self, req: TurnRequest, *, route_ref: str, transport: str, schema_contract: str,
-                controls: Mapping[str, Any] | None = None, scrubber: Scrubber | None = None) -> dict[str, Any]:
+    def request(
+        self,
+        req: TurnRequest,
+        *,
+        route_ref: str,
+        transport: str,
+        schema_contract: str,
+        controls: Mapping[str, Any] | None = None,
+        scrubber: Scrubber | None = None,
+    ) -> dict[str, Any]:
         """The normalized request of ``req`` (module docstring); pure apart from reading the environment
         for the D6 scrubber. The tools are normalized on their own (their own ordinals) and cached while the
         loop passes the same tool tuple (it resolves the tool list once per turn, §1.2)."""
@@ -265,12 +292,17 @@ class Normalizer:
         body = {
             "contract": {"transport": transport, "schema_contract": schema_contract, "version": FORMAT_VERSION},
             "request_controls": {
-                "model": route_ref, "max_output_tokens": raw["max_output_tokens"],
+                "model": route_ref,
+                "max_output_tokens": raw["max_output_tokens"],
                 "reasoning": controls.get("reasoning"),
-                "tool_choice": controls.get("tool_choice", "auto" if tools and transport in LOWERED_TRANSPORTS
-                                            else None),
-                "stream": controls.get("stream"), "native_web_search": raw["native_web_search"],
-                "response_format": raw["response_format"], "continuation_scope_id": raw["continuation_scope_id"]},
+                "tool_choice": controls.get(
+                    "tool_choice", "auto" if tools and transport in LOWERED_TRANSPORTS else None
+                ),
+                "stream": controls.get("stream"),
+                "native_web_search": raw["native_web_search"],
+                "response_format": raw["response_format"],
+                "continuation_scope_id": raw["continuation_scope_id"],
+            },
             "system": raw["prompt_frame"],
             "conversation": raw["conversation"],
         }
@@ -278,8 +310,9 @@ class Normalizer:
         out["tools"] = tools
         return out
 
-    def tools(self, tools: Sequence[ProviderToolSpec], transport: str, schema_contract: str,
-              scrubber: Scrubber | None = None) -> list[dict[str, Any]]:
+    def tools(
+        self, tools: Sequence[ProviderToolSpec], transport: str, schema_contract: str, scrubber: Scrubber | None = None
+    ) -> list[dict[str, Any]]:
         """The normalized tools component: each tool as lowered for ``transport`` (§3.5), then normalized like
         the rest of the request. Do not mutate the result (it is cached)."""
         scrubber = scrubber or self.make_scrubber()
@@ -298,21 +331,32 @@ def _lowered_tool(tool: dict[str, Any], transport: str, contract: str) -> dict[s
     if transport in LOWERED_TRANSPORTS:
         try:
             from ..schema_lowering import lower_tool_schema
+
             schema = lower_tool_schema(schema, contract)
         except Exception:  # noqa: BLE001, S110 - an unlowerable schema fails the live request, not the cassette
             pass
-    return {"name": tool["name"], "description": tool["description"], "input_schema": schema,
-            "freeform_grammar": tool.get("freeform_grammar")}
+    return {
+        "name": tool["name"],
+        "description": tool["description"],
+        "input_schema": schema,
+        "freeform_grammar": tool.get("freeform_grammar"),
+    }
 
 
 # ---------------------------------------------------------------- key and components
 
+
 def component_values(request: Mapping[str, Any]) -> dict[str, Any]:
     """The six component values of a normalized request, in :data:`COMPONENTS` order."""
     conv = list(request.get("conversation") or [])
-    return {"contract": request.get("contract"), "request_controls": request.get("request_controls"),
-            "system": request.get("system"), "tools": request.get("tools"),
-            "history_prefix": conv[:-1], "tail": conv[-1:]}
+    return {
+        "contract": request.get("contract"),
+        "request_controls": request.get("request_controls"),
+        "system": request.get("system"),
+        "tools": request.get("tools"),
+        "history_prefix": conv[:-1],
+        "tail": conv[-1:],
+    }
 
 
 def component_fingerprints(request: Mapping[str, Any]) -> dict[str, str]:

@@ -33,16 +33,31 @@ def error_outcome(exc: Exception) -> dict[str, Any]:
         base = set(ProviderTransportError("unknown", "").__dict__)
         out["attrs"] = {k: v for k, v in exc.__dict__.items() if k not in base and _jsonable(v)}
     else:  # untyped: the lineage classifies it unknown/fail_fast (§2.1)
-        out = {"type": "error", "kind": "unknown", "disposition": "fail_fast", "status": None, "code": None,
-               "message": str(exc), "tool_name": None, "token_usage": None, "diagnostics": {}, "untyped": True}
+        out = {
+            "type": "error",
+            "kind": "unknown",
+            "disposition": "fail_fast",
+            "status": None,
+            "code": None,
+            "message": str(exc),
+            "tool_name": None,
+            "token_usage": None,
+            "diagnostics": {},
+            "untyped": True,
+        }
     out["class"] = cls
     return out
 
 
 def _jsonable(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool)) or (
-        isinstance(value, (list, dict)) and all(_jsonable(v) for v in (value.values() if isinstance(value, dict)
-                                                                       else value)))
+    return (
+        value is None
+        or isinstance(value, (str, int, float, bool))
+        or (
+            isinstance(value, (list, dict))
+            and all(_jsonable(v) for v in (value.values() if isinstance(value, dict) else value))
+        )
+    )
 
 
 def _load_class(name: str | None) -> type | None:
@@ -79,4 +94,3 @@ def rebuild_error(outcome: Mapping[str, Any]) -> Exception:
     err.__dict__.update(base.__dict__)
     err.__dict__.update(outcome.get("attrs") or {})
     return err
-

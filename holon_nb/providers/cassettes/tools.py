@@ -71,6 +71,7 @@ def call_fields(call: Any) -> tuple[str, str, Any]:
     Raises:
         TypeError: when the call has no id or name.
     """
+
     def get(*names: str) -> Any:
         for n in names:
             if isinstance(call, dict) and n in call:
@@ -145,11 +146,19 @@ class ToolTape:
         owner.clock.advance(duration / 1000)
         norm = owner.normalizer
         envelope = dict(norm.roots_in(rec.get("envelope") or {}))
-        return ReplayedTool(envelope, norm.roots_in(str(rec.get("receipt", ""))), bool(rec.get("is_error")),
-                            rec.get("execution_id"), duration, envelope, drifted)
+        return ReplayedTool(
+            envelope,
+            norm.roots_in(str(rec.get("receipt", ""))),
+            bool(rec.get("is_error")),
+            rec.get("execution_id"),
+            duration,
+            envelope,
+            drifted,
+        )
 
-    async def _record(self, tool_use_id: str, name: str, digest: str, call: Any, run: ToolRunner | None,
-                      kwargs: dict[str, Any]) -> Any:
+    async def _record(
+        self, tool_use_id: str, name: str, digest: str, call: Any, run: ToolRunner | None, kwargs: dict[str, Any]
+    ) -> Any:
         if run is None:
             raise ValueError("recording a tool call needs the loop's executor")
         t0 = time.monotonic()
@@ -161,41 +170,64 @@ class ToolTape:
         rnd = kwargs.get("round", getattr(call, "round", None))
         if not isinstance(rnd, int) or isinstance(rnd, bool):
             rnd = self._owner.round - 1
-        self._owner.write({"kind": "tool", "seq": self._owner.next_seq(), "round": rnd,
-                           "tool_use_id": tool_use_id, "name": name, "input_sha256": digest,
-                           "envelope": self._owner.normalizer.roots_out(envelope),
-                           "receipt": self._owner.normalizer.roots_out(receipt), "is_error": bool(is_error),
-                           "execution_id": getattr(out, "execution_id", None),
-                           "timing": {"duration_ms": duration}})
+        self._owner.write(
+            {
+                "kind": "tool",
+                "seq": self._owner.next_seq(),
+                "round": rnd,
+                "tool_use_id": tool_use_id,
+                "name": name,
+                "input_sha256": digest,
+                "envelope": self._owner.normalizer.roots_out(envelope),
+                "receipt": self._owner.normalizer.roots_out(receipt),
+                "is_error": bool(is_error),
+                "execution_id": getattr(out, "execution_id", None),
+                "timing": {"duration_ms": duration},
+            }
+        )
         return out
 
     def _next(self, tool_use_id: str, name: str) -> dict[str, Any]:
         owner = self._owner
         recorded = owner.recorded_tools
         if self.cursor >= len(recorded):
-            raise owner.note_failure(CassetteExhausted(
-                f"cassette {owner.path}: tool call {name} ({tool_use_id}) has no recorded result "
-                f"({len(recorded)} tool call(s) recorded); {RERECORD_HINT}",
-                seq=self.cursor, recorded=len(recorded), layer="tool", path=str(owner.path)))
+            raise owner.note_failure(
+                CassetteExhausted(
+                    f"cassette {owner.path}: tool call {name} ({tool_use_id}) has no recorded result "
+                    f"({len(recorded)} tool call(s) recorded); {RERECORD_HINT}",
+                    seq=self.cursor,
+                    recorded=len(recorded),
+                    layer="tool",
+                    path=str(owner.path),
+                )
+            )
         rec = recorded[self.cursor]
         self.cursor += 1
         return rec
 
     def _call_drift(self, rec: dict[str, Any], tool_use_id: str, name: str, digest: str) -> CassetteDrift:
         owner = self._owner
-        recorded = {"input_sha256": rec.get("input_sha256"), "name": rec.get("name"),
-                    "tool_use_id": rec.get("tool_use_id")}
+        recorded = {
+            "input_sha256": rec.get("input_sha256"),
+            "name": rec.get("name"),
+            "tool_use_id": rec.get("tool_use_id"),
+        }
         live = {"input_sha256": digest, "name": name, "tool_use_id": tool_use_id}
         field = next(k for k in ("tool_use_id", "name", "input_sha256") if recorded[k] != live[k])
         diff = bounded_diff(recorded, live, "tool")
         return CassetteDrift(
             f"cassette {owner.path}: tool call drift at seq {rec.get('seq')} (round {rec.get('round')}): "
             f"{field} differs (recorded {recorded[field]!r}, live {live[field]!r}); {RERECORD_HINT}\n{diff}",
-            kind="tool", component="tool", seq=rec.get("seq"), round=rec.get("round"), pointer="/" + field,
-            diff=diff, path=str(owner.path))
+            kind="tool",
+            component="tool",
+            seq=rec.get("seq"),
+            round=rec.get("round"),
+            pointer="/" + field,
+            diff=diff,
+            path=str(owner.path),
+        )
 
-    async def _verify(self, rec: dict[str, Any], call: Any, run: ToolRunner | None,
-                      kwargs: dict[str, Any]) -> Any:
+    async def _verify(self, rec: dict[str, Any], call: Any, run: ToolRunner | None, kwargs: dict[str, Any]) -> Any:
         owner = self._owner
         if run is None:
             raise ValueError("verify mode runs tools live and needs the loop's executor")
@@ -205,11 +237,18 @@ class ToolTape:
         if written != rec.get("receipt"):
             recorded_lines = str(rec.get("receipt", "")).splitlines()
             diff = bounded_diff(recorded_lines, written.splitlines(), "receipt")
-            raise owner.note_failure(CassetteDrift(
-                f"cassette {owner.path}: receipt of {rec.get('name')} ({rec.get('tool_use_id')}) at seq "
-                f"{rec.get('seq')} differs from the recording (verify compares bytes)\n{diff}",
-                kind="receipt", component="receipt", seq=rec.get("seq"), round=rec.get("round"), diff=diff,
-                path=str(owner.path)))
+            raise owner.note_failure(
+                CassetteDrift(
+                    f"cassette {owner.path}: receipt of {rec.get('name')} ({rec.get('tool_use_id')}) at seq "
+                    f"{rec.get('seq')} differs from the recording (verify compares bytes)\n{diff}",
+                    kind="receipt",
+                    component="receipt",
+                    seq=rec.get("seq"),
+                    round=rec.get("round"),
+                    diff=diff,
+                    path=str(owner.path),
+                )
+            )
         return out
 
 

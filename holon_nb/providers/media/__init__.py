@@ -5,9 +5,21 @@ May use: the rest of ``holon_nb.providers`` (catalog, SDK client glue) and ``hol
 """
 
 from .calls import (
-    GeneratedImage, MediaCallError, OPENAI_COMPATIBLE, VISION_SYSTEM_PROMPT, VISION_TRANSPORTS, generate_images,
+    GeneratedImage,
+    MediaCallError,
+    OPENAI_COMPATIBLE,
+    VISION_SYSTEM_PROMPT,
+    VISION_TRANSPORTS,
+    generate_images,
     observe_image,
 )
 
-__all__ = ["GeneratedImage", "MediaCallError", "OPENAI_COMPATIBLE", "VISION_SYSTEM_PROMPT", "VISION_TRANSPORTS",
-           "generate_images", "observe_image"]
+__all__ = [
+    "GeneratedImage",
+    "MediaCallError",
+    "OPENAI_COMPATIBLE",
+    "VISION_SYSTEM_PROMPT",
+    "VISION_TRANSPORTS",
+    "generate_images",
+    "observe_image",
+]

@@ -23,8 +23,15 @@ from typing import Any
 
 from ..catalog import ResolvedProvider
 
-__all__ = ["MediaCallError", "GeneratedImage", "observe_image", "generate_images", "OPENAI_COMPATIBLE",
-           "VISION_TRANSPORTS", "VISION_SYSTEM_PROMPT"]
+__all__ = [
+    "MediaCallError",
+    "GeneratedImage",
+    "observe_image",
+    "generate_images",
+    "OPENAI_COMPATIBLE",
+    "VISION_TRANSPORTS",
+    "VISION_SYSTEM_PROMPT",
+]
 
 #: Transports whose servers speak the OpenAI Chat Completions / Images wire protocol.
 OPENAI_COMPATIBLE = frozenset({"openai_chat_completions", "openai_responses"})
@@ -66,8 +73,9 @@ def _openai_base(resolved: ResolvedProvider) -> str:
     return chat_completions_url(resolved.base_url)[: -len("/chat/completions")]
 
 
-async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, prompt: str,
-                        max_tokens: int = 2048) -> str:
+async def observe_image(
+    resolved: ResolvedProvider, *, data: bytes, mime: str, prompt: str, max_tokens: int = 2048
+) -> str:
     """Ask the vision model of ``resolved`` about one image; return its reply text (not parsed here).
 
     Args:
@@ -88,10 +96,19 @@ async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, p
             client = _make_client(resolved, resolved.base_url)
             async with client:
                 msg = await client.messages.create(
-                    model=model, max_tokens=max_tokens, system=VISION_SYSTEM_PROMPT,
-                    messages=[{"role": "user", "content": [
-                        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": b64}},
-                        {"type": "text", "text": prompt}]}])
+                    model=model,
+                    max_tokens=max_tokens,
+                    system=VISION_SYSTEM_PROMPT,
+                    messages=[
+                        {
+                            "role": "user",
+                            "content": [
+                                {"type": "image", "source": {"type": "base64", "media_type": mime, "data": b64}},
+                                {"type": "text", "text": prompt},
+                            ],
+                        }
+                    ],
+                )
             text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", "") == "text")
         elif resolved.transport in OPENAI_COMPATIBLE:
             from ..openai_client import _extra_headers, make_openai_client
@@ -99,12 +116,21 @@ async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, p
             client = make_openai_client(resolved, _openai_base(resolved))
             async with client:
                 reply = await client.chat.completions.create(
-                    model=model, max_tokens=max_tokens, response_format={"type": "json_object"},
+                    model=model,
+                    max_tokens=max_tokens,
+                    response_format={"type": "json_object"},
                     extra_headers=_extra_headers(resolved),
-                    messages=[{"role": "system", "content": VISION_SYSTEM_PROMPT},
-                              {"role": "user", "content": [
-                                  {"type": "text", "text": prompt},
-                                  {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}}]}])
+                    messages=[
+                        {"role": "system", "content": VISION_SYSTEM_PROMPT},
+                        {
+                            "role": "user",
+                            "content": [
+                                {"type": "text", "text": prompt},
+                                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}},
+                            ],
+                        },
+                    ],
+                )
             text = (reply.choices[0].message.content or "") if reply.choices else ""
         else:
             raise MediaCallError(f"transport {resolved.transport} cannot produce visual observations")
@@ -120,8 +146,14 @@ async def observe_image(resolved: ResolvedProvider, *, data: bytes, mime: str, p
 _MIMES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
-async def generate_images(resolved: ResolvedProvider, *, prompt: str, size: str | None = None,
-                          background: str | None = None, output_format: str | None = None) -> list[GeneratedImage]:
+async def generate_images(
+    resolved: ResolvedProvider,
+    *,
+    prompt: str,
+    size: str | None = None,
+    background: str | None = None,
+    output_format: str | None = None,
+) -> list[GeneratedImage]:
     """Generate images with the OpenAI Images API of the SDK (``images.generate``, ``n=1``).
 
     Args:

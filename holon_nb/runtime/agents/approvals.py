@@ -56,8 +56,16 @@ if TYPE_CHECKING:
     from ...tools.context import CallContext, ToolContext
     from ..core.host import RuntimeHost
 
-__all__ = ["ASKING_FAMILIES", "ApprovalBroker", "ApprovalPolicy", "ApprovalRequest", "Asker", "Decision",
-           "approval_reason", "needs_approval"]
+__all__ = [
+    "ASKING_FAMILIES",
+    "ApprovalBroker",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Asker",
+    "Decision",
+    "approval_reason",
+    "needs_approval",
+]
 
 log = logging.getLogger("holon_nb.approvals")
 
@@ -131,8 +139,9 @@ def _outside(workdir: str | None, ctx: "ToolContext") -> str | None:
     return path
 
 
-def approval_reason(spec: ToolSpec, args: Any, ctx: "ToolContext", policy: ApprovalPolicy | str | None = None
-                    ) -> str | None:
+def approval_reason(
+    spec: ToolSpec, args: Any, ctx: "ToolContext", policy: ApprovalPolicy | str | None = None
+) -> str | None:
     """Why ``policy`` asks before this call, or None when it does not.
 
     Args:
@@ -234,9 +243,15 @@ class ApprovalBroker:
     def _remember(self, request: ApprovalRequest, decision: str, source: str) -> None:
         self.history.append(_Record(request, decision, source))
         del self.history[:-200]
-        self.rt.events.publish("approval_decided", None, request_id=request.request_id,
-                               tool_name=request.tool_name, agent_id=request.agent_id, decision=decision,
-                               source=source)
+        self.rt.events.publish(
+            "approval_decided",
+            None,
+            request_id=request.request_id,
+            tool_name=request.tool_name,
+            agent_id=request.agent_id,
+            decision=decision,
+            source=source,
+        )
 
     async def ask(self, request: ApprovalRequest) -> tuple[str, str]:
         """Ask the installed asker; return ``(decision, source)``.
@@ -246,13 +261,23 @@ class ApprovalBroker:
         (each logged as one warning line). Cancellation propagates.
         """
         if self.asker is None:
-            log.warning("%s needs the user's approval (%s) but no approval prompt is installed: denied",
-                        request.tool_name, request.reason, exc_info=False)
+            log.warning(
+                "%s needs the user's approval (%s) but no approval prompt is installed: denied",
+                request.tool_name,
+                request.reason,
+                exc_info=False,
+            )
             return "deny", "no_asker"
         timeout = self.timeout_s
-        self.rt.events.publish("approval_requested", None, request_id=request.request_id,
-                               tool_name=request.tool_name, agent_id=request.agent_id, reason=request.reason,
-                               timeout_s=timeout)
+        self.rt.events.publish(
+            "approval_requested",
+            None,
+            request_id=request.request_id,
+            tool_name=request.tool_name,
+            agent_id=request.agent_id,
+            reason=request.reason,
+            timeout_s=timeout,
+        )
         answer: Any = None
         try:
             with anyio.move_on_after(timeout) as waited:
@@ -262,15 +287,24 @@ class ApprovalBroker:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:  # noqa: BLE001 - an expected condition: one line, no traceback
-            log.warning("asking the user to approve %s failed (%s: %s): denied", request.tool_name,
-                        type(exc).__name__, exc, exc_info=False)
+            log.warning(
+                "asking the user to approve %s failed (%s: %s): denied",
+                request.tool_name,
+                type(exc).__name__,
+                exc,
+                exc_info=False,
+            )
             return "deny", "asker_failed"
         if waited.cancelled_caught:
             log.warning("no approval answer for %s within %g s: denied", request.tool_name, timeout, exc_info=False)
             return "deny", "timeout"
         if answer not in _DECISIONS:
-            log.warning("approval asker answered %r (expected one of %s): denying", answer, ", ".join(_DECISIONS),
-                        exc_info=False)
+            log.warning(
+                "approval asker answered %r (expected one of %s): denying",
+                answer,
+                ", ".join(_DECISIONS),
+                exc_info=False,
+            )
             return "deny", "asker_failed"
         return str(answer), "asker"
 
@@ -304,13 +338,22 @@ class ApprovalBroker:
             return None  # invalid input: dispatch answers invalid_tool_input without running anything
         except Exception as exc:  # e.g. the workspace projection cannot be read: fail closed, ask
             log.exception("approval check of %s failed", name)
-            reason = f"the approval rules for {name} could not be evaluated ({type(exc).__name__}), so the user is asked"
+            reason = (
+                f"the approval rules for {name} could not be evaluated ({type(exc).__name__}), so the user is asked"
+            )
         if reason is None:
             return None
         request = ApprovalRequest(
-            request_id=new_id("approval"), tool_name=name, family=spec.family.value, agent_id=ctx.call.agent_id,
-            arguments=self.rt._scrubber().value(_as_dict(args)), reason=reason, policy=self.policy.value,
-            execution_id=ctx.call.execution_id, round=ctx.call.round)
+            request_id=new_id("approval"),
+            tool_name=name,
+            family=spec.family.value,
+            agent_id=ctx.call.agent_id,
+            arguments=self.rt._scrubber().value(_as_dict(args)),
+            reason=reason,
+            policy=self.policy.value,
+            execution_id=ctx.call.execution_id,
+            round=ctx.call.round,
+        )
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:  # one question at a time; a session approval given meanwhile counts
@@ -350,20 +393,32 @@ def _as_dict(args: Any) -> dict[str, Any]:
 
 
 def _denied(request: ApprovalRequest, source: str, timeout_s: float | None = None) -> ToolError:
-    details = {"tool_name": request.tool_name, "policy": request.policy, "reason": request.reason,
-               "decision": "deny", "decided_by": source, "request_id": request.request_id}
+    details = {
+        "tool_name": request.tool_name,
+        "policy": request.policy,
+        "reason": request.reason,
+        "decision": "deny",
+        "decided_by": source,
+        "request_id": request.request_id,
+    }
     if source == "no_asker":
-        message = (f"{request.tool_name} needs the user's approval ({request.reason}), and no approval prompt is "
-                   f"installed, so it was not run")
-        hint = ("Nobody can approve calls in this session: continue without this call, or ask the user to set "
-                "%config HolonNB.approval = 'never' or to run it themselves.")
+        message = (
+            f"{request.tool_name} needs the user's approval ({request.reason}), and no approval prompt is "
+            f"installed, so it was not run"
+        )
+        hint = (
+            "Nobody can approve calls in this session: continue without this call, or ask the user to set "
+            "%config HolonNB.approval = 'never' or to run it themselves."
+        )
     elif source == "asker_failed":
         message = f"{request.tool_name} was not run: asking the user for approval failed ({request.reason})"
         hint = "Continue without this call, or ask the user in your reply."
     elif source == "timeout":
         waited = details["timeout_s"] = timeout_s
-        message = (f"{request.tool_name} was not run: it needs the user's approval ({request.reason}), and no "
-                   f"answer came within {waited:g} s")
+        message = (
+            f"{request.tool_name} was not run: it needs the user's approval ({request.reason}), and no "
+            f"answer came within {waited:g} s"
+        )
         hint = "Nobody answered: continue without this call, or ask the user in your reply."
     else:
         message = f"the user denied {request.tool_name} ({request.reason}); it was not run"

@@ -29,15 +29,26 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from ...providers.base import (
-    AssistantBlocks, Message, ToolResultBlock, ToolUseBlock, UserToolResults, message_from_dict, to_dict,
+    AssistantBlocks,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserToolResults,
+    message_from_dict,
+    to_dict,
 )
 from ..core.store import Store
 
 __all__ = ["ConversationStore", "TERMINAL_KINDS", "normalize_instant"]
 
 #: ``TurnTerminalKind`` values (turn-loop spec §1.1).
-TERMINAL_KINDS = ("completed", "aborted", "baseline_over_budget", "deferred_to_fallback",
-                  "provider_failed_needs_recovery")
+TERMINAL_KINDS = (
+    "completed",
+    "aborted",
+    "baseline_over_budget",
+    "deferred_to_fallback",
+    "provider_failed_needs_recovery",
+)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -61,8 +72,10 @@ CREATE TABLE IF NOT EXISTS agent_turn_totals (
 """
 
 #: The text a tool call left unanswered in a stored transcript gets when history is replayed.
-UNANSWERED_RESULT = ('{"kind":"turn_ended_before_result","message":"the turn ended before this call ran; '
-                     'it was not executed","ok":false}')
+UNANSWERED_RESULT = (
+    '{"kind":"turn_ended_before_result","message":"the turn ended before this call ran; '
+    'it was not executed","ok":false}'
+)
 
 
 class ConversationStore:
@@ -93,27 +106,52 @@ class ConversationStore:
         """
         with self.store.tx() as db:
             rows = db.execute("SELECT id FROM turns WHERE status='running'").fetchall()
-            db.execute("UPDATE turns SET status='settled', terminal_kind='aborted', terminal_reason=?,"
-                       " ended_at=? WHERE status='running'", ("runtime_restarted", now))
+            db.execute(
+                "UPDATE turns SET status='settled', terminal_kind='aborted', terminal_reason=?,"
+                " ended_at=? WHERE status='running'",
+                ("runtime_restarted", now),
+            )
         return [r[0] for r in rows]
 
-    def begin(self, db: sqlite3.Connection, *, turn_id: str, agent_id: str, model_ref: str,
-              source_message_id: str | None, now: str, detail: dict[str, Any] | None = None,
-              admitted_at: str | None = None) -> int:
+    def begin(
+        self,
+        db: sqlite3.Connection,
+        *,
+        turn_id: str,
+        agent_id: str,
+        model_ref: str,
+        source_message_id: str | None,
+        now: str,
+        detail: dict[str, Any] | None = None,
+        admitted_at: str | None = None,
+    ) -> int:
         """Insert a ``running`` turn inside the open transaction ``db``; return its ``turn_index``.
 
         ``now`` is the turn's clock (``started_at``); ``admitted_at`` the wall clock (default: the real now).
         """
-        index = db.execute("SELECT COALESCE(MAX(turn_index),0)+1 FROM turns WHERE agent_id=?",
-                           (agent_id,)).fetchone()[0]
-        db.execute("INSERT INTO turns(id, agent_id, turn_index, status, model_ref, source_message_id, started_at,"
-                   " detail, admitted_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                   (turn_id, agent_id, index, "running", model_ref, source_message_id, now,
-                    json.dumps(detail or {}), admitted_at or _wall_now()))
+        index = db.execute("SELECT COALESCE(MAX(turn_index),0)+1 FROM turns WHERE agent_id=?", (agent_id,)).fetchone()[
+            0
+        ]
+        db.execute(
+            "INSERT INTO turns(id, agent_id, turn_index, status, model_ref, source_message_id, started_at,"
+            " detail, admitted_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                turn_id,
+                agent_id,
+                index,
+                "running",
+                model_ref,
+                source_message_id,
+                now,
+                json.dumps(detail or {}),
+                admitted_at or _wall_now(),
+            ),
+        )
         return int(index)
 
-    def settle(self, db: sqlite3.Connection, turn_id: str, kind: str, final_text: str | None, reason: str | None,
-               now: str) -> bool:
+    def settle(
+        self, db: sqlite3.Connection, turn_id: str, kind: str, final_text: str | None, reason: str | None, now: str
+    ) -> bool:
         """Write the turn's one terminal record inside the open transaction ``db`` (``final_text`` is stored
         scrubbed of secret values, D6).
 
@@ -126,8 +164,11 @@ class ConversationStore:
         if kind not in TERMINAL_KINDS:
             raise ValueError(f"not a turn terminal kind: {kind!r}")
         stored = self.scrub(final_text) if isinstance(final_text, str) else final_text
-        cur = db.execute("UPDATE turns SET status='settled', terminal_kind=?, final_text=?, terminal_reason=?,"
-                         " ended_at=? WHERE id=? AND status='running'", (kind, stored, reason, now, turn_id))
+        cur = db.execute(
+            "UPDATE turns SET status='settled', terminal_kind=?, final_text=?, terminal_reason=?,"
+            " ended_at=? WHERE id=? AND status='running'",
+            (kind, stored, reason, now, turn_id),
+        )
         return cur.rowcount == 1
 
     def turn(self, turn_id: str) -> dict[str, Any] | None:
@@ -137,30 +178,49 @@ class ConversationStore:
 
     def turns(self, agent_id: str) -> list[dict[str, Any]]:
         """The agent's turns, oldest first."""
-        return [_turn_row(r) for r in self.store.query(
-            "SELECT * FROM turns WHERE agent_id=? ORDER BY turn_index", (agent_id,))]
+        return [
+            _turn_row(r)
+            for r in self.store.query("SELECT * FROM turns WHERE agent_id=? ORDER BY turn_index", (agent_id,))
+        ]
 
     # ------------------------------------------------------------ transcript and usage
-    def append(self, db: sqlite3.Connection, *, agent_id: str, turn_id: str, round: int,
-               messages: Iterable[tuple[Message, str | None]], now: str) -> None:
+    def append(
+        self,
+        db: sqlite3.Connection,
+        *,
+        agent_id: str,
+        turn_id: str,
+        round: int,
+        messages: Iterable[tuple[Message, str | None]],
+        now: str,
+    ) -> None:
         """Append ``(message, reason)`` pairs to the agent's transcript inside ``db`` (payloads scrubbed)."""
         seq = db.execute("SELECT COALESCE(MAX(seq),0) FROM transcript WHERE agent_id=?", (agent_id,)).fetchone()[0]
         for message, reason in messages:
             seq += 1
             payload = json.dumps(self.scrub(to_dict(message)), ensure_ascii=False)
-            db.execute("INSERT INTO transcript(agent_id, seq, turn_id, round, kind, reason, payload, created_at)"
-                       " VALUES (?,?,?,?,?,?,?,?)", (agent_id, seq, turn_id, round, message.type, reason, payload, now))
+            db.execute(
+                "INSERT INTO transcript(agent_id, seq, turn_id, round, kind, reason, payload, created_at)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (agent_id, seq, turn_id, round, message.type, reason, payload, now),
+            )
 
     @staticmethod
-    def add_usage(db: sqlite3.Connection, agent_id: str, turn_id: str, input_tokens: int, output_tokens: int,
-                  rounds: int = 1) -> None:
+    def add_usage(
+        db: sqlite3.Connection, agent_id: str, turn_id: str, input_tokens: int, output_tokens: int, rounds: int = 1
+    ) -> None:
         """Add a winning attempt's usage to the agent totals and the turn's counters (spec §2.3)."""
         db.execute("INSERT INTO agent_turn_totals(agent_id) VALUES (?) ON CONFLICT(agent_id) DO NOTHING", (agent_id,))
-        db.execute("UPDATE agent_turn_totals SET total_input_tokens=total_input_tokens+?,"
-                   " total_output_tokens=total_output_tokens+?, total_model_rounds=total_model_rounds+?"
-                   " WHERE agent_id=?", (input_tokens, output_tokens, rounds, agent_id))
-        db.execute("UPDATE turns SET input_tokens=input_tokens+?, output_tokens=output_tokens+?, rounds=rounds+?"
-                   " WHERE id=?", (input_tokens, output_tokens, rounds, turn_id))
+        db.execute(
+            "UPDATE agent_turn_totals SET total_input_tokens=total_input_tokens+?,"
+            " total_output_tokens=total_output_tokens+?, total_model_rounds=total_model_rounds+?"
+            " WHERE agent_id=?",
+            (input_tokens, output_tokens, rounds, agent_id),
+        )
+        db.execute(
+            "UPDATE turns SET input_tokens=input_tokens+?, output_tokens=output_tokens+?, rounds=rounds+? WHERE id=?",
+            (input_tokens, output_tokens, rounds, turn_id),
+        )
 
     def totals(self, agent_id: str) -> dict[str, int]:
         """``{total_input_tokens, total_output_tokens, total_model_rounds, turns}`` of the agent (zeros if none);
@@ -173,15 +233,22 @@ class ConversationStore:
         what GetAgent uses, since building a summary must not change state (agents spec §5.2 rule 2)."""
         out = {"total_input_tokens": 0, "total_output_tokens": 0, "total_model_rounds": 0, "turns": 0}
         try:
-            out["turns"] = int(store.query("SELECT COALESCE(MAX(turn_index), 0) FROM turns WHERE agent_id=?",
-                                           (agent_id,))[0][0])
-            rows = store.query("SELECT total_input_tokens, total_output_tokens, total_model_rounds"
-                               " FROM agent_turn_totals WHERE agent_id=?", (agent_id,))
+            out["turns"] = int(
+                store.query("SELECT COALESCE(MAX(turn_index), 0) FROM turns WHERE agent_id=?", (agent_id,))[0][0]
+            )
+            rows = store.query(
+                "SELECT total_input_tokens, total_output_tokens, total_model_rounds"
+                " FROM agent_turn_totals WHERE agent_id=?",
+                (agent_id,),
+            )
         except sqlite3.OperationalError:  # no turn has run in this home yet
             return out
         if rows:
-            out.update(total_input_tokens=int(rows[0][0]), total_output_tokens=int(rows[0][1]),
-                       total_model_rounds=int(rows[0][2]))
+            out.update(
+                total_input_tokens=int(rows[0][0]),
+                total_output_tokens=int(rows[0][1]),
+                total_model_rounds=int(rows[0][2]),
+            )
         return out
 
     def transcript(self, agent_id: str, turn_id: str | None = None) -> list[dict[str, Any]]:
@@ -223,9 +290,13 @@ class ConversationStore:
         allowed: set[str] | None = None
         if history_since is not None:
             since = normalize_instant(history_since)
-            allowed = {r[0] for r in self.store.query(
-                "SELECT id FROM turns WHERE agent_id=? AND COALESCE(admitted_at, started_at) >= ?",
-                (agent_id, since))}
+            allowed = {
+                r[0]
+                for r in self.store.query(
+                    "SELECT id FROM turns WHERE agent_id=? AND COALESCE(admitted_at, started_at) >= ?",
+                    (agent_id, since),
+                )
+            }
         turns: dict[str, list[Message]] = {}
         for row in self.transcript(agent_id):
             if allowed is not None and row["turn_id"] not in allowed:

@@ -23,8 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .runs import EXPECTED_RUN_ERRORS, ChildTurnOutcome, ChildTurnRequest, ChildTurnRunner, agent_model, \
-    default_turn_runner, model_ref, sanitize_final_text
+from .runs import (
+    EXPECTED_RUN_ERRORS,
+    ChildTurnOutcome,
+    ChildTurnRequest,
+    ChildTurnRunner,
+    agent_model,
+    default_turn_runner,
+    model_ref,
+    sanitize_final_text,
+)
 from ..core.events import RuntimeEvent
 from ..core.store import Store, is_busy, now_rfc3339
 from ..tasks.service import TERMINAL
@@ -42,8 +50,10 @@ _PHASE = {"queued": 0, "running": 1, **{s: 3 for s in TERMINAL}}
 
 def _archive_in(db: Any, child_id: str) -> None:
     """Archive a private child (registry status ``stopped``, ``archived_at``) inside an open transaction."""
-    db.execute("UPDATE agents SET status='stopped', archived_at=? WHERE id=? AND COALESCE(status,'active')='active'",
-               (now_rfc3339(), child_id))
+    db.execute(
+        "UPDATE agents SET status='stopped', archived_at=? WHERE id=? AND COALESCE(status,'active')='active'",
+        (now_rfc3339(), child_id),
+    )
 
 
 class InvocationRuns:
@@ -90,8 +100,13 @@ class InvocationRuns:
                         return
                     rows = self.rt.store.query("SELECT * FROM messages WHERE id=?", (d["message_id"],))
                     msg = decode(rows[0]) if rows else None
-                    request = ChildTurnRequest(self.rt, agent_id, msg or {"id": d["message_id"], "text": ""}, rec,
-                                               model_ref(agent_model(self.rt.store, agent_id)))
+                    request = ChildTurnRequest(
+                        self.rt,
+                        agent_id,
+                        msg or {"id": d["message_id"], "text": ""},
+                        rec,
+                        model_ref(agent_model(self.rt.store, agent_id)),
+                    )
                     outcome = await self.turn_runner(request)
             except Exception as exc:  # a runner failure fails the task; it never escapes into the task group
                 error = f"{type(exc).__name__}: {exc}"[:512]
@@ -128,8 +143,9 @@ class InvocationRuns:
         with self.rt.store.tx() as db:
             _archive_in(db, child_id)
 
-    def _transition(self, task_id: str, status: str, updates: dict[str, Any],
-                    result: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    def _transition(
+        self, task_id: str, status: str, updates: dict[str, Any], result: tuple[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any] | None:
         """Monotone task transition in one transaction, with the ``TaskResult`` to the caller when given."""
         with self.rt.work.tx() as t:
             row = t.db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
@@ -143,10 +159,16 @@ class InvocationRuns:
             rec["status"], rec["detail"] = status, detail
             if result is not None:
                 self.rt.work.queue.enqueue(
-                    t, agent_id=rec["agent_id"], kind="TaskResult", text=result[0],
-                    origin={"kind": "task", "task_id": task_id}, authority="runtime_instruction",
-                    work_item_id=rec["work_item_id"], metadata={**result[1], "work_item_id": rec["work_item_id"]},
-                    origin_task_id=task_id)
+                    t,
+                    agent_id=rec["agent_id"],
+                    kind="TaskResult",
+                    text=result[0],
+                    origin={"kind": "task", "task_id": task_id},
+                    authority="runtime_instruction",
+                    work_item_id=rec["work_item_id"],
+                    metadata={**result[1], "work_item_id": rec["work_item_id"]},
+                    origin_task_id=task_id,
+                )
                 child = detail.get("child_agent_id")
                 if child and status in TERMINAL:  # the child is archived after its terminal result (§5.6 rule 3)
                     _archive_in(t.db, child)
@@ -177,8 +199,13 @@ class InvocationRuns:
             lines.append(f"error: {outcome.error}")
         if text:
             lines.append("result:\n" + text)
-        updates = {"output_summary": text or None, "turn_terminal": outcome.terminal, "error": outcome.error,
-                   "finished_at": now_rfc3339(), **outcome.details}
+        updates = {
+            "output_summary": text or None,
+            "turn_terminal": outcome.terminal,
+            "error": outcome.error,
+            "finished_at": now_rfc3339(),
+            **outcome.details,
+        }
         meta = {"status": status, "task_kind": rec["kind"], "agent_id": who, "turn_terminal": outcome.terminal}
         return self._transition(task_id, status, updates, ("\n".join(lines), meta))
 
@@ -197,8 +224,16 @@ class InvocationRuns:
                 continue
             before = rec["status"]
             text = f"task {task_id} was interrupted because the runtime closed"
-            self._transition(task_id, "interrupted", {"status_before_restart": before,
-                                                      "interrupted_reason": "runtime_closed",
-                                                      "interrupted_at": now_rfc3339()},
-                             (text, {"status": "interrupted", "status_before_restart": before,
-                                     "interrupted_reason": "runtime_closed"}))
+            self._transition(
+                task_id,
+                "interrupted",
+                {
+                    "status_before_restart": before,
+                    "interrupted_reason": "runtime_closed",
+                    "interrupted_at": now_rfc3339(),
+                },
+                (
+                    text,
+                    {"status": "interrupted", "status_before_restart": before, "interrupted_reason": "runtime_closed"},
+                ),
+            )

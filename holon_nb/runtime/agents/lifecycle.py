@@ -45,9 +45,15 @@ log = logging.getLogger("holon_nb.agents")
 
 #: Identity columns added to the ``agents`` table (name → declaration).
 AGENT_COLUMNS = {
-    "kind": "TEXT", "visibility": "TEXT", "ownership": "TEXT", "status": "TEXT",
-    "lineage_parent_agent_id": "TEXT", "delegated_from_task_id": "TEXT", "model": "TEXT",
-    "template": "TEXT", "archived_at": "TEXT",
+    "kind": "TEXT",
+    "visibility": "TEXT",
+    "ownership": "TEXT",
+    "status": "TEXT",
+    "lineage_parent_agent_id": "TEXT",
+    "delegated_from_task_id": "TEXT",
+    "model": "TEXT",
+    "template": "TEXT",
+    "archived_at": "TEXT",
 }
 
 
@@ -116,10 +122,22 @@ class AgentLifecycle:
         db.execute(
             "INSERT INTO agents(id, profile, name, parent_id, created_at, kind, visibility, ownership, status,"
             " lineage_parent_agent_id, delegated_from_task_id, model, template) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec["id"], rec["profile"], rec["id"], rec.get("parent_id"), now_rfc3339(), rec["kind"],
-             rec["visibility"], rec["ownership"], "active", rec.get("lineage_parent_agent_id"),
-             rec.get("delegated_from_task_id"), json.dumps(rec["model"]) if rec.get("model") else None,
-             rec.get("template")))
+            (
+                rec["id"],
+                rec["profile"],
+                rec["id"],
+                rec.get("parent_id"),
+                now_rfc3339(),
+                rec["kind"],
+                rec["visibility"],
+                rec["ownership"],
+                "active",
+                rec.get("lineage_parent_agent_id"),
+                rec.get("delegated_from_task_id"),
+                json.dumps(rec["model"]) if rec.get("model") else None,
+                rec.get("template"),
+            ),
+        )
 
     def effective_model(self, agent_id: str) -> dict[str, Any] | None:
         """The agent's own model object, or None when it follows the runtime default."""
@@ -129,8 +147,9 @@ class AgentLifecycle:
         ref = getattr(self.rt.settings, "default_model", None) or os.environ.get("HOLON_MODEL")
         return ref.strip() if isinstance(ref, str) and ref.strip() else None
 
-    def resolve_model(self, caller_id: str, requested: dict[str, Any] | None, tool: str,
-                      route: str | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    def resolve_model(
+        self, caller_id: str, requested: dict[str, Any] | None, tool: str, route: str | None = None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """§5.5 rule 5: the model the new agent stores, and the ``model_resolution`` result.
 
         Without ``requested`` the new agent inherits the caller's *effective* model: the model ref of the
@@ -166,19 +185,26 @@ class AgentLifecycle:
             if params:
                 out["resolved_parameters"] = params
             if not own and not out["resolved_model"]:
-                out["policy_notes"] = ["no model is configured for the caller: the agent follows the runtime "
-                                       "default (HOLON_MODEL) when it runs"]
+                out["policy_notes"] = [
+                    "no model is configured for the caller: the agent follows the runtime "
+                    "default (HOLON_MODEL) when it runs"
+                ]
             return dict(own) if own else None, out
         problem, notes = self._catalog_problem(requested)
         if problem is not None:
-            raise _fail("model_request_rejected", f"{tool}: model {requested['provider']}/{requested['model']} "
-                        f"is not available: {problem}",
-                        {"tool_name": tool, "provider": requested["provider"], "model": requested["model"],
-                         "reason": problem},
-                        "Pick a model listed by ListProviderModels, or omit `model` to inherit yours.")
+            raise _fail(
+                "model_request_rejected",
+                f"{tool}: model {requested['provider']}/{requested['model']} is not available: {problem}",
+                {"tool_name": tool, "provider": requested["provider"], "model": requested["model"], "reason": problem},
+                "Pick a model listed by ListProviderModels, or omit `model` to inherit yours.",
+            )
         params = {k: v for k, v in requested.items() if k not in ("provider", "model")}
-        out = {"requested": dict(requested), "resolved_provider": requested["provider"],
-               "resolved_model": requested["model"], "resolution_status": "accepted"}
+        out = {
+            "requested": dict(requested),
+            "resolved_provider": requested["provider"],
+            "resolved_model": requested["model"],
+            "resolution_status": "accepted",
+        }
         if params:
             out["resolved_parameters"] = params
         if notes:
@@ -209,15 +235,21 @@ class AgentLifecycle:
         try:
             models = catalog.provider_models(provider)
         except Exception as exc:  # noqa: BLE001 - a catalog failure must not block agent creation
-            log.warning("model catalog lookup failed (%s: %s); the model was not checked", type(exc).__name__, exc,
-                        exc_info=False)
+            log.warning(
+                "model catalog lookup failed (%s: %s); the model was not checked",
+                type(exc).__name__,
+                exc,
+                exc_info=False,
+            )
             return None, ["the model catalog could not be read: the model was not checked"]
         if not models:
             entry = _provider_entry(catalog, provider)
             if entry is not None and entry.get("availability") in ("available", "degraded"):
                 # a configured provider without a built-in model list (vllm, ollama, a custom endpoint)
-                return None, [f"model {requested['model']} is not in the catalog of {provider}, whose provider is "
-                              f"configured; it is used as given"]
+                return None, [
+                    f"model {requested['model']} is not in the catalog of {provider}, whose provider is "
+                    f"configured; it is used as given"
+                ]
             if entry is not None:
                 return f"provider {requested['provider']} is not configured", []
             return f"provider {requested['provider']} is not in the model catalog", []
@@ -246,8 +278,15 @@ class AgentLifecycle:
             view.tables.put_agent_state(db, agent_id, attached, json.loads(row["active"]))
 
     # ------------------------------------------------------------ CreateAgent (§5.5)
-    async def create_agent(self, call: "CallContext", agent_id: str, *, initial_message: str | None,
-                           template: str | None, model: dict[str, Any] | None) -> dict[str, Any]:
+    async def create_agent(
+        self,
+        call: "CallContext",
+        agent_id: str,
+        *,
+        initial_message: str | None,
+        template: str | None,
+        model: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         """Create or reuse the public named agent ``agent_id`` (agents spec §5.5 rules 3-7).
 
         Returns:
@@ -268,21 +307,43 @@ class AgentLifecycle:
             row = t.db.execute("SELECT * FROM agents WHERE id=?", (agent_id,)).fetchone()
             created = row is None
             if created:
-                self._insert(t.db, {"id": agent_id, "profile": "public_named", "kind": "named",
-                                    "visibility": "public", "ownership": "self_owned",
-                                    "lineage_parent_agent_id": call.agent_id, "model": stored,
-                                    "template": tpl.selector})
+                self._insert(
+                    t.db,
+                    {
+                        "id": agent_id,
+                        "profile": "public_named",
+                        "kind": "named",
+                        "visibility": "public",
+                        "ownership": "self_owned",
+                        "lineage_parent_agent_id": call.agent_id,
+                        "model": stored,
+                        "template": tpl.selector,
+                    },
+                )
             else:
                 self._check_reusable(dict(row), template)
             msg = None
             if initial_message is not None:
                 msg = self.rt.work.queue.enqueue(
-                    t, agent_id=agent_id, kind="internal_followup", text=initial_message,
-                    origin={"kind": "system", "subsystem": "spawn_agent"}, authority=work.authority,
-                    metadata={"spawn_preset": "public_named", "creator_agent_id": call.agent_id,
-                              "spawned_agent_id": agent_id, "bootstrap": True})
-            t.emit("agent_created" if created else "agent_reused", agent_id=agent_id, creator_agent_id=call.agent_id,
-                   profile_preset="public_named")
+                    t,
+                    agent_id=agent_id,
+                    kind="internal_followup",
+                    text=initial_message,
+                    origin={"kind": "system", "subsystem": "spawn_agent"},
+                    authority=work.authority,
+                    metadata={
+                        "spawn_preset": "public_named",
+                        "creator_agent_id": call.agent_id,
+                        "spawned_agent_id": agent_id,
+                        "bootstrap": True,
+                    },
+                )
+            t.emit(
+                "agent_created" if created else "agent_reused",
+                agent_id=agent_id,
+                creator_agent_id=call.agent_id,
+                profile_preset="public_named",
+            )
         if created:
             await self._init_home(agent_id, tpl)
             self._inherit_workspaces(call.agent_id, agent_id)
@@ -300,9 +361,11 @@ class AgentLifecycle:
         """A reused agent keeps its model; a requested one is reported, not applied."""
         ref = self._default_ref()
         provider, _, name = ref.rpartition("/") if ref and "/" in ref else (None, "", ref)
-        out: dict[str, Any] = {"resolved_provider": own["provider"] if own else provider,
-                               "resolved_model": own["model"] if own else (name or None),
-                               "resolution_status": "inherited"}
+        out: dict[str, Any] = {
+            "resolved_provider": own["provider"] if own else provider,
+            "resolved_model": own["model"] if own else (name or None),
+            "resolution_status": "inherited",
+        }
         if requested is not None:
             out["requested"] = dict(requested)
             out["policy_notes"] = ["the agent already exists and keeps its model; the requested model was not applied"]
@@ -314,30 +377,49 @@ class AgentLifecycle:
         agent_id = rec["id"]
         status = rec.get("status") or "active"
         if status in ("deleting", "deleted"):
-            raise _fail(f"agent_{status}", f"agent {agent_id} is {status}", {"agent_id": agent_id, "status": status},
-                        "Choose another agent_id.")
+            raise _fail(
+                f"agent_{status}",
+                f"agent {agent_id} is {status}",
+                {"agent_id": agent_id, "status": status},
+                "Choose another agent_id.",
+            )
         public_self_owned = rec["profile"] == "public_named" and not rec.get("parent_id")
         if not public_self_owned or status != "active":
-            raise _fail("agent_identity_conflict", f"agent {agent_id} exists and is not a public named agent",
-                        {"agent_id": agent_id, "profile_preset": rec["profile"], "status": status},
-                        "Choose another agent_id; private children are addressed through their supervision task.")
+            raise _fail(
+                "agent_identity_conflict",
+                f"agent {agent_id} exists and is not a public named agent",
+                {"agent_id": agent_id, "profile_preset": rec["profile"], "status": status},
+                "Choose another agent_id; private children are addressed through their supervision task.",
+            )
         if template is not None:
-            raise _fail("template_requires_new_agent",
-                        f"agent {agent_id} already exists; a template applies only to a new agent",
-                        {"agent_id": agent_id, "template": template[:200]},
-                        "Omit `template` to reuse the agent, or choose a new agent_id.")
+            raise _fail(
+                "template_requires_new_agent",
+                f"agent {agent_id} already exists; a template applies only to a new agent",
+                {"agent_id": agent_id, "template": template[:200]},
+                "Omit `template` to reuse the agent, or choose a new agent_id.",
+            )
 
     async def _init_home(self, agent_id: str, tpl: Template) -> None:
         home = self.rt.tasks.agent_home(agent_id)
         await anyio.to_thread.run_sync(tpl.apply, home)
 
     # ------------------------------------------------------------ InvokeAgent (§5.6)
-    def _new_task(self, db: Any, caller_id: str, kind: str, summary: str, detail: dict[str, Any],
-                  work_item_id: str | None) -> dict[str, Any]:
+    def _new_task(
+        self, db: Any, caller_id: str, kind: str, summary: str, detail: dict[str, Any], work_item_id: str | None
+    ) -> dict[str, Any]:
         ts = now_rfc3339()
-        rec = {"id": detail["task_id"], "agent_id": caller_id, "work_item_id": work_item_id, "kind": kind,
-               "status": "queued", "summary": summary, "detail": {k: v for k, v in detail.items() if k != "task_id"},
-               "created_at": ts, "updated_at": ts, "owner": self.rt.tasks.owner}
+        rec = {
+            "id": detail["task_id"],
+            "agent_id": caller_id,
+            "work_item_id": work_item_id,
+            "kind": kind,
+            "status": "queued",
+            "summary": summary,
+            "detail": {k: v for k, v in detail.items() if k != "task_id"},
+            "created_at": ts,
+            "updated_at": ts,
+            "owner": self.rt.tasks.owner,
+        }
         Store.insert_task(db, rec)
         return rec
 
@@ -355,23 +437,54 @@ class AgentLifecycle:
         binding = work.binding
         with self.rt.work.tx() as t:
             msg = self.rt.work.queue.enqueue(
-                t, agent_id=target_id, kind="internal_followup", text=message,
-                origin={"kind": "system", "subsystem": "agent_invocation"}, authority=work.authority,
+                t,
+                agent_id=target_id,
+                kind="internal_followup",
+                text=message,
+                origin={"kind": "system", "subsystem": "agent_invocation"},
+                authority=work.authority,
                 source_refs={"invocation_task_id": task_id},
                 metadata={"sender_agent_id": call.agent_id, "invocation_task_id": task_id},
-                turn_id=binding.turn_id if binding else None)
-            self._new_task(t.db, call.agent_id, "agent_invocation_task", f"Invoke {target_id}: {_label(message)}",
-                           {"task_id": task_id, "mode": "resident", "target_agent_id": target_id,
-                            "message_id": msg["id"], "label": _label(message)}, captured)
-        self.rt.events.publish("task_created", task_id, agent_id=call.agent_id, task_kind="agent_invocation_task",
-                               target_agent_id=target_id)
+                turn_id=binding.turn_id if binding else None,
+            )
+            self._new_task(
+                t.db,
+                call.agent_id,
+                "agent_invocation_task",
+                f"Invoke {target_id}: {_label(message)}",
+                {
+                    "task_id": task_id,
+                    "mode": "resident",
+                    "target_agent_id": target_id,
+                    "message_id": msg["id"],
+                    "label": _label(message),
+                },
+                captured,
+            )
+        self.rt.events.publish(
+            "task_created",
+            task_id,
+            agent_id=call.agent_id,
+            task_kind="agent_invocation_task",
+            target_agent_id=target_id,
+        )
         self.runs.start_run(task_id)
-        return {"agent_id": target_id, "mode": "resident",
-                "task_handle": {"task_id": task_id, "task_kind": "agent_invocation_task", "status": "queued"},
-                "summary_text": f"invocation {task_id} queued for {target_id}"}
+        return {
+            "agent_id": target_id,
+            "mode": "resident",
+            "task_handle": {"task_id": task_id, "task_kind": "agent_invocation_task", "status": "queued"},
+            "summary_text": f"invocation {task_id} queued for {target_id}",
+        }
 
-    async def invoke_child(self, call: "CallContext", message: str, *, template: str | None, workspace_mode: str,
-                           model: dict[str, Any] | None) -> dict[str, Any]:
+    async def invoke_child(
+        self,
+        call: "CallContext",
+        message: str,
+        *,
+        template: str | None,
+        workspace_mode: str,
+        model: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         """Private-child mode (§5.6 rule 3): a ``child_agent_task`` and a new private child supervised by it.
 
         Raises:
@@ -385,25 +498,60 @@ class AgentLifecycle:
         captured = self.rt.tasks.capture_work_item(call.agent_id)
         label = _label(message)
         with self.rt.work.tx() as t:
-            self._insert(t.db, {"id": child_id, "profile": "private_child", "kind": "child", "visibility": "private",
-                                "ownership": "parent_supervised", "parent_id": call.agent_id,
-                                "lineage_parent_agent_id": call.agent_id, "delegated_from_task_id": task_id,
-                                "model": stored, "template": tpl.selector})
+            self._insert(
+                t.db,
+                {
+                    "id": child_id,
+                    "profile": "private_child",
+                    "kind": "child",
+                    "visibility": "private",
+                    "ownership": "parent_supervised",
+                    "parent_id": call.agent_id,
+                    "lineage_parent_agent_id": call.agent_id,
+                    "delegated_from_task_id": task_id,
+                    "model": stored,
+                    "template": tpl.selector,
+                },
+            )
             msg = self.rt.work.queue.enqueue(
-                t, agent_id=child_id, kind="internal_followup", text=message,
-                origin={"kind": "system", "subsystem": "agent_delegation"}, authority=work.authority,
+                t,
+                agent_id=child_id,
+                kind="internal_followup",
+                text=message,
+                origin={"kind": "system", "subsystem": "agent_delegation"},
+                authority=work.authority,
                 source_refs={"supervision_task_id": task_id},
-                metadata={"parent_agent_id": call.agent_id, "supervision_task_id": task_id, "delegation": True})
-            self._new_task(t.db, call.agent_id, "child_agent_task", label,
-                           {"task_id": task_id, "mode": "private_child", "child_agent_id": child_id,
-                            "parent_agent_id": call.agent_id, "preset": "private_child",
-                            "workspace_mode": workspace_mode, "message_id": msg["id"], "label": label}, captured)
+                metadata={"parent_agent_id": call.agent_id, "supervision_task_id": task_id, "delegation": True},
+            )
+            self._new_task(
+                t.db,
+                call.agent_id,
+                "child_agent_task",
+                label,
+                {
+                    "task_id": task_id,
+                    "mode": "private_child",
+                    "child_agent_id": child_id,
+                    "parent_agent_id": call.agent_id,
+                    "preset": "private_child",
+                    "workspace_mode": workspace_mode,
+                    "message_id": msg["id"],
+                    "label": label,
+                },
+                captured,
+            )
             t.emit("agent_created", agent_id=child_id, creator_agent_id=call.agent_id, profile_preset="private_child")
-        self.rt.events.publish("task_created", task_id, agent_id=call.agent_id, task_kind="child_agent_task",
-                               child_agent_id=child_id)
-        supervision: dict[str, Any] = {"parent_agent_id": call.agent_id, "child_agent_id": child_id,
-                                       "supervision_task_id": task_id, "workspace_mode": workspace_mode,
-                                       "cleanup_owner": "supervision_task", "followup_target": "parent_supervisor"}
+        self.rt.events.publish(
+            "task_created", task_id, agent_id=call.agent_id, task_kind="child_agent_task", child_agent_id=child_id
+        )
+        supervision: dict[str, Any] = {
+            "parent_agent_id": call.agent_id,
+            "child_agent_id": child_id,
+            "supervision_task_id": task_id,
+            "workspace_mode": workspace_mode,
+            "cleanup_owner": "supervision_task",
+            "followup_target": "parent_supervisor",
+        }
         try:
             await self._init_home(child_id, tpl)
             self.rt.workspaces.view(child_id).ensure()  # inherits the parent's bindings (workspace spec §1.5)
@@ -413,27 +561,48 @@ class AgentLifecycle:
         except (ToolFailure, OSError) as exc:
             reason = exc.error.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
             self.runs.finish(task_id, ChildTurnOutcome("spawn_failed", error=reason))
-            raise _fail("spawn_agent_failed", f"starting the private child failed: {reason}"[:512],
-                        {"task_id": task_id, "preset": "private_child", "workspace_mode": workspace_mode},
-                        "Retry with workspace_mode inherit, or from a git repository workspace.") from None
+            raise _fail(
+                "spawn_agent_failed",
+                f"starting the private child failed: {reason}"[:512],
+                {"task_id": task_id, "preset": "private_child", "workspace_mode": workspace_mode},
+                "Retry with workspace_mode inherit, or from a git repository workspace.",
+            ) from None
         self.runs.start_run(task_id)
-        return {"agent_id": child_id, "mode": "private_child",
-                "task_handle": {"task_id": task_id, "task_kind": "child_agent_task", "status": "queued"},
-                "child_agent_id": child_id, "supervision_task_id": task_id, "child_supervision": supervision,
-                "model_resolution": resolution,
-                "summary_text": f"delegated child {child_id} started under supervision task {task_id}"}
+        return {
+            "agent_id": child_id,
+            "mode": "private_child",
+            "task_handle": {"task_id": task_id, "task_kind": "child_agent_task", "status": "queued"},
+            "child_agent_id": child_id,
+            "supervision_task_id": task_id,
+            "child_supervision": supervision,
+            "model_resolution": resolution,
+            "summary_text": f"delegated child {child_id} started under supervision task {task_id}",
+        }
 
     async def _child_worktree(self, parent_id: str, child_id: str) -> dict[str, Any]:
         """An isolated git worktree of the parent's active workspace, activated for the child."""
         active = self.rt.workspaces.view(parent_id).active()
         res = await self.rt.workspaces.view(child_id).create_worktree(
-            active["workspace_id"], f"holon-child-{child_id}", "HEAD", label=child_id, activate=True,
-            on_existing="error")
+            active["workspace_id"],
+            f"holon-child-{child_id}",
+            "HEAD",
+            label=child_id,
+            activate=True,
+            on_existing="error",
+        )
         if res.get("disposition") != "created" or not res.get("activated"):
-            raise _fail("tool_execution_failed", f"worktree for {child_id} not created: "
-                        f"{res.get('conflict') or res.get('activation_error') or res.get('disposition')}", {})
-        return {"execution_root_id": res["execution_root_id"], "worktree_path": res["worktree_path"],
-                "branch": res["branch"], "workspace_id": active["workspace_id"]}
+            raise _fail(
+                "tool_execution_failed",
+                f"worktree for {child_id} not created: "
+                f"{res.get('conflict') or res.get('activation_error') or res.get('disposition')}",
+                {},
+            )
+        return {
+            "execution_root_id": res["execution_root_id"],
+            "worktree_path": res["worktree_path"],
+            "branch": res["branch"],
+            "workspace_id": active["workspace_id"],
+        }
 
 
 def _model_of_route(route: str | None) -> dict[str, Any] | None:

@@ -27,8 +27,16 @@ from ...tools.errors import HolonNBError, ToolFailure
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost
 
-__all__ = ["ChildTurnOutcome", "ChildTurnRequest", "ChildTurnRunner", "EXPECTED_RUN_ERRORS", "agent_model",
-           "default_turn_runner", "model_ref", "sanitize_final_text"]
+__all__ = [
+    "ChildTurnOutcome",
+    "ChildTurnRequest",
+    "ChildTurnRunner",
+    "EXPECTED_RUN_ERRORS",
+    "agent_model",
+    "default_turn_runner",
+    "model_ref",
+    "sanitize_final_text",
+]
 
 log = logging.getLogger("holon_nb.agents")
 
@@ -96,7 +104,9 @@ ChildTurnRunner = Callable[[ChildTurnRequest], Awaitable[ChildTurnOutcome]]
 _THINK = re.compile(r"<(think|thinking|reasoning)\b[^>]*>.*?(</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
 _TOOL_XML = re.compile(
     r"<(tool_call|tool_use|function_call|function_calls|invoke|antml:invoke|antml:function_calls)\b[^>]*>"
-    r".*?(</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+    r".*?(</\1\s*>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
 _TOOL_SELF_CLOSING = re.compile(r"<(tool_call|function_call|invoke)\b[^>]*/>", re.IGNORECASE)
 _SYSTEM_LINE = re.compile(r"^[ \t]*\[SYSTEM\].*(?:\n|\Z)", re.MULTILINE)
 
@@ -153,5 +163,9 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     terminal = getattr(result, "terminal", None)
     terminal = getattr(terminal, "value", terminal) or "failed"
     details = {"turn_id": getattr(result, "turn_id", None), "turn_reason": getattr(result, "reason", None)}
-    return ChildTurnOutcome(str(terminal), getattr(result, "final_text", None),
-                            error=getattr(result, "error", None), details={k: v for k, v in details.items() if v})
+    return ChildTurnOutcome(
+        str(terminal),
+        getattr(result, "final_text", None),
+        error=getattr(result, "error", None),
+        details={k: v for k, v in details.items() if v},
+    )

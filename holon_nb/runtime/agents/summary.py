@@ -22,10 +22,16 @@ if TYPE_CHECKING:
 __all__ = ["build_agent_summary", "AGENT_STATE_KEYS"]
 
 #: Keys of the work summary that belong to the ``agent`` (AgentState) object.
-AGENT_STATE_KEYS = frozenset({
-    "status", "pending", "turn_index", "current_work_item_id", "current_turn_work_item_id",
-    "current_execution_binding",
-})
+AGENT_STATE_KEYS = frozenset(
+    {
+        "status",
+        "pending",
+        "turn_index",
+        "current_work_item_id",
+        "current_turn_work_item_id",
+        "current_execution_binding",
+    }
+)
 _DEFAULT_AGENT_ID = "default"
 
 
@@ -77,8 +83,15 @@ def _children(rt: RuntimeHost, agent_id: str) -> list[dict[str, Any]]:
         rec = dict(row)
         if (rec.get("status") or "active") != "active":
             continue
-        out.append({"identity": _identity(rec), "status": "awake_idle", "pending": _pending(rt, rec["id"]),
-                    "active_task_count": _active_tasks(rt, rec["id"]), "observability": "summary"})
+        out.append(
+            {
+                "identity": _identity(rec),
+                "status": "awake_idle",
+                "pending": _pending(rt, rec["id"]),
+                "active_task_count": _active_tasks(rt, rec["id"]),
+                "observability": "summary",
+            }
+        )
     return out
 
 
@@ -89,8 +102,12 @@ def _brief_count(rt: RuntimeHost, agent_id: str) -> int:
         return 0
 
 
-_WAIT_POSTURE = {"task": "waiting_for_task", "task_result": "waiting_for_task", "operator": "waiting_for_operator",
-                 "operator_input": "waiting_for_operator"}
+_WAIT_POSTURE = {
+    "task": "waiting_for_task",
+    "task_result": "waiting_for_task",
+    "operator": "waiting_for_operator",
+    "operator_input": "waiting_for_operator",
+}
 
 
 def _posture(summary: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +124,10 @@ def _posture(summary: dict[str, Any]) -> dict[str, Any]:
     if agent.get("pending"):
         return {"posture": "has_queued_input", "reason": f"{agent['pending']} queued message(s)"}
     if summary.get("runnable_work_item_count"):
-        return {"posture": "has_runnable_work", "reason": f"{summary['runnable_work_item_count']} runnable work item(s)"}
+        return {
+            "posture": "has_runnable_work",
+            "reason": f"{summary['runnable_work_item_count']} runnable work item(s)",
+        }
     tasks = summary["active_task_count"]
     reason = "no queued input, runnable work or active wait"
     return {"posture": "idle", "reason": reason + (f"; {tasks} background task(s) running" if tasks else "")}
@@ -138,11 +158,16 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
     active = _active_tasks(rt, agent_id)
     summary: dict[str, Any] = {
         "identity": identity,
-        "agent": {"agent_id": agent_id, "status": "awake_idle" if identity["status"] == "active" else "stopped",
-                  "pending": pending, "turn_index": 0},
+        "agent": {
+            "agent_id": agent_id,
+            "status": "awake_idle" if identity["status"] == "active" else "stopped",
+            "pending": pending,
+            "turn_index": 0,
+        },
         "active_task_count": active,
-        "lifecycle": {"accepts_external_messages": identity["visibility"] == "public"
-                      and identity["status"] == "active"},
+        "lifecycle": {
+            "accepts_external_messages": identity["visibility"] == "public" and identity["status"] == "active"
+        },
         "model": None,
         "token_usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
         "closure": {"outcome": None},  # set from the last ended turn below
@@ -150,7 +175,8 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
         "loaded_agents_md": [],
         "skills": [],
         "active_external_triggers": [  # the trigger plane's public records (never the token; workspace §14)
-            t for t in (rt.triggers.list(agent_id) if getattr(rt, "triggers", None) else []) if t["status"] == "active"],
+            t for t in (rt.triggers.list(agent_id) if getattr(rt, "triggers", None) else []) if t["status"] == "active"
+        ],
         "recent_brief_count": _brief_count(rt, agent_id),
         "recent_event_count": _count(rt, "SELECT COUNT(*) FROM messages WHERE agent_id=?", (agent_id,)),
     }
@@ -169,9 +195,11 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
             summary[key] = value
     totals = ConversationStore.read_totals(rt.store, agent_id)  # the agent's turns (turn-loop spec §2.3)
     summary["agent"]["turn_index"] = totals["turns"]
-    summary["token_usage"] = {"input_tokens": totals["total_input_tokens"],
-                              "output_tokens": totals["total_output_tokens"],
-                              "total_tokens": totals["total_input_tokens"] + totals["total_output_tokens"]}
+    summary["token_usage"] = {
+        "input_tokens": totals["total_input_tokens"],
+        "output_tokens": totals["total_output_tokens"],
+        "total_tokens": totals["total_input_tokens"] + totals["total_output_tokens"],
+    }
     if summary.get("active_wait_conditions") and "status" not in work:
         summary["agent"]["status"] = "asleep"
     if "scheduling_posture" not in work:
@@ -181,8 +209,13 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
 
 
 #: ``waiting_reason`` of a waiting closure, by the kind of the agent's first active wait (agents spec §2).
-_WAITING_REASONS = {"operator": "awaiting_operator_input", "operator_input": "awaiting_operator_input",
-                    "task": "awaiting_task_result", "task_result": "awaiting_task_result", "timer": "awaiting_timer"}
+_WAITING_REASONS = {
+    "operator": "awaiting_operator_input",
+    "operator_input": "awaiting_operator_input",
+    "task": "awaiting_task_result",
+    "task_result": "awaiting_task_result",
+    "timer": "awaiting_timer",
+}
 
 
 def closure_outcome(summary: dict[str, Any], terminal: str | None) -> dict[str, Any]:
@@ -210,8 +243,9 @@ def closure_outcome(summary: dict[str, Any], terminal: str | None) -> dict[str, 
 def _closure(rt: RuntimeHost, agent_id: str, summary: dict[str, Any]) -> dict[str, Any]:
     """The closure of the agent's last ended turn (assembled on read), with its ``turn_id``."""
     try:
-        rows = rt.store.query("SELECT id, status, terminal_kind FROM turns WHERE agent_id=? "
-                              "ORDER BY turn_index DESC LIMIT 1", (agent_id,))
+        rows = rt.store.query(
+            "SELECT id, status, terminal_kind FROM turns WHERE agent_id=? ORDER BY turn_index DESC LIMIT 1", (agent_id,)
+        )
     except sqlite3.OperationalError:  # no turn has run in this home yet
         return {"outcome": None}
     if not rows or rows[0]["terminal_kind"] is None:  # none yet, or the last one still runs

@@ -72,22 +72,29 @@ class Template:
 
 
 def _bad(tool: str, selector: str, why: str, hint: str | None = None) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="invalid_tool_input", message=f"invalid `template` for {tool}: {why}",
-        details={"tool_name": tool, "field": "template", "validation_error": why, "template": selector[:200]},
-        recovery_hint=hint or f"Use {DEFAULT_TEMPLATE}, an agent:<id> / agent_home:<path> / user:<name> selector, "
-                              "or an absolute path to a directory holding AGENTS.md.",
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=f"invalid `template` for {tool}: {why}",
+            details={"tool_name": tool, "field": "template", "validation_error": why, "template": selector[:200]},
+            recovery_hint=hint
+            or f"Use {DEFAULT_TEMPLATE}, an agent:<id> / agent_home:<path> / user:<name> selector, "
+            "or an absolute path to a directory holding AGENTS.md.",
+        )
+    )
 
 
 def _path_for(rt: "RuntimeHost", caller_id: str, selector: str, tool: str) -> Path:
     kind, _, rest = selector.partition(":")
     if selector.startswith(("https://", "http://")):
-        raise ToolFailure(ToolError(
-            kind="unsupported_runtime_capability", message="remote (GitHub) templates are not supported: "
-                                                           "holon_nb does not fetch from the network",
-            details={"tool_name": tool, "field": "template", "capability": "remote_templates"},
-            recovery_hint="Clone the template and pass its absolute local path instead."))
+        raise ToolFailure(
+            ToolError(
+                kind="unsupported_runtime_capability",
+                message="remote (GitHub) templates are not supported: holon_nb does not fetch from the network",
+                details={"tool_name": tool, "field": "template", "capability": "remote_templates"},
+                recovery_hint="Clone the template and pass its absolute local path instead.",
+            )
+        )
     if os.path.isabs(selector):
         return Path(selector)
     if kind == "agent" and _NAME.fullmatch(rest) and ".." not in rest:

@@ -76,16 +76,36 @@ class RuntimeHost(Protocol):
 
     def tool_context(self, call: "CallContext") -> Any: ...
 
-    def _finish_call(self, env: dict[str, Any], args: Any, agent_id: str, execution_id: str,
-                     duration_ms: int, budget_tokens: int | None = None) -> "ToolResult": ...
+    def _finish_call(
+        self,
+        env: dict[str, Any],
+        args: Any,
+        agent_id: str,
+        execution_id: str,
+        duration_ms: int,
+        budget_tokens: int | None = None,
+    ) -> "ToolResult": ...
 
-    async def async_call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
-                         context: dict[str, Any] | None = None) -> "ToolResult": ...
+    async def async_call(
+        self,
+        name: str,
+        args: dict[str, Any] | str | None = None,
+        agent: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> "ToolResult": ...
 
-    def call(self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None,
-             context: dict[str, Any] | None = None, *, raise_on_error: bool = False) -> "ToolResult": ...
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any] | str | None = None,
+        agent: str | None = None,
+        context: dict[str, Any] | None = None,
+        *,
+        raise_on_error: bool = False,
+    ) -> "ToolResult": ...
 
-    def run_turn(self, message: str, agent: str | None = None, model: str | None = None,
-                 max_rounds: int | None = None) -> Any: ...
+    def run_turn(
+        self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
+    ) -> Any: ...
 
     def subscribe(self, fn: Callable[["RuntimeEvent"], None]) -> Callable[[], None]: ...

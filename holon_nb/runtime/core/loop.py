@@ -156,8 +156,7 @@ class LoopThread:
             raise
         except Exception:
             # logged before counted: whoever sees the count (status(), a test) finds the log line written
-            log.exception("background work %s failed; the runtime goes on",
-                          getattr(fn, "__qualname__", repr(fn)))
+            log.exception("background work %s failed; the runtime goes on", getattr(fn, "__qualname__", repr(fn)))
             self.background_failures += 1
 
     def check(self) -> None:
@@ -177,8 +176,10 @@ class LoopThread:
             KeyboardInterrupt: re-raised after cancelling the call (Ctrl-C in a kernel).
         """
         if self.in_loop_thread():
-            raise RuntimeError("this blocks until the runtime thread answers, so it cannot run on the runtime "
-                               "thread itself (a subscriber callback or a tool handler): use the async API there")
+            raise RuntimeError(
+                "this blocks until the runtime thread answers, so it cannot run on the runtime "
+                "thread itself (a subscriber callback or a tool handler): use the async API there"
+            )
         self.check()
         assert self._aio is not None
         loop, calls = self._aio, self._calls
@@ -232,8 +233,10 @@ class LoopThread:
             RuntimeError: when called from the loop thread itself.
         """
         if self.in_loop_thread():
-            raise RuntimeError("the runtime cannot be closed from its own thread (a subscriber callback); "
-                               "close it from the kernel or another thread")
+            raise RuntimeError(
+                "the runtime cannot be closed from its own thread (a subscriber callback); "
+                "close it from the kernel or another thread"
+            )
         self._stopping = True
         if not self.alive or self.portal is None or self._stop is None:
             return

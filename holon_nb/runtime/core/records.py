@@ -73,8 +73,7 @@ class ExecutionRecords:
             return
         waited = time.monotonic() - self._queued_at
         if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S:
-            self._timer = asyncio.get_running_loop().call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited),
-                                                                self._flush)
+            self._timer = asyncio.get_running_loop().call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited), self._flush)
             return
         try:
             with self._store.patience(0.25):

@@ -99,20 +99,31 @@ class ToolResult:
         text = render_human(envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
         if not self.projected:
             return text
-        return (f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "
-                f"output_ref tool_execution:{self.execution_id}:output]")
+        return (
+            f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "
+            f"output_ref tool_execution:{self.execution_id}:output]"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.card import render_card
-        from ...tools.builtin.external.triggers import redact_tokens  # trigger tokens never reach a saved notebook (spec §14)
+        from ...tools.builtin.external.triggers import (
+            redact_tokens,
+        )  # trigger tokens never reach a saved notebook (spec §14)
         from ...tools.text import encodable, encodable_value
 
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
         envelope = redact_tokens(self.display_envelope)
         bundle = {
             "text/plain": encodable(redact_tokens(self.display_text)),
-            "text/html": encodable(render_card(envelope, redact_tokens(self.receipt), self.duration_ms,
-                                               redact_tokens(self.display_text), self.paths)),
+            "text/html": encodable(
+                render_card(
+                    envelope,
+                    redact_tokens(self.receipt),
+                    self.duration_ms,
+                    redact_tokens(self.display_text),
+                    self.paths,
+                )
+            ),
             RESULT_MIMETYPE: encodable_value(envelope),
         }
         if self.previews:
@@ -140,8 +151,11 @@ class ToolResult:
         result = self.display_envelope.get("result")
         if not isinstance(result, dict) or result.get("disposition") != "promoted_to_task":
             return bundle
-        marked = dataclasses.replace(self, path_labels=self.paths, display_envelope={**self.display_envelope,
-                                                             "result": {**result, OUTPUT_SHOWN_BELOW: True}})
+        marked = dataclasses.replace(
+            self,
+            path_labels=self.paths,
+            display_envelope={**self.display_envelope, "result": {**result, OUTPUT_SHOWN_BELOW: True}},
+        )
         shown = marked._repr_mimebundle_()
         return {**bundle, "text/plain": shown["text/plain"], "text/html": shown["text/html"]}
 
@@ -153,6 +167,8 @@ def preview_html(preview: dict[str, Any]) -> str:
     """An ``<img>`` figure of one thumbnail (``{mime, data, width, height, label}``), its label as caption."""
     src = f"data:{preview['mime']};base64,{base64.b64encode(preview['data']).decode('ascii')}"
     label = html.escape(str(preview.get("label") or ""))
-    return (f'<figure class="holon-image" style="margin:4px 0"><img src="{src}" width="{preview["width"]}" '
-            f'height="{preview["height"]}" alt="{label}"/><figcaption style="font-size:smaller">{label}'
-            f'</figcaption></figure>')
+    return (
+        f'<figure class="holon-image" style="margin:4px 0"><img src="{src}" width="{preview["width"]}" '
+        f'height="{preview["height"]}" alt="{label}"/><figcaption style="font-size:smaller">{label}'
+        f"</figcaption></figure>"
+    )

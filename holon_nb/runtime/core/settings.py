@@ -112,7 +112,7 @@ class RuntimeSettings:
     max_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_MAX_TOOL_OUTPUT_TOKENS", 64000))
     tool_output_budget_tokens: int = 2500
     max_task_log_bytes: int = 256 * 1024 * 1024
-    max_home_bytes: int = field(default_factory=lambda: _env_int("HOLON_NB_MAX_HOME_BYTES", 1024 ** 3))
+    max_home_bytes: int = field(default_factory=lambda: _env_int("HOLON_NB_MAX_HOME_BYTES", 1024**3))
     artifact_max_age_days: float = field(default_factory=lambda: _env_float("HOLON_NB_ARTIFACT_MAX_AGE_DAYS", 14.0))
     patch_outside_workspace: bool = False
     extra_secrets: tuple[str, ...] = ()
@@ -123,12 +123,16 @@ class RuntimeSettings:
     providers: Mapping[str, Any] = field(default_factory=dict)
     memory_index_interval_s: float = 1.0
     store_busy_timeout_s: float = field(default_factory=lambda: float(_env_int("HOLON_NB_STORE_BUSY_TIMEOUT_S", 30)))
-    shell_snapshot: bool = field(default_factory=lambda: os.environ.get("HOLON_SHELL_SNAPSHOT", "1").strip().lower()
-                                 not in ("0", "false", "no", "off"))
+    shell_snapshot: bool = field(
+        default_factory=lambda: (
+            os.environ.get("HOLON_SHELL_SNAPSHOT", "1").strip().lower() not in ("0", "false", "no", "off")
+        )
+    )
     web_fetch_enabled: bool = field(default_factory=lambda: _env_bool("HOLON_NB_WEB_FETCH_ENABLED", True))
     web_fetch_max_chars: int = field(default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_CHARS", 20_000))
     web_fetch_max_response_bytes: int = field(
-        default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_RESPONSE_BYTES", 750_000))
+        default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_RESPONSE_BYTES", 750_000)
+    )
     web_fetch_timeout_s: float = field(default_factory=lambda: _env_float("HOLON_NB_WEB_FETCH_TIMEOUT_S", 20.0))
     web_fetch_max_redirects: int = field(default_factory=lambda: _env_int("HOLON_NB_WEB_FETCH_MAX_REDIRECTS", 5))
     web_allowed_hosts: tuple[str, ...] = field(default_factory=lambda: _env_list("HOLON_NB_WEB_ALLOWED_HOSTS"))

@@ -52,10 +52,13 @@ class StoreBusy(sqlite3.OperationalError):
     """
 
     def __init__(self, path: Path, waited_s: float, attempts: int):
-        super().__init__(f"database is locked: another process held the write lock of {path} for more than "
-                         f"{waited_s:.1f} s ({attempts} attempts)")
+        super().__init__(
+            f"database is locked: another process held the write lock of {path} for more than "
+            f"{waited_s:.1f} s ({attempts} attempts)"
+        )
         self.waited_s = waited_s
         self.attempts = attempts
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agents (
@@ -119,16 +122,26 @@ class _ScrubbingConnection:
 
 _INSERT_EXECUTION = (
     "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
-    " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+    " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
 
 
 def _execution_row(rec: dict[str, Any], at: float) -> tuple[Any, ...]:
     """The ``tool_executions`` row of a :meth:`Store.record_execution` record made at ``at`` (``time.time()``)."""
     scrubbed_args, scrubbed_env = rec.get("scrubbed_args"), rec.get("scrubbed_envelope")
-    return (rec["id"], rec["agent_id"], rec["tool_name"], rec["status"], _safe(rec["args"]),
-            _safe(rec["envelope"]), _safe(rec["receipt"]), _rfc3339(datetime.fromtimestamp(at, timezone.utc)),
-            rec["duration_ms"], _safe(scrubbed_args) if scrubbed_args is not None else None,
-            _safe(scrubbed_env) if scrubbed_env is not None else None)
+    return (
+        rec["id"],
+        rec["agent_id"],
+        rec["tool_name"],
+        rec["status"],
+        _safe(rec["args"]),
+        _safe(rec["envelope"]),
+        _safe(rec["receipt"]),
+        _rfc3339(datetime.fromtimestamp(at, timezone.utc)),
+        rec["duration_ms"],
+        _safe(scrubbed_args) if scrubbed_args is not None else None,
+        _safe(scrubbed_env) if scrubbed_env is not None else None,
+    )
 
 
 def new_id(prefix: str) -> str:
@@ -179,8 +192,9 @@ class Store:
         #: tool executions and the memory index (``tx(unversioned=True)``)
         self._unversioned = 0
         self._cache: dict[Hashable, tuple[tuple[int, int], Any]] = {}  # ``cached``: key -> (version, value)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
-                                   timeout=_ATTEMPT_BUSY_MS / 1000)
+        self._db = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=_ATTEMPT_BUSY_MS / 1000
+        )
         self._db.row_factory = sqlite3.Row
         self._retrying(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -260,8 +274,7 @@ class Store:
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
             started, cpu_started = time.perf_counter(), time.thread_time()
-            db = _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values \
-                else self._db
+            db = _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values else self._db
             queued = len(self._pending)  # deferred tool executions go first, in this transaction
             before = self._db.total_changes
             try:
@@ -321,12 +334,16 @@ class Store:
             CPU time any transaction used.
         """
         with self._lock:
-            return {"tx_count": self._tx_count,
-                    "tx_mean_ms": round(1000 * self._tx_total_s / self._tx_count, 3) if self._tx_count else 0.0,
-                    "tx_max_ms": round(1000 * self._tx_max_s, 3),
-                    "tx_max_cpu_ms_of_longest": round(1000 * self._tx_max_s_cpu, 3),
-                    "tx_max_cpu_ms": round(1000 * self._tx_max_cpu_s, 3), "tx_max_where": self._tx_max_where,
-                    "tx_over_50ms": self._tx_over_50ms, "busy_retries": self._busy_retries}
+            return {
+                "tx_count": self._tx_count,
+                "tx_mean_ms": round(1000 * self._tx_total_s / self._tx_count, 3) if self._tx_count else 0.0,
+                "tx_max_ms": round(1000 * self._tx_max_s, 3),
+                "tx_max_cpu_ms_of_longest": round(1000 * self._tx_max_s_cpu, 3),
+                "tx_max_cpu_ms": round(1000 * self._tx_max_cpu_s, 3),
+                "tx_max_where": self._tx_max_where,
+                "tx_over_50ms": self._tx_over_50ms,
+                "busy_retries": self._busy_retries,
+            }
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Run one statement outside a transaction and return all rows (reads; DDL at startup).
@@ -431,9 +448,20 @@ class Store:
             "INSERT INTO tasks(id, agent_id, work_item_id, kind, status, summary, detail, pgid, proc_start,"
             " created_at, updated_at, owner, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
             " (SELECT COALESCE(MAX(seq),0)+1 FROM tasks))",
-            (rec["id"], rec["agent_id"], rec.get("work_item_id"), rec["kind"], rec["status"],
-             _safe(rec.get("summary") or "") or None, json.dumps(rec.get("detail", {})), rec.get("pgid"),
-             rec.get("proc_start"), rec["created_at"], rec["updated_at"], rec.get("owner")),
+            (
+                rec["id"],
+                rec["agent_id"],
+                rec.get("work_item_id"),
+                rec["kind"],
+                rec["status"],
+                _safe(rec.get("summary") or "") or None,
+                json.dumps(rec.get("detail", {})),
+                rec.get("pgid"),
+                rec.get("proc_start"),
+                rec["created_at"],
+                rec["updated_at"],
+                rec.get("owner"),
+            ),
         )
 
     @staticmethod
@@ -449,8 +477,14 @@ class Store:
 
     # ------------------------------------------------------------ messages
     @staticmethod
-    def insert_message(db: sqlite3.Connection, agent_id: str, kind: str, text: str,
-                       origin_task_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+    def insert_message(
+        db: sqlite3.Connection,
+        agent_id: str,
+        kind: str,
+        text: str,
+        origin_task_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
         """Enqueue a message to an agent inside an open transaction; return its id."""
         mid = new_id("msg")
         db.execute(

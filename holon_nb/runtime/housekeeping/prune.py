@@ -78,9 +78,11 @@ class PruneReport:
     def text(self, limit: int = 20) -> str:
         """A short human summary: one line, then one line per removed file (at most ``limit``)."""
         verb = "would remove" if self.dry_run else "removed"
-        head = (f"prune: {verb} {len(self.removed)} file(s), {_mib(self.removed_bytes)}; home "
-                f"{_mib(self.home_bytes_before)} -> {_mib(self.home_bytes_after)}; kept {self.kept_live} of live "
-                f"tasks, {self.kept_referenced} named by work items")
+        head = (
+            f"prune: {verb} {len(self.removed)} file(s), {_mib(self.removed_bytes)}; home "
+            f"{_mib(self.home_bytes_before)} -> {_mib(self.home_bytes_after)}; kept {self.kept_live} of live "
+            f"tasks, {self.kept_referenced} named by work items"
+        )
         if self.over_cap:
             head += "; still over max_home_bytes (the rest is not removable)"
         lines = [head] + [f"  {r['reason']:<4} {_mib(r['bytes']):>10}  {r['path']}" for r in self.removed[:limit]]
@@ -90,9 +92,16 @@ class PruneReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``holon-nb prune --json`` prints)."""
-        return {"removed": self.removed, "removed_bytes": self.removed_bytes, "kept_live": self.kept_live,
-                "kept_referenced": self.kept_referenced, "home_bytes_before": self.home_bytes_before,
-                "home_bytes_after": self.home_bytes_after, "over_cap": self.over_cap, "dry_run": self.dry_run}
+        return {
+            "removed": self.removed,
+            "removed_bytes": self.removed_bytes,
+            "kept_live": self.kept_live,
+            "kept_referenced": self.kept_referenced,
+            "home_bytes_before": self.home_bytes_before,
+            "home_bytes_after": self.home_bytes_after,
+            "over_cap": self.over_cap,
+            "dry_run": self.dry_run,
+        }
 
 
 class _Rows(list):  # type: ignore[type-arg]
@@ -146,8 +155,7 @@ def _candidates(home: Path) -> Iterable[tuple[Path, os.stat_result, str | None]]
 
 def _protected(db: Any) -> tuple[set[str], str]:
     """Ids of live tasks, and the text of every work item (paths and ids it names)."""
-    live = {r[0] for r in db.execute(
-        f"SELECT id FROM tasks WHERE status IN ({','.join('?' * len(_LIVE))})", _LIVE)}
+    live = {r[0] for r in db.execute(f"SELECT id FROM tasks WHERE status IN ({','.join('?' * len(_LIVE))})", _LIVE)}
     try:
         rows = db.execute("SELECT objective, plan_meta, todo_list, work_refs FROM work_items").fetchall()
     except Exception:  # a home without the work plane's tables
@@ -155,8 +163,9 @@ def _protected(db: Any) -> tuple[set[str], str]:
     return live, "\n".join(" ".join(str(v) for v in row if v) for row in rows)
 
 
-def prune_home(home: Path, db: Any, policy: PrunePolicy, *, now: float | None = None,
-               dry_run: bool = False, record: Any = None) -> PruneReport:
+def prune_home(
+    home: Path, db: Any, policy: PrunePolicy, *, now: float | None = None, dry_run: bool = False, record: Any = None
+) -> PruneReport:
     """Remove command output files of a holon home by ``policy`` (see the module docstring).
 
     Args:
@@ -202,8 +211,10 @@ def prune_home(home: Path, db: Any, policy: PrunePolicy, *, now: float | None = 
             except OSError:
                 continue
             if task_id is not None and record is not None:
-                record(task_id, {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "bytes": nbytes,
-                                 "reason": reason})
+                record(
+                    task_id,
+                    {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "bytes": nbytes, "reason": reason},
+                )
         size -= nbytes
         report.removed.append({"path": str(path), "bytes": nbytes, "reason": reason})
     report.home_bytes_after = size

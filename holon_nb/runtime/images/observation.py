@@ -9,8 +9,14 @@ from typing import Any
 
 from .probe import ImageFacts
 
-__all__ = ["OBSERVATION_SCHEMA", "ADAPTER_CONTRACT", "visual_reference", "parse_observation", "ObservationError",
-           "ObservationCache"]
+__all__ = [
+    "OBSERVATION_SCHEMA",
+    "ADAPTER_CONTRACT",
+    "visual_reference",
+    "parse_observation",
+    "ObservationError",
+    "ObservationCache",
+]
 
 #: The observation schema a reply must name (§12 rule 12) and part of the cache key (rule 8).
 OBSERVATION_SCHEMA = "visual_observation.v1"
@@ -26,9 +32,16 @@ class ObservationError(ValueError):
 def visual_reference(facts: ImageFacts, created_at: str) -> dict[str, Any]:
     """The ``visual_reference`` of rule 7: ``{type, id: "vis_" + sha256[:16], path, sha256, mime, byte_count,
     size {width, height}, created_at}``."""
-    return {"type": "visual_reference", "id": "vis_" + facts.sha256[:16], "path": str(facts.path),
-            "sha256": facts.sha256, "mime": facts.mime, "byte_count": facts.byte_count,
-            "size": {"width": facts.width, "height": facts.height}, "created_at": created_at}
+    return {
+        "type": "visual_reference",
+        "id": "vis_" + facts.sha256[:16],
+        "path": str(facts.path),
+        "sha256": facts.sha256,
+        "mime": facts.mime,
+        "byte_count": facts.byte_count,
+        "size": {"width": facts.width, "height": facts.height},
+        "created_at": created_at,
+    }
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -38,7 +51,7 @@ def _json_object(text: str) -> dict[str, Any]:
         candidates.append(fenced.group(1).strip())
     first, last = text.find("{"), text.rfind("}")
     if first != -1 and last > first:
-        candidates.append(text[first:last + 1])
+        candidates.append(text[first : last + 1])
     for candidate in candidates:
         try:
             value = json.loads(candidate)
@@ -66,8 +79,14 @@ def _strings(value: Any) -> list[str]:
         if isinstance(item, str) and item.strip():
             out.append(item)
         elif isinstance(item, dict):
-            text = next((item[k] for k in ("text", "description", "summary", "message")
-                         if isinstance(item.get(k), str) and item[k].strip()), None)
+            text = next(
+                (
+                    item[k]
+                    for k in ("text", "description", "summary", "message")
+                    if isinstance(item.get(k), str) and item[k].strip()
+                ),
+                None,
+            )
             if text is not None:
                 out.append(text)
     return out

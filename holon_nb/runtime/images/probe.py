@@ -32,8 +32,7 @@ from typing import Any
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 
-__all__ = ["MAX_BYTES", "MAX_PIXELS", "SUPPORTED_MEDIA_TYPES", "ImageFacts", "sniff_mime", "probe_image",
-           "probe_bytes"]
+__all__ = ["MAX_BYTES", "MAX_PIXELS", "SUPPORTED_MEDIA_TYPES", "ImageFacts", "sniff_mime", "probe_image", "probe_bytes"]
 
 #: File size limit (bytes; §12 "Limits": 20 MiB).
 MAX_BYTES = 20 * 1024 * 1024
@@ -69,8 +68,14 @@ class ImageFacts:
 
 
 def _invalid(tool: str, problem: str, message: str, hint: str, **details: Any) -> ToolFailure:
-    return ToolFailure(ToolError(kind="invalid_tool_input", message=message, recovery_hint=hint,
-                                 details={"tool_name": tool, "field": "path", "validation_error": problem, **details}))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=message,
+            recovery_hint=hint,
+            details={"tool_name": tool, "field": "path", "validation_error": problem, **details},
+        )
+    )
 
 
 def sniff_mime(head: bytes) -> str | None:
@@ -113,21 +118,39 @@ def probe_bytes(data: bytes, path: Path, tool: str = "ViewImage") -> ImageFacts:
     mime = sniff_mime(data[:16])
     supported = list(SUPPORTED_MEDIA_TYPES)
     if mime is None:
-        raise _invalid(tool, "unsupported image header", f"{tool}: {path} is not a PNG, JPEG, GIF or WebP image",
-                       "Pass a PNG, JPEG, GIF or WebP file (the content decides, not the extension).",
-                       path=str(path), supported_media_types=supported)
+        raise _invalid(
+            tool,
+            "unsupported image header",
+            f"{tool}: {path} is not a PNG, JPEG, GIF or WebP image",
+            "Pass a PNG, JPEG, GIF or WebP file (the content decides, not the extension).",
+            path=str(path),
+            supported_media_types=supported,
+        )
     try:
         width, height = _header_size(data, mime)
     except Exception as exc:  # Pillow raises SyntaxError, OSError, ValueError… for a damaged header
-        raise _invalid(tool, "unsupported image header", f"{tool}: {path} has a damaged {mime} header",
-                       "The file starts like an image but its header cannot be read; check it is not truncated.",
-                       path=str(path), supported_media_types=supported, detected_media_type=mime,
-                       header_error=f"{type(exc).__name__}: {exc}"[:300]) from None
+        raise _invalid(
+            tool,
+            "unsupported image header",
+            f"{tool}: {path} has a damaged {mime} header",
+            "The file starts like an image but its header cannot be read; check it is not truncated.",
+            path=str(path),
+            supported_media_types=supported,
+            detected_media_type=mime,
+            header_error=f"{type(exc).__name__}: {exc}"[:300],
+        ) from None
     if width * height > MAX_PIXELS:
-        raise _invalid(tool, "image exceeds the pixel limit",
-                       f"{tool}: {path} is {width}x{height} ({width * height} pixels; the limit is {MAX_PIXELS})",
-                       "Downscale the image below 50 megapixels first.", path=str(path), width=width,
-                       height=height, pixel_count=width * height, max_pixel_count=MAX_PIXELS)
+        raise _invalid(
+            tool,
+            "image exceeds the pixel limit",
+            f"{tool}: {path} is {width}x{height} ({width * height} pixels; the limit is {MAX_PIXELS})",
+            "Downscale the image below 50 megapixels first.",
+            path=str(path),
+            width=width,
+            height=height,
+            pixel_count=width * height,
+            max_pixel_count=MAX_PIXELS,
+        )
     return ImageFacts(path, data, hashlib.sha256(data).hexdigest(), mime, width, height)
 
 
@@ -144,28 +167,48 @@ def probe_image(path: Path, tool: str = "ViewImage") -> ImageFacts:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise _invalid(tool, "cannot stat path", f"{tool}: cannot stat {path}: {exc.strerror or exc}",
-                       "Check the path; relative paths join the active cwd.", path=str(path),
-                       io_error=str(exc)) from None
+        raise _invalid(
+            tool,
+            "cannot stat path",
+            f"{tool}: cannot stat {path}: {exc.strerror or exc}",
+            "Check the path; relative paths join the active cwd.",
+            path=str(path),
+            io_error=str(exc),
+        ) from None
     if not stat_mod.S_ISREG(st.st_mode):
-        raise _invalid(tool, "not a regular file", f"{tool}: {path} is not a regular file",
-                       "Pass the path of an image file (not a directory, device or FIFO).", path=str(path))
+        raise _invalid(
+            tool,
+            "not a regular file",
+            f"{tool}: {path} is not a regular file",
+            "Pass the path of an image file (not a directory, device or FIFO).",
+            path=str(path),
+        )
     if st.st_size > MAX_BYTES:
         raise _too_big(tool, path, st.st_size)
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise ToolFailure(ToolError(kind="image_read_failed", message=f"{tool}: cannot read {path}: {exc}",
-                                    details={"tool_name": tool, "path": str(path), "io_error": str(exc)},
-                                    recovery_hint="Check the file's permissions.")) from None
+        raise ToolFailure(
+            ToolError(
+                kind="image_read_failed",
+                message=f"{tool}: cannot read {path}: {exc}",
+                details={"tool_name": tool, "path": str(path), "io_error": str(exc)},
+                recovery_hint="Check the file's permissions.",
+            )
+        ) from None
     if len(data) > MAX_BYTES:
         raise _too_big(tool, path, len(data))
     return probe_bytes(data, path, tool)
 
 
 def _too_big(tool: str, path: Path, size: int) -> ToolFailure:
-    return _invalid(tool, "file exceeds the size limit",
-                    f"{tool}: {path} is {size} bytes; the limit is {MAX_BYTES} bytes (20 MiB)",
-                    "Shrink or recompress the image below 20 MiB.", path=str(path), byte_count=size,
-                    max_byte_count=MAX_BYTES)
+    return _invalid(
+        tool,
+        "file exceeds the size limit",
+        f"{tool}: {path} is {size} bytes; the limit is {MAX_BYTES} bytes (20 MiB)",
+        "Shrink or recompress the image below 20 MiB.",
+        path=str(path),
+        byte_count=size,
+        max_byte_count=MAX_BYTES,
+    )

@@ -43,8 +43,13 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form of one candidate."""
-        return {"provider": self.provider, "model": self.model, "model_ref": self.model_ref,
-                "image_input": self.image_input, "reason": self.reason}
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "model_ref": self.model_ref,
+            "image_input": self.image_input,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -94,8 +99,9 @@ def _capable_refs(config: Mapping[str, Any], capability: str) -> list[str]:
     return refs
 
 
-def _try(ref: str, environ: Mapping[str, str], config: Mapping[str, Any], capable: bool,
-         transports: frozenset[str]) -> tuple[Candidate, ResolvedProvider | None]:
+def _try(
+    ref: str, environ: Mapping[str, str], config: Mapping[str, Any], capable: bool, transports: frozenset[str]
+) -> tuple[Candidate, ResolvedProvider | None]:
     try:
         parsed = parse_model_ref(ref)
     except ModelRefError as exc:
@@ -121,8 +127,9 @@ def _primary(environ: Mapping[str, str]) -> tuple[str | None, str | None, str | 
     return (ref.provider, ref.model, ref.compact) if ref else (None, None, None)
 
 
-def select_vision(environ: Mapping[str, str], settings_providers: Mapping[str, Any] | None = None,
-                  explicit: str | None = None) -> Selection:
+def select_vision(
+    environ: Mapping[str, str], settings_providers: Mapping[str, Any] | None = None, explicit: str | None = None
+) -> Selection:
     """Pick the vision model (rule 9): explicit ``vision.default`` (``explicit`` or ``$HOLON_VISION_MODEL``),
     else the first usable model advertising ``image_input`` (the primary model first)."""
     config = provider_config(environ, settings_providers)
@@ -159,8 +166,9 @@ def select_vision(environ: Mapping[str, str], settings_providers: Mapping[str, A
     return sel
 
 
-def select_generator(environ: Mapping[str, str], settings_providers: Mapping[str, Any] | None = None,
-                     explicit: str | None = None) -> Selection:
+def select_generator(
+    environ: Mapping[str, str], settings_providers: Mapping[str, Any] | None = None, explicit: str | None = None
+) -> Selection:
     """Pick the image-generation model (§13 rule 3): explicit ``image_generation.default`` (``explicit`` or
     ``$HOLON_IMAGE_GENERATION_MODEL``), else the first configured model advertising ``image_generation``;
     only OpenAI-compatible transports can serve the Images API."""

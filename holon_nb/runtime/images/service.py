@@ -129,35 +129,64 @@ class AgentImages:
             return _view_result(ref, prompt, cached, reused=True)
         sel = plane.vision_selection()
         if sel.resolved is None:
-            raise ToolFailure(ToolError(
-                kind="vision_adapter_unavailable",
-                message="ViewImage: no vision model is configured; the image was validated and its reference recorded",
-                details={"tool_name": "ViewImage", "selected_mode": sel.mode, "selection_reason": sel.reason,
-                         **({"primary_provider": sel.primary_provider, "primary_model": sel.primary_model}
-                            if sel.primary_provider else {}),
-                         "candidates": [c.to_dict() for c in sel.candidates], "visual_reference": ref},
-                recovery_hint="Set HOLON_VISION_MODEL to an authenticated model with image input "
-                              "(openai/gpt-5.4, anthropic/claude-sonnet-5), or configure one in HolonNB.providers."))
+            raise ToolFailure(
+                ToolError(
+                    kind="vision_adapter_unavailable",
+                    message="ViewImage: no vision model is configured; the image was validated and its reference recorded",
+                    details={
+                        "tool_name": "ViewImage",
+                        "selected_mode": sel.mode,
+                        "selection_reason": sel.reason,
+                        **(
+                            {"primary_provider": sel.primary_provider, "primary_model": sel.primary_model}
+                            if sel.primary_provider
+                            else {}
+                        ),
+                        "candidates": [c.to_dict() for c in sel.candidates],
+                        "visual_reference": ref,
+                    },
+                    recovery_hint="Set HOLON_VISION_MODEL to an authenticated model with image input "
+                    "(openai/gpt-5.4, anthropic/claude-sonnet-5), or configure one in HolonNB.providers.",
+                )
+            )
         plane.vision_calls += 1
         try:
             if plane.cassette is not None:
-                text = await plane.cassette.observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt,
-                                                    vision_mode=sel.mode)
+                text = await plane.cassette.observe(
+                    sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt, vision_mode=sel.mode
+                )
             else:
                 text = await plane.observe(sel.resolved, data=facts.data, mime=facts.mime, prompt=prompt)
             parsed = parse_observation(text)
         except (MediaCallError, ObservationError) as exc:
-            raise ToolFailure(ToolError(
-                kind="vision_observation_failed", message=f"ViewImage: the vision model failed: {exc}",
-                details={"tool_name": "ViewImage", "vision_provider": sel.resolved.ref.provider,
-                         "vision_model": sel.resolved.ref.model, "error": str(exc), "visual_reference": ref},
-                recovery_hint="Retry, or choose another vision model (HOLON_VISION_MODEL).")) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="vision_observation_failed",
+                    message=f"ViewImage: the vision model failed: {exc}",
+                    details={
+                        "tool_name": "ViewImage",
+                        "vision_provider": sel.resolved.ref.provider,
+                        "vision_model": sel.resolved.ref.model,
+                        "error": str(exc),
+                        "visual_reference": ref,
+                    },
+                    recovery_hint="Retry, or choose another vision model (HOLON_VISION_MODEL).",
+                )
+            ) from None
         entry = {"observation": parsed, "selection": sel.to_dict()}
         plane.cache.put(ref["id"], prompt, entry)
         return _view_result(ref, prompt, entry, reused=False)
 
-    async def generate(self, prompt: str, *, size: str | None, background: str | None, output_format: str | None,
-                       name: str | None, agent_home: Path) -> dict[str, Any]:
+    async def generate(
+        self,
+        prompt: str,
+        *,
+        size: str | None,
+        background: str | None,
+        output_format: str | None,
+        name: str | None,
+        agent_home: Path,
+    ) -> dict[str, Any]:
         """GenerateImage (§13) with already validated enumerations and a sanitized ``name`` (or None).
 
         Raises:
@@ -166,12 +195,15 @@ class AgentImages:
         plane = self._plane
         sel = plane.generator_selection()
         if sel.resolved is None:
-            raise _gen_failed(f"no image-generation model is configured ({sel.reason})",
-                              candidates=[c.to_dict() for c in sel.candidates])
+            raise _gen_failed(
+                f"no image-generation model is configured ({sel.reason})",
+                candidates=[c.to_dict() for c in sel.candidates],
+            )
         call = plane.cassette.generate if plane.cassette is not None else plane.generate_call
         try:
-            images = await call(sel.resolved, prompt=prompt, size=size, background=background,
-                                output_format=output_format)
+            images = await call(
+                sel.resolved, prompt=prompt, size=size, background=background, output_format=output_format
+            )
         except MediaCallError as exc:
             raise _gen_failed(str(exc)) from None
         folder = agent_home / GENERATED_DIR
@@ -196,23 +228,48 @@ class AgentImages:
             except ToolFailure as exc:
                 import hashlib
 
-                raise ToolFailure(ToolError(
-                    kind="generated_image_invalid",
-                    message=f"GenerateImage: the provider's image is not a valid image ({exc.error.message})",
-                    details={"tool_name": "GenerateImage", "path": rel, "sha256": hashlib.sha256(image.data).hexdigest(),
-                             "error": exc.error.details}, recovery_hint="Retry, or check the image model's output.")) from None
+                raise ToolFailure(
+                    ToolError(
+                        kind="generated_image_invalid",
+                        message=f"GenerateImage: the provider's image is not a valid image ({exc.error.message})",
+                        details={
+                            "tool_name": "GenerateImage",
+                            "path": rel,
+                            "sha256": hashlib.sha256(image.data).hexdigest(),
+                            "error": exc.error.details,
+                        },
+                        recovery_hint="Retry, or check the image model's output.",
+                    )
+                ) from None
             plane._preview(self._call.execution_id, facts, rel)
-            out.append({"type": "generated_image", "id": "img_" + facts.sha256[:16],
-                        "workspace_id": f"agent_home:{agent_id}", "path": rel,
-                        "uri": f"workspace://agent_home:{agent_id}/{rel}", "sha256": facts.sha256, "mime": facts.mime,
-                        "byte_count": facts.byte_count, "size": {"width": facts.width, "height": facts.height},
-                        "created_at": fmt(now)})
-        parameters = {k: v for k, v in (("size", size), ("background", background), ("output_format", output_format),
-                                        ("name", name)) if v is not None}
+            out.append(
+                {
+                    "type": "generated_image",
+                    "id": "img_" + facts.sha256[:16],
+                    "workspace_id": f"agent_home:{agent_id}",
+                    "path": rel,
+                    "uri": f"workspace://agent_home:{agent_id}/{rel}",
+                    "sha256": facts.sha256,
+                    "mime": facts.mime,
+                    "byte_count": facts.byte_count,
+                    "size": {"width": facts.width, "height": facts.height},
+                    "created_at": fmt(now),
+                }
+            )
+        parameters = {
+            k: v
+            for k, v in (("size", size), ("background", background), ("output_format", output_format), ("name", name))
+            if v is not None
+        }
         n = len(out)
-        return {"images": out, "provider": sel.resolved.ref.provider, "model": sel.resolved.ref.model,
-                "prompt": prompt, "parameters": parameters,
-                "summary_text": "GenerateImage created one image" if n == 1 else f"GenerateImage created {n} images"}
+        return {
+            "images": out,
+            "provider": sel.resolved.ref.provider,
+            "model": sel.resolved.ref.model,
+            "prompt": prompt,
+            "parameters": parameters,
+            "summary_text": "GenerateImage created one image" if n == 1 else f"GenerateImage created {n} images",
+        }
 
 
 def _replayed(cassette: Any, kind: str) -> Selection:
@@ -233,25 +290,47 @@ def _view_result(ref: dict[str, Any], prompt: str, entry: dict[str, Any], *, reu
             generated_by[name] = sel[key]
     generated_by["selection_reason"] = sel["selection_reason"]
     obs = entry["observation"]
-    observation = {"type": "visual_observation", "schema": "visual_observation.v1", "visual_reference_id": ref["id"],
-                   "prompt": prompt, "generated_by": generated_by, "summary": obs["summary"],
-                   **{k: obs[k] for k in ("ocr", "elements", "relations", "issues", "uncertainties",
-                                          "external_sources")}}
-    how = "reused a cached observation" if reused else f"observed by {generated_by.get('provider')}/{generated_by.get('model')}"
-    return {"visual_reference": ref, "observation": observation, "selected_mode": sel["selected_mode"],
-            "vision_selection": sel,
-            "summary_text": f"ViewImage {ref['mime']} {ref['size']['width']}x{ref['size']['height']}: {how}"}
+    observation = {
+        "type": "visual_observation",
+        "schema": "visual_observation.v1",
+        "visual_reference_id": ref["id"],
+        "prompt": prompt,
+        "generated_by": generated_by,
+        "summary": obs["summary"],
+        **{k: obs[k] for k in ("ocr", "elements", "relations", "issues", "uncertainties", "external_sources")},
+    }
+    how = (
+        "reused a cached observation"
+        if reused
+        else f"observed by {generated_by.get('provider')}/{generated_by.get('model')}"
+    )
+    return {
+        "visual_reference": ref,
+        "observation": observation,
+        "selected_mode": sel["selected_mode"],
+        "vision_selection": sel,
+        "summary_text": f"ViewImage {ref['mime']} {ref['size']['width']}x{ref['size']['height']}: {how}",
+    }
 
 
 def _gen_failed(error: str, **details: Any) -> ToolFailure:
-    return ToolFailure(ToolError(kind="image_generation_failed", message=f"GenerateImage: {error}",
-                                 details={"tool_name": "GenerateImage", "error": error, **details},
-                                 recovery_hint="Set HOLON_IMAGE_GENERATION_MODEL to an authenticated OpenAI-compatible "
-                                               "image model (openai/gpt-image-1)."))
+    return ToolFailure(
+        ToolError(
+            kind="image_generation_failed",
+            message=f"GenerateImage: {error}",
+            details={"tool_name": "GenerateImage", "error": error, **details},
+            recovery_hint="Set HOLON_IMAGE_GENERATION_MODEL to an authenticated OpenAI-compatible "
+            "image model (openai/gpt-image-1).",
+        )
+    )
 
 
 def _write_failed(path: Path, exc: OSError) -> ToolFailure:
-    return ToolFailure(ToolError(kind="generated_media_write_failed",
-                                 message=f"GenerateImage: cannot write {path}: {exc.strerror or exc}",
-                                 details={"tool_name": "GenerateImage", "path": str(path), "io_error": str(exc)},
-                                 recovery_hint="Check the agent home is writable and the disk has space."))
+    return ToolFailure(
+        ToolError(
+            kind="generated_media_write_failed",
+            message=f"GenerateImage: cannot write {path}: {exc.strerror or exc}",
+            details={"tool_name": "GenerateImage", "path": str(path), "io_error": str(exc)},
+            recovery_hint="Check the agent home is writable and the disk has space.",
+        )
+    )

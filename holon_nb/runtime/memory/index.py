@@ -24,8 +24,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Doc", "MemoryIndexUnavailable", "fts5_available", "ensure_schema", "upsert", "delete", "search",
-    "fts_query", "cjk_bigrams", "snippet", "safe_text", "SEARCH_TEXT_MAX_CHARS", "Prepared", "batch_payload", "prepare", "write", "write_many",
+    "Doc",
+    "MemoryIndexUnavailable",
+    "fts5_available",
+    "ensure_schema",
+    "upsert",
+    "delete",
+    "search",
+    "fts_query",
+    "cjk_bigrams",
+    "snippet",
+    "safe_text",
+    "SEARCH_TEXT_MAX_CHARS",
+    "Prepared",
+    "batch_payload",
+    "prepare",
+    "write",
+    "write_many",
 ]
 
 #: Characters of a document's text that go into the full-text index.
@@ -131,9 +146,15 @@ class Doc:
         """The MemoryGet ``memory`` object, ``content`` cut to ``max_chars`` characters."""
         content = self.body[:max_chars]
         out: dict[str, Any] = {
-            "kind": self.kind, "source_ref": self.source_ref, "scope_kind": self.scope_kind,
-            "agent_id": self.agent_id, "title": self.title, "content": content,
-            "truncated": len(self.body) > max_chars, "updated_at": self.updated_at, "metadata": self.metadata,
+            "kind": self.kind,
+            "source_ref": self.source_ref,
+            "scope_kind": self.scope_kind,
+            "agent_id": self.agent_id,
+            "title": self.title,
+            "content": content,
+            "truncated": len(self.body) > max_chars,
+            "updated_at": self.updated_at,
+            "metadata": self.metadata,
         }
         if self.workspace_id is not None:
             out["workspace_id"] = self.workspace_id
@@ -158,7 +179,7 @@ def cjk_bigrams(text: str) -> str:
 
     Runs of CJK characters are found with one regular expression, so text without CJK costs one scan.
     """
-    grams = [run[i:i + 2] for m in _CJK_RUN.finditer(text) for run in (m.group(),) for i in range(len(run) - 1)]
+    grams = [run[i : i + 2] for m in _CJK_RUN.finditer(text) for run in (m.group(),) for i in range(len(run) - 1)]
     return " ".join(grams)
 
 
@@ -194,8 +215,17 @@ def prepare(doc: Doc, *, keep_body: bool) -> Prepared:
     """
     title = safe_text(doc.title[:4096])
     body = safe_text(doc.body) if keep_body else ""
-    values = (doc.kind, doc.scope_kind, doc.workspace_id, doc.source_path, title, body,
-              json.dumps(doc.metadata, default=str), doc.updated_at, doc.fingerprint)
+    values = (
+        doc.kind,
+        doc.scope_kind,
+        doc.workspace_id,
+        doc.source_path,
+        title,
+        body,
+        json.dumps(doc.metadata, default=str),
+        doc.updated_at,
+        doc.fingerprint,
+    )
     raw = doc.search_text if doc.search_text is not None else doc.body
     text = safe_text(raw[:SEARCH_TEXT_MAX_CHARS])
     return Prepared(doc.agent_id, doc.source_ref, values, title, text, cjk_bigrams(title + "\n" + text))
@@ -214,22 +244,30 @@ def upsert(db: sqlite3.Connection, doc: Doc, *, fts: bool, keep_body: bool) -> N
 def write(db: sqlite3.Connection, doc: Prepared, *, fts: bool) -> None:
     """Insert or replace a :func:`prepare`-d document (and its FTS row) inside the open transaction ``db``."""
     values, title = doc.values, doc.title
-    row = db.execute("SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?",
-                     (doc.agent_id, doc.source_ref)).fetchone()
+    row = db.execute(
+        "SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?", (doc.agent_id, doc.source_ref)
+    ).fetchone()
     if row is not None:
         doc_id = row[0]
-        db.execute("UPDATE memory_documents SET kind=?, scope_kind=?, workspace_id=?, source_path=?, title=?,"
-                   " body=?, metadata=?, updated_at=?, fingerprint=? WHERE id=?", (*values, doc_id))
+        db.execute(
+            "UPDATE memory_documents SET kind=?, scope_kind=?, workspace_id=?, source_path=?, title=?,"
+            " body=?, metadata=?, updated_at=?, fingerprint=? WHERE id=?",
+            (*values, doc_id),
+        )
         if fts:
             db.execute("DELETE FROM memory_fts WHERE rowid=?", (doc_id,))
     else:
-        cur = db.execute("INSERT INTO memory_documents(agent_id, source_ref, kind, scope_kind, workspace_id,"
-                         " source_path, title, body, metadata, updated_at, fingerprint)"
-                         " VALUES (?,?,?,?,?,?,?,?,?,?,?)", (doc.agent_id, doc.source_ref, *values))
+        cur = db.execute(
+            "INSERT INTO memory_documents(agent_id, source_ref, kind, scope_kind, workspace_id,"
+            " source_path, title, body, metadata, updated_at, fingerprint)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (doc.agent_id, doc.source_ref, *values),
+        )
         doc_id = cur.lastrowid
     if fts:
-        db.execute("INSERT INTO memory_fts(rowid, title, body, grams) VALUES (?,?,?,?)",
-                   (doc_id, title, doc.text, doc.grams))
+        db.execute(
+            "INSERT INTO memory_fts(rowid, title, body, grams) VALUES (?,?,?,?)", (doc_id, title, doc.text, doc.grams)
+        )
 
 
 def _col(i: int) -> str:
@@ -238,16 +276,26 @@ def _col(i: int) -> str:
 
 _UPSERT_MANY = (
     "INSERT INTO memory_documents(agent_id, source_ref, kind, scope_kind, workspace_id, source_path, title, body,"
-    " metadata, updated_at, fingerprint) SELECT " + ", ".join(_col(i) for i in range(11))
+    " metadata, updated_at, fingerprint) SELECT "
+    + ", ".join(_col(i) for i in range(11))
     + " FROM json_each(?) AS j WHERE true ON CONFLICT(agent_id, source_ref) DO UPDATE SET kind=excluded.kind,"
     " scope_kind=excluded.scope_kind, workspace_id=excluded.workspace_id, source_path=excluded.source_path,"
     " title=excluded.title, body=excluded.body, metadata=excluded.metadata, updated_at=excluded.updated_at,"
-    " fingerprint=excluded.fingerprint")
-_JOIN = (" FROM json_each(?) AS j JOIN memory_documents AS d ON d.agent_id = " + _col(0)
-         + " AND d.source_ref = " + _col(1))
+    " fingerprint=excluded.fingerprint"
+)
+_JOIN = (
+    " FROM json_each(?) AS j JOIN memory_documents AS d ON d.agent_id = " + _col(0) + " AND d.source_ref = " + _col(1)
+)
 _FTS_DELETE_MANY = "DELETE FROM memory_fts WHERE rowid IN (SELECT d.id" + _JOIN + ")"
-_FTS_INSERT_MANY = ("INSERT INTO memory_fts(rowid, title, body, grams) SELECT d.id, " + _col(6) + ", "
-                    + _col(11) + ", " + _col(12) + _JOIN)
+_FTS_INSERT_MANY = (
+    "INSERT INTO memory_fts(rowid, title, body, grams) SELECT d.id, "
+    + _col(6)
+    + ", "
+    + _col(11)
+    + ", "
+    + _col(12)
+    + _JOIN
+)
 
 
 def batch_payload(docs: list[Prepared]) -> str | None:
@@ -283,8 +331,9 @@ def write_many(db: sqlite3.Connection, docs: list[Prepared] | str | None, *, fts
 
 def delete(db: sqlite3.Connection, agent_id: str, source_ref: str, *, fts: bool) -> None:
     """Remove a document and its FTS row inside the open transaction ``db``."""
-    row = db.execute("SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?",
-                     (agent_id, source_ref)).fetchone()
+    row = db.execute(
+        "SELECT id FROM memory_documents WHERE agent_id=? AND source_ref=?", (agent_id, source_ref)
+    ).fetchone()
     if row is None:
         return
     db.execute("DELETE FROM memory_documents WHERE id=?", (row[0],))
@@ -292,8 +341,15 @@ def delete(db: sqlite3.Connection, agent_id: str, source_ref: str, *, fts: bool)
         db.execute("DELETE FROM memory_fts WHERE rowid=?", (row[0],))
 
 
-def search(read: Callable[[str, tuple[Any, ...]], list[Any]], query: str, *, agent_id: str, limit: int,
-           workspace_id: str | None, all_workspaces: bool) -> list[dict[str, Any]]:
+def search(
+    read: Callable[[str, tuple[Any, ...]], list[Any]],
+    query: str,
+    *,
+    agent_id: str,
+    limit: int,
+    workspace_id: str | None,
+    all_workspaces: bool,
+) -> list[dict[str, Any]]:
     """Ranked documents of ``agent_id`` matching ``query`` (agents spec §5.17 rules 2-3).
 
     Args:
@@ -322,14 +378,22 @@ def search(read: Callable[[str, tuple[Any, ...]], list[Any]], query: str, *, age
     if not rows:
         return []
     ids = [r[0] for r in rows]
-    texts = {r[0]: r[1] for r in read(f"SELECT rowid, body FROM memory_fts WHERE rowid IN ({','.join('?' * len(ids))})",
-                                      tuple(ids))}
+    texts = {
+        r[0]: r[1]
+        for r in read(f"SELECT rowid, body FROM memory_fts WHERE rowid IN ({','.join('?' * len(ids))})", tuple(ids))
+    }
     terms = _terms(query)
     out = []
     for r in rows:
         item: dict[str, Any] = {
-            "kind": r[2], "source_ref": r[1], "scope_kind": r[3], "agent_id": r[5], "title": r[7],
-            "snippet": snippet(texts.get(r[0]) or r[7], terms), "score": r[10], "updated_at": r[9],
+            "kind": r[2],
+            "source_ref": r[1],
+            "scope_kind": r[3],
+            "agent_id": r[5],
+            "title": r[7],
+            "snippet": snippet(texts.get(r[0]) or r[7], terms),
+            "score": r[10],
+            "updated_at": r[9],
             "metadata": json.loads(r[8] or "{}"),
         }
         if r[4] is not None:
@@ -355,8 +419,9 @@ def snippet(text: str, terms: Iterable[str]) -> str:
     Without any term in the text, the first 48 words (upstream's excerpt).
     """
     flat = " ".join(text.split())
-    pattern = "|".join(rf"(?<!\w){re.escape(t)}(?!\w)" if t.isalnum() and t.isascii() else re.escape(t)
-                       for t in terms if t)
+    pattern = "|".join(
+        rf"(?<!\w){re.escape(t)}(?!\w)" if t.isalnum() and t.isascii() else re.escape(t) for t in terms if t
+    )
     found = re.search(pattern, flat, re.IGNORECASE) if pattern else None
     if found is None:
         return " ".join(flat.split(" ")[:48])

@@ -94,14 +94,25 @@ def _message_docs(row: dict[str, Any]) -> list[Doc]:
 
 #: Catch-up sources: name → (rows after a position, highest position, documents of a row).
 _SOURCES: dict[str, tuple[str, str, Callable[[dict[str, Any]], list[Doc]]]] = {
-    "tool_executions": (("SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
-                        " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid"
-                        " LIMIT ?"),
-                        "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions", execution_docs),
-    "tasks": ("SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
-              "SELECT COALESCE(MAX(seq), 0) FROM tasks", _task_docs),
-    "messages": ("SELECT seq AS pos, * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?",
-                 "SELECT COALESCE(MAX(seq), 0) FROM messages", _message_docs),
+    "tool_executions": (
+        (
+            "SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
+            " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid"
+            " LIMIT ?"
+        ),
+        "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions",
+        execution_docs,
+    ),
+    "tasks": (
+        "SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT COALESCE(MAX(seq), 0) FROM tasks",
+        _task_docs,
+    ),
+    "messages": (
+        "SELECT seq AS pos, * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT COALESCE(MAX(seq), 0) FROM messages",
+        _message_docs,
+    ),
 }
 
 
@@ -167,7 +178,7 @@ class MemoryService:
                     failures += 1
                     if failures == 1:
                         log.warning("memory: background indexing failed; retrying", exc_info=not is_busy(exc))
-                    delay = min(30.0, interval * 2 ** failures)
+                    delay = min(30.0, interval * 2**failures)
                 await anyio.sleep(delay)
 
     def _background_pass(self) -> dict[str, Any] | None:
@@ -198,9 +209,19 @@ class MemoryService:
             log.info("memory: %d records were left for the next runtime to index", status["lag"])
 
     # ------------------------------------------------------------ producers
-    def index(self, db: Any, *, agent_id: str, source_ref: str, source_kind: str, text: str,
-              title: str | None = None, updated_at: str | None = None, workspace_id: str | None = None,
-              metadata: dict[str, Any] | None = None) -> None:
+    def index(
+        self,
+        db: Any,
+        *,
+        agent_id: str,
+        source_ref: str,
+        source_kind: str,
+        text: str,
+        title: str | None = None,
+        updated_at: str | None = None,
+        workspace_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         """Add or replace one searchable document inside the caller's open transaction ``db``.
 
         Producers (work items, plans, briefs, notes) call this in the same transaction as
@@ -225,11 +246,15 @@ class MemoryService:
         """
         ref = parse_source_ref(source_ref)
         doc = Doc(
-            agent_id=agent_id, source_ref=str(ref), kind=source_kind, scope_kind=ref.scope_kind,
-            title=title or _default_title(text, str(ref)), body=text, updated_at=updated_at or now_rfc3339(),
+            agent_id=agent_id,
+            source_ref=str(ref),
+            kind=source_kind,
+            scope_kind=ref.scope_kind,
+            title=title or _default_title(text, str(ref)),
+            body=text,
+            updated_at=updated_at or now_rfc3339(),
             workspace_id=workspace_id,
-            metadata={"governance_surface": "runtime_evidence", "trust_class": "runtime_evidence",
-                      **(metadata or {})},
+            metadata={"governance_surface": "runtime_evidence", "trust_class": "runtime_evidence", **(metadata or {})},
         )
         upsert(db, self._scrubbed(doc), fts=self.fts, keep_body=True)
 
@@ -250,15 +275,16 @@ class MemoryService:
             # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
             text = doc.search_text if doc.search_text is not None else doc.body
             doc.title = scrub(doc.title[:_SCRUB_MARGIN])
-            doc.search_text = scrub(text[:SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN])
+            doc.search_text = scrub(text[: SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN])
         return doc
 
     def _cursor(self, source: str) -> int:
         rows = self._store.query("SELECT position FROM memory_cursors WHERE source=?", (source,))
         return int(rows[0][0]) if rows else 0
 
-    def catch_up(self, limit: int = CATCH_UP_LIMIT, *, budget_s: float | None = None,
-                 wait: bool = True) -> dict[str, Any] | None:
+    def catch_up(
+        self, limit: int = CATCH_UP_LIMIT, *, budget_s: float | None = None, wait: bool = True
+    ) -> dict[str, Any] | None:
         """Index runtime records written since the last pass; return the ``index_status``.
 
         Documents are built, scrubbed and tokenised outside any transaction, then written in
@@ -321,9 +347,12 @@ class MemoryService:
             with self._store.tx(unversioned=True) as db:  # no cached read depends on the index
                 started = time.perf_counter()
                 write_many(db, payload, fts=self.fts)
-                db.execute("INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
-                           " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
-                           " updated_at=excluded.updated_at", (source, prepared[i - 1][0], now_rfc3339()))
+                db.execute(
+                    "INSERT INTO memory_cursors(source, position, updated_at) VALUES (?,?,?)"
+                    " ON CONFLICT(source) DO UPDATE SET position=excluded.position,"
+                    " updated_at=excluded.updated_at",
+                    (source, prepared[i - 1][0], now_rfc3339()),
+                )
             self.batch_sizes = [*self.batch_sizes[-99:], (i - first, time.perf_counter() - started)]
         return i
 
@@ -334,8 +363,12 @@ class MemoryService:
             cursor += self._cursor(source)
             high += int(self._store.query(high_sql)[0][0])
         lag = max(0, high - cursor)
-        status: dict[str, Any] = {"freshness": "fresh" if lag == 0 else "stale", "cursor": cursor,
-                                  "high_watermark": high, "lag": lag}
+        status: dict[str, Any] = {
+            "freshness": "fresh" if lag == 0 else "stale",
+            "cursor": cursor,
+            "high_watermark": high,
+            "lag": lag,
+        }
         if lag:
             status.update(indexing_needed=True, results_may_be_incomplete=True)
             if limited:
@@ -352,8 +385,9 @@ class MemoryService:
         for name in AGENT_MEMORY_NOTES:
             ref = f"agent_memory:{name}"
             doc = agent_memory_doc(self._rt.home, agent_id, name)
-            rows = self._store.query("SELECT fingerprint FROM memory_documents WHERE agent_id=? AND source_ref=?",
-                                     (agent_id, ref))
+            rows = self._store.query(
+                "SELECT fingerprint FROM memory_documents WHERE agent_id=? AND source_ref=?", (agent_id, ref)
+            )
             stored = rows[0][0] if rows else None
             if doc is None and rows:
                 with self._store.tx() as db:
@@ -364,8 +398,9 @@ class MemoryService:
                     write(db, ready, fts=self.fts)
 
     # ------------------------------------------------------------ reads
-    def search(self, agent_id: str, query: str, *, limit: int, workspace_id: str | None = None,
-               all_workspaces: bool = False) -> dict[str, Any]:
+    def search(
+        self, agent_id: str, query: str, *, limit: int, workspace_id: str | None = None, all_workspaces: bool = False
+    ) -> dict[str, Any]:
         """Catch up, then search ``agent_id``'s documents (agents spec §5.17).
 
         Returns:
@@ -377,12 +412,19 @@ class MemoryService:
         if not self.fts:
             raise MemoryIndexUnavailable(
                 "this Python's sqlite3 module was built without the FTS5 extension, so memory search is "
-                "unavailable; use a Python whose SQLite has FTS5 (python.org and most distribution builds do)")
+                "unavailable; use a Python whose SQLite has FTS5 (python.org and most distribution builds do)"
+            )
         status = self.catch_up(budget_s=SEARCH_CATCH_UP_BUDGET_S)
         assert status is not None
         self.refresh_notes(agent_id)
-        results = search(self._store.query, safe_text(query), agent_id=agent_id, limit=limit,
-                         workspace_id=workspace_id, all_workspaces=all_workspaces)
+        results = search(
+            self._store.query,
+            safe_text(query),
+            agent_id=agent_id,
+            limit=limit,
+            workspace_id=workspace_id,
+            all_workspaces=all_workspaces,
+        )
         return {"results": results, "index_status": status}
 
     def resolve(self, agent_id: str, ref: SourceRef) -> Doc | None:
@@ -398,15 +440,24 @@ class MemoryService:
             return message_doc(dict(rows[0])) if rows else None
         if ref.prefix == "agent_memory":
             return agent_memory_doc(self._rt.home, agent_id, ref.id)
-        rows = self._store.query("SELECT * FROM memory_documents WHERE agent_id=? AND source_ref=?",
-                                 (agent_id, str(ref)))
+        rows = self._store.query(
+            "SELECT * FROM memory_documents WHERE agent_id=? AND source_ref=?", (agent_id, str(ref))
+        )
         if not rows or ref.prefix not in INDEX_RESOLVED:
             return None
         r = rows[0]
-        return Doc(agent_id=r["agent_id"], source_ref=r["source_ref"], kind=r["kind"], scope_kind=r["scope_kind"],
-                   title=r["title"], body=r["body"], updated_at=r["updated_at"],
-                   metadata=json.loads(r["metadata"] or "{}"), workspace_id=r["workspace_id"],
-                   source_path=r["source_path"])
+        return Doc(
+            agent_id=r["agent_id"],
+            source_ref=r["source_ref"],
+            kind=r["kind"],
+            scope_kind=r["scope_kind"],
+            title=r["title"],
+            body=r["body"],
+            updated_at=r["updated_at"],
+            metadata=json.loads(r["metadata"] or "{}"),
+            workspace_id=r["workspace_id"],
+            source_path=r["source_path"],
+        )
 
 
 class MemoryView:
@@ -440,15 +491,24 @@ class MemoryView:
         """
         workspace_id = None if include_all_workspaces else self._active_workspace_id()
         try:
-            return await anyio.to_thread.run_sync(lambda: self._service.search(
-                self.call.agent_id, query, limit=limit, workspace_id=workspace_id,
-                all_workspaces=include_all_workspaces))
+            return await anyio.to_thread.run_sync(
+                lambda: self._service.search(
+                    self.call.agent_id,
+                    query,
+                    limit=limit,
+                    workspace_id=workspace_id,
+                    all_workspaces=include_all_workspaces,
+                )
+            )
         except MemoryIndexUnavailable as exc:
-            raise ToolFailure(ToolError(
-                kind="memory_index_unavailable", message=str(exc),
-                details={"tool_name": "MemorySearch", "reason": "sqlite_fts5_missing"},
-                recovery_hint="MemoryGet still works for known refs; run the kernel on a Python whose SQLite has FTS5.",
-            )) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="memory_index_unavailable",
+                    message=str(exc),
+                    details={"tool_name": "MemorySearch", "reason": "sqlite_fts5_missing"},
+                    recovery_hint="MemoryGet still works for known refs; run the kernel on a Python whose SQLite has FTS5.",
+                )
+            ) from None
 
     async def get(self, ref: SourceRef) -> Doc | None:
         """The caller's document named by ``ref``, or None (missing and foreign alike)."""

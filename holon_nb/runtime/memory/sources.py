@@ -52,10 +52,22 @@ COMMAND_TOOLS = ("ExecCommand", "ExecCommandBatch")
 #: themselves: their ``output_ref`` still resolves (from ``tool_executions``), but they are not
 #: indexed, so repeated listings never crowd MemorySearch results (review fix). Command output
 #: (ExecCommand, ExecCommandBatch, TaskOutput) and every mutation stay indexed.
-UNINDEXED_TOOLS = frozenset({
-    "MemorySearch", "MemoryGet", "GetAgent", "AgentGet", "ListWorkItems", "GetWorkItem", "ListTimers",
-    "GetTimer", "GetWorkspaceState", "ListTasks", "TaskList", "TaskStatus",
-})
+UNINDEXED_TOOLS = frozenset(
+    {
+        "MemorySearch",
+        "MemoryGet",
+        "GetAgent",
+        "AgentGet",
+        "ListWorkItems",
+        "GetWorkItem",
+        "ListTimers",
+        "GetTimer",
+        "GetWorkspaceState",
+        "ListTasks",
+        "TaskList",
+        "TaskStatus",
+    }
+)
 #: ``agent_memory:<name>`` → (file name in ``<agent home>/memory/``, title).
 AGENT_MEMORY_NOTES = {
     "self": ("self.md", "Agent self memory"),
@@ -63,8 +75,11 @@ AGENT_MEMORY_NOTES = {
 }
 _HEAD_CHARS = 16_000
 _NOTE_MAX_BYTES = 4 * 1024 * 1024
-_EVIDENCE = {"governance_surface": "runtime_evidence", "provenance_class": "tool_execution_record",
-             "trust_class": "runtime_evidence"}
+_EVIDENCE = {
+    "governance_surface": "runtime_evidence",
+    "provenance_class": "tool_execution_record",
+    "trust_class": "runtime_evidence",
+}
 
 
 def _pretty(value: Any) -> str:
@@ -106,6 +121,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 # ---------------------------------------------------------------- tool executions
+
 
 class _Execution:
     """A decoded ``tool_executions`` row.
@@ -156,17 +172,28 @@ def _receipt_doc(ex: _Execution, index: int | None) -> Doc | None:
     digest = command_digest(cmd)
     preview = command_preview(cmd)
     shared = {k: v for k, v in ex.args.items() if k != "items"} if index is not None else ex.args
-    body = "\n".join([
-        f"tool_execution_id: {ex.id}", f"tool_name: {ex.tool_name}", f"cmd_digest: {digest}",
-        "input_json:", _pretty(shared),
-        *(["batch_item_input_json:", _pretty(item)] if item is not None else []),
-        "cmd:", cmd,
-    ])
+    body = "\n".join(
+        [
+            f"tool_execution_id: {ex.id}",
+            f"tool_name: {ex.tool_name}",
+            f"cmd_digest: {digest}",
+            "input_json:",
+            _pretty(shared),
+            *(["batch_item_input_json:", _pretty(item)] if item is not None else []),
+            "cmd:",
+            cmd,
+        ]
+    )
     ref = SourceRef("tool_execution", ex.id, index, "cmd")
     title = f"{ex.tool_name} command receipt" + (f" item {index}" if index is not None else "")
     return Doc(
-        agent_id=ex.agent_id, source_ref=str(ref), kind="tool_command_receipt", scope_kind="agent",
-        title=title, body=body, updated_at=ex.created_at,
+        agent_id=ex.agent_id,
+        source_ref=str(ref),
+        kind="tool_command_receipt",
+        scope_kind="agent",
+        title=title,
+        body=body,
+        updated_at=ex.created_at,
         metadata=ex.metadata(batch_item_index=index, cmd_digest=digest, cmd_preview=preview),
     )
 
@@ -203,8 +230,14 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
         return None
     out, extra = found
     if selector == "output":
-        content = next((out[k] for k in ("stdout_preview", "stderr_preview", "initial_output_preview")
-                        if isinstance(out.get(k), str)), None)
+        content = next(
+            (
+                out[k]
+                for k in ("stdout_preview", "stderr_preview", "initial_output_preview")
+                if isinstance(out.get(k), str)
+            ),
+            None,
+        )
     else:
         content = out.get(f"{selector}_preview") if isinstance(out.get(f"{selector}_preview"), str) else None
     artifacts = out.get("artifacts") if isinstance(out.get("artifacts"), list) else []
@@ -217,10 +250,16 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
     pruned = any(isinstance(a, dict) and a.get("pruned") for a in artifacts)
     available = content is not None or artifact is not None
     doc: dict[str, Any] = {
-        "source_type": "tool_command_output", "tool_execution_id": ex.id, "tool_name": ex.tool_name,
-        "batch_item_index": index, "selector": selector, "status": ex.status,
+        "source_type": "tool_command_output",
+        "tool_execution_id": ex.id,
+        "tool_name": ex.tool_name,
+        "batch_item_index": index,
+        "selector": selector,
+        "status": ex.status,
         "disposition": out.get("disposition") if isinstance(out.get("disposition"), str) else "unknown",
-        "content": content, "preview": content or "", "output_available": available,
+        "content": content,
+        "preview": content or "",
+        "output_available": available,
         "availability": "available" if available else "output_unavailable",
         "truncated": bool(out.get("truncated")) or bool(out.get("initial_output_truncated")),
         "artifact": artifact,
@@ -228,11 +267,11 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
             "Output evidence recovered from the tool execution record. The full-output artifact was pruned "
             "from the holon home (HolonNB.max_home_bytes / artifact_max_age_days); only these previews remain. "
             "Run the command again for the full output."
-            if pruned else
-            "Output evidence recovered from the tool execution record. If artifact is present, use that "
+            if pruned
+            else "Output evidence recovered from the tool execution record. If artifact is present, use that "
             "pointer for full bytes rather than expecting MemoryGet to stream them."
-            if available else
-            "No persisted output evidence is available for this tool execution stream."
+            if available
+            else "No persisted output evidence is available for this tool execution stream."
         ),
         **extra,
     }
@@ -247,14 +286,21 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
     source = ex.item_input(index) if index is not None else ex.args
     cmd = source.get("cmd") if isinstance(source, dict) else None
     search = [title, f"cmd: {cmd}" if isinstance(cmd, str) else ""]
-    search += [out[k] for k in ("stdout_preview", "stderr_preview", "initial_output_preview")
-               if isinstance(out.get(k), str)]
+    search += [
+        out[k] for k in ("stdout_preview", "stderr_preview", "initial_output_preview") if isinstance(out.get(k), str)
+    ]
     search += [file_head(a.get("path")) for a in artifacts if isinstance(a, dict)]
     if extra.get("error_message") or ex.envelope.get("error"):
         search.append(json.dumps(extra, default=str, ensure_ascii=False))
     return Doc(
-        agent_id=ex.agent_id, source_ref=str(ref), kind="tool_command_output", scope_kind="agent",
-        title=title, body=_pretty(doc), updated_at=ex.created_at, search_text="\n".join(search),
+        agent_id=ex.agent_id,
+        source_ref=str(ref),
+        kind="tool_command_output",
+        scope_kind="agent",
+        title=title,
+        body=_pretty(doc),
+        updated_at=ex.created_at,
+        search_text="\n".join(search),
         metadata=ex.metadata(batch_item_index=index, selector=selector),
     )
 
@@ -262,14 +308,24 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
 def _generic_output_doc(ex: _Execution) -> Doc:
     summary = ex.envelope.get("summary_text") if isinstance(ex.envelope.get("summary_text"), str) else ""
     doc = {
-        "source_type": "tool_execution_output", "tool_execution_id": ex.id, "tool_name": ex.tool_name,
-        "selector": "output", "status": ex.status, "summary": summary, "output": ex.envelope,
+        "source_type": "tool_execution_output",
+        "tool_execution_id": ex.id,
+        "tool_name": ex.tool_name,
+        "selector": "output",
+        "status": ex.status,
+        "summary": summary,
+        "output": ex.envelope,
         "message": "Output evidence recovered from the tool execution record.",
     }
     title = f"{ex.tool_name} tool output"
     return Doc(
-        agent_id=ex.agent_id, source_ref=f"tool_execution:{ex.id}:output", kind="tool_execution_output",
-        scope_kind="agent", title=title, body=_pretty(doc), updated_at=ex.created_at,
+        agent_id=ex.agent_id,
+        source_ref=f"tool_execution:{ex.id}:output",
+        kind="tool_execution_output",
+        scope_kind="agent",
+        title=title,
+        body=_pretty(doc),
+        updated_at=ex.created_at,
         search_text="\n".join([title, summary, *_strings(ex.envelope)]),
         metadata=ex.metadata(selector="output"),
     )
@@ -315,13 +371,18 @@ def execution_docs(row: dict[str, Any]) -> list[Doc]:
 
 # ---------------------------------------------------------------- tasks and messages
 
+
 def task_doc(rec: dict[str, Any]) -> Doc:
     """``task:<id>``: lifecycle plus terminal result evidence of a task record (``detail`` parsed)."""
     d = rec.get("detail") or {}
     cmd = d.get("cmd") if isinstance(d.get("cmd"), str) else None
     lines = [
-        f"task_id: {rec['id']}", f"kind: {rec['kind']}", f"status: {rec['status']}",
-        f"summary: {rec.get('summary') or ''}", f"created_at: {rec['created_at']}", f"updated_at: {rec['updated_at']}",
+        f"task_id: {rec['id']}",
+        f"kind: {rec['kind']}",
+        f"status: {rec['status']}",
+        f"summary: {rec.get('summary') or ''}",
+        f"created_at: {rec['created_at']}",
+        f"updated_at: {rec['updated_at']}",
     ]
     if rec.get("work_item_id"):
         lines.append(f"work_item_id: {rec['work_item_id']}")
@@ -337,15 +398,27 @@ def task_doc(rec: dict[str, Any]) -> Doc:
     body = "\n".join(lines)
     head = file_head(d.get("output_path")) if rec["kind"] == "command_task" else ""
     return Doc(
-        agent_id=rec["agent_id"], source_ref=f"task:{rec['id']}", kind="task", scope_kind="agent",
-        title=rec.get("summary") or f"Task {rec['id']}", body=body, updated_at=rec["updated_at"],
+        agent_id=rec["agent_id"],
+        source_ref=f"task:{rec['id']}",
+        kind="task",
+        scope_kind="agent",
+        title=rec.get("summary") or f"Task {rec['id']}",
+        body=body,
+        updated_at=rec["updated_at"],
         search_text=body + ("\n" + head if head else ""),
         metadata={
-            "task_id": rec["id"], "kind": rec["kind"], "status": rec["status"], "summary": rec.get("summary"),
-            "work_item_id": rec.get("work_item_id"), "exit_status": d.get("exit_status"),
-            "cmd_preview": command_preview(cmd) if cmd is not None else None, "agent_id": rec["agent_id"],
-            "created_at": rec["created_at"], "governance_surface": "runtime_evidence",
-            "provenance_class": "task_record", "trust_class": "runtime_evidence",
+            "task_id": rec["id"],
+            "kind": rec["kind"],
+            "status": rec["status"],
+            "summary": rec.get("summary"),
+            "work_item_id": rec.get("work_item_id"),
+            "exit_status": d.get("exit_status"),
+            "cmd_preview": command_preview(cmd) if cmd is not None else None,
+            "agent_id": rec["agent_id"],
+            "created_at": rec["created_at"],
+            "governance_surface": "runtime_evidence",
+            "provenance_class": "task_record",
+            "trust_class": "runtime_evidence",
         },
     )
 
@@ -365,18 +438,28 @@ def message_doc(rec: dict[str, Any]) -> Doc:
     text = rec.get("text") or ""
     lines += ["body:", text[:8000] + ("\n[truncated]" if len(text) > 8000 else "")]
     return Doc(
-        agent_id=rec["agent_id"], source_ref=f"message:{rec['id']}", kind="message", scope_kind="agent",
-        title=f"Message {rec['id']}", body="\n".join(lines), updated_at=rec["created_at"],
+        agent_id=rec["agent_id"],
+        source_ref=f"message:{rec['id']}",
+        kind="message",
+        scope_kind="agent",
+        title=f"Message {rec['id']}",
+        body="\n".join(lines),
+        updated_at=rec["created_at"],
         metadata={
-            "message_id": rec["id"], "kind": rec["kind"], "message_seq": rec.get("seq"),
-            "task_id": rec.get("origin_task_id"), "work_item_id": meta.get("work_item_id"),
-            "governance_surface": "runtime_evidence", "provenance_class": "message_envelope",
+            "message_id": rec["id"],
+            "kind": rec["kind"],
+            "message_seq": rec.get("seq"),
+            "task_id": rec.get("origin_task_id"),
+            "work_item_id": meta.get("work_item_id"),
+            "governance_surface": "runtime_evidence",
+            "provenance_class": "message_envelope",
             "trust_class": "runtime_evidence",
         },
     )
 
 
 # ---------------------------------------------------------------- agent memory notes
+
 
 def agent_memory_path(home: Path, agent_id: str, name: str) -> Path | None:
     """``<home>/agents/<agent_id>/memory/<name>.md`` for a known note name, else None (no mkdir)."""
@@ -397,9 +480,19 @@ def agent_memory_doc(home: Path, agent_id: str, name: str) -> Doc | None:
         return None
     updated = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return Doc(
-        agent_id=agent_id, source_ref=f"agent_memory:{name}", kind="agent_memory_markdown", scope_kind="agent",
-        title=AGENT_MEMORY_NOTES[name][1], body=body, updated_at=updated, source_path=os.fspath(path),
+        agent_id=agent_id,
+        source_ref=f"agent_memory:{name}",
+        kind="agent_memory_markdown",
+        scope_kind="agent",
+        title=AGENT_MEMORY_NOTES[name][1],
+        body=body,
+        updated_at=updated,
+        source_path=os.fspath(path),
         fingerprint=f"{st.st_mtime_ns}:{st.st_size}",
-        metadata={"memory_name": name, "governance_surface": "curated_durable_memory",
-                  "provenance_class": "agent_home_memory_markdown", "trust_class": "agent_curated"},
+        metadata={
+            "memory_name": name,
+            "governance_surface": "curated_durable_memory",
+            "provenance_class": "agent_home_memory_markdown",
+            "trust_class": "agent_curated",
+        },
     )

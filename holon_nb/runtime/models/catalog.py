@@ -42,13 +42,27 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...providers.catalog import (
-    BUILTIN_PROVIDERS, SUPPORTED_TRANSPORTS, TRANSPORTS, ProviderConfigError, base_url_env_name,
-    check_provider_settings, resolve_provider,
+    BUILTIN_PROVIDERS,
+    SUPPORTED_TRANSPORTS,
+    TRANSPORTS,
+    ProviderConfigError,
+    base_url_env_name,
+    check_provider_settings,
+    resolve_provider,
 )
 from ...providers.refs import DEFAULT_ENDPOINT, ModelRef, ModelRefError, parse_model_list, parse_model_ref
 
-__all__ = ["CatalogModel", "CatalogProvider", "ModelCatalogService", "config_from_env", "provider_config", "group_id",
-           "builtin_catalog", "KNOWN_MODELS", "PROVIDERS_ENV"]
+__all__ = [
+    "CatalogModel",
+    "CatalogProvider",
+    "ModelCatalogService",
+    "config_from_env",
+    "provider_config",
+    "group_id",
+    "builtin_catalog",
+    "KNOWN_MODELS",
+    "PROVIDERS_ENV",
+]
 
 log = logging.getLogger("holon_nb.model_catalog")
 
@@ -57,10 +71,16 @@ PROVIDERS_ENV = "HOLON_NB_PROVIDERS"
 
 #: Models upstream's built-in model catalog lists, by provider id (upstream src/model_catalog/providers/core.rs).
 KNOWN_MODELS: dict[str, tuple[tuple[str, str, int | None], ...]] = {
-    "openai": (("gpt-5.3", "GPT-5.3", 128_000), ("gpt-5.4", "GPT-5.4", 272_000),
-               ("gpt-5.4-mini", "GPT-5.4 Mini", 128_000)),
-    "anthropic": (("claude-haiku-4-5", "Claude Haiku 4.5", 200_000), ("claude-opus-4-8", "Claude Opus 4.8", 1_000_000),
-                  ("claude-sonnet-5", "Claude Sonnet 5", 1_000_000)),
+    "openai": (
+        ("gpt-5.3", "GPT-5.3", 128_000),
+        ("gpt-5.4", "GPT-5.4", 272_000),
+        ("gpt-5.4-mini", "GPT-5.4 Mini", 128_000),
+    ),
+    "anthropic": (
+        ("claude-haiku-4-5", "Claude Haiku 4.5", 200_000),
+        ("claude-opus-4-8", "Claude Opus 4.8", 1_000_000),
+        ("claude-sonnet-5", "Claude Sonnet 5", 1_000_000),
+    ),
 }
 
 
@@ -144,14 +164,29 @@ def builtin_catalog() -> tuple[CatalogProvider, ...]:
             source, kind = "none", "none"
         else:
             source, kind = "env", "bearer_token" if d.key_envs[0].endswith("_TOKEN") else "api_key"
-        models = tuple(CatalogModel(i, name, "built_in_catalog", True, ctx) for i, name, ctx in
-                       KNOWN_MODELS.get(d.legacy_id, ()))
-        out.append(CatalogProvider(d.legacy_id, d.provider, d.endpoint, d.transport, d.key_envs, d.base_url_envs,
-                                   d.local, models, "built_in", source, kind))
+        models = tuple(
+            CatalogModel(i, name, "built_in_catalog", True, ctx) for i, name, ctx in KNOWN_MODELS.get(d.legacy_id, ())
+        )
+        out.append(
+            CatalogProvider(
+                d.legacy_id,
+                d.provider,
+                d.endpoint,
+                d.transport,
+                d.key_envs,
+                d.base_url_envs,
+                d.local,
+                models,
+                "built_in",
+                source,
+                kind,
+            )
+        )
     return tuple(out)
 
 
 # ------------------------------------------------------------------ configured providers
+
 
 def config_from_env(environ: Mapping[str, str], *, strict: bool = False) -> dict[str, Any]:
     """Parse ``HOLON_NB_PROVIDERS``: ``{"providers": {…}}`` or the inner ``{id: settings}`` mapping.
@@ -188,8 +223,9 @@ def _malformed(message: str, strict: bool) -> dict[str, Any]:
     return {"providers": {}}
 
 
-def provider_config(environ: Mapping[str, str], configured: Mapping[str, Any] | None = None, *,
-                    strict: bool = False) -> dict[str, Any]:
+def provider_config(
+    environ: Mapping[str, str], configured: Mapping[str, Any] | None = None, *, strict: bool = False
+) -> dict[str, Any]:
     """The provider configuration routes are resolved with: ``HOLON_NB_PROVIDERS``, then ``configured``.
 
     Args:
@@ -219,9 +255,13 @@ def _config_model(raw: Any) -> CatalogModel | None:
         return CatalogModel(raw.strip(), metadata_source="config")
     if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"].strip():
         ctx = raw.get("context_window_tokens")
-        return CatalogModel(raw["id"].strip(), display_name=str(raw.get("display_name") or ""),
-                            metadata_source="config", enabled=raw.get("enabled", True) is not False,
-                            context_window_tokens=ctx if isinstance(ctx, int) and not isinstance(ctx, bool) else None)
+        return CatalogModel(
+            raw["id"].strip(),
+            display_name=str(raw.get("display_name") or ""),
+            metadata_source="config",
+            enabled=raw.get("enabled", True) is not False,
+            context_window_tokens=ctx if isinstance(ctx, int) and not isinstance(ctx, bool) else None,
+        )
     return None
 
 
@@ -247,23 +287,39 @@ def _apply_config(builtins: tuple[CatalogProvider, ...], providers: Mapping[str,
             continue
         auth = cfg.get("auth") if isinstance(cfg.get("auth"), Mapping) else {}
         envs = auth.get("env")
-        key_envs = (envs,) if isinstance(envs, str) else tuple(e for e in envs if isinstance(e, str)) \
-            if isinstance(envs, list) else (base.key_envs if base else ())
+        key_envs = (
+            (envs,)
+            if isinstance(envs, str)
+            else tuple(e for e in envs if isinstance(e, str))
+            if isinstance(envs, list)
+            else (base.key_envs if base else ())
+        )
         source = str(auth.get("source") or ("env" if key_envs else "none"))
         kind = str(auth.get("kind") or ("none" if source == "none" else base.auth_kind if base else "api_key"))
-        models = tuple(m for m in map(_config_model, cfg.get("models") if isinstance(cfg.get("models"), list)
-                                      else ()) if m is not None)
+        models = tuple(
+            m
+            for m in map(_config_model, cfg.get("models") if isinstance(cfg.get("models"), list) else ())
+            if m is not None
+        )
         row = CatalogProvider(
-            id=base.id if base else key, route_provider=base.route_provider if base else probe.provider,
-            endpoint=base.endpoint if base else probe.endpoint, transport=transport, key_envs=key_envs,
+            id=base.id if base else key,
+            route_provider=base.route_provider if base else probe.provider,
+            endpoint=base.endpoint if base else probe.endpoint,
+            transport=transport,
+            key_envs=key_envs,
             base_url_envs=base.base_url_envs if base else (base_url_env_name(key),),
             local=bool(cfg.get("local_tolerances", base.local if base else False)),
-            models=(*(base.models if base else ()), *models), source="config", auth_source=source, auth_kind=kind)
+            models=(*(base.models if base else ()), *models),
+            source="config",
+            auth_source=source,
+            auth_kind=kind,
+        )
         rows[row.id] = row
     return list(rows.values())
 
 
 # ------------------------------------------------------------------ the service
+
 
 @dataclass
 class _Model:
@@ -295,8 +351,9 @@ class ModelCatalogService:
             (``%config HolonNB.providers``) and win over them.
     """
 
-    def __init__(self, rt: Any = None, *, environ: Mapping[str, str] | None = None,
-                 config: Mapping[str, Any] | None = None):
+    def __init__(
+        self, rt: Any = None, *, environ: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None
+    ):
         self._rt = rt
         self._environ = environ
         self._config = dict((config or {}).get("providers") or {})
@@ -361,8 +418,11 @@ class ModelCatalogService:
         if not p.keyless:
             return False, False, "credential_missing"
         env = self.environ
-        preset = (p.source == "config" or p.group in view.lineage_groups
-                  or any((env.get(name) or "").strip() for name in p.base_url_envs))
+        preset = (
+            p.source == "config"
+            or p.group in view.lineage_groups
+            or any((env.get(name) or "").strip() for name in p.base_url_envs)
+        )
         return preset, True, None if preset else "local_server_not_configured"
 
     @staticmethod
@@ -399,10 +459,19 @@ class ModelCatalogService:
             else:
                 availability = "available" if all(flags) else "degraded" if any(flags) else "unavailable"
             entry: dict[str, Any] = {
-                "id": p.group, "provider_family": p.route_provider, "endpoint": p.endpoint, "route_provider": p.id,
-                "display_name": p.route_provider, "availability": availability, "provider_configured": True,
-                "provider_source": p.source, "transport": p.transport, "credential_source": p.auth_source,
-                "credential_kind": p.auth_kind, "credential_configured": state[1], "model_count": len(models),
+                "id": p.group,
+                "provider_family": p.route_provider,
+                "endpoint": p.endpoint,
+                "route_provider": p.id,
+                "display_name": p.route_provider,
+                "availability": availability,
+                "provider_configured": True,
+                "provider_source": p.source,
+                "transport": p.transport,
+                "credential_source": p.auth_source,
+                "credential_kind": p.auth_kind,
+                "credential_configured": state[1],
+                "model_count": len(models),
                 "discovered_model_count": 0,
             }
             refs = {m.ref for m in models}
@@ -435,10 +504,15 @@ class ModelCatalogService:
                 states[p.id] = self._configured(p, view)
             available, reason = self._model_state(m, states[p.id])
             entry: dict[str, Any] = {
-                "provider": p.id, "provider_family": p.route_provider, "endpoint": p.endpoint,
-                "route_provider": p.id, "id": m.model.id, "model_ref": m.ref,
+                "provider": p.id,
+                "provider_family": p.route_provider,
+                "endpoint": p.endpoint,
+                "route_provider": p.id,
+                "id": m.model.id,
+                "model_ref": m.ref,
                 "display_name": m.model.display_name or m.model.id,
-                "availability": "available" if available else "unavailable", "selectable": available,
+                "availability": "available" if available else "unavailable",
+                "selectable": available,
                 "metadata_source": m.model.metadata_source,
                 "policy": {"model_ref": m.ref, "context_window_tokens": m.model.context_window_tokens},
             }

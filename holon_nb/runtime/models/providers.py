@@ -118,8 +118,10 @@ class ProviderRegistry:
         """
         ref = (model or "").strip() or self.environ.get("HOLON_MODEL", "").strip() or (self.default_ref or "")
         if not ref:
-            raise ModelRefError("no model configured: pass --model (%%agent) or model= (Python), set HOLON_MODEL (provider@endpoint/model), "
-                                "or rt.providers.register(ref, provider, default=True)")
+            raise ModelRefError(
+                "no model configured: pass --model (%%agent) or model= (Python), set HOLON_MODEL (provider@endpoint/model), "
+                "or rt.providers.register(ref, provider, default=True)"
+            )
         return ref
 
     def resolve(self, ref: str, *, delta_listener: Callable[[str, dict[str, Any]], None] | None = None) -> Provider:
@@ -144,13 +146,15 @@ class ProviderRegistry:
         try:
             from ...providers.factory import build_provider
         except ImportError as exc:  # the transports are not installed in this checkout
-            raise ModelRefError(f"no provider registered for {ref!r}, and the provider factory is unavailable "
-                                f"({exc})") from None
+            raise ModelRefError(
+                f"no provider registered for {ref!r}, and the provider factory is unavailable ({exc})"
+            ) from None
         from .catalog import provider_config
 
         config = provider_config(self.environ, getattr(self.rt.settings, "providers", None), strict=True)
-        return build_provider(ref, environ=self.environ, config=config, delta_listener=delta_listener,
-                              require_credential=True)
+        return build_provider(
+            ref, environ=self.environ, config=config, delta_listener=delta_listener, require_credential=True
+        )
 
     def is_installed(self, provider: Any) -> bool:
         """True when ``provider`` was registered (the runtime does not close it after a turn)."""
@@ -164,8 +168,10 @@ class ProviderRegistry:
         else:
             env = self.environ.get(SCRIPT_ENV, "").strip()
             if not env:
-                raise ModelRefError(f"model {ref!r} is scripted but names no script: use scripted@default/<file>.yaml "
-                                    f"or set ${SCRIPT_ENV}")
+                raise ModelRefError(
+                    f"model {ref!r} is scripted but names no script: use scripted@default/<file>.yaml "
+                    f"or set ${SCRIPT_ENV}"
+                )
             path = Path(env)
         if not path.is_absolute():
             path = self.rt.workspace / path
@@ -173,10 +179,17 @@ class ProviderRegistry:
         provider.route_ref = canonical_ref(ref) if "/" in ref else SCRIPTED_ROUTE_REF
         return provider
 
-    def lineage(self, ref: str, *, sleep: Callable[[float], Awaitable[Any]] | None = None,
-                now: Callable[[], Any] | None = None, monotonic: Callable[[], float] | None = None,
-                wrap: Callable[[Provider], Provider] | None = None, start_at: str | None = None,
-                delta_listener: Callable[[str, dict[str, Any]], None] | None = None) -> Any:
+    def lineage(
+        self,
+        ref: str,
+        *,
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
+        now: Callable[[], Any] | None = None,
+        monotonic: Callable[[], float] | None = None,
+        wrap: Callable[[Provider], Provider] | None = None,
+        start_at: str | None = None,
+        delta_listener: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> Any:
         """The provider a turn talks to: a lineage over ``ref`` (turn-loop spec §2.3).
 
         Args:
@@ -209,9 +222,11 @@ class ProviderRegistry:
             except (ModelRefError, ValueError):  # an installed provider under a ref of its own
                 names = [head_ref]
         provider_name = head_ref.split("@", 1)[0].split("/", 1)[0]
-        candidates = [LineageCandidate(getattr(head, "route_ref", None) or canonical_ref(head_ref), provider_name,
-                                       head)]
+        candidates = [
+            LineageCandidate(getattr(head, "route_ref", None) or canonical_ref(head_ref), provider_name, head)
+        ]
         for other in names[1:]:
             candidates.append(LineageCandidate(other, other.split("@", 1)[0]))
-        return LineageProvider(candidates, requested_model_ref=canonical_ref(ref), sleep=sleep, now=now,
-                               monotonic=monotonic)
+        return LineageProvider(
+            candidates, requested_model_ref=canonical_ref(ref), sleep=sleep, now=now, monotonic=monotonic
+        )

@@ -68,8 +68,9 @@ class AgentTasks:
         self.svc = svc
         self.agent_id = agent_id
 
-    async def spawn(self, shell: str, cmd: str, workdir: str, *, login: bool, tty: bool,
-                    accepts_input: bool) -> CommandProcess:
+    async def spawn(
+        self, shell: str, cmd: str, workdir: str, *, login: bool, tty: bool, accepts_input: bool
+    ) -> CommandProcess:
         """Start ``<shell> -lc|-c <cmd>`` in ``workdir`` (commands spec §4.1).
 
         Raises:
@@ -83,9 +84,14 @@ class AgentTasks:
             if launch is not None:
                 argv, env = launch
         spec = LaunchSpec(
-            argv=argv, cwd=workdir, env=env,
-            spool_dir=self.svc.spool_dir, tty=tty, accepts_input=accepts_input,
-            max_log_bytes=self.svc.settings().max_task_log_bytes, scrubber=self.svc.make_scrubber(),
+            argv=argv,
+            cwd=workdir,
+            env=env,
+            spool_dir=self.svc.spool_dir,
+            tty=tty,
+            accepts_input=accepts_input,
+            max_log_bytes=self.svc.settings().max_task_log_bytes,
+            scrubber=self.svc.make_scrubber(),
         )
         proc = await CommandProcess.spawn(spec)
         self.svc.register_group(proc)  # ended at close even if its leader exits first (issue 9)
@@ -117,8 +123,12 @@ class AgentTasks:
             d = rec["detail"]
             digest = digest or command_digest(identity["cmd"])  # only when a task is running (issue 12)
             if d.get("cmd_digest") == digest and all(d.get(k) == v for k, v in identity.items() if k != "cmd"):
-                return {"task_id": rec["id"], "status": rec["status"], "summary": rec["summary"],
-                        "command": self.svc.command_snapshot(rec, full=False)}
+                return {
+                    "task_id": rec["id"],
+                    "status": rec["status"],
+                    "summary": rec["summary"],
+                    "command": self.svc.command_snapshot(rec, full=False),
+                }
         return None
 
     def promote(self, proc: CommandProcess, detail: dict[str, Any]) -> dict[str, Any]:
@@ -132,8 +142,14 @@ class AgentTasks:
         recs.sort(key=lambda r: (r["updated_at"], r["created_at"]), reverse=True)
         out = []
         for r in recs:
-            entry = {"id": r["id"], "kind": r["kind"], "status": r["status"], "summary": r.get("summary"),
-                     "updated_at": r["updated_at"], "wait_policy": "background"}
+            entry = {
+                "id": r["id"],
+                "kind": r["kind"],
+                "status": r["status"],
+                "summary": r.get("summary"),
+                "updated_at": r["updated_at"],
+                "wait_policy": "background",
+            }
             if r["kind"] == "command_task":
                 entry["command"] = self.svc.command_snapshot(r, full=False)
             out.append(entry)
@@ -175,8 +191,14 @@ class AgentTasks:
         if rec["kind"] != "command_task":
             return True
         d = rec["detail"]
-        return bool(d.get("terminal_snapshot_ready") or d.get("output_path") or d.get("exit_status") is not None
-                    or d.get("error") or d.get("output_summary") or d.get("initial_output"))
+        return bool(
+            d.get("terminal_snapshot_ready")
+            or d.get("output_path")
+            or d.get("exit_status") is not None
+            or d.get("error")
+            or d.get("output_summary")
+            or d.get("initial_output")
+        )
 
     def _output_snapshot(self, rec: dict[str, Any]) -> dict[str, Any]:
         d = rec["detail"]
@@ -195,17 +217,24 @@ class AgentTasks:
                 total = len(head)
                 preview, truncated = cut(head, budget)
             else:
-                preview, truncated = (cut_head_tail(terminal_text(scrub(head)), terminal_text(scrub(tail)), budget),
-                                      total > budget)
+                preview, truncated = (
+                    cut_head_tail(terminal_text(scrub(head)), terminal_text(scrub(tail)), budget),
+                    total > budget,
+                )
         else:
             text = terminal_text(self.svc.scrub(d.get("initial_output") or d.get("output_summary") or ""))
             total = len(text)
             preview, truncated = cut(text, budget)
         status = rec["status"]
         snap: dict[str, Any] = {
-            "task_id": rec["id"], "kind": rec["kind"], "status": status, "summary": rec.get("summary"),
-            "output_preview": preview, "output_truncated": truncated,
-            "result_summary": d.get("output_summary"), "exit_status": d.get("exit_status"),
+            "task_id": rec["id"],
+            "kind": rec["kind"],
+            "status": status,
+            "summary": rec.get("summary"),
+            "output_preview": preview,
+            "output_truncated": truncated,
+            "result_summary": d.get("output_summary"),
+            "exit_status": d.get("exit_status"),
         }
         if truncated:
             snap["output_total_chars"] = total
@@ -239,11 +268,19 @@ class AgentTasks:
         else:
             kind = "command_task_failed"
         return {
-            "category": "task", "domain": "task", "kind": kind, "retryable": False,
-            "task_id": rec["id"], "exit_status": code,
+            "category": "task",
+            "domain": "task",
+            "kind": kind,
+            "retryable": False,
+            "task_id": rec["id"],
+            "exit_status": code,
             "message": f"command task {rec['status']}" + (f" with exit status {code}" if code is not None else ""),
-            "metadata": {"command": d.get("cmd"), "output_path": d.get("output_path"),
-                         "error_present": bool(d.get("error")), "task_status": rec["status"]},
+            "metadata": {
+                "command": d.get("cmd"),
+                "output_path": d.get("output_path"),
+                "error_present": bool(d.get("error")),
+                "task_status": rec["status"],
+            },
         }
 
     # ------------------------------------------------------------ TaskInput
@@ -276,13 +313,28 @@ class AgentTasks:
         try:
             written = await live.proc.write_input(data)
         except BrokenPipeError as exc:
-            raise ToolFailure(ToolError(kind="task_input_failed", message=f"writing to task {task_id} failed: {exc}",
-                                        details={"task_id": task_id})) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="task_input_failed",
+                    message=f"writing to task {task_id} failed: {exc}",
+                    details={"task_id": task_id},
+                )
+            ) from None
         except (OSError, RuntimeError) as exc:
-            raise ToolFailure(ToolError(kind="task_not_running", message=f"task {task_id} input channel is closed",
-                                        details={"task_id": task_id, "error": str(exc)})) from None
-        return {"task": snap, "accepted_input": True, "input_target": d.get("input_target"),
-                "bytes_written": written, "summary_text": f"delivered input to task {task_id}"}
+            raise ToolFailure(
+                ToolError(
+                    kind="task_not_running",
+                    message=f"task {task_id} input channel is closed",
+                    details={"task_id": task_id, "error": str(exc)},
+                )
+            ) from None
+        return {
+            "task": snap,
+            "accepted_input": True,
+            "input_target": d.get("input_target"),
+            "bytes_written": written,
+            "summary_text": f"delivered input to task {task_id}",
+        }
 
     # ------------------------------------------------------------ TaskStop
     async def task_stop(self, task_id: str) -> dict[str, Any] | None:
@@ -299,21 +351,43 @@ class AgentTasks:
                 if pgid in svc.groups and await anyio.to_thread.run_sync(end_group, pgid):
                     # its leader exited but processes it left in its group ran on: end them too
                     summary = f"task {task_id} already {rec['status']}; ended the processes left in its group"
-                return {"task": svc.snapshot(rec), "stop_requested": False, "force_stop_requested": False,
-                        "summary_text": summary}
-            rec = svc._set_status(task_id, "cancelled", {"cancelled_reason": "force_stop_requested",
-                                                         "accepts_input": False, "input_target": None},
-                                  (f"command task cancelled: {rec['summary']}", {"status": "cancelled"}))
+                return {
+                    "task": svc.snapshot(rec),
+                    "stop_requested": False,
+                    "force_stop_requested": False,
+                    "summary_text": summary,
+                }
+            rec = svc._set_status(
+                task_id,
+                "cancelled",
+                {"cancelled_reason": "force_stop_requested", "accepts_input": False, "input_target": None},
+                (f"command task cancelled: {rec['summary']}", {"status": "cancelled"}),
+            )
             assert rec is not None
             # another runtime on this home owns the process (or nobody does): once the record says
             # cancelled, signal the recorded group so no orphan keeps running
             await anyio.to_thread.run_sync(kill_recorded_group, rec)
-            return {"task": svc.snapshot(rec), "stop_requested": True, "force_stop_requested": True,
-                    "summary_text": f"cancelled task {task_id}"}
+            return {
+                "task": svc.snapshot(rec),
+                "stop_requested": True,
+                "force_stop_requested": True,
+                "summary_text": f"cancelled task {task_id}",
+            }
         live.stop_count += 1
         if live.stop_count == 1:
-            rec = svc._set_status(task_id, "cancelling", {"cancel_requested": True, "force_stop_requested": False,
-                                                          "accepts_input": False, "input_target": None}) or rec
+            rec = (
+                svc._set_status(
+                    task_id,
+                    "cancelling",
+                    {
+                        "cancel_requested": True,
+                        "force_stop_requested": False,
+                        "accepts_input": False,
+                        "input_target": None,
+                    },
+                )
+                or rec
+            )
             svc.start_soon(live.proc.stop)
             force = False
         else:
@@ -321,5 +395,9 @@ class AgentTasks:
             rec = svc._set_status(task_id, "cancelling", {"force_stop_requested": True}) or rec
             if live.stop_count == 2:
                 live.proc.signal_group(signal.SIGKILL)
-        return {"task": svc.snapshot(rec), "stop_requested": True, "force_stop_requested": force,
-                "summary_text": f"stop requested for task {task_id}"}
+        return {
+            "task": svc.snapshot(rec),
+            "stop_requested": True,
+            "force_stop_requested": force,
+            "summary_text": f"stop requested for task {task_id}",
+        }

@@ -53,8 +53,9 @@ class LaunchSpec:
     scrubber: Scrubber | None = None
 
 
-def launch(spec: LaunchSpec, opened: list[int], kept: list[int]
-           ) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
+def launch(
+    spec: LaunchSpec, opened: list[int], kept: list[int]
+) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
     """Create the channels and start the child: the leader of a new session and process group.
 
     Returns:
@@ -90,8 +91,16 @@ def launch(spec: LaunchSpec, opened: list[int], kept: list[int]
 
     def start(executable: str | None) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            list(spec.argv), executable=executable, cwd=spec.cwd, env=env, stdin=stdin, stdout=stdout,
-            stderr=stderr, start_new_session=True, preexec_fn=_acquire_ctty if spec.tty else None, close_fds=True,
+            list(spec.argv),
+            executable=executable,
+            cwd=spec.cwd,
+            env=env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=_acquire_ctty if spec.tty else None,
+            close_fds=True,
         )
 
     try:

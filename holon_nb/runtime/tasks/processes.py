@@ -219,8 +219,14 @@ class CommandProcess:
         done: True once the leader exited and its output was drained (<= 100 ms).
     """
 
-    def __init__(self, spec: LaunchSpec, popen: subprocess.Popen[bytes], captures: dict[str, StreamCapture],
-                 read_fds: dict[int, str], input_fd: int | None) -> None:
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        popen: subprocess.Popen[bytes],
+        captures: dict[str, StreamCapture],
+        read_fds: dict[int, str],
+        input_fd: int | None,
+    ) -> None:
         self.spec = spec
         self.pid = popen.pid
         self.pgid = popen.pid
@@ -279,8 +285,10 @@ class CommandProcess:
         finally:
             for fd in opened:
                 os.close(fd)
-        captures = {name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber)
-                    for name in ("stdout", "stderr", "combined")}
+        captures = {
+            name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber)
+            for name in ("stdout", "stderr", "combined")
+        }
         return cls(spec, popen, captures, read_fds, input_fd)
 
     def _on_readable(self, fd: int) -> None:
@@ -439,7 +447,7 @@ class CommandProcess:
         if fd is None:
             raise BrokenPipeError("input channel closed")
         try:
-            return view[os.write(fd, view):]
+            return view[os.write(fd, view) :]
         except BlockingIOError:
             self._write_waiter = self._loop.create_future()
             self._loop.add_writer(fd, _resolve, self._write_waiter)

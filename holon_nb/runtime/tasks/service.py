@@ -99,9 +99,16 @@ class TaskService:
             so a later process that no longer knows the secret cannot show it.
     """
 
-    def __init__(self, store: Store, home: Path, env: dict[str, str], publish: Callable[..., None],
-                 start_soon: Callable[..., None], settings: Callable[[], Any],
-                 scrub: Callable[[str], str] = lambda text: text):
+    def __init__(
+        self,
+        store: Store,
+        home: Path,
+        env: dict[str, str],
+        publish: Callable[..., None],
+        start_soon: Callable[..., None],
+        settings: Callable[[], Any],
+        scrub: Callable[[str], str] = lambda text: text,
+    ):
         self.store = store
         self.home = home
         self.env = env
@@ -191,14 +198,28 @@ class TaskService:
             kill_recorded_group(rec)
             before = rec["status"]
             detail = dict(rec["detail"])
-            detail.update(status_before_restart=before, interrupted_reason="runtime_restarted",
-                          interrupted_at=now_rfc3339(), accepts_input=False, input_target=None)
+            detail.update(
+                status_before_restart=before,
+                interrupted_reason="runtime_restarted",
+                interrupted_at=now_rfc3339(),
+                accepts_input=False,
+                input_target=None,
+            )
             text = f"task {rec['id']} was interrupted because the runtime restarted"
             with self.store.tx() as db:
                 Store.update_task(db, rec["id"], "interrupted", detail)
-                self.enqueue_message(db, rec["agent_id"], "TaskResult", text, rec["id"],
-                                     {"status": "interrupted", "status_before_restart": before,
-                                      "interrupted_reason": "runtime_restarted"})
+                self.enqueue_message(
+                    db,
+                    rec["agent_id"],
+                    "TaskResult",
+                    text,
+                    rec["id"],
+                    {
+                        "status": "interrupted",
+                        "status_before_restart": before,
+                        "interrupted_reason": "runtime_restarted",
+                    },
+                )
             self.after_commit()
             done.append(rec["id"])
         return done
@@ -222,8 +243,12 @@ class TaskService:
     def snapshot(self, rec: dict[str, Any]) -> dict[str, Any]:
         """The ``TaskStatusSnapshot`` of a record (commands spec §8.1)."""
         snap = {
-            "task_id": rec["id"], "kind": rec["kind"], "status": rec["status"],
-            "created_at": rec["created_at"], "updated_at": rec["updated_at"], "wait_policy": "background",
+            "task_id": rec["id"],
+            "kind": rec["kind"],
+            "status": rec["status"],
+            "created_at": rec["created_at"],
+            "updated_at": rec["updated_at"],
+            "wait_policy": "background",
         }
         if rec.get("summary"):
             snap["summary"] = rec["summary"]
@@ -236,8 +261,9 @@ class TaskService:
         return snap
 
     # ------------------------------------------------------------ lifecycle
-    def _set_status(self, task_id: str, status: str, updates: dict[str, Any],
-                    message: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    def _set_status(
+        self, task_id: str, status: str, updates: dict[str, Any], message: tuple[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any] | None:
         """Apply a monotone status transition in one transaction (commands spec §6.2)."""
         with self.store.tx() as db:
             row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
@@ -285,11 +311,23 @@ class TaskService:
         ts = now_rfc3339()
         work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (§3.4)
         with self.store.tx() as db:
-            Store.insert_task(db, {
-                "id": task_id, "agent_id": agent_id, "work_item_id": work_item_id, "kind": "command_task",
-                "status": "queued", "summary": summary, "detail": full, "pgid": proc.pgid, "proc_start": _proc_start(proc.pid),
-                "created_at": ts, "updated_at": ts, "owner": self.owner,
-            })
+            Store.insert_task(
+                db,
+                {
+                    "id": task_id,
+                    "agent_id": agent_id,
+                    "work_item_id": work_item_id,
+                    "kind": "command_task",
+                    "status": "queued",
+                    "summary": summary,
+                    "detail": full,
+                    "pgid": proc.pgid,
+                    "proc_start": _proc_start(proc.pid),
+                    "created_at": ts,
+                    "updated_at": ts,
+                    "owner": self.owner,
+                },
+            )
         live = _Live(proc)
         self.live[task_id] = live
         proc.on_output = lambda stream, text: self.publish("task_output", task_id, stream=stream, text=text)
@@ -329,8 +367,12 @@ class TaskService:
                 if failures == 1:
                     log.warning("task %s: recording its end failed; retrying", task_id, exc_info=not busy)
                 if self.store.closed or (not busy and failures >= 5):
-                    log.error("task %s: its end could not be recorded (%s); the next runtime on this home "
-                              "marks it interrupted", task_id, exc)
+                    log.error(
+                        "task %s: its end could not be recorded (%s); the next runtime on this home "
+                        "marks it interrupted",
+                        task_id,
+                        exc,
+                    )
                     return
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 2.0)
@@ -352,9 +394,14 @@ class TaskService:
         summary = self._output_summary(proc, int(d.get("max_output_tokens") or 8000))
         summary = self.scrub(summary) if summary else summary
         updates: dict[str, Any] = {
-            "exit_status": proc.exit_status, "terminal_snapshot_ready": True, "output_summary": summary,
-            "accepts_input": False, "input_target": None, "output_lossy": proc.combined.lossy,
-            "output_chars": proc.combined.total_chars, "output_bytes_dropped": proc.combined.bytes_dropped,
+            "exit_status": proc.exit_status,
+            "terminal_snapshot_ready": True,
+            "output_summary": summary,
+            "accepts_input": False,
+            "input_target": None,
+            "output_lossy": proc.combined.lossy,
+            "output_chars": proc.combined.total_chars,
+            "output_bytes_dropped": proc.combined.bytes_dropped,
         }
         if proc.exit_status is None and proc.signal_name and status == "failed":
             updates["error"] = f"terminated by {proc.signal_name}"
@@ -374,9 +421,15 @@ class TaskService:
     async def _interrupt(self, rec: dict[str, Any], reason: str) -> None:
         """End a task the runtime itself stopped (it is closing): ``interrupted``, never a user cancel (D7)."""
         before = rec["status"]
-        updates = {"status_before_restart": before, "interrupted_reason": reason, "interrupted_at": now_rfc3339(),
-                   "accepts_input": False, "input_target": None, "terminal_snapshot_ready": True,
-                   "exit_status": None}
+        updates = {
+            "status_before_restart": before,
+            "interrupted_reason": reason,
+            "interrupted_at": now_rfc3339(),
+            "accepts_input": False,
+            "input_target": None,
+            "terminal_snapshot_ready": True,
+            "exit_status": None,
+        }
         text = f"task {rec['id']} was interrupted because the runtime closed"
         meta = {"status": "interrupted", "status_before_restart": before, "interrupted_reason": reason}
         self._set_status(rec["id"], "interrupted", updates, (text, meta))

@@ -55,8 +55,21 @@ __all__ = ["ShellSnapshots", "shell_kind"]
 _log = logging.getLogger(__name__)
 
 #: Variables the shell itself sets per process: never recorded.
-_SKIP_VARS = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "BASH_ENV", "ZDOTDIR", "BASHOPTS", "SHELLOPTS", "ENV",
-                        "HOLON_AGENT_ID", "HOLON_AGENT_HOME"})
+_SKIP_VARS = frozenset(
+    {
+        "_",
+        "SHLVL",
+        "PWD",
+        "OLDPWD",
+        "BASH_ENV",
+        "ZDOTDIR",
+        "BASHOPTS",
+        "SHELLOPTS",
+        "ENV",
+        "HOLON_AGENT_ID",
+        "HOLON_AGENT_HOME",
+    }
+)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: Options a shell refuses to set, or that describe how it was started.
 _SKIP_SHOPT = frozenset({"login_shell", "restricted_shell"})
@@ -66,9 +79,9 @@ _VALIDATE_S = 5.0
 
 _CAPTURE = {
     "bash": 'o="$1"; declare -f >"$o/functions" 2>/dev/null; alias -p >"$o/aliases" 2>/dev/null; '
-            '{ set +o; shopt -p; } >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
+    '{ set +o; shopt -p; } >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
     "zsh": 'o="$1"; typeset -f >"$o/functions" 2>/dev/null; alias -L >"$o/aliases" 2>/dev/null; '
-           'setopt >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
+    'setopt >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
     "sh": 'o="$1"; alias >"$o/aliases" 2>/dev/null; set +o >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
 }
 #: The options of a plain non-login shell: the snapshot records only the lines the profile changed.
@@ -188,7 +201,9 @@ class ShellSnapshots:
         if kind is not None:
             self._slot(shell, kind, cwd, dict(env))
 
-    async def launch(self, shell: str, cmd: str, cwd: str, env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]] | None:
+    async def launch(
+        self, shell: str, cmd: str, cwd: str, env: dict[str, str]
+    ) -> tuple[tuple[str, ...], dict[str, str]] | None:
         """The argv and environment that run ``cmd`` through a valid snapshot, or None to use ``<shell> -lc``.
 
         Waits (on the event loop) up to ``wait_s`` for a capture in progress. ``env`` is the
@@ -236,8 +251,7 @@ class ShellSnapshots:
                 path = self.dir / f"zsh-{name}.zdot" / ".zshenv"
             entry = _Entry(shell, kind, cwd if per_cwd else "", path, capture_cwd=cwd, stamp=stamp)
             self._entries[key] = entry
-        threading.Thread(target=self._capture, args=(entry, cwd, env), name="holon-shell-snapshot",
-                         daemon=True).start()
+        threading.Thread(target=self._capture, args=(entry, cwd, env), name="holon-shell-snapshot", daemon=True).start()
         return entry
 
     def _capture(self, entry: _Entry, cwd: str, env: dict[str, str]) -> None:
@@ -250,14 +264,26 @@ class ShellSnapshots:
                 raise _Unsupported("the sh profile defines functions, which sh cannot list")
             with tempfile.TemporaryDirectory(prefix="capture-", dir=self.dir) as out:
                 # never killed (see the module docstring): a hung profile leaves this thread waiting
-                proc = subprocess.run([entry.shell, "-lc", _CAPTURE[entry.kind], entry.shell, out], cwd=cwd,
-                                      env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True)
+                proc = subprocess.run(
+                    [entry.shell, "-lc", _CAPTURE[entry.kind], entry.shell, out],
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
                 if proc.returncode != 0 or not os.path.exists(f"{out}/env"):
                     raise _Unsupported(f"capture exited with status {proc.returncode}")
                 parts = {n: _read(f"{out}/{n}") for n in ("functions", "aliases", "options", "env")}
-            plain = subprocess.run([entry.shell, "-c", _OPTIONS[entry.kind]], cwd=cwd, env=env, capture_output=True,
-                                   stdin=subprocess.DEVNULL, timeout=_VALIDATE_S)  # non-login: safe to stop
+            plain = subprocess.run(
+                [entry.shell, "-c", _OPTIONS[entry.kind]],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=_VALIDATE_S,
+            )  # non-login: safe to stop
             if plain.returncode == 0:  # drop what a non-login shell has anyway (fewer lines to source per command)
                 default = set(plain.stdout.decode("utf-8", "surrogateescape").splitlines())
                 parts["options"] = "\n".join(o for o in parts["options"].splitlines() if o not in default)
@@ -352,7 +378,7 @@ def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str)
             lines.append(line if line.startswith("alias ") else f"alias {line}")
     for name, value in sorted(captured.items()):
         if name.startswith("BASH_FUNC_") and name.endswith("%%") and kind == "bash":
-            exported_funcs.append(name[len("BASH_FUNC_"):-2])
+            exported_funcs.append(name[len("BASH_FUNC_") : -2])
             continue
         if name in _SKIP_VARS or not _NAME.match(name) or base.get(name) == value:
             continue
@@ -394,8 +420,9 @@ def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str
     # sourced explicitly (zsh too: the file is not yet the .zshenv it becomes)
     argv, run_env = wrap("sh" if kind == "zsh" else kind, shell, "printf holon-snapshot-ok", snapshot, env)
     try:
-        proc = subprocess.run(argv, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=_VALIDATE_S)  # a non-login shell: safe to stop on timeout
+        proc = subprocess.run(
+            argv, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, capture_output=True, timeout=_VALIDATE_S
+        )  # a non-login shell: safe to stop on timeout
     except subprocess.TimeoutExpired:
         raise _Unsupported("validation timed out") from None
     if proc.returncode != 0 or proc.stdout != b"holon-snapshot-ok" or proc.stderr:

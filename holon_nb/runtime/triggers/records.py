@@ -38,8 +38,17 @@ CREATE TABLE IF NOT EXISTS external_trigger_audit (
 """
 
 #: The record fields a caller may see (CancelExternalTrigger result; never ``token``/``token_hash``).
-PUBLIC_FIELDS = ("external_trigger_id", "target_agent_id", "scope", "delivery_mode", "status", "delivery_count",
-                 "created_at", "revoked_at", "last_delivered_at")
+PUBLIC_FIELDS = (
+    "external_trigger_id",
+    "target_agent_id",
+    "scope",
+    "delivery_mode",
+    "status",
+    "delivery_count",
+    "created_at",
+    "revoked_at",
+    "last_delivered_at",
+)
 
 
 def new_token() -> str:
@@ -74,21 +83,38 @@ class TriggerRecords:
 
     def active_default(self, agent_id: str) -> dict[str, Any] | None:
         """The agent's active default trigger (with its token), or None."""
-        rows = self.store.query("SELECT * FROM external_triggers WHERE target_agent_id=? AND status='active' "
-                                "ORDER BY created_at DESC LIMIT 1", (agent_id,))
+        rows = self.store.query(
+            "SELECT * FROM external_triggers WHERE target_agent_id=? AND status='active' "
+            "ORDER BY created_at DESC LIMIT 1",
+            (agent_id,),
+        )
         return dict(rows[0]) if rows else None
 
     def create(self, trigger_id: str, agent_id: str, token: str, now: str) -> dict[str, Any]:
         """Insert an active trigger and its ``external_trigger_created`` audit row; return the row."""
-        row = {"id": trigger_id, "target_agent_id": agent_id, "scope": "agent", "delivery_mode": "wake_hint",
-               "status": "active", "token": token, "token_hash": token_hash(token), "delivery_count": 0,
-               "created_at": now, "revoked_at": None, "last_delivered_at": None}
+        row = {
+            "id": trigger_id,
+            "target_agent_id": agent_id,
+            "scope": "agent",
+            "delivery_mode": "wake_hint",
+            "status": "active",
+            "token": token,
+            "token_hash": token_hash(token),
+            "delivery_count": 0,
+            "created_at": now,
+            "revoked_at": None,
+            "last_delivered_at": None,
+        }
         with self.store.tx() as db:
-            db.execute("INSERT INTO external_triggers(id, target_agent_id, scope, delivery_mode, status, token,"
-                       " token_hash, delivery_count, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                       (trigger_id, agent_id, "agent", "wake_hint", "active", token, row["token_hash"], 0, now))
-            db.execute("INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at) VALUES (?,?,?,?)",
-                       (trigger_id, agent_id, "external_trigger_created", now))
+            db.execute(
+                "INSERT INTO external_triggers(id, target_agent_id, scope, delivery_mode, status, token,"
+                " token_hash, delivery_count, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (trigger_id, agent_id, "agent", "wake_hint", "active", token, row["token_hash"], 0, now),
+            )
+            db.execute(
+                "INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at) VALUES (?,?,?,?)",
+                (trigger_id, agent_id, "external_trigger_created", now),
+            )
         return row
 
     def get(self, trigger_id: str) -> dict[str, Any] | None:
@@ -98,19 +124,24 @@ class TriggerRecords:
 
     def owned_by(self, agent_id: str) -> list[dict[str, Any]]:
         """The agent's triggers (public records), newest first."""
-        rows = self.store.query("SELECT * FROM external_triggers WHERE target_agent_id=? ORDER BY created_at DESC",
-                                (agent_id,))
+        rows = self.store.query(
+            "SELECT * FROM external_triggers WHERE target_agent_id=? ORDER BY created_at DESC", (agent_id,)
+        )
         return [_public(r) for r in rows]
 
     def revoke(self, trigger_id: str, now: str) -> dict[str, Any]:
         """Mark an active trigger revoked (audited); an already revoked one is returned unchanged."""
         with self.store.tx() as db:
-            cur = db.execute("UPDATE external_triggers SET status='revoked', revoked_at=? WHERE id=? AND status='active'",
-                             (now, trigger_id))
+            cur = db.execute(
+                "UPDATE external_triggers SET status='revoked', revoked_at=? WHERE id=? AND status='active'",
+                (now, trigger_id),
+            )
             if cur.rowcount:
                 agent = db.execute("SELECT target_agent_id FROM external_triggers WHERE id=?", (trigger_id,)).fetchone()
-                db.execute("INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at)"
-                           " VALUES (?,?,?,?)", (trigger_id, agent[0], "external_trigger_revoked", now))
+                db.execute(
+                    "INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at) VALUES (?,?,?,?)",
+                    (trigger_id, agent[0], "external_trigger_revoked", now),
+                )
         rec = self.get(trigger_id)
         assert rec is not None
         return rec
@@ -119,8 +150,11 @@ class TriggerRecords:
         """Count a delivery to an active trigger by its token; None when no active trigger has that token."""
         digest = token_hash(token)
         with self.store.tx() as db:
-            cur = db.execute("UPDATE external_triggers SET delivery_count = delivery_count + 1, last_delivered_at=?"
-                             " WHERE token_hash=? AND status='active'", (now, digest))
+            cur = db.execute(
+                "UPDATE external_triggers SET delivery_count = delivery_count + 1, last_delivered_at=?"
+                " WHERE token_hash=? AND status='active'",
+                (now, digest),
+            )
             if not cur.rowcount:
                 return None
             row = db.execute("SELECT * FROM external_triggers WHERE token_hash=?", (digest,)).fetchone()
@@ -132,6 +166,7 @@ class TriggerRecords:
 
     def audit(self, trigger_id: str) -> list[str]:
         """The audit events of one trigger, oldest first."""
-        rows = self.store.query("SELECT event FROM external_trigger_audit WHERE external_trigger_id=? ORDER BY seq",
-                                (trigger_id,))
+        rows = self.store.query(
+            "SELECT event FROM external_trigger_audit WHERE external_trigger_id=? ORDER BY seq", (trigger_id,)
+        )
         return [r[0] for r in rows]

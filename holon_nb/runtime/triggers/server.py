@@ -37,9 +37,17 @@ Deliver = Callable[[str, bytes, str | None], Awaitable[dict[str, Any] | None]]
 
 async def _respond(send: Any, status: int, payload: dict[str, Any]) -> None:
     body = json.dumps(payload).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"cache-control", b"no-store")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -117,8 +125,18 @@ class CallbackServer:
             sock.close()
             raise
         sock.setblocking(False)
-        config = uvicorn.Config(self.app, interface="asgi3", proxy_headers=False, lifespan="off", log_config=None, access_log=False, log_level="warning",
-                                server_header=False, date_header=False, timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            self.app,
+            interface="asgi3",
+            proxy_headers=False,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            log_level="warning",
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=1,
+        )
         server = uvicorn.Server(config)
         self._server, self._done, self.port = server, anyio.Event(), sock.getsockname()[1]
         done = self._done

@@ -31,8 +31,10 @@ log = logging.getLogger("holon_nb.runtime.triggers")
 def wake_hint_text(trigger_id: str, body: bytes, content_type: str | None) -> str:
     """The text of a wake-hint message: which trigger fired and how big its (opaque) payload was."""
     kind = f", {content_type}" if content_type else ""
-    return (f"External trigger {trigger_id} was delivered (wake hint; payload {len(body)} bytes{kind}, not "
-            "shown). Something outside the runtime asked you to look again: check the state you were waiting on.")
+    return (
+        f"External trigger {trigger_id} was delivered (wake hint; payload {len(body)} bytes{kind}, not "
+        "shown). Something outside the runtime asked you to look again: check the state you were waiting on."
+    )
 
 
 class TriggerService:
@@ -47,8 +49,14 @@ class TriggerService:
             :meth:`start` uses it to start the server for triggers of an earlier session.
     """
 
-    def __init__(self, store: Any, work: Any, settings: Callable[[], Any], start_soon: Callable[..., None],
-                 from_thread: Callable[..., Any] | None = None):
+    def __init__(
+        self,
+        store: Any,
+        work: Any,
+        settings: Callable[[], Any],
+        start_soon: Callable[..., None],
+        from_thread: Callable[..., Any] | None = None,
+    ):
         self.store = store
         self.work = work
         self._settings = settings
@@ -97,17 +105,23 @@ class TriggerService:
         try:
             await self.ensure_server()
         except OSError as exc:
-            raise ToolFailure(ToolError(
-                kind="tool_execution_failed",
-                message=f"the callback server could not listen on 127.0.0.1:{self._settings().callback_port}: {exc}",
-                details={"reason": "callback_server_unavailable", "port": self._settings().callback_port},
-                recovery_hint="Set HolonNB.callback_port to a free port (0 picks one).")) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="tool_execution_failed",
+                    message=f"the callback server could not listen on 127.0.0.1:{self._settings().callback_port}: {exc}",
+                    details={"reason": "callback_server_unavailable", "port": self._settings().callback_port},
+                    recovery_hint="Set HolonNB.callback_port to a free port (0 picks one).",
+                )
+            ) from None
         row = self.records.active_default(agent_id)
         if row is None:
             row = self.records.create(f"trigger_{secrets.token_hex(8)[:15]}", agent_id, new_token(), fmt(utcnow()))
         return {
-            "external_trigger_id": row["id"], "trigger_url": self.url_for(row["token"]),
-            "target_agent_id": agent_id, "delivery_mode": "wake_hint", "status": "active",
+            "external_trigger_id": row["id"],
+            "trigger_url": self.url_for(row["token"]),
+            "target_agent_id": agent_id,
+            "delivery_mode": "wake_hint",
+            "status": "active",
             "summary_text": f"external trigger {row['id']} is active (wake_hint)",
         }
 
@@ -115,10 +129,14 @@ class TriggerService:
         """CancelExternalTrigger (spec §14.2): revoke; idempotent; another agent's trigger is "not found"."""
         rec = self.records.get(trigger_id)
         if rec is None or rec["target_agent_id"] != agent_id:
-            raise ToolFailure(ToolError(
-                kind="tool_execution_failed", message=f"external trigger {trigger_id} not found",
-                details={"reason": "external_trigger_not_found", "external_trigger_id": trigger_id},
-                recovery_hint="Use the external_trigger_id CreateExternalTrigger returned to this agent."))
+            raise ToolFailure(
+                ToolError(
+                    kind="tool_execution_failed",
+                    message=f"external trigger {trigger_id} not found",
+                    details={"reason": "external_trigger_not_found", "external_trigger_id": trigger_id},
+                    recovery_hint="Use the external_trigger_id CreateExternalTrigger returned to this agent.",
+                )
+            )
         if rec["status"] != "revoked":
             rec = self.records.revoke(trigger_id, fmt(utcnow()))
         return {**rec, "summary_text": f"external trigger {trigger_id} is {rec['status']}"}
@@ -147,34 +165,52 @@ class TriggerService:
         if wait_id is None and self._pending_hint(agent_id, trigger_id):
             return {"external_trigger_id": trigger_id, "coalesced": True, "woke_wait": False}
         text = wake_hint_text(trigger_id, body, content_type)
-        metadata = {"delivery_surface": "http_callback_wake", "admission_context": "external_trigger_capability",
-                    "authority_class": "integration_signal", "delivery_mode": "wake_hint",
-                    "payload_bytes": len(body)}
+        metadata = {
+            "delivery_surface": "http_callback_wake",
+            "admission_context": "external_trigger_capability",
+            "authority_class": "integration_signal",
+            "delivery_mode": "wake_hint",
+            "payload_bytes": len(body),
+        }
         origin = {"kind": "external", "external_trigger_id": trigger_id}
         refs = {"external_trigger_id": trigger_id, **({"wait_id": wait_id} if wait_id else {})}
-        msg = self.work.enqueue(agent_id, "callback_event", text, origin=origin, authority="integration_signal",
-                                source_refs=refs, metadata=metadata)
-        return {"external_trigger_id": trigger_id, "coalesced": False,
-                "woke_wait": bool(msg.get("triggered_wait_id"))}
+        msg = self.work.enqueue(
+            agent_id,
+            "callback_event",
+            text,
+            origin=origin,
+            authority="integration_signal",
+            source_refs=refs,
+            metadata=metadata,
+        )
+        return {"external_trigger_id": trigger_id, "coalesced": False, "woke_wait": bool(msg.get("triggered_wait_id"))}
 
     def _external_wait(self, agent_id: str, trigger_id: str) -> str | None:
         """The agent's most recent active wait on an ``external`` wake this trigger may wake, or None."""
-        rows = self.store.query("SELECT id, wake_sources FROM waits WHERE agent_id=? AND status='active' "
-                                "ORDER BY updated_at DESC, seq DESC", (agent_id,))
+        rows = self.store.query(
+            "SELECT id, wake_sources FROM waits WHERE agent_id=? AND status='active' "
+            "ORDER BY updated_at DESC, seq DESC",
+            (agent_id,),
+        )
         for row in rows:
             try:
                 sources = json.loads(row["wake_sources"] or "[]")
             except (TypeError, ValueError):
                 continue
-            if any(s.get("kind") == "external_ingress" and s.get("external_trigger_id") in (None, trigger_id)
-                   for s in sources if isinstance(s, dict)):
+            if any(
+                s.get("kind") == "external_ingress" and s.get("external_trigger_id") in (None, trigger_id)
+                for s in sources
+                if isinstance(s, dict)
+            ):
                 return str(row["id"])
         return None
 
     def _pending_hint(self, agent_id: str, trigger_id: str) -> bool:
         """True when a hint of this trigger is still queued (a further delivery coalesces into it)."""
-        rows = self.store.query("SELECT source_refs FROM messages WHERE agent_id=? AND kind='callback_event' "
-                                "AND status='queued'", (agent_id,))
+        rows = self.store.query(
+            "SELECT source_refs FROM messages WHERE agent_id=? AND kind='callback_event' AND status='queued'",
+            (agent_id,),
+        )
         for row in rows:
             try:
                 if json.loads(row[0] or "{}").get("external_trigger_id") == trigger_id:

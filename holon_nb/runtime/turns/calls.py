@@ -13,8 +13,19 @@ from typing import Any, Iterator
 from ...providers.base import ToolResultBlock, ToolUseBlock
 from ..work.waiting import StagedWait
 
-__all__ = ["CallEffect", "Obligation", "ToolCallRecord", "ToolOutcome", "TurnCall", "TurnCancelled", "call_effect",
-           "find_cause", "outcome_of", "report_candidate", "unique_call_ids"]
+__all__ = [
+    "CallEffect",
+    "Obligation",
+    "ToolCallRecord",
+    "ToolOutcome",
+    "TurnCall",
+    "TurnCancelled",
+    "call_effect",
+    "find_cause",
+    "outcome_of",
+    "report_candidate",
+    "unique_call_ids",
+]
 
 
 @dataclass
@@ -76,15 +87,27 @@ class ToolCallRecord:
 
     def block(self) -> ToolResultBlock:
         """The result block sent back to the provider."""
-        return ToolResultBlock(self.tool_use_id, self.receipt, is_error=self.is_error,
-                               error=self.envelope.get("error") if self.is_error else None)
+        return ToolResultBlock(
+            self.tool_use_id,
+            self.receipt,
+            is_error=self.is_error,
+            error=self.envelope.get("error") if self.is_error else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (events, notebook)."""
-        return {"tool_use_id": self.tool_use_id, "name": self.name, "input": self.input,
-                "envelope": self.display_envelope or self.envelope, "receipt": self.receipt,
-                "is_error": self.is_error, "execution_id": self.execution_id, "duration_ms": self.duration_ms,
-                "status": self.status, "settled_envelope": self.settled_envelope}
+        return {
+            "tool_use_id": self.tool_use_id,
+            "name": self.name,
+            "input": self.input,
+            "envelope": self.display_envelope or self.envelope,
+            "receipt": self.receipt,
+            "is_error": self.is_error,
+            "execution_id": self.execution_id,
+            "duration_ms": self.duration_ms,
+            "status": self.status,
+            "settled_envelope": self.settled_envelope,
+        }
 
 
 @dataclass

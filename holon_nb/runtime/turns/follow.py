@@ -37,17 +37,22 @@ __all__ = ["BUDGET_HEADER", "TurnFollower", "wake_text"]
 #: First line of the turn budget warning a run's last turns carry (agents spec §2, ``max_turns``).
 BUDGET_HEADER = "[Runtime turn budget warning]"
 
-_WAKING = ("SELECT m.id, m.kind, m.text FROM messages m JOIN waits w ON w.trigger_message_id = m.id "
-           "WHERE m.agent_id = ? AND m.status = 'queued' AND w.agent_id = ? AND w.status = 'triggered' "
-           "AND w.turn_id IN ({turns}) ORDER BY m.seq LIMIT 1")
-_OPEN_WAITS = ("SELECT COUNT(*) FROM waits WHERE agent_id = ? AND status IN ('active', 'triggered') "
-               "AND turn_id IN ({turns})")
+_WAKING = (
+    "SELECT m.id, m.kind, m.text FROM messages m JOIN waits w ON w.trigger_message_id = m.id "
+    "WHERE m.agent_id = ? AND m.status = 'queued' AND w.agent_id = ? AND w.status = 'triggered' "
+    "AND w.turn_id IN ({turns}) ORDER BY m.seq LIMIT 1"
+)
+_OPEN_WAITS = (
+    "SELECT COUNT(*) FROM waits WHERE agent_id = ? AND status IN ('active', 'triggered') AND turn_id IN ({turns})"
+)
 
 
 def wake_text(message: dict[str, Any]) -> str:
     """The input text of a turn a queued message woke: a header naming the message, then its body."""
-    return (f"[Runtime message {message['id']} ({message['kind']}) woke a wait of yours]\n\n"
-            f"{str(message.get('text') or '').strip()}")
+    return (
+        f"[Runtime message {message['id']} ({message['kind']}) woke a wait of yours]\n\n"
+        f"{str(message.get('text') or '').strip()}"
+    )
 
 
 class TurnFollower:
@@ -69,8 +74,9 @@ class TurnFollower:
         ValueError: ``max_wakes`` below 0 or ``timeout_s`` not positive.
     """
 
-    def __init__(self, rt: "RuntimeHost", agent: str | None = None, *, max_wakes: int = 5,
-                 timeout_s: float | None = None):
+    def __init__(
+        self, rt: "RuntimeHost", agent: str | None = None, *, max_wakes: int = 5, timeout_s: float | None = None
+    ):
         from ..core.ids import DEFAULT_AGENT_ID
 
         if not isinstance(max_wakes, int) or isinstance(max_wakes, bool) or max_wakes < 0:
@@ -116,8 +122,14 @@ class TurnFollower:
         sql = _OPEN_WAITS.format(turns=",".join("?" * len(turns)))
         return int(self.rt.store.query(sql, (self.agent, *turns))[0][0])
 
-    def run(self, message: str, *, on_wake: Callable[[dict[str, Any]], None] | None = None,
-            on_waiting: Callable[[int], None] | None = None, **turn_kwargs: Any) -> list["TurnResult"]:
+    def run(
+        self,
+        message: str,
+        *,
+        on_wake: Callable[[dict[str, Any]], None] | None = None,
+        on_waiting: Callable[[int], None] | None = None,
+        **turn_kwargs: Any,
+    ) -> list["TurnResult"]:
         """Run the first turn with ``message``, then the turns its wakes start (blocking; not on the runtime thread).
 
         Args:
@@ -135,15 +147,20 @@ class TurnFollower:
         """
         unsubscribe = self.rt.subscribe(self._on_event)
         try:
-            self.results.append(self.rt.turns.run_sync(message, agent=self.agent, runtime_notes=self._budget_note(),
-                                                       **turn_kwargs))
+            self.results.append(
+                self.rt.turns.run_sync(message, agent=self.agent, runtime_notes=self._budget_note(), **turn_kwargs)
+            )
             self.ended_because = self._follow(on_wake, on_waiting, turn_kwargs)
         finally:
             unsubscribe()
         return self.results
 
-    def _follow(self, on_wake: Callable[[dict[str, Any]], None] | None,
-                on_waiting: Callable[[int], None] | None, turn_kwargs: dict[str, Any]) -> str:
+    def _follow(
+        self,
+        on_wake: Callable[[dict[str, Any]], None] | None,
+        on_waiting: Callable[[int], None] | None,
+        turn_kwargs: dict[str, Any],
+    ) -> str:
         wakes = 0
         while True:
             if self._stopped.is_set():
@@ -158,9 +175,15 @@ class TurnFollower:
             wakes += 1
             if on_wake is not None:
                 on_wake(woken)
-            self.results.append(self.rt.turns.run_sync(wake_text(woken), agent=self.agent,
-                                                       source_message_id=woken["id"],
-                                                       runtime_notes=self._budget_note(), **turn_kwargs))
+            self.results.append(
+                self.rt.turns.run_sync(
+                    wake_text(woken),
+                    agent=self.agent,
+                    source_message_id=woken["id"],
+                    runtime_notes=self._budget_note(),
+                    **turn_kwargs,
+                )
+            )
 
     def _budget_note(self) -> tuple[str, ...]:
         """The runtime budget warning of the next turn, from turn ``max_turns - 1`` on (agents spec §2)."""
@@ -168,9 +191,12 @@ class TurnFollower:
         if turn < max_turns - 1:
             return ()
         left = max_turns - turn
-        then = ("this is the last one: a wait woken after it starts no further turn, so finish what you can now "
-                "or leave the work where the operator can pick it up" if left == 0 else
-                "one more turn can follow this one")
+        then = (
+            "this is the last one: a wait woken after it starts no further turn, so finish what you can now "
+            "or leave the work where the operator can pick it up"
+            if left == 0
+            else "one more turn can follow this one"
+        )
         return (f"{BUDGET_HEADER}\nThis run allows {max_turns} turn(s) and this is turn {turn}; {then}.",)
 
     def _await_wake(self, on_waiting: Callable[[int], None] | None = None) -> dict[str, Any] | str:

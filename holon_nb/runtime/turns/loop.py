@@ -24,19 +24,42 @@ from typing import TYPE_CHECKING, Any, Iterator
 import anyio
 
 from ...providers.base import (
-    MAX_OUTPUT_STOP_REASONS, AssistantBlocks, Message, ProviderToolSpec, TokenUsage, ToolUseBlock,
-    TurnRequest, TurnResponse, UserText, UserToolResults, to_dict,
+    MAX_OUTPUT_STOP_REASONS,
+    AssistantBlocks,
+    Message,
+    ProviderToolSpec,
+    TokenUsage,
+    ToolUseBlock,
+    TurnRequest,
+    TurnResponse,
+    UserText,
+    UserToolResults,
+    to_dict,
 )
 from ...providers.scripted import ScriptExpectationError
 from ...tools.spec import Profile
 from ..core.store import now_rfc3339
 from .calls import (
-    CallEffect, Obligation, ToolCallRecord, TurnCall, TurnCancelled, call_effect, outcome_of, report_candidate,
-    find_cause, unique_call_ids,
+    CallEffect,
+    Obligation,
+    ToolCallRecord,
+    TurnCall,
+    TurnCancelled,
+    call_effect,
+    outcome_of,
+    report_candidate,
+    find_cause,
+    unique_call_ids,
 )
 from .prompts import (
-    CONTEXT_LENGTH_NOTICE, CONTINUE_PROMPT, CORRECTIVE_PROMPTS, MAX_OUTPUT_RECOVERIES, STALE_WORK_ITEM_ROUNDS,
-    WORK_ITEM_UPDATES, interjection_text, stale_work_item_reminder,
+    CONTEXT_LENGTH_NOTICE,
+    CONTINUE_PROMPT,
+    CORRECTIVE_PROMPTS,
+    MAX_OUTPUT_RECOVERIES,
+    STALE_WORK_ITEM_ROUNDS,
+    WORK_ITEM_UPDATES,
+    interjection_text,
+    stale_work_item_reminder,
 )
 from .records import RoundRecord, TurnHooks, TurnResult
 from .tools import TurnToolExecutor
@@ -49,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TurnLoop"]
 
+
 class TurnLoop:
     """One turn (module docstring). Construct through :class:`~holon_nb.runtime.turns.service.TurnService`.
 
@@ -56,11 +80,24 @@ class TurnLoop:
     ``authority``, ``exposed``, ``model_route``, ``tool_output_budget``, :meth:`new_id`, :meth:`settle_in`.
     """
 
-    def __init__(self, service: "TurnService", *, message: str, agent_id: str, model_ref: str,
-                 max_rounds: int | None, hooks: TurnHooks, tools: tuple[ProviderToolSpec, ...],
-                 profile: Profile, system_prompt: str, work_item_id: str | None = None,
-                 provider: Any = None, history: list[list[Message]] | None = None,
-                 source_message_id: str | None = None, runtime_notes: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        service: "TurnService",
+        *,
+        message: str,
+        agent_id: str,
+        model_ref: str,
+        max_rounds: int | None,
+        hooks: TurnHooks,
+        tools: tuple[ProviderToolSpec, ...],
+        profile: Profile,
+        system_prompt: str,
+        work_item_id: str | None = None,
+        provider: Any = None,
+        history: list[list[Message]] | None = None,
+        source_message_id: str | None = None,
+        runtime_notes: tuple[str, ...] = (),
+    ):
         self.service = service
         self.rt: "RuntimeHost" = service.rt
         self.message = message
@@ -169,30 +206,63 @@ class TurnLoop:
         if self.source_message_id:
             msg, owner = self._admit_queued(self.source_message_id)
         else:
-            msg = work.enqueue(self.agent_id, "operator_prompt", self.message, origin={"kind": "operator"},
-                               authority=self.authority, work_item_id=self.work_item_id, turn_id=None)
+            msg = work.enqueue(
+                self.agent_id,
+                "operator_prompt",
+                self.message,
+                origin={"kind": "operator"},
+                authority=self.authority,
+                work_item_id=self.work_item_id,
+                turn_id=None,
+            )
             owner = work.process_message(msg["id"]).get("owner") or {}
-        self.binding = {"turn_id": self.turn_id, "source_message_id": msg["id"],
-                        "activation_id": self.new_id("act"), "ephemeral": False}
+        self.binding = {
+            "turn_id": self.turn_id,
+            "source_message_id": msg["id"],
+            "activation_id": self.new_id("act"),
+            "ephemeral": False,
+        }
         if owner.get("kind") == "work_item" and owner.get("work_item_id"):
             self.binding["work_item_id"] = owner["work_item_id"]
         work.begin_execution(self.agent_id, self.binding)
-        fingerprint = "sha256:" + hashlib.sha256(json.dumps(to_dict(list(self.tools)), sort_keys=True,
-                                                            separators=(",", ":"), ensure_ascii=False)
-                                                 .encode("utf-8")).hexdigest()
+        fingerprint = (
+            "sha256:"
+            + hashlib.sha256(
+                json.dumps(to_dict(list(self.tools)), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+                    "utf-8"
+                )
+            ).hexdigest()
+        )
         now = self.now()
         with self.rt.store.tx() as db:
             self.turn_index = self.service.conversations.begin(
-                db, turn_id=self.turn_id, agent_id=self.agent_id, model_ref=self.model_ref,
-                source_message_id=msg["id"], now=now,
-                detail={"tools_fingerprint": fingerprint, "binding": self.binding})
-            self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=0,
-                                              messages=[(UserText(self.message), None)], now=now)
-        self.emit("turn_started", turn_index=self.turn_index, model_ref=self.model_ref, message=self.message,
-                  source_message_id=msg["id"])
+                db,
+                turn_id=self.turn_id,
+                agent_id=self.agent_id,
+                model_ref=self.model_ref,
+                source_message_id=msg["id"],
+                now=now,
+                detail={"tools_fingerprint": fingerprint, "binding": self.binding},
+            )
+            self.service.conversations.append(
+                db,
+                agent_id=self.agent_id,
+                turn_id=self.turn_id,
+                round=0,
+                messages=[(UserText(self.message), None)],
+                now=now,
+            )
+        self.emit(
+            "turn_started",
+            turn_index=self.turn_index,
+            model_ref=self.model_ref,
+            message=self.message,
+            source_message_id=msg["id"],
+        )
         self._drain_pre_turn()
-        self.emit("lineage_selected", model_ref=self.model_ref, tools_fingerprint=fingerprint,
-                  tool_count=len(self.tools))
+        self.emit(
+            "lineage_selected", model_ref=self.model_ref, tools_fingerprint=fingerprint, tool_count=len(self.tools)
+        )
 
     def _admit_queued(self, message_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """Admit an already queued message as this turn's input (its authority becomes the turn's).
@@ -255,11 +325,20 @@ class TurnLoop:
                 return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
             blocks, renamed = unique_call_ids(response.blocks)
             if renamed:
-                log.warning("round %d: the model repeated tool-call ids; renamed %s", number,
-                            ", ".join(f"{old}->{new}" for old, new in renamed))
+                log.warning(
+                    "round %d: the model repeated tool-call ids; renamed %s",
+                    number,
+                    ", ".join(f"{old}->{new}" for old, new in renamed),
+                )
                 response = dataclasses.replace(response, blocks=blocks)
-            rnd = RoundRecord(number, response.blocks, response.text, response.stop_reason, response.usage,
-                              timeline=timeline.to_dict() if timeline is not None else None)
+            rnd = RoundRecord(
+                number,
+                response.blocks,
+                response.text,
+                response.stop_reason,
+                response.usage,
+                timeline=timeline.to_dict() if timeline is not None else None,
+            )
             self._record_response(rnd, response, timeline)
             calls = response.tool_uses
             if self.obligation is not None:
@@ -279,8 +358,11 @@ class TurnLoop:
                     self._push(rnd)
                     continue
                 self._push(rnd)
-                return self._finish("completed", "\n\n".join([*self.text_history, rnd.text] if rnd.text
-                                                             else self.text_history), "end_turn")
+                return self._finish(
+                    "completed",
+                    "\n\n".join([*self.text_history, rnd.text] if rnd.text else self.text_history),
+                    "end_turn",
+                )
             self._drain_interjections("before_tool_execution", rnd)
             effects = await self._run_calls(rnd, calls)
             ends = any(e.ends_turn for e in effects)
@@ -295,8 +377,9 @@ class TurnLoop:
             if ends:
                 effect = next(e for e in effects if e.ends_turn)
                 if effect.reason is not None:
-                    return self._finish("completed", effect.final_text if effect.final_text is not None
-                                        else rnd.text, effect.reason)
+                    return self._finish(
+                        "completed", effect.final_text if effect.final_text is not None else rnd.text, effect.reason
+                    )
                 return self._finish("completed", rnd.text, "terminal_transition")
             if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
                 durations = [(c.envelope.get("result") or {}).get("duration_ms") for c in rnd.tool_calls]
@@ -313,16 +396,30 @@ class TurnLoop:
 
     def _record_response(self, rnd: RoundRecord, response: TurnResponse, timeline: Any) -> None:
         self.usage = self.usage + response.usage
-        self.aggregated = self.aggregated + (timeline.aggregated_token_usage if timeline is not None
-                                             else response.usage)
+        self.aggregated = self.aggregated + (
+            timeline.aggregated_token_usage if timeline is not None else response.usage
+        )
         with self.rt.store.tx() as db:
-            self.service.conversations.add_usage(db, self.agent_id, self.turn_id, response.input_tokens,
-                                                 response.output_tokens)
-            self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round,
-                                              messages=[(AssistantBlocks(rnd.blocks), None)], now=self.now())
+            self.service.conversations.add_usage(
+                db, self.agent_id, self.turn_id, response.input_tokens, response.output_tokens
+            )
+            self.service.conversations.append(
+                db,
+                agent_id=self.agent_id,
+                turn_id=self.turn_id,
+                round=rnd.round,
+                messages=[(AssistantBlocks(rnd.blocks), None)],
+                now=self.now(),
+            )
         self._emit_attempts(rnd.round, timeline)
-        self.emit("assistant_round", round=rnd.round, blocks=to_dict(rnd.blocks), stop_reason=rnd.stop_reason,
-                  usage=rnd.usage.to_dict(), text=rnd.text)
+        self.emit(
+            "assistant_round",
+            round=rnd.round,
+            blocks=to_dict(rnd.blocks),
+            stop_reason=rnd.stop_reason,
+            usage=rnd.usage.to_dict(),
+            text=rnd.text,
+        )
 
     def _emit_attempts(self, number: int, timeline: Any) -> None:
         if timeline is None:
@@ -351,16 +448,28 @@ class TurnLoop:
         fallback = getattr(exc, "pending_fallback_model_ref")
         side_effects = bool(self.rounds) or bool(self._last_text())
         kind = "provider_failed_needs_recovery" if side_effects else "deferred_to_fallback"
-        notice = (f"The model provider failed for this turn ({exc}). The runtime queued a recovery turn that "
-                  f"continues with the fallback model {fallback}.")
-        self.rt.work.enqueue(self.agent_id, "internal_followup", notice,
-                             origin={"kind": "system", "subsystem": "model_lineage_recovery"},
-                             authority="runtime_instruction", priority="next",
-                             metadata={"provider_recovery": {
-                                 "fallback_model_ref": fallback, "source_turn_id": self.turn_id,
-                                 "source_message_id": self.binding.get("source_message_id"),
-                                 "source_terminal_kind": kind, "source_round": number}},
-                             turn_id=self.turn_id)
+        notice = (
+            f"The model provider failed for this turn ({exc}). The runtime queued a recovery turn that "
+            f"continues with the fallback model {fallback}."
+        )
+        self.rt.work.enqueue(
+            self.agent_id,
+            "internal_followup",
+            notice,
+            origin={"kind": "system", "subsystem": "model_lineage_recovery"},
+            authority="runtime_instruction",
+            priority="next",
+            metadata={
+                "provider_recovery": {
+                    "fallback_model_ref": fallback,
+                    "source_turn_id": self.turn_id,
+                    "source_message_id": self.binding.get("source_message_id"),
+                    "source_terminal_kind": kind,
+                    "source_round": number,
+                }
+            },
+            turn_id=self.turn_id,
+        )
         return self._finish(kind, notice, "provider_lineage_failed")
 
     # ------------------------------------------------------------ tool calls (§1.5)
@@ -371,15 +480,20 @@ class TurnLoop:
         for block in calls:
             if stopped_by is not None:
                 outcome = self.executor.synthetic(
-                    block, "not_executed_after_terminal_transition",
+                    block,
+                    "not_executed_after_terminal_transition",
                     f"{block.name} was not executed: {stopped_by.name} ended or deferred the turn earlier in this "
                     f"round (batch stopped by {stopped_by.name})",
-                    {"tool_name": block.name, "stopped_by": stopped_by.name, "stopped_by_tool_use_id": stopped_by.id})
+                    {"tool_name": block.name, "stopped_by": stopped_by.name, "stopped_by_tool_use_id": stopped_by.id},
+                )
                 status = "not_executed"
             elif self.cancel_requested:
-                outcome = self.executor.synthetic(block, "turn_cancelled",
-                                                  f"{block.name} was not executed: the turn was cancelled",
-                                                  {"tool_name": block.name, "reason": self.cancel_requested})
+                outcome = self.executor.synthetic(
+                    block,
+                    "turn_cancelled",
+                    f"{block.name} was not executed: the turn was cancelled",
+                    {"tool_name": block.name, "reason": self.cancel_requested},
+                )
                 status = "not_executed"
             else:
                 index = rnd.blocks.index(block)
@@ -391,26 +505,46 @@ class TurnLoop:
                     status = outcome.envelope.get("status", "error")
                 except TurnCancelled as stop:  # cancelled while the user was asked for approval
                     outcome = self.executor.synthetic(
-                        block, "turn_cancelled",
+                        block,
+                        "turn_cancelled",
                         f"{block.name} was not executed: the turn was cancelled before it ran ({stop.reason})",
-                        {"tool_name": block.name, "reason": stop.reason})
+                        {"tool_name": block.name, "reason": stop.reason},
+                    )
                     status = "not_executed"
-            record = ToolCallRecord(block.id, block.name, block.input, outcome.envelope, outcome.receipt,
-                                    outcome.is_error, outcome.execution_id, outcome.duration_ms, status,
-                                    outcome.display_envelope or outcome.envelope)
+            record = ToolCallRecord(
+                block.id,
+                block.name,
+                block.input,
+                outcome.envelope,
+                outcome.receipt,
+                outcome.is_error,
+                outcome.execution_id,
+                outcome.duration_ms,
+                status,
+                outcome.display_envelope or outcome.envelope,
+            )
             rnd.tool_calls.append(record)
             effect = call_effect(outcome.envelope) if status != "not_executed" else CallEffect()
             if effect.obligation:
                 self.obligation = self.executor.obligation_for(block.id) or Obligation(
-                    kind=effect.obligation, tool_use_id=block.id, execution_id=outcome.execution_id or "")
+                    kind=effect.obligation, tool_use_id=block.id, execution_id=outcome.execution_id or ""
+                )
             if effect.batch_stop and stopped_by is None:
                 stopped_by = block
             effects.append(effect)
             if block.name in WORK_ITEM_UPDATES and status in ("success", "deferred"):
                 self.last_work_update_round = rnd.round
-            self.emit("tool_result", round=rnd.round, tool_use_id=block.id, name=block.name, receipt=outcome.receipt,
-                      envelope=record.display_envelope, is_error=outcome.is_error, duration_ms=outcome.duration_ms,
-                      status=status)
+            self.emit(
+                "tool_result",
+                round=rnd.round,
+                tool_use_id=block.id,
+                name=block.name,
+                receipt=outcome.receipt,
+                envelope=record.display_envelope,
+                is_error=outcome.is_error,
+                duration_ms=outcome.duration_ms,
+                status=status,
+            )
         self._open_round, self._open_calls = None, []
         return effects
 
@@ -441,11 +575,26 @@ class TurnLoop:
             return self._finish("aborted", text, f"{ob.kind}_interrupted:{reason}")
         for block in calls:
             outcome = self.executor.synthetic(
-                block, "tool_call_not_allowed",
+                block,
+                "tool_call_not_allowed",
                 f"{block.name} was not executed: the runtime is waiting for a text-only reply "
-                f"({CORRECTIVE_PROMPTS[ob.kind][0]})", {"tool_name": block.name, "reason": violation})
-            rnd.tool_calls.append(ToolCallRecord(block.id, block.name, block.input, outcome.envelope, outcome.receipt,
-                                                 True, None, 0, "not_executed", outcome.display_envelope or {}))
+                f"({CORRECTIVE_PROMPTS[ob.kind][0]})",
+                {"tool_name": block.name, "reason": violation},
+            )
+            rnd.tool_calls.append(
+                ToolCallRecord(
+                    block.id,
+                    block.name,
+                    block.input,
+                    outcome.envelope,
+                    outcome.receipt,
+                    True,
+                    None,
+                    0,
+                    "not_executed",
+                    outcome.display_envelope or {},
+                )
+            )
         if not ob.corrective_sent:
             ob.corrective_sent = True
             rnd.follow_ups.append(CORRECTIVE_PROMPTS[ob.kind])
@@ -468,9 +617,11 @@ class TurnLoop:
     # ------------------------------------------------------------ interjections (§1.8.4)
     def _take_interjections(self, point: str, before_turn: bool = False) -> list[str]:
         """Admit the agent's queued operator interjections (oldest first); return their texts for the model."""
-        rows = self.rt.store.query("SELECT id, text, origin FROM messages WHERE agent_id=? AND status='queued'"
-                                   " AND kind='operator_prompt' AND priority='interject' ORDER BY seq",
-                                   (self.agent_id,))
+        rows = self.rt.store.query(
+            "SELECT id, text, origin FROM messages WHERE agent_id=? AND status='queued'"
+            " AND kind='operator_prompt' AND priority='interject' ORDER BY seq",
+            (self.agent_id,),
+        )
         texts = []
         for row in rows:
             try:
@@ -489,8 +640,14 @@ class TurnLoop:
         self.pre_turn = [*self.runtime_notes, *said]
         if said:
             with self.rt.store.tx() as db:
-                self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=0,
-                                                  messages=[(UserText(t), "pre_turn") for t in said], now=self.now())
+                self.service.conversations.append(
+                    db,
+                    agent_id=self.agent_id,
+                    turn_id=self.turn_id,
+                    round=0,
+                    messages=[(UserText(t), "pre_turn") for t in said],
+                    now=self.now(),
+                )
 
     def _drain_interjections(self, point: str, rnd: RoundRecord, persist: bool = False) -> bool:
         texts = self._take_interjections(point)
@@ -499,9 +656,14 @@ class TurnLoop:
         rnd.follow_ups += [("interjection", text) for text in texts]
         if persist and texts:
             with self.rt.store.tx() as db:
-                self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round,
-                                                  messages=[(UserText(t), "interjection") for t in texts],
-                                                  now=self.now())
+                self.service.conversations.append(
+                    db,
+                    agent_id=self.agent_id,
+                    turn_id=self.turn_id,
+                    round=rnd.round,
+                    messages=[(UserText(t), "interjection") for t in texts],
+                    now=self.now(),
+                )
         return bool(texts)
 
     def reminder(self) -> str | None:
@@ -529,8 +691,9 @@ class TurnLoop:
         messages += [(UserText(text), reason) for reason, text in rnd.follow_ups]
         if messages:
             with self.rt.store.tx() as db:
-                self.service.conversations.append(db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round,
-                                                  messages=messages, now=self.now())
+                self.service.conversations.append(
+                    db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round, messages=messages, now=self.now()
+                )
 
     def _close_open_round(self, kind: str, message: str) -> None:
         """On cancellation: answer the open round's unanswered calls, then push it."""
@@ -540,10 +703,23 @@ class TurnLoop:
         answered = {c.tool_use_id for c in rnd.tool_calls}
         for block in self._open_calls:
             if block.id not in answered:
-                out = self.executor.synthetic(block, kind, f"{block.name} was not executed: {message}",
-                                              {"tool_name": block.name})
-                rnd.tool_calls.append(ToolCallRecord(block.id, block.name, block.input, out.envelope, out.receipt,
-                                                     True, None, 0, "not_executed", out.display_envelope or {}))
+                out = self.executor.synthetic(
+                    block, kind, f"{block.name} was not executed: {message}", {"tool_name": block.name}
+                )
+                rnd.tool_calls.append(
+                    ToolCallRecord(
+                        block.id,
+                        block.name,
+                        block.input,
+                        out.envelope,
+                        out.receipt,
+                        True,
+                        None,
+                        0,
+                        "not_executed",
+                        out.display_envelope or {},
+                    )
+                )
         self._open_round, self._open_calls = None, []
         self._push(rnd)
 
@@ -578,12 +754,29 @@ class TurnLoop:
         return closure if closure.get("turn_id") == self.turn_id else {"outcome": None}
 
     def _result(self) -> TurnResult:
-        result = TurnResult(turn_id=self.turn_id, agent_id=self.agent_id, turn_index=self.turn_index,
-                            terminal=self.terminal or "aborted", reason=self.reason, final_text=self.final_text,
-                            rounds=list(self.rounds), usage=self.usage, aggregated_usage=self.aggregated,
-                            model_ref=self.model_ref, error=self.error,
-                            totals=self.service.conversations.totals(self.agent_id),
-                            sleep_duration_ms=self.sleep_duration_ms, closure=self._closure())
-        self.emit("turn_terminal", terminal=result.terminal, reason=result.reason, final_text=result.final_text,
-                  usage=result.usage.to_dict(), usage_totals=result.totals, error=result.error)
+        result = TurnResult(
+            turn_id=self.turn_id,
+            agent_id=self.agent_id,
+            turn_index=self.turn_index,
+            terminal=self.terminal or "aborted",
+            reason=self.reason,
+            final_text=self.final_text,
+            rounds=list(self.rounds),
+            usage=self.usage,
+            aggregated_usage=self.aggregated,
+            model_ref=self.model_ref,
+            error=self.error,
+            totals=self.service.conversations.totals(self.agent_id),
+            sleep_duration_ms=self.sleep_duration_ms,
+            closure=self._closure(),
+        )
+        self.emit(
+            "turn_terminal",
+            terminal=result.terminal,
+            reason=result.reason,
+            final_text=result.final_text,
+            usage=result.usage.to_dict(),
+            usage_totals=result.totals,
+            error=result.error,
+        )
         return result

@@ -3,21 +3,35 @@
 
 from __future__ import annotations
 
-__all__ = ["CONTINUE_PROMPT", "CORRECTIVE_PROMPTS", "INTERJECTION_HEADER", "STALE_WORK_ITEM_ROUNDS",
-           "CONTEXT_LENGTH_NOTICE", "MAX_OUTPUT_RECOVERIES", "WORK_ITEM_UPDATES", "interjection_text",
-           "stale_work_item_reminder"]
+__all__ = [
+    "CONTINUE_PROMPT",
+    "CORRECTIVE_PROMPTS",
+    "INTERJECTION_HEADER",
+    "STALE_WORK_ITEM_ROUNDS",
+    "CONTEXT_LENGTH_NOTICE",
+    "MAX_OUTPUT_RECOVERIES",
+    "WORK_ITEM_UPDATES",
+    "interjection_text",
+    "stale_work_item_reminder",
+]
 
 #: Follow-up after a text-only round cut at the output limit (reason ``max_output_tokens``, §1.8.2).
-CONTINUE_PROMPT = ("[Runtime: your previous reply stopped at the output limit] Continue exactly where it stopped. "
-                   "Do not restart or repeat what you already wrote.")
+CONTINUE_PROMPT = (
+    "[Runtime: your previous reply stopped at the output limit] Continue exactly where it stopped. "
+    "Do not restart or repeat what you already wrote."
+)
 #: Corrective prompts of the text-only protocol (§1.8.3), by obligation kind: (reason, text).
 CORRECTIVE_PROMPTS = {
-    "completion": ("completion_report_expected",
-                   "[Runtime: completion report expected] CompleteWorkItem is waiting for its completion report. "
-                   "Reply with the operator-facing report as plain text only, with no tool calls."),
-    "final_brief": ("final_brief_expected",
-                    "[Runtime: final brief expected] WaitFor (delivery=final) is waiting for its final brief. "
-                    "Reply with the operator-facing brief as plain text only, with no tool calls."),
+    "completion": (
+        "completion_report_expected",
+        "[Runtime: completion report expected] CompleteWorkItem is waiting for its completion report. "
+        "Reply with the operator-facing report as plain text only, with no tool calls.",
+    ),
+    "final_brief": (
+        "final_brief_expected",
+        "[Runtime: final brief expected] WaitFor (delivery=final) is waiting for its final brief. "
+        "Reply with the operator-facing brief as plain text only, with no tool calls.",
+    ),
 }
 #: First line of an operator interjection (§1.8.4).
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
@@ -30,9 +44,11 @@ STALE_WORK_ITEM_ROUNDS = 10
 #: Tools whose success counts as a work-item update for the reminder.
 WORK_ITEM_UPDATES = frozenset({"CreateWorkItem", "UpdateWorkItem", "PickWorkItem", "CompleteWorkItem"})
 #: Final text of a turn the provider refused for context length (§1.8).
-CONTEXT_LENGTH_NOTICE = ("Turn stopped because the provider rejected the request with context_length_exceeded. "
-                         "This usually means the configured model context window or prompt budget is too large for "
-                         "the current provider path.")
+CONTEXT_LENGTH_NOTICE = (
+    "Turn stopped because the provider rejected the request with context_length_exceeded. "
+    "This usually means the configured model context window or prompt budget is too large for "
+    "the current provider path."
+)
 
 
 def interjection_text(message_id: str, body: str, *, before_turn: bool = False) -> str:
@@ -42,13 +58,17 @@ def interjection_text(message_id: str, body: str, *, before_turn: bool = False) 
     (header :data:`PRE_TURN_HEADER`, ``admission_context=pre_turn``) instead of following a round.
     """
     header, context = (PRE_TURN_HEADER, "pre_turn") if before_turn else (INTERJECTION_HEADER, "interjection")
-    return (f"{header}\nmessage_id={message_id}\norigin=operator\n"
-            f"authority_class=operator_instruction\ndelivery_surface=notebook\n"
-            f"admission_context={context}\n\n{body.strip()}")
+    return (
+        f"{header}\nmessage_id={message_id}\norigin=operator\n"
+        f"authority_class=operator_instruction\ndelivery_surface=notebook\n"
+        f"admission_context={context}\n\n{body.strip()}"
+    )
 
 
 def stale_work_item_reminder(rounds_without_update: int, work_item_id: str) -> str:
     """The stale work-item reminder (§1.4)."""
-    return (f"[Runtime reminder] {rounds_without_update} rounds passed without an update to work item "
-            f"{work_item_id}. Record progress with UpdateWorkItem (todo_list, plan), or finish it with "
-            f"CompleteWorkItem when it is done.")
+    return (
+        f"[Runtime reminder] {rounds_without_update} rounds passed without an update to work item "
+        f"{work_item_id}. Record progress with UpdateWorkItem (todo_list, plan), or finish it with "
+        f"CompleteWorkItem when it is done."
+    )

@@ -25,13 +25,24 @@ KEEP_EXACT_ROUNDS = 2
 #: First line of the recap text, so the model does not take it for an operator message (RFC §13).
 RECAP_HEADER = "[Runtime-generated turn-local recap]"
 
-_TEXT_PREVIEW = 240      # characters of an old round's assistant text
-_FIELD_PREVIEW = 200     # characters of a summary, error message or hint
+_TEXT_PREVIEW = 240  # characters of an old round's assistant text
+_FIELD_PREVIEW = 200  # characters of a summary, error message or hint
 _FOLLOW_UP_PREVIEW = 500  # characters of an operator interjection or runtime prompt
-_INPUT_PREVIEW = 120     # characters of a call's input (its ``cmd`` for commands)
+_INPUT_PREVIEW = 120  # characters of a call's input (its ``cmd`` for commands)
 #: Result keys whose values a later round may refer to (RFC §9: handles and ids are preserved).
-_ID_KEYS = ("task_id", "work_item_id", "agent_id", "child_agent_id", "wait_id", "timer_id", "worktree_path",
-            "output_ref", "artifact_path", "path", "branch")
+_ID_KEYS = (
+    "task_id",
+    "work_item_id",
+    "agent_id",
+    "child_agent_id",
+    "wait_id",
+    "timer_id",
+    "worktree_path",
+    "output_ref",
+    "artifact_path",
+    "path",
+    "branch",
+)
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -84,7 +95,7 @@ def round_lines(rnd: Any) -> str:
     """The recap lines of one round (``- Round N: …`` and its ``operator said`` / ``runtime said`` lines)."""
     parts = []
     if (rnd.text or "").strip():
-        parts.append(f"said \"{_clip(rnd.text, _TEXT_PREVIEW)}\"")
+        parts.append(f'said "{_clip(rnd.text, _TEXT_PREVIEW)}"')
     parts += [_call_line(c) for c in rnd.tool_calls]
     if not parts:
         parts.append(f"no text, no tool call (stop reason {rnd.stop_reason or 'none'})")
@@ -98,9 +109,11 @@ def round_lines(rnd: Any) -> str:
 def recap_header(first: int, last: int) -> str:
     """The first lines of a recap of rounds ``first``..``last``."""
     span = f"round {first}" if first == last else f"rounds {first}-{last}"
-    return (f"{RECAP_HEADER}\nThe following {span} happened earlier in this same turn and were compacted to keep "
-            "the request within its context budget; their full outputs remain in task logs, artifacts and memory "
-            "(MemorySearch / MemoryGet with an output_ref):")
+    return (
+        f"{RECAP_HEADER}\nThe following {span} happened earlier in this same turn and were compacted to keep "
+        "the request within its context budget; their full outputs remain in task logs, artifacts and memory "
+        "(MemorySearch / MemoryGet with an output_ref):"
+    )
 
 
 def recap_text(rounds: Iterable[Any], scrub: Any = None, lines: Iterable[str] | None = None) -> str:

@@ -15,8 +15,17 @@ from .calls import ToolCallRecord
 __all__ = ["RoundRecord", "TurnHooks", "TurnResult", "TurnError", "TURN_EVENT_KINDS"]
 
 #: Event kinds a turn publishes on ``rt.events`` (turn-loop spec §1.11), in the order they can occur.
-TURN_EVENT_KINDS = ("turn_started", "round_started", "provider_attempt", "text_delta", "assistant_round",
-                    "tool_call", "tool_result", "interjection", "turn_terminal")
+TURN_EVENT_KINDS = (
+    "turn_started",
+    "round_started",
+    "provider_attempt",
+    "text_delta",
+    "assistant_round",
+    "tool_call",
+    "tool_result",
+    "interjection",
+    "turn_terminal",
+)
 
 
 class TurnError(RuntimeError):
@@ -54,10 +63,16 @@ class RoundRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"round": self.round, "blocks": to_dict(self.blocks), "text": self.text,
-                "stop_reason": self.stop_reason, "usage": self.usage.to_dict(),
-                "tool_calls": [c.to_dict() for c in self.tool_calls],
-                "follow_ups": [{"reason": r, "text": t} for r, t in self.follow_ups], "timeline": self.timeline}
+        return {
+            "round": self.round,
+            "blocks": to_dict(self.blocks),
+            "text": self.text,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage.to_dict(),
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "follow_ups": [{"reason": r, "text": t} for r, t in self.follow_ups],
+            "timeline": self.timeline,
+        }
 
 
 @dataclass
@@ -120,15 +135,25 @@ class TurnResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"turn_id": self.turn_id, "agent_id": self.agent_id, "turn_index": self.turn_index,
-                "terminal": self.terminal, "reason": self.reason, "final_text": self.final_text,
-                "rounds": [r.to_dict() for r in self.rounds], "usage": self.usage.to_dict(),
-                "aggregated_usage": self.aggregated_usage.to_dict(), "model_ref": self.model_ref,
-                "error": self.error, "totals": dict(self.totals)}
+        return {
+            "turn_id": self.turn_id,
+            "agent_id": self.agent_id,
+            "turn_index": self.turn_index,
+            "terminal": self.terminal,
+            "reason": self.reason,
+            "final_text": self.final_text,
+            "rounds": [r.to_dict() for r in self.rounds],
+            "usage": self.usage.to_dict(),
+            "aggregated_usage": self.aggregated_usage.to_dict(),
+            "model_ref": self.model_ref,
+            "error": self.error,
+            "totals": dict(self.totals),
+        }
 
     def __repr__(self) -> str:
-        return (f"<TurnResult {self.turn_id} {self.terminal} rounds={len(self.rounds)} "
-                f"final_text={self.final_text[:60]!r}>")
+        return (
+            f"<TurnResult {self.turn_id} {self.terminal} rounds={len(self.rounds)} final_text={self.final_text[:60]!r}>"
+        )
 
 
 @dataclass

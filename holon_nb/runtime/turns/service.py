@@ -42,8 +42,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...providers.base import Message, PromptFrame, Provider, ProviderToolSpec, TurnRequest, UserText, \
-    UserToolResults, AssistantBlocks, to_dict
+from ...providers.base import (
+    Message,
+    PromptFrame,
+    Provider,
+    ProviderToolSpec,
+    TurnRequest,
+    UserText,
+    UserToolResults,
+    AssistantBlocks,
+    to_dict,
+)
 from ...providers.lineage import LineageCandidate, LineageProvider
 from ...tools.schema import input_schema
 from ...tools.spec import Profile
@@ -62,9 +71,11 @@ __all__ = ["TurnService", "DEFAULT_SYSTEM_PROMPT", "UNCONFIGURED_TOOLS"]
 log = logging.getLogger("holon_nb.turns")
 
 #: The system prompt of a turn (``{agent_id}`` is filled in); set ``rt.turns.system_prompt_template`` to change it.
-DEFAULT_SYSTEM_PROMPT = ("You are {agent_id}, an agent of holon_nb running inside a Jupyter kernel. Use the tools "
-                         "offered to inspect and change the workspace; when you are done, answer the operator in "
-                         "plain text.")
+DEFAULT_SYSTEM_PROMPT = (
+    "You are {agent_id}, an agent of holon_nb running inside a Jupyter kernel. Use the tools "
+    "offered to inspect and change the workspace; when you are done, answer the operator in "
+    "plain text."
+)
 #: Id prefixes whose records have a unique id column (:meth:`TurnService.unused_id`).
 _ID_TABLES = {"turn": "turns", "tool": "tool_executions"}
 #: Model-facing tools never advertised unless configured (agents spec §1.3 rule 1).
@@ -105,18 +116,35 @@ class TurnService:
         self.orphans_aborted = self.conversations.abort_orphans(now_rfc3339())
 
     # ------------------------------------------------------------ running
-    def run_sync(self, message: str, agent: str | None = None, model: str | None = None,
-                 max_rounds: int | None = None, **kwargs: Any) -> TurnResult:
+    def run_sync(
+        self,
+        message: str,
+        agent: str | None = None,
+        model: str | None = None,
+        max_rounds: int | None = None,
+        **kwargs: Any,
+    ) -> TurnResult:
         """Blocking :meth:`run` from any thread but the runtime's (what ``Runtime.run_turn`` calls); keyword
         arguments (``history_since``, ``hooks``, ``provider``, …) go to :meth:`run`."""
         self.rt._check_open()
-        return self.rt._loop.call(functools.partial(self.run, message, agent=agent, model=model,
-                                                    max_rounds=max_rounds, **kwargs))
+        return self.rt._loop.call(
+            functools.partial(self.run, message, agent=agent, model=model, max_rounds=max_rounds, **kwargs)
+        )
 
-    async def run(self, message: str, *, agent: str | None = None, model: str | None = None,
-                  max_rounds: int | None = None, work_item_id: str | None = None, provider: Any = None,
-                  hooks: TurnHooks | None = None, source_message_id: str | None = None,
-                  history_since: str | None = None, runtime_notes: tuple[str, ...] = ()) -> TurnResult:
+    async def run(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        max_rounds: int | None = None,
+        work_item_id: str | None = None,
+        provider: Any = None,
+        hooks: TurnHooks | None = None,
+        source_message_id: str | None = None,
+        history_since: str | None = None,
+        runtime_notes: tuple[str, ...] = (),
+    ) -> TurnResult:
         """Run one turn on the runtime thread (spec §1.3).
 
         Args:
@@ -156,8 +184,9 @@ class TurnService:
         agent_id = agent or DEFAULT_AGENT_ID
         if not isinstance(agent_id, str) or not AGENT_ID.fullmatch(agent_id) or ".." in agent_id:
             raise ValueError(f"not an agent id: {str(agent_id)[:80]!r}")
-        if max_rounds is not None and (not isinstance(max_rounds, int) or isinstance(max_rounds, bool)
-                                       or max_rounds < 1):
+        if max_rounds is not None and (
+            not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1
+        ):
             raise ValueError(f"max_rounds must be a positive int or None, got {max_rounds!r}")
         history = self.conversations.history_turns(agent_id, history_since)  # ValueError before anything runs
         hooks = hooks or self.hooks
@@ -168,18 +197,38 @@ class TurnService:
         profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
         if provider is not None:
             ref = getattr(provider, "route_ref", None) or model or "custom@default/provider"
-            lineage = provider if callable(getattr(provider, "complete_turn_with_diagnostics", None)) else \
-                self._lineage_over(provider, ref, hooks)
+            lineage = (
+                provider
+                if callable(getattr(provider, "complete_turn_with_diagnostics", None))
+                else self._lineage_over(provider, ref, hooks)
+            )
         else:
             ref = self.providers.model_ref(model)
-            lineage = self.providers.lineage(ref, sleep=hooks.sleep, now=hooks.now, monotonic=hooks.monotonic,
-                                             wrap=hooks.wrap_provider, start_at=self._recovery_start(agent_id),
-                                             delta_listener=relay)
-        loop = TurnLoop(self, message=message, agent_id=agent_id, model_ref=ref, max_rounds=max_rounds, hooks=hooks,
-                        tools=self.advertised_tools(profile), profile=profile,
-                        system_prompt=self.system_prompt_template.format(agent_id=agent_id),
-                        work_item_id=work_item_id, provider=lineage,
-                        history=history, source_message_id=source_message_id, runtime_notes=tuple(runtime_notes))
+            lineage = self.providers.lineage(
+                ref,
+                sleep=hooks.sleep,
+                now=hooks.now,
+                monotonic=hooks.monotonic,
+                wrap=hooks.wrap_provider,
+                start_at=self._recovery_start(agent_id),
+                delta_listener=relay,
+            )
+        loop = TurnLoop(
+            self,
+            message=message,
+            agent_id=agent_id,
+            model_ref=ref,
+            max_rounds=max_rounds,
+            hooks=hooks,
+            tools=self.advertised_tools(profile),
+            profile=profile,
+            system_prompt=self.system_prompt_template.format(agent_id=agent_id),
+            work_item_id=work_item_id,
+            provider=lineage,
+            history=history,
+            source_message_id=source_message_id,
+            runtime_notes=tuple(runtime_notes),
+        )
         with self._lock:
             if agent_id in self._active:
                 raise RuntimeError(f"agent {agent_id} is already running turn {self._active[agent_id].turn_id}")
@@ -210,15 +259,21 @@ class TurnService:
     def _lineage_over(provider: Provider, ref: str, hooks: TurnHooks) -> LineageProvider:
         head = hooks.wrap_provider(provider) if hooks.wrap_provider else provider
         name = ref.split("@", 1)[0].split("/", 1)[0]
-        return LineageProvider([LineageCandidate(getattr(head, "route_ref", None) or ref, name, head)],
-                               sleep=hooks.sleep, now=hooks.now, monotonic=hooks.monotonic)
+        return LineageProvider(
+            [LineageCandidate(getattr(head, "route_ref", None) or ref, name, head)],
+            sleep=hooks.sleep,
+            now=hooks.now,
+            monotonic=hooks.monotonic,
+        )
 
     def _recovery_start(self, agent_id: str) -> str | None:
         """A queued ``model_lineage_recovery`` message names the fallback this turn starts at (spec §2.3);
         it is consumed here."""
         rows = self.rt.store.query(
             "SELECT id, metadata FROM messages WHERE agent_id=? AND status='queued' AND kind='internal_followup'"
-            " AND origin LIKE '%model_lineage_recovery%' ORDER BY seq DESC LIMIT 1", (agent_id,))
+            " AND origin LIKE '%model_lineage_recovery%' ORDER BY seq DESC LIMIT 1",
+            (agent_id,),
+        )
         if not rows:
             return None
         meta = json.loads(rows[0]["metadata"] or "{}").get("provider_recovery") or {}
@@ -298,9 +353,11 @@ class TurnService:
         key = (profile, id(self.rt.registry), configured)
         tools = self._tools.get(key)
         if tools is None:
-            tools = tuple(ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
-                          for s in self.rt.registry.model_facing(profile)
-                          if s.name not in UNCONFIGURED_TOOLS or s.name in configured)
+            tools = tuple(
+                ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
+                for s in self.rt.registry.model_facing(profile)
+                if s.name not in UNCONFIGURED_TOOLS or s.name in configured
+            )
             self._tools[key] = tools
         return tools
 
@@ -372,13 +429,20 @@ class TurnService:
                     used = fixed + _estimate([recap]) + tail
                 if used > budget:
                     exact = len(rounds) - recapped
-                    loop.error = (f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
-                                  f"{system_cost}, message {head_cost}, recap and newest {exact} round(s) "
-                                  f"{used - fixed}) but the prompt budget is {budget} "
-                                  "(HolonNB.prompt_budget_tokens / $HOLON_PROMPT_BUDGET_TOKENS)")
+                    loop.error = (
+                        f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
+                        f"{system_cost}, message {head_cost}, recap and newest {exact} round(s) "
+                        f"{used - fixed}) but the prompt budget is {budget} "
+                        "(HolonNB.prompt_budget_tokens / $HOLON_PROMPT_BUDGET_TOKENS)"
+                    )
                     return None
-                loop.emit("turn_local_recap", rounds=recapped, exact_rounds=len(rounds) - recapped,
-                          estimated_tokens=used, budget=budget)
+                loop.emit(
+                    "turn_local_recap",
+                    rounds=recapped,
+                    exact_rounds=len(rounds) - recapped,
+                    estimated_tokens=used,
+                    budget=budget,
+                )
             loop.recapped_rounds = recapped
             kept: list[list[Message]] = []
             for turn in reversed(history):
@@ -393,9 +457,12 @@ class TurnService:
             current.append(recap or UserText(self._recap(loop, recapped)))
         current += [m for msgs in rounds[recapped:] for m in msgs]
         conversation = tuple(m for turn in history for m in turn) + tuple(current)
-        return TurnRequest(conversation=conversation, tools=loop.tools,
-                           prompt_frame=PromptFrame(system_prompt=loop.system_prompt),
-                           continuation_scope_id=loop.agent_id)
+        return TurnRequest(
+            conversation=conversation,
+            tools=loop.tools,
+            prompt_frame=PromptFrame(system_prompt=loop.system_prompt),
+            continuation_scope_id=loop.agent_id,
+        )
 
     def _recap(self, loop: TurnLoop, n: int) -> str:
         cache = loop.__dict__.get("_projection_cache", {})
@@ -427,4 +494,3 @@ def _estimate(values: list[Any]) -> int:
     """``(chars + 3) // 4`` of the values' compact JSON (spec §1.7 rule 3's estimate)."""
     text = json.dumps(to_dict(values), separators=(",", ":"), ensure_ascii=False)
     return (len(text) + 3) // 4
-

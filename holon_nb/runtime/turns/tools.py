@@ -86,8 +86,15 @@ class TurnWork(AgentWork):
         super().__init__(svc, call)
         self._exec = executor
 
-    def wait_for(self, reason: str, wake: str, delivery: str, resource: str | None, work_item_id: str | None,
-                 recheck_after_ms: int | None) -> dict[str, Any]:
+    def wait_for(
+        self,
+        reason: str,
+        wake: str,
+        delivery: str,
+        resource: str | None,
+        work_item_id: str | None,
+        recheck_after_ms: int | None,
+    ) -> dict[str, Any]:
         """WaitFor in a model turn: silent settles with the turn; final stages and defers (§4.5)."""
         staged = self.stage_wait(reason, wake, delivery, resource, work_item_id, recheck_after_ms)
         if staged.fast_path is not None:
@@ -95,10 +102,17 @@ class TurnWork(AgentWork):
         if delivery == "silent":
             hook = self._exec.terminal_hook(final_text="", reason="wait_for_silent")
             return AgentWork(_Settling(self.svc, hook), self.call).settle_wait(staged)  # type: ignore[arg-type]
-        self._exec.defer(self.call.execution_id, Obligation(
-            kind="final_brief", execution_id=self.call.execution_id, staged=staged,
-            work_item_id=staged.owner_work_item_id, seen_revision=staged.seen_revision,
-            request_id=staged.wait_request_id))
+        self._exec.defer(
+            self.call.execution_id,
+            Obligation(
+                kind="final_brief",
+                execution_id=self.call.execution_id,
+                staged=staged,
+                work_item_id=staged.owner_work_item_id,
+                seen_revision=staged.seen_revision,
+                request_id=staged.wait_request_id,
+            ),
+        )
         return staged.deferred_payload()
 
     def complete_work_item(self, work_item_id: str) -> dict[str, Any]:
@@ -117,12 +131,23 @@ class TurnWork(AgentWork):
             return done  # already completed: idempotent, non-terminal
         rec = self.svc.record(work_item_id) or {}
         request_id = self._exec.new_id("complreq")
-        self._exec.defer(self.call.execution_id, Obligation(
-            kind="completion", execution_id=self.call.execution_id, work_item_id=work_item_id,
-            seen_revision=rec.get("revision"), request_id=request_id))
-        out: dict[str, Any] = {"disposition": "awaiting_completion_report", "completion_request_id": request_id,
-                               "work_item_id": work_item_id, "completed_transition": False,
-                               "expected_output": "final_text_only"}
+        self._exec.defer(
+            self.call.execution_id,
+            Obligation(
+                kind="completion",
+                execution_id=self.call.execution_id,
+                work_item_id=work_item_id,
+                seen_revision=rec.get("revision"),
+                request_id=request_id,
+            ),
+        )
+        out: dict[str, Any] = {
+            "disposition": "awaiting_completion_report",
+            "completion_request_id": request_id,
+            "work_item_id": work_item_id,
+            "completed_transition": False,
+            "expected_output": "final_text_only",
+        }
         warning = todo_warning(rec)
         if warning:
             out["warnings"] = [warning]
@@ -168,13 +193,15 @@ class TurnToolExecutor:
 
     def terminal_hook(self, final_text: str, reason: str) -> Callable[[Any], None]:
         """A hook writing the turn's ``completed`` terminal in the caller's transaction."""
+
         def hook(t: Any) -> None:
             self.turn.settle_in(t.db, "completed", final_text, reason)
+
         return hook
 
-    def completion_hook(self, work_item_id: str, report: str,
-                        execution_id: str | None = None) -> Callable[[Any], None]:
+    def completion_hook(self, work_item_id: str, report: str, execution_id: str | None = None) -> Callable[[Any], None]:
         """A hook settling the turn when the transaction completed ``work_item_id`` for this turn."""
+
         def hook(t: Any) -> None:
             row = t.db.execute("SELECT state, completion_intent FROM work_items WHERE id=?", (work_item_id,)).fetchone()
             intent = json.loads(row["completion_intent"] or "{}") if row is not None else {}
@@ -182,6 +209,7 @@ class TurnToolExecutor:
                 if execution_id:
                     t.db.execute("UPDATE tool_executions SET status='success' WHERE id=?", (execution_id,))
                 self.turn.settle_in(t.db, "completed", report, "work_item_completed")
+
         return hook
 
     # ------------------------------------------------------------ the seam
@@ -194,11 +222,16 @@ class TurnToolExecutor:
 
     async def execute_call(self, call: Any) -> ToolOutcome:
         """The tool runner the loop calls (``call``: a ``TurnCall``); wrap this for cassettes."""
-        return await self.execute(ToolUseBlock(call.id, call.name, call.input, getattr(call, "kind", "function")),
-                                  round=call.round, stop_reason=call.stop_reason, report=call.report)
+        return await self.execute(
+            ToolUseBlock(call.id, call.name, call.input, getattr(call, "kind", "function")),
+            round=call.round,
+            stop_reason=call.stop_reason,
+            report=call.report,
+        )
 
-    async def execute(self, call: ToolUseBlock, *, round: int, stop_reason: str | None,
-                      report: str | None = None) -> ToolOutcome:
+    async def execute(
+        self, call: ToolUseBlock, *, round: int, stop_reason: str | None, report: str | None = None
+    ) -> ToolOutcome:
         """Run one call through dispatch and render its receipt (turn-loop spec §1.5, §1.7).
 
         Args:
@@ -211,10 +244,16 @@ class TurnToolExecutor:
             The :class:`ToolOutcome`; a deferral is ``status: "deferred"``. Never raises for tool failures.
         """
         execution_id = self.new_id("tool")
-        cc = CallContext(agent_id=self.turn.agent_id, profile=self.turn.profile,
-                         execution=self.execution_context(call, report), exposed=self.turn.exposed,
-                         stop_reason=stop_reason, round=round, execution_id=execution_id,
-                         model_route=self.turn.model_route)
+        cc = CallContext(
+            agent_id=self.turn.agent_id,
+            profile=self.turn.profile,
+            execution=self.execution_context(call, report),
+            exposed=self.turn.exposed,
+            stop_reason=stop_reason,
+            round=round,
+            execution_id=execution_id,
+            model_route=self.turn.model_route,
+        )
         ctx = _TurnContext(self.rt, cc, self)
         started = time.monotonic()
         denied = await self._approval(call, ctx, stop_reason)  # the user may be asked first (issue 5)
@@ -229,10 +268,12 @@ class TurnToolExecutor:
                 self._deferred[execution_id].tool_use_id = call.id
             else:
                 del self._deferred[execution_id]
-        res = self.rt._finish_call(env, call.input, self.turn.agent_id, execution_id, duration_ms,
-                                   budget_tokens=self.turn.tool_output_budget)
-        return ToolOutcome(env, res.receipt, env.get("status") == "error", execution_id, duration_ms,
-                           res.display_envelope)
+        res = self.rt._finish_call(
+            env, call.input, self.turn.agent_id, execution_id, duration_ms, budget_tokens=self.turn.tool_output_budget
+        )
+        return ToolOutcome(
+            env, res.receipt, env.get("status") == "error", execution_id, duration_ms, res.display_envelope
+        )
 
     async def _approval(self, call: ToolUseBlock, ctx: Any, stop_reason: str | None) -> dict[str, Any] | None:
         """``rt.approvals.check`` for a call dispatch would run: advertised this round and not stopped by the
@@ -297,8 +338,10 @@ class TurnToolExecutor:
         env = success_envelope(name, payload)
         with self.rt.store.tx() as db:
             stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
-            db.execute("UPDATE tool_executions SET status='success', envelope=?, scrubbed_envelope=? WHERE id=?",
-                       (stored, stored, ob.execution_id))
+            db.execute(
+                "UPDATE tool_executions SET status='success', envelope=?, scrubbed_envelope=? WHERE id=?",
+                (stored, stored, ob.execution_id),
+            )
         return True, env
 
     def interrupt(self, ob: Obligation, reason: str, env: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -309,29 +352,44 @@ class TurnToolExecutor:
         """
         name = "WaitFor" if ob.kind == "final_brief" else "CompleteWorkItem"
         if env is None:
-            kind = reason if reason in ("tool_call_not_allowed", "empty_final_brief", "empty_completion_report") \
+            kind = (
+                reason
+                if reason in ("tool_call_not_allowed", "empty_final_brief", "empty_completion_report")
                 else "tool_execution_failed"
-            env = error_envelope(name, ToolError(
-                kind=kind, message=f"{name} was interrupted: {reason.replace('_', ' ')}; nothing was committed",
-                details={"reason": reason, "request_id": ob.request_id}))
+            )
+            env = error_envelope(
+                name,
+                ToolError(
+                    kind=kind,
+                    message=f"{name} was interrupted: {reason.replace('_', ' ')}; nothing was committed",
+                    details={"reason": reason, "request_id": ob.request_id},
+                ),
+            )
         with self.rt.store.tx() as db:
             stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
-            db.execute("UPDATE tool_executions SET status='interrupted', envelope=?, scrubbed_envelope=? WHERE id=?",
-                       (stored, stored, ob.execution_id))
+            db.execute(
+                "UPDATE tool_executions SET status='interrupted', envelope=?, scrubbed_envelope=? WHERE id=?",
+                (stored, stored, ob.execution_id),
+            )
         self._deferred.pop(ob.execution_id, None)
         return env
 
     # ------------------------------------------------------------ helpers
     def _call_context(self, name: str) -> CallContext:
-        return CallContext(agent_id=self.turn.agent_id, profile=self.turn.profile,
-                           execution={"binding": self.turn.binding, "authority": self.turn.authority},
-                           exposed=self.turn.exposed, execution_id=self.new_id("tool"),
-                           model_route=self.turn.model_route)
+        return CallContext(
+            agent_id=self.turn.agent_id,
+            profile=self.turn.profile,
+            execution={"binding": self.turn.binding, "authority": self.turn.authority},
+            exposed=self.turn.exposed,
+            execution_id=self.new_id("tool"),
+            model_route=self.turn.model_route,
+        )
 
     def _flip_hook(self, ob: Obligation, text: str) -> Callable[[Any], None]:
         def hook(t: Any) -> None:
             t.db.execute("UPDATE tool_executions SET status='success' WHERE id=?", (ob.execution_id,))
             self.turn.settle_in(t.db, "completed", text, "wait_for_final")
+
         return hook
 
     def _completion_invalid(self, ob: Obligation) -> str | None:
@@ -347,18 +405,22 @@ class TurnToolExecutor:
         return None
 
     def _invalidated(self, ob: Obligation, reason: str) -> dict[str, Any]:
-        env = error_envelope("CompleteWorkItem", ToolError(
-            kind="completion_report_request_invalidated",
-            message=f"the completion report request was invalidated ({reason.replace('_', ' ')}); "
-                    f"work item {ob.work_item_id} stays open",
-            details={"reason": reason, "completion_request_id": ob.request_id, "work_item_id": ob.work_item_id},
-            recovery_hint="Re-read the work item and complete it again."))
+        env = error_envelope(
+            "CompleteWorkItem",
+            ToolError(
+                kind="completion_report_request_invalidated",
+                message=f"the completion report request was invalidated ({reason.replace('_', ' ')}); "
+                f"work item {ob.work_item_id} stays open",
+                details={"reason": reason, "completion_request_id": ob.request_id, "work_item_id": ob.work_item_id},
+                recovery_hint="Re-read the work item and complete it again.",
+            ),
+        )
         return self.interrupt(ob, reason, env)
 
-    def synthetic(self, call: ToolUseBlock, kind: str, message: str, details: dict[str, Any],
-                  hint: str | None = None) -> ToolOutcome:
+    def synthetic(
+        self, call: ToolUseBlock, kind: str, message: str, details: dict[str, Any], hint: str | None = None
+    ) -> ToolOutcome:
         """An error result for a call that is not executed (no handler runs, no execution record)."""
         env = error_envelope(call.name, ToolError(kind=kind, message=message, details=details, recovery_hint=hint))
         scrub = self.rt._scrubber()
         return ToolOutcome(env, scrub.text(render_error_receipt(env)), True, None, 0, scrub.value(env))
-

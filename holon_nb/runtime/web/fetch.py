@@ -58,8 +58,9 @@ class FetchConfig:
 
 
 def _failed(message: str, details: dict[str, Any], hint: str) -> ToolFailure:
-    return ToolFailure(ToolError(kind="network_failed", message=message, details=details, recovery_hint=hint,
-                                 retryable=True))
+    return ToolFailure(
+        ToolError(kind="network_failed", message=message, details=details, recovery_hint=hint, retryable=True)
+    )
 
 
 class WebFetcher:
@@ -71,8 +72,12 @@ class WebFetcher:
         dial: Test seam of :class:`~holon_nb.runtime.web.transport.PinnedBackend` (None in production).
     """
 
-    def __init__(self, config: Callable[[], FetchConfig], resolver: Resolver = system_resolver,
-                 dial: Callable[[str], str] | None = None):
+    def __init__(
+        self,
+        config: Callable[[], FetchConfig],
+        resolver: Resolver = system_resolver,
+        dial: Callable[[str], str] | None = None,
+    ):
         self._config = config
         self._resolve = resolver
         self._dial = dial
@@ -87,15 +92,25 @@ class WebFetcher:
         """
         cfg = self._config()
         if not cfg.enabled:
-            raise ToolFailure(ToolError(
-                kind="web_fetch_disabled", message="WebFetch is disabled by the web policy",
-                recovery_hint="Enable it with %config HolonNB.web_fetch_enabled = True "
-                              "(or HOLON_NB_WEB_FETCH_ENABLED=1).", retryable=False))
+            raise ToolFailure(
+                ToolError(
+                    kind="web_fetch_disabled",
+                    message="WebFetch is disabled by the web policy",
+                    recovery_hint="Enable it with %config HolonNB.web_fetch_enabled = True "
+                    "(or HOLON_NB_WEB_FETCH_ENABLED=1).",
+                    retryable=False,
+                )
+            )
         try:
             allowed, denied = parse_host_rules(cfg.allowed_hosts), parse_host_rules(cfg.denied_hosts)
         except ValueError as exc:
-            raise ToolFailure(ToolError(kind="tool_execution_failed", message=f"web policy misconfigured: {exc}",
-                                        recovery_hint="Fix HolonNB.web_allowed_hosts / web_denied_hosts."))
+            raise ToolFailure(
+                ToolError(
+                    kind="tool_execution_failed",
+                    message=f"web policy misconfigured: {exc}",
+                    recovery_hint="Fix HolonNB.web_allowed_hosts / web_denied_hosts.",
+                )
+            )
         timeout = max(1.0, float(cfg.timeout_seconds))
         target = check_url(url, allowed=allowed, denied=denied)
         original = str(target.url)
@@ -106,19 +121,26 @@ class WebFetcher:
                 break
             location = response.headers.raw and [v for k, v in response.headers.raw if k.lower() == b"location"]
             if not location:
-                raise ToolFailure(ToolError(
-                    kind="redirect_without_location",
-                    message=f"{response.status_code} redirect from {target.url} has no Location header",
-                    details={"url": str(target.url), "status": response.status_code},
-                    recovery_hint="The server sent a broken redirect; try another URL.", retryable=False))
+                raise ToolFailure(
+                    ToolError(
+                        kind="redirect_without_location",
+                        message=f"{response.status_code} redirect from {target.url} has no Location header",
+                        details={"url": str(target.url), "status": response.status_code},
+                        recovery_hint="The server sent a broken redirect; try another URL.",
+                        retryable=False,
+                    )
+                )
             next_url = self._join(target, location[0])
             if hops >= cfg.max_redirects:
-                raise ToolFailure(ToolError(
-                    kind="too_many_redirects",
-                    message=f"more than {cfg.max_redirects} redirects (next: {redact_url(str(next_url))[:200]})",
-                    details={"url": original, "max_redirects": cfg.max_redirects, "last_url": str(target.url)},
-                    recovery_hint="Fetch the final URL directly, or raise HolonNB.web_fetch_max_redirects.",
-                    retryable=False))
+                raise ToolFailure(
+                    ToolError(
+                        kind="too_many_redirects",
+                        message=f"more than {cfg.max_redirects} redirects (next: {redact_url(str(next_url))[:200]})",
+                        details={"url": original, "max_redirects": cfg.max_redirects, "last_url": str(target.url)},
+                        recovery_hint="Fetch the final URL directly, or raise HolonNB.web_fetch_max_redirects.",
+                        retryable=False,
+                    )
+                )
             hops += 1
             target = check_url(next_url, allowed=allowed, denied=denied, redirect=True)
         content_type = response.headers.get("content-type")
@@ -156,10 +178,15 @@ class WebFetcher:
                 raise ValueError("empty Location")
             return target.url.join(location)
         except (UnicodeDecodeError, ValueError, httpx.InvalidURL, TypeError) as exc:
-            raise ToolFailure(ToolError(
-                kind="invalid_redirect_location", message=f"redirect Location {shown!r} is not a usable URL",
-                details={"url": str(target.url), "location": shown, "reason": type(exc).__name__},
-                recovery_hint="The server sent a broken redirect; try another URL.", retryable=False)) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="invalid_redirect_location",
+                    message=f"redirect Location {shown!r} is not a usable URL",
+                    details={"url": str(target.url), "location": shown, "reason": type(exc).__name__},
+                    recovery_hint="The server sent a broken redirect; try another URL.",
+                    retryable=False,
+                )
+            ) from None
 
     async def _addresses(self, target: Target) -> list[str]:
         if target.literal_ip:
@@ -167,11 +194,17 @@ class WebFetcher:
         try:
             addresses = await self._resolve(target.host, target.port)
         except (OSError, UnicodeError) as exc:
-            raise _failed(f"could not resolve {target.host}: {exc}", {"url": str(target.url), "host": target.host},
-                          "Check the host name; retry if the network was down.") from None
+            raise _failed(
+                f"could not resolve {target.host}: {exc}",
+                {"url": str(target.url), "host": target.host},
+                "Check the host name; retry if the network was down.",
+            ) from None
         if not addresses:
-            raise _failed(f"{target.host} resolved to no address", {"url": str(target.url), "host": target.host},
-                          "Check the host name.")
+            raise _failed(
+                f"{target.host} resolved to no address",
+                {"url": str(target.url), "host": target.host},
+                "Check the host name.",
+            )
         return addresses
 
     async def _hop(self, target: Target, timeout: float, cap: int) -> tuple[httpx.Response, FetchedBody]:
@@ -185,20 +218,27 @@ class WebFetcher:
         backend = PinnedBackend(target.host, addresses, self._dial)
         try:
             with anyio.fail_after(timeout):  # the whole hop, body included (a slow drip cannot hold it open)
-                return await anyio.to_thread.run_sync(_request, target.url, backend, timeout, cap,
-                                                      abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(
+                    _request, target.url, backend, timeout, cap, abandon_on_cancel=True
+                )
         except TimeoutError:
-            raise _failed(f"{target.url} did not answer within {timeout:g} s",
-                          {"url": str(target.url), "timeout_seconds": timeout},
-                          "Retry later, or raise HolonNB.web_fetch_timeout_s.") from None
+            raise _failed(
+                f"{target.url} did not answer within {timeout:g} s",
+                {"url": str(target.url), "timeout_seconds": timeout},
+                "Retry later, or raise HolonNB.web_fetch_timeout_s.",
+            ) from None
         except httpx.TimeoutException as exc:
-            raise _failed(f"timed out fetching {target.url} ({type(exc).__name__})",
-                          {"url": str(target.url), "timeout_seconds": timeout},
-                          "Retry later, or raise HolonNB.web_fetch_timeout_s.") from None
+            raise _failed(
+                f"timed out fetching {target.url} ({type(exc).__name__})",
+                {"url": str(target.url), "timeout_seconds": timeout},
+                "Retry later, or raise HolonNB.web_fetch_timeout_s.",
+            ) from None
         except (httpx.HTTPError, zlib.error, OSError) as exc:
-            raise _failed(f"fetching {target.url} failed: {type(exc).__name__}: {exc}"[:500],
-                          {"url": str(target.url), "error": type(exc).__name__},
-                          "Check that the server is up; retry if the network was down.") from None
+            raise _failed(
+                f"fetching {target.url} failed: {type(exc).__name__}: {exc}"[:500],
+                {"url": str(target.url), "error": type(exc).__name__},
+                "Check that the server is up; retry if the network was down.",
+            ) from None
         finally:
             backend.abort()  # a no-op once the request closed its connection; else the thread's read returns
 

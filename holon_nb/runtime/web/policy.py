@@ -16,25 +16,55 @@ import httpx
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 
-__all__ = ["HostRule", "METADATA_IPS", "Target", "blocked_reason", "check_addresses", "check_url",
-           "parse_host_rules", "redact_url", "unwrap_ipv4"]
+__all__ = [
+    "HostRule",
+    "METADATA_IPS",
+    "Target",
+    "blocked_reason",
+    "check_addresses",
+    "check_url",
+    "parse_host_rules",
+    "redact_url",
+    "unwrap_ipv4",
+]
 
 #: Cloud metadata endpoints: refused even when allowlisted (§9.1 rule 8).
-METADATA_IPS = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("100.100.100.200"),
-                          ipaddress.ip_address("fd00:ec2::254")})
+METADATA_IPS = frozenset(
+    {
+        ipaddress.ip_address("169.254.169.254"),
+        ipaddress.ip_address("100.100.100.200"),
+        ipaddress.ip_address("fd00:ec2::254"),
+    }
+)
 
-_PRIVATE_V4 = tuple(ipaddress.ip_network(n) for n in (
-    # the spec's set (§9.1 rule 9)
-    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "255.255.255.255/32",
-    "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "0.0.0.0/8",
-    # stricter than the spec: shared address space (carrier NAT), benchmarking, multicast, reserved
-    "100.64.0.0/10", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-))
+_PRIVATE_V4 = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        # the spec's set (§9.1 rule 9)
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "255.255.255.255/32",
+        "192.0.2.0/24",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "0.0.0.0/8",
+        # stricter than the spec: shared address space (carrier NAT), benchmarking, multicast, reserved
+        "100.64.0.0/10",
+        "198.18.0.0/15",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+    )
+)
 _PRIVATE_V6 = tuple(ipaddress.ip_network(n) for n in ("::1/128", "::/128", "fe80::/10", "fc00::/7", "ff00::/8"))
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_USERINFO_HINT = ("Do not put credentials in the URL; WebFetch sends no credentials. Fetch a public URL, "
-                  "or use ExecCommand with a tool that reads the credential from the environment.")
+_USERINFO_HINT = (
+    "Do not put credentials in the URL; WebFetch sends no credentials. Fetch a public URL, "
+    "or use ExecCommand with a tool that reads the credential from the environment."
+)
 
 
 def _deny(message: str, details: dict, hint: str, kind: str = "network_denied") -> ToolFailure:
@@ -103,7 +133,9 @@ def parse_host_rules(rules: Iterable[str]) -> tuple[HostRule, ...]:
                 try:
                     ipaddress.IPv6Address(host)
                 except ValueError:
-                    raise ValueError(f"bad host rule {rule!r}: write an IPv6 address as [ipv6] or [ipv6]:port") from None
+                    raise ValueError(
+                        f"bad host rule {rule!r}: write an IPv6 address as [ipv6] or [ipv6]:port"
+                    ) from None
         if not host or (port is not None and not (port.isdigit() and 0 < int(port) < 65536)):
             raise ValueError(f"bad host rule {rule!r}: expected host, host:port, [ipv6] or [ipv6]:port")
         out.append(HostRule(_norm_host(host), int(port) if port is not None else None))
@@ -154,8 +186,9 @@ class Target:
     literal_ip: bool
 
 
-def check_url(url: str | httpx.URL, *, allowed: tuple[HostRule, ...], denied: tuple[HostRule, ...],
-              redirect: bool = False) -> Target:
+def check_url(
+    url: str | httpx.URL, *, allowed: tuple[HostRule, ...], denied: tuple[HostRule, ...], redirect: bool = False
+) -> Target:
     """Apply §9.1 rules 2-6 (and 3a) to ``url``.
 
     Args:
@@ -176,33 +209,51 @@ def check_url(url: str | httpx.URL, *, allowed: tuple[HostRule, ...], denied: tu
     try:
         parsed = url if isinstance(url, httpx.URL) else httpx.URL(text)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise _deny(f"not a valid URL: {shown[:200]} ({_redact_exc(exc, text)})", {"url": shown[:500]},
-                    "Pass an absolute http:// or https:// URL.", bad_kind) from None
+        raise _deny(
+            f"not a valid URL: {shown[:200]} ({_redact_exc(exc, text)})",
+            {"url": shown[:500]},
+            "Pass an absolute http:// or https:// URL.",
+            bad_kind,
+        ) from None
     scheme = parsed.scheme.lower()
     if not scheme or (scheme in _DEFAULT_PORTS and not parsed.host):
-        raise _deny(f"not an absolute URL: {shown[:200]}", {"url": shown[:500]},
-                    "Pass an absolute URL such as https://example.org/page.", bad_kind)
+        raise _deny(
+            f"not an absolute URL: {shown[:200]}",
+            {"url": shown[:500]},
+            "Pass an absolute URL such as https://example.org/page.",
+            bad_kind,
+        )
     if scheme not in _DEFAULT_PORTS:
-        raise _deny(f"scheme {scheme!r} is not allowed; WebFetch fetches http and https URLs only",
-                    {"url": shown[:500], "scheme": scheme},
-                    "Use an http:// or https:// URL; read local files with ExecCommand.")
+        raise _deny(
+            f"scheme {scheme!r} is not allowed; WebFetch fetches http and https URLs only",
+            {"url": shown[:500], "scheme": scheme},
+            "Use an http:// or https:// URL; read local files with ExecCommand.",
+        )
     if parsed.userinfo:
-        raise _deny(f"URLs with credentials (userinfo) are refused: {shown[:200]}",
-                    {"url": shown[:500], "reason": "userinfo_not_allowed"}, _USERINFO_HINT, bad_kind)
+        raise _deny(
+            f"URLs with credentials (userinfo) are refused: {shown[:200]}",
+            {"url": shown[:500], "reason": "userinfo_not_allowed"},
+            _USERINFO_HINT,
+            bad_kind,
+        )
     host = _norm_host(parsed.host)
     port = parsed.port or _DEFAULT_PORTS[scheme]
     if not host:
         raise _deny(f"URL has no host: {shown[:200]}", {"url": shown[:500]}, "Pass a URL with a host name.")
     for rule in denied:
         if rule.matches(host, port):
-            raise _deny(f"host {host} is in denied_hosts", {"url": shown[:500], "host": host, "port": port},
-                        "This host is denied by the web policy (HolonNB.web_denied_hosts).")
+            raise _deny(
+                f"host {host} is in denied_hosts",
+                {"url": shown[:500], "host": host, "port": port},
+                "This host is denied by the web policy (HolonNB.web_denied_hosts).",
+            )
     allowlisted = any(rule.matches(host, port) for rule in allowed)
     if allowed and not allowlisted:
-        raise _deny(f"host {_rule_text(HostRule(host, port))} is not in allowed_hosts",
-                    {"url": shown[:500], "host": host, "port": port,
-                     "allowed_hosts": [_rule_text(r) for r in allowed]},
-                    "Only allowlisted hosts may be fetched; add it to HolonNB.web_allowed_hosts if it is safe.")
+        raise _deny(
+            f"host {_rule_text(HostRule(host, port))} is not in allowed_hosts",
+            {"url": shown[:500], "host": host, "port": port, "allowed_hosts": [_rule_text(r) for r in allowed]},
+            "Only allowlisted hosts may be fetched; add it to HolonNB.web_allowed_hosts if it is safe.",
+        )
     try:
         ipaddress.ip_address(host)
         literal = True
@@ -233,18 +284,26 @@ def check_addresses(target: Target, addresses: list[str]) -> None:
     shown = redact_url(str(target.url))
     metadata = [a for a in addresses if blocked_reason(a) == "metadata"]
     if metadata:
-        raise _deny(f"{target.host} resolves to a cloud metadata address ({', '.join(metadata)}); "
-                    "metadata endpoints are always refused",
-                    {"url": shown[:500], "host": target.host, "blocked_ips": metadata, "reason": "metadata_address"},
-                    "Cloud metadata endpoints cannot be fetched, even when allowlisted.")
+        raise _deny(
+            f"{target.host} resolves to a cloud metadata address ({', '.join(metadata)}); "
+            "metadata endpoints are always refused",
+            {"url": shown[:500], "host": target.host, "blocked_ips": metadata, "reason": "metadata_address"},
+            "Cloud metadata endpoints cannot be fetched, even when allowlisted.",
+        )
     if target.allowlisted:
         return
     private = [a for a in addresses if blocked_reason(a) == "private"]
     if private:
         mixed = len(private) < len(addresses)
-        raise _deny(f"{target.host} resolves to a private or local address ({', '.join(private)})"
-                    + ("; a host with mixed public and private records is refused" if mixed else ""),
-                    {"url": shown[:500], "host": target.host, "blocked_ips": private,
-                     "reason": "mixed_records" if mixed else "private_address"},
-                    "Private and local addresses are refused; if this host is trusted, add it to "
-                    "HolonNB.web_allowed_hosts (host or host:port).")
+        raise _deny(
+            f"{target.host} resolves to a private or local address ({', '.join(private)})"
+            + ("; a host with mixed public and private records is refused" if mixed else ""),
+            {
+                "url": shown[:500],
+                "host": target.host,
+                "blocked_ips": private,
+                "reason": "mixed_records" if mixed else "private_address",
+            },
+            "Private and local addresses are refused; if this host is trusted, add it to "
+            "HolonNB.web_allowed_hosts (host or host:port).",
+        )

@@ -25,14 +25,26 @@ from .search_providers import ADAPTERS, DEFAULT_KEY_ENV, SHELLS, Provider, Provi
 __all__ = ["KIND_PRIORITY", "NATIVE_ONLY", "SearchConfig", "WebSearcher", "normalise", "search_config"]
 
 #: Default priorities of provider kinds (rule 4).
-KIND_PRIORITY = {"brave": 80, "tencent_cloud_wsa": 78, "bocha": 76, "tavily": 75, "exa": 70, "perplexity": 60,
-                 "firecrawl": 55, "searxng": 50, "command": 40, "duck_duck_go": 10}
+KIND_PRIORITY = {
+    "brave": 80,
+    "tencent_cloud_wsa": 78,
+    "bocha": 76,
+    "tavily": 75,
+    "exa": 70,
+    "perplexity": 60,
+    "firecrawl": 55,
+    "searxng": 50,
+    "command": 40,
+    "duck_duck_go": 10,
+}
 NATIVE_ONLY = frozenset({"open_ai_native", "anthropic_native", "gemini_native"})
 _KINDS = {**{k: k for k in (*KIND_PRIORITY, *NATIVE_ONLY)}, "duckduckgo": "duck_duck_go"}
-_HOW_TO = ("Configure a provider, e.g. %config HolonNB.web_search = {\"providers\": [\"local\"], \"provider_configs\": "
-           "{\"local\": {\"kind\": \"searxng\", \"base_url\": \"http://127.0.0.1:8888\"}}} (or brave/tavily/exa with "
-           "their API key in BRAVE_API_KEY/TAVILY_API_KEY/EXA_API_KEY, or a command provider); the built-in "
-           "duckduckgo scrape needs internet access.")
+_HOW_TO = (
+    'Configure a provider, e.g. %config HolonNB.web_search = {"providers": ["local"], "provider_configs": '
+    '{"local": {"kind": "searxng", "base_url": "http://127.0.0.1:8888"}}} (or brave/tavily/exa with '
+    "their API key in BRAVE_API_KEY/TAVILY_API_KEY/EXA_API_KEY, or a command provider); the built-in "
+    "duckduckgo scrape needs internet access."
+)
 
 
 class SearchConfig:
@@ -60,11 +72,18 @@ class SearchConfig:
                 raise ValueError(f"web_search.provider_configs.{pid}: unknown kind {spec.get('kind')!r}")
             argv = tuple(str(a) for a in spec.get("command") or ())
             if argv and os.path.basename(argv[0]).lower() in SHELLS:
-                raise ValueError(f"web_search.provider_configs.{pid}: the command may not be a shell ({argv[0]}); "
-                                 "give the program's argv directly")
+                raise ValueError(
+                    f"web_search.provider_configs.{pid}: the command may not be a shell ({argv[0]}); "
+                    "give the program's argv directly"
+                )
             self.providers[str(pid)] = Provider(
-                id=str(pid), kind=kind, base_url=spec.get("base_url"), api_key_env=spec.get("api_key_env"),
-                command=argv, limits=dict(spec.get("limits") or {}))
+                id=str(pid),
+                kind=kind,
+                base_url=spec.get("base_url"),
+                api_key_env=spec.get("api_key_env"),
+                command=argv,
+                limits=dict(spec.get("limits") or {}),
+            )
         self.duckduckgo = Provider(id="duckduckgo", kind="duck_duck_go", base_url=raw.get("duckduckgo_base_url"))
 
     def status(self, provider: Provider) -> str:
@@ -118,9 +137,13 @@ def normalise(raw: list[dict[str, Any]], source: str, limit: int) -> list[dict[s
         if not title or parts.scheme not in ("http", "https") or not parts.netloc:
             continue
         entry: dict[str, Any] = {
-            "title": title, "url": url, "snippet": (str(item["snippet"]).strip() if item.get("snippet") else None),
-            "source": source, "published_at": item.get("published_at") or None,
-            "canonical_url": urlunsplit(parts._replace(fragment="")), "display_url": _display_url(parts),
+            "title": title,
+            "url": url,
+            "snippet": (str(item["snippet"]).strip() if item.get("snippet") else None),
+            "source": source,
+            "published_at": item.get("published_at") or None,
+            "canonical_url": urlunsplit(parts._replace(fragment="")),
+            "display_url": _display_url(parts),
             "rank": len(out) + 1,
         }
         if item.get("language"):
@@ -135,8 +158,11 @@ def normalise(raw: list[dict[str, Any]], source: str, limit: int) -> list[dict[s
 
 
 def _unavailable(message: str, details: dict[str, Any], retryable: bool = False) -> ToolFailure:
-    return ToolFailure(ToolError(kind="provider_unavailable", message=message, details=details,
-                                 recovery_hint=_HOW_TO, retryable=retryable))
+    return ToolFailure(
+        ToolError(
+            kind="provider_unavailable", message=message, details=details, recovery_hint=_HOW_TO, retryable=retryable
+        )
+    )
 
 
 class WebSearcher:
@@ -159,8 +185,13 @@ class WebSearcher:
         try:
             cfg: SearchConfig = self._config()
         except ValueError as exc:
-            raise ToolFailure(ToolError(kind="tool_execution_failed", message=f"web search misconfigured: {exc}",
-                                        recovery_hint="Fix HolonNB.web_search (or $HOLON_NB_WEB_SEARCH).")) from None
+            raise ToolFailure(
+                ToolError(
+                    kind="tool_execution_failed",
+                    message=f"web search misconfigured: {exc}",
+                    recovery_hint="Fix HolonNB.web_search (or $HOLON_NB_WEB_SEARCH).",
+                )
+            ) from None
         if not cfg.enabled:
             raise _unavailable("WebSearch is disabled (web_search.enabled = false)", {"reason": "disabled"})
         limit = max(1, min(max_results if max_results is not None else cfg.max_results, cfg.max_results))
@@ -186,21 +217,32 @@ class WebSearcher:
             else:
                 merged, winner = results, pid
                 break
-        details = {"attempted_providers": [a["provider"] for a in attempts], "winning_provider": None,
-                   "provider_attempts": attempts, "mode": mode}
+        details = {
+            "attempted_providers": [a["provider"] for a in attempts],
+            "winning_provider": None,
+            "provider_attempts": attempts,
+            "mode": mode,
+        }
         failed = not merged if mode == "aggregate" else winner is None
         if failed:
             if mode == "single":  # rule 6: the one attempt's own error
                 first = attempts[0]
                 hint = _HOW_TO if first["error_kind"] == "provider_unavailable" else None
-                raise ToolFailure(ToolError(kind=first["error_kind"], message=first["error_message"], details=details,
-                                            recovery_hint=hint))
+                raise ToolFailure(
+                    ToolError(
+                        kind=first["error_kind"], message=first["error_message"], details=details, recovery_hint=hint
+                    )
+                )
             retry = any(a["error_kind"] in ("rate_limited", "network_failed") for a in attempts)
             what = "; ".join(f"{a['provider']}: {a['error_message']}" for a in attempts if a["error_message"])
             raise _unavailable(f"no web search provider answered (routing exhausted). {what}"[:900], details, retry)
         return {
-            "query": query, "provider": winner or requested, "mode": mode, "provider_attempts": attempts,
-            "winning_provider": None if mode == "aggregate" else winner, "results": merged,
+            "query": query,
+            "provider": winner or requested,
+            "mode": mode,
+            "provider_attempts": attempts,
+            "winning_provider": None if mode == "aggregate" else winner,
+            "results": merged,
             "citations": [{"title": r["title"], "url": r["url"]} for r in merged],
             "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
             "summary_text": f"{len(merged)} web results",
@@ -215,12 +257,19 @@ class WebSearcher:
         candidates.sort(key=lambda p: (-KIND_PRIORITY.get(p.kind, 0), p.kind, p.id))
         return [p.id for p in candidates]
 
-    async def _attempt(self, cfg: SearchConfig, pid: str, query: str,
-                       limit: int) -> tuple[list[dict[str, Any]] | None, dict[str, Any]]:
+    async def _attempt(
+        self, cfg: SearchConfig, pid: str, query: str, limit: int
+    ) -> tuple[list[dict[str, Any]] | None, dict[str, Any]]:
         provider = cfg.lookup(pid)
-        attempt: dict[str, Any] = {"provider": pid, "status": "error", "result_count": 0, "error_kind": None,
-                                   "error_message": None, "provider_kind": provider.kind if provider else None,
-                                   "capabilities": ["web_search"]}
+        attempt: dict[str, Any] = {
+            "provider": pid,
+            "status": "error",
+            "result_count": 0,
+            "error_kind": None,
+            "error_message": None,
+            "provider_kind": provider.kind if provider else None,
+            "capabilities": ["web_search"],
+        }
         if provider is not None and provider.kind == "command":
             attempt["command"] = provider.command[0] if provider.command else None
         try:
@@ -228,8 +277,9 @@ class WebSearcher:
                 raise ProviderError("provider_unavailable", f"provider {pid!r} is not configured")
             status = cfg.status(provider)
             if status == "native_only":
-                raise ProviderError("provider_unavailable",
-                                    f"{pid} ({provider.kind}) is provider-native search, reserved for the model")
+                raise ProviderError(
+                    "provider_unavailable", f"{pid} ({provider.kind}) is provider-native search, reserved for the model"
+                )
             if status == "unsupported":
                 raise ProviderError("provider_unavailable", f"{pid}: kind {provider.kind} is not implemented here")
             raw = await ADAPTERS[provider.kind](provider, query, limit)

@@ -21,8 +21,16 @@ from urllib.parse import parse_qs, urlparse
 
 import anyio
 
-__all__ = ["ADAPTERS", "DEFAULT_BASE_URLS", "DEFAULT_KEY_ENV", "Provider", "ProviderError", "SHELLS",
-           "MAX_PROVIDER_BYTES", "parse_duckduckgo_lite"]
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_BASE_URLS",
+    "DEFAULT_KEY_ENV",
+    "Provider",
+    "ProviderError",
+    "SHELLS",
+    "MAX_PROVIDER_BYTES",
+    "parse_duckduckgo_lite",
+]
 
 #: Provider HTTP bodies are capped (rule 9).
 MAX_PROVIDER_BYTES = 1_000_000
@@ -30,14 +38,32 @@ _TIMEOUT_S = 20.0
 _UA = "holon-nb-websearch/0.1"
 
 DEFAULT_BASE_URLS = {
-    "brave": "https://api.search.brave.com", "tavily": "https://api.tavily.com", "exa": "https://api.exa.ai",
+    "brave": "https://api.search.brave.com",
+    "tavily": "https://api.tavily.com",
+    "exa": "https://api.exa.ai",
     "duck_duck_go": "https://lite.duckduckgo.com",
 }
 #: The environment variable holding each keyed kind's API key unless ``api_key_env`` names another.
 DEFAULT_KEY_ENV = {"brave": "BRAVE_API_KEY", "tavily": "TAVILY_API_KEY", "exa": "EXA_API_KEY"}
 #: Shell binaries a ``command`` provider may not run (rule 10: argv is executed directly, never through a shell).
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox", "cmd", "cmd.exe",
-                    "powershell", "pwsh"})
+SHELLS = frozenset(
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+        "csh",
+        "tcsh",
+        "ash",
+        "busybox",
+        "cmd",
+        "cmd.exe",
+        "powershell",
+        "pwsh",
+    }
+)
 
 
 class ProviderError(Exception):
@@ -94,8 +120,9 @@ async def _request(method: str, url: str, *, provider: Provider, **kwargs: Any) 
                 async for chunk in response.aiter_bytes():
                     body += chunk
                     if len(body) > MAX_PROVIDER_BYTES:
-                        raise ProviderError("response_too_large",
-                                            f"{provider.id} answered more than {MAX_PROVIDER_BYTES} bytes")
+                        raise ProviderError(
+                            "response_too_large", f"{provider.id} answered more than {MAX_PROVIDER_BYTES} bytes"
+                        )
                 status = response.status_code
     except httpx.HTTPError as exc:
         raise ProviderError("network_failed", f"{provider.id} could not be reached: {type(exc).__name__}") from None
@@ -135,44 +162,82 @@ async def searxng(provider: Provider, query: str, max_results: int) -> list[dict
     """SearXNG's JSON API: ``GET <base>/search?q=…&format=json``."""
     if not provider.url:
         raise ProviderError("provider_unavailable", f"{provider.id} has no base_url")
-    body = await _request("GET", f"{provider.url}/search", provider=provider,
-                          params={"q": query, "format": "json"})
-    return [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("content"),
-             "published_at": r.get("publishedDate"), "metadata": {"engine": r.get("engine")}}
-            for r in _items(_json(body, provider), "results")]
+    body = await _request("GET", f"{provider.url}/search", provider=provider, params={"q": query, "format": "json"})
+    return [
+        {
+            "title": r.get("title"),
+            "url": r.get("url"),
+            "snippet": r.get("content"),
+            "published_at": r.get("publishedDate"),
+            "metadata": {"engine": r.get("engine")},
+        }
+        for r in _items(_json(body, provider), "results")
+    ]
 
 
 async def brave(provider: Provider, query: str, max_results: int) -> list[dict[str, Any]]:
     """Brave Search API: ``GET <base>/res/v1/web/search`` with ``X-Subscription-Token``."""
-    body = await _request("GET", f"{provider.url}/res/v1/web/search", provider=provider,
-                          params={"q": query, "count": min(max_results, 20)},
-                          headers={"x-subscription-token": _need_key(provider)})
-    return [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("description"),
-             "published_at": r.get("page_age") or r.get("age"), "language": r.get("language")}
-            for r in _items(_json(body, provider), "web", "results")]
+    body = await _request(
+        "GET",
+        f"{provider.url}/res/v1/web/search",
+        provider=provider,
+        params={"q": query, "count": min(max_results, 20)},
+        headers={"x-subscription-token": _need_key(provider)},
+    )
+    return [
+        {
+            "title": r.get("title"),
+            "url": r.get("url"),
+            "snippet": r.get("description"),
+            "published_at": r.get("page_age") or r.get("age"),
+            "language": r.get("language"),
+        }
+        for r in _items(_json(body, provider), "web", "results")
+    ]
 
 
 async def tavily(provider: Provider, query: str, max_results: int) -> list[dict[str, Any]]:
     """Tavily: ``POST <base>/search`` with a bearer key."""
-    body = await _request("POST", f"{provider.url}/search", provider=provider,
-                          json={"query": query, "max_results": max_results},
-                          headers={"authorization": f"Bearer {_need_key(provider)}"})
-    return [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("content"),
-             "published_at": r.get("published_date"), "metadata": {"score": r.get("score")}}
-            for r in _items(_json(body, provider), "results")]
+    body = await _request(
+        "POST",
+        f"{provider.url}/search",
+        provider=provider,
+        json={"query": query, "max_results": max_results},
+        headers={"authorization": f"Bearer {_need_key(provider)}"},
+    )
+    return [
+        {
+            "title": r.get("title"),
+            "url": r.get("url"),
+            "snippet": r.get("content"),
+            "published_at": r.get("published_date"),
+            "metadata": {"score": r.get("score")},
+        }
+        for r in _items(_json(body, provider), "results")
+    ]
 
 
 async def exa(provider: Provider, query: str, max_results: int) -> list[dict[str, Any]]:
     """Exa: ``POST <base>/search`` with ``x-api-key``."""
-    body = await _request("POST", f"{provider.url}/search", provider=provider,
-                          json={"query": query, "numResults": max_results,
-                                "contents": {"text": {"maxCharacters": 400}}},
-                          headers={"x-api-key": _need_key(provider)})
+    body = await _request(
+        "POST",
+        f"{provider.url}/search",
+        provider=provider,
+        json={"query": query, "numResults": max_results, "contents": {"text": {"maxCharacters": 400}}},
+        headers={"x-api-key": _need_key(provider)},
+    )
     out = []
     for r in _items(_json(body, provider), "results"):
         snippet = r.get("text") or " ".join(h for h in r.get("highlights") or () if isinstance(h, str)) or None
-        out.append({"title": r.get("title"), "url": r.get("url"), "snippet": snippet,
-                    "published_at": r.get("publishedDate"), "metadata": {"author": r.get("author")}})
+        out.append(
+            {
+                "title": r.get("title"),
+                "url": r.get("url"),
+                "snippet": snippet,
+                "published_at": r.get("publishedDate"),
+                "metadata": {"author": r.get("author")},
+            }
+        )
     return out
 
 
@@ -187,8 +252,9 @@ def _run_command(argv: list[str], timeout_s: float, cap: int) -> tuple[int, byte
         proc.communicate()
         raise ProviderError("network_failed", f"the command provider did not finish within {timeout_s:g} s") from None
     if len(out) > cap or len(err) > err_cap:
-        raise ProviderError("response_too_large",
-                            f"the command provider printed more than {cap if len(out) > cap else err_cap} bytes")
+        raise ProviderError(
+            "response_too_large", f"the command provider printed more than {cap if len(out) > cap else err_cap} bytes"
+        )
     return proc.returncode, out, err
 
 
@@ -210,12 +276,23 @@ async def command(provider: Provider, query: str, max_results: int) -> list[dict
         raise ProviderError("provider_unavailable", f"{provider.id} exited with status {code}: {tail}")
     data = _json(out, provider)
     items = data if isinstance(data, list) else _items(data, "results")
-    return [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("snippet") or r.get("content"),
-             "published_at": r.get("published_at")} for r in items if isinstance(r, dict)]
+    return [
+        {
+            "title": r.get("title"),
+            "url": r.get("url"),
+            "snippet": r.get("snippet") or r.get("content"),
+            "published_at": r.get("published_at"),
+        }
+        for r in items
+        if isinstance(r, dict)
+    ]
 
 
-_DDG_LINK = re.compile(r"<a[^>]*?href=[\"']([^\"']+)[\"'][^>]*class=[\"']result-link[\"'][^>]*>(.*?)</a>"
-                       r"|<a[^>]*class=[\"']result-link[\"'][^>]*href=[\"']([^\"']+)[\"'][^>]*>(.*?)</a>", re.S | re.I)
+_DDG_LINK = re.compile(
+    r"<a[^>]*?href=[\"']([^\"']+)[\"'][^>]*class=[\"']result-link[\"'][^>]*>(.*?)</a>"
+    r"|<a[^>]*class=[\"']result-link[\"'][^>]*href=[\"']([^\"']+)[\"'][^>]*>(.*?)</a>",
+    re.S | re.I,
+)
 _DDG_SNIPPET = re.compile(r"<td[^>]*class=[\"']result-snippet[\"'][^>]*>(.*?)</td>", re.S | re.I)
 _TAGS = re.compile(r"<[^>]+>")
 
@@ -234,14 +311,21 @@ def parse_duckduckgo_lite(page: str) -> list[dict[str, Any]]:
     """Results of a DuckDuckGo Lite page (best effort: its markup is not an API)."""
     links = [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _DDG_LINK.finditer(page)]
     snippets = [html.unescape(_TAGS.sub("", s)).strip() for s in _DDG_SNIPPET.findall(page)]
-    return [{"title": html.unescape(_TAGS.sub("", title)).strip(), "url": _ddg_target(href),
-             "snippet": snippets[i] if i < len(snippets) else None} for i, (href, title) in enumerate(links)]
+    return [
+        {
+            "title": html.unescape(_TAGS.sub("", title)).strip(),
+            "url": _ddg_target(href),
+            "snippet": snippets[i] if i < len(snippets) else None,
+        }
+        for i, (href, title) in enumerate(links)
+    ]
 
 
 async def duckduckgo(provider: Provider, query: str, max_results: int) -> list[dict[str, Any]]:
     """The key-free default: a scrape of DuckDuckGo Lite; zero parsed results is ``parse_failed`` (rule 5)."""
-    body = await _request("POST", f"{provider.url}/lite/", provider=provider, data={"q": query},
-                          headers={"accept": "text/html"})
+    body = await _request(
+        "POST", f"{provider.url}/lite/", provider=provider, data={"q": query}, headers={"accept": "text/html"}
+    )
     results = parse_duckduckgo_lite(body.decode("utf-8", "replace"))
     if not results:
         raise ProviderError("parse_failed", "DuckDuckGo Lite answered a page without parseable results")
@@ -250,5 +334,10 @@ async def duckduckgo(provider: Provider, query: str, max_results: int) -> list[d
 
 #: Adapter per implemented kind.
 ADAPTERS: dict[str, Callable[[Provider, str, int], Awaitable[list[dict[str, Any]]]]] = {
-    "searxng": searxng, "brave": brave, "tavily": tavily, "exa": exa, "command": command, "duck_duck_go": duckduckgo,
+    "searxng": searxng,
+    "brave": brave,
+    "tavily": tavily,
+    "exa": exa,
+    "command": command,
+    "duck_duck_go": duckduckgo,
 }

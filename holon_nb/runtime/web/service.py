@@ -22,11 +22,13 @@ def fetch_config(settings: Any) -> "FetchConfig":
     from .fetch import FetchConfig
 
     return FetchConfig(
-        enabled=bool(settings.web_fetch_enabled), max_chars=max(0, int(settings.web_fetch_max_chars)),
+        enabled=bool(settings.web_fetch_enabled),
+        max_chars=max(0, int(settings.web_fetch_max_chars)),
         max_response_bytes=max(1, int(settings.web_fetch_max_response_bytes)),
         timeout_seconds=max(1.0, float(settings.web_fetch_timeout_s)),
         max_redirects=max(0, int(settings.web_fetch_max_redirects)),
-        allowed_hosts=tuple(settings.web_allowed_hosts), denied_hosts=tuple(settings.web_denied_hosts),
+        allowed_hosts=tuple(settings.web_allowed_hosts),
+        denied_hosts=tuple(settings.web_denied_hosts),
     )
 
 
@@ -42,8 +44,9 @@ class WebService:
         dial: WebFetch's connection test seam (see :class:`~holon_nb.runtime.web.transport.PinnedBackend`).
     """
 
-    def __init__(self, settings: Callable[[], Any], resolver: "Resolver | None" = None,
-                 dial: Callable[[str], str] | None = None):
+    def __init__(
+        self, settings: Callable[[], Any], resolver: "Resolver | None" = None, dial: Callable[[str], str] | None = None
+    ):
         self._settings = settings
         self._resolver = resolver
         self._dial = dial
@@ -77,8 +80,9 @@ class WebService:
         """WebSearch (workspace spec §10); see :meth:`WebSearcher.search`."""
         return await self.searcher.search(query, max_results, provider)
 
-    async def x_search(self, query: str, allowed: list[str], excluded: list[str], from_date: str | None,
-                       to_date: str | None) -> dict[str, Any]:
+    async def x_search(
+        self, query: str, allowed: list[str], excluded: list[str], from_date: str | None, to_date: str | None
+    ) -> dict[str, Any]:
         """XSearch (workspace spec §11); see :meth:`XSearcher.search`."""
         return await self.xsearcher.search(query, allowed, excluded, from_date, to_date)
 

@@ -57,8 +57,9 @@ class _TrackedStream(httpcore.NetworkStream):
             self._owner.closed = True
             self._inner.close()
 
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         return self._owner.track(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> typing.Any:
@@ -109,9 +110,14 @@ class PinnedBackend(httpcore.NetworkBackend):
                 except OSError:
                     pass
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.NetworkStream:
         if host.strip("[]").lower() != self._host:
             raise httpcore.ConnectError(f"connection to {host} refused: not the validated host")
         last: Exception | None = None
@@ -119,15 +125,22 @@ class PinnedBackend(httpcore.NetworkBackend):
             if self.aborted:
                 break
             try:
-                return self.track(self._inner.connect_tcp(self._dial(address), port, timeout=timeout,
-                                                          local_address=local_address,
-                                                          socket_options=socket_options))
+                return self.track(
+                    self._inner.connect_tcp(
+                        self._dial(address),
+                        port,
+                        timeout=timeout,
+                        local_address=local_address,
+                        socket_options=socket_options,
+                    )
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         raise last if last is not None else httpcore.ConnectError(f"no address for {host}")
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: typing.Iterable[typing.Any] | None = None
+    ) -> httpcore.NetworkStream:
         raise httpcore.ConnectError("unix sockets are not used by WebFetch")
 
 
@@ -147,7 +160,8 @@ class PinnedTransport(httpx.HTTPTransport):
     def __init__(self, backend: PinnedBackend):
         super().__init__(verify=_ssl_context(), trust_env=False)
         self._pool = httpcore.ConnectionPool(
-            ssl_context=_ssl_context(), max_connections=1, max_keepalive_connections=0, network_backend=backend)
+            ssl_context=_ssl_context(), max_connections=1, max_keepalive_connections=0, network_backend=backend
+        )
 
 
 class _Decoder:

@@ -22,9 +22,15 @@ DEFAULT_MODEL = "grok-4.3"
 
 
 def _failed(message: str, details: dict[str, Any] | None = None, retryable: bool = False) -> ToolFailure:
-    return ToolFailure(ToolError(kind="tool_execution_failed", message=message, details=details,
-                                 recovery_hint="Retry later, or use WebSearch for the general web.",
-                                 retryable=retryable))
+    return ToolFailure(
+        ToolError(
+            kind="tool_execution_failed",
+            message=message,
+            details=details,
+            recovery_hint="Retry later, or use WebSearch for the general web.",
+            retryable=retryable,
+        )
+    )
 
 
 class XSearcher:
@@ -48,8 +54,11 @@ class XSearcher:
             return None, "x_search.enabled is false"
         model = str(cfg.get("model") or DEFAULT_MODEL)
         try:
-            resolved = resolve_provider(ModelRef("xai", "default", model), os.environ,
-                                        {"providers": dict(getattr(settings, "providers", None) or {})})
+            resolved = resolve_provider(
+                ModelRef("xai", "default", model),
+                os.environ,
+                {"providers": dict(getattr(settings, "providers", None) or {})},
+            )
         except ProviderConfigError as exc:
             return None, f"the xai provider does not resolve: {exc}"
         if resolved.transport != "openai_responses":
@@ -71,8 +80,9 @@ class XSearcher:
             value = 60.0
         return value if value > 0 else 60.0
 
-    async def search(self, query: str, allowed: list[str], excluded: list[str], from_date: str | None,
-                     to_date: str | None) -> dict[str, Any]:
+    async def search(
+        self, query: str, allowed: list[str], excluded: list[str], from_date: str | None, to_date: str | None
+    ) -> dict[str, Any]:
         """Run one isolated X search and return the ``XSearchResult`` payload (rules 5-6).
 
         Raises:
@@ -81,11 +91,15 @@ class XSearcher:
         """
         resolved, model = self.resolve()
         if resolved is None:
-            raise ToolFailure(ToolError(
-                kind="x_search_unavailable", message=f"XSearch is not available: {model}",
-                details={"reason": model},
-                recovery_hint="Set XAI_API_KEY (and optionally %config HolonNB.x_search = {\"model\": …}); "
-                              "use WebSearch meanwhile."))
+            raise ToolFailure(
+                ToolError(
+                    kind="x_search_unavailable",
+                    message=f"XSearch is not available: {model}",
+                    details={"reason": model},
+                    recovery_hint='Set XAI_API_KEY (and optionally %config HolonNB.x_search = {"model": …}); '
+                    "use WebSearch meanwhile.",
+                )
+            )
         tool: dict[str, Any] = {"type": "x_search"}
         if allowed:
             tool["allowed_x_handles"] = allowed
@@ -103,8 +117,11 @@ class XSearcher:
                 raw = await self._post(refreshed, model, query, tool)
         latency_ms = int((time.monotonic() - started) * 1000)
         if not 200 <= raw.status_code < 300:
-            raise _failed(f"xAI answered HTTP {raw.status_code}", {"status": raw.status_code},
-                          retryable=raw.status_code in (429, 500, 502, 503, 504))
+            raise _failed(
+                f"xAI answered HTTP {raw.status_code}",
+                {"status": raw.status_code},
+                retryable=raw.status_code in (429, 500, 502, 503, 504),
+            )
         try:
             data = raw.json()
         except ValueError:
@@ -114,11 +131,13 @@ class XSearcher:
     async def _post(self, resolved: Any, model: str, query: str, tool: dict[str, Any]) -> Any:
         import openai
 
-        client = openai.AsyncOpenAI(api_key=resolved.api_key, base_url=resolved.base_url, max_retries=0,
-                                    timeout=self.timeout_s())
+        client = openai.AsyncOpenAI(
+            api_key=resolved.api_key, base_url=resolved.base_url, max_retries=0, timeout=self.timeout_s()
+        )
         try:
             response = await client.responses.with_raw_response.create(
-                model=model, input=query, tools=[tool], tool_choice="auto", store=False)  # type: ignore[list-item]
+                model=model, input=query, tools=[tool], tool_choice="auto", store=False
+            )  # type: ignore[list-item]
             return response.http_response
         except openai.APIStatusError as exc:
             return exc.response
@@ -145,11 +164,16 @@ class XSearcher:
                     continue
                 texts.append(str(part.get("text") or ""))
                 for ann in part.get("annotations") or ():
-                    if isinstance(ann, dict) and ann.get("type") == "url_citation" and ann.get("url") \
-                            and ann["url"] not in seen:
+                    if (
+                        isinstance(ann, dict)
+                        and ann.get("type") == "url_citation"
+                        and ann.get("url")
+                        and ann["url"] not in seen
+                    ):
                         seen.add(ann["url"])
-                        citations.append({k: ann[k] for k in ("url", "title", "start_index", "end_index")
-                                          if ann.get(k) is not None})
+                        citations.append(
+                            {k: ann[k] for k in ("url", "title", "start_index", "end_index") if ann.get(k) is not None}
+                        )
         text = "".join(texts).strip()
         if not text:
             raise _failed("xAI returned no text for this X search", {"hosted_item_types": hosted})
@@ -157,6 +181,12 @@ class XSearcher:
         if request_id:
             diagnostics["provider_request_id"] = request_id
         n = len(citations)
-        return {"text": text, "citations": citations, "provider": "xai", "backend": "x_search",
-                "model": str(data.get("model") or model), "diagnostics": diagnostics,
-                "summary_text": f"xAI X search returned {n} citation(s)"}
+        return {
+            "text": text,
+            "citations": citations,
+            "provider": "xai",
+            "backend": "x_search",
+            "model": str(data.get("model") or model),
+            "diagnostics": diagnostics,
+            "summary_text": f"xAI X search returned {n} citation(s)",
+        }

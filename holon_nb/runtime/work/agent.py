@@ -33,10 +33,16 @@ if TYPE_CHECKING:
 __all__ = ["AUTHORITY_CLASSES", "AgentWork"]
 
 #: ``AuthorityClass`` values (agents spec §1.4) and their legacy aliases.
-AUTHORITY_CLASSES = {"operator_instruction": "operator_instruction", "runtime_instruction": "runtime_instruction",
-                     "integration_signal": "integration_signal", "external_evidence": "external_evidence",
-                     "trusted_operator": "operator_instruction", "trusted_system": "runtime_instruction",
-                     "trusted_integration": "integration_signal", "untrusted_external": "external_evidence"}
+AUTHORITY_CLASSES = {
+    "operator_instruction": "operator_instruction",
+    "runtime_instruction": "runtime_instruction",
+    "integration_signal": "integration_signal",
+    "external_evidence": "external_evidence",
+    "trusted_operator": "operator_instruction",
+    "trusted_system": "runtime_instruction",
+    "trusted_integration": "integration_signal",
+    "untrusted_external": "external_evidence",
+}
 _MISSING = object()
 
 
@@ -60,30 +66,44 @@ class AgentWork:
     def authority(self) -> str:
         """The caller turn's authority class (never chosen by a model)."""
         value = self.call.execution.get("authority")
-        return AUTHORITY_CLASSES.get(value, "operator_instruction") if isinstance(value, str) else "operator_instruction"
+        return (
+            AUTHORITY_CLASSES.get(value, "operator_instruction") if isinstance(value, str) else "operator_instruction"
+        )
 
     def _owned(self, db: Any, work_item_id: str, *, unknown_kind: str = "work_item_not_found") -> dict[str, Any]:
         rec = self.svc.records.load(db, work_item_id)
         if rec is None or (unknown_kind == "unknown_work_item" and rec["agent_id"] != self.agent_id):
-            raise fail(unknown_kind, f"work item {work_item_id} was not found", {"work_item_id": work_item_id},
-                       "Use ListWorkItems to find this agent's work items.")
+            raise fail(
+                unknown_kind,
+                f"work item {work_item_id} was not found",
+                {"work_item_id": work_item_id},
+                "Use ListWorkItems to find this agent's work items.",
+            )
         if rec["agent_id"] != self.agent_id:
-            raise fail("work_item_access_denied", f"work item {work_item_id} belongs to another agent",
-                       {"work_item_id": work_item_id}, "Only the owning agent can change a work item.")
+            raise fail(
+                "work_item_access_denied",
+                f"work item {work_item_id} belongs to another agent",
+                {"work_item_id": work_item_id},
+                "Only the owning agent can change a work item.",
+            )
         return rec
 
     def _open(self, rec: dict[str, Any]) -> None:
         if rec["state"] != "open":
-            raise fail("work_item_not_open", f"work item {rec['id']} is {rec['state']}",
-                       {"work_item_id": rec["id"], "state": rec["state"]},
-                       "Only open work items change; create a new one for new work.")
+            raise fail(
+                "work_item_not_open",
+                f"work item {rec['id']} is {rec['state']}",
+                {"work_item_id": rec["id"], "state": rec["state"]},
+                "Only open work items change; create a new one for new work.",
+            )
 
     def view(self, db: Any, rec: dict[str, Any], include_todo: bool = True) -> dict[str, Any]:
         """The ``WorkItemView`` of one record, derived now."""
         ctx = load_context(db.execute, rec["agent_id"])
         brief = self.svc.records.brief(db, rec.get("result_brief_id"))
-        return work_item_view(rec, derive(rec, ctx), self.svc.agent_home(rec["agent_id"]), include_todo=include_todo,
-                              ctx=ctx, brief=brief)
+        return work_item_view(
+            rec, derive(rec, ctx), self.svc.agent_home(rec["agent_id"]), include_todo=include_todo, ctx=ctx, brief=brief
+        )
 
     def _workspace_id(self) -> str:
         view = self.svc.rt.workspaces.bind(self.call)
@@ -93,19 +113,29 @@ class AgentWork:
         return ws_id if isinstance(ws_id, str) and ws_id else "agent_home"
 
     # ------------------------------------------------------------ work items (§5.11-§5.16)
-    def create_work_item(self, objective: str, plan_status: str | None, plan: str | None,
-                         todo_list: list[dict[str, str]]) -> dict[str, Any]:
+    def create_work_item(
+        self, objective: str, plan_status: str | None, plan: str | None, todo_list: list[dict[str, str]]
+    ) -> dict[str, Any]:
         """CreateWorkItem (agents spec §5.11; focus per D9). Returns ``{work_item, summary_text}``."""
         wid = new_id("work")
         path = self.svc.records.plan_path(self.agent_id, wid)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(safe_text(self.svc.rt._scrubber().text(plan or "")), encoding="utf-8")  # D6
         now = fmt(utcnow())
-        rec = {"id": wid, "agent_id": self.agent_id, "workspace_id": self._workspace_id(),
-               "objective": safe_text(objective), "state": "open", "plan_status": plan_status or "draft",
-               "plan_meta": plan_meta_for(path), "todo_list": todo_list, "work_refs": [], "created_at": now,
-               "updated_at": now, "turn_id": None if self.binding is None or self.binding.ephemeral
-               else self.binding.turn_id}
+        rec = {
+            "id": wid,
+            "agent_id": self.agent_id,
+            "workspace_id": self._workspace_id(),
+            "objective": safe_text(objective),
+            "state": "open",
+            "plan_status": plan_status or "draft",
+            "plan_meta": plan_meta_for(path),
+            "todo_list": todo_list,
+            "work_refs": [],
+            "created_at": now,
+            "updated_at": now,
+            "turn_id": None if self.binding is None or self.binding.ephemeral else self.binding.turn_id,
+        }
         with self.svc.tx() as t:
             rec = self.svc.records.insert(t, rec)
             cur = self.svc.records.focus(t.db, self.agent_id)["current_work_item_id"]
@@ -130,8 +160,10 @@ class AgentWork:
                 changes = {**changes, "plan_meta": self.svc.records.refresh_plan(rec)}
                 rec = self.svc.records.write(t, rec, changes, note="UpdateWorkItem")
             view = self.view(t.db, rec)
-        return {"work_item": view, "summary_text": f"updated work item {work_item_id}" if changes
-                else f"work item {work_item_id} unchanged"}
+        return {
+            "work_item": view,
+            "summary_text": f"updated work item {work_item_id}" if changes else f"work item {work_item_id} unchanged",
+        }
 
     def get_work_item(self, work_item_id: str, include_todo: bool) -> dict[str, Any]:
         """GetWorkItem (agents spec §5.14): read-only; foreign items look unknown."""
@@ -155,10 +187,17 @@ class AgentWork:
             rec = self.svc.records.load(db, slim["id"])
             assert rec is not None
             brief = self.svc.records.brief(db, rec.get("result_brief_id"))
-            items.append(work_item_view(rec, d, home, include_todo=include_todo, ctx=ctx, brief=brief,
-                                        compact=True))  # compact list form: see work_views (§5.15 departure)
-        return {"context": self._context(db), "filter": filter_name, "returned": len(items),
-                "total_matching": total, "limit": limit, "work_items": items}
+            items.append(
+                work_item_view(rec, d, home, include_todo=include_todo, ctx=ctx, brief=brief, compact=True)
+            )  # compact list form: see work_views (§5.15 departure)
+        return {
+            "context": self._context(db),
+            "filter": filter_name,
+            "returned": len(items),
+            "total_matching": total,
+            "limit": limit,
+            "work_items": items,
+        }
 
     def pick_work_item(self, work_item_id: str, reason: str | None, clear_blocker: bool) -> dict[str, Any]:
         """PickWorkItem (agents spec §5.13); see :func:`holon_nb.runtime.work.focus.pick`."""
@@ -169,12 +208,26 @@ class AgentWork:
         return complete(self, work_item_id, self.call.execution.get("report"))
 
     # ------------------------------------------------------------ WaitFor (§5.1)
-    def stage_wait(self, reason: str, wake: str, delivery: str, resource: str | None, work_item_id: str | None,
-                   recheck_after_ms: int | None) -> StagedWait:
+    def stage_wait(
+        self,
+        reason: str,
+        wake: str,
+        delivery: str,
+        resource: str | None,
+        work_item_id: str | None,
+        recheck_after_ms: int | None,
+    ) -> StagedWait:
         """Validate a WaitFor call and resolve its owner without committing anything (§4.5 "call time")."""
-        staged = StagedWait(agent_id=self.agent_id, binding=self.binding or Binding.direct(), reason=reason,
-                            wake=wake, delivery=delivery, resource=resource, explicit_work_item_id=work_item_id,
-                            recheck_after_ms=recheck_after_ms)
+        staged = StagedWait(
+            agent_id=self.agent_id,
+            binding=self.binding or Binding.direct(),
+            reason=reason,
+            wake=wake,
+            delivery=delivery,
+            resource=resource,
+            explicit_work_item_id=work_item_id,
+            recheck_after_ms=recheck_after_ms,
+        )
         return self.svc.waits.prepare(self.svc.reader(), staged)
 
     def settle_wait(self, staged: StagedWait, brief: str | None = None) -> dict[str, Any]:
@@ -188,8 +241,15 @@ class AgentWork:
             self.svc.notify_timers()  # the scheduler also fires the fallback recheck
         return result
 
-    def wait_for(self, reason: str, wake: str, delivery: str, resource: str | None, work_item_id: str | None,
-                 recheck_after_ms: int | None) -> dict[str, Any]:
+    def wait_for(
+        self,
+        reason: str,
+        wake: str,
+        delivery: str,
+        resource: str | None,
+        work_item_id: str | None,
+        recheck_after_ms: int | None,
+    ) -> dict[str, Any]:
         """WaitFor as a direct call (D11): validate, then settle at once; ``final`` needs ``context["brief"]``.
 
         Raises:
@@ -203,15 +263,19 @@ class AgentWork:
             text = self.call.execution.get("brief")
             brief = text.strip() if isinstance(text, str) else ""
             if not brief:
-                raise fail("empty_final_brief", "WaitFor with delivery=final needs a non-empty final brief",
-                           {"field": "brief", "tool_name": "WaitFor"},
-                           "Pass the operator-facing brief as execution context (context={'brief': '…'}), "
-                           "or use delivery=silent.")
+                raise fail(
+                    "empty_final_brief",
+                    "WaitFor with delivery=final needs a non-empty final brief",
+                    {"field": "brief", "tool_name": "WaitFor"},
+                    "Pass the operator-facing brief as execution context (context={'brief': '…'}), "
+                    "or use delivery=silent.",
+                )
         return self.settle_wait(staged, brief)
 
     # ------------------------------------------------------------ timers (§5.7-§5.10)
-    def create_timer(self, duration_ms: int | None, fire_at: str | None, interval_ms: int | None,
-                     summary: str | None) -> dict[str, Any]:
+    def create_timer(
+        self, duration_ms: int | None, fire_at: str | None, interval_ms: int | None, summary: str | None
+    ) -> dict[str, Any]:
         """CreateTimer: validate, persist and arm. Returns ``{timer, summary_text}``."""
         duration, due, created = self.svc.timers.resolve_schedule(duration_ms, fire_at, interval_ms)
         with self.svc.tx() as t:
@@ -222,8 +286,13 @@ class AgentWork:
     def list_timers(self, filter_name: str, limit: int) -> dict[str, Any]:
         """ListTimers: the caller's timers, newest first."""
         total, rows = self.svc.timers.list(self.svc.reader(), self.agent_id, filter_name, limit)
-        return {"filter": filter_name, "limit": limit, "returned": len(rows), "total_matching": total,
-                "timers": [timer_view(r) for r in rows]}
+        return {
+            "filter": filter_name,
+            "limit": limit,
+            "returned": len(rows),
+            "total_matching": total,
+            "timers": [timer_view(r) for r in rows],
+        }
 
     def get_timer(self, timer_id: str) -> dict[str, Any]:
         """GetTimer: ``{timer}``; another agent's timer is ``timer_not_found``."""
@@ -250,11 +319,22 @@ class AgentWork:
             if work_item_id is None:
                 work_item_id = self.svc.records.focus(t.db, self.agent_id)["current_turn_work_item_id"]
             self.svc.queue.enqueue(
-                t, agent_id=self.agent_id, kind="internal_followup", text=text,
-                origin={"kind": "system", "subsystem": "tool_enqueue"}, authority=self.authority, priority=priority,
-                work_item_id=work_item_id, turn_id=binding.turn_id if binding else None)
-        return {"enqueued": True, "priority": priority, "follow_up_text": text,
-                "summary_text": f"enqueued follow-up: {text}"}
+                t,
+                agent_id=self.agent_id,
+                kind="internal_followup",
+                text=text,
+                origin={"kind": "system", "subsystem": "tool_enqueue"},
+                authority=self.authority,
+                priority=priority,
+                work_item_id=work_item_id,
+                turn_id=binding.turn_id if binding else None,
+            )
+        return {
+            "enqueued": True,
+            "priority": priority,
+            "follow_up_text": text,
+            "summary_text": f"enqueued follow-up: {text}",
+        }
 
     def send_agent_message(self, target_id: str, message: str, priority: str) -> dict[str, Any]:
         """SendAgentMessage (§5.3): durable, fire-and-forget, authorized targets only."""
@@ -265,12 +345,23 @@ class AgentWork:
             meta["sender_work_item_id"] = binding.work_item_id
         with self.svc.tx() as t:
             msg = self.svc.queue.enqueue(
-                t, agent_id=target_id, kind="internal_followup", text=message,
-                origin={"kind": "system", "subsystem": "agent_message"}, authority=self.authority,
-                priority=priority, metadata=meta, turn_id=binding.turn_id if binding else None)
-        return {"agent_id": target_id, "message_id": msg["id"], "priority": priority, "enqueued": True,
-                "summary_text": f"sent message to {target_id}"}
-
+                t,
+                agent_id=target_id,
+                kind="internal_followup",
+                text=message,
+                origin={"kind": "system", "subsystem": "agent_message"},
+                authority=self.authority,
+                priority=priority,
+                metadata=meta,
+                turn_id=binding.turn_id if binding else None,
+            )
+        return {
+            "agent_id": target_id,
+            "message_id": msg["id"],
+            "priority": priority,
+            "enqueued": True,
+            "summary_text": f"sent message to {target_id}",
+        }
 
     def authorize_message(self, target_id: str) -> dict[str, Any]:
         """SendAgentMessage rules 1-3: the target exists, is active, and the caller may reach it.
@@ -283,15 +374,25 @@ class AgentWork:
                 ``agent_deleted``, ``agent_stopped``, ``agent_message_not_authorized``.
         """
         if target_id == self.agent_id:
-            raise fail("invalid_tool_input", "SendAgentMessage cannot target the calling agent",
-                       {"tool_name": "SendAgentMessage", "field": "agent_id",
-                        "validation_error": "must not be the calling agent"},
-                       "Use Enqueue to queue a follow-up for yourself.")
+            raise fail(
+                "invalid_tool_input",
+                "SendAgentMessage cannot target the calling agent",
+                {
+                    "tool_name": "SendAgentMessage",
+                    "field": "agent_id",
+                    "validation_error": "must not be the calling agent",
+                },
+                "Use Enqueue to queue a follow-up for yourself.",
+            )
         store = self.svc.rt.store
         target = store.agent(target_id)
         if target is None:
-            raise fail("agent_not_found", f"agent {target_id} was not found", {"agent_id": target_id},
-                       "Use GetAgent to check the agent id.")
+            raise fail(
+                "agent_not_found",
+                f"agent {target_id} was not found",
+                {"agent_id": target_id},
+                "Use GetAgent to check the agent id.",
+            )
         status = target.get("status") or "active"
         if status in ("deleting", "deleted", "stopped"):
             kind = f"agent_{status}"
@@ -299,12 +400,20 @@ class AgentWork:
         caller = store.agent(self.agent_id) or {}
         caller_profile = self.call.profile.value
         target_public = target.get("profile") == "public_named"
-        allowed = (target_id == caller.get("parent_id")
-                   or (not target_public and target.get("parent_id") == self.agent_id)
-                   or (caller_profile == "public_named" and target_public))
+        allowed = (
+            target_id == caller.get("parent_id")
+            or (not target_public and target.get("parent_id") == self.agent_id)
+            or (caller_profile == "public_named" and target_public)
+        )
         if not allowed:
-            raise fail("agent_message_not_authorized", f"agent {self.agent_id} may not message agent {target_id}",
-                       {"agent_id": target_id, "caller_profile_preset": caller_profile,
-                        "target_visibility": "public" if target_public else "private"},
-                       "A private child can message only its parent; message agents you supervise or public agents.")
+            raise fail(
+                "agent_message_not_authorized",
+                f"agent {self.agent_id} may not message agent {target_id}",
+                {
+                    "agent_id": target_id,
+                    "caller_profile_preset": caller_profile,
+                    "target_visibility": "public" if target_public else "private",
+                },
+                "A private child can message only its parent; message agents you supervise or public agents.",
+            )
         return target

@@ -21,9 +21,22 @@ from .views import plan_meta_for
 
 __all__ = ["WorkItemRecords", "revision_conflict", "todo_text"]
 
-_COLUMNS = ("workspace_id", "objective", "state", "plan_status", "plan_meta", "todo_list", "work_refs",
-            "blocked_by", "recheck_at", "recheck_consumed_at", "result_brief_id", "result_summary",
-            "completion_intent", "turn_id")
+_COLUMNS = (
+    "workspace_id",
+    "objective",
+    "state",
+    "plan_status",
+    "plan_meta",
+    "todo_list",
+    "work_refs",
+    "blocked_by",
+    "recheck_at",
+    "recheck_consumed_at",
+    "result_brief_id",
+    "result_summary",
+    "completion_intent",
+    "turn_id",
+)
 _JSON = ("plan_meta", "todo_list", "work_refs", "completion_intent")
 
 
@@ -32,8 +45,13 @@ def revision_conflict(work_item_id: str, expected: int, actual: int | None) -> E
     details: dict[str, Any] = {"record_type": "work_item", "record_id": work_item_id, "expected_revision": expected}
     if actual is not None:
         details["actual_revision"] = actual
-    return fail("revision_conflict", f"work item {work_item_id} changed since revision {expected} was read",
-                details, "retry with fresh state", retryable=True)
+    return fail(
+        "revision_conflict",
+        f"work item {work_item_id} changed since revision {expected} was read",
+        details,
+        "retry with fresh state",
+        retryable=True,
+    )
 
 
 def _workspace(workspace_id: str | None) -> str | None:
@@ -91,8 +109,9 @@ class WorkItemRecords:
         self._log(t, row, {"created": True})
         return row
 
-    def write(self, t: Tx, rec: dict[str, Any], changes: dict[str, Any], *, expected: int | None = None,
-              note: str = "update") -> dict[str, Any]:
+    def write(
+        self, t: Tx, rec: dict[str, Any], changes: dict[str, Any], *, expected: int | None = None, note: str = "update"
+    ) -> dict[str, Any]:
         """Compare-and-set ``changes`` onto ``rec`` at revision ``expected`` (default: ``rec``'s); bump it.
 
         Returns:
@@ -107,7 +126,9 @@ class WorkItemRecords:
         values = [json.dumps(v) if c in _JSON else v for c, v in changes.items()]
         cur = t.db.execute(
             f"UPDATE work_items SET {sets}{',' if sets else ''} revision=revision+1, updated_at=?"
-            " WHERE id=? AND revision=?", (*values, now, rec["id"], expected))
+            " WHERE id=? AND revision=?",
+            (*values, now, rec["id"], expected),
+        )
         if cur.rowcount != 1:
             row = t.db.execute("SELECT revision FROM work_items WHERE id=?", (rec["id"],)).fetchone()
             raise revision_conflict(rec["id"], expected, row[0] if row else None)
@@ -116,14 +137,27 @@ class WorkItemRecords:
         return new
 
     def _log(self, t: Tx, rec: dict[str, Any], change: dict[str, Any]) -> None:
-        t.db.execute("INSERT INTO work_item_revisions(work_item_id, revision, agent_id, change, created_at)"
-                     " VALUES (?,?,?,?,?)", (rec["id"], rec["revision"], rec["agent_id"], json.dumps(change),
-                                            rec["updated_at"]))
-        self._index(t.db, agent_id=rec["agent_id"], source_ref=f"work_item:{rec['id']}", source_kind="work_item",
-                    text=todo_text(rec), title=rec["objective"], updated_at=rec["updated_at"],
-                    workspace_id=_workspace(rec.get("workspace_id")))
-        t.emit("work_item_changed", agent_id=rec["agent_id"], work_item_id=rec["id"], revision=rec["revision"],
-               state=rec["state"])
+        t.db.execute(
+            "INSERT INTO work_item_revisions(work_item_id, revision, agent_id, change, created_at) VALUES (?,?,?,?,?)",
+            (rec["id"], rec["revision"], rec["agent_id"], json.dumps(change), rec["updated_at"]),
+        )
+        self._index(
+            t.db,
+            agent_id=rec["agent_id"],
+            source_ref=f"work_item:{rec['id']}",
+            source_kind="work_item",
+            text=todo_text(rec),
+            title=rec["objective"],
+            updated_at=rec["updated_at"],
+            workspace_id=_workspace(rec.get("workspace_id")),
+        )
+        t.emit(
+            "work_item_changed",
+            agent_id=rec["agent_id"],
+            work_item_id=rec["id"],
+            revision=rec["revision"],
+            state=rec["state"],
+        )
 
     def refresh_plan(self, rec: dict[str, Any]) -> dict[str, Any]:
         """Plan-artifact metadata read from disk now (stored with the next write, §5.12 rule 3)."""
@@ -138,25 +172,63 @@ class WorkItemRecords:
             assert key in ("current_work_item_id", "current_turn_work_item_id", "current_execution_binding")
             value = json.dumps(value) if key == "current_execution_binding" and value is not None else value
             t.db.execute(f"UPDATE agent_work_state SET {key}=?, updated_at=? WHERE agent_id=?", (value, now, agent_id))
-        t.emit("focus_changed", agent_id=agent_id, **{k: v for k, v in changes.items()
-                                                       if k != "current_execution_binding"})
+        t.emit(
+            "focus_changed", agent_id=agent_id, **{k: v for k, v in changes.items() if k != "current_execution_binding"}
+        )
 
     # ------------------------------------------------------------ briefs
-    def insert_brief(self, t: Tx, *, agent_id: str, text: str, source: str, work_item_id: str | None,
-                     wait_id: str | None = None, turn_id: str | None = None,
-                     citations: list[Any] | None = None) -> dict[str, Any]:
+    def insert_brief(
+        self,
+        t: Tx,
+        *,
+        agent_id: str,
+        text: str,
+        source: str,
+        work_item_id: str | None,
+        wait_id: str | None = None,
+        turn_id: str | None = None,
+        citations: list[Any] | None = None,
+    ) -> dict[str, Any]:
         """Insert one ``result`` brief and index it (``brief:<id>``)."""
-        brief = {"id": new_id("brief"), "agent_id": agent_id, "kind": "result", "text": safe_text(text),
-                 "work_item_id": work_item_id, "wait_id": wait_id, "source": source,
-                 "citations": citations or [], "created_at": fmt(utcnow()), "turn_id": turn_id}
-        t.db.execute("INSERT INTO briefs(id, agent_id, kind, text, work_item_id, wait_id, source, citations,"
-                     " created_at, turn_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                     (brief["id"], agent_id, "result", brief["text"], work_item_id, wait_id, source,
-                      json.dumps(brief["citations"]), brief["created_at"], turn_id))
+        brief = {
+            "id": new_id("brief"),
+            "agent_id": agent_id,
+            "kind": "result",
+            "text": safe_text(text),
+            "work_item_id": work_item_id,
+            "wait_id": wait_id,
+            "source": source,
+            "citations": citations or [],
+            "created_at": fmt(utcnow()),
+            "turn_id": turn_id,
+        }
+        t.db.execute(
+            "INSERT INTO briefs(id, agent_id, kind, text, work_item_id, wait_id, source, citations,"
+            " created_at, turn_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                brief["id"],
+                agent_id,
+                "result",
+                brief["text"],
+                work_item_id,
+                wait_id,
+                source,
+                json.dumps(brief["citations"]),
+                brief["created_at"],
+                turn_id,
+            ),
+        )
         owner = self.load(t.db, work_item_id) if work_item_id else None
-        self._index(t.db, agent_id=agent_id, source_ref=f"brief:{brief['id']}", source_kind="brief",
-                    text=brief["text"], title="result brief", updated_at=brief["created_at"],
-                    workspace_id=_workspace(owner.get("workspace_id") if owner else None))
+        self._index(
+            t.db,
+            agent_id=agent_id,
+            source_ref=f"brief:{brief['id']}",
+            source_kind="brief",
+            text=brief["text"],
+            title="result brief",
+            updated_at=brief["created_at"],
+            workspace_id=_workspace(owner.get("workspace_id") if owner else None),
+        )
         t.emit("brief_published", agent_id=agent_id, brief_id=brief["id"], work_item_id=work_item_id)
         return brief
 
@@ -171,21 +243,34 @@ class WorkItemRecords:
     @staticmethod
     def frames(db: Any, agent_id: str) -> list[dict[str, Any]]:
         """Active continuation frames of an agent, oldest first."""
-        rows = db.execute("SELECT * FROM continuation_frames WHERE agent_id=? AND state='active'"
-                          " ORDER BY created_at, id", (agent_id,)).fetchall()
+        rows = db.execute(
+            "SELECT * FROM continuation_frames WHERE agent_id=? AND state='active' ORDER BY created_at, id", (agent_id,)
+        ).fetchall()
         return [decode(r) for r in rows]  # type: ignore[misc]
 
     @staticmethod
-    def add_frame(t: Tx, agent_id: str, suspended: str, active: str, reason: str | None,
-                  turn_id: str | None) -> dict[str, Any]:
+    def add_frame(
+        t: Tx, agent_id: str, suspended: str, active: str, reason: str | None, turn_id: str | None
+    ) -> dict[str, Any]:
         """Create an active frame: ``suspended`` waits for ``active`` to complete (``on_completed``)."""
         now = fmt(utcnow())
-        frame = {"id": new_id("wic"), "agent_id": agent_id, "suspended_work_item_id": suspended,
-                 "active_work_item_id": active, "return_policy": "on_completed", "state": "active",
-                 "reason": reason, "created_at": now, "updated_at": now, "turn_id": turn_id}
-        t.db.execute("INSERT INTO continuation_frames(id, agent_id, suspended_work_item_id, active_work_item_id,"
-                     " return_policy, state, reason, created_at, updated_at, turn_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                     (frame["id"], agent_id, suspended, active, "on_completed", "active", reason, now, now, turn_id))
+        frame = {
+            "id": new_id("wic"),
+            "agent_id": agent_id,
+            "suspended_work_item_id": suspended,
+            "active_work_item_id": active,
+            "return_policy": "on_completed",
+            "state": "active",
+            "reason": reason,
+            "created_at": now,
+            "updated_at": now,
+            "turn_id": turn_id,
+        }
+        t.db.execute(
+            "INSERT INTO continuation_frames(id, agent_id, suspended_work_item_id, active_work_item_id,"
+            " return_policy, state, reason, created_at, updated_at, turn_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (frame["id"], agent_id, suspended, active, "on_completed", "active", reason, now, now, turn_id),
+        )
         return frame
 
     @staticmethod
@@ -193,12 +278,18 @@ class WorkItemRecords:
         """Mark a frame ``resumed`` or ``cancelled`` with its resolution reason."""
         now = fmt(utcnow())
         stamp = "resolved_at" if state == "resumed" else "cancelled_at"
-        t.db.execute(f"UPDATE continuation_frames SET state=?, resolution_reason=?, updated_at=?, {stamp}=?"
-                     " WHERE id=?", (state, reason, now, now, frame["id"]))
+        t.db.execute(
+            f"UPDATE continuation_frames SET state=?, resolution_reason=?, updated_at=?, {stamp}=? WHERE id=?",
+            (state, reason, now, now, frame["id"]),
+        )
 
     @staticmethod
     def frame_summary(frame: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
         """``{frame_id, suspended_work_item_id, active_work_item_id, return_policy, reason}`` (§3.6)."""
-        return {"frame_id": frame["id"], "suspended_work_item_id": frame["suspended_work_item_id"],
-                "active_work_item_id": frame["active_work_item_id"], "return_policy": frame["return_policy"],
-                "reason": reason if reason is not None else frame.get("reason")}
+        return {
+            "frame_id": frame["id"],
+            "suspended_work_item_id": frame["suspended_work_item_id"],
+            "active_work_item_id": frame["active_work_item_id"],
+            "return_policy": frame["return_policy"],
+            "reason": reason if reason is not None else frame.get("reason"),
+        }

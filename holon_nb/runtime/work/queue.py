@@ -37,10 +37,22 @@ class MessageQueue:
     def __init__(self, waits: WaitPlane):
         self.waits = waits
 
-    def enqueue(self, t: Tx, *, agent_id: str, kind: str, text: str, origin: dict[str, Any],
-                authority: str = "runtime_instruction", priority: str = "normal", work_item_id: str | None = None,
-                source_refs: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None,
-                origin_task_id: str | None = None, turn_id: str | None = None) -> dict[str, Any]:
+    def enqueue(
+        self,
+        t: Tx,
+        *,
+        agent_id: str,
+        kind: str,
+        text: str,
+        origin: dict[str, Any],
+        authority: str = "runtime_instruction",
+        priority: str = "normal",
+        work_item_id: str | None = None,
+        source_refs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        origin_task_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> dict[str, Any]:
         """Insert a message and trigger the wait it matches, inside the open transaction ``t``.
 
         Args:
@@ -63,22 +75,53 @@ class MessageQueue:
             several owners, see :meth:`WaitPlane.trigger`).
         """
         msg = {
-            "id": new_id("msg"), "agent_id": agent_id, "kind": kind, "origin_task_id": origin_task_id,
-            "text": safe_text(text), "metadata": metadata or {}, "created_at": fmt(utcnow()), "status": "queued",
-            "priority": priority, "authority": authority, "origin": origin, "work_item_id": work_item_id,
-            "source_refs": source_refs or {}, "turn_id": turn_id,
+            "id": new_id("msg"),
+            "agent_id": agent_id,
+            "kind": kind,
+            "origin_task_id": origin_task_id,
+            "text": safe_text(text),
+            "metadata": metadata or {},
+            "created_at": fmt(utcnow()),
+            "status": "queued",
+            "priority": priority,
+            "authority": authority,
+            "origin": origin,
+            "work_item_id": work_item_id,
+            "source_refs": source_refs or {},
+            "turn_id": turn_id,
         }
         t.db.execute(
             "INSERT INTO messages(id, agent_id, kind, origin_task_id, text, metadata, created_at, seq, status,"
             " priority, authority, origin, work_item_id, source_refs, turn_id) VALUES (?,?,?,?,?,?,?,"
             " (SELECT COALESCE(MAX(seq),0)+1 FROM messages),?,?,?,?,?,?,?)",
-            (msg["id"], agent_id, kind, origin_task_id, msg["text"], json.dumps(msg["metadata"]), msg["created_at"],
-             "queued", priority, authority, json.dumps(origin), work_item_id, json.dumps(msg["source_refs"]), turn_id))
+            (
+                msg["id"],
+                agent_id,
+                kind,
+                origin_task_id,
+                msg["text"],
+                json.dumps(msg["metadata"]),
+                msg["created_at"],
+                "queued",
+                priority,
+                authority,
+                json.dumps(origin),
+                work_item_id,
+                json.dumps(msg["source_refs"]),
+                turn_id,
+            ),
+        )
         waits = self.waits.trigger(t, msg)
         msg["triggered_wait_id"] = waits[0]["id"] if waits else None
         msg["triggered_wait_ids"] = [w["id"] for w in waits]
-        t.emit("message_enqueued", agent_id=agent_id, message_id=msg["id"], message_kind=kind, priority=priority,
-               triggered_wait_id=msg["triggered_wait_id"])
+        t.emit(
+            "message_enqueued",
+            agent_id=agent_id,
+            message_id=msg["id"],
+            message_kind=kind,
+            priority=priority,
+            triggered_wait_id=msg["triggered_wait_id"],
+        )
         return msg
 
     @staticmethod
@@ -89,8 +132,9 @@ class MessageQueue:
     @staticmethod
     def queued(db: Any, agent_id: str) -> list[dict[str, Any]]:
         """The agent's queued messages in service order (priority, then arrival)."""
-        rows = db.execute(f"SELECT * FROM messages WHERE agent_id=? AND status='queued' ORDER BY {_ORDER}",
-                          (agent_id,)).fetchall()
+        rows = db.execute(
+            f"SELECT * FROM messages WHERE agent_id=? AND status='queued' ORDER BY {_ORDER}", (agent_id,)
+        ).fetchall()
         return [decode(r) for r in rows]  # type: ignore[misc]
 
     def process(self, t: Tx, message_id: str) -> dict[str, Any]:
@@ -110,31 +154,56 @@ class MessageQueue:
         """
         msg = self.load(t.db, message_id)
         if msg is None or msg["status"] != "queued":
-            raise fail("message_not_queued", f"message {message_id} is not queued",
-                       {"message_id": message_id, "status": msg["status"] if msg else None})
+            raise fail(
+                "message_not_queued",
+                f"message {message_id} is not queued",
+                {"message_id": message_id, "status": msg["status"] if msg else None},
+            )
         now = fmt(utcnow())
         t.db.execute("UPDATE messages SET status='processed', consumed_at=? WHERE id=?", (now, message_id))
         # a timer tick may have triggered several waits (one per owner bound to the timer): all resolve;
         # the admission binds to the one whose owner the message names, else the most recently created
-        rows = t.db.execute("SELECT * FROM waits WHERE trigger_message_id=? AND status='triggered' ORDER BY seq DESC",
-                            (message_id,)).fetchall()
+        rows = t.db.execute(
+            "SELECT * FROM waits WHERE trigger_message_id=? AND status='triggered' ORDER BY seq DESC", (message_id,)
+        ).fetchall()
         triggered = [w for w in (decode(r) for r in rows) if w is not None]
         triggered.sort(key=lambda w: w.get("work_item_id") != msg.get("work_item_id"))
         wait = triggered[0] if triggered else None
         items = [self.waits.resolve(t, w) for w in triggered]
         item = items[0] if items else None
         if wait:
-            owner = ({"kind": "work_item", "work_item_id": wait["work_item_id"]} if wait.get("work_item_id")
-                     else {"kind": "agent_lifecycle", "agent_id": msg["agent_id"]})
+            owner = (
+                {"kind": "work_item", "work_item_id": wait["work_item_id"]}
+                if wait.get("work_item_id")
+                else {"kind": "agent_lifecycle", "agent_id": msg["agent_id"]}
+            )
             klass = "resume_expected_wait"
         else:
-            owner = ({"kind": "work_item", "work_item_id": msg["work_item_id"]} if msg.get("work_item_id")
-                     else {"kind": "agent_lifecycle", "agent_id": msg["agent_id"]})
-            klass = {"system_tick": "liveness_only", "callback_event": "liveness_only",
-                     "internal_followup": "local_continuation"}.get(msg["kind"], "resume_override")
-        t.emit("message_processed", agent_id=msg["agent_id"], message_id=message_id,
-               consumed_wait_id=wait["id"] if wait else None)
-        return {"message_id": message_id, "agent_id": msg["agent_id"], "kind": msg["kind"],
-                "trigger_kind": message_trigger_kind(msg["kind"]), "consumed_wait_id": wait["id"] if wait else None,
-                "consumed_wait_ids": [w["id"] for w in triggered], "owner": owner, "continuation_class": klass,
-                "work_item": item, "unblocked_work_items": [i for i in items if i is not None]}
+            owner = (
+                {"kind": "work_item", "work_item_id": msg["work_item_id"]}
+                if msg.get("work_item_id")
+                else {"kind": "agent_lifecycle", "agent_id": msg["agent_id"]}
+            )
+            klass = {
+                "system_tick": "liveness_only",
+                "callback_event": "liveness_only",
+                "internal_followup": "local_continuation",
+            }.get(msg["kind"], "resume_override")
+        t.emit(
+            "message_processed",
+            agent_id=msg["agent_id"],
+            message_id=message_id,
+            consumed_wait_id=wait["id"] if wait else None,
+        )
+        return {
+            "message_id": message_id,
+            "agent_id": msg["agent_id"],
+            "kind": msg["kind"],
+            "trigger_kind": message_trigger_kind(msg["kind"]),
+            "consumed_wait_id": wait["id"] if wait else None,
+            "consumed_wait_ids": [w["id"] for w in triggered],
+            "owner": owner,
+            "continuation_class": klass,
+            "work_item": item,
+            "unblocked_work_items": [i for i in items if i is not None],
+        }

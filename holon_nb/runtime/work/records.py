@@ -95,13 +95,26 @@ _MESSAGE_COLUMNS = {
     "consumed_at": "TEXT",
 }
 
-_JSON_COLUMNS = ("plan_meta", "todo_list", "work_refs", "completion_intent", "wake_sources", "continuation",
-                 "citations", "origin", "source_refs", "metadata", "current_execution_binding")
+_JSON_COLUMNS = (
+    "plan_meta",
+    "todo_list",
+    "work_refs",
+    "completion_intent",
+    "wake_sources",
+    "continuation",
+    "citations",
+    "origin",
+    "source_refs",
+    "metadata",
+    "current_execution_binding",
+)
 
 
 #: A work item's list class (the scheduler rank of a plain item, agents spec §5.15) as SQL over ``{row}``.
-CLASS_SQL = ("CASE WHEN {row}.state='completed' THEN 7 WHEN {row}.state='completing' THEN 6"
-             " WHEN {row}.blocked_by IS NOT NULL THEN 5 WHEN {row}.plan_status='needs_input' THEN 4 ELSE 2 END")
+CLASS_SQL = (
+    "CASE WHEN {row}.state='completed' THEN 7 WHEN {row}.state='completing' THEN 6"
+    " WHEN {row}.blocked_by IS NOT NULL THEN 5 WHEN {row}.plan_status='needs_input' THEN 4 ELSE 2 END"
+)
 
 # ``work_item_counts``: work items per (agent, class), kept by triggers, so ListWorkItems counts
 # ``total_matching`` without reading every row. Filled from ``work_items`` when first created.
@@ -151,14 +164,18 @@ def ensure_schema(store: Store) -> None:
         for stmt in _COUNTS:
             db.execute(stmt.format(new=CLASS_SQL.format(row="NEW"), old=CLASS_SQL.format(row="OLD")))
         if fill:  # a home made before the counts existed: count once
-            db.execute("INSERT INTO work_item_counts (agent_id, klass, n) SELECT agent_id, "
-                       f"{CLASS_SQL.format(row='work_items')}, COUNT(*) FROM work_items GROUP BY 1, 2")
+            db.execute(
+                "INSERT INTO work_item_counts (agent_id, klass, n) SELECT agent_id, "
+                f"{CLASS_SQL.format(row='work_items')}, COUNT(*) FROM work_items GROUP BY 1, 2"
+            )
         fill = db.execute("SELECT 1 FROM sqlite_master WHERE name='timer_counts'").fetchone() is None
         for stmt in _TIMER_COUNTS:
             db.execute(stmt)
         if fill:
-            db.execute("INSERT INTO timer_counts (agent_id, status, n) SELECT agent_id, status, COUNT(*)"
-                       " FROM timers GROUP BY 1, 2")
+            db.execute(
+                "INSERT INTO timer_counts (agent_id, status, n) SELECT agent_id, status, COUNT(*)"
+                " FROM timers GROUP BY 1, 2"
+            )
         have = {r[1] for r in db.execute("PRAGMA table_info(messages)")}
         for name, decl in _MESSAGE_COLUMNS.items():
             if name not in have:
@@ -258,7 +275,8 @@ class Binding:
             work_item_id=value.get("work_item_id") if isinstance(value.get("work_item_id"), str) else None,
             activation_id=value.get("activation_id") if isinstance(value.get("activation_id"), str) else None,
             claimed_work_revision=value.get("claimed_work_revision")
-            if isinstance(value.get("claimed_work_revision"), int) else None,
+            if isinstance(value.get("claimed_work_revision"), int)
+            else None,
             ephemeral=bool(value.get("ephemeral", value.get("activation_id") is None)),
         )
 
@@ -271,8 +289,12 @@ class Binding:
         return out
 
 
-def fail(kind: str, message: str, details: dict[str, Any] | None = None, hint: str | None = None,
-         retryable: bool | None = None) -> ToolFailure:
+def fail(
+    kind: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    hint: str | None = None,
+    retryable: bool | None = None,
+) -> ToolFailure:
     """A :class:`ToolFailure` for a typed work-plane error (raise it)."""
-    return ToolFailure(ToolError(kind=kind, message=message, details=details, recovery_hint=hint,
-                                 retryable=retryable))
+    return ToolFailure(ToolError(kind=kind, message=message, details=details, recovery_hint=hint, retryable=retryable))

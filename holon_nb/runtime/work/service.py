@@ -135,7 +135,8 @@ class WorkService:
                 "UPDATE messages SET origin=json_object('kind','task','task_id',origin_task_id),"
                 " authority='runtime_instruction',"
                 " work_item_id=(SELECT work_item_id FROM tasks WHERE tasks.id=messages.origin_task_id)"
-                " WHERE kind='TaskResult' AND origin IS NULL")
+                " WHERE kind='TaskResult' AND origin IS NULL"
+            )
 
     def reader(self) -> _Reader:
         """A read-only ``execute``-style view of the store (not a snapshot across queries)."""
@@ -162,15 +163,24 @@ class WorkService:
         focus = self.records.focus(self.reader(), agent_id)
         return focus["current_turn_work_item_id"] or focus["current_work_item_id"]
 
-    def _enqueue_task_message(self, db: Any, agent_id: str, kind: str, text: str, task_id: str | None,
-                              metadata: dict[str, Any] | None) -> str:
+    def _enqueue_task_message(
+        self, db: Any, agent_id: str, kind: str, text: str, task_id: str | None, metadata: dict[str, Any] | None
+    ) -> str:
         """TaskService's enqueue path: the ``TaskResult`` message plus its wait trigger, in the task's transaction."""
         t = Tx(db)
         row = db.execute("SELECT work_item_id FROM tasks WHERE id=?", (task_id,)).fetchone() if task_id else None
         work_item_id = row[0] if row else None
-        msg = self.queue.enqueue(t, agent_id=agent_id, kind=kind, text=text, origin={"kind": "task", "task_id": task_id},
-                                 authority="runtime_instruction", work_item_id=work_item_id,
-                                 metadata={**(metadata or {}), "work_item_id": work_item_id}, origin_task_id=task_id)
+        msg = self.queue.enqueue(
+            t,
+            agent_id=agent_id,
+            kind=kind,
+            text=text,
+            origin={"kind": "task", "task_id": task_id},
+            authority="runtime_instruction",
+            work_item_id=work_item_id,
+            metadata={**(metadata or {}), "work_item_id": work_item_id},
+            origin_task_id=task_id,
+        )
         self._local.events = [*getattr(self._local, "events", []), *t.events]
         return msg["id"]
 
@@ -191,8 +201,13 @@ class WorkService:
             if task is None or task["status"] not in TERMINAL:
                 continue
             with self.tx() as t:
-                msg = decode(t.db.execute("SELECT * FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
-                                          " AND status='queued' ORDER BY seq DESC LIMIT 1", (task["id"],)).fetchone())
+                msg = decode(
+                    t.db.execute(
+                        "SELECT * FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
+                        " AND status='queued' ORDER BY seq DESC LIMIT 1",
+                        (task["id"],),
+                    ).fetchone()
+                )
                 if msg is not None and self.waits.trigger(t, msg):
                     count += 1
         return count
@@ -206,8 +221,9 @@ class WorkService:
         current; ``binding["work_item_id"]`` becomes ``current_turn_work_item_id``.
         """
         with self.tx() as t:
-            self.records.set_focus(t, agent_id, current_execution_binding=binding,
-                                   current_turn_work_item_id=binding.get("work_item_id"))
+            self.records.set_focus(
+                t, agent_id, current_execution_binding=binding, current_turn_work_item_id=binding.get("work_item_id")
+            )
 
     def end_execution(self, agent_id: str, turn_id: str) -> None:
         """Clear the agent's current execution binding if it is still the turn ``turn_id``."""
@@ -223,24 +239,42 @@ class WorkService:
         with self.tx() as t:
             return self.queue.enqueue(t, agent_id=agent_id, kind=kind, text=text, **fields)
 
-    def operator_prompt(self, agent_id: str, text: str, work_item_id: str | None = None,
-                        priority: str = "normal") -> dict[str, Any]:
+    def operator_prompt(
+        self, agent_id: str, text: str, work_item_id: str | None = None, priority: str = "normal"
+    ) -> dict[str, Any]:
         """Queue operator input (wakes an ``operator_input`` wait of the same owner)."""
-        return self.enqueue(agent_id, "operator_prompt", text, origin={"kind": "operator"},
-                            authority="operator_instruction", priority=priority, work_item_id=work_item_id)
+        return self.enqueue(
+            agent_id,
+            "operator_prompt",
+            text,
+            origin={"kind": "operator"},
+            authority="operator_instruction",
+            priority=priority,
+            work_item_id=work_item_id,
+        )
 
-    def callback_event(self, agent_id: str, text: str, wait_id: str,
-                       external_trigger_id: str | None = None) -> dict[str, Any]:
+    def callback_event(
+        self, agent_id: str, text: str, wait_id: str, external_trigger_id: str | None = None
+    ) -> dict[str, Any]:
         """Queue an external callback correlated with ``wait_id`` (wakes that ``external`` wait)."""
-        return self.enqueue(agent_id, "callback_event", text,
-                            origin={"kind": "external", "external_trigger_id": external_trigger_id},
-                            authority="external_evidence",
-                            source_refs={"wait_id": wait_id, "external_trigger_id": external_trigger_id})
+        return self.enqueue(
+            agent_id,
+            "callback_event",
+            text,
+            origin={"kind": "external", "external_trigger_id": external_trigger_id},
+            authority="external_evidence",
+            source_refs={"wait_id": wait_id, "external_trigger_id": external_trigger_id},
+        )
 
     def system_tick(self, agent_id: str, wait_id: str | None = None, text: str = "system tick") -> dict[str, Any]:
         """Queue a system tick (wakes a ``system`` wait, or the correlated wait ``wait_id``)."""
-        return self.enqueue(agent_id, "system_tick", text, origin={"kind": "system", "subsystem": "scheduler"},
-                            source_refs={"wait_id": wait_id} if wait_id else {})
+        return self.enqueue(
+            agent_id,
+            "system_tick",
+            text,
+            origin={"kind": "system", "subsystem": "scheduler"},
+            source_refs={"wait_id": wait_id} if wait_id else {},
+        )
 
     def process_message(self, message_id: str) -> dict[str, Any]:
         """Admit and process one queued message: its wait resolves, its owner unblocks (§4.6 rules 3-5).
@@ -270,8 +304,10 @@ class WorkService:
     def waits_of(self, agent_id: str, statuses: tuple[str, ...] = ("active", "triggered")) -> list[dict[str, Any]]:
         """The agent's waits with the given statuses, oldest first (decoded rows)."""
         marks = ",".join("?" * len(statuses))
-        rows = self.rt.store.query(f"SELECT * FROM waits WHERE agent_id=? AND status IN ({marks})"
-                                   " ORDER BY created_at, seq", (agent_id, *statuses))
+        rows = self.rt.store.query(
+            f"SELECT * FROM waits WHERE agent_id=? AND status IN ({marks}) ORDER BY created_at, seq",
+            (agent_id, *statuses),
+        )
         return [decode(r) for r in rows]  # type: ignore[misc]
 
     def timer(self, timer_id: str) -> dict[str, Any] | None:
@@ -291,10 +327,21 @@ class WorkService:
         for v in payload["work_items"]:
             if not include_completed and v["state"] == "completed":
                 continue
-            out.append({"id": v["id"], "objective": v["objective"], "state": v["state"], "readiness": v["readiness"],
-                        "focus": v["focus"], "is_current": v["is_current"], "plan_status": v["plan_status"],
-                        "todo_list": v.get("todo_list", []), "blocked_by": v.get("blocked_by"),
-                        "waits": v.get("active_wait_conditions", []), "updated_at": v["updated_at"]})
+            out.append(
+                {
+                    "id": v["id"],
+                    "objective": v["objective"],
+                    "state": v["state"],
+                    "readiness": v["readiness"],
+                    "focus": v["focus"],
+                    "is_current": v["is_current"],
+                    "plan_status": v["plan_status"],
+                    "todo_list": v.get("todo_list", []),
+                    "blocked_by": v.get("blocked_by"),
+                    "waits": v.get("active_wait_conditions", []),
+                    "updated_at": v["updated_at"],
+                }
+            )
         return out
 
     def agent_summary(self, agent_id: str) -> dict[str, Any]:
@@ -314,24 +361,35 @@ class WorkService:
             counts[row[0]] = row[1]
         ctx = load_context(db.execute, agent_id)
         runnable = waiting = 0
-        for row in db.execute("SELECT id, agent_id, state, blocked_by, plan_status FROM work_items"
-                              " WHERE agent_id=? AND state='open'", (agent_id,)):
+        for row in db.execute(
+            "SELECT id, agent_id, state, blocked_by, plan_status FROM work_items WHERE agent_id=? AND state='open'",
+            (agent_id,),
+        ):
             d = derive(dict(row), ctx)
             runnable += d["readiness"] == "runnable"
             waiting += d["readiness"] in ("blocked", "waiting_for_operator")
         waits = self.waits_of(agent_id)
         active = [w for w in waits if w["status"] == "active"]
-        timers = db.execute("SELECT COUNT(*), MIN(next_fire_at) FROM timers WHERE agent_id=?"
-                            " AND status IN ('active','scheduled')", (agent_id,)).fetchone()
-        queued = db.execute("SELECT COUNT(*) FROM messages WHERE agent_id=? AND status='queued'", (agent_id,)).fetchone()
+        timers = db.execute(
+            "SELECT COUNT(*), MIN(next_fire_at) FROM timers WHERE agent_id=? AND status IN ('active','scheduled')",
+            (agent_id,),
+        ).fetchone()
+        queued = db.execute(
+            "SELECT COUNT(*) FROM messages WHERE agent_id=? AND status='queued'", (agent_id,)
+        ).fetchone()
         cur = focus["current_work_item_id"]
         cur_rec = self.records.load(db, cur) if cur else None
         out: dict[str, Any] = {
             "current_work_item_id": cur if cur_rec is not None and cur_rec["state"] == "open" else None,
             "current_turn_work_item_id": focus["current_turn_work_item_id"],
-            "work_item_counts": counts, "runnable_work_item_count": runnable, "waiting_work_item_count": waiting,
-            "active_wait_count": len(active), "triggered_wait_count": len(waits) - len(active),
-            "active_timer_count": timers[0], "next_timer_fire_at": timers[1], "queued_message_count": queued[0],
+            "work_item_counts": counts,
+            "runnable_work_item_count": runnable,
+            "waiting_work_item_count": waiting,
+            "active_wait_count": len(active),
+            "triggered_wait_count": len(waits) - len(active),
+            "active_timer_count": timers[0],
+            "next_timer_fire_at": timers[1],
+            "queued_message_count": queued[0],
         }
         if active:
             out["active_wait_conditions"] = [wait_summary(w) for w in active]

@@ -42,18 +42,28 @@ RESCAN_S = 1.0
 def timer_view(row: dict[str, Any]) -> dict[str, Any]:
     """``TimerRecord`` (agents spec §5.7): legacy ``scheduled`` reads as ``active``."""
     return {
-        "id": row["id"], "agent_id": row["agent_id"], "created_at": row["created_at"],
-        "duration_ms": row["duration_ms"], "interval_ms": row["interval_ms"], "repeat": bool(row["repeat"]),
-        "status": "active" if row["status"] == "scheduled" else row["status"], "summary": row["summary"],
-        "next_fire_at": row["next_fire_at"], "last_fired_at": row["last_fired_at"], "fire_count": row["fire_count"],
+        "id": row["id"],
+        "agent_id": row["agent_id"],
+        "created_at": row["created_at"],
+        "duration_ms": row["duration_ms"],
+        "interval_ms": row["interval_ms"],
+        "repeat": bool(row["repeat"]),
+        "status": "active" if row["status"] == "scheduled" else row["status"],
+        "summary": row["summary"],
+        "next_fire_at": row["next_fire_at"],
+        "last_fired_at": row["last_fired_at"],
+        "fire_count": row["fire_count"],
     }
 
 
 def _invalid(field: str, error: str, tool: str = "CreateTimer", **extra: Any) -> Exception:
-    return fail("invalid_tool_input", f"invalid {field} for {tool}: {error}",
-                {"tool_name": tool, "field": field, "validation_error": error, **extra},
-                "Pass exactly one of duration_ms (milliseconds from now, at least 1) or fire_at "
-                "(an RFC 3339 time in the future, with its UTC offset).")
+    return fail(
+        "invalid_tool_input",
+        f"invalid {field} for {tool}: {error}",
+        {"tool_name": tool, "field": field, "validation_error": error, **extra},
+        "Pass exactly one of duration_ms (milliseconds from now, at least 1) or fire_at "
+        "(an RFC 3339 time in the future, with its UTC offset).",
+    )
 
 
 class TimerPlane:
@@ -82,8 +92,7 @@ class TimerPlane:
 
     # ------------------------------------------------------------ records
     @staticmethod
-    def resolve_schedule(duration_ms: int | None, fire_at: str | None,
-                         interval_ms: int | None) -> tuple[int, Any, Any]:
+    def resolve_schedule(duration_ms: int | None, fire_at: str | None, interval_ms: int | None) -> tuple[int, Any, Any]:
         """Validate CreateTimer's timing fields (agents spec §5.7 rules 1-3).
 
         Returns:
@@ -118,18 +127,50 @@ class TimerPlane:
         duration = max(1, math.ceil((due - now).total_seconds() * 1000))
         return duration, add_ms(now, duration), now
 
-    def create(self, t: Tx, agent_id: str, duration_ms: int, due: Any, interval_ms: int | None,
-               summary: str | None, created: Any = None) -> dict[str, Any]:
+    def create(
+        self,
+        t: Tx,
+        agent_id: str,
+        duration_ms: int,
+        due: Any,
+        interval_ms: int | None,
+        summary: str | None,
+        created: Any = None,
+    ) -> dict[str, Any]:
         """Persist an active timer (the caller validated it with :meth:`resolve_schedule`)."""
         now = fmt(created or utcnow())
-        row = {"id": new_id("timer"), "agent_id": agent_id, "created_at": now, "updated_at": now,
-               "duration_ms": duration_ms, "interval_ms": interval_ms, "repeat": interval_ms is not None,
-               "status": "active", "summary": safe_text(summary) if summary else None, "next_fire_at": fmt(due),
-               "last_fired_at": None, "fire_count": 0}
-        t.db.execute("INSERT INTO timers(id, agent_id, created_at, updated_at, duration_ms, interval_ms, repeat,"
-                     " status, summary, next_fire_at, last_fired_at, fire_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (row["id"], agent_id, now, now, duration_ms, interval_ms, int(row["repeat"]), "active",
-                      row["summary"], row["next_fire_at"], None, 0))
+        row = {
+            "id": new_id("timer"),
+            "agent_id": agent_id,
+            "created_at": now,
+            "updated_at": now,
+            "duration_ms": duration_ms,
+            "interval_ms": interval_ms,
+            "repeat": interval_ms is not None,
+            "status": "active",
+            "summary": safe_text(summary) if summary else None,
+            "next_fire_at": fmt(due),
+            "last_fired_at": None,
+            "fire_count": 0,
+        }
+        t.db.execute(
+            "INSERT INTO timers(id, agent_id, created_at, updated_at, duration_ms, interval_ms, repeat,"
+            " status, summary, next_fire_at, last_fired_at, fire_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                row["id"],
+                agent_id,
+                now,
+                now,
+                duration_ms,
+                interval_ms,
+                int(row["repeat"]),
+                "active",
+                row["summary"],
+                row["next_fire_at"],
+                None,
+                0,
+            ),
+        )
         t.emit("timer_changed", agent_id=agent_id, timer_id=row["id"], status="active")
         return row
 
@@ -142,8 +183,12 @@ class TimerPlane:
         """
         row = decode(db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone())
         if row is None or row["agent_id"] != agent_id:
-            raise fail("timer_not_found", f"timer {timer_id} was not found", {"timer_id": timer_id},
-                       "Use ListTimers to see this agent's timers.")
+            raise fail(
+                "timer_not_found",
+                f"timer {timer_id} was not found",
+                {"timer_id": timer_id},
+                "Use ListTimers to see this agent's timers.",
+            )
         return row
 
     @staticmethod
@@ -152,14 +197,23 @@ class TimerPlane:
         counts = dict(db.execute("SELECT status, n FROM timer_counts WHERE agent_id=?", (agent_id,)).fetchall())
         if status == "all":  # counts kept by triggers (work/records.py): no scan of the agent's timers
             total = sum(counts.values())
-            rows = db.execute("SELECT * FROM timers INDEXED BY timers_agent_recent WHERE agent_id=?"
-                              " ORDER BY created_at DESC, id DESC LIMIT ?", (agent_id, limit)).fetchall()
+            rows = db.execute(
+                "SELECT * FROM timers INDEXED BY timers_agent_recent WHERE agent_id=?"
+                " ORDER BY created_at DESC, id DESC LIMIT ?",
+                (agent_id, limit),
+            ).fetchall()
         else:  # one index range per status, newest first, merged: a few active among many fired cost the same
             statuses = ("active", "scheduled") if status == "active" else (status,)
             total = sum(counts.get(s, 0) for s in statuses)
-            rows = [r for s in statuses for r in db.execute(
-                "SELECT * FROM timers INDEXED BY timers_agent_status WHERE agent_id=? AND status=?"
-                " ORDER BY created_at DESC, id DESC LIMIT ?", (agent_id, s, limit))]
+            rows = [
+                r
+                for s in statuses
+                for r in db.execute(
+                    "SELECT * FROM timers INDEXED BY timers_agent_status WHERE agent_id=? AND status=?"
+                    " ORDER BY created_at DESC, id DESC LIMIT ?",
+                    (agent_id, s, limit),
+                )
+            ]
             rows = sorted(rows, key=lambda r: (r["created_at"], r["id"]), reverse=True)[:limit]
         return total, [decode(r) for r in rows]  # type: ignore[misc]
 
@@ -171,12 +225,18 @@ class TimerPlane:
         """
         row = self.get(t.db, agent_id, timer_id)
         if row["status"] == "completed":
-            raise fail("timer_completed", f"timer {timer_id} already fired and completed",
-                       {"timer_id": timer_id, "fire_count": row["fire_count"]}, "Nothing to cancel.")
+            raise fail(
+                "timer_completed",
+                f"timer {timer_id} already fired and completed",
+                {"timer_id": timer_id, "fire_count": row["fire_count"]},
+                "Nothing to cancel.",
+            )
         if row["status"] == "cancelled":
             return row, False, []
         now = fmt(utcnow())
-        t.db.execute("UPDATE timers SET status='cancelled', next_fire_at=NULL, updated_at=? WHERE id=?", (now, timer_id))
+        t.db.execute(
+            "UPDATE timers SET status='cancelled', next_fire_at=NULL, updated_at=? WHERE id=?", (now, timer_id)
+        )
         ids = self.waits.cancel_for_timer(t, agent_id, timer_id)
         t.emit("timer_changed", agent_id=agent_id, timer_id=timer_id, status="cancelled")
         return {**row, "status": "cancelled", "next_fire_at": None, "updated_at": now}, True, ids
@@ -190,13 +250,23 @@ class TimerPlane:
         row = decode(t.db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone())
         if row is None or row["status"] not in ("active", "scheduled") or row["next_fire_at"] != expected_next:
             return None
-        owners = t.db.execute("SELECT work_item_id FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=?"
-                              " AND status='active'", (row["agent_id"], timer_id)).fetchall()
+        owners = t.db.execute(
+            "SELECT work_item_id FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=? AND status='active'",
+            (row["agent_id"], timer_id),
+        ).fetchall()
         owner = owners[0][0] if len(owners) == 1 else None
         msg = self.queue.enqueue(
-            t, agent_id=row["agent_id"], kind="timer_tick", text=row["summary"] or f"timer {timer_id} fired",
-            origin={"kind": "timer", "timer_id": timer_id}, authority="runtime_instruction", priority="next",
-            work_item_id=owner, source_refs={"timer_id": timer_id}, metadata={"timer_id": timer_id})
+            t,
+            agent_id=row["agent_id"],
+            kind="timer_tick",
+            text=row["summary"] or f"timer {timer_id} fired",
+            origin={"kind": "timer", "timer_id": timer_id},
+            authority="runtime_instruction",
+            priority="next",
+            work_item_id=owner,
+            source_refs={"timer_id": timer_id},
+            metadata={"timer_id": timer_id},
+        )
         now_dt = utcnow()
         now = fmt(now_dt)
         if row["repeat"] and row["interval_ms"]:
@@ -207,18 +277,30 @@ class TimerPlane:
                 nxt, status = None, "completed"
         else:
             nxt, status = None, "completed"
-        t.db.execute("UPDATE timers SET status=?, fire_count=fire_count+1, last_fired_at=?, next_fire_at=?,"
-                     " updated_at=? WHERE id=?", (status, now, nxt, now, timer_id))
-        t.emit("timer_fired", agent_id=row["agent_id"], timer_id=timer_id, message_id=msg["id"],
-               fire_count=row["fire_count"] + 1, status=status, due_at=expected_next, fired_at=now)
+        t.db.execute(
+            "UPDATE timers SET status=?, fire_count=fire_count+1, last_fired_at=?, next_fire_at=?,"
+            " updated_at=? WHERE id=?",
+            (status, now, nxt, now, timer_id),
+        )
+        t.emit(
+            "timer_fired",
+            agent_id=row["agent_id"],
+            timer_id=timer_id,
+            message_id=msg["id"],
+            fire_count=row["fire_count"] + 1,
+            status=status,
+            due_at=expected_next,
+            fired_at=now,
+        )
         return msg
 
     # ------------------------------------------------------------ scheduler
     def rearm_after_restart(self) -> int:
         """Give active timers lacking ``next_fire_at`` one (agents spec §4.7); return how many."""
         with transaction(self.store, self.publish) as t:
-            rows = t.db.execute("SELECT * FROM timers WHERE status IN ('active','scheduled')"
-                                " AND next_fire_at IS NULL").fetchall()
+            rows = t.db.execute(
+                "SELECT * FROM timers WHERE status IN ('active','scheduled') AND next_fire_at IS NULL"
+            ).fetchall()
             for row in rows:
                 base = parse(row["last_fired_at"] or row["created_at"])
                 try:
@@ -265,10 +347,16 @@ class TimerPlane:
         now_mono = time.monotonic()
         backing_off = tuple(k for k, (_, at) in self._failing.items() if at > now_mono)
         skip = ",".join("?" * len(backing_off))
-        timer = self.store.query("SELECT MIN(next_fire_at) FROM timers WHERE status IN ('active','scheduled')"
-                                 f" AND next_fire_at IS NOT NULL AND id NOT IN ({skip})", backing_off)
-        recheck = self.store.query("SELECT MIN(recheck_at) FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
-                                   f" AND recheck_fired_at IS NULL AND id NOT IN ({skip})", backing_off)
+        timer = self.store.query(
+            "SELECT MIN(next_fire_at) FROM timers WHERE status IN ('active','scheduled')"
+            f" AND next_fire_at IS NOT NULL AND id NOT IN ({skip})",
+            backing_off,
+        )
+        recheck = self.store.query(
+            "SELECT MIN(recheck_at) FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
+            f" AND recheck_fired_at IS NULL AND id NOT IN ({skip})",
+            backing_off,
+        )
         due = [r[0][0] for r in (timer, recheck) if r and r[0][0] is not None]
         retry = [at - now_mono for _, at in self._failing.values() if at > now_mono]
         if not due:
@@ -316,15 +404,25 @@ class TimerPlane:
             if rec is not None and rec["state"] == "open" and rec.get("recheck_at") == w["recheck_at"]:
                 self.waits.records.write(t, rec, {"recheck_consumed_at": now}, note="recheck_fired")
         return self.queue.enqueue(
-            t, agent_id=w["agent_id"], kind="system_tick", text=f"recheck: {w['waiting_for']}",
-            origin={"kind": "system", "subsystem": "wait_recheck"}, authority="runtime_instruction",
-            priority="normal", work_item_id=w["work_item_id"], source_refs={"wait_id": wait_id})
+            t,
+            agent_id=w["agent_id"],
+            kind="system_tick",
+            text=f"recheck: {w['waiting_for']}",
+            origin={"kind": "system", "subsystem": "wait_recheck"},
+            authority="runtime_instruction",
+            priority="normal",
+            work_item_id=w["work_item_id"],
+            source_refs={"wait_id": wait_id},
+        )
 
     def fire_due(self) -> int:
         """Fire every timer due now (each in its own transaction); return how many fired."""
         now = fmt(utcnow())
-        due = self.store.query("SELECT id, next_fire_at FROM timers WHERE status IN ('active','scheduled')"
-                               " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at", (now,))
+        due = self.store.query(
+            "SELECT id, next_fire_at FROM timers WHERE status IN ('active','scheduled')"
+            " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at",
+            (now,),
+        )
         count = 0
         for row in due:
             if self._skip(row["id"]):
@@ -338,8 +436,11 @@ class TimerPlane:
             else:
                 self._succeeded(row["id"], f"timer {row['id']}")
         self.fired += count
-        rechecks = self.store.query("SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
-                                    " AND recheck_fired_at IS NULL AND recheck_at<=?", (now,))
+        rechecks = self.store.query(
+            "SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
+            " AND recheck_fired_at IS NULL AND recheck_at<=?",
+            (now,),
+        )
         for row in rechecks:
             if self._skip(row["id"]):
                 continue
@@ -359,4 +460,3 @@ class TimerPlane:
         if self._done is not None:
             with anyio.move_on_after(2):
                 await self._done.wait()
-

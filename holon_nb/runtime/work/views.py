@@ -36,10 +36,28 @@ __all__ = [
 
 PLAN_PREVIEW_CHARS = 1600
 _WAIT_ORDER = ("task", "operator", "timer", "external", "system")
-_RANK = {"current_runnable": 0, "triggered_blocked": 1, "queued_runnable": 2, "yielded": 3,
-         "waiting_for_operator": 4, "blocked": 5, "completing": 6, "completed_recent": 7}
-FILTERS = ("all", "open", "completing", "completed", "current", "queued", "yielded", "blocked",
-           "waiting_for_operator", "runnable")
+_RANK = {
+    "current_runnable": 0,
+    "triggered_blocked": 1,
+    "queued_runnable": 2,
+    "yielded": 3,
+    "waiting_for_operator": 4,
+    "blocked": 5,
+    "completing": 6,
+    "completed_recent": 7,
+}
+FILTERS = (
+    "all",
+    "open",
+    "completing",
+    "completed",
+    "current",
+    "queued",
+    "yielded",
+    "blocked",
+    "waiting_for_operator",
+    "runnable",
+)
 
 
 @dataclass
@@ -62,13 +80,19 @@ def load_context(query: Callable[..., Any], agent_id: str) -> ItemContext:
     ctx = ItemContext()
     rows = list(query("SELECT current_work_item_id FROM agent_work_state WHERE agent_id=?", (agent_id,)))
     ctx.focus_id = rows[0][0] if rows else None
-    for row in query("SELECT * FROM waits WHERE agent_id=? AND status IN ('active','triggered')"
-                     " AND work_item_id IS NOT NULL", (agent_id,)):
+    for row in query(
+        "SELECT * FROM waits WHERE agent_id=? AND status IN ('active','triggered') AND work_item_id IS NOT NULL",
+        (agent_id,),
+    ):
         w = decode(row)
         assert w is not None
         ctx.waits.setdefault(w["work_item_id"], []).append(w)
-    ctx.yielded = {r[0] for r in query("SELECT suspended_work_item_id FROM continuation_frames"
-                                       " WHERE agent_id=? AND state='active'", (agent_id,))}
+    ctx.yielded = {
+        r[0]
+        for r in query(
+            "SELECT suspended_work_item_id FROM continuation_frames WHERE agent_id=? AND state='active'", (agent_id,)
+        )
+    }
     return ctx
 
 
@@ -140,15 +164,31 @@ def derive(rec: dict[str, Any], ctx: ItemContext) -> dict[str, Any]:
         diagnostics.append("terminalizing_work_item_has_active_wait")
     if len(set(active)) > 1:
         diagnostics.append("multiple_active_wait_kinds")
-    return {"scheduling_state": sched, "reason_code": reason, "readiness": ready, "is_current": is_current,
-            "is_runnable": ready == "runnable", "focus": focus, "candidate_class": klass,
-            "diagnostics": diagnostics, "triggered_at": max(triggered) if triggered else None}
+    return {
+        "scheduling_state": sched,
+        "reason_code": reason,
+        "readiness": ready,
+        "is_current": is_current,
+        "is_runnable": ready == "runnable",
+        "focus": focus,
+        "candidate_class": klass,
+        "diagnostics": diagnostics,
+        "triggered_at": max(triggered) if triggered else None,
+    }
 
 
 def _queued(sched: str, reason: str, ready: str, klass: str) -> dict[str, Any]:
-    return {"scheduling_state": sched, "reason_code": reason, "readiness": ready, "is_current": False,
-            "is_runnable": ready == "runnable", "focus": "blocked" if reason == "manual_blocker" else "queued",
-            "candidate_class": klass, "diagnostics": [], "triggered_at": None}
+    return {
+        "scheduling_state": sched,
+        "reason_code": reason,
+        "readiness": ready,
+        "is_current": False,
+        "is_runnable": ready == "runnable",
+        "focus": "blocked" if reason == "manual_blocker" else "queued",
+        "candidate_class": klass,
+        "diagnostics": [],
+        "triggered_at": None,
+    }
 
 
 _QUEUED_BLOCKED = _queued("blocked", "manual_blocker", "blocked", "blocked")
@@ -166,9 +206,14 @@ def plan_meta_for(path: Path) -> dict[str, Any]:
     except OSError:
         data, stat_key, updated_at = b"", None, fmt(utcnow())
     text = data.decode("utf-8", errors="replace")
-    return {"hash": "sha256:" + hashlib.sha256(data).hexdigest(), "bytes": len(data), "updated_at": updated_at,
-            "preview": text[:PLAN_PREVIEW_CHARS], "preview_complete": len(text) <= PLAN_PREVIEW_CHARS,
-            "stat": stat_key}
+    return {
+        "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "updated_at": updated_at,
+        "preview": text[:PLAN_PREVIEW_CHARS],
+        "preview_complete": len(text) <= PLAN_PREVIEW_CHARS,
+        "stat": stat_key,
+    }
 
 
 def plan_artifact(rec: dict[str, Any], agent_home: Path) -> dict[str, Any]:
@@ -183,18 +228,32 @@ def plan_artifact(rec: dict[str, Any], agent_home: Path) -> dict[str, Any]:
         current = None
     if current != meta.get("stat") or "hash" not in meta:
         meta = plan_meta_for(path)
-    return {"owner_agent_id": rec["agent_id"], "workspace_id": f"agent_home:{rec['agent_id']}",
-            "workspace_alias": "agent_home", "relative_path": rel, "path": str(path),
-            "hash": meta["hash"], "bytes": meta["bytes"], "updated_at": meta["updated_at"],
-            "preview": meta["preview"], "preview_complete": meta["preview_complete"]}
+    return {
+        "owner_agent_id": rec["agent_id"],
+        "workspace_id": f"agent_home:{rec['agent_id']}",
+        "workspace_alias": "agent_home",
+        "relative_path": rel,
+        "path": str(path),
+        "hash": meta["hash"],
+        "bytes": meta["bytes"],
+        "updated_at": meta["updated_at"],
+        "preview": meta["preview"],
+        "preview_complete": meta["preview_complete"],
+    }
 
 
 def wait_summary(w: dict[str, Any]) -> dict[str, Any]:
     """``WaitConditionSummary`` of a decoded wait row (agents spec §4.1)."""
     out: dict[str, Any] = {
-        "id": w["id"], "status": w["status"], "kind": w["kind"], "source": w["source"],
-        "waiting_for": w["waiting_for"], "wake_sources": w["wake_sources"], "continuation": w["continuation"],
-        "created_at": w["created_at"], "updated_at": w["updated_at"],
+        "id": w["id"],
+        "status": w["status"],
+        "kind": w["kind"],
+        "source": w["source"],
+        "waiting_for": w["waiting_for"],
+        "wake_sources": w["wake_sources"],
+        "continuation": w["continuation"],
+        "created_at": w["created_at"],
+        "updated_at": w["updated_at"],
     }
     for key in ("work_item_id", "subject_ref", "turn_id"):
         if w.get(key) is not None:
@@ -203,8 +262,9 @@ def wait_summary(w: dict[str, Any]) -> dict[str, Any]:
         kinds = {s.get("kind") for s in w["wake_sources"]}
         recoverable = bool(kinds & {"timer", "system_tick"}) or bool((w["continuation"] or {}).get("recovery"))
         reason = (w["continuation"] or {}).get("no_fallback_reason")
-        out["external_recoverability"] = "recoverable" if recoverable else (
-            "explicit_no_fallback" if reason else "weak")
+        out["external_recoverability"] = (
+            "recoverable" if recoverable else ("explicit_no_fallback" if reason else "weak")
+        )
         if reason:
             out["no_fallback_reason"] = reason
     return out
@@ -243,8 +303,16 @@ def compact_wait(w: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, include_todo: bool,
-                   ctx: ItemContext, brief: dict[str, Any] | None = None, compact: bool = False) -> dict[str, Any]:
+def work_item_view(
+    rec: dict[str, Any],
+    d: dict[str, Any],
+    agent_home: Path,
+    *,
+    include_todo: bool,
+    ctx: ItemContext,
+    brief: dict[str, Any] | None = None,
+    compact: bool = False,
+) -> dict[str, Any]:
     """The ``WorkItemView`` (agents spec §5.11): no revision; optional parts omitted when empty.
 
     ``compact`` gives the ListWorkItems form (plan artifact without preview, paths or hash; no
@@ -255,12 +323,21 @@ def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, 
     if compact:
         artifact = {k: artifact[k] for k in _LIST_PLAN_KEYS}
     view: dict[str, Any] = {
-        "id": rec["id"], "agent_id": rec["agent_id"], "workspace_id": rec["workspace_id"],
-        "objective": rec["objective"], "state": rec["state"], "focus": d["focus"],
-        "scheduling_state": d["scheduling_state"], "readiness": d["readiness"],
-        "candidate_class": d["candidate_class"], "reason_code": d["reason_code"],
-        "is_current": d["is_current"], "is_runnable": d["is_runnable"], "plan_status": rec["plan_status"],
-        "plan_artifact": artifact, "created_at": rec["created_at"],
+        "id": rec["id"],
+        "agent_id": rec["agent_id"],
+        "workspace_id": rec["workspace_id"],
+        "objective": rec["objective"],
+        "state": rec["state"],
+        "focus": d["focus"],
+        "scheduling_state": d["scheduling_state"],
+        "readiness": d["readiness"],
+        "candidate_class": d["candidate_class"],
+        "reason_code": d["reason_code"],
+        "is_current": d["is_current"],
+        "is_runnable": d["is_runnable"],
+        "plan_status": rec["plan_status"],
+        "plan_artifact": artifact,
+        "created_at": rec["created_at"],
         "updated_at": rec["updated_at"],
     }
     if include_todo:
@@ -273,7 +350,7 @@ def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, 
     if rec["state"] == "completed":
         report = _completion_report(rec, brief)
         if report and compact and len(report["text"]) > LIST_REPORT_CHARS:
-            report = {**report, "text": report["text"][:LIST_REPORT_CHARS - 1] + "…", "text_truncated": True}
+            report = {**report, "text": report["text"][: LIST_REPORT_CHARS - 1] + "…", "text_truncated": True}
         if report:
             view["completion_report"] = report
     waits = ctx.waits.get(rec["id"], [])
@@ -290,8 +367,12 @@ def work_item_view(rec: dict[str, Any], d: dict[str, Any], agent_home: Path, *, 
 
 def _completion_report(rec: dict[str, Any], brief: dict[str, Any] | None) -> dict[str, Any] | None:
     if brief is not None:
-        return {"text": brief["text"], "source": "result_brief", "brief_id": brief["id"],
-                "created_at": brief["created_at"]}
+        return {
+            "text": brief["text"],
+            "source": "result_brief",
+            "brief_id": brief["id"],
+            "created_at": brief["created_at"],
+        }
     if rec.get("result_summary"):
         return {"text": rec["result_summary"], "source": "work_item_result_summary"}
     return None
@@ -330,7 +411,6 @@ def order_views(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> list[
     return out
 
 
-
 # ListWorkItems over many items: "plain" items (no unresolved wait, not yielded, not the focus) are
 # classified, filtered and ordered by SQLite, one class at a time through a partial index, so a page costs
 # the same at 100k items as at 1k; the count comes from ``work_item_counts`` (kept by triggers) minus the
@@ -339,15 +419,27 @@ _COLS = "id, agent_id, state, blocked_by, plan_status, created_at, updated_at"
 #: Plain classes in scheduler rank order: (rank, the index that orders it, WHERE (the partial index's), ORDER BY).
 _CLASSES = (
     (2, "work_items_queued", "state='open' AND blocked_by IS NULL AND plan_status<>'needs_input'", "created_at, id"),
-    (4, "work_items_needs_input", "state='open' AND blocked_by IS NULL AND plan_status='needs_input'",
-     "updated_at DESC, id"),
+    (
+        4,
+        "work_items_needs_input",
+        "state='open' AND blocked_by IS NULL AND plan_status='needs_input'",
+        "updated_at DESC, id",
+    ),
     (5, "work_items_blocked", "state='open' AND blocked_by IS NOT NULL", "updated_at DESC, id"),
     (6, "work_items_state_updated", "state='completing'", "updated_at DESC, id"),
     (7, "work_items_state_updated", "state='completed'", "updated_at DESC, id"),
 )
 _FILTER_CLASSES = {
-    "all": (2, 4, 5, 6, 7), "open": (2, 4, 5), "completing": (6,), "completed": (7,), "current": (),
-    "yielded": (), "queued": (2,), "runnable": (2,), "blocked": (5,), "waiting_for_operator": (4,),
+    "all": (2, 4, 5, 6, 7),
+    "open": (2, 4, 5),
+    "completing": (6,),
+    "completed": (7,),
+    "current": (),
+    "yielded": (),
+    "queued": (2,),
+    "runnable": (2,),
+    "blocked": (5,),
+    "waiting_for_operator": (4,),
 }
 
 
@@ -362,24 +454,32 @@ def _plain_class(rec: dict[str, Any]) -> int:
     return 4 if rec["plan_status"] == "needs_input" else 2
 
 
-def list_page(db: Any, agent_id: str, ctx: ItemContext, filter_name: str,
-              limit: int) -> tuple[int, list[tuple[dict[str, Any], dict[str, Any]]]]:
+def list_page(
+    db: Any, agent_id: str, ctx: ItemContext, filter_name: str, limit: int
+) -> tuple[int, list[tuple[dict[str, Any], dict[str, Any]]]]:
     """Filter, count and order an agent's work items (agents spec §5.15) without deriving every one.
 
     Returns:
         ``(total_matching, the first `limit` (record, derivation) pairs in scheduler order)``;
         records carry only the columns the derivation needs.
     """
-    ids = {r[0] for r in db.execute("SELECT work_item_id FROM waits WHERE status IN ('active','triggered')"
-                                    " AND work_item_id IS NOT NULL")}
+    ids = {
+        r[0]
+        for r in db.execute(
+            "SELECT work_item_id FROM waits WHERE status IN ('active','triggered') AND work_item_id IS NOT NULL"
+        )
+    }
     ids |= {r[0] for r in db.execute("SELECT suspended_work_item_id FROM continuation_frames WHERE state='active'")}
     if ctx.focus_id is not None:
         ids.add(ctx.focus_id)
     classes = _FILTER_CLASSES[filter_name]
     special, special_in_classes = [], 0
     marks = ",".join("?" * len(ids))
-    rows = db.execute(f"SELECT {_COLS} FROM work_items WHERE agent_id=? AND id IN ({marks})",
-                      (agent_id, *ids)).fetchall() if ids else []
+    rows = (
+        db.execute(f"SELECT {_COLS} FROM work_items WHERE agent_id=? AND id IN ({marks})", (agent_id, *ids)).fetchall()
+        if ids
+        else []
+    )
     for row in rows:
         rec = dict(row)
         special_in_classes += _plain_class(rec) in classes
@@ -395,7 +495,10 @@ def list_page(db: Any, agent_id: str, ctx: ItemContext, filter_name: str,
         if rank not in classes or len(plain) >= limit:
             continue
         not_special = f" AND id NOT IN ({marks})" if skip else ""
-        found = db.execute(f"SELECT {_COLS} FROM work_items INDEXED BY {index} WHERE agent_id=? AND {where}{not_special}"
-                           f" ORDER BY {order} LIMIT ?", (agent_id, *skip, limit - len(plain))).fetchall()
+        found = db.execute(
+            f"SELECT {_COLS} FROM work_items INDEXED BY {index} WHERE agent_id=? AND {where}{not_special}"
+            f" ORDER BY {order} LIMIT ?",
+            (agent_id, *skip, limit - len(plain)),
+        ).fetchall()
         plain += [(rec, derive(rec, ctx)) for rec in (dict(r) for r in found)]
     return total + len(special), order_views([*special, *plain])[:limit]

@@ -23,13 +23,24 @@ from .views import wait_summary
 __all__ = ["WAKE_KIND", "StagedWait", "WaitPlane", "message_trigger_kind"]
 
 #: ``wake`` → wait condition ``kind`` (agents spec §4.2).
-WAKE_KIND = {"operator_input": "operator", "task_result": "task", "external": "external", "timer": "timer",
-             "system": "system"}
+WAKE_KIND = {
+    "operator_input": "operator",
+    "task_result": "task",
+    "external": "external",
+    "timer": "timer",
+    "system": "system",
+}
 
 #: Message kind → trigger kind of the activation it starts (agents spec §4.6 rule 5).
-_TRIGGER_KIND = {"TaskResult": "task_result", "task_result": "task_result", "timer_tick": "timer_fire",
-                 "operator_prompt": "operator_input", "callback_event": "external_event",
-                 "internal_followup": "internal_followup", "system_tick": "system_tick"}
+_TRIGGER_KIND = {
+    "TaskResult": "task_result",
+    "task_result": "task_result",
+    "timer_tick": "timer_fire",
+    "operator_prompt": "operator_input",
+    "callback_event": "external_event",
+    "internal_followup": "internal_followup",
+    "system_tick": "system_tick",
+}
 
 _UNRESOLVED = ("active", "triggered")
 
@@ -79,10 +90,17 @@ class StagedWait:
 
     def deferred_payload(self) -> dict[str, Any]:
         """The ``deferred`` WaitFor payload of a model turn awaiting its final brief (agents spec §5.1)."""
-        return {"disposition": "awaiting_final_brief", "wait_request_id": self.wait_request_id,
-                "delivery": "final", "expected_output": "final_text_only", "scope": self.scope,
-                "owner": self.owner, "wake": self.wake, "reason": self.reason,
-                "summary_text": "awaiting final brief before waiting"}
+        return {
+            "disposition": "awaiting_final_brief",
+            "wait_request_id": self.wait_request_id,
+            "delivery": "final",
+            "expected_output": "final_text_only",
+            "scope": self.scope,
+            "owner": self.owner,
+            "wake": self.wake,
+            "reason": self.reason,
+            "summary_text": "awaiting final brief before waiting",
+        }
 
 
 class WaitPlane:
@@ -105,11 +123,17 @@ class WaitPlane:
     def unresolved(db: Any, agent_id: str, work_item_id: str | None) -> list[dict[str, Any]]:
         """Active or triggered waits of one owner (``work_item_id`` None = agent level)."""
         if work_item_id is None:
-            rows = db.execute("SELECT * FROM waits WHERE agent_id=? AND work_item_id IS NULL"
-                              " AND status IN ('active','triggered') ORDER BY created_at", (agent_id,))
+            rows = db.execute(
+                "SELECT * FROM waits WHERE agent_id=? AND work_item_id IS NULL"
+                " AND status IN ('active','triggered') ORDER BY created_at",
+                (agent_id,),
+            )
         else:
-            rows = db.execute("SELECT * FROM waits WHERE agent_id=? AND work_item_id=?"
-                              " AND status IN ('active','triggered') ORDER BY created_at", (agent_id, work_item_id))
+            rows = db.execute(
+                "SELECT * FROM waits WHERE agent_id=? AND work_item_id=?"
+                " AND status IN ('active','triggered') ORDER BY created_at",
+                (agent_id, work_item_id),
+            )
         return [decode(r) for r in rows.fetchall()]  # type: ignore[misc]
 
     # ------------------------------------------------------------ WaitFor: validate (§5.1 rules 3-7)
@@ -143,29 +167,41 @@ class WaitPlane:
             staged.seen_revision = rec["revision"]
         bound = staged.binding.work_item_id
         if bound is not None and staged.owner_work_item_id != bound:
-            raise fail("wait_owner_binding_mismatch",
-                       f"this execution is bound to work item {bound}, so it cannot settle a wait owned by "
-                       f"{staged.owner_work_item_id or 'the agent lifecycle'}",
-                       {"execution_work_item_id": bound, "owner": staged.owner},
-                       "Wait on the bound work item, or let the owning work item's own turn wait.")
+            raise fail(
+                "wait_owner_binding_mismatch",
+                f"this execution is bound to work item {bound}, so it cannot settle a wait owned by "
+                f"{staged.owner_work_item_id or 'the agent lifecycle'}",
+                {"execution_work_item_id": bound, "owner": staged.owner},
+                "Wait on the bound work item, or let the owning work item's own turn wait.",
+            )
         return staged
 
     def _prepare_task(self, db: Any, staged: StagedWait) -> None:
         task_id = staged.resource or ""
         row = db.execute("SELECT id, agent_id, status, work_item_id FROM tasks WHERE id=?", (task_id,)).fetchone()
         if row is None:
-            raise fail("task_not_found", f"task {task_id} was not found", {"task_id": task_id},
-                       "Use ListTasks for active tasks, or the task_id from the promotion receipt.")
+            raise fail(
+                "task_not_found",
+                f"task {task_id} was not found",
+                {"task_id": task_id},
+                "Use ListTasks for active tasks, or the task_id from the promotion receipt.",
+            )
         if row["agent_id"] != staged.agent_id:
-            raise fail("task_agent_mismatch", f"task {task_id} belongs to another agent",
-                       {"task_id": task_id}, "Wait only on tasks this agent started.")
+            raise fail(
+                "task_agent_mismatch",
+                f"task {task_id} belongs to another agent",
+                {"task_id": task_id},
+                "Wait only on tasks this agent started.",
+            )
         owner = row["work_item_id"]
         explicit = staged.explicit_work_item_id
         if explicit is not None and explicit != owner:
-            raise fail("task_work_item_mismatch",
-                       f"task {task_id} belongs to {owner or 'the agent lifecycle'}, not work item {explicit}",
-                       {"task_id": task_id, "task_work_item_id": owner, "work_item_id": explicit},
-                       "Omit work_item_id: a task_result wait is owned by the task's captured work item.")
+            raise fail(
+                "task_work_item_mismatch",
+                f"task {task_id} belongs to {owner or 'the agent lifecycle'}, not work item {explicit}",
+                {"task_id": task_id, "task_work_item_id": owner, "work_item_id": explicit},
+                "Omit work_item_id: a task_result wait is owned by the task's captured work item.",
+            )
         staged.owner_work_item_id = owner
         staged.wake_sources = [{"kind": "task_result", "task_id": task_id}]
         if row["status"] in TERMINAL:
@@ -173,27 +209,49 @@ class WaitPlane:
 
     @staticmethod
     def _task_fast_path(db: Any, task_id: str) -> dict[str, Any]:
-        msg = db.execute("SELECT id, status FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
-                         " ORDER BY seq DESC LIMIT 1", (task_id,)).fetchone()
+        msg = db.execute(
+            "SELECT id, status FROM messages WHERE origin_task_id=? AND kind='TaskResult' ORDER BY seq DESC LIMIT 1",
+            (task_id,),
+        ).fetchone()
         if msg is None:
-            raise fail("task_result_evidence_missing", f"task {task_id} ended but its result message is missing",
-                       {"task_id": task_id}, "Read the task with TaskOutput instead of waiting for it.")
+            raise fail(
+                "task_result_evidence_missing",
+                f"task {task_id} ended but its result message is missing",
+                {"task_id": task_id},
+                "Read the task with TaskOutput instead of waiting for it.",
+            )
         if msg["status"] == "queued":
-            return {"disposition": "task_result_queued", "task_id": task_id, "result_message_id": msg["id"],
-                    "summary_text": f"task result already completed; queued exact result message {msg['id']}"}
-        return {"disposition": "task_result_already_consumed", "task_id": task_id, "result_message_id": msg["id"],
-                "summary_text": f"task result was already consumed: {msg['id']}"}
+            return {
+                "disposition": "task_result_queued",
+                "task_id": task_id,
+                "result_message_id": msg["id"],
+                "summary_text": f"task result already completed; queued exact result message {msg['id']}",
+            }
+        return {
+            "disposition": "task_result_already_consumed",
+            "task_id": task_id,
+            "result_message_id": msg["id"],
+            "summary_text": f"task result was already consumed: {msg['id']}",
+        }
 
     @staticmethod
     def _timer(db: Any, staged: StagedWait) -> dict[str, Any]:
         timer_id = staged.resource or ""
         row = db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone()
         if row is None or row["agent_id"] != staged.agent_id:
-            raise fail("timer_not_found", f"timer {timer_id} was not found", {"timer_id": timer_id},
-                       "Use ListTimers to find this agent's timers, or CreateTimer first.")
+            raise fail(
+                "timer_not_found",
+                f"timer {timer_id} was not found",
+                {"timer_id": timer_id},
+                "Use ListTimers to find this agent's timers, or CreateTimer first.",
+            )
         if row["status"] not in ("active", "scheduled") or not row["next_fire_at"]:
-            raise fail("timer_not_active", f"timer {timer_id} is {row['status']} and will not fire",
-                       {"timer_id": timer_id, "status": row["status"]}, "Create a new timer and wait on that.")
+            raise fail(
+                "timer_not_active",
+                f"timer {timer_id} is {row['status']} and will not fire",
+                {"timer_id": timer_id, "status": row["status"]},
+                "Create a new timer and wait on that.",
+            )
         return dict(row)
 
     def _resolve_owner(self, db: Any, staged: StagedWait) -> str | None:
@@ -215,15 +273,26 @@ class WaitPlane:
     def _owned_open(self, db: Any, agent_id: str, work_item_id: str) -> dict[str, Any]:
         rec = self.records.load(db, work_item_id)
         if rec is None:
-            raise fail("work_item_not_found", f"work item {work_item_id} was not found",
-                       {"work_item_id": work_item_id}, "Use ListWorkItems to find open work items.")
+            raise fail(
+                "work_item_not_found",
+                f"work item {work_item_id} was not found",
+                {"work_item_id": work_item_id},
+                "Use ListWorkItems to find open work items.",
+            )
         if rec["agent_id"] != agent_id:
-            raise fail("work_item_access_denied", f"work item {work_item_id} belongs to another agent",
-                       {"work_item_id": work_item_id}, "Only the owning agent can wait on its work items.")
+            raise fail(
+                "work_item_access_denied",
+                f"work item {work_item_id} belongs to another agent",
+                {"work_item_id": work_item_id},
+                "Only the owning agent can wait on its work items.",
+            )
         if rec["state"] != "open":
-            raise fail("work_item_completed", f"work item {work_item_id} is {rec['state']}",
-                       {"work_item_id": work_item_id, "state": rec["state"]},
-                       "Wait on an open work item, or at agent scope.")
+            raise fail(
+                "work_item_completed",
+                f"work item {work_item_id} is {rec['state']}",
+                {"work_item_id": work_item_id, "state": rec["state"]},
+                "Wait on an open work item, or at agent scope.",
+            )
         return rec
 
     # ------------------------------------------------------------ WaitFor: settle (§4.4-§4.5)
@@ -243,15 +312,22 @@ class WaitPlane:
             row = db.execute("SELECT status FROM tasks WHERE id=?", (staged.resource,)).fetchone()
             if row is None or row["status"] in TERMINAL:
                 return "task_result_arrived"
-        rows = db.execute("SELECT * FROM messages WHERE agent_id=? AND seq>? ORDER BY seq",
-                          (staged.agent_id, staged.seen_seq)).fetchall()
+        rows = db.execute(
+            "SELECT * FROM messages WHERE agent_id=? AND seq>? ORDER BY seq", (staged.agent_id, staged.seen_seq)
+        ).fetchall()
         for row in rows:
             msg = decode(row)
             assert msg is not None
             if msg["kind"] == "operator_prompt" and msg.get("priority") == "interject":
                 return "interjection_arrived"
-            probe = {"id": "", "kind": WAKE_KIND[staged.wake], "work_item_id": staged.owner_work_item_id,
-                     "wake_sources": staged.wake_sources, "subject_ref": staged.resource, "turn_id": None}
+            probe = {
+                "id": "",
+                "kind": WAKE_KIND[staged.wake],
+                "work_item_id": staged.owner_work_item_id,
+                "wake_sources": staged.wake_sources,
+                "subject_ref": staged.resource,
+                "turn_id": None,
+            }
             if _matches(msg, probe):
                 return "wake_arrived"
         return None
@@ -269,52 +345,103 @@ class WaitPlane:
         """
         reason = self.fence(t.db, staged)
         if reason is not None:
-            raise fail("wait_settlement_stale", f"the wait was not registered: {reason.replace('_', ' ')}",
-                       {"reason": reason, "wait_request_id": staged.wait_request_id},
-                       "Re-read the state (something changed since the call) and decide again.", retryable=True)
+            raise fail(
+                "wait_settlement_stale",
+                f"the wait was not registered: {reason.replace('_', ' ')}",
+                {"reason": reason, "wait_request_id": staged.wait_request_id},
+                "Re-read the state (something changed since the call) and decide again.",
+                retryable=True,
+            )
         now = utcnow()
         stamp = fmt(now)
         cancelled = self.cancel(t, self.unresolved(t.db, staged.agent_id, staged.owner_work_item_id), "replaced")
-        recheck_at = (fmt(add_ms_saturating(now, staged.recheck_after_ms))
-                      if staged.recheck_after_ms is not None else None)
+        recheck_at = (
+            fmt(add_ms_saturating(now, staged.recheck_after_ms)) if staged.recheck_after_ms is not None else None
+        )
         continuation = {
-            "created_by": "WaitFor", "wake": staged.wake, "resource": staged.resource,
-            "recheck_after_ms": staged.recheck_after_ms, "recheck_at": recheck_at,
+            "created_by": "WaitFor",
+            "wake": staged.wake,
+            "resource": staged.resource,
+            "recheck_after_ms": staged.recheck_after_ms,
+            "recheck_at": recheck_at,
             "recovery": {"kind": "recoverable", "recheck_source": "WaitFor"} if recheck_at else None,
-            "clear_blocker_on_task_result": staged.wake == "task_result", "delivery": staged.delivery,
+            "clear_blocker_on_task_result": staged.wake == "task_result",
+            "delivery": staged.delivery,
         }
         wait = {
-            "id": new_id("wait"), "agent_id": staged.agent_id, "work_item_id": staged.owner_work_item_id,
-            "status": "active", "kind": WAKE_KIND[staged.wake], "source": "WaitFor",
-            "subject_ref": staged.resource, "waiting_for": staged.reason, "wake_sources": staged.wake_sources,
-            "continuation": continuation, "created_at": stamp, "updated_at": stamp, "turn_id": staged.binding.turn_id,
+            "id": new_id("wait"),
+            "agent_id": staged.agent_id,
+            "work_item_id": staged.owner_work_item_id,
+            "status": "active",
+            "kind": WAKE_KIND[staged.wake],
+            "source": "WaitFor",
+            "subject_ref": staged.resource,
+            "waiting_for": staged.reason,
+            "wake_sources": staged.wake_sources,
+            "continuation": continuation,
+            "created_at": stamp,
+            "updated_at": stamp,
+            "turn_id": staged.binding.turn_id,
         }
         t.db.execute(
             "INSERT INTO waits(id, agent_id, work_item_id, status, kind, source, subject_ref, waiting_for,"
             " wake_sources, continuation, created_at, updated_at, turn_id, recheck_at, seq)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT COALESCE(MAX(seq),0)+1 FROM waits))",
-            (wait["id"], wait["agent_id"], wait["work_item_id"], "active", wait["kind"], "WaitFor",
-             wait["subject_ref"], safe_text(staged.reason), json.dumps(staged.wake_sources),
-             json.dumps(continuation), stamp, stamp, wait["turn_id"], recheck_at))
-        t.emit("wait_changed", agent_id=staged.agent_id, wait_id=wait["id"], status="active",
-               work_item_id=staged.owner_work_item_id)
+            (
+                wait["id"],
+                wait["agent_id"],
+                wait["work_item_id"],
+                "active",
+                wait["kind"],
+                "WaitFor",
+                wait["subject_ref"],
+                safe_text(staged.reason),
+                json.dumps(staged.wake_sources),
+                json.dumps(continuation),
+                stamp,
+                stamp,
+                wait["turn_id"],
+                recheck_at,
+            ),
+        )
+        t.emit(
+            "wait_changed",
+            agent_id=staged.agent_id,
+            wait_id=wait["id"],
+            status="active",
+            work_item_id=staged.owner_work_item_id,
+        )
         item = None
         if staged.owner_work_item_id:
             item = self._block_owner(t, staged, recheck_at)
         result: dict[str, Any] = {
-            "scope": staged.scope, "owner": staged.owner, "reason": staged.reason, "wake": staged.wake,
-            "delivery": staged.delivery, "wait_condition": wait_summary(wait),
+            "scope": staged.scope,
+            "owner": staged.owner,
+            "reason": staged.reason,
+            "wake": staged.wake,
+            "delivery": staged.delivery,
+            "wait_condition": wait_summary(wait),
         }
-        for key, value in (("resource", staged.resource), ("work_item_id", staged.owner_work_item_id),
-                           ("recheck_after_ms", staged.recheck_after_ms), ("recheck_at", recheck_at)):
+        for key, value in (
+            ("resource", staged.resource),
+            ("work_item_id", staged.owner_work_item_id),
+            ("recheck_after_ms", staged.recheck_after_ms),
+            ("recheck_at", recheck_at),
+        ):
             if value is not None:
                 result[key] = value
         if cancelled:
             result["cancelled_wait_condition_ids"] = cancelled
         if brief_text is not None:
-            brief = self.records.insert_brief(t, agent_id=staged.agent_id, text=brief_text, source="wait_final",
-                                              work_item_id=staged.owner_work_item_id, wait_id=wait["id"],
-                                              turn_id=staged.binding.turn_id)
+            brief = self.records.insert_brief(
+                t,
+                agent_id=staged.agent_id,
+                text=brief_text,
+                source="wait_final",
+                work_item_id=staged.owner_work_item_id,
+                wait_id=wait["id"],
+                turn_id=staged.binding.turn_id,
+            )
             result["final_brief_id"] = brief["id"]
         result["_work_item"] = item
         scope = "waiting on work item" if staged.owner_work_item_id else "waiting at agent scope"
@@ -324,9 +451,13 @@ class WaitPlane:
     def _block_owner(self, t: Tx, staged: StagedWait, recheck_at: str | None) -> dict[str, Any]:
         rec = self.records.load(t.db, staged.owner_work_item_id or "")
         assert rec is not None
-        rec = self.records.write(t, rec, {"blocked_by": staged.reason, "recheck_at": recheck_at,
-                                          "recheck_consumed_at": None}, expected=staged.seen_revision,
-                                 note="wait_registered")
+        rec = self.records.write(
+            t,
+            rec,
+            {"blocked_by": staged.reason, "recheck_at": recheck_at, "recheck_consumed_at": None},
+            expected=staged.seen_revision,
+            note="wait_registered",
+        )
         focus = self.records.focus(t.db, staged.agent_id)
         changes: dict[str, Any] = {}
         if focus["current_turn_work_item_id"] == rec["id"]:
@@ -344,10 +475,19 @@ class WaitPlane:
         now = fmt(utcnow())
         ids = []
         for w in waits:
-            t.db.execute("UPDATE waits SET status='cancelled', cancelled_at=?, updated_at=? WHERE id=?"
-                         " AND status IN ('active','triggered')", (now, now, w["id"]))
-            t.emit("wait_changed", agent_id=w["agent_id"], wait_id=w["id"], status="cancelled",
-                   work_item_id=w.get("work_item_id"), reason=reason)
+            t.db.execute(
+                "UPDATE waits SET status='cancelled', cancelled_at=?, updated_at=? WHERE id=?"
+                " AND status IN ('active','triggered')",
+                (now, now, w["id"]),
+            )
+            t.emit(
+                "wait_changed",
+                agent_id=w["agent_id"],
+                wait_id=w["id"],
+                status="cancelled",
+                work_item_id=w.get("work_item_id"),
+                reason=reason,
+            )
             ids.append(w["id"])
         return ids
 
@@ -358,13 +498,17 @@ class WaitPlane:
         rec = self.records.load(t.db, wait["work_item_id"])
         if rec is None or rec["state"] != "open" or rec.get("blocked_by") != wait["waiting_for"]:
             return None
-        return self.records.write(t, rec, {"blocked_by": None, "recheck_at": None, "recheck_consumed_at": None},
-                                  note=note)
+        return self.records.write(
+            t, rec, {"blocked_by": None, "recheck_at": None, "recheck_consumed_at": None}, note=note
+        )
 
     def cancel_for_timer(self, t: Tx, agent_id: str, timer_id: str) -> list[str]:
         """CancelTimer rule 5: cancel the timer's unresolved waits and clear their owners' blockers."""
-        rows = t.db.execute("SELECT * FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=?"
-                            " AND status IN ('active','triggered')", (agent_id, timer_id)).fetchall()
+        rows = t.db.execute(
+            "SELECT * FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=?"
+            " AND status IN ('active','triggered')",
+            (agent_id, timer_id),
+        ).fetchall()
         waits = [decode(r) for r in rows]
         ids = self.cancel(t, waits, "timer_cancelled")  # type: ignore[arg-type]
         for w in waits:
@@ -386,8 +530,9 @@ class WaitPlane:
             The triggered waits, the primary one (the message's admission owner) first;
             empty when nothing matched.
         """
-        rows = t.db.execute("SELECT * FROM waits WHERE agent_id=? AND status='active' ORDER BY updated_at, seq",
-                            (msg["agent_id"],)).fetchall()
+        rows = t.db.execute(
+            "SELECT * FROM waits WHERE agent_id=? AND status='active' ORDER BY updated_at, seq", (msg["agent_id"],)
+        ).fetchall()
         waits = [w for w in (decode(r) for r in rows) if w is not None]
         waits = [w for w in waits if not (msg.get("turn_id") and w.get("turn_id") == msg["turn_id"])]
         matched = [w for w in waits if _matches(msg, w)]
@@ -407,10 +552,18 @@ class WaitPlane:
         now = fmt(utcnow())
         out = []
         for wait in picked:
-            t.db.execute("UPDATE waits SET status='triggered', trigger_message_id=?, triggered_at=?, updated_at=?"
-                         " WHERE id=?", (msg["id"], now, now, wait["id"]))
-            t.emit("wait_changed", agent_id=wait["agent_id"], wait_id=wait["id"], status="triggered",
-                   work_item_id=wait.get("work_item_id"), trigger_message_id=msg["id"])
+            t.db.execute(
+                "UPDATE waits SET status='triggered', trigger_message_id=?, triggered_at=?, updated_at=? WHERE id=?",
+                (msg["id"], now, now, wait["id"]),
+            )
+            t.emit(
+                "wait_changed",
+                agent_id=wait["agent_id"],
+                wait_id=wait["id"],
+                status="triggered",
+                work_item_id=wait.get("work_item_id"),
+                trigger_message_id=msg["id"],
+            )
             out.append({**wait, "status": "triggered", "trigger_message_id": msg["id"], "triggered_at": now})
         return out
 
@@ -421,10 +574,16 @@ class WaitPlane:
             The owner's new record when its blocker was cleared, else None.
         """
         now = fmt(utcnow())
-        t.db.execute("UPDATE waits SET status='resolved', resolved_at=?, updated_at=? WHERE id=?",
-                     (now, now, wait["id"]))
-        t.emit("wait_changed", agent_id=wait["agent_id"], wait_id=wait["id"], status="resolved",
-               work_item_id=wait.get("work_item_id"))
+        t.db.execute(
+            "UPDATE waits SET status='resolved', resolved_at=?, updated_at=? WHERE id=?", (now, now, wait["id"])
+        )
+        t.emit(
+            "wait_changed",
+            agent_id=wait["agent_id"],
+            wait_id=wait["id"],
+            status="resolved",
+            work_item_id=wait.get("work_item_id"),
+        )
         return self.clear_blocker(t, wait, "wait_resolved")
 
 
@@ -440,13 +599,14 @@ def _matches(msg: dict[str, Any], wait: dict[str, Any]) -> bool:
         timer_id = origin.get("timer_id") or refs.get("timer_id")
         return any(s.get("kind") == "timer" for s in sources) and wait.get("subject_ref") in (None, timer_id)
     if kind == "operator_prompt":
-        return (any(s.get("kind") == "operator_input" for s in sources)
-                and wait.get("work_item_id") == msg.get("work_item_id"))
+        return any(s.get("kind") == "operator_input" for s in sources) and wait.get("work_item_id") == msg.get(
+            "work_item_id"
+        )
     if kind == "callback_event":
         trigger_id = refs.get("external_trigger_id") or origin.get("external_trigger_id")
         return refs.get("wait_id") == wait["id"] and any(
-            s.get("kind") == "external_ingress" and s.get("external_trigger_id") in (None, trigger_id)
-            for s in sources)
+            s.get("kind") == "external_ingress" and s.get("external_trigger_id") in (None, trigger_id) for s in sources
+        )
     if kind == "system_tick":
         if refs.get("wait_id"):
             return refs["wait_id"] == wait["id"]

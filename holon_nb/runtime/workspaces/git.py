@@ -19,9 +19,19 @@ import anyio
 from .paths import normalize
 
 __all__ = [
-    "GitOutput", "WorktreeRecord", "run_git", "worktree_records", "parse_worktree_porcelain",
-    "changed_files", "rev_parse_commit", "check_branch_name", "git_dirs", "short_branch", "sanitize_label",
-    "repository_toplevel", "GIT_TIMEOUT_S",
+    "GitOutput",
+    "WorktreeRecord",
+    "run_git",
+    "worktree_records",
+    "parse_worktree_porcelain",
+    "changed_files",
+    "rev_parse_commit",
+    "check_branch_name",
+    "git_dirs",
+    "short_branch",
+    "sanitize_label",
+    "repository_toplevel",
+    "GIT_TIMEOUT_S",
 ]
 
 #: Longest a single git command may run (seconds) before it counts as failed.
@@ -82,16 +92,17 @@ async def run_git(args: list[str], cwd: str) -> GitOutput:
         return GitOutput(False, -1, "", f"directory {cwd} does not exist; git was not run there")
     try:
         with anyio.fail_after(GIT_TIMEOUT_S):
-            proc = await anyio.run_process(["git", *args], cwd=cwd, env=_env(), check=False,
-                                           stdin=subprocess.DEVNULL)
+            proc = await anyio.run_process(["git", *args], cwd=cwd, env=_env(), check=False, stdin=subprocess.DEVNULL)
     except TimeoutError:
         return GitOutput(False, -1, "", f"git {' '.join(args[:2])} timed out after {GIT_TIMEOUT_S:g} s")
     except OSError as exc:
         return GitOutput(False, -1, "", f"could not run git in {cwd}: {exc.strerror or exc}")
     return GitOutput(
-        proc.returncode == 0, proc.returncode,
+        proc.returncode == 0,
+        proc.returncode,
         # only the end is trimmed: porcelain lines begin with a meaningful space
-        proc.stdout.decode("utf-8", "replace").rstrip(), proc.stderr.decode("utf-8", "replace").strip(),
+        proc.stdout.decode("utf-8", "replace").rstrip(),
+        proc.stderr.decode("utf-8", "replace").strip(),
     )
 
 
@@ -105,17 +116,17 @@ def parse_worktree_porcelain(text: str) -> list[WorktreeRecord]:
                 records.append(WorktreeRecord(**fields))  # type: ignore[arg-type]
             fields = {}
         elif line.startswith("worktree "):
-            fields["path"] = normalize(line[len("worktree "):])
+            fields["path"] = normalize(line[len("worktree ") :])
         elif line.startswith("HEAD "):
-            fields["head"] = line[len("HEAD "):]
+            fields["head"] = line[len("HEAD ") :]
         elif line.startswith("branch "):
-            fields["branch_ref"] = line[len("branch "):]
+            fields["branch_ref"] = line[len("branch ") :]
         elif line == "detached":
             fields["detached"] = True
         elif line == "locked" or line.startswith("locked "):
-            fields["locked"] = line[len("locked"):].strip()
+            fields["locked"] = line[len("locked") :].strip()
         elif line == "prunable" or line.startswith("prunable "):
-            fields["prunable"] = line[len("prunable"):].strip()
+            fields["prunable"] = line[len("prunable") :].strip()
     return records
 
 
@@ -198,7 +209,7 @@ async def repository_toplevel(path: str) -> tuple[str | None, str]:
 def short_branch(branch_ref: str | None) -> str | None:
     """``refs/heads/x`` → ``x``; anything else → None."""
     if branch_ref and branch_ref.startswith("refs/heads/"):
-        return branch_ref[len("refs/heads/"):]
+        return branch_ref[len("refs/heads/") :]
     return None
 
 

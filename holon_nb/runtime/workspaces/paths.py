@@ -11,10 +11,24 @@ import os
 from dataclasses import dataclass
 
 __all__ = [
-    "CANONICAL_ROOT", "GIT_WORKTREE_ROOT", "SHARED_READ", "EXCLUSIVE_WRITE", "AGENT_HOME_ALIAS",
-    "Discovery", "normalize", "contains", "real_contains", "same_path", "discover",
-    "workspace_id_for", "agent_home_id", "canonical_root_id", "worktree_root_id", "worktree_identity",
-    "admin_dir_points_to", "real_dir",
+    "CANONICAL_ROOT",
+    "GIT_WORKTREE_ROOT",
+    "SHARED_READ",
+    "EXCLUSIVE_WRITE",
+    "AGENT_HOME_ALIAS",
+    "Discovery",
+    "normalize",
+    "contains",
+    "real_contains",
+    "same_path",
+    "discover",
+    "workspace_id_for",
+    "agent_home_id",
+    "canonical_root_id",
+    "worktree_root_id",
+    "worktree_identity",
+    "admin_dir_points_to",
+    "real_dir",
 ]
 
 CANONICAL_ROOT = "canonical_root"
@@ -109,7 +123,7 @@ def _linked_worktree_anchor(directory: str) -> str | None:
     text = _read_text(marker)
     if not text or not text.startswith("gitdir:"):
         return None
-    target = text.splitlines()[0][len("gitdir:"):].strip()
+    target = text.splitlines()[0][len("gitdir:") :].strip()
     if not target:
         return None
     parts = normalize(target, directory).split("/")
@@ -185,7 +199,7 @@ def worktree_identity(root: str) -> dict[str, object]:
         values are None when a file is missing.
     """
     text = (_read_text(os.path.join(root, ".git")) or "").split("\n", 1)[0]
-    git_dir = normalize(text[len("gitdir:"):].strip(), root) if text.startswith("gitdir:") else None
+    git_dir = normalize(text[len("gitdir:") :].strip(), root) if text.startswith("gitdir:") else None
     common = None
     head = None
     if git_dir:
@@ -197,7 +211,7 @@ def worktree_identity(root: str) -> dict[str, object]:
         "git_dir": git_dir,
         "git_common_dir": common,
         "branch_ref": branch_ref,
-        "branch": branch_ref[len("refs/heads/"):] if branch_ref and branch_ref.startswith("refs/heads/") else None,
+        "branch": branch_ref[len("refs/heads/") :] if branch_ref and branch_ref.startswith("refs/heads/") else None,
         "head_commit": head if head and branch_ref is None else None,
         "detached": bool(head) and branch_ref is None,
     }

@@ -54,8 +54,21 @@ from . import targets, worktrees
 from .refusals import refuse
 from .git import changed_files, git_dirs, short_branch, worktree_records
 from .paths import (
-    AGENT_HOME_ALIAS, CANONICAL_ROOT, EXCLUSIVE_WRITE, GIT_WORKTREE_ROOT, SHARED_READ, Discovery, agent_home_id,
-    canonical_root_id, contains, discover, normalize, real_dir, same_path, workspace_id_for, worktree_identity,
+    AGENT_HOME_ALIAS,
+    CANONICAL_ROOT,
+    EXCLUSIVE_WRITE,
+    GIT_WORKTREE_ROOT,
+    SHARED_READ,
+    Discovery,
+    agent_home_id,
+    canonical_root_id,
+    contains,
+    discover,
+    normalize,
+    real_dir,
+    same_path,
+    workspace_id_for,
+    worktree_identity,
 )
 from ..core.store import now_rfc3339
 from .store import WorkspaceTables
@@ -220,9 +233,14 @@ class AgentWorkspaces:
                 reason, from_path = "execution_root_missing", act["execution_root"]
                 home_ws = self._ensure_home(db)
                 new = self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, self.home)
-            repair = {"from_execution_root_id": act.get("execution_root_id"), "from_path": from_path,
-                      "reason": reason, "repaired_at": now_rfc3339(),
-                      "to_execution_root_id": new["execution_root_id"], "to_cwd": new["cwd"]}
+            repair = {
+                "from_execution_root_id": act.get("execution_root_id"),
+                "from_path": from_path,
+                "reason": reason,
+                "repaired_at": now_rfc3339(),
+                "to_execution_root_id": new["execution_root_id"],
+                "to_cwd": new["cwd"],
+            }
             new = {**new, "projection_repair": repair}
             self.tables.put_agent_state(db, self.agent_id, self._state_in(db)["attached"], new)
             self.tables.audit(db, self.agent_id, "workspace_projection_repaired", {"cwd": new["cwd"], **repair})
@@ -260,10 +278,17 @@ class AgentWorkspaces:
 
     def _ensure_home(self, db: Any) -> dict[str, Any]:
         home = self.home
-        ws = self.tables.ensure_workspace(db, {
-            "workspace_id": agent_home_id(self.agent_id), "workspace_alias": AGENT_HOME_ALIAS,
-            "workspace_kind": "agent_home", "owner_agent_id": self.agent_id, "workspace_anchor": home,
-            "repo_name": "AgentHome"})
+        ws = self.tables.ensure_workspace(
+            db,
+            {
+                "workspace_id": agent_home_id(self.agent_id),
+                "workspace_alias": AGENT_HOME_ALIAS,
+                "workspace_kind": "agent_home",
+                "owner_agent_id": self.agent_id,
+                "workspace_anchor": home,
+                "repo_name": "AgentHome",
+            },
+        )
         self._canonical_root(db, ws)
         return ws
 
@@ -272,8 +297,15 @@ class AgentWorkspaces:
         existing = self.tables.root_in(db, root_id)
         if existing is not None:
             return existing
-        return self.tables.upsert_root(db, {"execution_root_id": root_id, "workspace_id": ws["workspace_id"],
-                                            "filesystem_path": ws["workspace_anchor"], "root_kind": CANONICAL_ROOT})
+        return self.tables.upsert_root(
+            db,
+            {
+                "execution_root_id": root_id,
+                "workspace_id": ws["workspace_id"],
+                "filesystem_path": ws["workspace_anchor"],
+                "root_kind": CANONICAL_ROOT,
+            },
+        )
 
     def ensure_workspace_for(self, db: Any, anchor: str) -> dict[str, Any]:
         """The registry entry of an anchor, with its canonical root (created; the agent-home directory maps
@@ -281,9 +313,14 @@ class AgentWorkspaces:
         anchor = real_dir(anchor)
         if same_path(anchor, self.home):
             return self._ensure_home(db)
-        ws = self.tables.ensure_workspace(db, {
-            "workspace_id": workspace_id_for(anchor), "workspace_anchor": anchor,
-            "repo_name": os.path.basename(anchor) or None})
+        ws = self.tables.ensure_workspace(
+            db,
+            {
+                "workspace_id": workspace_id_for(anchor),
+                "workspace_anchor": anchor,
+                "repo_name": os.path.basename(anchor) or None,
+            },
+        )
         self._canonical_root(db, ws)
         return ws
 
@@ -324,23 +361,37 @@ class AgentWorkspaces:
         cur = self._state_in(db)
         occ, reason = self.tables.acquire(db, root, self.agent_id, mode)
         if occ is None:
-            raise refuse(reason or "occupancy_conflict", (
-                f"execution root {root['execution_root_id']} is being removed" if reason == "root_being_removed"
-                else f"another agent holds exclusive_write on {root['filesystem_path']}"),
+            raise refuse(
+                reason or "occupancy_conflict",
+                (
+                    f"execution root {root['execution_root_id']} is being removed"
+                    if reason == "root_being_removed"
+                    else f"another agent holds exclusive_write on {root['filesystem_path']}"
+                ),
                 "Wait for the other agent to leave this root, or use a different worktree.",
-                execution_root_id=root["execution_root_id"])
-        active = {"workspace_id": ws["workspace_id"], "workspace_anchor": ws["workspace_anchor"],
-                  "execution_root_id": root["execution_root_id"], "execution_root": root["filesystem_path"],
-                  "projection_kind": root["root_kind"], "access_mode": mode, "cwd": cwd,
-                  "occupancy_id": occ["occupancy_id"]}
+                execution_root_id=root["execution_root_id"],
+            )
+        active = {
+            "workspace_id": ws["workspace_id"],
+            "workspace_anchor": ws["workspace_anchor"],
+            "execution_root_id": root["execution_root_id"],
+            "execution_root": root["filesystem_path"],
+            "projection_kind": root["root_kind"],
+            "access_mode": mode,
+            "cwd": cwd,
+            "occupancy_id": occ["occupancy_id"],
+        }
         self.tables.put_agent_state(db, self.agent_id, cur["attached"], active)
         previous = cur["active"].get("occupancy_id")
         if previous != occ["occupancy_id"]:
             self.tables.release(db, previous)
         home = ws["workspace_id"] == agent_home_id(self.agent_id)
-        self.tables.audit(db, self.agent_id, "workspace_used" if home else "workspace_entered",
-                          {"workspace_id": ws["workspace_id"], "execution_root_id": root["execution_root_id"],
-                           "cwd": cwd})
+        self.tables.audit(
+            db,
+            self.agent_id,
+            "workspace_used" if home else "workspace_entered",
+            {"workspace_id": ws["workspace_id"], "execution_root_id": root["execution_root_id"], "cwd": cwd},
+        )
         return active
 
     def directory(self, value: str, field: str, tool_name: str) -> str:
@@ -355,19 +406,35 @@ class AgentWorkspaces:
         path = normalize(value, self.active()["cwd"])
         problem = None if os.path.isdir(path) else ("is not a directory" if os.path.exists(path) else "does not exist")
         if problem:
-            raise ToolFailure(ToolError(
-                kind="invalid_tool_input", message=f"{tool_name}: `{field}` {path} {problem}",
-                details={"tool_name": tool_name, "field": field, "validation_error": problem, "path": path},
-                recovery_hint=f"Pass an existing directory as `{field}` (relative paths join the active cwd)."))
+            raise ToolFailure(
+                ToolError(
+                    kind="invalid_tool_input",
+                    message=f"{tool_name}: `{field}` {path} {problem}",
+                    details={"tool_name": tool_name, "field": field, "validation_error": problem, "path": path},
+                    recovery_hint=f"Pass an existing directory as `{field}` (relative paths join the active cwd).",
+                )
+            )
         return real_dir(path)
 
-    async def create_worktree(self, workspace_id: str, branch: str, base_ref: str, label: str | None = None,
-                              activate: bool = True, on_existing: str = "reuse") -> dict[str, Any]:
+    async def create_worktree(
+        self,
+        workspace_id: str,
+        branch: str,
+        base_ref: str,
+        label: str | None = None,
+        activate: bool = True,
+        on_existing: str = "reuse",
+    ) -> dict[str, Any]:
         """CreateWorktree (§7); see :func:`holon_nb.runtime.workspaces.worktrees.create_worktree`."""
         return await worktrees.create_worktree(self, workspace_id, branch, base_ref, label, activate, on_existing)
 
-    async def remove_worktree(self, execution_root_id: str, return_to: str | None = None,
-                              branch_policy: str = "keep", merged_into: str | None = None) -> dict[str, Any]:
+    async def remove_worktree(
+        self,
+        execution_root_id: str,
+        return_to: str | None = None,
+        branch_policy: str = "keep",
+        merged_into: str | None = None,
+    ) -> dict[str, Any]:
         """RemoveWorktree (§8); see :func:`holon_nb.runtime.workspaces.worktrees.remove_worktree`."""
         return await worktrees.remove_worktree(self, execution_root_id, return_to, branch_policy, merged_into)
 
@@ -380,8 +447,11 @@ class AgentWorkspaces:
         active = dict(self.active())
         repair = active.pop("projection_repair", None)
         attached = list(self.ensure()["attached"])
-        roots = [r for r in self.tables.roots() if r["workspace_id"] in attached
-                 or (r.get("worktree") or {}).get("registered_by_agent_id") == self.agent_id]
+        roots = [
+            r
+            for r in self.tables.roots()
+            if r["workspace_id"] in attached or (r.get("worktree") or {}).get("registered_by_agent_id") == self.agent_id
+        ]
         ws_ids = set(attached) | {r["workspace_id"] for r in roots}
         workspaces = [w for w in self.tables.workspaces() if w["workspace_id"] in ws_ids]
         anchors = {w["workspace_id"]: w["workspace_anchor"] for w in workspaces}
@@ -393,12 +463,20 @@ class AgentWorkspaces:
                     await _overlay_live_git(root, anchor, listings, self.agent_id)
         root_ids = {r["execution_root_id"] for r in roots}
         occupancies = [o for o in self.tables.occupancies() if o["execution_root_id"] in root_ids]
-        result = {"agent_id": self.agent_id, "attached_workspace_ids": attached, "workspaces": workspaces,
-                  "active": active, "projection_repair": repair, "execution_roots": roots,
-                  "occupancies": occupancies,
-                  "summary_text": ("workspace bindings, active projection (repaired: its directory vanished), "
-                                   "and worktree artifacts" if repair else
-                                   "workspace bindings, active projection, and worktree artifacts")}
+        result = {
+            "agent_id": self.agent_id,
+            "attached_workspace_ids": attached,
+            "workspaces": workspaces,
+            "active": active,
+            "projection_repair": repair,
+            "execution_roots": roots,
+            "occupancies": occupancies,
+            "summary_text": (
+                "workspace bindings, active projection (repaired: its directory vanished), and worktree artifacts"
+                if repair
+                else "workspace bindings, active projection, and worktree artifacts"
+            ),
+        }
         return {k: v for k, v in result.items() if v is not None}
 
     # ------------------------------------------------------------ AttachWorkspace (§4)
@@ -416,10 +494,18 @@ class AgentWorkspaces:
                     attached.append(ws["workspace_id"])
                     self.tables.put_agent_state(db, self.agent_id, attached, cur["active"])
                     self.tables.audit(db, self.agent_id, "workspace_attached", {"workspace_id": ws["workspace_id"]})
-        return {"workspace": ws, "already_attached": already, "active_unchanged": True,
-                "discovered_projection_kind": disc.projection_kind, "discovered_execution_root": disc.execution_root,
-                "summary_text": ("workspace was already attached; active projection was unchanged" if already
-                                 else "workspace attached; active projection was unchanged")}
+        return {
+            "workspace": ws,
+            "already_attached": already,
+            "active_unchanged": True,
+            "discovered_projection_kind": disc.projection_kind,
+            "discovered_execution_root": disc.execution_root,
+            "summary_text": (
+                "workspace was already attached; active projection was unchanged"
+                if already
+                else "workspace attached; active projection was unchanged"
+            ),
+        }
 
     def _prune_stale(self, db: Any, cur: dict[str, Any]) -> list[str]:
         """Drop bindings whose entry is gone or whose anchor is no longer a directory (§4 rule 5)."""
@@ -430,27 +516,37 @@ class AgentWorkspaces:
             if protected or (entry is not None and os.path.isdir(entry["workspace_anchor"])):
                 keep.append(ws_id)
             else:
-                self.tables.audit(db, self.agent_id, "workspace_detached",
-                                  {"workspace_id": ws_id, "reason": "stale_workspace_anchor"})
+                self.tables.audit(
+                    db, self.agent_id, "workspace_detached", {"workspace_id": ws_id, "reason": "stale_workspace_anchor"}
+                )
         return keep
 
     # ------------------------------------------------------------ DetachWorkspace (§5)
     async def detach(self, workspace_id: str) -> dict[str, Any]:
         """Remove one binding; an active target first switches to the agent home (§5)."""
         if workspace_id in (AGENT_HOME_ALIAS, agent_home_id(self.agent_id)):
-            raise ToolFailure(ToolError(
-                kind="protected_workspace", message="the agent home cannot be detached",
-                details={"workspace_id": workspace_id},
-                recovery_hint="Detach other workspaces only; SwitchWorkspace moves away from the agent home."))
+            raise ToolFailure(
+                ToolError(
+                    kind="protected_workspace",
+                    message="the agent home cannot be detached",
+                    details={"workspace_id": workspace_id},
+                    recovery_hint="Detach other workspaces only; SwitchWorkspace moves away from the agent home.",
+                )
+            )
         async with self.svc.lock:
             self.active()
             with self.tables.store.tx() as db:
                 cur = self._state_in(db)
                 if workspace_id not in cur["attached"]:
-                    raise refuse("not_attached", f"workspace {workspace_id} is not attached",
-                                 "GetWorkspaceState lists attached_workspace_ids.", workspace_id=workspace_id)
-                retained = [r for r in self.tables.roots(workspace_id, live_only=True)
-                            if r["root_kind"] == GIT_WORKTREE_ROOT]
+                    raise refuse(
+                        "not_attached",
+                        f"workspace {workspace_id} is not attached",
+                        "GetWorkspaceState lists attached_workspace_ids.",
+                        workspace_id=workspace_id,
+                    )
+                retained = [
+                    r for r in self.tables.roots(workspace_id, live_only=True) if r["root_kind"] == GIT_WORKTREE_ROOT
+                ]
                 switched = cur["active"].get("workspace_id") == workspace_id
                 if switched:
                     home_ws = self._ensure_home(db)
@@ -459,14 +555,26 @@ class AgentWorkspaces:
                 attached = [w for w in cur["attached"] if w != workspace_id]
                 self.tables.put_agent_state(db, self.agent_id, attached, cur["active"])
                 self.tables.audit(db, self.agent_id, "workspace_detached", {"workspace_id": workspace_id})
-        return {"workspace_id": workspace_id, "detached": True, "switched_to_agent_home": switched,
-                "retained_execution_roots": retained,
-                "summary_text": ("switched to agent_home and detached workspace; worktree artifacts were retained"
-                                 if switched else "workspace detached; worktree artifacts were retained")}
+        return {
+            "workspace_id": workspace_id,
+            "detached": True,
+            "switched_to_agent_home": switched,
+            "retained_execution_roots": retained,
+            "summary_text": (
+                "switched to agent_home and detached workspace; worktree artifacts were retained"
+                if switched
+                else "workspace detached; worktree artifacts were retained"
+            ),
+        }
 
     # ------------------------------------------------------------ SwitchWorkspace (§6)
-    async def switch(self, workspace_id: str | None = None, execution_root_id: str | None = None,
-                     path: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+    async def switch(
+        self,
+        workspace_id: str | None = None,
+        execution_root_id: str | None = None,
+        path: str | None = None,
+        cwd: str | None = None,
+    ) -> dict[str, Any]:
         """Activate an attached workspace, a registered root, or the workspace of a directory (§6).
 
         Args:
@@ -481,8 +589,9 @@ class AgentWorkspaces:
             ToolFailure: the §1.6 reasons; the previous projection is then intact.
         """
         async with self.svc.lock:
-            return await self.switch_locked(workspace_id=workspace_id, execution_root_id=execution_root_id,
-                                            path=path, cwd=cwd)
+            return await self.switch_locked(
+                workspace_id=workspace_id, execution_root_id=execution_root_id, path=path, cwd=cwd
+            )
 
     async def switch_locked(self, **selector: Any) -> dict[str, Any]:
         """:meth:`switch` for a caller already holding the service lock."""
@@ -496,12 +605,18 @@ class AgentWorkspaces:
             records, err = await worktree_records(target.workspace["workspace_anchor"])
             record = next((r for r in records or [] if same_path(r.path, target.root_path)), None)
             if record is None:
-                raise refuse("worktree_missing_from_git", f"worktree {target.root_path} is missing from live git state",
-                             "GetWorkspaceState shows registered roots; CreateWorktree makes a new one.",
-                             path=target.root_path, git_error=err or None)
+                raise refuse(
+                    "worktree_missing_from_git",
+                    f"worktree {target.root_path} is missing from live git state",
+                    "GetWorkspaceState shows registered roots; CreateWorktree makes a new one.",
+                    path=target.root_path,
+                    git_error=err or None,
+                )
             dirs, err = await git_dirs(target.root_path)
             if dirs is None:
-                raise refuse("git_failed", f"git could not inspect {target.root_path}: {err}"[:512], path=target.root_path)
+                raise refuse(
+                    "git_failed", f"git could not inspect {target.root_path}: {err}"[:512], path=target.root_path
+                )
             with self.tables.store.tx() as db:
                 ident = targets.identity(record, dirs)
                 root = targets.register_root(self, db, target.workspace, target.root_path, ident, "discovered")
@@ -514,25 +629,42 @@ class AgentWorkspaces:
 
 
 def _switch_result(disposition: str, active: dict[str, Any]) -> dict[str, Any]:
-    keys = ("workspace_id", "workspace_anchor", "execution_root_id", "execution_root", "cwd", "projection_kind",
-            "access_mode")
-    return {"disposition": disposition, **{k: active[k] for k in keys},
-            "summary_text": f"{disposition} active workspace projection"}
+    keys = (
+        "workspace_id",
+        "workspace_anchor",
+        "execution_root_id",
+        "execution_root",
+        "cwd",
+        "projection_kind",
+        "access_mode",
+    )
+    return {
+        "disposition": disposition,
+        **{k: active[k] for k in keys},
+        "summary_text": f"{disposition} active workspace projection",
+    }
 
 
 def _missing_cleanup(path: str, record: Any, records: Any, err: str) -> dict[str, Any]:
     """``last_cleanup`` of a worktree whose folder is gone: status ``missing`` and what git says."""
     if record is not None:
-        where = (f"git still lists it as prunable ({record.prunable})" if record.prunable is not None
-                 else "git still lists it")
+        where = (
+            f"git still lists it as prunable ({record.prunable})"
+            if record.prunable is not None
+            else "git still lists it"
+        )
         if record.locked is not None:
             where += f"; it is locked: {record.locked}".rstrip(": ")
     elif records is not None:
         where = "git no longer lists it"
     else:
         where = f"git could not list the repository's worktrees: {err}"
-    return {"status": "missing", "changed_files": [], "inspected_at": now_rfc3339(),
-            "error": f"worktree directory {path} no longer exists; {where}; RemoveWorktree cleans up the record"[:512]}
+    return {
+        "status": "missing",
+        "changed_files": [],
+        "inspected_at": now_rfc3339(),
+        "error": f"worktree directory {path} no longer exists; {where}; RemoveWorktree cleans up the record"[:512],
+    }
 
 
 async def _overlay_live_git(root: dict[str, Any], anchor: str, listings: dict[str, Any], agent_id: str) -> None:
@@ -544,26 +676,51 @@ async def _overlay_live_git(root: dict[str, Any], anchor: str, listings: dict[st
     if anchor not in listings:
         listings[anchor] = await worktree_records(anchor)
     records, err = listings[anchor]
-    wt = dict(root.get("worktree") or {"provenance": "discovered", "registered_by_agent_id": agent_id,
-                                       "authorized_agent_ids": [agent_id], "detached": False})
+    wt = dict(
+        root.get("worktree")
+        or {
+            "provenance": "discovered",
+            "registered_by_agent_id": agent_id,
+            "authorized_agent_ids": [agent_id],
+            "detached": False,
+        }
+    )
     record = next((r for r in records or [] if same_path(r.path, root["filesystem_path"])), None)
     if not os.path.isdir(root["filesystem_path"]):
         if record is not None:
-            wt.update({"branch": short_branch(record.branch_ref), "branch_ref": record.branch_ref,
-                       "head_commit": record.head, "detached": record.detached})
+            wt.update(
+                {
+                    "branch": short_branch(record.branch_ref),
+                    "branch_ref": record.branch_ref,
+                    "head_commit": record.head,
+                    "detached": record.detached,
+                }
+            )
         wt["last_cleanup"] = _missing_cleanup(root["filesystem_path"], record, records, err)
         root["worktree"] = {k: v for k, v in wt.items() if v is not None}
         return
     files, status_err = (await changed_files(root["filesystem_path"])) if record is not None else (None, "")
     if record is None or files is None:
-        wt["last_cleanup"] = {"status": "inspection_failed", "changed_files": [],
-                              "error": (err or status_err or "worktree is missing from live git state")[:512],
-                              "inspected_at": now_rfc3339()}
+        wt["last_cleanup"] = {
+            "status": "inspection_failed",
+            "changed_files": [],
+            "error": (err or status_err or "worktree is missing from live git state")[:512],
+            "inspected_at": now_rfc3339(),
+        }
     else:
-        wt.update({"branch": short_branch(record.branch_ref), "branch_ref": record.branch_ref,
-                   "head_commit": record.head, "detached": record.detached})
-        cleanup: dict[str, Any] = {"status": "dirty" if files else "clean", "changed_files": files,
-                                   "inspected_at": now_rfc3339()}
+        wt.update(
+            {
+                "branch": short_branch(record.branch_ref),
+                "branch_ref": record.branch_ref,
+                "head_commit": record.head,
+                "detached": record.detached,
+            }
+        )
+        cleanup: dict[str, Any] = {
+            "status": "dirty" if files else "clean",
+            "changed_files": files,
+            "inspected_at": now_rfc3339(),
+        }
         if record.locked:
             cleanup["error"] = f"worktree is locked: {record.locked}"
         wt["last_cleanup"] = cleanup

@@ -92,8 +92,16 @@ class WorkspaceTables:
         db.execute(
             "INSERT OR IGNORE INTO ws_workspaces(workspace_id, workspace_alias, workspace_kind, owner_agent_id,"
             " workspace_anchor, repo_name, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
-            (entry["workspace_id"], entry.get("workspace_alias"), entry.get("workspace_kind"),
-             entry.get("owner_agent_id"), entry["workspace_anchor"], entry.get("repo_name"), now, now),
+            (
+                entry["workspace_id"],
+                entry.get("workspace_alias"),
+                entry.get("workspace_kind"),
+                entry.get("owner_agent_id"),
+                entry["workspace_anchor"],
+                entry.get("repo_name"),
+                now,
+                now,
+            ),
         )
         row = db.execute("SELECT * FROM ws_workspaces WHERE workspace_id=?", (entry["workspace_id"],)).fetchone()
         return _compact(row)
@@ -148,15 +156,23 @@ class WorkspaceTables:
     @staticmethod
     def upsert_root(db: sqlite3.Connection, entry: dict[str, Any]) -> dict[str, Any]:
         """Insert or replace an execution root (``created_at`` kept from the first insert); return it."""
-        row = db.execute("SELECT created_at FROM ws_execution_roots WHERE execution_root_id=?",
-                         (entry["execution_root_id"],)).fetchone()
+        row = db.execute(
+            "SELECT created_at FROM ws_execution_roots WHERE execution_root_id=?", (entry["execution_root_id"],)
+        ).fetchone()
         created = row["created_at"] if row else entry.get("created_at") or now_rfc3339()
         worktree = entry.get("worktree")
         db.execute(
             "INSERT OR REPLACE INTO ws_execution_roots(execution_root_id, workspace_id, filesystem_path, root_kind,"
             " worktree, created_at, removed_at) VALUES (?,?,?,?,?,?,?)",
-            (entry["execution_root_id"], entry["workspace_id"], entry["filesystem_path"], entry["root_kind"],
-             json.dumps(worktree) if worktree is not None else None, created, entry.get("removed_at")),
+            (
+                entry["execution_root_id"],
+                entry["workspace_id"],
+                entry["filesystem_path"],
+                entry["root_kind"],
+                json.dumps(worktree) if worktree is not None else None,
+                created,
+                entry.get("removed_at"),
+            ),
         )
         return {**{k: v for k, v in entry.items() if v is not None}, "created_at": created}
 
@@ -164,8 +180,10 @@ class WorkspaceTables:
     def tombstone_root(db: sqlite3.Connection, execution_root_id: str) -> str:
         """Mark a root removed (never deleted); return ``removed_at``."""
         ts = now_rfc3339()
-        db.execute("UPDATE ws_execution_roots SET removed_at=? WHERE execution_root_id=? AND removed_at IS NULL",
-                   (ts, execution_root_id))
+        db.execute(
+            "UPDATE ws_execution_roots SET removed_at=? WHERE execution_root_id=? AND removed_at IS NULL",
+            (ts, execution_root_id),
+        )
         return ts
 
     # ------------------------------------------------------------ occupancy and leases
@@ -177,8 +195,10 @@ class WorkspaceTables:
     @staticmethod
     def live_occupancies_in(db: sqlite3.Connection, execution_root_id: str) -> list[dict[str, Any]]:
         """Unreleased occupancies of one root, inside an open transaction."""
-        rows = db.execute("SELECT * FROM ws_occupancies WHERE execution_root_id=? AND released_at IS NULL"
-                          " ORDER BY occupancy_id", (execution_root_id,)).fetchall()
+        rows = db.execute(
+            "SELECT * FROM ws_occupancies WHERE execution_root_id=? AND released_at IS NULL ORDER BY occupancy_id",
+            (execution_root_id,),
+        ).fetchall()
         return [_compact(r) for r in rows]
 
     @staticmethod
@@ -187,8 +207,9 @@ class WorkspaceTables:
         row = db.execute("SELECT * FROM ws_cleanup_leases WHERE execution_root_id=?", (execution_root_id,)).fetchone()
         return _compact(row) if row else None
 
-    def acquire(self, db: sqlite3.Connection, root: dict[str, Any], agent_id: str,
-                access_mode: str) -> tuple[dict[str, Any] | None, str | None]:
+    def acquire(
+        self, db: sqlite3.Connection, root: dict[str, Any], agent_id: str, access_mode: str
+    ) -> tuple[dict[str, Any] | None, str | None]:
         """Acquire occupancy of ``root`` for ``agent_id`` (workspace spec §1.4 rules 2-4).
 
         Returns:
@@ -205,10 +226,17 @@ class WorkspaceTables:
             if rec["holder_agent_id"] == agent_id and rec["access_mode"] == access_mode:
                 return rec, None
         if access_mode == EXCLUSIVE_WRITE and any(
-                r["holder_agent_id"] != agent_id and r["access_mode"] == EXCLUSIVE_WRITE for r in live):
+            r["holder_agent_id"] != agent_id and r["access_mode"] == EXCLUSIVE_WRITE for r in live
+        ):
             return None, "occupancy_conflict"
-        rec = {"occupancy_id": new_id("occ"), "execution_root_id": root_id, "workspace_id": root["workspace_id"],
-               "holder_agent_id": agent_id, "access_mode": access_mode, "acquired_at": now_rfc3339()}
+        rec = {
+            "occupancy_id": new_id("occ"),
+            "execution_root_id": root_id,
+            "workspace_id": root["workspace_id"],
+            "holder_agent_id": agent_id,
+            "access_mode": access_mode,
+            "acquired_at": now_rfc3339(),
+        }
         db.execute(
             "INSERT INTO ws_occupancies(occupancy_id, execution_root_id, workspace_id, holder_agent_id, access_mode,"
             " acquired_at) VALUES (?,?,?,?,?,?)",
@@ -220,16 +248,20 @@ class WorkspaceTables:
     def release(db: sqlite3.Connection, occupancy_id: str | None) -> None:
         """Release one occupancy (no-op for None or an already released one)."""
         if occupancy_id:
-            db.execute("UPDATE ws_occupancies SET released_at=? WHERE occupancy_id=? AND released_at IS NULL",
-                       (now_rfc3339(), occupancy_id))
+            db.execute(
+                "UPDATE ws_occupancies SET released_at=? WHERE occupancy_id=? AND released_at IS NULL",
+                (now_rfc3339(), occupancy_id),
+            )
 
     def grant_lease(self, db: sqlite3.Connection, execution_root_id: str, agent_id: str) -> str | None:
         """Grant a cleanup lease when the root has no unreleased occupancy (§1.4 rule 5); return its id or None."""
         if self.live_occupancies_in(db, execution_root_id) or self.lease_in(db, execution_root_id):
             return None
         lease_id = new_id("lease")
-        db.execute("INSERT INTO ws_cleanup_leases(execution_root_id, lease_id, holder_agent_id, acquired_at)"
-                   " VALUES (?,?,?,?)", (execution_root_id, lease_id, agent_id, now_rfc3339()))
+        db.execute(
+            "INSERT INTO ws_cleanup_leases(execution_root_id, lease_id, holder_agent_id, acquired_at) VALUES (?,?,?,?)",
+            (execution_root_id, lease_id, agent_id, now_rfc3339()),
+        )
         return lease_id
 
     @staticmethod
@@ -246,8 +278,10 @@ class WorkspaceTables:
     @staticmethod
     def audit(db: sqlite3.Connection, agent_id: str, event: str, data: dict[str, Any]) -> None:
         """Append an audit event (``workspace_attached``, ``worktree_created``, …)."""
-        db.execute("INSERT INTO ws_audit(agent_id, event, data, created_at) VALUES (?,?,?,?)",
-                   (agent_id, event, json.dumps(data, default=str), now_rfc3339()))
+        db.execute(
+            "INSERT INTO ws_audit(agent_id, event, data, created_at) VALUES (?,?,?,?)",
+            (agent_id, event, json.dumps(data, default=str), now_rfc3339()),
+        )
 
     def audit_events(self, agent_id: str | None = None) -> list[dict[str, Any]]:
         """Audit events, oldest first (``data`` parsed)."""

@@ -17,8 +17,17 @@ from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from .refusals import refuse
 from .paths import (
-    AGENT_HOME_ALIAS, CANONICAL_ROOT, GIT_WORKTREE_ROOT, Discovery, agent_home_id, canonical_root_id,
-    contains, normalize, real_contains, same_path, worktree_root_id,
+    AGENT_HOME_ALIAS,
+    CANONICAL_ROOT,
+    GIT_WORKTREE_ROOT,
+    Discovery,
+    agent_home_id,
+    canonical_root_id,
+    contains,
+    normalize,
+    real_contains,
+    same_path,
+    worktree_root_id,
 )
 
 if TYPE_CHECKING:
@@ -47,24 +56,46 @@ class SwitchTarget:
         """
         root = self.root_path
         if not os.path.isdir(root):
-            raise refuse("execution_root_not_found", f"execution root directory {root} no longer exists",
-                          "GetWorkspaceState lists the registered roots.", execution_root=root)
+            raise refuse(
+                "execution_root_not_found",
+                f"execution root directory {root} no longer exists",
+                "GetWorkspaceState lists the registered roots.",
+                execution_root=root,
+            )
         cwd = self.default_cwd if requested is None else normalize(requested, root)
         if not contains(root, cwd) or not real_contains(root, cwd):
-            raise refuse("cwd_outside_execution_root", f"cwd {cwd} is outside the execution root {root}",
-                          "Pass a cwd inside the target root (relative paths join it).",
-                          requested_cwd=requested, resolved_cwd=cwd, execution_root=root)
+            raise refuse(
+                "cwd_outside_execution_root",
+                f"cwd {cwd} is outside the execution root {root}",
+                "Pass a cwd inside the target root (relative paths join it).",
+                requested_cwd=requested,
+                resolved_cwd=cwd,
+                execution_root=root,
+            )
         if not os.path.isdir(cwd):
-            raise ToolFailure(ToolError(
-                kind="invalid_tool_input", message=f"cwd {cwd} is not an existing directory",
-                details={"tool_name": "SwitchWorkspace", "field": "cwd", "validation_error": "not an existing directory",
-                         "path": cwd},
-                recovery_hint="Pass an existing directory inside the target root, or omit `cwd`."))
+            raise ToolFailure(
+                ToolError(
+                    kind="invalid_tool_input",
+                    message=f"cwd {cwd} is not an existing directory",
+                    details={
+                        "tool_name": "SwitchWorkspace",
+                        "field": "cwd",
+                        "validation_error": "not an existing directory",
+                        "path": cwd,
+                    },
+                    recovery_hint="Pass an existing directory inside the target root, or omit `cwd`.",
+                )
+            )
         return cwd
 
 
-def resolve_target(view: "AgentWorkspaces", attached: list[str], workspace_id: str | None = None,
-                   execution_root_id: str | None = None, path: str | None = None) -> SwitchTarget:
+def resolve_target(
+    view: "AgentWorkspaces",
+    attached: list[str],
+    workspace_id: str | None = None,
+    execution_root_id: str | None = None,
+    path: str | None = None,
+) -> SwitchTarget:
     """Resolve one switch selector (§6 rules 2-4) without changing anything.
 
     Raises:
@@ -76,32 +107,53 @@ def resolve_target(view: "AgentWorkspaces", attached: list[str], workspace_id: s
         if workspace_id in (AGENT_HOME_ALIAS, agent_home_id(view.agent_id)):
             ws = tables.workspace(agent_home_id(view.agent_id))
             assert ws is not None  # made when the agent was first seen
-            return SwitchTarget(ws, ws["workspace_anchor"], CANONICAL_ROOT, canonical_root_id(ws["workspace_id"]),
-                                ws["workspace_anchor"])
+            return SwitchTarget(
+                ws,
+                ws["workspace_anchor"],
+                CANONICAL_ROOT,
+                canonical_root_id(ws["workspace_id"]),
+                ws["workspace_anchor"],
+            )
         ws = tables.workspace(workspace_id)
         if ws is None:
-            raise refuse("workspace_not_found", f"workspace {workspace_id} was not found",
-                          "GetWorkspaceState lists known workspaces; AttachWorkspace adds one by path.",
-                          workspace_id=workspace_id)
+            raise refuse(
+                "workspace_not_found",
+                f"workspace {workspace_id} was not found",
+                "GetWorkspaceState lists known workspaces; AttachWorkspace adds one by path.",
+                workspace_id=workspace_id,
+            )
         _require_attached(ws["workspace_id"], attached)
-        return SwitchTarget(ws, ws["workspace_anchor"], CANONICAL_ROOT, canonical_root_id(workspace_id),
-                            ws["workspace_anchor"])
+        return SwitchTarget(
+            ws, ws["workspace_anchor"], CANONICAL_ROOT, canonical_root_id(workspace_id), ws["workspace_anchor"]
+        )
     if execution_root_id is not None:
         entry = tables.root(execution_root_id)
         if entry is None:
-            raise refuse("execution_root_not_found", f"execution root {execution_root_id} was not found",
-                          "GetWorkspaceState lists registered execution roots.", execution_root_id=execution_root_id)
+            raise refuse(
+                "execution_root_not_found",
+                f"execution root {execution_root_id} was not found",
+                "GetWorkspaceState lists registered execution roots.",
+                execution_root_id=execution_root_id,
+            )
         if entry.get("removed_at"):
-            raise refuse("execution_root_removed", f"execution root {execution_root_id} was removed",
-                          "Pick a live root from GetWorkspaceState, or CreateWorktree.",
-                          execution_root_id=execution_root_id, removed_at=entry["removed_at"])
+            raise refuse(
+                "execution_root_removed",
+                f"execution root {execution_root_id} was removed",
+                "Pick a live root from GetWorkspaceState, or CreateWorktree.",
+                execution_root_id=execution_root_id,
+                removed_at=entry["removed_at"],
+            )
         _require_attached(entry["workspace_id"], attached)
         ws = tables.workspace(entry["workspace_id"])
         if ws is None:
-            raise refuse("workspace_not_found", f"workspace {entry['workspace_id']} was not found",
-                          workspace_id=entry["workspace_id"])
-        return SwitchTarget(ws, entry["filesystem_path"], entry["root_kind"], execution_root_id,
-                            entry["filesystem_path"])
+            raise refuse(
+                "workspace_not_found",
+                f"workspace {entry['workspace_id']} was not found",
+                workspace_id=entry["workspace_id"],
+            )
+        return SwitchTarget(
+            ws, entry["filesystem_path"], entry["root_kind"], execution_root_id, entry["filesystem_path"]
+        )
     assert path is not None
     disc = view.discover(path)
     bound = [w for w in (tables.workspace(i) for i in attached) if w]
@@ -115,34 +167,59 @@ def resolve_target(view: "AgentWorkspaces", attached: list[str], workspace_id: s
         if ws is not None:
             disc = Discovery(ws["workspace_anchor"], ws["workspace_anchor"], CANONICAL_ROOT, path)
     if ws is None:
-        raise refuse("workspace_not_attached",
-                      f"workspace for {path} is not attached; attach canonical root {disc.anchor} first",
-                      "AttachWorkspace with that path (a public named agent may), then switch.",
-                      path=path, workspace_anchor=disc.anchor)
+        raise refuse(
+            "workspace_not_attached",
+            f"workspace for {path} is not attached; attach canonical root {disc.anchor} first",
+            "AttachWorkspace with that path (a public named agent may), then switch.",
+            path=path,
+            workspace_anchor=disc.anchor,
+        )
     if disc.projection_kind == CANONICAL_ROOT:
         root_id: str | None = canonical_root_id(ws["workspace_id"])
     else:
-        root_id = next((r["execution_root_id"] for r in tables.roots(ws["workspace_id"], live_only=True)
-                        if r["root_kind"] == GIT_WORKTREE_ROOT and same_path(r["filesystem_path"], disc.execution_root)),
-                       None)
+        root_id = next(
+            (
+                r["execution_root_id"]
+                for r in tables.roots(ws["workspace_id"], live_only=True)
+                if r["root_kind"] == GIT_WORKTREE_ROOT and same_path(r["filesystem_path"], disc.execution_root)
+            ),
+            None,
+        )
     return SwitchTarget(ws, disc.execution_root, disc.projection_kind, root_id, disc.cwd)
 
 
 def _require_attached(workspace_id: str, attached: list[str]) -> None:
     if workspace_id not in attached:
-        raise refuse("workspace_not_attached", f"workspace {workspace_id} is not attached; attach it before switching",
-                      "A public named agent can AttachWorkspace it.", workspace_id=workspace_id)
+        raise refuse(
+            "workspace_not_attached",
+            f"workspace {workspace_id} is not attached; attach it before switching",
+            "A public named agent can AttachWorkspace it.",
+            workspace_id=workspace_id,
+        )
 
 
 def identity(record: WorktreeRecord, dirs: tuple[str, str]) -> dict[str, Any]:
     """Worktree identity from a live porcelain record and ``(git_common_dir, git_dir)``."""
-    return {"git_common_dir": dirs[0], "git_dir": dirs[1], "branch_ref": record.branch_ref,
-            "branch": short_branch(record.branch_ref), "head_commit": record.head, "detached": record.detached}
+    return {
+        "git_common_dir": dirs[0],
+        "git_dir": dirs[1],
+        "branch_ref": record.branch_ref,
+        "branch": short_branch(record.branch_ref),
+        "head_commit": record.head,
+        "detached": record.detached,
+    }
 
 
-def register_root(view: "AgentWorkspaces", db: Any, ws: dict[str, Any], path: str, ident: dict[str, Any],
-                  provenance: str, requested_base_ref: str | None = None,
-                  resolved_base_commit: str | None = None) -> dict[str, Any]:
+def register_root(
+    view: "AgentWorkspaces",
+    db: Any,
+    ws: dict[str, Any],
+    path: str,
+    ident: dict[str, Any],
+    provenance: str,
+    requested_base_ref: str | None = None,
+    resolved_base_commit: str | None = None,
+) -> dict[str, Any]:
     """Register or refresh a linked worktree root inside an open transaction (§6 rule 7, §7 rules 10 and 12).
 
     An existing live entry at ``path`` (same ``git_dir``) keeps its id, owner,
@@ -154,12 +231,22 @@ def register_root(view: "AgentWorkspaces", db: Any, ws: dict[str, Any], path: st
         The stored ``ExecutionRootEntry``.
     """
     ws_id = ws["workspace_id"]
-    rows = db.execute("SELECT execution_root_id FROM ws_execution_roots WHERE workspace_id=? AND removed_at IS NULL"
-                      " AND root_kind=?", (ws_id, GIT_WORKTREE_ROOT)).fetchall()
+    rows = db.execute(
+        "SELECT execution_root_id FROM ws_execution_roots WHERE workspace_id=? AND removed_at IS NULL AND root_kind=?",
+        (ws_id, GIT_WORKTREE_ROOT),
+    ).fetchall()
     live = [view.tables.root_in(db, r["execution_root_id"]) for r in rows]
     here = [e for e in live if e and same_path(e["filesystem_path"], path)]
-    existing = next((e for e in here if not (e.get("worktree") or {}).get("git_dir") or not ident.get("git_dir")
-                     or same_path(e["worktree"]["git_dir"], ident["git_dir"])), None)
+    existing = next(
+        (
+            e
+            for e in here
+            if not (e.get("worktree") or {}).get("git_dir")
+            or not ident.get("git_dir")
+            or same_path(e["worktree"]["git_dir"], ident["git_dir"])
+        ),
+        None,
+    )
     for stale in here:
         if stale is not existing:
             view.tables.tombstone_root(db, stale["execution_root_id"])
@@ -175,13 +262,23 @@ def register_root(view: "AgentWorkspaces", db: Any, ws: dict[str, Any], path: st
         "provenance": prev.get("provenance") or provenance,
         "registered_by_agent_id": owner,
         "authorized_agent_ids": list(prev.get("authorized_agent_ids") or [owner]),
-        "branch": ident.get("branch"), "branch_ref": ident.get("branch_ref"),
-        "head_commit": ident.get("head_commit"), "detached": bool(ident.get("detached")),
+        "branch": ident.get("branch"),
+        "branch_ref": ident.get("branch_ref"),
+        "head_commit": ident.get("head_commit"),
+        "detached": bool(ident.get("detached")),
         "requested_base_ref": requested_base_ref or prev.get("requested_base_ref"),
         "resolved_base_commit": resolved_base_commit or prev.get("resolved_base_commit"),
-        "git_common_dir": ident.get("git_common_dir"), "git_dir": ident.get("git_dir"),
+        "git_common_dir": ident.get("git_common_dir"),
+        "git_dir": ident.get("git_dir"),
         "last_cleanup": prev.get("last_cleanup"),
     }
-    return view.tables.upsert_root(db, {
-        "execution_root_id": root_id, "workspace_id": ws_id, "filesystem_path": normalize(path),
-        "root_kind": GIT_WORKTREE_ROOT, "worktree": {k: v for k, v in worktree.items() if v is not None}})
+    return view.tables.upsert_root(
+        db,
+        {
+            "execution_root_id": root_id,
+            "workspace_id": ws_id,
+            "filesystem_path": normalize(path),
+            "root_kind": GIT_WORKTREE_ROOT,
+            "worktree": {k: v for k, v in worktree.items() if v is not None},
+        },
+    )

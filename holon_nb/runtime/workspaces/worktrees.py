@@ -18,14 +18,26 @@ from typing import TYPE_CHECKING, Any
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from .git import (
-    WorktreeRecord, changed_files, check_branch_name, git_dirs, repository_toplevel, rev_parse_commit, run_git,
-    sanitize_label, short_branch, worktree_records,
+    WorktreeRecord,
+    changed_files,
+    check_branch_name,
+    git_dirs,
+    repository_toplevel,
+    rev_parse_commit,
+    run_git,
+    sanitize_label,
+    short_branch,
+    worktree_records,
 )
 from ..core.store import new_id, now_rfc3339
 from .refusals import refuse
 from .targets import _require_attached, identity, register_root, resolve_target
 from .paths import (
-    AGENT_HOME_ALIAS, GIT_WORKTREE_ROOT, admin_dir_points_to, agent_home_id, same_path,
+    AGENT_HOME_ALIAS,
+    GIT_WORKTREE_ROOT,
+    admin_dir_points_to,
+    agent_home_id,
+    same_path,
 )
 
 if TYPE_CHECKING:
@@ -34,8 +46,9 @@ if TYPE_CHECKING:
 __all__ = ["create_worktree", "remove_worktree"]
 
 
-def _set_cleanup(view: "AgentWorkspaces", entry: dict[str, Any], status: str, files: list[str],
-                 error: str | None = None) -> None:
+def _set_cleanup(
+    view: "AgentWorkspaces", entry: dict[str, Any], status: str, files: list[str], error: str | None = None
+) -> None:
     cleanup: dict[str, Any] = {"status": status, "changed_files": files, "inspected_at": now_rfc3339()}
     if error:
         cleanup["error"] = error
@@ -45,8 +58,16 @@ def _set_cleanup(view: "AgentWorkspaces", entry: dict[str, Any], status: str, fi
 
 # ---------------------------------------------------------------- CreateWorktree (§7)
 
-async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: str, base_ref: str,
-                          label: str | None, activate: bool, on_existing: str) -> dict[str, Any]:
+
+async def create_worktree(
+    view: "AgentWorkspaces",
+    workspace_id: str,
+    branch: str,
+    base_ref: str,
+    label: str | None,
+    activate: bool,
+    on_existing: str,
+) -> dict[str, Any]:
     """Create, or safely reuse, a linked worktree of an attached workspace (§7). Conflicts are success results.
 
     Before git sees the branch: a ``branch`` starting with ``refs/`` is refused
@@ -61,11 +82,18 @@ async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: st
             ``base_ref_unresolved`` or ``git_failed``.
     """
     if branch.startswith("refs/"):
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message=f"`{branch}`: pass a short branch name without refs/heads/",
-            details={"tool_name": "CreateWorktree", "field": "branch",
-                     "validation_error": "short branch name without refs/heads/ expected"},
-            recovery_hint="Pass the short name, e.g. feature/x instead of refs/heads/feature/x."))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"`{branch}`: pass a short branch name without refs/heads/",
+                details={
+                    "tool_name": "CreateWorktree",
+                    "field": "branch",
+                    "validation_error": "short branch name without refs/heads/ expected",
+                },
+                recovery_hint="Pass the short name, e.g. feature/x instead of refs/heads/feature/x.",
+            )
+        )
     async with view.svc.lock:
         view.active()
         ws_id = agent_home_id(view.agent_id) if workspace_id == AGENT_HOME_ALIAS else workspace_id
@@ -76,28 +104,48 @@ async def create_worktree(view: "AgentWorkspaces", workspace_id: str, branch: st
         anchor = ws["workspace_anchor"]
         await _require_repository(view, ws)
         if not await check_branch_name(branch, anchor):
-            raise ToolFailure(ToolError(
-                kind="invalid_tool_input", message=f"`{branch}` is not a valid branch name",
-                details={"tool_name": "CreateWorktree", "field": "branch",
-                         "validation_error": "rejected by git check-ref-format --branch"},
-                recovery_hint="Use a short branch name such as feature/issue-12 (no spaces, no leading dash)."))
+            raise ToolFailure(
+                ToolError(
+                    kind="invalid_tool_input",
+                    message=f"`{branch}` is not a valid branch name",
+                    details={
+                        "tool_name": "CreateWorktree",
+                        "field": "branch",
+                        "validation_error": "rejected by git check-ref-format --branch",
+                    },
+                    recovery_hint="Use a short branch name such as feature/issue-12 (no spaces, no leading dash).",
+                )
+            )
         base = await rev_parse_commit(base_ref, anchor)
         if base is None:
-            raise refuse("base_ref_unresolved", f"base_ref {base_ref} does not resolve to a commit in {anchor}",
-                          "Pass an existing commit-ish such as main or a commit id.", base_ref=base_ref)
+            raise refuse(
+                "base_ref_unresolved",
+                f"base_ref {base_ref} does not resolve to a commit in {anchor}",
+                "Pass an existing commit-ish such as main or a commit id.",
+                base_ref=base_ref,
+            )
         branch_ref = f"refs/heads/{branch}"
         records, err = await worktree_records(anchor)
         if records is None:
             raise refuse("git_failed", f"git worktree list failed: {err}"[:512], anchor=anchor)
         matching = [r for r in records if r.branch_ref == branch_ref]
         out: dict[str, Any] = {
-            "created": False, "reused": False, "activated": False, "base_ref_applied": False,
-            "requested_base_ref": base_ref, "resolved_base_commit": base, "branch": branch, "branch_ref": branch_ref,
-            "branch_tip": await rev_parse_commit(branch_ref, anchor)}
+            "created": False,
+            "reused": False,
+            "activated": False,
+            "base_ref_applied": False,
+            "requested_base_ref": base_ref,
+            "resolved_base_commit": base,
+            "branch": branch,
+            "branch_ref": branch_ref,
+            "branch_tip": await rev_parse_commit(branch_ref, anchor),
+        }
         if matching:
             return await _existing(view, ws, matching, out, activate, on_existing)
         if out["branch_tip"] is not None:
-            return _conflict(out, "branch exists without a live linked worktree", "branch-only conflict; no state changed")
+            return _conflict(
+                out, "branch exists without a live linked worktree", "branch-only conflict; no state changed"
+            )
         return await _create(view, ws, branch, label, base, out, activate)
 
 
@@ -117,48 +165,96 @@ async def _require_repository(view: "AgentWorkspaces", ws: dict[str, Any]) -> No
         elif not same_path(top, anchor):
             why = f"{anchor} is not a git repository root (it lies inside the repository at {top})"
     if why is not None:
-        raise refuse("not_a_git_repository", f"cannot create a worktree: {why}"[:512], hint,
-                      workspace_id=ws["workspace_id"], workspace_anchor=anchor)
+        raise refuse(
+            "not_a_git_repository",
+            f"cannot create a worktree: {why}"[:512],
+            hint,
+            workspace_id=ws["workspace_id"],
+            workspace_anchor=anchor,
+        )
 
 
-def _conflict(out: dict[str, Any], why: str, summary: str, disposition: str = "conflict", **extra: Any) -> dict[str, Any]:
+def _conflict(
+    out: dict[str, Any], why: str, summary: str, disposition: str = "conflict", **extra: Any
+) -> dict[str, Any]:
     res = {"disposition": disposition, **out, **{k: v for k, v in extra.items() if v}, "conflict": why}
     return {k: v for k, v in res.items() if v is not None} | {"summary_text": summary}
 
 
-async def _existing(view: "AgentWorkspaces", ws: dict[str, Any], matching: list[WorktreeRecord], out: dict[str, Any],
-                    activate: bool, on_existing: str) -> dict[str, Any]:
+async def _existing(
+    view: "AgentWorkspaces",
+    ws: dict[str, Any],
+    matching: list[WorktreeRecord],
+    out: dict[str, Any],
+    activate: bool,
+    on_existing: str,
+) -> dict[str, Any]:
     paths = [r.path for r in matching]
-    candidates = [e for e in view.tables.roots(ws["workspace_id"], live_only=True)
-                  if any(same_path(e["filesystem_path"], p) for p in paths)]
+    candidates = [
+        e
+        for e in view.tables.roots(ws["workspace_id"], live_only=True)
+        if any(same_path(e["filesystem_path"], p) for p in paths)
+    ]
     if len(matching) > 1:
-        return _conflict(out, "multiple live worktrees match the requested branch",
-                         "branch match is ambiguous; no state changed", candidates=candidates)
+        return _conflict(
+            out,
+            "multiple live worktrees match the requested branch",
+            "branch match is ambiguous; no state changed",
+            candidates=candidates,
+        )
     record = matching[0]
     if not os.path.isdir(record.path):
-        return _conflict(out, "matching worktree backing path is missing",
-                         "missing worktree path conflict; no state changed (RemoveWorktree of its execution root "
-                         "cleans it up)", worktree_path=record.path,
-                         candidates=candidates)
+        return _conflict(
+            out,
+            "matching worktree backing path is missing",
+            "missing worktree path conflict; no state changed (RemoveWorktree of its execution root cleans it up)",
+            worktree_path=record.path,
+            candidates=candidates,
+        )
     if same_path(record.path, ws["workspace_anchor"]):
-        return _conflict(out, "branch is checked out by the canonical workspace",
-                         "canonical checkout already uses branch; no state changed", worktree_path=record.path)
+        return _conflict(
+            out,
+            "branch is checked out by the canonical workspace",
+            "canonical checkout already uses branch; no state changed",
+            worktree_path=record.path,
+        )
     if on_existing == "error":
-        return _conflict(out, "matching live worktree already exists", "create-only policy rejected existing worktree",
-                         disposition="already_exists", worktree_path=record.path)
+        return _conflict(
+            out,
+            "matching live worktree already exists",
+            "create-only policy rejected existing worktree",
+            disposition="already_exists",
+            worktree_path=record.path,
+        )
     dirs, err = await git_dirs(record.path)
     if dirs is None:
         raise refuse("git_failed", f"git could not inspect {record.path}: {err}"[:512], path=record.path)
     path = next((c["filesystem_path"] for c in candidates), record.path)
     with view.tables.store.tx() as db:
-        root = register_root(view, db, ws, path, identity(record, dirs), "discovered",
-                             out["requested_base_ref"], out["resolved_base_commit"])
+        root = register_root(
+            view,
+            db,
+            ws,
+            path,
+            identity(record, dirs),
+            "discovered",
+            out["requested_base_ref"],
+            out["resolved_base_commit"],
+        )
     activation_error = await _activate(view, root, activate)
-    res = {"disposition": "reused", **out, "reused": True, "activated": activate and activation_error is None,
-           "branch_tip": record.head or out["branch_tip"], "execution_root_id": root["execution_root_id"],
-           "worktree_path": root["filesystem_path"], "activation_error": activation_error}
+    res = {
+        "disposition": "reused",
+        **out,
+        "reused": True,
+        "activated": activate and activation_error is None,
+        "branch_tip": record.head or out["branch_tip"],
+        "execution_root_id": root["execution_root_id"],
+        "worktree_path": root["filesystem_path"],
+        "activation_error": activation_error,
+    }
     return {k: v for k, v in res.items() if v is not None} | {
-        "summary_text": "reused the unique live linked worktree without applying base_ref"}
+        "summary_text": "reused the unique live linked worktree without applying base_ref"
+    }
 
 
 async def _activate(view: "AgentWorkspaces", root: dict[str, Any], activate: bool) -> str | None:
@@ -171,8 +267,15 @@ async def _activate(view: "AgentWorkspaces", root: dict[str, Any], activate: boo
     return None
 
 
-async def _create(view: "AgentWorkspaces", ws: dict[str, Any], branch: str, label: str | None, base: str,
-                  out: dict[str, Any], activate: bool) -> dict[str, Any]:
+async def _create(
+    view: "AgentWorkspaces",
+    ws: dict[str, Any],
+    branch: str,
+    label: str | None,
+    base: str,
+    out: dict[str, Any],
+    activate: bool,
+) -> dict[str, Any]:
     anchor = ws["workspace_anchor"]
     managed = os.path.join(os.path.dirname(anchor) or "/", f".holon-worktrees-{os.path.basename(anchor) or 'repo'}")
     os.makedirs(managed, exist_ok=True)
@@ -186,30 +289,56 @@ async def _create(view: "AgentWorkspaces", ws: dict[str, Any], branch: str, labe
     if record is None or dirs is None:
         raise refuse("git_failed", f"created worktree was not reported by git: {err or err2}"[:512], path=path)
     with view.tables.store.tx() as db:
-        root = register_root(view, db, ws, path, identity(record, dirs), "runtime_created",
-                             out["requested_base_ref"], base)
+        root = register_root(
+            view, db, ws, path, identity(record, dirs), "runtime_created", out["requested_base_ref"], base
+        )
     activation_error = await _activate(view, root, activate)
     with view.tables.store.tx() as db:
-        view.tables.audit(db, view.agent_id, "worktree_created", {
-            "workspace_id": ws["workspace_id"], "execution_root_id": root["execution_root_id"], "branch": branch,
-            "requested_base_ref": out["requested_base_ref"], "resolved_base_commit": base,
-            "activated": activate and activation_error is None})
-    res = {"disposition": "created", **out, "created": True, "base_ref_applied": True,
-           "activated": activate and activation_error is None, "branch_tip": record.head,
-           "execution_root_id": root["execution_root_id"], "worktree_path": path, "activation_error": activation_error}
+        view.tables.audit(
+            db,
+            view.agent_id,
+            "worktree_created",
+            {
+                "workspace_id": ws["workspace_id"],
+                "execution_root_id": root["execution_root_id"],
+                "branch": branch,
+                "requested_base_ref": out["requested_base_ref"],
+                "resolved_base_commit": base,
+                "activated": activate and activation_error is None,
+            },
+        )
+    res = {
+        "disposition": "created",
+        **out,
+        "created": True,
+        "base_ref_applied": True,
+        "activated": activate and activation_error is None,
+        "branch_tip": record.head,
+        "execution_root_id": root["execution_root_id"],
+        "worktree_path": path,
+        "activation_error": activation_error,
+    }
     return {k: v for k, v in res.items() if v is not None} | {"summary_text": "created and registered linked worktree"}
 
 
 # ---------------------------------------------------------------- RemoveWorktree (§8)
 
+
 def _removal(root_id: str, disposition: str, summary: str, **fields: Any) -> dict[str, Any]:
-    res = {"execution_root_id": root_id, "disposition": disposition, "switched": False, "removed": False,
-           "branch_deleted": False, **fields}
+    res = {
+        "execution_root_id": root_id,
+        "disposition": disposition,
+        "switched": False,
+        "removed": False,
+        "branch_deleted": False,
+        **fields,
+    }
     return {k: v for k, v in res.items() if v is not None and v != []} | {"summary_text": summary}
 
 
-async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, return_to: str | None,
-                          branch_policy: str, merged_into: str | None) -> dict[str, Any]:
+async def remove_worktree(
+    view: "AgentWorkspaces", execution_root_id: str, return_to: str | None, branch_policy: str, merged_into: str | None
+) -> dict[str, Any]:
     """Safely remove a registered linked worktree (§8); every check runs before the first change.
 
     A worktree whose folder vanished (designed here, a review fix) goes through
@@ -225,13 +354,21 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
         entry = _removable(view, execution_root_id)
         if entry.get("removed_at"):
             wt = entry.get("worktree") or {}
-            return _removal(execution_root_id, "already_removed", "worktree was already removed",
-                            branch=wt.get("branch"), branch_tip=wt.get("head_commit"))
+            return _removal(
+                execution_root_id,
+                "already_removed",
+                "worktree was already removed",
+                branch=wt.get("branch"),
+                branch_tip=wt.get("head_commit"),
+            )
         wt = entry["worktree"]
         ws = view.tables.workspace(entry["workspace_id"])
         if ws is None:
-            raise refuse("workspace_not_found", f"workspace {entry['workspace_id']} was not found",
-                          workspace_id=entry["workspace_id"])
+            raise refuse(
+                "workspace_not_found",
+                f"workspace {entry['workspace_id']} was not found",
+                workspace_id=entry["workspace_id"],
+            )
         is_active = active["execution_root_id"] == execution_root_id
         selector = _return_selector(view, entry, return_to) if is_active else None
         mine = active.get("occupancy_id") if is_active else None
@@ -240,9 +377,13 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
         with view.tables.store.tx() as db:
             others = [o for o in view.tables.live_occupancies_in(db, execution_root_id) if o["occupancy_id"] != mine]
         if others:
-            raise refuse("occupied", "worktree has active occupancy outside the current projection",
-                          "Wait until the other agent leaves this worktree.", execution_root_id=execution_root_id,
-                          holders=sorted({o["holder_agent_id"] for o in others}))
+            raise refuse(
+                "occupied",
+                "worktree has active occupancy outside the current projection",
+                "Wait until the other agent leaves this worktree.",
+                execution_root_id=execution_root_id,
+                holders=sorted({o["holder_agent_id"] for o in others}),
+            )
         if not os.path.isdir(entry["filesystem_path"]):
             return await _remove_vanished(view, entry, ws, selector, branch_policy, merged_into)
         record = await _verify_live(entry, ws)
@@ -252,10 +393,20 @@ async def remove_worktree(view: "AgentWorkspaces", execution_root_id: str, retur
         if files:
             _set_cleanup(view, entry, "retained_dirty", files)
             with view.tables.store.tx() as db:
-                view.tables.audit(db, view.agent_id, "worktree_cleanup_retained",
-                                  {"execution_root_id": execution_root_id, "changed_files": files})
-            return _removal(execution_root_id, "retained_dirty", "dirty worktree retained", branch=wt.get("branch"),
-                            branch_tip=record.head, changed_files=files)
+                view.tables.audit(
+                    db,
+                    view.agent_id,
+                    "worktree_cleanup_retained",
+                    {"execution_root_id": execution_root_id, "changed_files": files},
+                )
+            return _removal(
+                execution_root_id,
+                "retained_dirty",
+                "dirty worktree retained",
+                branch=wt.get("branch"),
+                branch_tip=record.head,
+                changed_files=files,
+            )
         await _prove_merged(record, ws["workspace_anchor"], branch_policy, merged_into)
         switched = False
         if selector is not None:
@@ -282,24 +433,38 @@ def _removable(view: "AgentWorkspaces", execution_root_id: str) -> dict[str, Any
     """§8 rules 1, 3 and 4: the entry exists, is a worktree, has identity metadata, and the caller may remove it."""
     entry = view.tables.root(execution_root_id)
     if entry is None:
-        raise refuse("execution_root_not_found", f"execution root {execution_root_id} was not found",
-                      "GetWorkspaceState lists registered execution roots.", execution_root_id=execution_root_id)
+        raise refuse(
+            "execution_root_not_found",
+            f"execution root {execution_root_id} was not found",
+            "GetWorkspaceState lists registered execution roots.",
+            execution_root_id=execution_root_id,
+        )
     if entry["root_kind"] != GIT_WORKTREE_ROOT:
-        raise refuse("canonical_root_not_removable", "canonical workspace roots cannot be removed",
-                      "Only linked worktrees can be removed; DetachWorkspace drops a binding.",
-                      execution_root_id=execution_root_id)
+        raise refuse(
+            "canonical_root_not_removable",
+            "canonical workspace roots cannot be removed",
+            "Only linked worktrees can be removed; DetachWorkspace drops a binding.",
+            execution_root_id=execution_root_id,
+        )
     if entry.get("removed_at"):
         return entry
     wt = entry.get("worktree") or {}
     if not (wt.get("git_common_dir") and wt.get("git_dir")):
-        raise refuse("artifact_identity_unavailable", "registered worktree identity metadata is unavailable",
-                      "SwitchWorkspace into the worktree once to refresh its registration.",
-                      execution_root_id=execution_root_id)
+        raise refuse(
+            "artifact_identity_unavailable",
+            "registered worktree identity metadata is unavailable",
+            "SwitchWorkspace into the worktree once to refresh its registration.",
+            execution_root_id=execution_root_id,
+        )
     authorized = wt.get("authorized_agent_ids") or []
     if view.agent_id not in authorized and not (not authorized and wt.get("registered_by_agent_id") == view.agent_id):
-        raise refuse("not_authorized", f"agent {view.agent_id} is not authorized to remove {execution_root_id}",
-                      "Ask the agent that registered this worktree to remove it.",
-                      execution_root_id=execution_root_id, registered_by_agent_id=wt.get("registered_by_agent_id"))
+        raise refuse(
+            "not_authorized",
+            f"agent {view.agent_id} is not authorized to remove {execution_root_id}",
+            "Ask the agent that registered this worktree to remove it.",
+            execution_root_id=execution_root_id,
+            registered_by_agent_id=wt.get("registered_by_agent_id"),
+        )
     return entry
 
 
@@ -307,11 +472,19 @@ def _return_selector(view: "AgentWorkspaces", entry: dict[str, Any], return_to: 
     """§8 rule 5: where an active target returns to, validated before any change."""
     root_id = entry["execution_root_id"]
     if return_to is None:
-        raise refuse("return_to_required", "the worktree is active; removing it requires `return_to`",
-                      "Pass return_to: canonical, agent_home or another execution_root_id.", execution_root_id=root_id)
+        raise refuse(
+            "return_to_required",
+            "the worktree is active; removing it requires `return_to`",
+            "Pass return_to: canonical, agent_home or another execution_root_id.",
+            execution_root_id=root_id,
+        )
     if return_to == root_id:
-        raise refuse("return_to_invalid", "return_to must select a different execution root",
-                      "Use canonical, agent_home or another root.", execution_root_id=root_id)
+        raise refuse(
+            "return_to_invalid",
+            "return_to must select a different execution root",
+            "Use canonical, agent_home or another root.",
+            execution_root_id=root_id,
+        )
     if return_to == "canonical":
         selector = {"workspace_id": entry["workspace_id"]}
     elif return_to == AGENT_HOME_ALIAS:
@@ -328,23 +501,40 @@ async def _verify_live(entry: dict[str, Any], ws: dict[str, Any]) -> WorktreeRec
     records, err = await worktree_records(ws["workspace_anchor"])
     record = next((r for r in records or [] if same_path(r.path, path)), None)
     if record is None:
-        raise refuse("worktree_missing_from_git", "registered worktree is missing from live git state",
-                      "GetWorkspaceState shows its last known state.", path=path, git_error=err or None)
+        raise refuse(
+            "worktree_missing_from_git",
+            "registered worktree is missing from live git state",
+            "GetWorkspaceState shows its last known state.",
+            path=path,
+            git_error=err or None,
+        )
     dirs, err = await git_dirs(path)
     if dirs is None:
         raise refuse("git_failed", f"git could not inspect {path}: {err}"[:512], path=path)
     if not (same_path(dirs[0], wt["git_common_dir"]) and same_path(dirs[1], wt["git_dir"])):
-        raise refuse("generation_mismatch", "registered worktree generation does not match live git state",
-                      "The directory now holds a different worktree; GetWorkspaceState shows its root id.",
-                      recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]},
-                      live={"git_common_dir": dirs[0], "git_dir": dirs[1]})
+        raise refuse(
+            "generation_mismatch",
+            "registered worktree generation does not match live git state",
+            "The directory now holds a different worktree; GetWorkspaceState shows its root id.",
+            recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]},
+            live={"git_common_dir": dirs[0], "git_dir": dirs[1]},
+        )
     if wt.get("branch_ref") != record.branch_ref or bool(wt.get("detached")) != record.detached:
-        raise refuse("checkout_mismatch", "registered worktree checkout identity does not match live git state",
-                      "SwitchWorkspace into it to refresh the registration, then retry.",
-                      recorded_branch_ref=wt.get("branch_ref"), live_branch_ref=record.branch_ref)
+        raise refuse(
+            "checkout_mismatch",
+            "registered worktree checkout identity does not match live git state",
+            "SwitchWorkspace into it to refresh the registration, then retry.",
+            recorded_branch_ref=wt.get("branch_ref"),
+            live_branch_ref=record.branch_ref,
+        )
     if record.locked is not None:
-        raise refuse("worktree_locked", f"worktree is locked: {record.locked}".rstrip(": "),
-                      "Unlock it with git worktree unlock first.", path=path, lock_reason=record.locked)
+        raise refuse(
+            "worktree_locked",
+            f"worktree is locked: {record.locked}".rstrip(": "),
+            "Unlock it with git worktree unlock first.",
+            path=path,
+            lock_reason=record.locked,
+        )
     return record
 
 
@@ -353,21 +543,34 @@ async def _prove_merged(record: WorktreeRecord, anchor: str, branch_policy: str,
     if not (record.detached or branch_policy == "delete_if_merged"):
         return
     if merged_into is None:
-        raise refuse("merge_proof_required", "detached HEAD removal or branch deletion requires `merged_into`",
-                      "Pass merged_into: a ref (such as main) that contains the worktree HEAD.")
+        raise refuse(
+            "merge_proof_required",
+            "detached HEAD removal or branch deletion requires `merged_into`",
+            "Pass merged_into: a ref (such as main) that contains the worktree HEAD.",
+        )
     if not record.head:
         raise refuse("head_unavailable", "worktree HEAD commit is unavailable")
     out = await run_git(["merge-base", "--is-ancestor", record.head, merged_into], anchor)
     if out.returncode == 1:
-        raise refuse("not_merged", f"worktree HEAD is not merged into {merged_into}; artifact retained",
-                      "Merge the branch first, or keep it with branch_policy keep.",
-                      head=record.head, merged_into=merged_into)
+        raise refuse(
+            "not_merged",
+            f"worktree HEAD is not merged into {merged_into}; artifact retained",
+            "Merge the branch first, or keep it with branch_policy keep.",
+            head=record.head,
+            merged_into=merged_into,
+        )
     if not out.success:
         raise refuse("git_failed", f"git merge-base failed: {out.stderr}"[:512], merged_into=merged_into)
 
 
-async def _remove_now(view: "AgentWorkspaces", entry: dict[str, Any], record: WorktreeRecord, ws: dict[str, Any],
-                      branch_policy: str, switched: bool) -> dict[str, Any]:
+async def _remove_now(
+    view: "AgentWorkspaces",
+    entry: dict[str, Any],
+    record: WorktreeRecord,
+    ws: dict[str, Any],
+    branch_policy: str,
+    switched: bool,
+) -> dict[str, Any]:
     """§8 rules 10-11 under a cleanup lease: git worktree remove (never --force), tombstone, optional CAS delete."""
     root_id, path, anchor = entry["execution_root_id"], entry["filesystem_path"], ws["workspace_anchor"]
     with view.tables.store.tx() as db:
@@ -377,18 +580,31 @@ async def _remove_now(view: "AgentWorkspaces", entry: dict[str, Any], record: Wo
         removed = await run_git(["worktree", "remove", path], anchor)
         if not removed.success:
             _set_cleanup(view, entry, "failed", [], removed.stderr)
-            return _removal(root_id, "failed", "git refused worktree removal; artifact retained", switched=switched,
-                            branch=short_branch(record.branch_ref), branch_tip=record.head,
-                            error=removed.stderr or "git worktree remove failed")
+            return _removal(
+                root_id,
+                "failed",
+                "git refused worktree removal; artifact retained",
+                switched=switched,
+                branch=short_branch(record.branch_ref),
+                branch_tip=record.head,
+                error=removed.stderr or "git worktree remove failed",
+            )
         return await _finish_removal(view, entry, anchor, record.branch_ref, record.head, branch_policy, switched)
     finally:
         with view.tables.store.tx() as db:
             view.tables.drop_lease(db, root_id)
 
 
-async def _finish_removal(view: "AgentWorkspaces", entry: dict[str, Any], anchor: str, branch_ref: str | None,
-                          tip: str | None, branch_policy: str, switched: bool, note: str | None = None,
-                          ) -> dict[str, Any]:
+async def _finish_removal(
+    view: "AgentWorkspaces",
+    entry: dict[str, Any],
+    anchor: str,
+    branch_ref: str | None,
+    tip: str | None,
+    branch_policy: str,
+    switched: bool,
+    note: str | None = None,
+) -> dict[str, Any]:
     """§8 rule 11 once git no longer has the worktree: tombstone, optional compare-and-swap branch
     deletion (refused while another live worktree has the branch checked out), audit, result."""
     root_id = entry["execution_root_id"]
@@ -408,19 +624,41 @@ async def _finish_removal(view: "AgentWorkspaces", entry: dict[str, Any], anchor
             disposition = "removed_branch_retained"
     branch = short_branch(branch_ref)
     with view.tables.store.tx() as db:
-        view.tables.audit(db, view.agent_id, "worktree_cleanup_removed",
-                          {"execution_root_id": root_id, "branch": branch, "branch_deleted": deleted,
-                           **({"directory_missing": True} if note else {})})
+        view.tables.audit(
+            db,
+            view.agent_id,
+            "worktree_cleanup_removed",
+            {
+                "execution_root_id": root_id,
+                "branch": branch,
+                "branch_deleted": deleted,
+                **({"directory_missing": True} if note else {}),
+            },
+        )
     summary = "worktree removed safely" if not error else "worktree removed but branch deletion failed safely"
     if note:
         summary += " (its directory was already gone)"
-    return _removal(root_id, disposition, summary, switched=switched, removed=True, branch_deleted=deleted,
-                    branch=branch, branch_tip=tip, error="; ".join(e for e in (note, error) if e) or None)
+    return _removal(
+        root_id,
+        disposition,
+        summary,
+        switched=switched,
+        removed=True,
+        branch_deleted=deleted,
+        branch=branch,
+        branch_tip=tip,
+        error="; ".join(e for e in (note, error) if e) or None,
+    )
 
 
-async def _remove_vanished(view: "AgentWorkspaces", entry: dict[str, Any], ws: dict[str, Any],
-                           selector: dict[str, Any] | None, branch_policy: str,
-                           merged_into: str | None) -> dict[str, Any]:
+async def _remove_vanished(
+    view: "AgentWorkspaces",
+    entry: dict[str, Any],
+    ws: dict[str, Any],
+    selector: dict[str, Any] | None,
+    branch_policy: str,
+    merged_into: str | None,
+) -> dict[str, Any]:
     """RemoveWorktree of a registered worktree whose folder no longer exists (designed here, a review fix).
 
     Git runs only in the anchor, never in the missing folder.
@@ -450,26 +688,44 @@ async def _remove_vanished(view: "AgentWorkspaces", entry: dict[str, Any], ws: d
     wt, path, anchor = entry["worktree"], entry["filesystem_path"], ws["workspace_anchor"]
     root_id = entry["execution_root_id"]
     if not os.path.isdir(anchor):
-        raise refuse("git_failed", f"worktree directory {path} and its repository anchor {anchor} no longer exist; "
-                      "git cannot run", "Restore the repository, or leave the record (GetWorkspaceState shows it).",
-                      path=path, anchor=anchor)
+        raise refuse(
+            "git_failed",
+            f"worktree directory {path} and its repository anchor {anchor} no longer exist; git cannot run",
+            "Restore the repository, or leave the record (GetWorkspaceState shows it).",
+            path=path,
+            anchor=anchor,
+        )
     records, err = await worktree_records(anchor)
     if records is None:
         raise refuse("git_failed", f"git worktree list failed in {anchor}: {err}"[:512], anchor=anchor)
     record = next((r for r in records if same_path(r.path, path)), None)
     if record is not None:
         if not admin_dir_points_to(wt["git_dir"], path):
-            raise refuse("generation_mismatch", "registered worktree generation does not match live git state",
-                          "Git's record of this path belongs to a different worktree.",
-                          recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]}, path=path)
+            raise refuse(
+                "generation_mismatch",
+                "registered worktree generation does not match live git state",
+                "Git's record of this path belongs to a different worktree.",
+                recorded={"git_common_dir": wt["git_common_dir"], "git_dir": wt["git_dir"]},
+                path=path,
+            )
         if record.locked is not None:
-            raise refuse("worktree_locked", f"worktree is locked: {record.locked}".rstrip(": "),
-                          "Unlock it with git worktree unlock first.", path=path, lock_reason=record.locked)
+            raise refuse(
+                "worktree_locked",
+                f"worktree is locked: {record.locked}".rstrip(": "),
+                "Unlock it with git worktree unlock first.",
+                path=path,
+                lock_reason=record.locked,
+            )
         if branch_policy == "delete_if_merged" and (
-                wt.get("branch_ref") != record.branch_ref or bool(wt.get("detached")) != record.detached):
-            raise refuse("checkout_mismatch", "registered worktree checkout identity does not match live git state",
-                          "Remove it with branch_policy keep, then delete the branch yourself if it is merged.",
-                          recorded_branch_ref=wt.get("branch_ref"), live_branch_ref=record.branch_ref)
+            wt.get("branch_ref") != record.branch_ref or bool(wt.get("detached")) != record.detached
+        ):
+            raise refuse(
+                "checkout_mismatch",
+                "registered worktree checkout identity does not match live git state",
+                "Remove it with branch_policy keep, then delete the branch yourself if it is merged.",
+                recorded_branch_ref=wt.get("branch_ref"),
+                live_branch_ref=record.branch_ref,
+            )
         await _prove_merged(record, anchor, branch_policy, merged_into)
         branch_ref, tip = record.branch_ref, record.head
         note = f"worktree directory {path} was already gone; git's record of it was removed"
@@ -494,9 +750,15 @@ async def _remove_vanished(view: "AgentWorkspaces", entry: dict[str, Any], ws: d
             removed = await run_git(["worktree", "remove", path], anchor)
             if not removed.success:
                 _set_cleanup(view, entry, "failed", [], removed.stderr)
-                return _removal(root_id, "failed", "git refused removing the record of the vanished worktree",
-                                switched=switched, branch=short_branch(branch_ref), branch_tip=tip,
-                                error=removed.stderr or "git worktree remove failed")
+                return _removal(
+                    root_id,
+                    "failed",
+                    "git refused removing the record of the vanished worktree",
+                    switched=switched,
+                    branch=short_branch(branch_ref),
+                    branch_tip=tip,
+                    error=removed.stderr or "git worktree remove failed",
+                )
         return await _finish_removal(view, entry, anchor, branch_ref, tip, branch_policy, switched, note)
     finally:
         with view.tables.store.tx() as db:

@@ -38,8 +38,9 @@ class ModelRequest(Strict):
     provider: str = Field(description="Provider id, e.g. openai or anthropic (optionally provider@endpoint).")
     model: str = Field(description="Model name at that provider.")
     reasoning_effort: str | None = Field(None, description="Reasoning effort hint; null: the provider default.")
-    temperature: float | None = Field(None, description="Sampling temperature; null: the provider default.",
-                                      json_schema_extra={"format": "double"})
+    temperature: float | None = Field(
+        None, description="Sampling temperature; null: the provider default.", json_schema_extra={"format": "double"}
+    )
     max_output_tokens: UInt32 | None = Field(None, description="Output cap per model round in tokens; null: default.")
     allow_fallback: bool | None = Field(None, description="Allow the runtime's fallback models; null means true.")
 
@@ -47,13 +48,19 @@ class ModelRequest(Strict):
 class CreateAgentInput(Strict):
     """Arguments of CreateAgent (agents spec §5.5)."""
 
-    agent_id: str = Field(description="Id of the public named agent to create or reuse: letters, digits, "
-                                      "'.', '_' and '-' (one path component, not starting with tmp_).")
-    initial_message: str | None = Field(None, description="Optional bootstrap message queued to the agent; "
-                                                          "null or blank: none.")
-    template: str | None = Field(None, description="Home template: a catalog id (holon-default), a builtin:/agent:/"
-                                                   "agent_home:/user:/user_global: selector or an absolute local "
-                                                   "path; null: the default layout. Only for a new agent.")
+    agent_id: str = Field(
+        description="Id of the public named agent to create or reuse: letters, digits, "
+        "'.', '_' and '-' (one path component, not starting with tmp_)."
+    )
+    initial_message: str | None = Field(
+        None, description="Optional bootstrap message queued to the agent; null or blank: none."
+    )
+    template: str | None = Field(
+        None,
+        description="Home template: a catalog id (holon-default), a builtin:/agent:/"
+        "agent_home:/user:/user_global: selector or an absolute local "
+        "path; null: the default layout. Only for a new agent.",
+    )
     model: ModelRequest | None = Field(None, description="Model of the new agent; null: inherit yours.")
 
 
@@ -61,14 +68,18 @@ class InvokeAgentInput(Strict):
     """Arguments of InvokeAgent (agents spec §5.6)."""
 
     message: str = Field(description="What the invoked agent should do (its input message).")
-    agent_id: str | None = Field(None, description="A resident agent to invoke; null: start a supervised "
-                                                   "private child instead.")
+    agent_id: str | None = Field(
+        None, description="A resident agent to invoke; null: start a supervised private child instead."
+    )
     template: str | None = Field(None, description="Private-child mode only: home template of the child.")
     workspace_mode: Literal["inherit", "worktree"] | None = Field(
-        None, description="Private-child mode only: inherit your workspaces, or give the child its own git "
-                          "worktree; null means inherit.")
-    model: ModelRequest | None = Field(None, description="Private-child mode only: the child's model; "
-                                                         "null: inherit yours.")
+        None,
+        description="Private-child mode only: inherit your workspaces, or give the child its own git "
+        "worktree; null means inherit.",
+    )
+    model: ModelRequest | None = Field(
+        None, description="Private-child mode only: the child's model; null: inherit yours."
+    )
 
 
 def check_agent_id(value: str, tool: str) -> str:
@@ -82,9 +93,13 @@ def check_agent_id(value: str, tool: str) -> str:
     if not agent_id:
         raise invalid(tool, "agent_id", "must not be empty")
     if not _AGENT_ID.fullmatch(agent_id) or ".." in agent_id:
-        raise invalid(tool, "agent_id", "must match [A-Za-z0-9._-]+ as one path component (first character a "
-                      "letter or digit, at most 64 characters, no '..')",
-                      "Use a short id such as reviewer or docs-bot.")
+        raise invalid(
+            tool,
+            "agent_id",
+            "must match [A-Za-z0-9._-]+ as one path component (first character a "
+            "letter or digit, at most 64 characters, no '..')",
+            "Use a short id such as reviewer or docs-bot.",
+        )
     if agent_id.startswith("tmp_"):
         raise invalid(tool, "agent_id", "reserved temporary prefix", "Choose an id that does not start with tmp_.")
     return agent_id
@@ -100,8 +115,12 @@ def model_request(model: ModelRequest | None, tool: str) -> dict[str, Any] | Non
         return None
     provider = storable(model.provider).strip()
     if not _PROVIDER.fullmatch(provider):
-        raise invalid(tool, "model.provider", "not a provider id" if provider else "must not be empty",
-                      "Use a provider id from ListModelProviders, e.g. openai or anthropic.")
+        raise invalid(
+            tool,
+            "model.provider",
+            "not a provider id" if provider else "must not be empty",
+            "Use a provider id from ListModelProviders, e.g. openai or anthropic.",
+        )
     name = storable(model.model).strip()
     if not name:
         raise invalid(tool, "model.model", "must not be empty", "Use a model id from ListProviderModels.")
@@ -124,8 +143,12 @@ async def create_agent(args: CreateAgentInput, ctx: ToolContext) -> dict[str, An
     agent_id = check_agent_id(args.agent_id, "CreateAgent")
     model = model_request(args.model, "CreateAgent")
     return await ctx.agents.lifecycle.create_agent(
-        ctx.call, agent_id, initial_message=trim_optional(args.initial_message),
-        template=trim_optional(args.template), model=model)
+        ctx.call,
+        agent_id,
+        initial_message=trim_optional(args.initial_message),
+        template=trim_optional(args.template),
+        model=model,
+    )
 
 
 async def invoke_agent(args: InvokeAgentInput, ctx: ToolContext) -> dict[str, Any]:
@@ -134,25 +157,50 @@ async def invoke_agent(args: InvokeAgentInput, ctx: ToolContext) -> dict[str, An
     lifecycle = ctx.agents.lifecycle
     if args.agent_id is None:
         return await lifecycle.invoke_child(
-            ctx.call, message["message"], template=trim_optional(args.template),
-            workspace_mode=args.workspace_mode or "inherit", model=model_request(args.model, "InvokeAgent"))
+            ctx.call,
+            message["message"],
+            template=trim_optional(args.template),
+            workspace_mode=args.workspace_mode or "inherit",
+            model=model_request(args.model, "InvokeAgent"),
+        )
     target = storable(args.agent_id).strip()
     if not target:
-        raise invalid("InvokeAgent", "agent_id", "must not be empty",
-                      "Omit agent_id to start a private child, or name a resident agent.")
+        raise invalid(
+            "InvokeAgent",
+            "agent_id",
+            "must not be empty",
+            "Omit agent_id to start a private child, or name a resident agent.",
+        )
     for field in ("template", "workspace_mode", "model"):
         if getattr(args, field) is not None:
-            raise invalid("InvokeAgent", field, "only valid in private-child mode (without agent_id)",
-                          f"Remove `{field}` when invoking a resident agent, or omit agent_id to start a child.")
+            raise invalid(
+                "InvokeAgent",
+                field,
+                "only valid in private-child mode (without agent_id)",
+                f"Remove `{field}` when invoking a resident agent, or omit agent_id to start a child.",
+            )
     if target == ctx.call.agent_id:
-        raise invalid("InvokeAgent", "agent_id", "must not be the calling agent",
-                      "Use Enqueue to queue a follow-up for yourself.")
+        raise invalid(
+            "InvokeAgent", "agent_id", "must not be the calling agent", "Use Enqueue to queue a follow-up for yourself."
+        )
     return await lifecycle.invoke_resident(ctx.call, target, message["message"])
 
 
 SPECS = (
-    ToolSpec(name="CreateAgent", family=Family.AGENT_CREATION, input_model=CreateAgentInput, handler=create_agent,
-             result_name="CreateAgentResult", related_surfaces=_SURFACES),
-    ToolSpec(name="InvokeAgent", family=Family.AGENT_CREATION, input_model=InvokeAgentInput, handler=invoke_agent,
-             result_name="InvokeAgentResult", related_surfaces=_SURFACES),
+    ToolSpec(
+        name="CreateAgent",
+        family=Family.AGENT_CREATION,
+        input_model=CreateAgentInput,
+        handler=create_agent,
+        result_name="CreateAgentResult",
+        related_surfaces=_SURFACES,
+    ),
+    ToolSpec(
+        name="InvokeAgent",
+        family=Family.AGENT_CREATION,
+        input_model=InvokeAgentInput,
+        handler=invoke_agent,
+        result_name="InvokeAgentResult",
+        related_surfaces=_SURFACES,
+    ),
 )

@@ -40,11 +40,14 @@ def _plausible_id(agent_id: str) -> bool:
 
 
 def _not_found(agent_id: str) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="agent_not_found", message=f"agent {agent_id} was not found",
-        details={"agent_id": agent_id},
-        recovery_hint="Omit agent_id to describe yourself, or pass the id of an existing agent.",
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="agent_not_found",
+            message=f"agent {agent_id} was not found",
+            details={"agent_id": agent_id},
+            recovery_hint="Omit agent_id to describe yourself, or pass the id of an existing agent.",
+        )
+    )
 
 
 async def get_agent(args: GetAgentInput, ctx: ToolContext) -> dict[str, Any]:
@@ -65,11 +68,14 @@ async def get_agent(args: GetAgentInput, ctx: ToolContext) -> dict[str, Any]:
             raise _not_found(agent_id)
         status = summary["identity"]["status"]
         if status in ("deleting", "deleted"):
-            raise ToolFailure(ToolError(
-                kind=f"agent_{status}", message=f"agent {agent_id} is {status}",
-                details={"agent_id": agent_id, "status": status},
-                recovery_hint="The agent is being removed or gone; address another agent.",
-            ))
+            raise ToolFailure(
+                ToolError(
+                    kind=f"agent_{status}",
+                    message=f"agent {agent_id} is {status}",
+                    details={"agent_id": agent_id, "status": status},
+                    recovery_hint="The agent is being removed or gone; address another agent.",
+                )
+            )
     assert summary is not None
     posture = summary.get("scheduling_posture", {}).get("posture", "unknown")
     return {"agent": summary, "summary_text": f"agent {agent_id}: {posture}"}
@@ -77,18 +83,51 @@ async def get_agent(args: GetAgentInput, ctx: ToolContext) -> dict[str, Any]:
 
 #: Human receipt (tools/human.py) of GetAgent: identity, state, counts, model, recent usage.
 AGENT = shape(
-    fields("identity.agent_id", "identity.name", "identity.profile_preset", "agent.status", "agent.pending",
-           "agent.turn_index", "agent.current_work_item_id", "active_task_count", "queued_message_count",
-           "runnable_work_item_count", "waiting_work_item_count", "active_wait_count", "active_timer_count",
-           "next_timer_fire_at", "scheduling_posture.posture", "scheduling_posture.reason", under="agent"),
+    fields(
+        "identity.agent_id",
+        "identity.name",
+        "identity.profile_preset",
+        "agent.status",
+        "agent.pending",
+        "agent.turn_index",
+        "agent.current_work_item_id",
+        "active_task_count",
+        "queued_message_count",
+        "runnable_work_item_count",
+        "waiting_work_item_count",
+        "active_wait_count",
+        "active_timer_count",
+        "next_timer_fire_at",
+        "scheduling_posture.posture",
+        "scheduling_posture.reason",
+        under="agent",
+    ),
     record("agent.work_item_counts", title="work items"),
-    record("agent.model"), record("agent.token_usage", title="tokens"),
-    table("agent.active_external_triggers", "id", "kind", "status"))
+    record("agent.model"),
+    record("agent.token_usage", title="tokens"),
+    table("agent.active_external_triggers", "id", "kind", "status"),
+)
 
 SPECS = (
-    ToolSpec(name="GetAgent", family=Family.CORE_AGENT, input_model=GetAgentInput, handler=get_agent,
-             result_name="AgentGetResult", related_surfaces=_SURFACES, human=AGENT),
-    ToolSpec(name="AgentGet", family=Family.CORE_AGENT, input_model=GetAgentInput, handler=get_agent,
-             result_name="AgentGetResult", stability=Stability.HIDDEN, description_name="GetAgent",
-             alias_of="GetAgent", related_surfaces=_SURFACES, human=AGENT),
+    ToolSpec(
+        name="GetAgent",
+        family=Family.CORE_AGENT,
+        input_model=GetAgentInput,
+        handler=get_agent,
+        result_name="AgentGetResult",
+        related_surfaces=_SURFACES,
+        human=AGENT,
+    ),
+    ToolSpec(
+        name="AgentGet",
+        family=Family.CORE_AGENT,
+        input_model=GetAgentInput,
+        handler=get_agent,
+        result_name="AgentGetResult",
+        stability=Stability.HIDDEN,
+        description_name="GetAgent",
+        alias_of="GetAgent",
+        related_surfaces=_SURFACES,
+        human=AGENT,
+    ),
 )

@@ -37,8 +37,10 @@ from ..spec import Family, Rendering, ToolSpec
 __all__ = ["SPECS", "ApplyPatchInput", "prepare_input"]
 
 _LOCK = threading.Lock()  # patches commit one at a time, so two calls never interleave on one file
-_INPUT_HINT = ('ApplyPatch expects exactly {"patch": "--- a/path\\n+++ b/path\\n@@ -1,1 +1,1 @@\\n-old\\n+new\\n"}. '
-               'Do not use "input".')
+_INPUT_HINT = (
+    'ApplyPatch expects exactly {"patch": "--- a/path\\n+++ b/path\\n@@ -1,1 +1,1 @@\\n-old\\n+new\\n"}. '
+    'Do not use "input".'
+)
 
 
 class ApplyPatchInput(BaseModel):
@@ -50,16 +52,23 @@ class ApplyPatchInput(BaseModel):
 
 
 def _invalid(message: str, field: str, hint: str, **details: Any) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="invalid_tool_input", message=message,
-        details={"tool_name": "ApplyPatch", "field": field, **details}, recovery_hint=hint,
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=message,
+            details={"tool_name": "ApplyPatch", "field": field, **details},
+            recovery_hint=hint,
+        )
+    )
 
 
 def _empty(field: str) -> ToolFailure:
-    return _invalid(f"ApplyPatch requires a non-empty `{field}`", field,
-                    "Send the patch text: a unified diff with ---/+++ headers and @@ hunks.",
-                    validation_error="must not be empty")
+    return _invalid(
+        f"ApplyPatch requires a non-empty `{field}`",
+        field,
+        "Send the patch text: a unified diff with ---/+++ headers and @@ hunks.",
+        validation_error="must not be empty",
+    )
 
 
 def prepare_input(raw: Any, call: CallContext) -> Any:
@@ -87,9 +96,12 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
             value = json.loads(raw) if raw.strip() else None
         except ValueError as exc:
             if not codex and raw.lstrip().startswith(("{", "[")):  # broken JSON arguments, not a patch
-                raise _invalid("ApplyPatch arguments are not valid JSON", "patch",
-                               "Send the arguments as one JSON object. " + _INPUT_HINT,
-                               parse_error=f"arguments are not valid JSON ({exc})") from None
+                raise _invalid(
+                    "ApplyPatch arguments are not valid JSON",
+                    "patch",
+                    "Send the arguments as one JSON object. " + _INPUT_HINT,
+                    parse_error=f"arguments are not valid JSON ({exc})",
+                ) from None
             return {"patch": raw}  # raw patch text is the patch on both surfaces
         if isinstance(value, str):  # a bare JSON string is the patch, unless it is a stringified object
             inner = value.lstrip()
@@ -112,8 +124,11 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
             raise _invalid("ApplyPatch expects `patch`, not `input`", "input", _INPUT_HINT, expected_field="patch")
         text = raw["input"]
         if not isinstance(text, str):
-            raise _invalid("ApplyPatch input must be a string", "input",
-                           "Submit raw *** Begin Patch / *** End Patch text directly.")
+            raise _invalid(
+                "ApplyPatch input must be a string",
+                "input",
+                "Submit raw *** Begin Patch / *** End Patch text directly.",
+            )
         raw = {**{k: v for k, v in raw.items() if k != "input"}, "patch": text}
     if codex and isinstance(raw, dict) and isinstance(raw.get("patch"), str) and not raw["patch"].strip():
         raise _empty("input")
@@ -131,14 +146,18 @@ def _normalize(args: ApplyPatchInput, tool_name: str) -> ApplyPatchInput:
     try:
         args.patch.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise _invalid("ApplyPatch `patch` is not valid Unicode text", "patch",
-                       "Send the patch as plain UTF-8 text (it contains a lone surrogate code point).",
-                       validation_error=f"lone surrogate at character {exc.start}") from None
+        raise _invalid(
+            "ApplyPatch `patch` is not valid Unicode text",
+            "patch",
+            "Send the patch as plain UTF-8 text (it contains a lone surrogate code point).",
+            validation_error=f"lone surrogate at character {exc.start}",
+        ) from None
     return args
 
 
-def _run(patch: str, execution_root: str, bound_roots: tuple[str, ...], allow_outside: bool, cwd: str,
-         surface: str) -> dict[str, Any]:
+def _run(
+    patch: str, execution_root: str, bound_roots: tuple[str, ...], allow_outside: bool, cwd: str, surface: str
+) -> dict[str, Any]:
     policy = PathPolicy(execution_root=execution_root, bound_roots=bound_roots, allow_outside=allow_outside, cwd=cwd)
     with _LOCK:
         return apply_patch(patch, policy, surface)
@@ -153,15 +172,28 @@ async def apply_patch_handler(args: ApplyPatchInput, ctx: ToolContext) -> dict[s
     ws = ctx.workspaces
     roots = tuple(str(r) for r in ws.bound_roots())
     return await anyio.to_thread.run_sync(
-        _run, args.patch, str(ws.execution_root), roots, bool(ctx.setting("patch_outside_workspace")),
-        str(ctx.cwd), surface_for_route(ctx.call.model_route),
+        _run,
+        args.patch,
+        str(ws.execution_root),
+        roots,
+        bool(ctx.setting("patch_outside_workspace")),
+        str(ctx.cwd),
+        surface_for_route(ctx.call.model_route),
     )
 
 
 SPECS = (
-    ToolSpec(name="ApplyPatch", family=Family.LOCAL_ENVIRONMENT, input_model=ApplyPatchInput,
-             handler=apply_patch_handler, result_name="ApplyPatchResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_receipt, normalize=_normalize, prepare=prepare_input,
-             human=receipt_body(render_receipt),
-             related_surfaces=("workspace/runtime file APIs",)),
+    ToolSpec(
+        name="ApplyPatch",
+        family=Family.LOCAL_ENVIRONMENT,
+        input_model=ApplyPatchInput,
+        handler=apply_patch_handler,
+        result_name="ApplyPatchResult",
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_receipt,
+        normalize=_normalize,
+        prepare=prepare_input,
+        human=receipt_body(render_receipt),
+        related_surfaces=("workspace/runtime file APIs",),
+    ),
 )

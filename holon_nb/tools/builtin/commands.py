@@ -34,11 +34,15 @@ class _Strict(BaseModel):
 
 
 class _LaunchFields(_Strict):
-    workdir: str | None = Field(None, description="Working directory; relative paths join the active workspace cwd. null: the workspace cwd.")
+    workdir: str | None = Field(
+        None, description="Working directory; relative paths join the active workspace cwd. null: the workspace cwd."
+    )
     shell: str | None = Field(None, description="Shell program; null: derived from $SHELL (bash, zsh or sh).")
     login: bool | None = Field(None, description="Run as a login shell (`-lc`); null means true.")
     yield_time_ms: UInt | None = Field(None, description="Foreground wait in milliseconds.")
-    max_output_tokens: UInt | None = Field(None, description="Output budget in tokens (4 characters each); null or 0: the runtime default (8000).")
+    max_output_tokens: UInt | None = Field(
+        None, description="Output budget in tokens (4 characters each); null or 0: the runtime default (8000)."
+    )
 
 
 class ExecCommandInput(_LaunchFields):
@@ -50,25 +54,33 @@ class ExecCommandInput(_LaunchFields):
         "reuse_running", description="reuse_running returns an identical active task instead of starting another."
     )
     accepts_input: bool | None = Field(None, description="Keep stdin open for TaskInput; null: the value of tty.")
-    yield_time_ms: UInt | None = Field(None, description="Foreground wait in milliseconds before promotion to a background task; null means 10000, 0 promotes at once.")
+    yield_time_ms: UInt | None = Field(
+        None,
+        description="Foreground wait in milliseconds before promotion to a background task; null means 10000, 0 promotes at once.",
+    )
 
 
 class BatchItem(_LaunchFields):
     """One command of ExecCommandBatch; unset fields fall back to the batch's top level."""
 
     cmd: str = Field(description="Shell script text.")
-    yield_time_ms: UInt | None = Field(None, description="Hard timeout in milliseconds for this item; null: the batch value, else 30000.")
+    yield_time_ms: UInt | None = Field(
+        None, description="Hard timeout in milliseconds for this item; null: the batch value, else 30000."
+    )
 
 
 class ExecCommandBatchInput(_LaunchFields):
     """Arguments of ExecCommandBatch (commands spec §5.2)."""
 
     items: list[BatchItem] = Field(description="1 to 12 commands, run in order.")
-    stop_on_error: bool | None = Field(None, description="Skip the remaining items after the first failed one; null means false.")
+    stop_on_error: bool | None = Field(
+        None, description="Skip the remaining items after the first failed one; null means false."
+    )
     yield_time_ms: UInt | None = Field(None, description="Default per-item timeout in milliseconds; null means 30000.")
 
 
 # ---------------------------------------------------------------- launch helpers
+
 
 def output_tokens(requested: int | None, ctx: ToolContext) -> int:
     """Effective output tokens (commands spec §4.3)."""
@@ -85,22 +97,26 @@ def _resolve_workdir(workdir: str | None, ctx: ToolContext) -> str:
     path = Path(workdir) if os.path.isabs(workdir) else base / workdir
     resolved = os.path.normpath(str(path))
     if not os.path.exists(resolved):
-        raise ToolFailure(ToolError(
-            kind="workdir_not_found",
-            message=f"workdir {resolved} does not exist",
-            details={"workdir": resolved},
-            recovery_hint="Pass an existing directory as `workdir`, or omit it to use the workspace cwd.",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="workdir_not_found",
+                message=f"workdir {resolved} does not exist",
+                details={"workdir": resolved},
+                recovery_hint="Pass an existing directory as `workdir`, or omit it to use the workspace cwd.",
+            )
+        )
     return resolved
 
 
 def _spawn_error(cmd: str, shell: str, workdir: str, exc: Exception) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="command_spawn_failed",
-        message=f"could not start the command: {getattr(exc, 'strerror', None) or exc}",
-        details={"cmd": cmd, "shell": shell, "workdir": workdir, "error": str(exc)},
-        recovery_hint="Check `shell` and `workdir` (it must be a directory).",
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="command_spawn_failed",
+            message=f"could not start the command: {getattr(exc, 'strerror', None) or exc}",
+            details={"cmd": cmd, "shell": shell, "workdir": workdir, "error": str(exc)},
+            recovery_hint="Check `shell` and `workdir` (it must be a directory).",
+        )
+    )
 
 
 async def _wait_or_stop(proc: Any, timeout_s: float) -> bool:
@@ -117,6 +133,7 @@ async def _wait_or_stop(proc: Any, timeout_s: float) -> bool:
 
 
 # ---------------------------------------------------------------- completed results
+
 
 def _read_head(capture: Any, n: int) -> str:
     if capture.spool_path is None:
@@ -161,8 +178,9 @@ class _Stream:
         return cut_head_tail(self.head, self.tail_text, budget), True  # always longer than any budget
 
 
-def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext,
-                      diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+def completed_payload(
+    proc: Any, cmd: str, tokens: int, ctx: ToolContext, diagnostics: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Build the ``completed`` ExecCommandResult of an exited process (commands spec §4.6 step 6).
 
     ``diagnostics``: the call's ``command_diagnostics`` when already made (None: made here).
@@ -205,12 +223,14 @@ def completed_payload(proc: Any, cmd: str, tokens: int, ctx: ToolContext,
     if members:  # [D] issue 9: a background child outlived the command; say so, the runtime ends it at close
         out["process_group_alive"] = True
         out["process_group_members"] = len(members)
-        out["summary_text"] += (f"; {len(members)} process(es) it started still run in its process group "
-                                "(ended when the runtime closes)")
+        out["summary_text"] += (
+            f"; {len(members)} process(es) it started still run in its process group (ended when the runtime closes)"
+        )
     return out
 
 
 # ---------------------------------------------------------------- ExecCommand
+
 
 def _identity(cmd: str, workdir: str, shell: str | None, login: bool, tty: bool) -> dict[str, Any]:
     return {"cmd": cmd, "workdir": workdir, "shell": shell, "login": login, "tty": tty}
@@ -247,9 +267,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
             return _already_running(running, tokens, args.cmd, ctx)
     shell = resolve_shell(args.shell)
     try:
-        proc = await ctx.commands.spawn(
-            shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input
-        )
+        proc = await ctx.commands.spawn(shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input)
     except (OSError, ValueError) as exc:  # ValueError: NUL byte or unencodable text in argv
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
     diagnostics = command_diagnostics(args.cmd, tokens, ctx.scrub)  # made while the command starts (issue 12)
@@ -313,17 +331,24 @@ def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
         head = "Process exited" if r.get("exit_status") is None else f"Process exited with code {r['exit_status']}"
         lines = [head, *_completed_lines(r, blank_lines=True)]
         if r.get("process_group_alive"):
-            note = (f"[{r.get('process_group_members')} process(es) started by this command still run in its "
-                    "process group; they are ended when the runtime closes]")
+            note = (
+                f"[{r.get('process_group_members')} process(es) started by this command still run in its "
+                "process group; they are ended when the runtime closes]"
+            )
             lines += ["", note]
         return "\n".join(lines)
     task = r["task_handle"]
     if disp == "promoted_to_task":
         preview = r.get("initial_output_preview")
-        return "\n".join([
-            "Command promoted to background task", f"Task: {task['task_id']}", "", "Initial output:",
-            preview if preview and preview.strip() else "(none captured before promotion)",
-        ])
+        return "\n".join(
+            [
+                "Command promoted to background task",
+                f"Task: {task['task_id']}",
+                "",
+                "Initial output:",
+                preview if preview and preview.strip() else "(none captured before promotion)",
+            ]
+        )
     lines = ["Command is already running", f"Task: {task['task_id']}", f"Status: {task['status'].title()}"]
     cmd = r.get("command") or {}
     if r.get("summary"):
@@ -348,12 +373,16 @@ def _batch_hint(raw: Any, parse_error: str) -> str | None:
     if not isinstance(raw, dict):
         return 'ExecCommandBatch takes an object: {"items": [{"cmd": "..."}, ...]}.'
     if "cmd" in raw:
-        return ('ExecCommandBatch needs {"items":[{"cmd":"..."}]}; for one command use ExecCommand '
-                "instead (a batch is not for one command).")
+        return (
+            'ExecCommandBatch needs {"items":[{"cmd":"..."}]}; for one command use ExecCommand '
+            "instead (a batch is not for one command)."
+        )
     items = raw.get("items")
     if isinstance(items, list) and any(isinstance(i, dict) and ("tty" in i or "accepts_input" in i) for i in items):
-        return ("Batch items cannot be interactive: `tty` and `accepts_input` are not accepted in a batch; "
-                "use ExecCommand for an interactive command.")
+        return (
+            "Batch items cannot be interactive: `tty` and `accepts_input` are not accepted in a batch; "
+            "use ExecCommand for an interactive command."
+        )
     return None
 
 
@@ -361,26 +390,43 @@ async def exec_command_batch(args: ExecCommandBatchInput, ctx: ToolContext) -> d
     """Handler of ExecCommandBatch (commands spec §5.5)."""
     n = len(args.items)
     if n == 0:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message="ExecCommandBatch requires a non-empty `items`",
-            details={"tool_name": "ExecCommandBatch", "field": "items", "validation_error": "must not be empty"},
-            recovery_hint='Pass 1 to 12 commands as {"items":[{"cmd":"..."}]}.',
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message="ExecCommandBatch requires a non-empty `items`",
+                details={"tool_name": "ExecCommandBatch", "field": "items", "validation_error": "must not be empty"},
+                recovery_hint='Pass 1 to 12 commands as {"items":[{"cmd":"..."}]}.',
+            )
+        )
     if n > _MAX_ITEMS:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message=f"ExecCommandBatch accepts at most {_MAX_ITEMS} items, got {n}",
-            details={"tool_name": "ExecCommandBatch", "field": "items", "validation_error": "too_many_items",
-                     "max_items": _MAX_ITEMS, "actual_items": n},
-            recovery_hint=f"Split the commands into smaller batches of at most {_MAX_ITEMS} items.",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"ExecCommandBatch accepts at most {_MAX_ITEMS} items, got {n}",
+                details={
+                    "tool_name": "ExecCommandBatch",
+                    "field": "items",
+                    "validation_error": "too_many_items",
+                    "max_items": _MAX_ITEMS,
+                    "actual_items": n,
+                },
+                recovery_hint=f"Split the commands into smaller batches of at most {_MAX_ITEMS} items.",
+            )
+        )
     stop_on_error = bool(args.stop_on_error)
     items: list[dict[str, Any]] = []
     failed_before = False
     for index, item in enumerate(args.items, start=1):
         if failed_before and stop_on_error:
-            items.append({"index": index, "cmd": item.cmd, "status": "skipped",
-                          "error_kind": "skipped_after_previous_error",
-                          "error_message": "skipped because an earlier item failed and stop_on_error is true"})
+            items.append(
+                {
+                    "index": index,
+                    "cmd": item.cmd,
+                    "status": "skipped",
+                    "error_kind": "skipped_after_previous_error",
+                    "error_message": "skipped because an earlier item failed and stop_on_error is true",
+                }
+            )
             continue
         entry = await _run_item(index, item, args, ctx)
         failed_before |= entry["status"] in ("failed", "rejected")
@@ -422,12 +468,18 @@ async def _run_item(index: int, item: BatchItem, top: ExecCommandBatchInput, ctx
         if yield_ms == 0 or not await _wait_or_stop(proc, yield_ms / 1000):
             await proc.stop()
             proc.discard_spools()
-            raise ToolFailure(ToolError(
-                kind="command_timed_out",
-                message=f"command ran past its yield_time_ms of {yield_ms} ms and was stopped",
-                details={"cmd_preview": command_preview(item.cmd, ctx.scrub), "command_cost": len(item.cmd),
-                         "workdir": workdir, "yield_time_ms": yield_ms},
-            ))
+            raise ToolFailure(
+                ToolError(
+                    kind="command_timed_out",
+                    message=f"command ran past its yield_time_ms of {yield_ms} ms and was stopped",
+                    details={
+                        "cmd_preview": command_preview(item.cmd, ctx.scrub),
+                        "command_cost": len(item.cmd),
+                        "workdir": workdir,
+                        "yield_time_ms": yield_ms,
+                    },
+                )
+            )
         result = completed_payload(proc, item.cmd, tokens, ctx)
         entry["status"] = "completed" if result.get("exit_status") == 0 else "failed"
         entry["result"] = result
@@ -464,15 +516,26 @@ def render_batch_receipt(env: dict[str, Any], context: Any = None) -> str:
 
 SPECS = (
     ToolSpec(
-        name="ExecCommand", family=Family.LOCAL_ENVIRONMENT, input_model=ExecCommandInput,
-        handler=exec_command, result_name="ExecCommandResult", rendering=Rendering.CUSTOM_TEXT,
-        render_receipt=render_exec_receipt, human=exec_human,
+        name="ExecCommand",
+        family=Family.LOCAL_ENVIRONMENT,
+        input_model=ExecCommandInput,
+        handler=exec_command,
+        result_name="ExecCommandResult",
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_exec_receipt,
+        human=exec_human,
         related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
     ),
     ToolSpec(
-        name="ExecCommandBatch", family=Family.LOCAL_ENVIRONMENT, input_model=ExecCommandBatchInput,
-        handler=exec_command_batch, result_name="ExecCommandBatchResult", rendering=Rendering.CUSTOM_TEXT,
-        render_receipt=render_batch_receipt, parse_hint=_batch_hint, human=batch_human,
+        name="ExecCommandBatch",
+        family=Family.LOCAL_ENVIRONMENT,
+        input_model=ExecCommandBatchInput,
+        handler=exec_command_batch,
+        result_name="ExecCommandBatchResult",
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_batch_receipt,
+        parse_hint=_batch_hint,
+        human=batch_human,
         related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
     ),
 )

@@ -50,26 +50,33 @@ class MemorySearchInput(_Strict):
 
     query: str = Field(description="Words to look for; each is matched on its own (any of them).")
     limit: UInt | None = Field(None, description="Maximum results, clamped to 1..50; null means 10.")
-    include_all_workspaces: bool = Field(False, description="Also search workspace-scoped documents of other workspaces.")
+    include_all_workspaces: bool = Field(
+        False, description="Also search workspace-scoped documents of other workspaces."
+    )
 
 
 class MemoryGetInput(_Strict):
     """Arguments of MemoryGet (agents spec §5.18)."""
 
     source_ref: str = Field(description="A source_ref copied verbatim from MemorySearch or a prompt ref.")
-    max_chars: int | None = Field(None, description="Maximum content characters, 1..50000; null means 12000.",
-                                  json_schema_extra={"format": "uint", "minimum": 1, "maximum": GET_CHARS_MAX})
+    max_chars: int | None = Field(
+        None,
+        description="Maximum content characters, 1..50000; null means 12000.",
+        json_schema_extra={"format": "uint", "minimum": 1, "maximum": GET_CHARS_MAX},
+    )
 
 
 def _trim_query(args: MemorySearchInput, tool_name: str) -> MemorySearchInput:
     query = args.query.strip()
     if not query:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input",
-            message=f"{tool_name} requires a non-empty `query`",
-            details={"tool_name": tool_name, "field": "query", "validation_error": "must not be empty"},
-            recovery_hint="Pass one or more words to search for, e.g. {\"query\": \"deploy checklist\"}.",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"{tool_name} requires a non-empty `query`",
+                details={"tool_name": tool_name, "field": "query", "validation_error": "must not be empty"},
+                recovery_hint='Pass one or more words to search for, e.g. {"query": "deploy checklist"}.',
+            )
+        )
     return args.model_copy(update={"query": query})
 
 
@@ -87,15 +94,23 @@ async def memory_search(args: MemorySearchInput, ctx: ToolContext) -> dict[str, 
 
 
 def _bad_ref(source_ref: str, validation_error: str) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="invalid_tool_input",
-        message=f"invalid source_ref: {validation_error}",
-        details={"tool_name": "MemoryGet", "field": "source_ref", "source_ref": source_ref,
-                 "validation_error": validation_error,
-                 "allowed_source_ref_prefixes": list(ALLOWED_SOURCE_REF_PREFIXES)},
-        recovery_hint=("Copy a source_ref verbatim from MemorySearch results or from a prompt ref such as "
-                       "output_ref; do not invent refs. Read files with file tools (ExecCommand), not MemoryGet."),
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=f"invalid source_ref: {validation_error}",
+            details={
+                "tool_name": "MemoryGet",
+                "field": "source_ref",
+                "source_ref": source_ref,
+                "validation_error": validation_error,
+                "allowed_source_ref_prefixes": list(ALLOWED_SOURCE_REF_PREFIXES),
+            },
+            recovery_hint=(
+                "Copy a source_ref verbatim from MemorySearch results or from a prompt ref such as "
+                "output_ref; do not invent refs. Read files with file tools (ExecCommand), not MemoryGet."
+            ),
+        )
+    )
 
 
 async def memory_get(args: MemoryGetInput, ctx: ToolContext) -> dict[str, Any]:
@@ -106,22 +121,35 @@ async def memory_get(args: MemoryGetInput, ctx: ToolContext) -> dict[str, Any]:
         raise _bad_ref(args.source_ref, exc.validation_error) from None
     max_chars = GET_CHARS_DEFAULT if args.max_chars is None else args.max_chars
     if not 1 <= max_chars <= GET_CHARS_MAX:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input",
-            message=f"max_chars must be between 1 and {GET_CHARS_MAX}",
-            details={"tool_name": "MemoryGet", "field": "max_chars", "max_chars": max_chars,
-                     "validation_error": "out of range", "minimum": 1, "maximum": GET_CHARS_MAX},
-            recovery_hint=f"Pass max_chars from 1 to {GET_CHARS_MAX}, or omit it for {GET_CHARS_DEFAULT}.",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"max_chars must be between 1 and {GET_CHARS_MAX}",
+                details={
+                    "tool_name": "MemoryGet",
+                    "field": "max_chars",
+                    "max_chars": max_chars,
+                    "validation_error": "out of range",
+                    "minimum": 1,
+                    "maximum": GET_CHARS_MAX,
+                },
+                recovery_hint=f"Pass max_chars from 1 to {GET_CHARS_MAX}, or omit it for {GET_CHARS_DEFAULT}.",
+            )
+        )
     doc = await ctx.memory.get(ref)
     if doc is None:
-        raise ToolFailure(ToolError(
-            kind="memory_source_not_found",
-            message=f"no memory source {args.source_ref} is available to this agent",
-            details={"source_ref": args.source_ref, "allowed_source_ref_prefixes": list(ALLOWED_SOURCE_REF_PREFIXES),
-                     "reason": "no document with this source_ref is visible to the calling agent"},
-            recovery_hint="Use MemorySearch to find refs, or copy a ref the runtime gave you (e.g. output_ref).",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="memory_source_not_found",
+                message=f"no memory source {args.source_ref} is available to this agent",
+                details={
+                    "source_ref": args.source_ref,
+                    "allowed_source_ref_prefixes": list(ALLOWED_SOURCE_REF_PREFIXES),
+                    "reason": "no document with this source_ref is visible to the calling agent",
+                },
+                recovery_hint="Use MemorySearch to find refs, or copy a ref the runtime gave you (e.g. output_ref).",
+            )
+        )
     return fit_to_budget(doc, max_chars, int(ctx.setting("tool_output_budget_tokens")))
 
 
@@ -213,13 +241,28 @@ def _hits(result: dict[str, Any]) -> list[str]:
 
 #: Human receipts (tools/human.py): search hits (source ref, then title and snippet); one memory with its content.
 HITS = shape(fields("query", "index_status.freshness"), _hits)
-MEMORY = shape(record("memory", "source_ref", "kind", "title", "truncated", "updated_at"),
-               text_block("memory.content", "content"))
+MEMORY = shape(
+    record("memory", "source_ref", "kind", "title", "truncated", "updated_at"), text_block("memory.content", "content")
+)
 
 SPECS = (
-    ToolSpec(name="MemorySearch", family=Family.CORE_AGENT, input_model=MemorySearchInput, handler=memory_search,
-             result_name="MemorySearchResponse", normalize=_trim_query, related_surfaces=_SURFACES,
-             human=HITS),
-    ToolSpec(name="MemoryGet", family=Family.CORE_AGENT, input_model=MemoryGetInput, handler=memory_get,
-             result_name="MemoryGetResponse", related_surfaces=_SURFACES, human=MEMORY),
+    ToolSpec(
+        name="MemorySearch",
+        family=Family.CORE_AGENT,
+        input_model=MemorySearchInput,
+        handler=memory_search,
+        result_name="MemorySearchResponse",
+        normalize=_trim_query,
+        related_surfaces=_SURFACES,
+        human=HITS,
+    ),
+    ToolSpec(
+        name="MemoryGet",
+        family=Family.CORE_AGENT,
+        input_model=MemoryGetInput,
+        handler=memory_get,
+        result_name="MemoryGetResponse",
+        related_surfaces=_SURFACES,
+        human=MEMORY,
+    ),
 )

@@ -24,7 +24,8 @@ class EnqueueInput(Strict):
 
     text: str = Field(description="The follow-up to queue for yourself.")
     priority: Literal["interject", "next", "normal", "background"] | None = Field(
-        None, description="Queue position; null means next.")
+        None, description="Queue position; null means next."
+    )
 
     @field_validator("priority", mode="before")
     @classmethod
@@ -37,7 +38,9 @@ class SendAgentMessageInput(Strict):
 
     agent_id: str = Field(description="The receiving agent: your parent, a child you supervise, or a public agent.")
     message: str = Field(description="The message text.")
-    priority: Literal["next", "normal", "background"] | None = Field(None, description="Queue position; null means normal.")
+    priority: Literal["next", "normal", "background"] | None = Field(
+        None, description="Queue position; null means normal."
+    )
 
 
 async def enqueue(args: EnqueueInput, ctx: ToolContext) -> dict[str, Any]:
@@ -53,8 +56,20 @@ async def send_agent_message(args: SendAgentMessageInput, ctx: ToolContext) -> d
 
 
 MESSAGE_SPECS = (
-    ToolSpec(name="Enqueue", family=Family.CORE_AGENT, input_model=EnqueueInput, handler=enqueue,
-             result_name="EnqueueResult", related_surfaces=_SURFACES),
-    ToolSpec(name="SendAgentMessage", family=Family.CORE_AGENT, input_model=SendAgentMessageInput,
-             handler=send_agent_message, result_name="SendAgentMessageResult", related_surfaces=_SURFACES),
+    ToolSpec(
+        name="Enqueue",
+        family=Family.CORE_AGENT,
+        input_model=EnqueueInput,
+        handler=enqueue,
+        result_name="EnqueueResult",
+        related_surfaces=_SURFACES,
+    ),
+    ToolSpec(
+        name="SendAgentMessage",
+        family=Family.CORE_AGENT,
+        input_model=SendAgentMessageInput,
+        handler=send_agent_message,
+        result_name="SendAgentMessageResult",
+        related_surfaces=_SURFACES,
+    ),
 )

@@ -18,8 +18,7 @@ from ..errors import ToolFailure
 from ..human import fields, shape, table
 from ..spec import Family, ToolSpec
 
-__all__ = ["ListModelProvidersInput", "ListProviderModelsInput", "page_models", "SPECS",
-           "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["ListModelProvidersInput", "ListProviderModelsInput", "page_models", "SPECS", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: ListProviderModels page size when ``limit`` is null, and its clamp (agents spec §5.20).
 DEFAULT_LIMIT = 100
@@ -27,10 +26,14 @@ MAX_LIMIT = 500
 
 UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint"})]
 
-_PROVIDERS_FLAG = ("Diagnostic-only. Defaults to false so normal selection paths only see usable providers; "
-                   "set true only to inspect blocked provider options and unavailable reasons.")
-_MODELS_FLAG = ("Diagnostic-only. Defaults to false so normal selection paths only see usable models; "
-                "set true only to inspect blocked models and unavailable reasons.")
+_PROVIDERS_FLAG = (
+    "Diagnostic-only. Defaults to false so normal selection paths only see usable providers; "
+    "set true only to inspect blocked provider options and unavailable reasons."
+)
+_MODELS_FLAG = (
+    "Diagnostic-only. Defaults to false so normal selection paths only see usable models; "
+    "set true only to inspect blocked models and unavailable reasons."
+)
 
 
 class ListModelProvidersInput(BaseModel):
@@ -47,8 +50,9 @@ class ListProviderModelsInput(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     provider: str = Field(description="A provider id returned by ListModelProviders.")
-    cursor: str | None = Field(None, description="The next_cursor (a model_ref) of the previous page; null: "
-                                                 "the first page.")
+    cursor: str | None = Field(
+        None, description="The next_cursor (a model_ref) of the previous page; null: the first page."
+    )
     limit: UInt | None = Field(None, description="Page size, clamped to 1..500; null means 100.")
     include_unavailable: bool = Field(False, description=_MODELS_FLAG)
 
@@ -63,11 +67,13 @@ async def list_model_providers(args: ListModelProvidersInput, ctx: ToolContext) 
         "include_unavailable": args.include_unavailable,
         "providers": providers,
         "summary_text": f"{shown} model provider{'s' if shown != 1 else ''}"
-                        + ("" if args.include_unavailable else " available or degraded"),
+        + ("" if args.include_unavailable else " available or degraded"),
     }
 
 
-def page_models(models: list[dict[str, Any]], cursor: str | None, limit: int) -> tuple[list[dict[str, Any]], str | None]:
+def page_models(
+    models: list[dict[str, Any]], cursor: str | None, limit: int
+) -> tuple[list[dict[str, Any]], str | None]:
     """One page after the entry whose ``model_ref`` is ``cursor`` (an unknown cursor restarts at the top).
 
     Returns:
@@ -76,7 +82,7 @@ def page_models(models: list[dict[str, Any]], cursor: str | None, limit: int) ->
     start = 0
     if cursor is not None:
         start = next((i + 1 for i, m in enumerate(models) if m["model_ref"] == cursor), 0)
-    page = models[start:start + limit + 1]
+    page = models[start : start + limit + 1]
     if len(page) <= limit:
         return page, None
     page = page[:limit]
@@ -87,11 +93,18 @@ async def list_provider_models(args: ListProviderModelsInput, ctx: ToolContext) 
     """Handler of ListProviderModels: filter, then page by ``model_ref`` cursor (agents spec §5.20)."""
     provider = args.provider.strip()
     if not provider:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message="ListProviderModels requires a non-empty provider",
-            details={"tool_name": "ListProviderModels", "field": "provider", "validation_error": "must not be empty"},
-            recovery_hint="Call ListModelProviders first and pass one returned provider id.",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message="ListProviderModels requires a non-empty provider",
+                details={
+                    "tool_name": "ListProviderModels",
+                    "field": "provider",
+                    "validation_error": "must not be empty",
+                },
+                recovery_hint="Call ListModelProviders first and pass one returned provider id.",
+            )
+        )
     limit = max(1, min(DEFAULT_LIMIT if args.limit is None else args.limit, MAX_LIMIT))
     cursor = args.cursor.strip() if args.cursor is not None and args.cursor.strip() else None
     models = ctx.model_catalog.provider_models(provider)
@@ -100,20 +113,43 @@ async def list_provider_models(args: ListProviderModelsInput, ctx: ToolContext) 
     page, next_cursor = page_models(models, cursor, limit)
     more = "; more with cursor" if next_cursor else ""
     return {
-        "provider": provider, "include_unavailable": args.include_unavailable, "limit": limit,
-        "returned": len(page), "next_cursor": next_cursor, "models": page,
+        "provider": provider,
+        "include_unavailable": args.include_unavailable,
+        "limit": limit,
+        "returned": len(page),
+        "next_cursor": next_cursor,
+        "models": page,
         "summary_text": f"{len(page)} model{'s' if len(page) != 1 else ''} of {provider}{more}",
     }
 
 
 SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec(name="ListModelProviders", family=Family.CORE_AGENT, input_model=ListModelProvidersInput,
-             handler=list_model_providers, result_name="ListModelProvidersResult",
-             human=table("providers", "id", "availability", "transport", "endpoint", "model_count",
-                         "credential_source", empty="(no model providers)")),
-    ToolSpec(name="ListProviderModels", family=Family.CORE_AGENT, input_model=ListProviderModelsInput,
-             handler=list_provider_models, result_name="ListProviderModelsResult",
-             human=shape(fields("provider", "returned", "next_cursor"),
-                         table("models", "model_ref", "availability", "context_window_tokens", "display_name",
-                               empty="(no models)"))),
+    ToolSpec(
+        name="ListModelProviders",
+        family=Family.CORE_AGENT,
+        input_model=ListModelProvidersInput,
+        handler=list_model_providers,
+        result_name="ListModelProvidersResult",
+        human=table(
+            "providers",
+            "id",
+            "availability",
+            "transport",
+            "endpoint",
+            "model_count",
+            "credential_source",
+            empty="(no model providers)",
+        ),
+    ),
+    ToolSpec(
+        name="ListProviderModels",
+        family=Family.CORE_AGENT,
+        input_model=ListProviderModelsInput,
+        handler=list_provider_models,
+        result_name="ListProviderModelsResult",
+        human=shape(
+            fields("provider", "returned", "next_cursor"),
+            table("models", "model_ref", "availability", "context_window_tokens", "display_name", empty="(no models)"),
+        ),
+    ),
 )

@@ -29,7 +29,8 @@ class SleepInput(Strict):
 
     reason: str | None = Field(None, description="Why the agent rests; null means 'sleep requested'.")
     duration_ms: UInt64 | None = Field(
-        None, description="A positive session-local delay in milliseconds to wake again; null means ordinary rest.")
+        None, description="A positive session-local delay in milliseconds to wake again; null means ordinary rest."
+    )
 
 
 async def sleep(args: SleepInput, ctx: ToolContext) -> dict[str, Any]:
@@ -40,17 +41,27 @@ async def sleep(args: SleepInput, ctx: ToolContext) -> dict[str, Any]:
             than 0``) for ``duration_ms: 0``.
     """
     if args.duration_ms == 0:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message="Sleep `duration_ms` must be a positive integer when provided",
-            details={"tool_name": "Sleep", "field": "duration_ms", "validation_error": "must be greater than 0"},
-            recovery_hint="omit `duration_ms` for ordinary terminal rest, or provide a positive integer "
-                          "millisecond delay"))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message="Sleep `duration_ms` must be a positive integer when provided",
+                details={"tool_name": "Sleep", "field": "duration_ms", "validation_error": "must be greater than 0"},
+                recovery_hint="omit `duration_ms` for ordinary terminal rest, or provide a positive integer "
+                "millisecond delay",
+            )
+        )
     reason = storable(args.reason).strip() if args.reason else ""
     summary = f"sleep requested for {args.duration_ms} ms" if args.duration_ms else "sleep requested"
     return {"reason": reason or "sleep requested", "duration_ms": args.duration_ms, "summary_text": summary}
 
 
 SPECS = (
-    ToolSpec(name="Sleep", family=Family.CORE_AGENT, input_model=SleepInput, handler=sleep,
-             result_name="SleepResult", stability=Stability.HIDDEN),
+    ToolSpec(
+        name="Sleep",
+        family=Family.CORE_AGENT,
+        input_model=SleepInput,
+        handler=sleep,
+        result_name="SleepResult",
+        stability=Stability.HIDDEN,
+    ),
 )

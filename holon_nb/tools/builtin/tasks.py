@@ -19,8 +19,13 @@ from ..human import fields, record, shape, table
 from ..spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = [
-    "ListTasksInput", "TaskIdInput", "TaskOutputInput", "TaskInputInput", "SPECS",
-    "require_non_empty", "task_not_found",
+    "ListTasksInput",
+    "TaskIdInput",
+    "TaskOutputInput",
+    "TaskInputInput",
+    "SPECS",
+    "require_non_empty",
+    "task_not_found",
 ]
 
 UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint64"})]
@@ -47,7 +52,9 @@ class TaskOutputInput(TaskIdInput):
     """Arguments of TaskOutput (commands spec §8.2)."""
 
     block: bool | None = Field(None, description="Wait until the task is ready; null means true.")
-    timeout_ms: UInt | None = Field(None, description="Longest wait in milliseconds when blocking; null means 30000, 0 checks once.")
+    timeout_ms: UInt | None = Field(
+        None, description="Longest wait in milliseconds when blocking; null means 30000, 0 checks once."
+    )
 
 
 class TaskInputInput(TaskIdInput):
@@ -60,23 +67,27 @@ def require_non_empty(args: Any, tool_name: str, field: str = "task_id") -> Any:
     """Trim ``field``; raise ``invalid_tool_input`` when empty (commands spec §2.4)."""
     value = getattr(args, field).strip()
     if not value:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input",
-            message=f"{tool_name} requires a non-empty `{field}`",
-            details={"tool_name": tool_name, "field": field, "validation_error": "must not be empty"},
-            recovery_hint=f"Pass the `{field}` returned when the task was created (ListTasks lists active tasks).",
-        ))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"{tool_name} requires a non-empty `{field}`",
+                details={"tool_name": tool_name, "field": field, "validation_error": "must not be empty"},
+                recovery_hint=f"Pass the `{field}` returned when the task was created (ListTasks lists active tasks).",
+            )
+        )
     return args.model_copy(update={field: value})
 
 
 def task_not_found(task_id: str) -> ToolFailure:
     """The ``task_not_found`` failure shared by every task tool."""
-    return ToolFailure(ToolError(
-        kind="task_not_found",
-        message=f"task {task_id} was not found",
-        details={"task_id": task_id},
-        recovery_hint="Use ListTasks for active tasks, or the task_id from the promotion receipt.",
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="task_not_found",
+            message=f"task {task_id} was not found",
+            details={"task_id": task_id},
+            recovery_hint="Use ListTasks for active tasks, or the task_id from the promotion receipt.",
+        )
+    )
 
 
 async def list_tasks(args: ListTasksInput, ctx: ToolContext) -> dict[str, Any]:
@@ -161,27 +172,77 @@ def _trim(args: Any, tool: str) -> Any:
 _SURFACES = ("CLI task/process wrappers", "HTTP control-plane task APIs")
 
 #: Human receipts (tools/human.py): one task record, and the task list as a table.
-TASK = shape(record("task", "task_id", "kind", "status", "summary", "command.cmd", "command.workdir",
-                    "exit_status", "wait_policy"))
-TASK_LIST = shape(fields("total_active", "returned"),
-                  table("tasks", "id", "status", "kind", "summary", "wait_policy", empty="(no active tasks)"))
+TASK = shape(
+    record(
+        "task", "task_id", "kind", "status", "summary", "command.cmd", "command.workdir", "exit_status", "wait_policy"
+    )
+)
+TASK_LIST = shape(
+    fields("total_active", "returned"),
+    table("tasks", "id", "status", "kind", "summary", "wait_policy", empty="(no active tasks)"),
+)
 
 SPECS = (
-    ToolSpec(name="ListTasks", family=Family.CORE_AGENT, input_model=ListTasksInput, handler=list_tasks,
-             result_name="ListTasksResult", related_surfaces=_SURFACES, human=TASK_LIST),
-    ToolSpec(name="TaskStatus", family=Family.CORE_AGENT, input_model=TaskIdInput, handler=task_status,
-             result_name="TaskStatusResult", normalize=_trim, related_surfaces=_SURFACES, human=TASK),
-    ToolSpec(name="TaskOutput", family=Family.CORE_AGENT, input_model=TaskOutputInput, handler=task_output,
-             result_name="TaskOutputResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_task_output_receipt, normalize=_trim, related_surfaces=_SURFACES,
-             human=task_output_human),
-    ToolSpec(name="TaskInput", family=Family.CORE_AGENT, input_model=TaskInputInput, handler=task_input,
-             result_name="TaskInputResult", normalize=_trim, related_surfaces=_SURFACES,
-             human=shape(fields("accepted_input", "input_target", "bytes_written"), TASK)),
-    ToolSpec(name="TaskStop", family=Family.CORE_AGENT, input_model=TaskIdInput, handler=task_stop,
-             result_name="TaskStopResult", normalize=_trim, related_surfaces=_SURFACES,
-             human=shape(fields("stop_requested", "force_stop_requested"), TASK)),
-    ToolSpec(name="TaskList", family=Family.CORE_AGENT, input_model=ListTasksInput, handler=list_tasks,
-             result_name="ListTasksResult", stability=Stability.HIDDEN, description_name="ListTasks",
-             alias_of="ListTasks", human=TASK_LIST),
+    ToolSpec(
+        name="ListTasks",
+        family=Family.CORE_AGENT,
+        input_model=ListTasksInput,
+        handler=list_tasks,
+        result_name="ListTasksResult",
+        related_surfaces=_SURFACES,
+        human=TASK_LIST,
+    ),
+    ToolSpec(
+        name="TaskStatus",
+        family=Family.CORE_AGENT,
+        input_model=TaskIdInput,
+        handler=task_status,
+        result_name="TaskStatusResult",
+        normalize=_trim,
+        related_surfaces=_SURFACES,
+        human=TASK,
+    ),
+    ToolSpec(
+        name="TaskOutput",
+        family=Family.CORE_AGENT,
+        input_model=TaskOutputInput,
+        handler=task_output,
+        result_name="TaskOutputResult",
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_task_output_receipt,
+        normalize=_trim,
+        related_surfaces=_SURFACES,
+        human=task_output_human,
+    ),
+    ToolSpec(
+        name="TaskInput",
+        family=Family.CORE_AGENT,
+        input_model=TaskInputInput,
+        handler=task_input,
+        result_name="TaskInputResult",
+        normalize=_trim,
+        related_surfaces=_SURFACES,
+        human=shape(fields("accepted_input", "input_target", "bytes_written"), TASK),
+    ),
+    ToolSpec(
+        name="TaskStop",
+        family=Family.CORE_AGENT,
+        input_model=TaskIdInput,
+        handler=task_stop,
+        result_name="TaskStopResult",
+        normalize=_trim,
+        related_surfaces=_SURFACES,
+        human=shape(fields("stop_requested", "force_stop_requested"), TASK),
+    ),
+    ToolSpec(
+        name="TaskList",
+        family=Family.CORE_AGENT,
+        input_model=ListTasksInput,
+        handler=list_tasks,
+        result_name="ListTasksResult",
+        stability=Stability.HIDDEN,
+        description_name="ListTasks",
+        alias_of="ListTasks",
+        human=TASK_LIST,
+    ),
 )

@@ -32,7 +32,9 @@ class CreateTimerInput(Strict):
 class ListTimersInput(Strict):
     """Arguments of ListTimers (agents spec §5.8)."""
 
-    filter: Literal["all", "active", "completed", "cancelled"] | None = Field(None, description="Which timers; null means all.")
+    filter: Literal["all", "active", "completed", "cancelled"] | None = Field(
+        None, description="Which timers; null means all."
+    )
     limit: UInt | None = Field(None, description="Most timers returned, clamped to 1..100; null means 20.")
 
 
@@ -64,22 +66,59 @@ async def cancel_timer(args: TimerIdInput, ctx: ToolContext) -> dict[str, Any]:
     return ctx.work.cancel_timer(trim_required(args, "CancelTimer", "timer_id")["timer_id"])
 
 
-_TIMER = ("id", "status", "summary", "next_fire_at", "duration_ms", "interval_ms", "repeat", "fire_count",
-          "last_fired_at")
+_TIMER = (
+    "id",
+    "status",
+    "summary",
+    "next_fire_at",
+    "duration_ms",
+    "interval_ms",
+    "repeat",
+    "fire_count",
+    "last_fired_at",
+)
 #: Human receipts (tools/human.py): one timer, and the timer list as a table.
 TIMER = record("timer", *_TIMER)
-TIMER_LIST = shape(fields("filter", "returned", "total_matching"),
-                   table("timers", "id", "status", "next_fire_at", "repeat", "fire_count", "summary",
-                         empty="(no timers)"))
+TIMER_LIST = shape(
+    fields("filter", "returned", "total_matching"),
+    table("timers", "id", "status", "next_fire_at", "repeat", "fire_count", "summary", empty="(no timers)"),
+)
 
 SPECS = (
-    ToolSpec(name="CreateTimer", family=Family.CORE_AGENT, input_model=CreateTimerInput, handler=create_timer,
-             result_name="CreateTimerResult", related_surfaces=_SURFACES, human=TIMER),
-    ToolSpec(name="ListTimers", family=Family.CORE_AGENT, input_model=ListTimersInput, handler=list_timers,
-             result_name="ListTimersResult", related_surfaces=_SURFACES, human=TIMER_LIST),
-    ToolSpec(name="GetTimer", family=Family.CORE_AGENT, input_model=TimerIdInput, handler=get_timer,
-             result_name="GetTimerResult", related_surfaces=_SURFACES, human=TIMER),
-    ToolSpec(name="CancelTimer", family=Family.CORE_AGENT, input_model=TimerIdInput, handler=cancel_timer,
-             result_name="CancelTimerResult", related_surfaces=_SURFACES,
-             human=shape(fields("cancelled_transition"), TIMER)),
+    ToolSpec(
+        name="CreateTimer",
+        family=Family.CORE_AGENT,
+        input_model=CreateTimerInput,
+        handler=create_timer,
+        result_name="CreateTimerResult",
+        related_surfaces=_SURFACES,
+        human=TIMER,
+    ),
+    ToolSpec(
+        name="ListTimers",
+        family=Family.CORE_AGENT,
+        input_model=ListTimersInput,
+        handler=list_timers,
+        result_name="ListTimersResult",
+        related_surfaces=_SURFACES,
+        human=TIMER_LIST,
+    ),
+    ToolSpec(
+        name="GetTimer",
+        family=Family.CORE_AGENT,
+        input_model=TimerIdInput,
+        handler=get_timer,
+        result_name="GetTimerResult",
+        related_surfaces=_SURFACES,
+        human=TIMER,
+    ),
+    ToolSpec(
+        name="CancelTimer",
+        family=Family.CORE_AGENT,
+        input_model=TimerIdInput,
+        handler=cancel_timer,
+        result_name="CancelTimerResult",
+        related_surfaces=_SURFACES,
+        human=shape(fields("cancelled_transition"), TIMER),
+    ),
 )

@@ -32,9 +32,11 @@ class WaitForInput(Strict):
 
     reason: str = Field(description="Why progress is paused; shown as the work item's blocker.")
     wake: Literal["operator_input", "task_result", "external", "timer", "system"] = Field(
-        description="What should resume the work.")
+        description="What should resume the work."
+    )
     delivery: Literal["final", "silent"] = Field(
-        description="final publishes an operator-facing brief before waiting; silent waits without one.")
+        description="final publishes an operator-facing brief before waiting; silent waits without one."
+    )
     work_item_id: str | None = Field(None, description="The open work item that waits; null resolves the owner.")
     resource: str | None = Field(None, description="Task id (task_result), timer id (timer), or what is awaited.")
     recheck_after_ms: UInt64 | None = Field(None, description="Fallback recheck deadline in milliseconds; null: none.")
@@ -48,16 +50,26 @@ async def wait_for(args: WaitForInput, ctx: ToolContext) -> dict[str, Any]:
     resource = trim_optional(args.resource)
     if args.wake in ("task_result", "timer") and resource is None:
         what = "task id" if args.wake == "task_result" else "timer id"
-        raise invalid("WaitFor", "resource", "required", f"wake={args.wake} needs `resource` = the {what}.",
-                      wake=args.wake)
-    result = ctx.work.wait_for(reason, args.wake, args.delivery, resource, trim_optional(args.work_item_id),
-                               args.recheck_after_ms)
+        raise invalid(
+            "WaitFor", "resource", "required", f"wake={args.wake} needs `resource` = the {what}.", wake=args.wake
+        )
+    result = ctx.work.wait_for(
+        reason, args.wake, args.delivery, resource, trim_optional(args.work_item_id), args.recheck_after_ms
+    )
     return result
 
 
 SPECS = (
-    ToolSpec(name="WaitFor", family=Family.CORE_AGENT, input_model=WaitForInput, handler=wait_for,
-             result_name="WaitForResult", related_surfaces=("runtime agent lifecycle APIs",),
-             human=shape(fields("scope", "reason", "wake", "delivery", "work_item_id", "final_brief_id"),
-                         record("wait_condition", "id", "status", "kind", "waiting_for"))),
+    ToolSpec(
+        name="WaitFor",
+        family=Family.CORE_AGENT,
+        input_model=WaitForInput,
+        handler=wait_for,
+        result_name="WaitForResult",
+        related_surfaces=("runtime agent lifecycle APIs",),
+        human=shape(
+            fields("scope", "reason", "wake", "delivery", "work_item_id", "final_brief_id"),
+            record("wait_condition", "id", "status", "kind", "waiting_for"),
+        ),
+    ),
 )

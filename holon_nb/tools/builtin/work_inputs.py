@@ -15,8 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..envelope import ToolError, render_json_receipt, success_envelope
 from ..errors import ToolFailure
 
-__all__ = ["Strict", "UInt", "UInt64", "budget_chars", "check_context_text", "invalid", "receipt_chars", "storable",
-           "trim_optional", "trim_required"]
+__all__ = [
+    "Strict",
+    "UInt",
+    "UInt64",
+    "budget_chars",
+    "check_context_text",
+    "invalid",
+    "receipt_chars",
+    "storable",
+    "trim_optional",
+    "trim_required",
+]
 
 UInt64 = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint64"})]
 UInt = Annotated[int, Field(ge=0, le=2**64 - 1, json_schema_extra={"format": "uint"})]
@@ -30,12 +40,14 @@ class Strict(BaseModel):
 
 def invalid(tool: str, field: str, error: str, hint: str | None = None, **extra: Any) -> ToolFailure:
     """An ``invalid_tool_input`` failure naming ``field`` and its ``validation_error``."""
-    return ToolFailure(ToolError(
-        kind="invalid_tool_input",
-        message=f"invalid `{field}` for {tool}: {error}",
-        details={"tool_name": tool, "field": field, "validation_error": error, **extra},
-        recovery_hint=hint or f"Pass a valid `{field}`; see the {tool} description.",
-    ))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=f"invalid `{field}` for {tool}: {error}",
+            details={"tool_name": tool, "field": field, "validation_error": error, **extra},
+            recovery_hint=hint or f"Pass a valid `{field}`; see the {tool} description.",
+        )
+    )
 
 
 def storable(text: str) -> str:
@@ -84,12 +96,14 @@ def check_context_text(execution: dict[str, Any], tool: str, key: str) -> None:
     if value is None or isinstance(value, str):
         return
     kind = type(value).__name__
-    raise ToolFailure(ToolError(
-        kind="invalid_tool_input",
-        message=f"execution context `{key}` for {tool} must be a string, not {kind}",
-        details={"tool_name": tool, "field": key, "validation_error": "must be a string", "received_type": kind},
-        recovery_hint=f"Pass the text itself, e.g. context={{'{key}': '…'}}.",
-    ))
+    raise ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=f"execution context `{key}` for {tool} must be a string, not {kind}",
+            details={"tool_name": tool, "field": key, "validation_error": "must be a string", "received_type": kind},
+            recovery_hint=f"Pass the text itself, e.g. context={{'{key}': '…'}}.",
+        )
+    )
 
 
 def budget_chars(budget_tokens: int) -> int:

@@ -63,7 +63,9 @@ class UpdateWorkItemInput(Strict):
     work_item_id: str = Field(description="The work item to update (work_…).")
     objective: str | None = Field(None, description="New objective; null keeps it.")
     plan_status: PlanStatus | None = Field(None, description="New planning state; null keeps it.")
-    todo_list: list[TodoItem] | None = Field(None, description="Full replacement checklist; [] clears it, null keeps it.")
+    todo_list: list[TodoItem] | None = Field(
+        None, description="Full replacement checklist; [] clears it, null keeps it."
+    )
 
 
 class PickWorkItemInput(Strict):
@@ -84,8 +86,21 @@ class GetWorkItemInput(Strict):
 class ListWorkItemsInput(Strict):
     """Arguments of ListWorkItems (agents spec §5.15)."""
 
-    filter: Literal["all", "open", "completing", "completed", "current", "queued", "yielded", "blocked",
-                    "waiting_for_operator", "runnable"] | None = Field(None, description="Which view; null means all.")
+    filter: (
+        Literal[
+            "all",
+            "open",
+            "completing",
+            "completed",
+            "current",
+            "queued",
+            "yielded",
+            "blocked",
+            "waiting_for_operator",
+            "runnable",
+        ]
+        | None
+    ) = Field(None, description="Which view; null means all.")
     limit: UInt | None = Field(None, description="Most items returned, clamped to 1..100; null means 20.")
     include_todo_list: bool = Field(False, description="Include each item's checklist.")
 
@@ -141,8 +156,12 @@ async def pick_work_item(args: PickWorkItemInput, ctx: ToolContext) -> dict[str,
     work_item_id = trim_required(args, "PickWorkItem", "work_item_id")["work_item_id"]
     reason = trim_optional(args.reason)
     if args.clear_blocker and reason is None:
-        raise invalid("PickWorkItem", "reason", "required when clear_blocker is true",
-                      "Say why the blocker is resolved in `reason`, or drop clear_blocker.")
+        raise invalid(
+            "PickWorkItem",
+            "reason",
+            "required when clear_blocker is true",
+            "Say why the blocker is resolved in `reason`, or drop clear_blocker.",
+        )
     return ctx.work.pick_work_item(work_item_id, reason, args.clear_blocker)
 
 
@@ -168,40 +187,97 @@ async def complete_work_item(args: CompleteWorkItemInput, ctx: ToolContext) -> d
 def _hint(required: str) -> Any:
     def hint(raw: Any, parse_error: str) -> str:
         return f"Pass `{required}` (a string). {_TODO_HINT}"
+
     return hint
 
 
 #: Human receipts (tools/human.py) of the work-item shapes, shared with WaitFor.
 WORK_ITEM = shape(
-    record("work_item", "id", "objective", "state", "readiness", "focus", "plan_status", "blocked_by",
-           "reason_code", "is_current", "plan_artifact.relative_path:plan", "completion_report.text:report"),
-    todos("work_item.todo_list"))
+    record(
+        "work_item",
+        "id",
+        "objective",
+        "state",
+        "readiness",
+        "focus",
+        "plan_status",
+        "blocked_by",
+        "reason_code",
+        "is_current",
+        "plan_artifact.relative_path:plan",
+        "completion_report.text:report",
+    ),
+    todos("work_item.todo_list"),
+)
 CURRENT_ITEM = shape(
     record("current_work_item", "id", "objective", "state", "plan_status", "blocked_by"),
     todos("current_work_item.todo_list"),
     record("transition", "switch_kind", "previous_work_item_id", "blocker_cleared", "reason"),
-    fields("binding_note"))
+    fields("binding_note"),
+)
 WORK_ITEM_LIST = shape(
     fields("filter", "returned", "total_matching", "context.current_work_item_id"),
-    table("work_items", "id", "state", "readiness", "focus", "plan_status", "objective", empty="(no work items)"))
-COMPLETION = shape(fields("completed_transition", "completion_report_source"), WORK_ITEM,
-                   table("warnings", "kind", "message"))
+    table("work_items", "id", "state", "readiness", "focus", "plan_status", "objective", empty="(no work items)"),
+)
+COMPLETION = shape(
+    fields("completed_transition", "completion_report_source"), WORK_ITEM, table("warnings", "kind", "message")
+)
 
 SPECS = (
-    ToolSpec(name="CreateWorkItem", family=Family.CORE_AGENT, input_model=CreateWorkItemInput,
-             handler=create_work_item, result_name="WorkItemMutationResult", parse_hint=_hint("objective"),
-             related_surfaces=_SURFACES, human=WORK_ITEM),
-    ToolSpec(name="PickWorkItem", family=Family.CORE_AGENT, input_model=PickWorkItemInput, handler=pick_work_item,
-             result_name="PickWorkItemResult", related_surfaces=_SURFACES, human=CURRENT_ITEM),
-    ToolSpec(name="GetWorkItem", family=Family.CORE_AGENT, input_model=GetWorkItemInput, handler=get_work_item,
-             result_name="GetWorkItemResult", related_surfaces=_SURFACES, human=WORK_ITEM),
-    ToolSpec(name="ListWorkItems", family=Family.CORE_AGENT, input_model=ListWorkItemsInput,
-             handler=list_work_items, result_name="ListWorkItemsResult", related_surfaces=_SURFACES,
-             human=WORK_ITEM_LIST),
-    ToolSpec(name="UpdateWorkItem", family=Family.CORE_AGENT, input_model=UpdateWorkItemInput,
-             handler=update_work_item, result_name="WorkItemMutationResult", parse_hint=_hint("work_item_id"),
-             related_surfaces=_SURFACES, human=WORK_ITEM),
-    ToolSpec(name="CompleteWorkItem", family=Family.CORE_AGENT, input_model=CompleteWorkItemInput,
-             handler=complete_work_item, result_name="WorkItemMutationResult", related_surfaces=_SURFACES,
-             human=COMPLETION),
+    ToolSpec(
+        name="CreateWorkItem",
+        family=Family.CORE_AGENT,
+        input_model=CreateWorkItemInput,
+        handler=create_work_item,
+        result_name="WorkItemMutationResult",
+        parse_hint=_hint("objective"),
+        related_surfaces=_SURFACES,
+        human=WORK_ITEM,
+    ),
+    ToolSpec(
+        name="PickWorkItem",
+        family=Family.CORE_AGENT,
+        input_model=PickWorkItemInput,
+        handler=pick_work_item,
+        result_name="PickWorkItemResult",
+        related_surfaces=_SURFACES,
+        human=CURRENT_ITEM,
+    ),
+    ToolSpec(
+        name="GetWorkItem",
+        family=Family.CORE_AGENT,
+        input_model=GetWorkItemInput,
+        handler=get_work_item,
+        result_name="GetWorkItemResult",
+        related_surfaces=_SURFACES,
+        human=WORK_ITEM,
+    ),
+    ToolSpec(
+        name="ListWorkItems",
+        family=Family.CORE_AGENT,
+        input_model=ListWorkItemsInput,
+        handler=list_work_items,
+        result_name="ListWorkItemsResult",
+        related_surfaces=_SURFACES,
+        human=WORK_ITEM_LIST,
+    ),
+    ToolSpec(
+        name="UpdateWorkItem",
+        family=Family.CORE_AGENT,
+        input_model=UpdateWorkItemInput,
+        handler=update_work_item,
+        result_name="WorkItemMutationResult",
+        parse_hint=_hint("work_item_id"),
+        related_surfaces=_SURFACES,
+        human=WORK_ITEM,
+    ),
+    ToolSpec(
+        name="CompleteWorkItem",
+        family=Family.CORE_AGENT,
+        input_model=CompleteWorkItemInput,
+        handler=complete_work_item,
+        result_name="WorkItemMutationResult",
+        related_surfaces=_SURFACES,
+        human=COMPLETION,
+    ),
 )

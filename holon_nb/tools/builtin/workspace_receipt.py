@@ -20,6 +20,7 @@ _OCCUPANCY_LIMIT = 20
 _WORKSPACE_LIMIT = 20
 _STRING_LIMIT = 512
 
+
 def _cap(value: Any) -> Any:
     if isinstance(value, str) and len(value) > _STRING_LIMIT:
         return value[: _STRING_LIMIT - 1] + "…"
@@ -37,11 +38,18 @@ def _root_summary(root: dict[str, Any]) -> dict[str, Any]:
     assert out is not None
     wt = root.get("worktree")
     cleanup = (wt or {}).get("last_cleanup") or {}
-    out["worktree"] = None if wt is None else {
-        "branch": _cap(wt.get("branch")), "branch_ref": _cap(wt.get("branch_ref")),
-        "head_commit": _cap(wt.get("head_commit")), "detached": bool(wt.get("detached")),
-        "cleanup_status": _cap(cleanup.get("status")), "cleanup_error": _cap(cleanup.get("error")),
-    }
+    out["worktree"] = (
+        None
+        if wt is None
+        else {
+            "branch": _cap(wt.get("branch")),
+            "branch_ref": _cap(wt.get("branch_ref")),
+            "head_commit": _cap(wt.get("head_commit")),
+            "detached": bool(wt.get("detached")),
+            "cleanup_status": _cap(cleanup.get("status")),
+            "cleanup_error": _cap(cleanup.get("error")),
+        }
+    )
     return out
 
 
@@ -79,9 +87,13 @@ def _section(total: int, items: list[Any]) -> dict[str, Any]:
     return {"total": total, "returned": len(items), "truncated": len(items) < total, "items": items}
 
 
-def workspace_state_receipt(state: dict[str, Any], output_ref: str, root_limit: int = _ROOT_LIMIT,
-                            occupancy_limit: int = _OCCUPANCY_LIMIT,
-                            workspace_limit: int = _WORKSPACE_LIMIT) -> dict[str, Any]:
+def workspace_state_receipt(
+    state: dict[str, Any],
+    output_ref: str,
+    root_limit: int = _ROOT_LIMIT,
+    occupancy_limit: int = _OCCUPANCY_LIMIT,
+    workspace_limit: int = _WORKSPACE_LIMIT,
+) -> dict[str, Any]:
     """The receipt object for given limits (every string capped at 512 characters)."""
     attached = state.get("attached_workspace_ids") or []
     workspaces = state.get("workspaces") or []
@@ -95,19 +107,50 @@ def workspace_state_receipt(state: dict[str, Any], output_ref: str, root_limit: 
         "attached_workspace_ids": [_cap(w) for w in shown],
         "attached_workspace_ids_total": len(attached),
         "attached_workspace_ids_truncated": len(shown) < len(attached),
-        "workspaces": _section(len(workspaces), [
-            _pick(w, ("workspace_id", "workspace_alias", "workspace_anchor", "repo_name", "updated_at"))
-            for w in workspaces[:workspace_limit]]),
-        "active": _pick(state.get("active"), ("workspace_id", "workspace_anchor", "execution_root_id",
-                                              "execution_root", "projection_kind", "access_mode", "cwd",
-                                              "occupancy_id")),
-        **({"projection_repair": {k: _cap(v) for k, v in state["projection_repair"].items()}}
-           if state.get("projection_repair") else {}),
+        "workspaces": _section(
+            len(workspaces),
+            [
+                _pick(w, ("workspace_id", "workspace_alias", "workspace_anchor", "repo_name", "updated_at"))
+                for w in workspaces[:workspace_limit]
+            ],
+        ),
+        "active": _pick(
+            state.get("active"),
+            (
+                "workspace_id",
+                "workspace_anchor",
+                "execution_root_id",
+                "execution_root",
+                "projection_kind",
+                "access_mode",
+                "cwd",
+                "occupancy_id",
+            ),
+        ),
+        **(
+            {"projection_repair": {k: _cap(v) for k, v in state["projection_repair"].items()}}
+            if state.get("projection_repair")
+            else {}
+        ),
         "execution_roots": root_section,
-        "occupancies": _section(len(occupancies), [
-            _pick(o, ("occupancy_id", "execution_root_id", "workspace_id", "holder_agent_id", "access_mode",
-                      "acquired_at", "released_at"))
-            for o in _select_occupancies(occupancies, occupancy_limit)]),
+        "occupancies": _section(
+            len(occupancies),
+            [
+                _pick(
+                    o,
+                    (
+                        "occupancy_id",
+                        "execution_root_id",
+                        "workspace_id",
+                        "holder_agent_id",
+                        "access_mode",
+                        "acquired_at",
+                        "released_at",
+                    ),
+                )
+                for o in _select_occupancies(occupancies, occupancy_limit)
+            ],
+        ),
         "output_ref": output_ref,
         "provider_projection_truncated": True,
     }
@@ -126,8 +169,12 @@ def render_workspace_state_receipt(env: dict[str, Any], context: Any = None) -> 
     output_ref = f"tool_execution:{execution_id}:output"
     roots, occs, wss = _ROOT_LIMIT, _OCCUPANCY_LIMIT, _WORKSPACE_LIMIT
     while True:
-        text = json.dumps(workspace_state_receipt(state, output_ref, roots, occs, wss),
-                          sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(
+            workspace_state_receipt(state, output_ref, roots, occs, wss),
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
         if estimate_tokens(text) <= budget or (roots == 0 and occs == 0 and wss == 0):
             return text
         if occs > 0:

@@ -34,16 +34,31 @@ from typing import Any, Callable, Iterable, Sequence
 from ..ansi import strip_ansi
 
 __all__ = [
-    "MAX_LINE", "Renderer", "render_human", "headline", "error_lines", "generic", "fields", "table",
-    "record", "todos", "shape", "text_block", "receipt_body", "clip", "wrap", "aligned", "shorten_paths",
+    "MAX_LINE",
+    "Renderer",
+    "render_human",
+    "headline",
+    "error_lines",
+    "generic",
+    "fields",
+    "table",
+    "record",
+    "todos",
+    "shape",
+    "text_block",
+    "receipt_body",
+    "clip",
+    "wrap",
+    "aligned",
+    "shorten_paths",
     "shorten_value",
 ]
 
 #: Longest line of a human receipt, except command output lines.
 MAX_LINE = 160
-_VALUE = 100          # longest scalar value in a field line
-_CELL = 48            # longest table cell
-_ROWS = 25            # most table rows shown
+_VALUE = 100  # longest scalar value in a field line
+_CELL = 48  # longest table cell
+_ROWS = 25  # most table rows shown
 _INDENT = "  "
 
 #: A body renderer: the success ``result`` dict -> lines (each already indented).
@@ -51,6 +66,7 @@ Renderer = Callable[[dict[str, Any]], list[str]]
 
 
 # ---------------------------------------------------------------- values
+
 
 def clip(text: str, width: int) -> str:
     """``text`` on one line, cut to about ``width`` characters with a visible ``… [+N chars]`` marker."""
@@ -115,7 +131,7 @@ def wrap(text: Any, width: int = MAX_LINE - 30, max_lines: int = 4) -> str:
     one = " ".join(_scalar(text).split())
     lines = textwrap.wrap(one, width, break_long_words=True, break_on_hyphens=False)
     if len(lines) > max_lines:
-        rest = " ".join(lines[max_lines - 1:])
+        rest = " ".join(lines[max_lines - 1 :])
         lines = [*lines[: max_lines - 1], clip(rest, width)]
     return "\n".join(lines)
 
@@ -134,11 +150,13 @@ def _table(records: Sequence[dict[str, Any]], columns: Sequence[str], indent: st
 
 # ---------------------------------------------------------------- builders
 
+
 def fields(*paths: str, under: str | None = None, indent: str = _INDENT) -> Renderer:
     """A renderer of the given (dotted) fields of the result, or of its ``under`` object, aligned.
 
     ``"path:label"`` names a field's label; absent and null fields are left out.
     """
+
     def render(result: dict[str, Any]) -> list[str]:
         obj = _get(result, under) if under else result
         if not isinstance(obj, dict):
@@ -150,17 +168,20 @@ def fields(*paths: str, under: str | None = None, indent: str = _INDENT) -> Rend
             if value is not None:
                 pairs.append((label or _label(path.split(".")[-1]), _fmt(value)))
         return aligned(pairs, indent)
+
     return render
 
 
-def table(key: str, *columns: str, title: str | None = None, empty: str | None = None,
-          order: str | None = None) -> Renderer:
+def table(
+    key: str, *columns: str, title: str | None = None, empty: str | None = None, order: str | None = None
+) -> Renderer:
     """A renderer of the list of records at ``key`` as a small table of ``columns`` (dotted paths).
 
     Columns empty in every row are left out; over 25 rows, the rest are counted. ``order``: a
     field to sort rows by for the reader (e.g. ``created_at``), when the result's own order is by
     random ids.
     """
+
     def render(result: dict[str, Any]) -> list[str]:
         records = [r for r in (_get(result, key) or []) if isinstance(r, dict)]
         if order:
@@ -169,17 +190,20 @@ def table(key: str, *columns: str, title: str | None = None, empty: str | None =
             return [f"{_INDENT}{empty}"] if empty else []
         head = [f"{_INDENT}{title or _label(key.split('.')[-1])} ({len(records)}):"]
         return head + _table(records, columns, _INDENT * 2)
+
     return render
 
 
 def record(key: str, *paths: str, title: str | None = None) -> Renderer:
     """A renderer of one nested record: a ``title:`` line, then its fields indented."""
+
     def render(result: dict[str, Any]) -> list[str]:
         obj = _get(result, key)
         if not isinstance(obj, dict):
             return []
         body = fields(*paths, indent=_INDENT * 2)(obj) if paths else generic(obj, _INDENT * 2)
         return [f"{_INDENT}{title or _label(key.split('.')[-1])}:", *body] if body else []
+
     return render
 
 
@@ -188,15 +212,20 @@ _TODO_MARK = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 
 def todos(key: str) -> Renderer:
     """A renderer of a todo list (``{text, state}`` items) as ``[x]`` / ``[>]`` / ``[ ]`` lines."""
+
     def render(result: dict[str, Any]) -> list[str]:
         items = [t for t in (_get(result, key) or []) if isinstance(t, dict)]
-        return [f"{_INDENT * 2}{_TODO_MARK.get(t.get('state'), '[?]')} {clip(_scalar(t.get('text')), _VALUE)}"
-                for t in items[:_ROWS]]
+        return [
+            f"{_INDENT * 2}{_TODO_MARK.get(t.get('state'), '[?]')} {clip(_scalar(t.get('text')), _VALUE)}"
+            for t in items[:_ROWS]
+        ]
+
     return render
 
 
 def text_block(path: str, label: str, max_lines: int = 40) -> Renderer:
     """A renderer of a multi-line text value (a preview, a report) under ``label:``, 4 spaces in."""
+
     def render(result: dict[str, Any]) -> list[str]:
         text = _get(result, path)
         if not isinstance(text, str) or not text.strip():
@@ -206,21 +235,26 @@ def text_block(path: str, label: str, max_lines: int = 40) -> Renderer:
         if len(lines) > max_lines:
             out.append(f"{_INDENT * 2}… {len(lines) - max_lines} more lines")
         return out
+
     return render
 
 
 def receipt_body(render_receipt: Callable[[dict[str, Any], Any], str]) -> Renderer:
     """A renderer reusing a tool's own text receipt (already written for reading), indented, long lines cut."""
+
     def render(result: dict[str, Any]) -> list[str]:
         text = strip_ansi(render_receipt({"status": "success", "result": result}, None))
         return [f"{_INDENT}{clip(line, MAX_LINE - 2)}".rstrip() for line in text.splitlines()]
+
     return render
 
 
 def shape(*parts: Renderer) -> Renderer:
     """The renderers ``parts`` one after another."""
+
     def render(result: dict[str, Any]) -> list[str]:
         return [line for part in parts for line in part(result)]
+
     return render
 
 
@@ -263,14 +297,17 @@ def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
         else:
             records = [v for v in value if isinstance(v, dict)]
             if records:
-                lines += [f"{indent}{_label(key)} ({len(value)}):",
-                          *_table(records, _columns(records), indent + _INDENT)]
+                lines += [
+                    f"{indent}{_label(key)} ({len(value)}):",
+                    *_table(records, _columns(records), indent + _INDENT),
+                ]
             else:
                 lines += aligned([(_label(key), _fmt(value))], indent)
     return lines
 
 
 # ---------------------------------------------------------------- envelope
+
 
 def headline(env: dict[str, Any], duration_ms: int | None = None) -> str:
     """The first line: ``Tool · status · N ms — summary`` (clipped to :data:`MAX_LINE`)."""
@@ -307,8 +344,9 @@ def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
     return lines
 
 
-def render_human(env: dict[str, Any], duration_ms: int | None = None, registry: Any = None,
-                 paths: Iterable[tuple[str, str]] = ()) -> str:
+def render_human(
+    env: dict[str, Any], duration_ms: int | None = None, registry: Any = None, paths: Iterable[tuple[str, str]] = ()
+) -> str:
     """The human receipt of an envelope (``text/plain`` of a notebook output).
 
     Args:

@@ -121,8 +121,10 @@ def task_output_human(r: dict[str, Any]) -> list[str]:
     """TaskOutput: retrieval status, the task's state and exit status, its output and notices."""
     t = r.get("task") or {}
     exit_status = f", exit {t['exit_status']}" if t.get("exit_status") is not None else ""
-    lines = [f"{_IN}task       {t.get('task_id', '?')} ({t.get('status', '?')}{exit_status})",
-             f"{_IN}retrieval  {r.get('retrieval_status', '?')}"]
+    lines = [
+        f"{_IN}task       {t.get('task_id', '?')} ({t.get('status', '?')}{exit_status})",
+        f"{_IN}retrieval  {r.get('retrieval_status', '?')}",
+    ]
     if t.get("summary"):
         lines.append(f"{_IN}summary    {clip(strip_ansi(str(t['summary'])), 140)}")
     block = _block("output", t.get("output_preview"))

@@ -24,7 +24,7 @@ from .sniff import HEREDOC_OPENERS as _HEREDOC_OPENERS
 __all__ = ["CODEX_LARK_GRAMMAR", "codex_lines", "parse_codex"]
 
 #: The freeform grammar advertised with the ``codex_dsl_freeform`` surface (commands spec §10.1).
-CODEX_LARK_GRAMMAR = r'''start: begin_patch hunk+ end_patch
+CODEX_LARK_GRAMMAR = r"""start: begin_patch hunk+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?
 
@@ -43,8 +43,7 @@ change_line: ("+" | "-" | " ") /(.*)/ LF
 eof_line: "*** End of File" LF
 
 %import common.LF
-'''
-
+"""
 
 
 def codex_lines(text: str) -> tuple[list[str], int]:
@@ -73,8 +72,9 @@ def _header(line: str) -> str:
 def _chunk(lines: list[tuple[str, str]], eof: bool) -> Hunk:
     old = sum(1 for k, _ in lines if k != ADD)
     new = sum(1 for k, _ in lines if k != REMOVE)
-    return Hunk(old_start=1, old_count=old, new_start=1, new_count=new, lines=lines,
-                anchor_eof=eof, append_if_pure_add=True)
+    return Hunk(
+        old_start=1, old_count=old, new_start=1, new_count=new, lines=lines, anchor_eof=eof, append_if_pure_add=True
+    )
 
 
 def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
@@ -98,42 +98,61 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
         return i + 1 + skipped + line_offset
 
     if not lines or lines[0].strip() != "*** Begin Patch":
-        raise syntax_error("wrong_patch_format", "this surface expects Codex *** Begin Patch DSL", None,
-                           "submit raw *** Begin Patch / *** End Patch text without JSON wrapping")
+        raise syntax_error(
+            "wrong_patch_format",
+            "this surface expects Codex *** Begin Patch DSL",
+            None,
+            "submit raw *** Begin Patch / *** End Patch text without JSON wrapping",
+        )
     if lines[-1].strip() != "*** End Patch" or len(lines) < 2:
-        raise syntax_error("missing_end_patch", "Codex DSL patch must end with *** End Patch", None,
-                           "end the patch with *** End Patch")
+        raise syntax_error(
+            "missing_end_patch", "Codex DSL patch must end with *** End Patch", None, "end the patch with *** End Patch"
+        )
     last = len(lines) - 1  # index of *** End Patch
     patches: list[FilePatch] = []
     i = 1
     while i < last:
         line = _header(lines[i])
         if line.startswith("*** Add File: "):
-            path = line[len("*** Add File: "):]
+            path = line[len("*** Add File: ") :]
             i += 1
             body: list[tuple[str, str]] = []
             while i < last and not _header(lines[i]).startswith("*** "):  # a non-+ line ends the body
                 if not lines[i].startswith("+"):
-                    raise syntax_error("invalid_codex_add_line", "Codex Add File lines must start with +", path,
-                                       "prefix every added line with +", line=lineno(i))
+                    raise syntax_error(
+                        "invalid_codex_add_line",
+                        "Codex Add File lines must start with +",
+                        path,
+                        "prefix every added line with +",
+                        line=lineno(i),
+                    )
                 body.append((ADD, lines[i][1:]))
                 i += 1
             if not body:
-                raise syntax_error("missing_hunk", "Codex Add File must include at least one added line", path,
-                                   "add one or more + lines")
-            patches.append(FilePatch(old_path=None, new_path=path, hunks=[
-                Hunk(old_start=0, old_count=0, new_start=1, new_count=len(body), lines=body)]))
+                raise syntax_error(
+                    "missing_hunk",
+                    "Codex Add File must include at least one added line",
+                    path,
+                    "add one or more + lines",
+                )
+            patches.append(
+                FilePatch(
+                    old_path=None,
+                    new_path=path,
+                    hunks=[Hunk(old_start=0, old_count=0, new_start=1, new_count=len(body), lines=body)],
+                )
+            )
             continue
         if line.startswith("*** Delete File: "):
-            patches.append(FilePatch(old_path=line[len("*** Delete File: "):], new_path=None))
+            patches.append(FilePatch(old_path=line[len("*** Delete File: ") :], new_path=None))
             i += 1
             continue
         if line.startswith("*** Update File: "):
-            path = line[len("*** Update File: "):]
+            path = line[len("*** Update File: ") :]
             i += 1
             move_to = None
             if i < last and lines[i].startswith("*** Move to: "):
-                move_to = lines[i].rstrip()[len("*** Move to: "):]
+                move_to = lines[i].rstrip()[len("*** Move to: ") :]
                 i += 1
             hunks: list[Hunk] = []
             current: list[tuple[str, str]] = []
@@ -156,22 +175,44 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
                 if kind not in (CONTEXT, ADD, REMOVE):
                     raise syntax_error(
                         "invalid_codex_change_line",
-                        f"Codex change lines must start with space, +, or -, got: {cur[:200]!r}", path,
+                        f"Codex change lines must start with space, +, or -, got: {cur[:200]!r}",
+                        path,
                         "prefix blank context lines with a space; use only context, added and removed lines",
-                        line=lineno(i))
+                        line=lineno(i),
+                    )
                 current.append((kind, cur[1:]))
                 i += 1
             if current:
                 hunks.append(_chunk(current, eof))
             if not hunks and move_to is None:
-                raise syntax_error("missing_hunk", "Codex Update File must include a change or Move to", path,
-                                   "add change lines or a *** Move to header")
-            patches.append(FilePatch(old_path=path, new_path=move_to or path,
-                                     rename_from=path if move_to else None, rename_to=move_to, hunks=hunks))
+                raise syntax_error(
+                    "missing_hunk",
+                    "Codex Update File must include a change or Move to",
+                    path,
+                    "add change lines or a *** Move to header",
+                )
+            patches.append(
+                FilePatch(
+                    old_path=path,
+                    new_path=move_to or path,
+                    rename_from=path if move_to else None,
+                    rename_to=move_to,
+                    hunks=hunks,
+                )
+            )
             continue
-        raise syntax_error("invalid_codex_hunk", f"unexpected Codex DSL line: {lines[i][:200]}", None,
-                           "use *** Add File, *** Delete File, or *** Update File sections", line=lineno(i))
+        raise syntax_error(
+            "invalid_codex_hunk",
+            f"unexpected Codex DSL line: {lines[i][:200]}",
+            None,
+            "use *** Add File, *** Delete File, or *** Update File sections",
+            line=lineno(i),
+        )
     if not patches:
-        raise syntax_error("missing_hunk", "Codex DSL patch must include at least one file section", None,
-                           "add a file section between *** Begin Patch and *** End Patch")
+        raise syntax_error(
+            "missing_hunk",
+            "Codex DSL patch must include at least one file section",
+            None,
+            "add a file section between *** Begin Patch and *** End Patch",
+        )
     return patches

@@ -158,8 +158,9 @@ class DirHandles:
             fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise SwappedPath(exc.errno, f"{directory} is no longer a directory (a symlink or file "
-                                             "took its place)", directory) from None
+                raise SwappedPath(
+                    exc.errno, f"{directory} is no longer a directory (a symlink or file took its place)", directory
+                ) from None
             raise
         self._fds[directory] = fd
         return fd
@@ -203,8 +204,9 @@ def _temp_name(name: str) -> str:
     return f".{name[:80]}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
 
 
-def _write_temp(dirs: DirHandles, path: str, data: bytes, mode: int, owner: tuple[int, int] | None,
-                temps: list[_Temp]) -> _Temp:
+def _write_temp(
+    dirs: DirHandles, path: str, data: bytes, mode: int, owner: tuple[int, int] | None, temps: list[_Temp]
+) -> _Temp:
     dfd, name = dirs.parent(path)
     for _ in range(100):
         tmp = _temp_name(name)
@@ -296,8 +298,7 @@ def _commit(dirs: DirHandles, changes: list[Change]) -> None:
     created_dirs: list[str] = []
     replaced: list[Change] = []
     removed: list[Change] = []
-    writes = [c for c in changes
-              if c.final is not None and (c.final != c.original or c.final_link != c.original_link)]
+    writes = [c for c in changes if c.final is not None and (c.final != c.original or c.final_link != c.original_link)]
     removals = [c for c in changes if c.final is None and c.original is not None]
     step, current = "write", ""
     try:
@@ -338,8 +339,14 @@ def _commit(dirs: DirHandles, changes: list[Change]) -> None:
         raise CommitError(step, current, exc, errors) from exc
 
 
-def _rollback(dirs: DirHandles, replaced: list[Change], removed: list[Change], created_dirs: list[str],
-              temps: list[_Temp], default_mode: int) -> list[str]:
+def _rollback(
+    dirs: DirHandles,
+    replaced: list[Change],
+    removed: list[Change],
+    created_dirs: list[str],
+    temps: list[_Temp],
+    default_mode: int,
+) -> list[str]:
     errors: list[str] = []
     _remove_temps(temps, errors)  # first: on a full disk, the space they hold is what the restores need
     for change in reversed(removed + replaced):

@@ -37,9 +37,24 @@ UNIFIED, CODEX, UNKNOWN = "unified_diff", "codex_dsl", "unknown"
 _CODEX_ROUTE_PREFIXES = ("openai-codex/", "openai-codex@", "deepseek@responses/")
 _EXPECTED = {UNIFIED_SURFACE: UNIFIED, CODEX_SURFACE: CODEX}
 _STRUCTURE_PREFIXES = (  # any of these makes the text a (possibly broken) patch rather than prose
-    "--- ", "+++ ", "@@ ", "diff --git ", "*** ", "rename from ", "rename to ", "index ", "similarity index ",
-    "new file mode ", "deleted file mode ", "old mode ", "new mode ", "GIT binary patch", "Binary files ",
-    "copy from ", "copy to ", "Subproject commit ",
+    "--- ",
+    "+++ ",
+    "@@ ",
+    "diff --git ",
+    "*** ",
+    "rename from ",
+    "rename to ",
+    "index ",
+    "similarity index ",
+    "new file mode ",
+    "deleted file mode ",
+    "old mode ",
+    "new mode ",
+    "GIT binary patch",
+    "Binary files ",
+    "copy from ",
+    "copy to ",
+    "Subproject commit ",
 )
 
 
@@ -57,8 +72,11 @@ def detect_format(text: str) -> str:
     if looks_like_codex(text):
         return CODEX
     lines = _first_lines(text.lstrip(), 40)
-    if (any(ln.startswith("--- ") for ln in lines) and any(ln.startswith("+++ ") for ln in lines)
-            and any(ln.startswith("@@ ") for ln in lines)):
+    if (
+        any(ln.startswith("--- ") for ln in lines)
+        and any(ln.startswith("+++ ") for ln in lines)
+        and any(ln.startswith("@@ ") for ln in lines)
+    ):
         return UNIFIED
     return UNKNOWN
 
@@ -128,9 +146,12 @@ def parse_patch(patch: str, surface: str = UNIFIED_SURFACE) -> ParsedPatch:
         if detected == UNKNOWN:
             if not any(ln.lstrip().startswith(_STRUCTURE_PREFIXES) for ln in text.split("\n")):
                 raise syntax_error(
-                    "unknown_patch_format", "the patch is neither a unified diff nor a Codex *** Begin Patch patch",
-                    None, "submit a unified diff: --- a/path, +++ b/path, then @@ -start,count +start,count @@ "
-                    "hunks with ' ', '-' and '+' lines") from None
+                    "unknown_patch_format",
+                    "the patch is neither a unified diff nor a Codex *** Begin Patch patch",
+                    None,
+                    "submit a unified diff: --- a/path, +++ b/path, then @@ -start,count +start,count @@ "
+                    "hunks with ' ', '-' and '+' lines",
+                ) from None
             raise
         if detected == expected:
             raise
@@ -139,8 +160,10 @@ def parse_patch(patch: str, surface: str = UNIFIED_SURFACE) -> ParsedPatch:
         except ToolFailure as second:  # the strict error stands (§10.2); its hint also says why the other failed
             err = strict.error
             hint = (err.recovery_hint or "").rstrip()
-            err.recovery_hint = (f"{hint}{'' if not hint or hint.endswith('.') else '.'} The text looks like "
-                                 f"{detected}, and read as {detected} it fails too: {second.error.message}").strip()
+            err.recovery_hint = (
+                f"{hint}{'' if not hint or hint.endswith('.') else '.'} The text looks like "
+                f"{detected}, and read as {detected} it fails too: {second.error.message}"
+            ).strip()
             raise strict from None
         failure = strict.error
     rule = failure.details.get("rule") if isinstance(failure.details, dict) else None

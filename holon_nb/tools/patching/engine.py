@@ -35,14 +35,15 @@ def _resolve(operations: list[tuple[FilePatch, str, Any]], policy: PathPolicy) -
     Returns:
         ``(resolved, links)``: requested path → absolute path, and the requested paths that are links.
     """
-    leaving = {target if action == "delete" else target[0]
-               for _, action, target in operations if action in ("delete", "move")}
+    leaving = {
+        target if action == "delete" else target[0] for _, action, target in operations if action in ("delete", "move")
+    }
     resolved: dict[str, str] = {}
     links: set[str] = set()
     for _, action, target in operations:
         if action == "noop":
             continue
-        for path in (target if action == "move" else (target,)):
+        for path in target if action == "move" else (target,):
             if path in resolved:
                 continue
             own = resolve_link(path, policy) if path in leaving else None
@@ -77,8 +78,8 @@ def _unpad_names(patches: list[FilePatch], policy: PathPolicy) -> None:
         return
     for fp in patches:
         fp.old_path, fp.new_path, fp.rename_from, fp.rename_to = (
-            names.get(p, p) if p is not None else None
-            for p in (fp.old_path, fp.new_path, fp.rename_from, fp.rename_to))
+            names.get(p, p) if p is not None else None for p in (fp.old_path, fp.new_path, fp.rename_from, fp.rename_to)
+        )
 
 
 def _apply(patch: str, policy: PathPolicy, surface: str) -> tuple[ParsedPatch, Plan, list[str]]:
@@ -122,9 +123,14 @@ def commit_plan(plan: Plan) -> list[str]:
         message = f"could not {exc.operation} {exc.path}; no file was changed"
         if exc.rollback_errors:
             message = f"could not {exc.operation} {exc.path}, and restoring the original files failed"
-        raise io_failure(message, exc.path, cause if isinstance(cause, OSError) else None,
-                         operation=exc.operation, rolled_back=not exc.rollback_errors,
-                         rollback_errors=exc.rollback_errors[:5]) from None
+        raise io_failure(
+            message,
+            exc.path,
+            cause if isinstance(cause, OSError) else None,
+            operation=exc.operation,
+            rolled_back=not exc.rollback_errors,
+            rollback_errors=exc.rollback_errors[:5],
+        ) from None
     return changed_paths
 
 
@@ -158,10 +164,14 @@ def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) 
     diagnostics += plan.diagnostics
     diagnostics += parsed.diagnostics
     if fffd:
-        diagnostics.append(Diagnostic(
-            kind="replacement_character_in_input",
-            message=("the patch text contains U+FFFD replacement characters, which were written as given; "
-                     "check that the patched lines carry the intended characters"),
-        ))
+        diagnostics.append(
+            Diagnostic(
+                kind="replacement_character_in_input",
+                message=(
+                    "the patch text contains U+FFFD replacement characters, which were written as given; "
+                    "check that the patched lines carry the intended characters"
+                ),
+            )
+        )
     files = [changed_file(op.action, op.patch, op.path, op.from_path, op.applied) for op in plan.operations]
     return build_result(files, changed_paths, ignored, diagnostics)

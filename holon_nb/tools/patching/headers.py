@@ -12,8 +12,16 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["GitHeader", "foreign_header", "git_tokens", "is_epoch", "split_equal", "split_matching",
-           "strip_diff_prefix", "unquote_c"]
+__all__ = [
+    "GitHeader",
+    "foreign_header",
+    "git_tokens",
+    "is_epoch",
+    "split_equal",
+    "split_matching",
+    "strip_diff_prefix",
+    "unquote_c",
+]
 
 _TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?: ?([+-])(\d\d):?(\d\d))?\s*$")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
@@ -41,7 +49,7 @@ def unquote_c(text: str) -> tuple[str, str]:
     while i < n:
         ch = text[i]
         if ch == '"':
-            return out.decode("utf-8"), text[i + 1:]
+            return out.decode("utf-8"), text[i + 1 :]
         if ch != "\\":
             out += ch.encode("utf-8")
             i += 1
@@ -50,7 +58,7 @@ def unquote_c(text: str) -> tuple[str, str]:
             break
         esc = text[i + 1]
         if esc in "01234567":
-            digits = re.match(r"[0-7]{1,3}", text[i + 1:i + 4])
+            digits = re.match(r"[0-7]{1,3}", text[i + 1 : i + 4])
             assert digits is not None
             value = int(digits.group(0), 8)
             if value > 255:
@@ -90,7 +98,7 @@ def split_equal(rest: str) -> tuple[str, str] | None:
     """Git's rule for unquoted names with spaces: the split where both names (prefix-stripped) are equal."""
     for k, ch in enumerate(rest):
         if ch == " ":
-            left, right = strip_diff_prefix(rest[:k]), strip_diff_prefix(rest[k + 1:])
+            left, right = strip_diff_prefix(rest[:k]), strip_diff_prefix(rest[k + 1 :])
             if left and left == right:
                 return left, right
     return None
@@ -99,7 +107,7 @@ def split_equal(rest: str) -> tuple[str, str] | None:
 def split_matching(rest: str, first: str, second: str) -> bool:
     """Whether ``rest`` (an unquoted ``diff --git`` tail) is ``<first> <second>``, prefixes aside."""
     for k, ch in enumerate(rest):
-        if ch == " " and strip_diff_prefix(rest[:k]) == first and strip_diff_prefix(rest[k + 1:]) == second:
+        if ch == " " and strip_diff_prefix(rest[:k]) == first and strip_diff_prefix(rest[k + 1 :]) == second:
             return True
     return False
 
@@ -125,8 +133,7 @@ _DIFF_COMMAND = re.compile(r"diff (?:-{1,2}[\w=-]+ )+\S")
 
 def foreign_header(line: str) -> bool:
     """A ``diff -u …`` command line or an svn ``Index:`` line: it starts a file patch, never a body line."""
-    return line.startswith("Index: ") or (_DIFF_COMMAND.match(line) is not None
-                                          and not line.startswith("diff --git "))
+    return line.startswith("Index: ") or (_DIFF_COMMAND.match(line) is not None and not line.startswith("diff --git "))
 
 
 class GitHeader:

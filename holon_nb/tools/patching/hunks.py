@@ -74,14 +74,20 @@ def _shorten(text: str) -> str:
     return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "…")
 
 
-def _relaxed_diagnostic(path: str, number: int, hunk: Hunk, index: int, level: int, old: list[str],
-                        texts: list[str]) -> Diagnostic:
+def _relaxed_diagnostic(
+    path: str, number: int, hunk: Hunk, index: int, level: int, old: list[str], texts: list[str]
+) -> Diagnostic:
     k = next((i for i, t in enumerate(old) if t != texts[index + i]), 0)
-    return Diagnostic(kind="relaxed_context_match", path=path, message=(
-        f"hunk {number} (@@ -{hunk.old_start},{hunk.old_count} +{hunk.new_start},{hunk.new_count} @@) matched at "
-        f"line {index + 1} only at relaxation level {level} ({LEVEL_NAMES[level]}); first differing line "
-        f"{index + k + 1}: patch {_shorten(old[k])}, file {_shorten(texts[index + k])}. Context lines kept the "
-        f"file's text; added lines were written exactly as given."))
+    return Diagnostic(
+        kind="relaxed_context_match",
+        path=path,
+        message=(
+            f"hunk {number} (@@ -{hunk.old_start},{hunk.old_count} +{hunk.new_start},{hunk.new_count} @@) matched at "
+            f"line {index + 1} only at relaxation level {level} ({LEVEL_NAMES[level]}); first differing line "
+            f"{index + k + 1}: patch {_shorten(old[k])}, file {_shorten(texts[index + k])}. Context lines kept the "
+            f"file's text; added lines were written exactly as given."
+        ),
+    )
 
 
 def apply_hunks(path: str, content: FileContent, hunks: list[Hunk]) -> Applied:
@@ -147,11 +153,16 @@ def apply_hunks(path: str, content: FileContent, hunks: list[Hunk]) -> Applied:
                 shown.append((ADD, text))
         texts[index:end] = new_texts
         terms[index:end] = new_terms
-        out.hunks.append(Hunk(
-            old_start=index - delta + (1 if old else 0), old_count=len(old),
-            new_start=index + (1 if new_texts else 0), new_count=len(new_texts),
-            lines=shown, no_newline=hunk.no_newline,
-        ))
+        out.hunks.append(
+            Hunk(
+                old_start=index - delta + (1 if old else 0),
+                old_count=len(old),
+                new_start=index + (1 if new_texts else 0),
+                new_count=len(new_texts),
+                lines=shown,
+                no_newline=hunk.no_newline,
+            )
+        )
         delta += len(new_texts) - len(old)
         total = len(texts)
         if index == 0 and total and (bom_in_line or first_added) and texts[0].startswith(BOM):

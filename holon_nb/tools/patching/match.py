@@ -16,10 +16,14 @@ __all__ = ["FFFD_HINT", "MAX_CANDIDATES", "NORMALIZERS", "ambiguous_context", "c
 
 MAX_CANDIDATES = 10
 _NEARBY_BEFORE, _NEARBY_AFTER = 5, 6
-_MD_HINT = ("If you are editing Markdown list lines, keep the diff prefix separate from the list marker: "
-            "context ` - item`, deletion `-- item`, addition `+- item`.")
-FFFD_HINT = (" The patch contains U+FFFD replacement characters: re-read the file and copy its exact text; "
-             "do not retry context lines that contain U+FFFD.")
+_MD_HINT = (
+    "If you are editing Markdown list lines, keep the diff prefix separate from the list marker: "
+    "context ` - item`, deletion `-- item`, addition `+- item`."
+)
+FFFD_HINT = (
+    " The patch contains U+FFFD replacement characters: re-read the file and copy its exact text; "
+    "do not retry context lines that contain U+FFFD."
+)
 
 #: Relaxed comparison levels: 1 strips line ends, 2 both sides, 3 also collapses inner whitespace runs.
 NORMALIZERS: dict[int, Callable[[str], str]] = {
@@ -45,7 +49,7 @@ def _matches(lines: list[str], block: list[str], lo: int, hi: int, limit: int | 
         except ValueError:
             return out
         start = pos - k
-        if lines[start:start + m] == block:
+        if lines[start : start + m] == block:
             out.append(start)
             if limit is not None and len(out) >= limit:
                 return out
@@ -57,8 +61,9 @@ def _relaxed(lines: list[str], block: list[str], level: int, limit: int | None) 
     return _matches([norm(s) for s in lines], [norm(s) for s in block], 0, len(lines) - len(block), limit)
 
 
-def find_block(path: str, lines: list[str], block: list[str], hint: int | None, *,
-               anchor_eof: bool = False) -> tuple[int, int]:
+def find_block(
+    path: str, lines: list[str], block: list[str], hint: int | None, *, anchor_eof: bool = False
+) -> tuple[int, int]:
     """Place a non-empty old block in ``lines``.
 
     Order (commands spec §10.6 step 3): a unique exact match in the window
@@ -96,7 +101,7 @@ def find_block(path: str, lines: list[str], block: list[str], hint: int | None, 
     found = _matches(lines, block, 0, max_start, 2)
     if len(found) == 1:
         return found[0], 0
-    if found and hint is not None and 0 <= hint <= max_start and lines[hint:hint + m] == block:
+    if found and hint is not None and 0 <= hint <= max_start and lines[hint : hint + m] == block:
         return hint, 0  # several copies, but the header's (shifted) start names one of them exactly
     if not found:  # relaxed levels only widen the match set, so they can only help when exact found none
         for level in (1, 2, 3):
@@ -126,38 +131,64 @@ def context_not_found(path: str, block: list[str], lines: list[str], hint: int |
     markdown = any(t.startswith(" ") and ("-" + t).startswith("- ") and ("-" + t) in window for t in block)
     if markdown:
         details["suspected_issue"] = "markdown_list_diff_prefix"
-        hint_text = (f"read the exact target region in {path} and retry with explicit diff prefixes. {_MD_HINT} "
-                     f"Nearby current content:\n{preview}")
+        hint_text = (
+            f"read the exact target region in {path} and retry with explicit diff prefixes. {_MD_HINT} "
+            f"Nearby current content:\n{preview}"
+        )
     else:
-        hint_text = (f"read the exact target region in {path} and submit a hunk with matching context. "
-                     f"Nearby current content:\n{preview}")
-    return ToolFailure(ToolError(kind="context_not_found", message=f"hunk context does not match current file: {path}",
-                                 details=details, recovery_hint=hint_text))
+        hint_text = (
+            f"read the exact target region in {path} and submit a hunk with matching context. "
+            f"Nearby current content:\n{preview}"
+        )
+    return ToolFailure(
+        ToolError(
+            kind="context_not_found",
+            message=f"hunk context does not match current file: {path}",
+            details=details,
+            recovery_hint=hint_text,
+        )
+    )
 
 
-def ambiguous_context(path: str, block: list[str], lines: list[str], matches: list[int],
-                      hint: int | None) -> ToolFailure:
+def ambiguous_context(
+    path: str, block: list[str], lines: list[str], matches: list[int], hint: int | None
+) -> ToolFailure:
     """``ambiguous_context`` with ``candidate_count``, ≤10 ``candidates`` and ``truncated``."""
     h = max(hint or 0, 0)
     candidates = []
     for index in matches[:MAX_CANDIDATES]:
         lo, hi = max(0, index - 2), min(len(lines), index + len(block) + 2)
-        candidates.append({
-            "line_number": index + 1,
-            "distance_from_hint": abs(index - h),
-            "preview": [s.rstrip() for s in lines[lo:hi]],  # leading whitespace is part of the context
-            "preview_range": {"start": lo + 1, "end": hi},
-        })
+        candidates.append(
+            {
+                "line_number": index + 1,
+                "distance_from_hint": abs(index - h),
+                "preview": [s.rstrip() for s in lines[lo:hi]],  # leading whitespace is part of the context
+                "preview_range": {"start": lo + 1, "end": hi},
+            }
+        )
     truncated = len(matches) > MAX_CANDIDATES
     listing = "\n".join(f"  - Line {c['line_number']}: {' / '.join(c['preview'])}" for c in candidates)
-    intro = (f"Showing first {MAX_CANDIDATES} of {len(matches)} matching locations:" if truncated
-             else "The following locations all match the current context:")
-    hint_text = (f"include more surrounding context (at least 3 lines, or 5-10 if the file has repeated "
-                 f"structures) in the hunk for {path}. {intro}\n{listing}")
-    return ToolFailure(ToolError(
-        kind="ambiguous_context",
-        message=f"hunk context matches {len(matches)} locations in {path}",
-        details={"path": path, "expected_lines": block[:3], "candidate_count": len(matches),
-                 "reported_count": len(candidates), "truncated": truncated, "candidates": candidates},
-        recovery_hint=hint_text,
-    ))
+    intro = (
+        f"Showing first {MAX_CANDIDATES} of {len(matches)} matching locations:"
+        if truncated
+        else "The following locations all match the current context:"
+    )
+    hint_text = (
+        f"include more surrounding context (at least 3 lines, or 5-10 if the file has repeated "
+        f"structures) in the hunk for {path}. {intro}\n{listing}"
+    )
+    return ToolFailure(
+        ToolError(
+            kind="ambiguous_context",
+            message=f"hunk context matches {len(matches)} locations in {path}",
+            details={
+                "path": path,
+                "expected_lines": block[:3],
+                "candidate_count": len(matches),
+                "reported_count": len(candidates),
+                "truncated": truncated,
+                "candidates": candidates,
+            },
+            recovery_hint=hint_text,
+        )
+    )

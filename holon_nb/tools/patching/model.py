@@ -48,8 +48,10 @@ class Hunk:
     def summary(self) -> dict[str, int]:
         """The ``hunks[]`` entry of a changed file (commands spec §10.7)."""
         return {
-            "old_start": self.old_start, "old_count": self.old_count,
-            "new_start": self.new_start, "new_count": self.new_count,
+            "old_start": self.old_start,
+            "old_count": self.old_count,
+            "new_start": self.new_start,
+            "new_count": self.new_count,
             "added_count": sum(1 for k, _ in self.lines if k == ADD),
             "removed_count": sum(1 for k, _ in self.lines if k == REMOVE),
         }
@@ -145,6 +147,8 @@ class FilePatch:
                 "add diff --git plus rename from/rename to headers for file renames",
             )
         raise syntax_error(
-            "missing_file_header", "both unified diff paths cannot be /dev/null", None,
+            "missing_file_header",
+            "both unified diff paths cannot be /dev/null",
+            None,
             "use one workspace path for add or delete operations",
         )

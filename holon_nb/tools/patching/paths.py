@@ -93,14 +93,21 @@ def _blocking_file(normalized: str, requested: str, policy: PathPolicy, absolute
             return
         shown = prefix if absolute else os.path.relpath(prefix, normalize(str(policy.execution_root)))
         what = "a file, not a directory" if os.path.isfile(prefix) else "not a directory"
-        raise io_failure(f"cannot use {requested}: {shown} is {what}", requested, None, reason="not_a_directory",
-                         blocking_path=shown, resolved_blocking_path=os.path.realpath(prefix))
+        raise io_failure(
+            f"cannot use {requested}: {shown} is {what}",
+            requested,
+            None,
+            reason="not_a_directory",
+            blocking_path=shown,
+            resolved_blocking_path=os.path.realpath(prefix),
+        )
 
 
 def _check(requested: str, policy: PathPolicy) -> tuple[bool, str]:
     if not requested.strip():
-        raise syntax_error("missing_file_header", "a file header names an empty path", None,
-                           "write a file path in every file header")
+        raise syntax_error(
+            "missing_file_header", "a file header names an empty path", None, "write a file path in every file header"
+        )
     if "\0" in requested:
         raise io_failure("patch path contains a NUL character", requested.replace("\0", "\\0"))
     absolute = requested.startswith("/")

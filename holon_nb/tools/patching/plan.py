@@ -66,8 +66,13 @@ def _decode(data: bytes, requested: str, resolved: str) -> FileContent:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise io_failure(f"{requested} is not valid UTF-8 text; ApplyPatch edits UTF-8 text files only", requested,
-                         None, resolved_path=resolved, byte_offset=exc.start) from None
+        raise io_failure(
+            f"{requested} is not valid UTF-8 text; ApplyPatch edits UTF-8 text files only",
+            requested,
+            None,
+            resolved_path=resolved,
+            byte_offset=exc.start,
+        ) from None
     return FileContent.parse(text)
 
 
@@ -78,8 +83,9 @@ def _load_link(resolved: str, requested: str) -> _Entry:
     except OSError as exc:
         raise io_failure(f"cannot read the symlink {requested}", requested, exc) from None
     raw = os.fsencode(target)
-    return _Entry(resolved, raw, None, None, _decode(raw, requested, resolved), _signature(st), link=True,
-                  current_link=True)
+    return _Entry(
+        resolved, raw, None, None, _decode(raw, requested, resolved), _signature(st), link=True, current_link=True
+    )
 
 
 def _load(resolved: str, requested: str) -> _Entry:
@@ -100,8 +106,14 @@ def _load(resolved: str, requested: str) -> _Entry:
         raise io_failure(f"cannot read {requested}", requested, exc) from None
     if _signature(before) != _signature(after) or len(data) != after.st_size:
         raise changed_during_patch(requested, resolved)  # another process is writing it right now
-    return _Entry(resolved, data, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid),
-                  _decode(data, requested, resolved), _signature(after))
+    return _Entry(
+        resolved,
+        data,
+        stat.S_IMODE(st.st_mode),
+        (st.st_uid, st.st_gid),
+        _decode(data, requested, resolved),
+        _signature(after),
+    )
 
 
 def _read_through(entry: _Entry, requested: str) -> FileContent | None:
@@ -121,8 +133,12 @@ def _link_target(entry: _Entry, requested: str) -> bytes:
     text = entry.current.render()
     text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
     if not text or "\n" in text or "\0" in text:
-        raise io_failure(f"{requested} is a symlink; its new content must be one line naming its target", requested,
-                         None, resolved_path=entry.resolved)
+        raise io_failure(
+            f"{requested} is a symlink; its new content must be one line naming its target",
+            requested,
+            None,
+            resolved_path=entry.resolved,
+        )
     return text.encode("utf-8")
 
 
@@ -249,10 +265,19 @@ class Plan:
             existed = entry.original is not None
             if existed != (final is not None) or (final is not None and entry.written):
                 changed.append(entry.resolved)
-            out.append(Change(path=entry.resolved, original=entry.original, final=final,
-                              mode=None if entry.current_link else entry.mode, owner=entry.owner,
-                              original_mode=entry.mode if existed else None, original_link=entry.link,
-                              final_link=entry.current_link, signature=entry.signature))
+            out.append(
+                Change(
+                    path=entry.resolved,
+                    original=entry.original,
+                    final=final,
+                    mode=None if entry.current_link else entry.mode,
+                    owner=entry.owner,
+                    original_mode=entry.mode if existed else None,
+                    original_link=entry.link,
+                    final_link=entry.current_link,
+                    signature=entry.signature,
+                )
+            )
         return out, sorted(changed)
 
 
@@ -260,8 +285,11 @@ def _not_empty(target: str, entry: _Entry) -> ToolFailure:
     """A hunkless git delete describes an empty file; refuse one that has content (as ``git apply``)."""
     assert entry.current is not None
     failure = context_not_found(target, [], entry.current.texts, 0)
-    failure.error.message = (f"the patch deletes {target} as an empty file, but it has "
-                             f"{len(entry.current.texts)} line(s)")
-    failure.error.recovery_hint = (f"read {target} and send a delete patch whose hunk removes its current lines "
-                                   f"(--- a/{target} / +++ /dev/null / @@ -1,N +0,0 @@). " + (failure.error.recovery_hint or ""))
+    failure.error.message = (
+        f"the patch deletes {target} as an empty file, but it has {len(entry.current.texts)} line(s)"
+    )
+    failure.error.recovery_hint = (
+        f"read {target} and send a delete patch whose hunk removes its current lines "
+        f"(--- a/{target} / +++ /dev/null / @@ -1,N +0,0 @@). " + (failure.error.recovery_hint or "")
+    )
     return failure

@@ -29,10 +29,12 @@ def diff_preview(fp: FilePatch, applied: list[Hunk] | None = None) -> tuple[str,
     Returns:
         ``(text, truncated)``.
     """
-    lines = [f"--- {'a/' + fp.old_path if fp.old_path is not None else '/dev/null'}",
-             f"+++ {'b/' + fp.new_path if fp.new_path is not None else '/dev/null'}"]
+    lines = [
+        f"--- {'a/' + fp.old_path if fp.old_path is not None else '/dev/null'}",
+        f"+++ {'b/' + fp.new_path if fp.new_path is not None else '/dev/null'}",
+    ]
     total = 2
-    for hunk in (fp.hunks if applied is None else applied):
+    for hunk in fp.hunks if applied is None else applied:
         total += 1 + len(hunk.lines) + (1 if hunk.no_newline else 0)
         if len(lines) > DIFF_PREVIEW_MAX_LINES:
             continue
@@ -41,19 +43,25 @@ def diff_preview(fp: FilePatch, applied: list[Hunk] | None = None) -> tuple[str,
         if hunk.no_newline:
             lines.append(NO_NEWLINE_MARKER)
     if total > DIFF_PREVIEW_MAX_LINES:
-        return "\n".join(lines[:DIFF_PREVIEW_MAX_LINES]
-                         + [f"... diff truncated: showing {DIFF_PREVIEW_MAX_LINES} of {total} lines"]), True
+        return "\n".join(
+            lines[:DIFF_PREVIEW_MAX_LINES] + [f"... diff truncated: showing {DIFF_PREVIEW_MAX_LINES} of {total} lines"]
+        ), True
     return "\n".join(lines), False
 
 
-def changed_file(action: str, fp: FilePatch, path: str, from_path: str | None,
-                 applied: list[Hunk] | None = None) -> dict[str, Any]:
+def changed_file(
+    action: str, fp: FilePatch, path: str, from_path: str | None, applied: list[Hunk] | None = None
+) -> dict[str, Any]:
     """One ``changed_files`` entry: ``{action, path, from_path?, hunks, diff_preview, diff_truncated?}``.
 
     ``hunks`` carries the patch's header numbers; ``diff_preview`` shows ``applied`` when given."""
     preview, truncated = diff_preview(fp, applied if fp.hunks else None)
-    entry: dict[str, Any] = {"action": action, "path": path, "hunks": [h.summary() for h in fp.hunks],
-                             "diff_preview": preview}
+    entry: dict[str, Any] = {
+        "action": action,
+        "path": path,
+        "hunks": [h.summary() for h in fp.hunks],
+        "diff_preview": preview,
+    }
     if from_path is not None:
         entry["from_path"] = from_path
     if truncated:
@@ -75,11 +83,16 @@ def _marker(entry: dict[str, Any], sep: str, arrow: str) -> str:
     return f"{mark}{sep}{entry['path']}"
 
 
-def build_result(changed_files: list[dict[str, Any]], changed_paths: list[str],
-                 ignored: list[IgnoredMetadata], diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def build_result(
+    changed_files: list[dict[str, Any]],
+    changed_paths: list[str],
+    ignored: list[IgnoredMetadata],
+    diagnostics: list[Diagnostic],
+) -> dict[str, Any]:
     """The ``ApplyPatchResult`` payload with its ``summary_text`` (commands spec §10.7)."""
-    summary = ("patched " + ", ".join(_marker(e, ":", "->") for e in changed_files)) if changed_files \
-        else "patched no files"
+    summary = (
+        ("patched " + ", ".join(_marker(e, ":", "->") for e in changed_files)) if changed_files else "patched no files"
+    )
     if diagnostics:
         parts = [sanitize(f"{d.kind} on {d.path or 'unknown path'}") for d in diagnostics[:_SUMMARY_DIAGNOSTICS]]
         if len(diagnostics) > _SUMMARY_DIAGNOSTICS:
@@ -115,4 +128,3 @@ def render_receipt(env: dict[str, Any], context: Any = None) -> str:
             lines.append(f"- omitted {len(diagnostics) - _RECEIPT_DIAGNOSTICS} additional diagnostics")
         lines.append(ADVISORY)
     return "\n".join(lines)
-

@@ -56,8 +56,15 @@ from .sniff import looks_like_codex
 __all__ = ["NO_NEWLINE_MARKER", "parse_unified", "split_patch_lines", "strip_diff_prefix"]
 
 NO_NEWLINE_MARKER = "\\ No newline at end of file"
-_METADATA_KINDS = ("index", "similarity index", "dissimilarity index", "new file mode", "deleted file mode",
-                   "old mode", "new mode")
+_METADATA_KINDS = (
+    "index",
+    "similarity index",
+    "dissimilarity index",
+    "new file mode",
+    "deleted file mode",
+    "old mode",
+    "new mode",
+)
 _HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -72,13 +79,14 @@ def split_patch_lines(text: str) -> list[str]:
 def _metadata(line: str) -> IgnoredMetadata | None:
     for kind in _METADATA_KINDS:
         if line.startswith(kind + " "):
-            return IgnoredMetadata(kind=kind, value=line[len(kind) + 1:])
+            return IgnoredMetadata(kind=kind, value=line[len(kind) + 1 :])
     return None
 
 
 def _unsupported(line: str) -> bool:
     return line == "GIT binary patch" or line.startswith(
-        ("Binary files ", "copy from ", "copy to ", "Subproject commit "))
+        ("Binary files ", "copy from ", "copy to ", "Subproject commit ")
+    )
 
 
 class _Parser:
@@ -110,12 +118,16 @@ class _Parser:
             patch, i = self.file_patch(i)
             patches.append(patch)
         if not patches:
-            raise syntax_error("missing_file_header", "expected at least one unified diff file patch", None,
-                               "submit unified diff text with --- old_path and +++ new_path")
+            raise syntax_error(
+                "missing_file_header",
+                "expected at least one unified diff file patch",
+                None,
+                "submit unified diff text with --- old_path and +++ new_path",
+            )
         return patches
 
     def git_header(self, i: int) -> GitHeader:
-        rest = self.lines[i][len("diff --git "):]
+        rest = self.lines[i][len("diff --git ") :]
         header = GitHeader(rest, self.lineno(i))
         parsed = git_tokens(rest)
         if parsed is not None and len(parsed[0]) == 2:
@@ -129,10 +141,14 @@ class _Parser:
 
     @staticmethod
     def bad_git_header(header: GitHeader) -> ToolFailure:
-        return syntax_error("invalid_git_header", "expected diff --git a/path b/path (names with spaces need "
-                            "--- / +++ or rename from / rename to lines that name them)", None,
-                            "use diff --git a/path b/path followed by --- a/path and +++ b/path, or omit the "
-                            "git header", line=header.line)
+        return syntax_error(
+            "invalid_git_header",
+            "expected diff --git a/path b/path (names with spaces need "
+            "--- / +++ or rename from / rename to lines that name them)",
+            None,
+            "use diff --git a/path b/path followed by --- a/path and +++ b/path, or omit the git header",
+            line=header.line,
+        )
 
     def name(self, raw: str, i: int, rule: str) -> str:
         """A path field: a C-quoted name, or the text up to the first TAB."""
@@ -140,26 +156,40 @@ class _Parser:
             try:
                 return unquote_c(raw)[0]
             except ValueError as exc:
-                raise syntax_error(rule, f"malformed quoted path ({exc}): {raw[:200]}", None,
-                                   'write the path unquoted, or as git quotes it ("a/\\303\\251.txt")',
-                                   line=self.lineno(i)) from None
+                raise syntax_error(
+                    rule,
+                    f"malformed quoted path ({exc}): {raw[:200]}",
+                    None,
+                    'write the path unquoted, or as git quotes it ("a/\\303\\251.txt")',
+                    line=self.lineno(i),
+                ) from None
         return raw.split("\t", 1)[0]
 
     def path_header(self, i: int, prefix: str) -> tuple[str | None, bool]:
         """``(path, epoch)``: the path (None for ``/dev/null``) and whether its timestamp is the epoch."""
         line = self.lines[i]
         if not line.startswith(prefix + " "):
-            raise syntax_error("missing_file_header", f"expected {prefix} file header, got: {line[:200]}", None,
-                               "use --- old_path followed by +++ new_path", line=self.lineno(i))
-        raw = line[len(prefix) + 1:]
+            raise syntax_error(
+                "missing_file_header",
+                f"expected {prefix} file header, got: {line[:200]}",
+                None,
+                "use --- old_path followed by +++ new_path",
+                line=self.lineno(i),
+            )
+        raw = line[len(prefix) + 1 :]
         stamp = raw.split("\t", 1)[1] if "\t" in raw and not raw.startswith('"') else ""
         name = self.name(raw, i, "missing_file_header")
         if name == "/dev/null":
             return None, False
         path = strip_diff_prefix(name)
         if not path.strip():
-            raise syntax_error("missing_file_header", f"{prefix} file header has an empty path", None,
-                               "write a file path after --- and +++", line=self.lineno(i))
+            raise syntax_error(
+                "missing_file_header",
+                f"{prefix} file header has an empty path",
+                None,
+                "write a file path after --- and +++",
+                line=self.lineno(i),
+            )
         return path, bool(stamp) and is_epoch(stamp)
 
     def file_patch(self, i: int) -> tuple[FilePatch, int]:
@@ -174,9 +204,9 @@ class _Parser:
             if line.startswith(("--- ", "diff --git ")) or (git is not None and foreign_header(line)):
                 break
             if line.startswith("rename from "):
-                rename_from = strip_diff_prefix(self.name(line[len("rename from "):], i, "unexpected_git_metadata"))
+                rename_from = strip_diff_prefix(self.name(line[len("rename from ") :], i, "unexpected_git_metadata"))
             elif line.startswith("rename to "):
-                rename_to = strip_diff_prefix(self.name(line[len("rename to "):], i, "unexpected_git_metadata"))
+                rename_to = strip_diff_prefix(self.name(line[len("rename to ") :], i, "unexpected_git_metadata"))
             elif (meta := _metadata(line)) is not None:
                 metadata.append(meta)
             elif foreign_header(line):
@@ -187,9 +217,14 @@ class _Parser:
             elif _unsupported(line):
                 raise unsupported_feature(line)
             elif line.strip():
-                raise syntax_error("unexpected_git_metadata", f"unexpected unified diff metadata line: {line[:200]}",
-                                   None, "remove prose and unsupported metadata; start each file patch with "
-                                   "diff --git or --- / +++ file headers", line=self.lineno(i))
+                raise syntax_error(
+                    "unexpected_git_metadata",
+                    f"unexpected unified diff metadata line: {line[:200]}",
+                    None,
+                    "remove prose and unsupported metadata; start each file patch with "
+                    "diff --git or --- / +++ file headers",
+                    line=self.lineno(i),
+                )
             i += 1
 
         if i >= self.n or not self.lines[i].startswith("--- "):
@@ -198,8 +233,13 @@ class _Parser:
         old_path, old_epoch = self.path_header(i, "---")
         i += 1
         if i >= self.n:
-            raise syntax_error("missing_file_header", "expected +++ new_path after --- old_path", old_path,
-                               "add the matching +++ file header before unified diff hunks", line=self.lineno(i - 1))
+            raise syntax_error(
+                "missing_file_header",
+                "expected +++ new_path after --- old_path",
+                old_path,
+                "add the matching +++ file header before unified diff hunks",
+                line=self.lineno(i - 1),
+            )
         new_path, new_epoch = self.path_header(i, "+++")
         i += 1
         renamed = rename_from is not None and rename_to is not None
@@ -211,8 +251,12 @@ class _Parser:
         if git is not None and not git.agrees(old_path, new_path):
             if git.names is None:
                 raise self.bad_git_header(git)
-            raise syntax_error("path_header_mismatch", "diff --git paths disagree with ---/+++ paths",
-                               new_path or old_path, "make diff --git, ---, and +++ paths refer to the same file")
+            raise syntax_error(
+                "path_header_mismatch",
+                "diff --git paths disagree with ---/+++ paths",
+                new_path or old_path,
+                "make diff --git, ---, and +++ paths refer to the same file",
+            )
         display = new_path or old_path or ""
         for meta in metadata:
             meta.path = display
@@ -227,9 +271,13 @@ class _Parser:
                 i += 1
                 continue
             if not line.startswith("@@ "):
-                raise syntax_error("invalid_hunk_header", f"expected unified diff hunk header, got: {line[:200]}",
-                                   display, "use @@ -old_start,old_count +new_start,new_count @@ before hunk lines",
-                                   line=self.lineno(i))
+                raise syntax_error(
+                    "invalid_hunk_header",
+                    f"expected unified diff hunk header, got: {line[:200]}",
+                    display,
+                    "use @@ -old_start,old_count +new_start,new_count @@ before hunk lines",
+                    line=self.lineno(i),
+                )
             hunk, i = self.hunk(i, display, diagnostics)
             hunks.append(hunk)
         if old_epoch and not renamed and all(not h.old_block() for h in hunks):
@@ -237,16 +285,31 @@ class _Parser:
         if new_epoch and not renamed and all(h.new_block_len() == 0 for h in hunks):
             new_path = None
         if not hunks and not renamed and (old_path is None) == (new_path is None):
-            raise syntax_error("missing_hunk", "file patch must include at least one hunk unless it is rename-only",
-                               display, "add an @@ hunk, or use diff --git with rename from/rename to for a "
-                               "rename-only patch")
-        return FilePatch(old_path=old_path, new_path=new_path,
-                         rename_from=rename_from if renamed else None, rename_to=rename_to if renamed else None,
-                         hunks=hunks, ignored_metadata=metadata, diagnostics=diagnostics,
-                         deletes_empty=not hunks and new_path is None), i
+            raise syntax_error(
+                "missing_hunk",
+                "file patch must include at least one hunk unless it is rename-only",
+                display,
+                "add an @@ hunk, or use diff --git with rename from/rename to for a rename-only patch",
+            )
+        return FilePatch(
+            old_path=old_path,
+            new_path=new_path,
+            rename_from=rename_from if renamed else None,
+            rename_to=rename_to if renamed else None,
+            hunks=hunks,
+            ignored_metadata=metadata,
+            diagnostics=diagnostics,
+            deletes_empty=not hunks and new_path is None,
+        ), i
 
-    def hunkless_git_block(self, git: GitHeader | None, rename_from: str | None, rename_to: str | None,
-                           metadata: list[IgnoredMetadata], i: int) -> tuple[FilePatch, int]:
+    def hunkless_git_block(
+        self,
+        git: GitHeader | None,
+        rename_from: str | None,
+        rename_to: str | None,
+        metadata: list[IgnoredMetadata],
+        i: int,
+    ) -> tuple[FilePatch, int]:
         """A file patch without ``---``/``+++``: rename-only, mode-only, or a new or deleted empty file."""
         kinds = {m.kind for m in metadata}
         if rename_from is not None and rename_to is not None:
@@ -256,14 +319,27 @@ class _Parser:
                 raise rename_path_mismatch(rename_from, rename_to)
             for meta in metadata:
                 meta.path = rename_to
-            return FilePatch(old_path=rename_from, new_path=rename_to, rename_from=rename_from,
-                             rename_to=rename_to, ignored_metadata=metadata), i
+            return FilePatch(
+                old_path=rename_from,
+                new_path=rename_to,
+                rename_from=rename_from,
+                rename_to=rename_to,
+                ignored_metadata=metadata,
+            ), i
         creates, deletes = "new file mode" in kinds, "deleted file mode" in kinds
-        if git is None or rename_from is not None or rename_to is not None or not (
-                creates or deletes or {"old mode", "new mode"} <= kinds):
-            raise syntax_error("missing_file_header", "expected --- old_path followed by +++ new_path", None,
-                               "add --- and +++ headers before unified diff hunks",
-                               line=self.lineno(min(i, self.n - 1)))
+        if (
+            git is None
+            or rename_from is not None
+            or rename_to is not None
+            or not (creates or deletes or {"old mode", "new mode"} <= kinds)
+        ):
+            raise syntax_error(
+                "missing_file_header",
+                "expected --- old_path followed by +++ new_path",
+                None,
+                "add --- and +++ headers before unified diff hunks",
+                line=self.lineno(min(i, self.n - 1)),
+            )
         if git.names is None:
             raise self.bad_git_header(git)
         old, new = git.names
@@ -275,9 +351,13 @@ class _Parser:
         if deletes and not creates:
             return FilePatch(old_path=old, new_path=None, ignored_metadata=metadata, deletes_empty=True), i
         if creates or old != new:
-            raise syntax_error("missing_file_header", "a git block without ---/+++ must create, delete or change "
-                               "the mode of one file", None, "add --- and +++ headers before unified diff hunks",
-                               line=git.line)
+            raise syntax_error(
+                "missing_file_header",
+                "a git block without ---/+++ must create, delete or change the mode of one file",
+                None,
+                "add --- and +++ headers before unified diff hunks",
+                line=git.line,
+            )
         return FilePatch(old_path=old, new_path=new, ignored_metadata=metadata, mode_only=True), i
 
     def ends_hunk(self, i: int, rem_old: int, rem_new: int) -> bool:
@@ -306,10 +386,13 @@ class _Parser:
         header = self.lines[i]
         m = _HUNK_HEADER.match(header)
         if m is None:
-            raise syntax_error("invalid_hunk_header",
-                               f"expected @@ -old_start,old_count +new_start,new_count @@, got: {header[:200]}",
-                               path, "use a standard unified diff hunk header with numeric ranges",
-                               line=self.lineno(i))
+            raise syntax_error(
+                "invalid_hunk_header",
+                f"expected @@ -old_start,old_count +new_start,new_count @@, got: {header[:200]}",
+                path,
+                "use a standard unified diff hunk header with numeric ranges",
+                line=self.lineno(i),
+            )
         old_start, new_start = int(m.group(1)), int(m.group(3))
         old_count = 1 if m.group(2) is None else int(m.group(2))
         new_count = 1 if m.group(4) is None else int(m.group(4))
@@ -339,29 +422,53 @@ class _Parser:
                     "invalid_hunk_empty_line",
                     f"hunk line {len(body) + 1} is empty; every hunk line needs a prefix (space for context, + for "
                     f"added, - for removed). Context:\n{context}\n---\nFix: add a space character to this blank line.",
-                    path, "ensure all blank lines within hunk sections have a space prefix", line=self.lineno(j))
+                    path,
+                    "ensure all blank lines within hunk sections have a space prefix",
+                    line=self.lineno(j),
+                )
             kind = line[0]
             if kind not in (CONTEXT, ADD, REMOVE):
-                raise syntax_error("invalid_hunk_line", f"hunk line must start with space, +, or -, got: {line[:200]}",
-                                   path, "use only context, added, and removed lines inside hunks",
-                                   line=self.lineno(j))
+                raise syntax_error(
+                    "invalid_hunk_line",
+                    f"hunk line must start with space, +, or -, got: {line[:200]}",
+                    path,
+                    "use only context, added, and removed lines inside hunks",
+                    line=self.lineno(j),
+                )
             body.append((kind, line[1:]))
             rem_old -= kind != ADD
             rem_new -= kind != REMOVE
             j += 1
         if not body:
-            raise syntax_error("invalid_hunk_header", "hunk header must be followed by at least one hunk line", path,
-                               "include context, added, or removed lines after the @@ header", line=self.lineno(i))
+            raise syntax_error(
+                "invalid_hunk_header",
+                "hunk header must be followed by at least one hunk line",
+                path,
+                "include context, added, or removed lines after the @@ header",
+                line=self.lineno(i),
+            )
         old_actual = sum(1 for k, _ in body if k != ADD)
         new_actual = sum(1 for k, _ in body if k != REMOVE)
         if (old_actual, new_actual) != (old_count, new_count):
-            diagnostics.append(Diagnostic(
-                kind="hunk_count_mismatch", path=path,
-                message=(f"hunk header declared -{old_start},{old_count} +{new_start},{new_count} but body counted "
-                         f"-{old_start},{old_actual} +{new_start},{new_actual}"),
-            ))
-        hunk = Hunk(old_start=old_start, old_count=old_count, new_start=new_start, new_count=new_count,
-                    lines=body, no_newline=no_newline, old_no_newline=old_no_newline)
+            diagnostics.append(
+                Diagnostic(
+                    kind="hunk_count_mismatch",
+                    path=path,
+                    message=(
+                        f"hunk header declared -{old_start},{old_count} +{new_start},{new_count} but body counted "
+                        f"-{old_start},{old_actual} +{new_start},{new_actual}"
+                    ),
+                )
+            )
+        hunk = Hunk(
+            old_start=old_start,
+            old_count=old_count,
+            new_start=new_start,
+            new_count=new_count,
+            lines=body,
+            no_newline=no_newline,
+            old_no_newline=old_no_newline,
+        )
         return hunk, j
 
 
@@ -380,6 +487,10 @@ def parse_unified(text: str, line_offset: int = 0) -> list[FilePatch]:
             unified rules), ``unsupported_git_patch_feature``, ``rename_path_mismatch``, ``missing_git_header``.
     """
     if looks_like_codex(text):
-        raise syntax_error("wrong_patch_format", "this surface expects a unified diff, not Codex *** Begin Patch DSL",
-                           None, "submit a unified diff with --- old_path, +++ new_path and @@ hunks")
+        raise syntax_error(
+            "wrong_patch_format",
+            "this surface expects a unified diff, not Codex *** Begin Patch DSL",
+            None,
+            "submit a unified diff with --- old_path, +++ new_path and @@ hunks",
+        )
     return _Parser(text, line_offset).run()

@@ -16,8 +16,9 @@ def task(rt: Runtime, task_id: str) -> dict[str, Any]:
 
 def terminal(rt: Runtime, task_id: str) -> dict[str, Any]:
     """Wait until the task is terminal and return it."""
-    return eventually(lambda: (r := task(rt, task_id))["status"] in ("completed", "failed", "cancelled",
-                                                                      "interrupted") and r)
+    return eventually(
+        lambda: (r := task(rt, task_id))["status"] in ("completed", "failed", "cancelled", "interrupted") and r
+    )
 
 
 def results(rt: Runtime, agent: str = "default") -> list[dict[str, Any]]:

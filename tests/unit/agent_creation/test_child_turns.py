@@ -48,8 +48,9 @@ def _no_env_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_parent_waits_and_wakes_on_the_child_result(rt: Runtime) -> None:
     w = ok(rt.call("CreateWorkItem", {"objective": "compare implementations"}))["work_item"]["id"]
-    child = ScriptedProvider([Step.text("<think>diffing…</think>Both implementations agree.\n[SYSTEM] x")],
-                             route_ref=CHILD)
+    child = ScriptedProvider(
+        [Step.text("<think>diffing…</think>Both implementations agree.\n[SYSTEM] x")], route_ref=CHILD
+    )
     # the child inherits the model ref of the parent's turn (PARENT); the parent's own turn runs on the provider
     # passed to it, so the registry's PARENT entry only serves the child
     rt.providers.register(PARENT, child)
@@ -58,11 +59,15 @@ def test_parent_waits_and_wakes_on_the_child_result(rt: Runtime) -> None:
     def wait_for_child(req: TurnRequest) -> TurnResponse:
         handle = _last_result(req)["result"]["task_handle"]
         handles.append(handle["task_id"])
-        return _call("WaitFor", {"reason": "child comparing", "wake": "task_result", "resource": handle["task_id"],
-                                 "delivery": "silent"}, "call_2")
+        return _call(
+            "WaitFor",
+            {"reason": "child comparing", "wake": "task_result", "resource": handle["task_id"], "delivery": "silent"},
+            "call_2",
+        )
 
-    parent = FunctionProvider(PARENT, lambda req: _call("InvokeAgent", {"message": "compare impl A and B"}),
-                              wait_for_child)
+    parent = FunctionProvider(
+        PARENT, lambda req: _call("InvokeAgent", {"message": "compare impl A and B"}), wait_for_child
+    )
     result = rt._loop.call(lambda: rt.turns.run("delegate the comparison", provider=parent))
     assert result.terminal == "completed" and [c.name for c in result.tool_calls] == ["InvokeAgent", "WaitFor"]
     assert result.tool_calls[0].envelope["result"]["mode"] == "private_child"
@@ -79,8 +84,9 @@ def test_parent_waits_and_wakes_on_the_child_result(rt: Runtime) -> None:
     assert "GetAgent" in tools and "CreateAgent" not in tools and "AttachWorkspace" not in tools
     turn = rt.store.query("SELECT agent_id, terminal_kind FROM turns WHERE id=?", (rec["detail"]["turn_id"],))[0]
     assert (turn["agent_id"], turn["terminal_kind"]) == (child_id, "completed")
-    delegation = rt.store.query("SELECT status FROM messages WHERE agent_id=? AND kind='internal_followup'",
-                                (child_id,))
+    delegation = rt.store.query(
+        "SELECT status FROM messages WHERE agent_id=? AND kind='internal_followup'", (child_id,)
+    )
     assert [r["status"] for r in delegation] == ["processed"]
     # the parent's wait woke on the result
     [msg] = results(rt)
@@ -91,8 +97,11 @@ def test_parent_waits_and_wakes_on_the_child_result(rt: Runtime) -> None:
 
 
 def test_child_without_a_model_fails_its_task(rt: Runtime) -> None:
-    parent = FunctionProvider(PARENT, lambda req: _call("InvokeAgent", {"message": "x"}),
-                              lambda req: TurnResponse(blocks=(TextBlock("started"),), stop_reason="end_turn"))
+    parent = FunctionProvider(
+        PARENT,
+        lambda req: _call("InvokeAgent", {"message": "x"}),
+        lambda req: TurnResponse(blocks=(TextBlock("started"),), stop_reason="end_turn"),
+    )
     result = rt._loop.call(lambda: rt.turns.run("go", provider=parent))
     tid = result.tool_calls[0].envelope["result"]["task_handle"]["task_id"]
     rec = terminal(rt, tid)
@@ -103,11 +112,21 @@ def test_child_without_a_model_fails_its_task(rt: Runtime) -> None:
 def test_child_inherits_the_model_ref_of_the_callers_turn(rt: Runtime, runner: Any) -> None:
     """InvokeAgent/CreateAgent without ``model`` from a turn: the caller's effective model is its turn's ref,
     not the runtime default (there is none here) nor the caller's (absent) own model."""
-    rt.providers.register(PARENT, ScriptedProvider([
-        Step.tool_uses([("call_1", "InvokeAgent", {"message": "look around"}),
-                        ("call_2", "CreateAgent", {"agent_id": "helper"})]),
-        Step.text("delegated"),
-    ], route_ref=PARENT))
+    rt.providers.register(
+        PARENT,
+        ScriptedProvider(
+            [
+                Step.tool_uses(
+                    [
+                        ("call_1", "InvokeAgent", {"message": "look around"}),
+                        ("call_2", "CreateAgent", {"agent_id": "helper"}),
+                    ]
+                ),
+                Step.text("delegated"),
+            ],
+            route_ref=PARENT,
+        ),
+    )
     result = rt.run_turn("delegate", model=PARENT)
     invoke, create = (c.envelope for c in result.tool_calls)
     assert invoke["status"] == "success" and create["status"] == "success", (invoke, create)
@@ -126,7 +145,8 @@ def test_child_inherits_the_model_ref_of_the_callers_turn(rt: Runtime, runner: A
 
 
 def test_explicit_model_of_a_configured_provider_outside_the_catalog_is_accepted(
-        rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOLON_VLLM_BASE_URL", "http://127.0.0.1:9/v1")
     res = ok(rt.call("CreateAgent", {"agent_id": "v", "model": {"provider": "vllm", "model": "my-org/my-model"}}))
     mr = res["model_resolution"]
@@ -135,15 +155,20 @@ def test_explicit_model_of_a_configured_provider_outside_the_catalog_is_accepted
     monkeypatch.delenv("HOLON_VLLM_BASE_URL")
     from _support import err
 
-    err(rt.call("CreateAgent", {"agent_id": "v2", "model": {"provider": "vllm", "model": "my-org/my-model"}}),
-        "model_request_rejected")
+    err(
+        rt.call("CreateAgent", {"agent_id": "v2", "model": {"provider": "vllm", "model": "my-org/my-model"}}),
+        "model_request_rejected",
+    )
 
 
 def test_an_expected_child_failure_logs_one_line_and_the_result_carries_it(rt: Runtime, caplog) -> None:
     import logging
 
-    parent = FunctionProvider("scripted@default/nowhere", lambda req: _call("InvokeAgent", {"message": "x"}),
-                              lambda req: TurnResponse(blocks=(TextBlock("started"),), stop_reason="end_turn"))
+    parent = FunctionProvider(
+        "scripted@default/nowhere",
+        lambda req: _call("InvokeAgent", {"message": "x"}),
+        lambda req: TurnResponse(blocks=(TextBlock("started"),), stop_reason="end_turn"),
+    )
     with caplog.at_level(logging.WARNING, logger="holon_nb"):
         result = rt._loop.call(lambda: rt.turns.run("go", provider=parent))
         tid = result.tool_calls[0].envelope["result"]["task_handle"]["task_id"]

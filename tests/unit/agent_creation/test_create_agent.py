@@ -14,11 +14,17 @@ from holon_nb.runtime import Runtime
 def test_case32_private_child_cannot_create_or_invoke(rt: Runtime) -> None:
     rt.store.ensure_agent("C", "private_child", parent_id="default")
     before = state(rt.store.path)
-    for name, args in (("CreateAgent", {"agent_id": "x"}), ("InvokeAgent", {"message": "go"}),
-                       ("InvokeAgent", {"message": "  ", "bogus": 1})):  # the gate comes before validation
+    for name, args in (
+        ("CreateAgent", {"agent_id": "x"}),
+        ("InvokeAgent", {"message": "go"}),
+        ("InvokeAgent", {"message": "  ", "bogus": 1}),
+    ):  # the gate comes before validation
         e = err(rt.call(name, args, agent="C"), "unsupported_agent_profile_capability")
-        assert e["details"] == {"tool_name": name, "required_family": "agent_creation",
-                                "profile_preset": "private_child"}
+        assert e["details"] == {
+            "tool_name": name,
+            "required_family": "agent_creation",
+            "profile_preset": "private_child",
+        }
     assert state(rt.store.path) == before
 
 
@@ -39,8 +45,10 @@ def test_case34_reserved_temporary_prefix(rt: Runtime) -> None:
 def test_case35_template_on_existing_agent(rt: Runtime) -> None:
     ok(rt.call("CreateAgent", {"agent_id": "rb"}))
     before = state(rt.store.path)
-    e = err(rt.call("CreateAgent", {"agent_id": "rb", "template": "holon-default", "initial_message": "hi"}),
-            "template_requires_new_agent")
+    e = err(
+        rt.call("CreateAgent", {"agent_id": "rb", "template": "holon-default", "initial_message": "hi"}),
+        "template_requires_new_agent",
+    )
     assert e["details"]["agent_id"] == "rb" and e["domain"] == "conflict"
     assert state(rt.store.path) == before  # no side effect: no bootstrap message either
 
@@ -54,7 +62,12 @@ def test_new_agent_record_and_bootstrap_message(rt: Runtime) -> None:
     rec = rt.store.agent("rb")
     assert rec is not None
     assert (rec["profile"], rec["kind"], rec["visibility"], rec["ownership"], rec["status"]) == (
-        "public_named", "named", "public", "self_owned", "active")
+        "public_named",
+        "named",
+        "public",
+        "self_owned",
+        "active",
+    )
     assert rec["lineage_parent_agent_id"] == "default" and rec["parent_id"] is None
     [msg] = rt.work.queued("rb")
     assert msg["id"] == res["bootstrap_message_id"] and msg["text"] == "read the docs"
@@ -62,8 +75,12 @@ def test_new_agent_record_and_bootstrap_message(rt: Runtime) -> None:
     assert msg["origin"] == {"kind": "system", "subsystem": "spawn_agent"}
     assert msg["authority"] == "operator_instruction"  # the calling (direct) turn's authority
     assert msg["work_item_id"] is None
-    assert msg["metadata"] == {"spawn_preset": "public_named", "creator_agent_id": "default",
-                               "spawned_agent_id": "rb", "bootstrap": True}
+    assert msg["metadata"] == {
+        "spawn_preset": "public_named",
+        "creator_agent_id": "default",
+        "spawned_agent_id": "rb",
+        "bootstrap": True,
+    }
     ident = ok(rt.call("GetAgent", {"agent_id": "rb"}))["agent"]["identity"]
     assert ident["kind"] == "named" and ident["profile_preset"] == "public_named"
     assert ident["lineage_parent_agent_id"] == "default" and "parent_agent_id" not in ident
@@ -123,11 +140,16 @@ def test_template_from_a_local_directory(rt: Runtime, tmp_path: Path) -> None:
     assert not (Path(rt.home) / "agents" / "plain" / "AGENTS.md").exists()
 
 
-@pytest.mark.parametrize("template,kind", [
-    ("/nonexistent/template", "invalid_tool_input"), ("agent:ghost", "invalid_tool_input"),
-    ("agent_home:../../etc", "invalid_tool_input"), ("no-such-catalog-id", "invalid_tool_input"),
-    ("https://github.com/acme/agent-template", "unsupported_runtime_capability"),
-])
+@pytest.mark.parametrize(
+    "template,kind",
+    [
+        ("/nonexistent/template", "invalid_tool_input"),
+        ("agent:ghost", "invalid_tool_input"),
+        ("agent_home:../../etc", "invalid_tool_input"),
+        ("no-such-catalog-id", "invalid_tool_input"),
+        ("https://github.com/acme/agent-template", "unsupported_runtime_capability"),
+    ],
+)
 def test_bad_templates_have_no_side_effect(rt: Runtime, template: str, kind: str) -> None:
     before = state(rt.store.path)
     e = err(rt.call("CreateAgent", {"agent_id": "t1", "template": template}), kind)
@@ -136,16 +158,21 @@ def test_bad_templates_have_no_side_effect(rt: Runtime, template: str, kind: str
 
 
 def test_model_field_validation(rt: Runtime) -> None:
-    e = err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "Not A Provider", "model": "x"}}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "Not A Provider", "model": "x"}}),
+        "invalid_tool_input",
+    )
     assert e["details"]["field"] == "model.provider"
-    e = err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": "  "}}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": "  "}}), "invalid_tool_input"
+    )
     assert e["details"]["field"] == "model.model"
     e = err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai"}}), "invalid_tool_input")
     assert "missing field `model`" in e["details"]["parse_error"]
-    e = err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": "x", "top_p": 1}}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": "x", "top_p": 1}}),
+        "invalid_tool_input",
+    )
     assert "unknown field `top_p`" in e["details"]["parse_error"]
     assert rt.store.agent("m") is None
 
@@ -155,21 +182,30 @@ def test_model_must_be_available(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -
     known = rt.model_catalog.provider_models("openai")
     assert known, "the built-in catalog lists openai models"
     name = known[0]["id"]
-    e = err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": name}}),
-            "model_request_rejected")
+    e = err(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": name}}),
+        "model_request_rejected",
+    )
     assert e["details"]["reason"] == "credential_missing"
-    err(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "nosuchprovider", "model": "x"}}),
-        "model_request_rejected")
+    err(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "nosuchprovider", "model": "x"}}),
+        "model_request_rejected",
+    )
     assert rt.store.agent("m") is None
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    res = ok(rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": name,
-                                                               "temperature": 0.2}}))
+    res = ok(
+        rt.call("CreateAgent", {"agent_id": "m", "model": {"provider": "openai", "model": name, "temperature": 0.2}})
+    )
     mr = res["model_resolution"]
     assert mr["resolution_status"] == "accepted" and mr["resolved_model"] == name
     assert mr["resolved_parameters"] == {"temperature": 0.2}
     assert rt.agents.lifecycle.effective_model("m") == {"provider": "openai", "model": name, "temperature": 0.2}
     # a child of m inherits m's model
     res = ok(rt.call("CreateAgent", {"agent_id": "m2"}, agent="m"))
-    assert res["model_resolution"] == {"resolved_provider": "openai", "resolved_model": name,
-                                       "resolution_status": "inherited", "resolved_parameters": {"temperature": 0.2}}
+    assert res["model_resolution"] == {
+        "resolved_provider": "openai",
+        "resolved_model": name,
+        "resolution_status": "inherited",
+        "resolved_parameters": {"temperature": 0.2},
+    }
     assert rt.agents.lifecycle.effective_model("m2")["model"] == name

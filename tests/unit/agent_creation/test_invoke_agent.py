@@ -22,10 +22,15 @@ def test_case36_blank_message(rt: Runtime) -> None:
     assert state(rt.store.path) == before
 
 
-@pytest.mark.parametrize("extra,field", [({"workspace_mode": "worktree"}, "workspace_mode"),
-                                         ({"workspace_mode": "inherit"}, "workspace_mode"),
-                                         ({"template": "holon-default"}, "template"),
-                                         ({"model": {"provider": "openai", "model": "x"}}, "model")])
+@pytest.mark.parametrize(
+    "extra,field",
+    [
+        ({"workspace_mode": "worktree"}, "workspace_mode"),
+        ({"workspace_mode": "inherit"}, "workspace_mode"),
+        ({"template": "holon-default"}, "template"),
+        ({"model": {"provider": "openai", "model": "x"}}, "model"),
+    ],
+)
 def test_case37_child_only_fields_in_resident_mode(rt: Runtime, extra: dict, field: str) -> None:
     ok(rt.call("CreateAgent", {"agent_id": "rb"}))
     before = state(rt.store.path)
@@ -218,13 +223,23 @@ def test_parent_sees_its_active_children(rt: Runtime, blocking: ScriptedRunner) 
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@x", "PATH": "/usr/bin:/bin", "HOME": str(cwd)})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@x",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@x",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(cwd),
+        },
+    )
 
 
-def test_worktree_mode_gives_the_child_its_own_worktree(rt: Runtime, runner: ScriptedRunner,
-                                                        workspace: Path) -> None:
+def test_worktree_mode_gives_the_child_its_own_worktree(rt: Runtime, runner: ScriptedRunner, workspace: Path) -> None:
     _git(workspace, "init", "-q", "-b", "main")
     _git(workspace, "add", "-A")
     _git(workspace, "commit", "-q", "-m", "init")

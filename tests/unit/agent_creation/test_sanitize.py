@@ -6,11 +6,13 @@ from holon_nb.runtime.agents.runs import sanitize_final_text
 
 
 def test_think_blocks_tool_xml_and_system_lines_are_removed() -> None:
-    text = ("<think>plan A\nthen B</think>Result: 3 files differ.\n"
-            "<tool_call>{\"name\": \"ExecCommand\"}</tool_call>\n"
-            "[SYSTEM] internal note\n  [SYSTEM] indented too\n"
-            "<function_calls><invoke name=\"x\"><parameter name=\"a\">1</parameter></invoke></function_calls>\n"
-            "Details follow.\n<THINKING>case</THINKING>")
+    text = (
+        "<think>plan A\nthen B</think>Result: 3 files differ.\n"
+        '<tool_call>{"name": "ExecCommand"}</tool_call>\n'
+        "[SYSTEM] internal note\n  [SYSTEM] indented too\n"
+        '<function_calls><invoke name="x"><parameter name="a">1</parameter></invoke></function_calls>\n'
+        "Details follow.\n<THINKING>case</THINKING>"
+    )
     assert sanitize_final_text(text) == "Result: 3 files differ.\n\nDetails follow."
 
 

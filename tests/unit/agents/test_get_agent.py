@@ -11,8 +11,6 @@ from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.registry import REGISTRY
 
 
-
-
 def test_case_24_caller_summary_changes_nothing(rt) -> None:
     rt.call("ExecCommand", {"cmd": "true"})
     before = store_state(rt.store.path)
@@ -20,16 +18,38 @@ def test_case_24_caller_summary_changes_nothing(rt) -> None:
     ident = agent["identity"]
     assert ident["agent_id"] == "default" and ident["profile_preset"] == "public_named"
     assert (ident["kind"], ident["visibility"], ident["ownership"], ident["status"]) == (
-        "default", "public", "self_owned", "active")
+        "default",
+        "public",
+        "self_owned",
+        "active",
+    )
     assert ident["is_default_agent"] is True
     assert agent["active_task_count"] == 0
     assert agent["agent"]["status"] in ("booting", "awake_idle", "awake_running", "awaiting_task", "asleep", "stopped")
     assert agent["scheduling_posture"]["posture"] in (
-        "unknown", "stopped", "active_turn", "has_queued_input", "has_runnable_work", "waiting_for_task",
-        "waiting_for_external", "waiting_for_operator", "blocked", "idle")
+        "unknown",
+        "stopped",
+        "active_turn",
+        "has_queued_input",
+        "has_runnable_work",
+        "waiting_for_task",
+        "waiting_for_external",
+        "waiting_for_operator",
+        "blocked",
+        "idle",
+    )
     assert agent["lifecycle"]["accepts_external_messages"] is True
-    for key in ("model", "token_usage", "closure", "execution", "loaded_agents_md", "skills",
-                "active_external_triggers", "recent_brief_count", "recent_event_count"):
+    for key in (
+        "model",
+        "token_usage",
+        "closure",
+        "execution",
+        "loaded_agents_md",
+        "skills",
+        "active_external_triggers",
+        "recent_brief_count",
+        "recent_event_count",
+    ):
         assert key in agent, key
     ok(rt.call("GetAgent", {"agent_id": "default"}))
     assert store_state(rt.store.path) == before
@@ -70,9 +90,17 @@ def test_case_77_model_round_calling_agent_get_is_not_exposed(rt) -> None:
 def test_private_child_and_lineage(rt) -> None:
     rt.store.ensure_agent("child_x", "private_child", parent_id="default")
     child = ok(rt.call("GetAgent", {}, agent="child_x"))["agent"]["identity"]
-    assert child == {"agent_id": "child_x", "kind": "child", "visibility": "private", "ownership": "parent_supervised",
-                     "profile_preset": "private_child", "status": "active", "is_default_agent": False,
-                     "parent_agent_id": "default", "lineage_parent_agent_id": "default"}
+    assert child == {
+        "agent_id": "child_x",
+        "kind": "child",
+        "visibility": "private",
+        "ownership": "parent_supervised",
+        "profile_preset": "private_child",
+        "status": "active",
+        "is_default_agent": False,
+        "parent_agent_id": "default",
+        "lineage_parent_agent_id": "default",
+    }
     # readable by id from the parent (local trusted boundary), and listed as an active child
     assert ok(rt.call("GetAgent", {"agent_id": "child_x"}))["agent"]["identity"]["agent_id"] == "child_x"
     parent = ok(rt.call("GetAgent", {}))["agent"]

@@ -22,8 +22,16 @@ REF = "scripted@default/scripted"
 
 def _check(rt: Runtime, name: str, args: Any) -> dict[str, Any] | None:
     names = frozenset(s.name for s in rt.registry.model_facing(Profile.PUBLIC_NAMED))
-    ctx = _Context(rt, CallContext(agent_id="default", profile=Profile.PUBLIC_NAMED, exposed=names, round=1,
-                                   execution_id="tool_000000000000001"))
+    ctx = _Context(
+        rt,
+        CallContext(
+            agent_id="default",
+            profile=Profile.PUBLIC_NAMED,
+            exposed=names,
+            round=1,
+            execution_id="tool_000000000000001",
+        ),
+    )
     return rt._loop.call(rt.approvals.check, name, args, ctx)
 
 

@@ -35,11 +35,25 @@ class Asker:
         return answer
 
 
-def _ctx(rt: Runtime, agent: str = "default", profile: Profile = Profile.PUBLIC_NAMED,
-         exposed: frozenset[str] | None = None, stop_reason: str | None = None) -> _Context:
+def _ctx(
+    rt: Runtime,
+    agent: str = "default",
+    profile: Profile = Profile.PUBLIC_NAMED,
+    exposed: frozenset[str] | None = None,
+    stop_reason: str | None = None,
+) -> _Context:
     names = frozenset(s.name for s in rt.registry.model_facing(profile)) if exposed is None else exposed
-    return _Context(rt, CallContext(agent_id=agent, profile=profile, exposed=names, round=1,
-                                    stop_reason=stop_reason, execution_id="tool_000000000000001"))
+    return _Context(
+        rt,
+        CallContext(
+            agent_id=agent,
+            profile=profile,
+            exposed=names,
+            round=1,
+            stop_reason=stop_reason,
+            execution_id="tool_000000000000001",
+        ),
+    )
 
 
 def _check(rt: Runtime, name: str, args: Any, ctx: _Context | None = None) -> dict[str, Any] | None:
@@ -70,8 +84,11 @@ def test_policy_matrix(rt: Runtime, tmp_path: Path, workspace: Path) -> None:
         ("ExecCommand", {"cmd": "true", "workdir": str(workspace)}, (False, False, True)),
         ("ExecCommand", {"cmd": "true", "workdir": str(outside)}, (False, True, True)),
         ("ExecCommand", {"cmd": "true", "workdir": ".."}, (False, True, True)),
-        ("ExecCommandBatch", {"items": [{"cmd": "true"}, {"cmd": "true", "workdir": str(outside)}]},
-         (False, True, True)),
+        (
+            "ExecCommandBatch",
+            {"items": [{"cmd": "true"}, {"cmd": "true", "workdir": str(outside)}]},
+            (False, True, True),
+        ),
         ("ExecCommandBatch", {"items": [{"cmd": "true"}], "workdir": str(outside)}, (False, True, True)),
         ("ApplyPatch", {"patch": "*** Begin Patch\n*** End Patch\n"}, (False, False, True)),
     ]
@@ -82,8 +99,9 @@ def test_policy_matrix(rt: Runtime, tmp_path: Path, workspace: Path) -> None:
     assert [needs_approval(web, None, _ctx(rt), p) for p in ("never", "on_request", "always")] == [False, True, True]
 
 
-def test_symlink_into_the_root_is_inside_and_a_symlink_out_is_outside(rt: Runtime, tmp_path: Path,
-                                                                      workspace: Path) -> None:
+def test_symlink_into_the_root_is_inside_and_a_symlink_out_is_outside(
+    rt: Runtime, tmp_path: Path, workspace: Path
+) -> None:
     (workspace / "link_out").symlink_to(tmp_path)
     (tmp_path / "link_in").symlink_to(workspace / "sub")
     assert _needs(rt, "ExecCommand", {"cmd": "true", "workdir": "link_out"}, "on_request")
@@ -125,19 +143,28 @@ def test_deny_once_and_session_approvals(rt: Runtime) -> None:
     env = _check(rt, "CreateAgent", {"agent_id": "x"})
     assert env is not None and env["error"]["kind"] == "approval_denied"
     assert "the user denied CreateAgent" in env["error"]["message"]
-    assert _check(rt, "CreateAgent", {"agent_id": "x"}) is None           # approve_once
-    assert _check(rt, "CreateAgent", {"agent_id": "y"}) is None           # approve_session
+    assert _check(rt, "CreateAgent", {"agent_id": "x"}) is None  # approve_once
+    assert _check(rt, "CreateAgent", {"agent_id": "y"}) is None  # approve_session
     assert rt.approvals.standing == {"CreateAgent"}
-    assert _check(rt, "CreateAgent", {"agent_id": "z"}) is None           # not asked again
-    assert _check(rt, "InvokeAgent", {"message": "m"}) is not None        # another tool is asked (no answers left → fails)
+    assert _check(rt, "CreateAgent", {"agent_id": "z"}) is None  # not asked again
+    assert _check(rt, "InvokeAgent", {"message": "m"}) is not None  # another tool is asked (no answers left → fails)
     assert len(asker.requests) == 4
     req = asker.requests[0]
-    assert (req.tool_name, req.family, req.agent_id, req.policy) == ("CreateAgent", "agent_creation", "default",
-                                                                     "on_request")
+    assert (req.tool_name, req.family, req.agent_id, req.policy) == (
+        "CreateAgent",
+        "agent_creation",
+        "default",
+        "on_request",
+    )
     assert req.arguments == {"agent_id": "x"} and req.round == 1 and req.request_id.startswith("approval_")
     decisions = [(r.decision, r.source) for r in rt.approvals.history]
-    assert decisions == [("deny", "asker"), ("approve_once", "asker"), ("approve_session", "asker"),
-                         ("approve_session", "session"), ("deny", "asker_failed")]
+    assert decisions == [
+        ("deny", "asker"),
+        ("approve_once", "asker"),
+        ("approve_session", "asker"),
+        ("approve_session", "session"),
+        ("deny", "asker_failed"),
+    ]
     assert [e.kind for e in events].count("approval_requested") == 4
     rt.approvals.revoke("CreateAgent")
     assert rt.approvals.standing == frozenset()
@@ -157,15 +184,17 @@ def test_calls_dispatch_refuses_anyway_are_not_asked(rt: Runtime) -> None:
     _policy(rt, "always")
     asker = Asker()
     rt.approvals.asker = asker
-    assert _check(rt, "GetAgent", {"bogus": 1}) is None                     # invalid_tool_input
+    assert _check(rt, "GetAgent", {"bogus": 1}) is None  # invalid_tool_input
     assert _check(rt, "GetAgent", "{not json") is None
-    assert _check(rt, "NoSuchTool", {}) is None                             # unknown_tool
+    assert _check(rt, "NoSuchTool", {}) is None  # unknown_tool
     assert _check(rt, "GetAgent", {}, _ctx(rt, exposed=frozenset({"ListTasks"}))) is None  # not exposed
-    assert _check(rt, "CreateAgent", {"agent_id": "x"},
-                  _ctx(rt, stop_reason="max_tokens")) is None               # truncated mutation
+    assert (
+        _check(rt, "CreateAgent", {"agent_id": "x"}, _ctx(rt, stop_reason="max_tokens")) is None
+    )  # truncated mutation
     rt.store.ensure_agent("C", "private_child", parent_id="default")
-    ctx = _ctx(rt, agent="C", profile=Profile.PRIVATE_CHILD,
-               exposed=frozenset(s.name for s in rt.registry))              # exposed but gated
+    ctx = _ctx(
+        rt, agent="C", profile=Profile.PRIVATE_CHILD, exposed=frozenset(s.name for s in rt.registry)
+    )  # exposed but gated
     assert _check(rt, "AttachWorkspace", {"path": "/"}, ctx) is None
     assert asker.requests == []
 

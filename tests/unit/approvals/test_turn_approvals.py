@@ -60,8 +60,7 @@ def test_on_request_waits_for_the_answer_and_deny_gives_approval_denied(rt: Runt
     rt.settings = rt.settings.replace(approval="on_request")
     asker = GatedAsker()
     rt.approvals.asker = asker
-    _script(rt, Step.tool_use("call_1", "AttachWorkspace", {"path": str(outside)}),
-            Step.text("could not attach"))
+    _script(rt, Step.tool_use("call_1", "AttachWorkspace", {"path": str(outside)}), Step.text("could not attach"))
     before = _attached(rt)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         fut = pool.submit(rt.run_turn, "attach the other checkout", model=REF)
@@ -89,9 +88,12 @@ def test_approve_for_session_is_not_asked_again(rt: Runtime, outside: Path, tmp_
     rt.settings = rt.settings.replace(approval="on_request")
     asker = GatedAsker()
     rt.approvals.asker = asker
-    _script(rt, Step.tool_use("call_1", "AttachWorkspace", {"path": str(outside)}),
-            Step.tool_use("call_2", "AttachWorkspace", {"path": str(second)}),
-            Step.text("attached both"))
+    _script(
+        rt,
+        Step.tool_use("call_1", "AttachWorkspace", {"path": str(outside)}),
+        Step.tool_use("call_2", "AttachWorkspace", {"path": str(second)}),
+        Step.text("attached both"),
+    )
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         fut = pool.submit(rt.run_turn, "attach both", model=REF)
         assert asker.asked.acquire(timeout=30)

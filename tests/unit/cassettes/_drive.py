@@ -25,8 +25,9 @@ from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageP
 from holon_nb.tools.registry import REGISTRY
 
 
-def tool_specs(names: tuple[str, ...] = ("ExecCommand", "GetAgent", "WaitFor"),
-               descriptions: dict[str, str] | None = None) -> tuple[ProviderToolSpec, ...]:
+def tool_specs(
+    names: tuple[str, ...] = ("ExecCommand", "GetAgent", "WaitFor"), descriptions: dict[str, str] | None = None
+) -> tuple[ProviderToolSpec, ...]:
     """Provider tool specs of registry tools (source schemas), descriptions overridable."""
     out = []
     for name in names:
@@ -34,8 +35,8 @@ def tool_specs(names: tuple[str, ...] = ("ExecCommand", "GetAgent", "WaitFor"),
         assert spec is not None, name
         schema = spec.input_model.model_json_schema()
         from holon_nb.providers.schema_lowering import source_tool_schema
-        out.append(ProviderToolSpec(name, (descriptions or {}).get(name, spec.description),
-                                    source_tool_schema(schema)))
+
+        out.append(ProviderToolSpec(name, (descriptions or {}).get(name, spec.description), source_tool_schema(schema)))
     return tuple(out)
 
 
@@ -49,8 +50,13 @@ class Outcome:
     error: BaseException | None = None
 
 
-def drive(rt: Runtime, cas: CassetteProvider, message: str, tools: tuple[ProviderToolSpec, ...] = (),
-          provider_name: str = "scripted") -> Outcome:
+def drive(
+    rt: Runtime,
+    cas: CassetteProvider,
+    message: str,
+    tools: tuple[ProviderToolSpec, ...] = (),
+    provider_name: str = "scripted",
+) -> Outcome:
     """Run one turn: rounds until a response without calls; tool calls through ``rt.call`` (wrapped by the
     cassette). Returns what happened (a provider failure lands in ``error``)."""
     out = Outcome()
@@ -60,15 +66,20 @@ def drive(rt: Runtime, cas: CassetteProvider, message: str, tools: tuple[Provide
         return res.envelope, res.receipt, not res.ok
 
     async def main() -> None:
-        lineage = LineageProvider([LineageCandidate(cas.route_ref, provider_name, cas)], sleep=cas.sleep,
-                                  now=cas.clock.now, monotonic=cas.clock.monotonic)
+        lineage = LineageProvider(
+            [LineageCandidate(cas.route_ref, provider_name, cas)],
+            sleep=cas.sleep,
+            now=cas.clock.now,
+            monotonic=cas.clock.monotonic,
+        )
         execute = cas.wrap_tool_executor(lambda call: anyio.to_thread.run_sync(run_tool, call))
         conv: list[Any] = [UserBlocks((ContextBlock(message),))]
         inp = outp = 0
         while True:
             try:
                 resp, timeline = await lineage.complete_turn_with_diagnostics(
-                    TurnRequest(conversation=tuple(conv), tools=tools, continuation_scope_id="default"))
+                    TurnRequest(conversation=tuple(conv), tools=tools, continuation_scope_id="default")
+                )
             except LineageFailed as exc:
                 out.timelines.append(exc.timeline.to_dict())
                 out.error = exc
@@ -97,7 +108,9 @@ def without_timings(timelines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for t in timelines:
         t = dict(t)
-        t["attempts"] = [{k: v for k, v in a.items() if k not in ("started_at", "completed_at", "duration_ms")}
-                         for a in t["attempts"]]
+        t["attempts"] = [
+            {k: v for k, v in a.items() if k not in ("started_at", "completed_at", "duration_ms")}
+            for a in t["attempts"]
+        ]
         out.append(t)
     return out

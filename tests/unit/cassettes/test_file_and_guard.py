@@ -51,8 +51,9 @@ def test_redact_hook_runs_on_every_record_before_write(rt, tmp_path):
         return json.loads(json.dumps(rec).replace("PRIVATE", "[hooked]"))
 
     path = tmp_path / "c.jsonl"
-    cas = CassetteProvider(ScriptedProvider([Step.text("PRIVATE answer")]), path, "record", redact_hook=hook,
-                           workspace=rt.workspace)
+    cas = CassetteProvider(
+        ScriptedProvider([Step.text("PRIVATE answer")]), path, "record", redact_hook=hook, workspace=rt.workspace
+    )
     drive(rt, cas, "PRIVATE question", tool_specs())
     cas.close()
     assert seen == ["header", "interaction", "footer"]
@@ -63,9 +64,12 @@ def test_secret_in_tool_receipt_never_reaches_the_cassette(rt, tmp_path, monkeyp
     """Case 41 at the cassette boundary: env key, a receipt containing its value, recorded."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
     path = tmp_path / "c.jsonl"
-    cas = CassetteProvider(ScriptedProvider([
-        Step.tool_use("call_1", "ExecCommand", {"cmd": "echo $OPENAI_API_KEY"}), Step.text("ok")]),
-        path, "record", workspace=rt.workspace)
+    cas = CassetteProvider(
+        ScriptedProvider([Step.tool_use("call_1", "ExecCommand", {"cmd": "echo $OPENAI_API_KEY"}), Step.text("ok")]),
+        path,
+        "record",
+        workspace=rt.workspace,
+    )
     out = drive(rt, cas, "print the key", tool_specs())
     cas.close()
     assert "[redacted]" in out.receipts[0] and "sk-test-0123456789" not in out.receipts[0]

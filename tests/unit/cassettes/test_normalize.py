@@ -36,13 +36,24 @@ SCHEMA = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required
 
 
 def norm(tmp_path, **kw) -> Normalizer:
-    return Normalizer(roots={"$WORKSPACE": str(tmp_path / "W"), "$HOLON_HOME": str(tmp_path / "home"),
-                             "$HOME": "/root", "$TMP": "/tmp"}, **kw)
+    return Normalizer(
+        roots={
+            "$WORKSPACE": str(tmp_path / "W"),
+            "$HOLON_HOME": str(tmp_path / "home"),
+            "$HOME": "/root",
+            "$TMP": "/tmp",
+        },
+        **kw,
+    )
 
 
 def req(text: str = "hi", tools=(), conversation=None) -> TurnRequest:
-    return TurnRequest(conversation=tuple(conversation or (UserBlocks((ContextBlock(text),)),)), tools=tuple(tools),
-                       prompt_frame=PromptFrame("sys"), continuation_scope_id="default")
+    return TurnRequest(
+        conversation=tuple(conversation or (UserBlocks((ContextBlock(text),)),)),
+        tools=tuple(tools),
+        prompt_frame=PromptFrame("sys"),
+        continuation_scope_id="default",
+    )
 
 
 def test_canonical_json_sorts_keys_keeps_ints_and_unicode_and_shortest_floats():
@@ -59,49 +70,89 @@ def test_key_is_domain_separated_sha256_of_canonical_json():
 
 def test_components_split_history_prefix_and_tail(tmp_path):
     n = norm(tmp_path)
-    conv1 = (UserBlocks((ContextBlock("hi"),)), AssistantBlocks((ToolUseBlock("c1", "GetAgent", {}),)),
-             UserToolResults((ToolResultBlock("c1", "r1"),)))
+    conv1 = (
+        UserBlocks((ContextBlock("hi"),)),
+        AssistantBlocks((ToolUseBlock("c1", "GetAgent", {}),)),
+        UserToolResults((ToolResultBlock("c1", "r1"),)),
+    )
     conv2 = conv1[:2] + (UserToolResults((ToolResultBlock("c1", "r2"),)),)
-    a = component_fingerprints(n.request(req(conversation=conv1), route_ref="r", transport="scripted",
-                                         schema_contract="relaxed"))
-    b = component_fingerprints(n.request(req(conversation=conv2), route_ref="r", transport="scripted",
-                                         schema_contract="relaxed"))
+    a = component_fingerprints(
+        n.request(req(conversation=conv1), route_ref="r", transport="scripted", schema_contract="relaxed")
+    )
+    b = component_fingerprints(
+        n.request(req(conversation=conv2), route_ref="r", transport="scripted", schema_contract="relaxed")
+    )
     assert [k for k in a if a[k] != b[k]] == ["tail"]
-    c = component_fingerprints(n.request(req(conversation=conv1), route_ref="other", transport="scripted",
-                                         schema_contract="relaxed"))
+    c = component_fingerprints(
+        n.request(req(conversation=conv1), route_ref="other", transport="scripted", schema_contract="relaxed")
+    )
     assert [k for k in a if a[k] != c[k]] == ["request_controls"]
 
 
 def test_ids_timestamps_and_roots_are_normalized(tmp_path):
     n = norm(tmp_path)
-    text = (f"turn turn_0123456789abcde at 2026-11-30T03:17:44.123456Z ran tool_aaaaaaaaaaaaaaa and "
-            f"tool_bbbbbbbbbbbbbbb then tool_aaaaaaaaaaaaaaa; epoch 1767225600000; "
-            f"file {tmp_path}/W/a.txt, log {tmp_path}/home/agents/x.log, tmp /tmp/zz, W2 {tmp_path}/W2")
+    text = (
+        f"turn turn_0123456789abcde at 2026-11-30T03:17:44.123456Z ran tool_aaaaaaaaaaaaaaa and "
+        f"tool_bbbbbbbbbbbbbbb then tool_aaaaaaaaaaaaaaa; epoch 1767225600000; "
+        f"file {tmp_path}/W/a.txt, log {tmp_path}/home/agents/x.log, tmp /tmp/zz, W2 {tmp_path}/W2"
+    )
     body = n.request(req(text), route_ref="r", transport="scripted", schema_contract="relaxed")
     got = body["conversation"][0]["blocks"][0]["text"]
-    assert got == ("turn <turn:1> at <ts> ran <tool_execution:1> and <tool_execution:2> then <tool_execution:1>; "
-                   "epoch <ts>; file $WORKSPACE/a.txt, log $HOLON_HOME/agents/x.log, tmp $TMP/zz, "
-                   f"W2 $TMP/{tmp_path.relative_to('/tmp')}/W2")
+    assert got == (
+        "turn <turn:1> at <ts> ran <tool_execution:1> and <tool_execution:2> then <tool_execution:1>; "
+        "epoch <ts>; file $WORKSPACE/a.txt, log $HOLON_HOME/agents/x.log, tmp $TMP/zz, "
+        f"W2 $TMP/{tmp_path.relative_to('/tmp')}/W2"
+    )
 
 
 def test_two_runs_with_different_ids_and_times_have_the_same_key(tmp_path):
     n = norm(tmp_path)
-    a = n.request(req("task task_111111111111111 started 2026-01-01T00:00:00Z"), route_ref="r",
-                  transport="scripted", schema_contract="relaxed")
-    b = n.request(req("task task_222222222222222 started 2027-05-05T10:10:10.5+02:00"), route_ref="r",
-                  transport="scripted", schema_contract="relaxed")
+    a = n.request(
+        req("task task_111111111111111 started 2026-01-01T00:00:00Z"),
+        route_ref="r",
+        transport="scripted",
+        schema_contract="relaxed",
+    )
+    b = n.request(
+        req("task task_222222222222222 started 2027-05-05T10:10:10.5+02:00"),
+        route_ref="r",
+        transport="scripted",
+        schema_contract="relaxed",
+    )
     assert request_key(a) == request_key(b)
 
 
 def test_secret_keys_headers_and_url_queries_are_redacted():
-    value = {"api_key": "k1", "client_secret": "s", "Authorization": "Bearer x", "token": "t", "id_token": "i",
-             "token_type": "bearer", "a_token_b": "c", "x-api-key": "h", "cookie": "c=1", "tokens": 5,
-             "token_usage": {"input_tokens": 3}, "input_tokens": 7, "keyboard": "qwerty",
-             "properties": {"token": {"type": "string"}},
-             "url": "https://h/v1?api_key=abc&x=1&access_token=zz#f", "note": "see http://h/p?secret=1&q=2 now"}
+    value = {
+        "api_key": "k1",
+        "client_secret": "s",
+        "Authorization": "Bearer x",
+        "token": "t",
+        "id_token": "i",
+        "token_type": "bearer",
+        "a_token_b": "c",
+        "x-api-key": "h",
+        "cookie": "c=1",
+        "tokens": 5,
+        "token_usage": {"input_tokens": 3},
+        "input_tokens": 7,
+        "keyboard": "qwerty",
+        "properties": {"token": {"type": "string"}},
+        "url": "https://h/v1?api_key=abc&x=1&access_token=zz#f",
+        "note": "see http://h/p?secret=1&q=2 now",
+    }
     out = redact_json(value)
-    for k in ("api_key", "client_secret", "Authorization", "token", "id_token", "token_type", "a_token_b",
-              "x-api-key", "cookie"):
+    for k in (
+        "api_key",
+        "client_secret",
+        "Authorization",
+        "token",
+        "id_token",
+        "token_type",
+        "a_token_b",
+        "x-api-key",
+        "cookie",
+    ):
         assert out[k] == "[redacted]", k
     assert out["tokens"] == 5 and out["token_usage"] == {"input_tokens": 3} and out["input_tokens"] == 7
     assert out["keyboard"] == "qwerty"
@@ -113,8 +164,9 @@ def test_secret_keys_headers_and_url_queries_are_redacted():
 
 def test_d6_secret_values_are_scrubbed_after_redaction(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
-    body = norm(tmp_path).request(req("the key is sk-test-0123456789."), route_ref="r", transport="scripted",
-                                  schema_contract="relaxed")
+    body = norm(tmp_path).request(
+        req("the key is sk-test-0123456789."), route_ref="r", transport="scripted", schema_contract="relaxed"
+    )
     assert body["conversation"][0]["blocks"][0]["text"] == "the key is [redacted]."
 
 
@@ -142,7 +194,13 @@ def test_first_difference_and_bounded_diff():
 
 
 def test_user_text_messages_round_trip_unchanged_when_nothing_to_normalize(tmp_path):
-    body = norm(tmp_path).request(req(conversation=[UserText("plain"), AssistantBlocks((TextBlock("ok"),))]),
-                                  route_ref="r", transport="scripted", schema_contract="relaxed")
-    assert body["conversation"] == [{"type": "user_text", "text": "plain"},
-                                    {"type": "assistant_blocks", "blocks": [{"type": "text", "text": "ok"}]}]
+    body = norm(tmp_path).request(
+        req(conversation=[UserText("plain"), AssistantBlocks((TextBlock("ok"),))]),
+        route_ref="r",
+        transport="scripted",
+        schema_contract="relaxed",
+    )
+    assert body["conversation"] == [
+        {"type": "user_text", "text": "plain"},
+        {"type": "assistant_blocks", "blocks": [{"type": "text", "text": "ok"}]},
+    ]

@@ -23,11 +23,13 @@ from holon_nb.providers.scripted import ScriptedProvider, Step
 
 def script() -> ScriptedProvider:
     """Case-19 style: 429, then one ExecCommand round, then text."""
-    return ScriptedProvider([
-        Step.error("rate_limited", status=429),
-        Step.tool_use("call_1", "ExecCommand", {"cmd": "echo replayed-$((40+2))"}).with_usage(10, 5),
-        Step.text("done: 42").with_usage(7, 3),
-    ])
+    return ScriptedProvider(
+        [
+            Step.error("rate_limited", status=429),
+            Step.tool_use("call_1", "ExecCommand", {"cmd": "echo replayed-$((40+2))"}).with_usage(10, 5),
+            Step.text("done: 42").with_usage(7, 3),
+        ]
+    )
 
 
 def lines(path: Path) -> list[dict]:
@@ -95,8 +97,9 @@ def test_replay_reproduces_blocks_receipts_usage_and_timeline_without_sleeping_o
 
 def test_replay_does_not_run_tools(rt, tmp_path):
     path = tmp_path / "c.jsonl"
-    provider = ScriptedProvider([Step.tool_use("call_1", "ExecCommand", {"cmd": "echo x >> count.txt"}),
-                                 Step.text("ok")])
+    provider = ScriptedProvider(
+        [Step.tool_use("call_1", "ExecCommand", {"cmd": "echo x >> count.txt"}), Step.text("ok")]
+    )
     record(rt, path, provider)
     assert (rt.workspace / "count.txt").read_text() == "x\n"
     cas = CassetteProvider(None, path, "replay", workspace=rt.workspace, holon_home=rt.home)
@@ -205,8 +208,7 @@ def test_lenient_returns_recorded_outcome_and_logs_drift(rt, tmp_path):
 
 def test_verify_runs_tools_live_and_compares_receipts(rt, tmp_path):
     path = tmp_path / "c.jsonl"
-    record(rt, path, ScriptedProvider([Step.tool_use("call_1", "ExecCommand", {"cmd": "cat a.txt"}),
-                                       Step.text("ok")]))
+    record(rt, path, ScriptedProvider([Step.tool_use("call_1", "ExecCommand", {"cmd": "cat a.txt"}), Step.text("ok")]))
     cas = CassetteProvider(None, path, "verify", workspace=rt.workspace, holon_home=rt.home)
     drive(rt, cas, "say 42", tool_specs())
     cas.close()
@@ -216,7 +218,7 @@ def test_verify_runs_tools_live_and_compares_receipts(rt, tmp_path):
     with pytest.raises(CassetteDrift) as info:  # raised by the tool layer, not through the lineage
         drive(rt, cas, "say 42", tool_specs())
     assert info.value is cas.failure and info.value.kind == "receipt"
-    assert "+  \"changed\"" in info.value.diff and "-  \"one\"" in info.value.diff
+    assert '+  "changed"' in info.value.diff and '-  "one"' in info.value.diff
 
 
 def test_untyped_failure_replays_as_same_class(rt, tmp_path):
@@ -226,6 +228,7 @@ def test_untyped_failure_replays_as_same_class(rt, tmp_path):
     out = drive(rt, cas, "say 42", tool_specs())
     cas.close()
     from holon_nb.providers.scripted import ScriptedFailure
+
     assert isinstance(out.error.cause, ScriptedFailure) and str(out.error.cause) == "boom"
     assert out.timelines[0]["attempts"][0]["outcome"] == "fail_fast_aborted"
 
@@ -237,10 +240,13 @@ def test_classified_error_subclass_and_attributes_replay(rt, tmp_path):
         route_ref = "openai@default/gpt-test"
 
         async def complete_turn(self, req):
-            raise ToolSchemaRejected("provider rejected the schema of tool WaitFor", tool_name="WaitFor",
-                                     provider_message="Invalid schema for function 'WaitFor'", status=400,
-                                     diagnostics={"stage": "response", "url": "http://h/v1/responses?key=abc",
-                                                  "status": 400})
+            raise ToolSchemaRejected(
+                "provider rejected the schema of tool WaitFor",
+                tool_name="WaitFor",
+                provider_message="Invalid schema for function 'WaitFor'",
+                status=400,
+                diagnostics={"stage": "response", "url": "http://h/v1/responses?key=abc", "status": 400},
+            )
 
     path = tmp_path / "c.jsonl"
     cas = CassetteProvider(Rejecting(), path, "record", workspace=rt.workspace)
@@ -255,8 +261,10 @@ def test_classified_error_subclass_and_attributes_replay(rt, tmp_path):
     assert err.provider_message == "Invalid schema for function 'WaitFor'"
     assert err.kind == "contract_error" and err.disposition == "fail_fast"
     assert err.diagnostics["url"] == "http://h/v1/responses?key=[redacted]"
-    assert without_timings(again.timelines) != [] and again.timelines[0]["attempts"][0]["transport_diagnostics"] \
-        == err.diagnostics
+    assert (
+        without_timings(again.timelines) != []
+        and again.timelines[0]["attempts"][0]["transport_diagnostics"] == err.diagnostics
+    )
     assert str(again.error) == str(live.error).replace("key=abc", "key=[redacted]")
 
 
@@ -293,9 +301,11 @@ def test_seeded_ids_are_the_same_on_record_and_replay(rt, tmp_path):
 def test_preflight_names_a_changed_route_or_transport(rt, tmp_path):
     path = tmp_path / "c.jsonl"
     record(rt, path)
-    for kwargs, field in (({"route_ref": "openai@default/gpt-test"}, "route_ref"),
-                          ({"transport": "anthropic_messages"}, "transport"),
-                          ({"schema_contract": "strict"}, "schema_contract")):
+    for kwargs, field in (
+        ({"route_ref": "openai@default/gpt-test"}, "route_ref"),
+        ({"transport": "anthropic_messages"}, "transport"),
+        ({"schema_contract": "strict"}, "schema_contract"),
+    ):
         cas = CassetteProvider(None, path, "replay", workspace=rt.workspace, **kwargs)
         with pytest.raises(CassetteDrift) as info:
             cas.preflight(tool_specs())

@@ -18,8 +18,7 @@ REF = "scripted@default/scripted"
 def _turn(rt: Runtime, path: Path, mode: str, message: str, history_since: str | None = None):
     cas = CassetteProvider(None, path, mode, workspace=rt.workspace, holon_home=rt.home)
     try:
-        result = rt.turns.run_sync(message, model=REF, hooks=TurnHooks(**cas.turn_hooks()),
-                                   history_since=history_since)
+        result = rt.turns.run_sync(message, model=REF, hooks=TurnHooks(**cas.turn_hooks()), history_since=history_since)
     except BaseException:
         cas.close(check=False)
         raise
@@ -30,12 +29,17 @@ def _turn(rt: Runtime, path: Path, mode: str, message: str, history_since: str |
 def test_two_cassettes_replay_twice_in_one_home(tmp_path: Path, workspace: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     with Runtime(home=tmp_path / "home1", workspace=workspace) as rt:
-        rt.providers.register(REF, ScriptedProvider([
-            Step.response([TextBlock("listing"), ToolUseBlock("c1", "ExecCommand", {"cmd": "echo one"})]),
-            Step.text("turn one done"),
-            Step.tool_use("c2", "GetAgent", {}),
-            Step.text("turn two done"),
-        ]))
+        rt.providers.register(
+            REF,
+            ScriptedProvider(
+                [
+                    Step.response([TextBlock("listing"), ToolUseBlock("c1", "ExecCommand", {"cmd": "echo one"})]),
+                    Step.text("turn one done"),
+                    Step.tool_use("c2", "GetAgent", {}),
+                    Step.text("turn two done"),
+                ]
+            ),
+        )
         _, live1 = _turn(rt, a, "record", "first")
         _, live2 = _turn(rt, b, "record", "second")
         assert (live1.final_text, live2.final_text) == ("turn one done", "turn two done")

@@ -74,16 +74,23 @@ def without_timings(timeline: dict[str, Any] | None) -> dict[str, Any] | None:
     if timeline is None:
         return None
     out = dict(timeline)
-    out["attempts"] = [{k: v for k, v in a.items() if k not in ("started_at", "completed_at", "duration_ms")}
-                       for a in timeline["attempts"]]
+    out["attempts"] = [
+        {k: v for k, v in a.items() if k not in ("started_at", "completed_at", "duration_ms")}
+        for a in timeline["attempts"]
+    ]
     return out
 
 
 def script_case35(wire: WireServer) -> None:
-    wire.script(Reply(status=429, json={"error": {"message": "slow down", "type": "rate_limit_error"}}),
-                Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand",
-                                        "arguments": json.dumps({"cmd": "echo replayed-$((40+2))"})}])),
-                Reply(json=chat_text("done: 42", usage=(7, 3))))
+    wire.script(
+        Reply(status=429, json={"error": {"message": "slow down", "type": "rate_limit_error"}}),
+        Reply(
+            json=chat_calls(
+                [{"id": "call_1", "name": "ExecCommand", "arguments": json.dumps({"cmd": "echo replayed-$((40+2))"})}]
+            )
+        ),
+        Reply(json=chat_text("done: 42", usage=(7, 3))),
+    )
 
 
 def test_case35_record_then_replay_offline_reproduces_the_turn(rt, wire, fresh, tmp_path):
@@ -97,8 +104,11 @@ def test_case35_record_then_replay_offline_reproduces_the_turn(rt, wire, fresh, 
     assert len(wire.requests) == 3
     recs = read_cassette(path)
     assert [(i["round"], i["attempt"]) for i in recs.interactions] == [(1, 1), (1, 2), (2, 1)]
-    assert recs.header["transport"] == "openai_chat_completions" and recs.header["route_ref"] == live.model_ref \
+    assert (
+        recs.header["transport"] == "openai_chat_completions"
+        and recs.header["route_ref"] == live.model_ref
         or recs.header["route_ref"].endswith("Qwen/Qwen3-8B")
+    )
     assert recs.footer["terminal"] == "completed"
 
     rt2 = fresh()
@@ -133,6 +143,7 @@ def test_case35_replay_is_blocked_from_the_network_even_if_something_tries(rt, w
         import urllib.request
 
         from holon_nb.providers.cassettes.errors import NetworkBlocked
+
         with pytest.raises(NetworkBlocked):
             urllib.request.urlopen(wire.base_url + "/v1/models", timeout=2)
         assert len(cas.network_attempts) == 1
@@ -184,9 +195,11 @@ def test_case37_changed_prompt_is_drift_at_seq0_with_pointer_and_diff(rt, wire, 
 
 def test_case38_one_fewer_tool_round_leaves_unconsumed_records(rt, wire, fresh, tmp_path):
     path = tmp_path / "c.jsonl"
-    wire.script(Reply(json=chat_calls([{"id": "call_1", "name": "GetAgent", "arguments": "{}"}])),
-                Reply(json=chat_calls([{"id": "call_2", "name": "ExecCommand", "arguments": '{"cmd": "true"}'}])),
-                Reply(json=chat_text("two rounds")))
+    wire.script(
+        Reply(json=chat_calls([{"id": "call_1", "name": "GetAgent", "arguments": "{}"}])),
+        Reply(json=chat_calls([{"id": "call_2", "name": "ExecCommand", "arguments": '{"cmd": "true"}'}])),
+        Reply(json=chat_text("two rounds")),
+    )
     live = record(rt, path)
     assert live.final_text == "two rounds" and len(live.tool_calls) == 2
     cas, result = replay(fresh(), path, max_rounds=1)
@@ -197,13 +210,17 @@ def test_case38_one_fewer_tool_round_leaves_unconsumed_records(rt, wire, fresh, 
     assert info.value.seq == 2  # the first record never reached (round 2's interaction)
 
 
-def test_case41_secret_in_receipt_is_redacted_on_the_wire_in_transcript_and_cassette(rt, wire, tmp_path,
-                                                                                      monkeypatch):
+def test_case41_secret_in_receipt_is_redacted_on_the_wire_in_transcript_and_cassette(rt, wire, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
     path = tmp_path / "c.jsonl"
-    wire.script(Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand",
-                                        "arguments": '{"cmd": "echo key=$OPENAI_API_KEY"}'}])),
-                Reply(json=chat_text("printed")))
+    wire.script(
+        Reply(
+            json=chat_calls(
+                [{"id": "call_1", "name": "ExecCommand", "arguments": '{"cmd": "echo key=$OPENAI_API_KEY"}'}]
+            )
+        ),
+        Reply(json=chat_text("printed")),
+    )
     live = record(rt, path)
     receipt = live.tool_calls[0].receipt
     assert "key=[redacted]" in receipt and "sk-test-0123456789" not in receipt
@@ -224,8 +241,11 @@ def test_replaying_twice_in_one_home_does_not_reuse_ids(rt, wire, fresh, tmp_pat
     rt2 = fresh()
 
     def taken(value: str) -> bool:
-        return bool(rt2.store.query("SELECT 1 FROM turns WHERE id=? UNION SELECT 1 FROM tool_executions "
-                                    "WHERE id=?", (value, value)))
+        return bool(
+            rt2.store.query(
+                "SELECT 1 FROM turns WHERE id=? UNION SELECT 1 FROM tool_executions WHERE id=?", (value, value)
+            )
+        )
 
     results, cassettes = [], []
     for _ in range(2):
@@ -246,8 +266,19 @@ def test_replayed_silent_waitfor_keeps_empty_final_text(rt, fresh, tmp_path):
 
     ref = "scripted@default/scripted"
     path = tmp_path / "c.jsonl"
-    rt.providers.register(ref, ScriptedProvider([Step.response([TextBlock("I will wait."), ToolUseBlock(
-        "c1", "WaitFor", {"reason": "r", "wake": "operator_input", "delivery": "silent"})])]))
+    rt.providers.register(
+        ref,
+        ScriptedProvider(
+            [
+                Step.response(
+                    [
+                        TextBlock("I will wait."),
+                        ToolUseBlock("c1", "WaitFor", {"reason": "r", "wake": "operator_input", "delivery": "silent"}),
+                    ]
+                )
+            ]
+        ),
+    )
     cas = CassetteProvider(None, path, "record", workspace=rt.workspace, holon_home=rt.home)
     live = rt.turns.run_sync("go", model=ref, hooks=TurnHooks(**cas.turn_hooks()))
     cas.close(terminal=live.terminal)

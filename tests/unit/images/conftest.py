@@ -13,7 +13,12 @@ import pytest
 from unit.providers.servers import WireServer
 
 _KEYS = [k for k in os.environ if k.endswith(("_API_KEY", "_AUTH_TOKEN", "_TOKEN"))] + [
-    "HOLON_MODEL", "HOLON_MODEL_FALLBACKS", "HOLON_NB_PROVIDERS", "HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL"]
+    "HOLON_MODEL",
+    "HOLON_MODEL_FALLBACKS",
+    "HOLON_NB_PROVIDERS",
+    "HOLON_VISION_MODEL",
+    "HOLON_IMAGE_GENERATION_MODEL",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -34,9 +39,19 @@ def wire() -> Iterator[WireServer]:
 def configure(monkeypatch: pytest.MonkeyPatch, srv: WireServer, transport: str, **capabilities: bool) -> None:
     """Point provider ``local`` (keyless) at ``srv`` with one model ``eye`` advertising ``capabilities``."""
     base = srv.base_url + ("/v1" if transport != "anthropic_messages" else "")
-    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps({"local": {
-        "transport": transport, "base_url": base, "auth": {"source": "none"},
-        "models": [{"id": "eye", **capabilities}]}}))
+    monkeypatch.setenv(
+        "HOLON_NB_PROVIDERS",
+        json.dumps(
+            {
+                "local": {
+                    "transport": transport,
+                    "base_url": base,
+                    "auth": {"source": "none"},
+                    "models": [{"id": "eye", **capabilities}],
+                }
+            }
+        ),
+    )
 
 
 def image_bytes(fmt: str, size: tuple[int, int] = (40, 30), mode: str = "RGB") -> bytes:

@@ -19,8 +19,9 @@ from unit.providers.servers import Reply, WireServer
 
 
 def _images(*blobs: bytes, fmt: str = "png") -> Reply:
-    return Reply(json={"created": 0, "output_format": fmt, "data": [{"b64_json": base64.b64encode(b).decode()}
-                                                                     for b in blobs]})
+    return Reply(
+        json={"created": 0, "output_format": fmt, "data": [{"b64_json": base64.b64encode(b).decode()} for b in blobs]}
+    )
 
 
 @pytest.fixture
@@ -32,11 +33,15 @@ def drawing(monkeypatch, wire: WireServer) -> WireServer:
 def test_47_enumerations_and_names(rt: Runtime) -> None:
     e = err(rt.call("GenerateImage", {"prompt": "a cat", "size": "512x512"}), "invalid_tool_input")
     assert e["details"]["allowed_values"] == ["1024x1024", "1536x1024", "1024x1536"] and e["details"]["field"] == "size"
-    assert err(rt.call("GenerateImage", {"prompt": "a", "background": " "}), "invalid_tool_input")["details"]["field"] \
+    assert (
+        err(rt.call("GenerateImage", {"prompt": "a", "background": " "}), "invalid_tool_input")["details"]["field"]
         == "background"
+    )
     assert err(rt.call("GenerateImage", {"prompt": "a", "output_format": "bmp"}), "invalid_tool_input")
-    assert err(rt.call("GenerateImage", {"prompt": "a", "name": "../.."}), "invalid_tool_input")["details"]["field"] \
+    assert (
+        err(rt.call("GenerateImage", {"prompt": "a", "name": "../.."}), "invalid_tool_input")["details"]["field"]
         == "name"
+    )
 
 
 def test_47_sanitized_name_never_overwrites(rt: Runtime, drawing: WireServer) -> None:
@@ -48,7 +53,10 @@ def test_47_sanitized_name_never_overwrites(rt: Runtime, drawing: WireServer) ->
     home = rt.tool_context(CallContext("default")).agent_home
     assert img["path"] == "media/generated/etc_passwd.png"
     assert img["uri"] == "workspace://agent_home:default/media/generated/etc_passwd.png"
-    assert img["id"] == "img_" + hashlib.sha256(first_png).hexdigest()[:16] and img["size"] == {"width": 20, "height": 10}
+    assert img["id"] == "img_" + hashlib.sha256(first_png).hexdigest()[:16] and img["size"] == {
+        "width": 20,
+        "height": 10,
+    }
     assert one.envelope["summary_text"] == "GenerateImage created one image"
     assert ok(one)["parameters"] == {"size": "1024x1024", "name": "etc_passwd"}
     body = drawing.requests[0].json
@@ -98,19 +106,42 @@ def test_oversized_generated_file_is_invalid_and_kept(rt: Runtime, drawing: Wire
 
 
 def test_cassette_records_and_replays_both_calls(rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer) -> None:
-    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps({"local": {
-        "transport": "openai_chat_completions", "base_url": wire.base_url + "/v1", "auth": {"source": "none"},
-        "models": [{"id": "eye", "image_input": True}, {"id": "brush", "image_generation": True}]}}))
+    monkeypatch.setenv(
+        "HOLON_NB_PROVIDERS",
+        json.dumps(
+            {
+                "local": {
+                    "transport": "openai_chat_completions",
+                    "base_url": wire.base_url + "/v1",
+                    "auth": {"source": "none"},
+                    "models": [{"id": "eye", "image_input": True}, {"id": "brush", "image_generation": True}],
+                }
+            }
+        ),
+    )
     obs = {"type": "visual_observation", "schema": "visual_observation.v1", "summary": "Red on white."}
     drawn = image_bytes("PNG", (24, 24))
-    wire.script(Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "eye", "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(obs)}}]}),
-        _images(drawn))
+    wire.script(
+        Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "eye",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(obs)}}
+                ],
+            }
+        ),
+        _images(drawn),
+    )
     (tmp_path / "a.webp").write_bytes(image_bytes("WEBP"))
     path = tmp_path / "cas" / "images.jsonl"
     with rt.images.use_cassette(MediaCassette(path, "record")):
-        assert ok(rt.call("ViewImage", {"path": str(tmp_path / "a.webp"), "prompt": "p"}))["observation"]["summary"] \
+        assert (
+            ok(rt.call("ViewImage", {"path": str(tmp_path / "a.webp"), "prompt": "p"}))["observation"]["summary"]
             == "Red on white."
+        )
         ok(rt.call("GenerateImage", {"prompt": "a dot", "name": "dot"}))
     text = path.read_text()
     assert base64.b64encode(drawn).decode()[:40] not in text  # payloads are not inline
@@ -127,8 +158,10 @@ def test_cassette_records_and_replays_both_calls(rt: Runtime, tmp_path: Path, mo
             assert view["observation"]["generated_by"]["model"] == "eye"
             gen = ok(fresh.call("GenerateImage", {"prompt": "a dot", "name": "dot"}))
             assert gen["images"][0]["sha256"] == hashlib.sha256(drawn).hexdigest() and gen["model"] == "brush"
-            drift = err(fresh.call("ViewImage", {"path": str(tmp_path / "a.webp"), "prompt": "other"}),
-                        "vision_observation_failed")
+            drift = err(
+                fresh.call("ViewImage", {"path": str(tmp_path / "a.webp"), "prompt": "other"}),
+                "vision_observation_failed",
+            )
             assert "re-record" in drift["details"]["error"]
     finally:
         fresh.close()

@@ -15,16 +15,24 @@ from holon_nb.runtime.images.probe import MAX_BYTES
 from unit.images.conftest import configure, image_bytes, png_header
 from unit.providers.servers import Reply, WireServer
 
-OBS = {"type": "visual_observation", "schema": "visual_observation.v1", "summary": "A red square on white.",
-       "ocr": "no text", "elements": {"description": "square"}, "relations": 7, "uncertainties": [{"text": "hue"}, "edge"]}
+OBS = {
+    "type": "visual_observation",
+    "schema": "visual_observation.v1",
+    "summary": "A red square on white.",
+    "ocr": "no text",
+    "elements": {"description": "square"},
+    "relations": 7,
+    "uncertainties": [{"text": "hue"}, "edge"],
+}
 
 
 def _view(rt: Runtime, path: object, prompt: str = "what is there?"):
     return rt.call("ViewImage", {"path": str(path), "prompt": prompt})
 
 
-@pytest.mark.parametrize("fmt,mime", [("PNG", "image/png"), ("JPEG", "image/jpeg"), ("GIF", "image/gif"),
-                                      ("WEBP", "image/webp")])
+@pytest.mark.parametrize(
+    "fmt,mime", [("PNG", "image/png"), ("JPEG", "image/jpeg"), ("GIF", "image/gif"), ("WEBP", "image/webp")]
+)
 def test_real_images_are_sniffed_and_measured(rt: Runtime, tmp_path: Path, fmt: str, mime: str) -> None:
     data = image_bytes(fmt, (41, 29))
     path = tmp_path / "picture.bin"  # the extension is ignored
@@ -143,18 +151,39 @@ def test_46_unavailable_lists_candidates_and_reference(rt: Runtime, tmp_path: Pa
 
 
 @pytest.mark.parametrize("transport", ["openai_chat_completions", "anthropic_messages"])
-def test_46_observation_through_a_local_server_then_cached(rt: Runtime, tmp_path: Path, monkeypatch,
-                                                          wire: WireServer, transport: str) -> None:
+def test_46_observation_through_a_local_server_then_cached(
+    rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer, transport: str
+) -> None:
     configure(monkeypatch, wire, transport, image_input=True)
     reply_text = "Here you go:\n```json\n" + json.dumps(OBS) + "\n```"
     if transport == "anthropic_messages":
-        wire.script(Reply(json={"id": "msg_1", "type": "message", "role": "assistant", "model": "eye",
-                                "content": [{"type": "text", "text": reply_text}], "stop_reason": "end_turn",
-                                "usage": {"input_tokens": 5, "output_tokens": 5}}))
+        wire.script(
+            Reply(
+                json={
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "eye",
+                    "content": [{"type": "text", "text": reply_text}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 5, "output_tokens": 5},
+                }
+            )
+        )
     else:
-        wire.script(Reply(json={"id": "c1", "object": "chat.completion", "created": 0, "model": "eye",
-                                "choices": [{"index": 0, "finish_reason": "stop",
-                                             "message": {"role": "assistant", "content": reply_text}}]}))
+        wire.script(
+            Reply(
+                json={
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "eye",
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply_text}}
+                    ],
+                }
+            )
+        )
     data = image_bytes("PNG")
     (tmp_path / "a.png").write_bytes(data)
     first = ok(_view(rt, tmp_path / "a.png"))
@@ -162,8 +191,12 @@ def test_46_observation_through_a_local_server_then_cached(rt: Runtime, tmp_path
     assert obs["summary"] == "A red square on white." and obs["ocr"] == [{"text": "no text"}]
     assert obs["elements"] == [{"description": "square"}] and obs["relations"] == []
     assert obs["uncertainties"] == ["hue", "edge"]
-    assert obs["generated_by"] == {"mode": "vision_adapter", "provider": "local", "model": "eye",
-                                   "selection_reason": "auto_discovered_image_input"}
+    assert obs["generated_by"] == {
+        "mode": "vision_adapter",
+        "provider": "local",
+        "model": "eye",
+        "selection_reason": "auto_discovered_image_input",
+    }
     assert first["vision_selection"]["vision_model"] == "eye"
     (req,) = wire.requests
     body = req.json
@@ -188,10 +221,24 @@ def test_46_observation_through_a_local_server_then_cached(rt: Runtime, tmp_path
 
 def test_invalid_reply_is_vision_observation_failed(rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer) -> None:
     configure(monkeypatch, wire, "openai_chat_completions", image_input=True)
-    wire.script(Reply(json={"id": "c1", "object": "chat.completion", "created": 0, "model": "eye",
-                            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                "role": "assistant", "content": '{"type": "visual_observation", "summary": "x"}'}}]}),
-                Reply(status=500, json={"error": {"message": "boom"}}))
+    wire.script(
+        Reply(
+            json={
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "eye",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": '{"type": "visual_observation", "summary": "x"}'},
+                    }
+                ],
+            }
+        ),
+        Reply(status=500, json={"error": {"message": "boom"}}),
+    )
     (tmp_path / "a.png").write_bytes(image_bytes("PNG"))
     e = err(_view(rt, tmp_path / "a.png"), "vision_observation_failed")
     assert e["details"]["vision_provider"] == "local" and "schema" in e["details"]["error"]
@@ -203,8 +250,19 @@ def test_explicit_default_wins_and_native_mode(rt: Runtime, tmp_path: Path, monk
     configure(monkeypatch, wire, "openai_chat_completions")  # no capability flag: explicit choice still used
     monkeypatch.setenv("HOLON_VISION_MODEL", "local/eye")
     monkeypatch.setenv("HOLON_MODEL", "local/eye")
-    wire.script(Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "eye", "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(OBS)}}]}))
+    wire.script(
+        Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "eye",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(OBS)}}
+                ],
+            }
+        )
+    )
     (tmp_path / "a.gif").write_bytes(image_bytes("GIF"))
     res = ok(_view(rt, tmp_path / "a.gif"))
     assert res["selected_mode"] == "native_image_with_observation"
@@ -225,20 +283,34 @@ def test_receipt_mimebundle_carries_a_bounded_thumbnail(rt: Runtime, tmp_path: P
     assert "base64" not in json.dumps(result.envelope) and "base64" not in result.receipt  # never sent to a model
 
 
-def test_builtin_openai_with_a_key_is_auto_discovered(rt: Runtime, tmp_path: Path, monkeypatch,
-                                                     wire: WireServer) -> None:
+def test_builtin_openai_with_a_key_is_auto_discovered(
+    rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer
+) -> None:
     """An authenticated built-in provider (here openai, its base URL pointed at the local server) is found
     without any image configuration: its catalog models advertise image input."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
     monkeypatch.setenv("HOLON_OPENAI_BASE_URL", wire.base_url + "/v1")
-    wire.script(Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-5.3", "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(OBS)}}]}),
-        Reply(status=401, json={"error": {"message": "bad key sk-test-secret-123"}}))
+    wire.script(
+        Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "gpt-5.3",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(OBS)}}
+                ],
+            }
+        ),
+        Reply(status=401, json={"error": {"message": "bad key sk-test-secret-123"}}),
+    )
     (tmp_path / "a.png").write_bytes(image_bytes("PNG"))
     res = ok(_view(rt, tmp_path / "a.png"))
     assert res["vision_selection"]["vision_provider"] == "openai"
     assert wire.requests[0].headers["authorization"] == "Bearer sk-test-secret-123"
     failed = _view(rt, tmp_path / "a.png", "another prompt")
     e = err(failed, "vision_observation_failed")
-    assert "sk-test-secret-123" not in json.dumps(failed.display_envelope) and "sk-test-secret-123" not in failed.receipt
+    assert (
+        "sk-test-secret-123" not in json.dumps(failed.display_envelope) and "sk-test-secret-123" not in failed.receipt
+    )
     assert e["details"]["vision_provider"] == "openai"

@@ -17,7 +17,11 @@ import pytest
 
 from _support import ok
 from holon_nb.providers.schema_lowering import (
-    COMBINATORS, denull_strict_arguments, lower_tool_schema, source_tool_schema, validate_lowered,
+    COMBINATORS,
+    denull_strict_arguments,
+    lower_tool_schema,
+    source_tool_schema,
+    validate_lowered,
 )
 from holon_nb.tools.dispatch import parse_args
 from holon_nb.tools.errors import ToolFailure
@@ -117,8 +121,11 @@ def _optional_paths(schema: dict[str, Any]) -> list[tuple[str, ...]]:
             for prop, child in node.get("properties", {}).items():
                 if prop not in node.get("required", []):
                     out.append((*prefix, prop))
-                if prop in node.get("required", []) and "array" in _types(child) and \
-                        "object" in _types(child.get("items", {})):
+                if (
+                    prop in node.get("required", [])
+                    and "array" in _types(child)
+                    and "object" in _types(child.get("items", {}))
+                ):
                     walk(child["items"], (*prefix, prop, "0"))
 
     walk(schema, ())
@@ -189,7 +196,8 @@ def test_strict_round_trip_through_runtime_call(rt):
     assert "include_todo_list" in lower_tool_schema(source, "strict")["required"]
     refused = rt.call("GetWorkItem", {"work_item_id": "work_missing", "include_todo_list": None})
     assert refused.envelope["error"]["kind"] == "invalid_tool_input"
-    denulled = rt.call("GetWorkItem", denull_strict_arguments(
-        {"work_item_id": "work_missing", "include_todo_list": None}, source))
+    denulled = rt.call(
+        "GetWorkItem", denull_strict_arguments({"work_item_id": "work_missing", "include_todo_list": None}, source)
+    )
     bare = rt.call("GetWorkItem", {"work_item_id": "work_missing"})
     assert denulled.envelope["error"]["kind"] == bare.envelope["error"]["kind"] != "invalid_tool_input"

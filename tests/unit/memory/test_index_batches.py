@@ -38,7 +38,8 @@ def test_catch_up_commits_in_small_batches_and_indexes_everything(tmp_path: Path
 
 
 def test_a_search_catches_up_for_a_bounded_time_and_the_rest_follows_in_the_background(
-        tmp_path: Path, workspace: Path, monkeypatch) -> None:
+    tmp_path: Path, workspace: Path, monkeypatch
+) -> None:
     settings = RuntimeSettings(memory_index_interval_s=0)
     with Runtime(home=tmp_path / "home", workspace=workspace, settings=settings) as rt:
         _copies(rt, 600)
@@ -47,8 +48,9 @@ def test_a_search_catches_up_for_a_bounded_time_and_the_rest_follows_in_the_back
         assert status["lag"] > 0 and status["results_may_be_incomplete"] is True
         assert status["consumption_was_limited"] is True
     # a runtime with the background indexer catches up on its own, without any search
-    with Runtime(home=tmp_path / "home", workspace=workspace,
-                 settings=RuntimeSettings(memory_index_interval_s=0.1)) as rt:
+    with Runtime(
+        home=tmp_path / "home", workspace=workspace, settings=RuntimeSettings(memory_index_interval_s=0.1)
+    ) as rt:
         eventually(lambda: rt.memory.index_status()["lag"] == 0, timeout=60)
 
 
@@ -59,7 +61,10 @@ def test_an_oversized_objective_is_refused_at_the_documented_limit(rt: Runtime) 
     assert e["details"]["length"] == len(huge) and str(MAX_TEXT_FIELD_CHARS) in e["message"]
     assert rt.store.query("SELECT COUNT(*) FROM work_items")[0][0] == 0
     # nested fields are measured too
-    e = err(rt.call("CreateWorkItem", {"objective": "ok", "todo_list": [{"text": huge, "state": "pending"}]}), "invalid_tool_input")
+    e = err(
+        rt.call("CreateWorkItem", {"objective": "ok", "todo_list": [{"text": huge, "state": "pending"}]}),
+        "invalid_tool_input",
+    )
     assert e["details"]["field"] == "todo_list[0].text"
 
 
@@ -77,19 +82,40 @@ def test_write_many_upserts_and_replaces_the_searchable_text(rt: Runtime) -> Non
     from holon_nb.runtime.memory.index import Doc, prepare, search, write_many
 
     def doc(ref: str, text: str) -> Doc:
-        return Doc(agent_id="default", source_ref=ref, kind="brief", scope_kind="agent", title=ref, body=text,
-                   updated_at="2026-01-01T00:00:00Z")
+        return Doc(
+            agent_id="default",
+            source_ref=ref,
+            kind="brief",
+            scope_kind="agent",
+            title=ref,
+            body=text,
+            updated_at="2026-01-01T00:00:00Z",
+        )
 
     with rt.store.tx() as db:
-        write_many(db, [prepare(doc("brief:brief_a", "oldword alpha"), keep_body=True),
-                        prepare(doc("brief:brief_b", "betaword"), keep_body=True)], fts=True)
+        write_many(
+            db,
+            [
+                prepare(doc("brief:brief_a", "oldword alpha"), keep_body=True),
+                prepare(doc("brief:brief_b", "betaword"), keep_body=True),
+            ],
+            fts=True,
+        )
     with rt.store.tx() as db:  # an update, and the same ref twice in one batch: the last one wins
-        write_many(db, [prepare(doc("brief:brief_a", "interim"), keep_body=True),
-                        prepare(doc("brief:brief_a", "newword alpha"), keep_body=True)], fts=True)
+        write_many(
+            db,
+            [
+                prepare(doc("brief:brief_a", "interim"), keep_body=True),
+                prepare(doc("brief:brief_a", "newword alpha"), keep_body=True),
+            ],
+            fts=True,
+        )
 
     def refs(q: str) -> list[str]:
-        return [r["source_ref"] for r in search(rt.store.query, q, agent_id="default", limit=10,
-                                                workspace_id=None, all_workspaces=True)]
+        return [
+            r["source_ref"]
+            for r in search(rt.store.query, q, agent_id="default", limit=10, workspace_id=None, all_workspaces=True)
+        ]
 
     assert refs("oldword") == [] and refs("interim") == [] and refs("newword") == ["brief:brief_a"]
     assert refs("betaword") == ["brief:brief_b"]

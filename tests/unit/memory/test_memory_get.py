@@ -40,8 +40,15 @@ def test_case_65_foreign_brief_is_indistinguishable_from_missing(rt) -> None:
 def test_index_fed_document_is_returned_as_given(rt) -> None:
     text = "Objective: ship v2\nPlan status: ready\nTodo list:\n- [pending] tests"
     with rt.store.tx() as db:
-        rt.memory.index(db, agent_id="default", source_ref="work_item:work_0000000000000aa", source_kind="work_item",
-                        text=text, updated_at="2026-01-02T03:04:05.000000Z", metadata={"state": "open"})
+        rt.memory.index(
+            db,
+            agent_id="default",
+            source_ref="work_item:work_0000000000000aa",
+            source_kind="work_item",
+            text=text,
+            updated_at="2026-01-02T03:04:05.000000Z",
+            metadata={"state": "open"},
+        )
     mem = ok(rt.call("MemoryGet", {"source_ref": "work_item:work_0000000000000aa"}))["memory"]
     assert mem["content"] == text and mem["truncated"] is False
     assert mem["title"] == "Objective: ship v2"
@@ -49,8 +56,14 @@ def test_index_fed_document_is_returned_as_given(rt) -> None:
     assert mem["metadata"]["state"] == "open"
     # re-indexing replaces, unindexing removes
     with rt.store.tx() as db:
-        rt.memory.index(db, agent_id="default", source_ref="work_item:work_0000000000000aa", source_kind="work_item",
-                        text="Objective: ship v3", title="v3")
+        rt.memory.index(
+            db,
+            agent_id="default",
+            source_ref="work_item:work_0000000000000aa",
+            source_kind="work_item",
+            text="Objective: ship v3",
+            title="v3",
+        )
     mem = ok(rt.call("MemoryGet", {"source_ref": "work_item:work_0000000000000aa"}))["memory"]
     assert (mem["content"], mem["title"]) == ("Objective: ship v3", "v3")
     with rt.store.tx() as db:
@@ -61,8 +74,13 @@ def test_index_fed_document_is_returned_as_given(rt) -> None:
 def test_index_is_part_of_the_producers_transaction(rt) -> None:
     try:
         with rt.store.tx() as db:
-            rt.memory.index(db, agent_id="default", source_ref="brief:brief_rolled_back", source_kind="brief",
-                            text="never committed")
+            rt.memory.index(
+                db,
+                agent_id="default",
+                source_ref="brief:brief_rolled_back",
+                source_kind="brief",
+                text="never committed",
+            )
             raise RuntimeError("the producer's write failed")
     except RuntimeError:
         pass

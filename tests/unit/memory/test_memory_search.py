@@ -33,11 +33,21 @@ def test_case_68_limit_is_clamped_and_only_callers_documents(rt) -> None:
     rt.store.ensure_agent("other", "public_named")
     with rt.store.tx() as db:
         for i in range(60):
-            rt.memory.index(db, agent_id="default", source_ref=f"brief:brief_{i:015x}", source_kind="brief",
-                            text=f"deploy note number {i}")
+            rt.memory.index(
+                db,
+                agent_id="default",
+                source_ref=f"brief:brief_{i:015x}",
+                source_kind="brief",
+                text=f"deploy note number {i}",
+            )
         for i in range(5):
-            rt.memory.index(db, agent_id="other", source_ref=f"brief:brief_o{i:014x}", source_kind="brief",
-                            text=f"deploy of the other agent {i}")
+            rt.memory.index(
+                db,
+                agent_id="other",
+                source_ref=f"brief:brief_o{i:014x}",
+                source_kind="brief",
+                text=f"deploy of the other agent {i}",
+            )
     found = _search(rt, "deploy", limit=500)
     assert len(found["results"]) == 50
     assert {r["agent_id"] for r in found["results"]} == {"default"}
@@ -49,13 +59,29 @@ def test_case_68_limit_is_clamped_and_only_callers_documents(rt) -> None:
 
 
 def test_result_shape_and_query_echo(rt) -> None:
-    _index(rt, "default", "brief:brief_shape", "Release checklist: tag, build, publish",
-           title="Release brief", updated_at="2026-03-01T00:00:00.000000Z", metadata={"work_item_id": "work_x"})
+    _index(
+        rt,
+        "default",
+        "brief:brief_shape",
+        "Release checklist: tag, build, publish",
+        title="Release brief",
+        updated_at="2026-03-01T00:00:00.000000Z",
+        metadata={"work_item_id": "work_x"},
+    )
     found = _search(rt, "  checklist  ")
     assert found["query"] == "checklist"
     (hit,) = found["results"]
-    assert set(hit) == {"kind", "source_ref", "scope_kind", "agent_id", "title", "snippet", "score", "updated_at",
-                        "metadata"}
+    assert set(hit) == {
+        "kind",
+        "source_ref",
+        "scope_kind",
+        "agent_id",
+        "title",
+        "snippet",
+        "score",
+        "updated_at",
+        "metadata",
+    }
     assert (hit["kind"], hit["scope_kind"], hit["title"]) == ("brief", "workspace", "Release brief")
     assert hit["updated_at"] == "2026-03-01T00:00:00.000000Z"
     assert hit["metadata"]["work_item_id"] == "work_x"
@@ -124,8 +150,10 @@ def test_command_receipts_and_outputs_are_searchable(rt) -> None:
     assert _refs(_search(rt, "giraffe")) == [f"tool_execution:{r2.execution_id}:output"]
     # each batch item has its own refs
     b = rt.call("ExecCommandBatch", {"items": [{"cmd": "echo okapi-one"}, {"cmd": "echo tapir-two"}]})
-    assert sorted(_refs(_search(rt, "tapir"))) == [f"tool_execution:{b.execution_id}:batch_item:2:cmd",
-                                                   f"tool_execution:{b.execution_id}:batch_item:2:output"]
+    assert sorted(_refs(_search(rt, "tapir"))) == [
+        f"tool_execution:{b.execution_id}:batch_item:2:cmd",
+        f"tool_execution:{b.execution_id}:batch_item:2:output",
+    ]
 
 
 def test_full_stream_in_an_artifact_is_searchable(rt) -> None:
@@ -151,10 +179,21 @@ def test_read_only_inspection_outputs_do_not_crowd_the_index(rt) -> None:
     created = rt.call("CreateWorkItem", {"objective": "migrate the zebrafish pipeline"})
     wid = ok(created)["work_item"]["id"]
     timer = ok(rt.call("CreateTimer", {"duration_ms": 3_600_000, "summary": "zebrafish check"}))["timer"]["id"]
-    reads = [rt.call(name, args) for _ in range(5) for name, args in (
-        ("ListWorkItems", {}), ("GetWorkItem", {"work_item_id": wid}), ("ListTimers", {}),
-        ("GetTimer", {"timer_id": timer}), ("GetWorkspaceState", {}), ("ListTasks", {}), ("TaskList", {}),
-        ("GetAgent", {}), ("TaskStatus", {"task_id": "task_zebrafish"}))]
+    reads = [
+        rt.call(name, args)
+        for _ in range(5)
+        for name, args in (
+            ("ListWorkItems", {}),
+            ("GetWorkItem", {"work_item_id": wid}),
+            ("ListTimers", {}),
+            ("GetTimer", {"timer_id": timer}),
+            ("GetWorkspaceState", {}),
+            ("ListTasks", {}),
+            ("TaskList", {}),
+            ("GetAgent", {}),
+            ("TaskStatus", {"task_id": "task_zebrafish"}),
+        )
+    ]
     command = rt.call("ExecCommand", {"cmd": "echo zebrafish-run"})
     found = _search(rt, "zebrafish", limit=50)
     tools = sorted(r["metadata"].get("tool_name") or r["kind"] for r in found["results"])
@@ -182,7 +221,10 @@ def test_workspace_scope(rt) -> None:
     _index(rt, "default", "brief:brief_any", "lemur anywhere")
     assert sorted(_refs(_search(rt, "lemur"))) == ["brief:brief_any", "brief:brief_here"]
     assert sorted(_refs(_search(rt, "lemur", include_all_workspaces=True))) == [
-        "brief:brief_any", "brief:brief_here", "brief:brief_there"]
+        "brief:brief_any",
+        "brief:brief_here",
+        "brief:brief_there",
+    ]
     hit = next(h for h in _search(rt, "lemur")["results"] if h["source_ref"] == "brief:brief_here")
     assert hit["workspace_id"] == active
 
@@ -209,8 +251,6 @@ def test_search_without_fts5_is_a_typed_error(rt) -> None:
     assert ok(rt.call("MemoryGet", {"source_ref": "brief:brief_nofts"}))["memory"]["content"] == "still fetchable"
 
 
-
-
 def test_memory_tools_change_no_state(rt) -> None:
     rt.call("ExecCommand", {"cmd": "echo read-only-check"})
     _index(rt, "default", "brief:brief_ro", "read-only brief")
@@ -232,7 +272,9 @@ def test_a_new_runtime_on_the_same_home_still_finds_everything(tmp_path: Path, w
         refs = _refs(_search(second, "pangolin", limit=50))
         assert f"tool_execution:{r.execution_id}:output" in refs and "brief:brief_persist" in refs
         assert f"tool_execution:{later.execution_id}:output" in refs
-        assert ok(second.call("MemoryGet", {"source_ref": "brief:brief_persist"}))["memory"]["content"] == "pangolin brief"
+        assert (
+            ok(second.call("MemoryGet", {"source_ref": "brief:brief_persist"}))["memory"]["content"] == "pangolin brief"
+        )
 
 
 def test_unusual_text_never_breaks_search(rt) -> None:

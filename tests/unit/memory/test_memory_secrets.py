@@ -38,8 +38,9 @@ def test_a_later_process_without_the_secret_does_not_serve_it(tmp_path: Path, wo
         later.close()
 
 
-def test_a_background_task_log_is_indexed_with_the_secrets_of_its_process(tmp_path: Path, workspace: Path,
-                                                                          monkeypatch) -> None:
+def test_a_background_task_log_is_indexed_with_the_secrets_of_its_process(
+    tmp_path: Path, workspace: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("MY_TOKEN", SECRET)
     first = Runtime(home=tmp_path / "home", workspace=workspace)
     try:

@@ -17,8 +17,9 @@ from holon_nb import Runtime, RuntimeSettings
 @pytest.fixture
 def tiny(tmp_path: Path, workspace: Path) -> Iterator[Runtime]:
     """A runtime whose tool-output budget (50 tokens ≈ 200 characters) truncates most receipts."""
-    runtime = Runtime(home=tmp_path / "home", workspace=workspace,
-                      settings=RuntimeSettings(tool_output_budget_tokens=50))
+    runtime = Runtime(
+        home=tmp_path / "home", workspace=workspace, settings=RuntimeSettings(tool_output_budget_tokens=50)
+    )
     try:
         yield runtime
     finally:
@@ -70,8 +71,10 @@ def test_exec_command_output_ref(tiny: Runtime) -> None:
     assert cmd["kind"] == "tool_command_receipt"
     assert cmd["content"].endswith("cmd:\necho first-line; seq 1 200; echo oops >&2")
     # a batch-item ref does not name anything in a single command
-    err(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:1:output"}),
-        "memory_source_not_found")
+    err(
+        tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:1:output"}),
+        "memory_source_not_found",
+    )
 
 
 def test_truncated_stream_points_at_its_artifact(tiny: Runtime) -> None:
@@ -115,8 +118,9 @@ def test_other_tool_output_ref_is_the_stored_envelope(tiny: Runtime) -> None:
 
 
 def test_exec_command_batch_output_ref(tiny: Runtime) -> None:
-    r = tiny.call("ExecCommandBatch", {"items": [{"cmd": "echo alpha-item; seq 1 60"},
-                                                 {"cmd": "echo beta-item >&2; exit 4"}]})
+    r = tiny.call(
+        "ExecCommandBatch", {"items": [{"cmd": "echo alpha-item; seq 1 60"}, {"cmd": "echo beta-item >&2; exit 4"}]}
+    )
     ref = _projected(r)
     # fixed over upstream: the batch's own output_ref resolves to its stored envelope
     mem, doc = _get(tiny, ref)
@@ -131,16 +135,19 @@ def test_exec_command_batch_output_ref(tiny: Runtime) -> None:
     with roomy(tiny):
         cmd = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:2:cmd"}))["memory"]
     assert cmd["content"].endswith("cmd:\necho beta-item >&2; exit 4")
-    err(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:3:output"}),
-        "memory_source_not_found")
+    err(
+        tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:batch_item:3:output"}),
+        "memory_source_not_found",
+    )
     err(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:stdout"}), "memory_source_not_found")
 
 
 def test_max_chars_cuts_the_document(tiny: Runtime) -> None:
     r = tiny.call("ExecCommand", {"cmd": "seq 1 300"})
     with roomy(tiny):
-        mem = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:output",
-                                         "max_chars": 40}))["memory"]
+        mem = ok(tiny.call("MemoryGet", {"source_ref": f"tool_execution:{r.execution_id}:output", "max_chars": 40}))[
+            "memory"
+        ]
     assert len(mem["content"]) == 40 and mem["truncated"] is True
 
 

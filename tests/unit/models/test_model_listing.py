@@ -39,13 +39,29 @@ def _configure(monkeypatch, providers: dict) -> None:
 @pytest.fixture
 def three(clean_env):
     """Case 70's providers: ok (available), slow (degraded), dead (unavailable)."""
-    _configure(clean_env, {
-        "ok": {"transport": "openai_chat_completions", "base_url": URL, "auth": {"env": "OK_API_KEY"},
-               "models": ["m1", "m2"]},
-        "slow": {"transport": "anthropic_messages", "base_url": URL, "auth": {"env": "SLOW_API_KEY"},
-                 "models": ["fast", {"id": "big", "enabled": False}]},
-        "dead": {"transport": "openai_responses", "base_url": URL, "auth": {"env": "DEAD_API_KEY"}, "models": ["x"]},
-    })
+    _configure(
+        clean_env,
+        {
+            "ok": {
+                "transport": "openai_chat_completions",
+                "base_url": URL,
+                "auth": {"env": "OK_API_KEY"},
+                "models": ["m1", "m2"],
+            },
+            "slow": {
+                "transport": "anthropic_messages",
+                "base_url": URL,
+                "auth": {"env": "SLOW_API_KEY"},
+                "models": ["fast", {"id": "big", "enabled": False}],
+            },
+            "dead": {
+                "transport": "openai_responses",
+                "base_url": URL,
+                "auth": {"env": "DEAD_API_KEY"},
+                "models": ["x"],
+            },
+        },
+    )
     clean_env.setenv("OK_API_KEY", SECRET)
     clean_env.setenv("SLOW_API_KEY", SECRET)
     clean_env.delenv("DEAD_API_KEY", raising=False)
@@ -53,6 +69,7 @@ def three(clean_env):
 
 
 # ------------------------------------------------------------------ case 70
+
 
 def test_case_70_unavailable_providers_are_dropped_degraded_kept(rt, three):
     result = rt.call("ListModelProviders", {})
@@ -75,8 +92,10 @@ def test_case_70_unavailable_providers_are_dropped_degraded_kept(rt, three):
 
 
 def test_secrets_never_appear(rt, three):
-    for call in (("ListModelProviders", {"include_unavailable": True}),
-                 ("ListProviderModels", {"provider": "ok", "include_unavailable": True})):
+    for call in (
+        ("ListModelProviders", {"include_unavailable": True}),
+        ("ListProviderModels", {"provider": "ok", "include_unavailable": True}),
+    ):
         result = rt.call(*call)
         ok(result)
         assert SECRET not in json.dumps(result.envelope) and SECRET not in result.full_receipt
@@ -105,10 +124,12 @@ def test_keyless_local_presets_need_a_preset(rt, clean_env):
     assert "default_model" not in shown["ollama"] and shown["ollama"]["model_count"] == 0
     models = ok(rt.call("ListProviderModels", {"provider": "vllm"}))["models"]
     assert [(m["id"], m["model_ref"], m["metadata_source"]) for m in models] == [
-        ("Qwen/Qwen3-8B", "vllm/Qwen/Qwen3-8B", "unknown_fallback")]
+        ("Qwen/Qwen3-8B", "vllm/Qwen/Qwen3-8B", "unknown_fallback")
+    ]
 
 
 # ------------------------------------------------------------------ case 69 and ListProviderModels
+
 
 def test_case_69_blank_provider_is_invalid_input(rt, clean_env):
     e = err(rt.call("ListProviderModels", {"provider": "  "}), "invalid_tool_input")
@@ -129,15 +150,26 @@ def test_unavailable_models_only_on_request(rt, three):
     assert [m["id"] for m in ok(rt.call("ListProviderModels", {"provider": "slow"}))["models"]] == ["fast"]
     everything = ok(rt.call("ListProviderModels", {"provider": "slow", "include_unavailable": True}))["models"]
     assert [(m["id"], m["availability"], m["selectable"], m.get("unavailable_reason")) for m in everything] == [
-        ("big", "unavailable", False, "disabled_by_config"), ("fast", "available", True, None)]
+        ("big", "unavailable", False, "disabled_by_config"),
+        ("fast", "available", True, None),
+    ]
     assert ok(rt.call("ListProviderModels", {"provider": "dead"}))["models"] == []
     dead = ok(rt.call("ListProviderModels", {"provider": "dead", "include_unavailable": True}))["models"]
     assert [(m["model_ref"], m["unavailable_reason"]) for m in dead] == [("dead/x", "credential_missing")]
 
 
 def test_paging_follows_the_cursor(rt, clean_env):
-    _configure(clean_env, {"many": {"transport": "openai_chat_completions", "base_url": URL,
-                                    "auth": {"source": "none"}, "models": [f"m{i}" for i in range(5)]}})
+    _configure(
+        clean_env,
+        {
+            "many": {
+                "transport": "openai_chat_completions",
+                "base_url": URL,
+                "auth": {"source": "none"},
+                "models": [f"m{i}" for i in range(5)],
+            }
+        },
+    )
     first = ok(rt.call("ListProviderModels", {"provider": "many", "limit": 2}))
     assert [m["id"] for m in first["models"]] == ["m0", "m1"]
     assert first["limit"] == 2 and first["returned"] == 2 and first["next_cursor"] == "many/m1"
@@ -157,20 +189,34 @@ def test_limit_is_clamped(rt, clean_env, limit, expected):
     assert res["limit"] == expected
 
 
-@pytest.mark.parametrize("args, fragment", [
-    ({"include_unavailable": "maybe"}, "include_unavailable"),
-    ({"include_unavailable": None}, "include_unavailable"),
-    ({"include_unavailable": 1}, "include_unavailable"),
-    ({"colour": "red"}, "unknown field `colour`"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ({"include_unavailable": "maybe"}, "include_unavailable"),
+        ({"include_unavailable": None}, "include_unavailable"),
+        ({"include_unavailable": 1}, "include_unavailable"),
+        ({"colour": "red"}, "unknown field `colour`"),
+    ],
+)
 def test_list_model_providers_rejects_bad_flags(rt, clean_env, args, fragment):
     e = err(rt.call("ListModelProviders", args), "invalid_tool_input")
     assert fragment in e["details"]["parse_error"]
 
 
 def test_provider_matches_group_route_and_family(rt, clean_env):
-    _configure(clean_env, {"providers": {"acme@coding": {"transport": "openai_chat_completions", "base_url": URL,
-                                                         "auth": {"env": "ACME_KEY"}, "models": ["c1"]}}})
+    _configure(
+        clean_env,
+        {
+            "providers": {
+                "acme@coding": {
+                    "transport": "openai_chat_completions",
+                    "base_url": URL,
+                    "auth": {"env": "ACME_KEY"},
+                    "models": ["c1"],
+                }
+            }
+        },
+    )
     clean_env.setenv("ACME_KEY", SECRET)
     clean_env.setenv("BYTEPLUS_API_KEY", SECRET)
     clean_env.setenv("HOLON_MODEL", "byteplus-coding/seed-1")  # legacy alias of byteplus@coding
@@ -191,11 +237,20 @@ def test_provider_matches_group_route_and_family(rt, clean_env):
 def test_malformed_provider_config_is_ignored_not_fatal(rt, clean_env):
     clean_env.setenv(PROVIDERS_ENV, "{not json")
     assert ok(rt.call("ListModelProviders", {}))["providers"] == []
-    _configure(clean_env, {"weird": {"transport": "carrier_pigeon", "base_url": URL},
-                           "Bad Id": {"transport": "openai_chat_completions", "base_url": URL},
-                           "nourl": {"transport": "openai_chat_completions", "models": ["a"]},
-                           "fine": {"transport": "openai_chat_completions", "base_url": URL,
-                                    "auth": {"source": "none"}, "models": ["a"]}})
+    _configure(
+        clean_env,
+        {
+            "weird": {"transport": "carrier_pigeon", "base_url": URL},
+            "Bad Id": {"transport": "openai_chat_completions", "base_url": URL},
+            "nourl": {"transport": "openai_chat_completions", "models": ["a"]},
+            "fine": {
+                "transport": "openai_chat_completions",
+                "base_url": URL,
+                "auth": {"source": "none"},
+                "models": ["a"],
+            },
+        },
+    )
     assert [p["id"] for p in ok(rt.call("ListModelProviders", {}))["providers"]] == ["fine"]
     everything = {p["id"] for p in ok(rt.call("ListModelProviders", {"include_unavailable": True}))["providers"]}
     assert "nourl" in everything and not {"weird", "Bad Id"} & everything

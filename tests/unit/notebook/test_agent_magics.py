@@ -88,8 +88,9 @@ def test_agent_needs_a_message_and_a_model(ip: Any, monkeypatch: pytest.MonkeyPa
 
 def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Path) -> None:
     ip.run_line_magic("config", "HolonNB.approval = 'always'")
-    (tmp_path / "script.yaml").write_text(SCRIPT.replace("  - text:", "  - tool_use: {id: call_2, name: GetAgent, "
-                                                          "input: {}}\n  - text:"))
+    (tmp_path / "script.yaml").write_text(
+        SCRIPT.replace("  - text:", "  - tool_use: {id: call_2, name: GetAgent, input: {}}\n  - text:")
+    )
     run, _ = _run_agent(ip, "--model scripted/script.yaml", "check twice")
     deadline = time.monotonic() + 10
     while not run.view._questions.children and time.monotonic() < deadline:
@@ -134,11 +135,13 @@ def test_stop_cancels_a_running_turn(ip: Any, tmp_path: Path) -> None:
     assert run.result.terminal == "aborted"
 
 
-def test_agent_cell_records_then_replays_a_cassette_offline(ip: Any, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agent_cell_records_then_replays_a_cassette_offline(
+    ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "script.yaml").write_text(SCRIPT)
-    recorded, _ = _run_agent(ip, "--model scripted/script.yaml --cassette turns/check.jsonl --mode record --wait",
-                             "How is the agent?")
+    recorded, _ = _run_agent(
+        ip, "--model scripted/script.yaml --cassette turns/check.jsonl --mode record --wait", "How is the agent?"
+    )
     assert recorded.result.terminal == "completed" and not recorded.error
     assert (tmp_path / "turns" / "check.jsonl").exists()
     # a fresh kernel and holon home (history would otherwise differ), no model configured, no script file
@@ -185,8 +188,11 @@ def test_config_providers_reaches_agent_turns_and_refuses_secrets(ip: Any, caplo
 
     with WireServer() as wire:
         wire.script(Reply(json=chat_text("served by the lab box")))
-        ip.run_line_magic("config", "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
-                                    f"'base_url': '{wire.base_url}/v1', 'auth': {{'source': 'none'}}}}}}")
+        ip.run_line_magic(
+            "config",
+            "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
+            f"'base_url': '{wire.base_url}/v1', 'auth': {{'source': 'none'}}}}}}",
+        )
         assert _session().rt.settings.providers["lab"]["base_url"] == wire.base_url + "/v1"
         run, _ = _run_agent(ip, "--model lab/qwen3 --wait", "hello lab")
         assert run.result.terminal == "completed" and run.result.final_text == "served by the lab box"
@@ -290,8 +296,11 @@ def test_stop_ends_a_follow_that_waits_and_follow_refuses_a_cassette(ip: Any, tm
 
 
 def test_models_of_a_provider_that_lists_none_says_why(ip: Any) -> None:
-    ip.run_line_magic("config", "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
-                                "'base_url': 'http://127.0.0.1:9/v1', 'auth': {'source': 'none'}}}")
+    ip.run_line_magic(
+        "config",
+        "HolonNB.providers = {'lab': {'transport': 'openai_chat_completions', "
+        "'base_url': 'http://127.0.0.1:9/v1', 'auth': {'source': 'none'}}}",
+    )
     with capture_output() as cap:
         ip.run_line_magic("models", "lab")
     shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
@@ -340,7 +349,8 @@ def test_expanded_tool_calls_show_pretty_input_and_the_direct_call_receipt(ip: A
         "format: holon_nb.script/v1\nsteps:\n"
         f"  - tool_use: {{id: call_1, name: ApplyPatch, input: {{patch: {json.dumps(patch)}}}}}\n"
         f"  - tool_use: {{id: call_2, name: GetWorkItem, input: {{work_item_id: {wid}}}}}\n"
-        "  - text: done\n")
+        "  - text: done\n"
+    )
     run, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "add hello.txt")
     assert (tmp_path / "hello.txt").read_text() == "first line\nsecond line\n"
     html = run.view.static_bundle()["text/html"]
@@ -361,7 +371,8 @@ def test_pretty_input_cuts_long_input_with_a_marker() -> None:
     from holon_nb.tools.human import pretty_input
 
     assert pretty_input({"cmd": "echo hi", "yield_time_ms": 0, "items": [1]}) == (
-        "cmd: echo hi\nyield_time_ms: 0\nitems:\n    [\n      1\n    ]")
+        "cmd: echo hi\nyield_time_ms: 0\nitems:\n    [\n      1\n    ]"
+    )
     text = pretty_input({"script": "\n".join(f"line {i}" for i in range(2000))}, limit=500)
     head, marker = text.rsplit("\n", 1)
     assert len(head) <= 500 and head.endswith(tuple("0123456789"))  # cut at a line end

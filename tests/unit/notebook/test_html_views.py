@@ -92,8 +92,11 @@ def test_every_tool_card_has_one_root_mathjax_skips(results: dict[str, Any]) -> 
 
 
 def test_error_card_and_a_diff_of_tex_like_text(results: dict[str, Any]) -> None:
-    env = {"tool_name": "ApplyPatch", "status": "error",
-           "error": {"kind": "invalid_arguments", "message": "$5 and $6", "retryable": False}}
+    env = {
+        "tool_name": "ApplyPatch",
+        "status": "error",
+        "error": {"kind": "invalid_arguments", "message": "$5 and $6", "retryable": False},
+    }
     assert_card_root(render_card(env, "r"))
     diff = render_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-re.sub(r'\\[(.*)\\]', '$1', s)\n+x = 1\n")
     assert set(MATH_IGNORE.split()) <= set(root_of(diff)["class"].split())
@@ -102,8 +105,15 @@ def test_error_card_and_a_diff_of_tex_like_text(results: dict[str, Any]) -> None
 def test_notes_tables_and_the_board_have_a_card_root() -> None:
     assert_card_root(Note("cost $5 … $6")._repr_mimebundle_()["text/html"])
     assert_card_root(Table("t", ["a", "b"], [["1", "2"]])._repr_mimebundle_()["text/html"])
-    item = {"id": "work_1", "objective": "find \\[x\\]", "state": "open", "readiness": "ready", "focus": "",
-            "todo_list": [{"state": "done", "text": "a"}], "waits": []}
+    item = {
+        "id": "work_1",
+        "objective": "find \\[x\\]",
+        "state": "open",
+        "readiness": "ready",
+        "focus": "",
+        "todo_list": [{"state": "done", "text": "a"}],
+        "waits": [],
+    }
     assert_card_root(render_board_html("main", [item], []))
     assert_card_root(render_board_html("main", [], []))
 
@@ -125,8 +135,14 @@ def _trace() -> TurnTrace:
     trace.apply("round_started", {"round": 1})
     trace.apply("assistant_round", {"text": "costs $5 and $6", "usage": {"input_tokens": 3}})
     trace.apply("tool_call", {"tool_use_id": "t1", "name": "ExecCommand", "input": {"cmd": "echo '\\[x\\]'"}})
-    trace.apply("tool_result", {"tool_use_id": "t1", "receipt": "ExecCommand: exit 0\n\\[x\\]",
-                                "envelope": {"tool_name": "ExecCommand", "status": "success"}})
+    trace.apply(
+        "tool_result",
+        {
+            "tool_use_id": "t1",
+            "receipt": "ExecCommand: exit 0\n\\[x\\]",
+            "envelope": {"tool_name": "ExecCommand", "status": "success"},
+        },
+    )
     return trace
 
 
@@ -177,8 +193,15 @@ def test_scoped_css_left_aligns_cells_and_single_spaces_text(results: dict[str, 
 
 
 def test_board_headers_are_separated_and_left_aligned() -> None:
-    item = {"id": "work_1", "objective": "a long objective " * 6, "state": "open", "readiness": "ready",
-            "focus": "", "todo_list": [], "waits": []}
+    item = {
+        "id": "work_1",
+        "objective": "a long objective " * 6,
+        "state": "open",
+        "readiness": "ready",
+        "focus": "",
+        "todo_list": [],
+        "waits": [],
+    }
     board = render_board_html("main", [item], [])
     rules = _rules(board)
     th = rules[f"{SCOPE} th"]

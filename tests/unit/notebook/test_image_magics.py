@@ -20,7 +20,11 @@ from unit.images.conftest import image_bytes, png_header
 @pytest.fixture(autouse=True)
 def no_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in [k for k in os.environ if k.endswith(("_API_KEY", "_AUTH_TOKEN"))] + [
-            "HOLON_MODEL", "HOLON_NB_PROVIDERS", "HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL"]:
+        "HOLON_MODEL",
+        "HOLON_NB_PROVIDERS",
+        "HOLON_VISION_MODEL",
+        "HOLON_IMAGE_GENERATION_MODEL",
+    ]:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "fake-home"))
 
@@ -38,7 +42,7 @@ def test_view_shows_the_picture_beside_the_receipt(run, receipts, tmp_path: Path
     assert env["error"]["kind"] == "vision_adapter_unavailable"  # no model: the reference is still recorded
     assert env["error"]["details"]["visual_reference"]["size"] == {"width": 1000, "height": 500}
     assert _thumb(bundle) == (384, 192)  # capped at 384 px, aspect kept
-    assert "<img src=\"data:image/png;base64," in bundle["text/html"]
+    assert '<img src="data:image/png;base64,' in bundle["text/html"]
 
 
 def test_hostile_files_get_error_receipts_without_pictures(run, receipts, tmp_path: Path) -> None:
@@ -64,14 +68,25 @@ def test_generate_replayed_from_a_cassette(run, receipts, tmp_path: Path) -> Non
     drawn = image_bytes("JPEG", (600, 400))
     cas = tmp_path / "gen.jsonl"
     digest = hashlib.sha256(drawn).hexdigest()
-    cas.write_text(json.dumps({"format": "holon-nb-media-cassette", "version": 1}) + "\n" + json.dumps({
-        "kind": "generate", "route": {"ref": "standin/brush", "transport": "openai_chat_completions"},
-        "request": {"prompt": "a hill", "size": "1536x1024", "background": None, "output_format": "jpeg"},
-        "response": {"images": [{"sha256": digest, "mime": "image/jpeg"}]}}) + "\n")
+    cas.write_text(
+        json.dumps({"format": "holon-nb-media-cassette", "version": 1})
+        + "\n"
+        + json.dumps(
+            {
+                "kind": "generate",
+                "route": {"ref": "standin/brush", "transport": "openai_chat_completions"},
+                "request": {"prompt": "a hill", "size": "1536x1024", "background": None, "output_format": "jpeg"},
+                "response": {"images": [{"sha256": digest, "mime": "image/jpeg"}]},
+            }
+        )
+        + "\n"
+    )
     (tmp_path / "gen.jsonl.blobs").mkdir()
     (tmp_path / "gen.jsonl.blobs" / digest).write_bytes(drawn)
-    (bundle,) = run("image", 'generate a hill --size 1536x1024 --output-format jpeg --name "my hill" '
-                             "--cassette gen.jsonl --mode replay")
+    (bundle,) = run(
+        "image",
+        'generate a hill --size 1536x1024 --output-format jpeg --name "my hill" --cassette gen.jsonl --mode replay',
+    )
     (env,) = receipts([bundle], "GenerateImage")
     assert env["status"] == "success" and env["result"]["images"][0]["path"] == "media/generated/my_hill.jpg"
     assert env["result"]["provider"] == "standin" and _thumb(bundle, "image/jpeg") == (384, 256)
@@ -82,7 +97,7 @@ def test_agent_turn_view_shows_thumbnails(ip: Any, tmp_path: Path) -> None:
     (tmp_path / "script.yaml").write_text(f"""\
 format: holon_nb.script/v1
 steps:
-  - tool_use: {{id: call_1, name: ViewImage, input: {{path: {tmp_path / 'pic.gif'}, prompt: describe it}}}}
+  - tool_use: {{id: call_1, name: ViewImage, input: {{path: {tmp_path / "pic.gif"}, prompt: describe it}}}}
   - text: I could not see it, but its reference is recorded
 """)
     with capture_output():

@@ -36,7 +36,7 @@ def test_exec_displays_one_bundle_with_three_mimetypes(run: Any) -> None:
 def test_magic_returns_none(ip: Any) -> None:
     with capture_output():
         assert ip.run_line_magic("exec", "true") is None
-        assert ip.run_line_magic("tool", 'ListTasks {}') is None
+        assert ip.run_line_magic("tool", "ListTasks {}") is None
 
 
 def test_tool_bad_json_is_an_error_receipt_not_an_exception(run: Any, receipts: Any) -> None:
@@ -84,17 +84,24 @@ def test_raise_written_after_the_json_is_the_option(ip: Any, run: Any, receipts:
 
 
 def test_config_raise_on_tool_error_takes_effect(ip: Any, run: Any) -> None:
-    run("tool", "TaskStatus {\"task_id\": \"task_000000000000000\"}")  # no raise by default
+    run("tool", 'TaskStatus {"task_id": "task_000000000000000"}')  # no raise by default
     ip.run_line_magic("config", "HolonNB.raise_on_tool_error = True")
     with capture_output(), pytest.raises(ToolCallError):
-        ip.run_line_magic("tool", "TaskStatus {\"task_id\": \"task_000000000000000\"}")
+        ip.run_line_magic("tool", 'TaskStatus {"task_id": "task_000000000000000"}')
     with capture_output(), pytest.raises(ToolCallError):
         ip.run_line_magic("exec", "--workdir /no/such/dir -- true")
 
 
 def test_usage_errors(ip: Any) -> None:
-    for name, line in [("task", ""), ("task_stop", ""), ("exec", ""), ("exec", "--yield-ms"),
-                       ("exec", "--yeld-ms 5 ls"), ("holon", "frobnicate"), ("task_output", "--timeout-ms x T")]:
+    for name, line in [
+        ("task", ""),
+        ("task_stop", ""),
+        ("exec", ""),
+        ("exec", "--yield-ms"),
+        ("exec", "--yeld-ms 5 ls"),
+        ("holon", "frobnicate"),
+        ("task_output", "--timeout-ms x T"),
+    ]:
         with capture_output(), pytest.raises(UsageError):
             ip.run_line_magic(name, line)
     with capture_output(), pytest.raises(UsageError):
@@ -108,8 +115,13 @@ def test_exec_options_map_to_tool_fields(ip: Any, run: Any, receipts: Any, tmp_p
     assert env["result"]["command_diagnostics"]["effective_max_output_tokens"] == 50
     rt = holon_nb.get_runtime()
     (row,) = [r for r in rt.store.query("SELECT args FROM tool_executions WHERE tool_name='ExecCommand'")]
-    assert json.loads(row["args"]) == {"cmd": "pwd", "workdir": "sub", "shell": "sh",
-                                       "max_output_tokens": 50, "login": False}
+    assert json.loads(row["args"]) == {
+        "cmd": "pwd",
+        "workdir": "sub",
+        "shell": "sh",
+        "max_output_tokens": 50,
+        "login": False,
+    }
 
 
 def test_shell_text_is_not_expanded_by_python(ip: Any, run: Any, receipts: Any) -> None:
@@ -169,8 +181,14 @@ def test_rejected_config_value_is_not_kept(ip: Any, run: Any, receipts: Any) -> 
 def test_config_lists_holonnb(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("config", "HolonNB")
-    for name in ("raise_on_tool_error", "default_tool_output_tokens", "max_tool_output_tokens",
-                 "max_task_log_bytes", "patch_outside_workspace", "live_update_hz"):
+    for name in (
+        "raise_on_tool_error",
+        "default_tool_output_tokens",
+        "max_tool_output_tokens",
+        "max_task_log_bytes",
+        "patch_outside_workspace",
+        "live_update_hz",
+    ):
         assert name in cap.stdout
     assert "bytes" in cap.stdout and "Hz" in cap.stdout
 
@@ -188,7 +206,7 @@ def test_holon_tools_and_config_tables(run: Any) -> None:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("HolonNB.approval "))
     column = lines[start].index("Ask before")
-    meaning = [lines[start][column:]] + [line[column:] for line in lines[start + 1:] if not line[:column].strip()][:3]
+    meaning = [lines[start][column:]] + [line[column:] for line in lines[start + 1 :] if not line[:column].strip()][:3]
     assert "on_request" in " ".join(meaning) and "always (every call)" in " ".join(meaning)
     (status,) = run("holon", "status")
     assert "tx_max_ms=" in status["text/plain"] and "busy_retries=" in status["text/plain"]  # whole, as README says
@@ -260,8 +278,10 @@ def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any, receipts: 
     from holon_nb.tools.errors import CommandFailed
 
     assert receipts(run("exec", "--no-login false"))[0]["result"]["exit_status"] == 1  # no --raise: a receipt
-    for line, how in (("--raise --no-login -- exit 3", "exit status 3"),
-                      ("--raise --no-login -- kill -9 $$", "SIGKILL")):
+    for line, how in (
+        ("--raise --no-login -- exit 3", "exit status 3"),
+        ("--raise --no-login -- kill -9 $$", "SIGKILL"),
+    ):
         with capture_output() as cap, pytest.raises(CommandFailed) as info:
             ip.run_line_magic("exec", line)
         assert how in str(info.value) and info.value.failures[0][1].endswith(how)
@@ -358,8 +378,9 @@ def test_exec_promotion_wait_is_quick(run: Any, receipts: Any) -> None:
     run("task_stop", env["result"]["task_handle"]["task_id"])
 
 
-def test_commands_do_not_inherit_the_kernels_forced_colours(ip: Any, run: Any, receipts: Any,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commands_do_not_inherit_the_kernels_forced_colours(
+    ip: Any, run: Any, receipts: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FORCE_COLOR", "1")  # what ipykernel sets for everything a kernel starts
     monkeypatch.setenv("CLICOLOR_FORCE", "1")
     monkeypatch.setenv("CLICOLOR", "1")
@@ -392,7 +413,8 @@ def test_holon_prune_says_what_it_removed(run, tmp_path) -> None:
 
 
 def test_exec_runs_login_commands_through_the_shell_snapshot_unless_turned_off(
-        ip: Any, run: Any, receipts: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ip: Any, run: Any, receipts: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "profile-home"
     home.mkdir()
     (home / ".profile").write_text('echo run >> "$HOME/runs.log"\nexport HOLON_NB_PROFILE_VAR=from-profile\n')

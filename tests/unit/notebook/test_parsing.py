@@ -13,16 +13,19 @@ TOOL = HolonMagics.tool_line.parser
 INPUT = HolonMagics.task_input.parser
 
 
-@pytest.mark.parametrize("line,head,rest", [
-    ("echo hi", "", "echo hi"),
-    ("--yield-ms 0 -- pytest -q", "--yield-ms 0", "pytest -q"),
-    ("--yield-ms=0 --tty ls -la", "--yield-ms=0 --tty", "ls -la"),
-    ("--workdir 'my dir' echo \"$HOME\"  ", "--workdir 'my dir'", 'echo "$HOME"'),
-    ("-- --yield-ms 5", "", "--yield-ms 5"),
-    ("echo --tty", "", "echo --tty"),
-    ("", "", ""),
-    ("  --stdin  ", "--stdin", ""),
-])
+@pytest.mark.parametrize(
+    "line,head,rest",
+    [
+        ("echo hi", "", "echo hi"),
+        ("--yield-ms 0 -- pytest -q", "--yield-ms 0", "pytest -q"),
+        ("--yield-ms=0 --tty ls -la", "--yield-ms=0 --tty", "ls -la"),
+        ("--workdir 'my dir' echo \"$HOME\"  ", "--workdir 'my dir'", 'echo "$HOME"'),
+        ("-- --yield-ms 5", "", "--yield-ms 5"),
+        ("echo --tty", "", "echo --tty"),
+        ("", "", ""),
+        ("  --stdin  ", "--stdin", ""),
+    ],
+)
 def test_exec_lines(line: str, head: str, rest: str) -> None:
     assert split_verbatim(line, EXEC) == (head, rest)
 
@@ -30,7 +33,9 @@ def test_exec_lines(line: str, head: str, rest: str) -> None:
 def test_tool_line_keeps_json_verbatim() -> None:
     line = 'ExecCommand --raise {"cmd": "echo \'a  b\' $X", "yield_time_ms": 0}'
     assert split_verbatim(line, TOOL, positionals=1) == (
-        "ExecCommand --raise", '{"cmd": "echo \'a  b\' $X", "yield_time_ms": 0}')
+        "ExecCommand --raise",
+        '{"cmd": "echo \'a  b\' $X", "yield_time_ms": 0}',
+    )
     assert split_verbatim("ListTasks", TOOL, positionals=1) == ("ListTasks", "")
 
 
@@ -45,9 +50,17 @@ def test_unknown_long_option_and_missing_value_are_usage_errors() -> None:
         split_verbatim("--workdir", EXEC)
 
 
-@pytest.mark.parametrize("text,expected", [
-    (r"a\nb", "a\nb"), (r"tab\there", "tab\there"), (r"\\n", "\\n"), (r"\x41\u00e9", "Aé"),
-    (r"\e[0m", "\x1b[0m"), ("héllo", "héllo"), (r"keep \q", r"keep \q"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (r"a\nb", "a\nb"),
+        (r"tab\there", "tab\there"),
+        (r"\\n", "\\n"),
+        (r"\x41\u00e9", "Aé"),
+        (r"\e[0m", "\x1b[0m"),
+        ("héllo", "héllo"),
+        (r"keep \q", r"keep \q"),
+    ],
+)
 def test_escapes(text: str, expected: str) -> None:
     assert interpret_escapes(text) == expected

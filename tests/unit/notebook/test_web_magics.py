@@ -85,14 +85,18 @@ def test_trigger_magics_keep_the_token_out_of_outputs(ip: Any, run: Any) -> None
 def test_web_search_shows_a_table_of_linked_titles(ip: Any, run: Any) -> None:
     import json
 
-    results = [{"title": "Docs <1>", "url": "https://docs.example.org/1", "content": "first"},
-               {"title": "Evil", "url": "javascript:alert(1)", "content": "dropped"},
-               {"title": "Docs 2", "url": "https://docs.example.org/2", "content": "second"},
-               {"title": "Docs 3", "url": "https://docs.example.org/3", "content": "third"}]
+    results = [
+        {"title": "Docs <1>", "url": "https://docs.example.org/1", "content": "first"},
+        {"title": "Evil", "url": "javascript:alert(1)", "content": "dropped"},
+        {"title": "Docs 2", "url": "https://docs.example.org/2", "content": "second"},
+        {"title": "Docs 3", "url": "https://docs.example.org/3", "content": "third"},
+    ]
     route = lambda req: (200, {"content-type": "application/json"}, json.dumps({"results": results}).encode())  # noqa: E731
     with LocalServer({"/search": route}) as srv:
-        ip.user_ns["_ws"] = {"providers": ["local"], "provider_configs": {"local": {"kind": "searxng",
-                                                                                    "base_url": srv.url("")}}}
+        ip.user_ns["_ws"] = {
+            "providers": ["local"],
+            "provider_configs": {"local": {"kind": "searxng", "base_url": srv.url("")}},
+        }
         ip.run_line_magic("config", "HolonNB.web_search = _ws")
         (bundle,) = run("web", "search python  docs --max 2")
     html = bundle["text/html"]
@@ -106,8 +110,21 @@ def test_web_search_shows_a_table_of_linked_titles(ip: Any, run: Any) -> None:
 def test_xsearch_magic(ip: Any, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    answer = {"model": "grok-4.3", "output": [{"type": "message", "content": [{"type": "output_text",
-              "text": "A <b>post</b>.", "annotations": [{"type": "url_citation", "url": "https://x.com/a/status/1"}]}]}]}
+    answer = {
+        "model": "grok-4.3",
+        "output": [
+            {
+                "type": "message",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": "A <b>post</b>.",
+                        "annotations": [{"type": "url_citation", "url": "https://x.com/a/status/1"}],
+                    }
+                ],
+            }
+        ],
+    }
     bodies: list[dict] = []
 
     def route(req: Any):
@@ -121,7 +138,10 @@ def test_xsearch_magic(ip: Any, run: Any, monkeypatch: pytest.MonkeyPatch) -> No
         (bundle,) = run("xsearch", "holon news --handles @holon_run,x_y --from 2026-01-01")
     md = bundle["text/markdown"]
     assert "A &lt;b>post&lt;/b>." in md and "1. <https://x.com/a/status/1>" in md
-    assert bodies[0]["tools"][0] == {"type": "x_search", "allowed_x_handles": ["holon_run", "x_y"],
-                                     "from_date": "2026-01-01"}
+    assert bodies[0]["tools"][0] == {
+        "type": "x_search",
+        "allowed_x_handles": ["holon_run", "x_y"],
+        "from_date": "2026-01-01",
+    }
     with pytest.raises(UsageError):
         ip.run_line_magic("xsearch", "")

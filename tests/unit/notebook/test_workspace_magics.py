@@ -86,8 +86,9 @@ def test_workspace_state_is_a_readable_table(run: Any, tmp_path: Path) -> None:
     assert bundle[RESULT]["tool_name"] == "GetWorkspaceState"
 
 
-def test_workspace_attach_switch_and_worktree_lifecycle(ip: Any, run: Any, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workspace_attach_switch_and_worktree_lifecycle(
+    ip: Any, run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.setenv(key, "Test")
     for key in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
@@ -125,8 +126,9 @@ def test_workspace_attach_switch_and_worktree_lifecycle(ip: Any, run: Any, tmp_p
         run("worktree", "create")
 
 
-def test_paths_and_root_ids_with_spaces_stay_whole(ip: Any, run: Any, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_paths_and_root_ids_with_spaces_stay_whole(
+    ip: Any, run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.setenv(key, "Test")
     for key in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):

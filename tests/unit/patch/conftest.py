@@ -126,9 +126,15 @@ def assert_state() -> Callable[[Path, dict[str, Entry]], None]:
 
 def run_git(repo: Path, *args: str) -> str:
     """Run git in ``repo`` with no user or system configuration; return stdout (UTF-8)."""
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
     return done.stdout.decode("utf-8")
 

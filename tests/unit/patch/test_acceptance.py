@@ -29,8 +29,9 @@ def test_ac40_modify(rt: Runtime, workspace: Path, apply) -> None:
     assert r.envelope["summary_text"] == "patched M:a.txt"
     entry = res["changed_files"][0]
     assert entry["action"] == "modify" and entry["path"] == "a.txt" and "from_path" not in entry
-    assert entry["hunks"] == [{"old_start": 1, "old_count": 3, "new_start": 1, "new_count": 3,
-                               "added_count": 1, "removed_count": 1}]
+    assert entry["hunks"] == [
+        {"old_start": 1, "old_count": 3, "new_start": 1, "new_count": 3, "added_count": 1, "removed_count": 1}
+    ]
     assert entry["diff_preview"].startswith("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@")
     assert "diff_truncated" not in entry and "diagnostics" not in res and "ignored_metadata" not in res
 
@@ -132,8 +133,10 @@ def test_ac44_symlink_out_and_c08(rt: Runtime, workspace: Path, tmp_path: Path, 
     assert (workspace / "a.txt").read_bytes() == b"one\ntwo\nthree\n"
 
 
-@pytest.mark.parametrize("line", ["GIT binary patch", "copy from x", "copy to y", "Binary files a/x and b/x differ",
-                                  "Subproject commit 0123abcd"])
+@pytest.mark.parametrize(
+    "line",
+    ["GIT binary patch", "copy from x", "copy to y", "Binary files a/x and b/x differ", "Subproject commit 0123abcd"],
+)
 def test_ac45_unsupported_features(rt: Runtime, apply, line: str) -> None:
     patch = f"diff --git a/x b/x\n{line}\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
     e = err(apply(patch), "unsupported_git_patch_feature")
@@ -157,15 +160,20 @@ def test_ac46_count_mismatch_diagnostic(rt: Runtime, workspace: Path, apply) -> 
 CRLF_PATCH = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n"
 
 
-@pytest.mark.parametrize("original, patch, expected", [
-    (b"a\r\nb\r\n", CRLF_PATCH, b"A\r\nb\r\n"),
-    (b"a\r\nb\r\n", CRLF_PATCH.replace("\n", "\r\n"), b"A\r\nb\r\n"),
-    (b"a\nb\n", CRLF_PATCH.replace("\n", "\r\n"), b"A\nb\n"),
-    (b"\xef\xbb\xbfa\nb\n", CRLF_PATCH, b"\xef\xbb\xbfA\nb\n"),
-    (b"\xef\xbb\xbfa\r\nb\r\n", CRLF_PATCH, b"\xef\xbb\xbfA\r\nb\r\n"),
-], ids=["crlf-file-lf-patch", "crlf-file-crlf-patch", "lf-file-crlf-patch", "bom", "bom-crlf"])
-def test_ac47_line_endings_and_bom(rt: Runtime, workspace: Path, apply, original: bytes, patch: str,
-                                    expected: bytes) -> None:
+@pytest.mark.parametrize(
+    "original, patch, expected",
+    [
+        (b"a\r\nb\r\n", CRLF_PATCH, b"A\r\nb\r\n"),
+        (b"a\r\nb\r\n", CRLF_PATCH.replace("\n", "\r\n"), b"A\r\nb\r\n"),
+        (b"a\nb\n", CRLF_PATCH.replace("\n", "\r\n"), b"A\nb\n"),
+        (b"\xef\xbb\xbfa\nb\n", CRLF_PATCH, b"\xef\xbb\xbfA\nb\n"),
+        (b"\xef\xbb\xbfa\r\nb\r\n", CRLF_PATCH, b"\xef\xbb\xbfA\r\nb\r\n"),
+    ],
+    ids=["crlf-file-lf-patch", "crlf-file-crlf-patch", "lf-file-crlf-patch", "bom", "bom-crlf"],
+)
+def test_ac47_line_endings_and_bom(
+    rt: Runtime, workspace: Path, apply, original: bytes, patch: str, expected: bytes
+) -> None:
     (workspace / "f").write_bytes(original)
     ok(apply(patch))
     assert (workspace / "f").read_bytes() == expected
@@ -207,9 +215,16 @@ def test_ac50_codex_on_unified_surface(rt: Runtime, workspace: Path, apply) -> N
     assert (workspace / "a.txt").read_text() == "one\n2\nthree\n"
     diag = res["diagnostics"][0]
     assert diag["kind"] == "apply_patch_compatibility_fallback"
-    for part in ("expected_format=unified_diff", "detected_format=codex_dsl", "surface=unified_diff_json",
-                 "parser_mode=compatibility", "compatibility_fallback_used=true", "file_count=1", "hunk_count=1",
-                 "strict_parse_failure_kind=invalid_patch_syntax"):
+    for part in (
+        "expected_format=unified_diff",
+        "detected_format=codex_dsl",
+        "surface=unified_diff_json",
+        "parser_mode=compatibility",
+        "compatibility_fallback_used=true",
+        "file_count=1",
+        "hunk_count=1",
+        "strict_parse_failure_kind=invalid_patch_syntax",
+    ):
         assert part in diag["message"]
     assert re.search(r"patch_bytes=\d+", diag["message"])
 
@@ -250,8 +265,9 @@ def test_ac54_no_newline_markers(rt: Runtime, workspace: Path, apply) -> None:
     assert (workspace / "x").read_bytes() == b"x\n"
 
 
-def test_ac55_rollback_after_second_rename(rt: Runtime, workspace: Path, apply, tree,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ac55_rollback_after_second_rename(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from holon_nb.tools.patching import commit as commit_module
 
     ro = workspace / "ro"

@@ -19,8 +19,9 @@ class TestRealGitDiffs:
         assert "-\ufeffx" in diff
 
     def test_context_on_line_one(self, rt: Runtime, git_roundtrip, nl: bytes) -> None:
-        _, diff = git_roundtrip({"b.txt": BOM + nl.join([b"a", b"b", b"c", b""])},
-                                {"b.txt": BOM + nl.join([b"a", b"B", b"c", b""])})
+        _, diff = git_roundtrip(
+            {"b.txt": BOM + nl.join([b"a", b"b", b"c", b""])}, {"b.txt": BOM + nl.join([b"a", b"B", b"c", b""])}
+        )
         assert " \ufeffa" in diff
 
     def test_insert_before_line_one(self, rt: Runtime, git_roundtrip, nl: bytes) -> None:

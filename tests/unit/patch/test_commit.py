@@ -40,8 +40,9 @@ def _fail_on_call(monkeypatch: pytest.MonkeyPatch, name: str, n: int, exc: BaseE
     return calls
 
 
-def test_removal_failure_restores_everything(rt: Runtime, workspace: Path, apply, tree,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_removal_failure_restores_everything(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (workspace / "d1.txt").write_text("d1\n")
     (workspace / "d2.txt").write_text("d2\n")
     before = tree(workspace)
@@ -54,8 +55,9 @@ def test_removal_failure_restores_everything(rt: Runtime, workspace: Path, apply
     assert tree(workspace) == before  # d1 restored, a.txt restored, new/ and new/n.txt removed
 
 
-def test_write_failure_leaves_no_temp_file(rt: Runtime, workspace: Path, apply, tree,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_failure_leaves_no_temp_file(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = tree(workspace)
     _fail_on_call(monkeypatch, "write", 2, OSError(28, "No space left on device"))
     r = apply(AC40 + _add("sub/n.txt"))
@@ -81,8 +83,9 @@ def _small_disk(monkeypatch: pytest.MonkeyPatch, root: Path, budget: int) -> Non
     monkeypatch.setattr(commit_module.os, "write", write)
 
 
-def test_a_full_disk_fails_before_any_file_is_replaced(rt: Runtime, workspace: Path, apply, tree,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_fails_before_any_file_is_replaced(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (workspace / "c.txt").write_text("c\n")
     before = tree(workspace)
     renames = _fail_on_call(monkeypatch, "replace", 0)  # (never raises: counts the renames)
@@ -95,17 +98,20 @@ def test_a_full_disk_fails_before_any_file_is_replaced(rt: Runtime, workspace: P
     assert tree(workspace) == before
 
 
-def test_the_rollback_frees_unplaced_temporaries_before_it_restores(rt: Runtime, workspace: Path, apply,
-                                                                    tree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rollback_frees_unplaced_temporaries_before_it_restores(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a.txt is replaced by a shorter text, then b.txt's rename fails: restoring a.txt's longer original
     # fits on the disk only once the temporaries of b.txt and n.txt are gone
     (workspace / "a.txt").write_text("one\n" + "two" * 100 + "\nthree\n")
     (workspace / "b.txt").write_text("b\n")
     before = tree(workspace)
-    patch = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-" + "two" * 100 + "\n+2\n three\n"
-             "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n" + _add("n.txt", "n" * 200))
+    patch = (
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-" + "two" * 100 + "\n+2\n three\n"
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n" + _add("n.txt", "n" * 200)
+    )
     original = (workspace / "a.txt").stat().st_size  # 310 bytes: the new contents (217) fit, and so does
-    _small_disk(monkeypatch, workspace, original)    # the restore, but not beside b's and n's temporaries
+    _small_disk(monkeypatch, workspace, original)  # the restore, but not beside b's and n's temporaries
     _fail_on_call(monkeypatch, "replace", 2, OSError(5, "Input/output error"))
     r = apply(patch)
     monkeypatch.undo()
@@ -132,8 +138,9 @@ def test_parent_is_a_file(rt: Runtime, workspace: Path, apply, tree) -> None:
     assert tree(workspace) == before
 
 
-def test_created_directories_are_removed(rt: Runtime, workspace: Path, apply, tree,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_created_directories_are_removed(
+    rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = tree(workspace)
     _fail_on_call(monkeypatch, "replace", 3)
     r = apply(_add("x/y/one.txt") + _add("x/z/two.txt") + AC40)
@@ -147,8 +154,10 @@ def test_interrupt_rolls_back_and_propagates(workspace: Path, tree, monkeypatch:
     before = tree(workspace)
     _fail_on_call(monkeypatch, "replace", 2, KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
-        apply_patch(AC40 + "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n",
-                    PathPolicy(execution_root=str(workspace), bound_roots=(str(workspace),)))
+        apply_patch(
+            AC40 + "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n",
+            PathPolicy(execution_root=str(workspace), bound_roots=(str(workspace),)),
+        )
     monkeypatch.undo()
     assert tree(workspace) == before
 
@@ -197,9 +206,11 @@ def test_commit_directly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     keep.write_bytes(b"orig")
     gone = tmp_path / "gone.txt"
     gone.write_bytes(b"bye")
-    changes = [Change(str(keep), b"orig", b"new", 0o644, None, 0o644),
-               Change(str(tmp_path / "made" / "f.txt"), None, b"f"),
-               Change(str(gone), b"bye", None, 0o644, None, 0o644)]
+    changes = [
+        Change(str(keep), b"orig", b"new", 0o644, None, 0o644),
+        Change(str(tmp_path / "made" / "f.txt"), None, b"f"),
+        Change(str(gone), b"bye", None, 0o644, None, 0o644),
+    ]
     _fail_on_call(monkeypatch, "unlink", 1, PermissionError(13, "Permission denied"))
     with pytest.raises(CommitError) as info:
         commit(changes)

@@ -36,11 +36,14 @@ def test_whole_file_when_header_is_wrong() -> None:
     assert find_block("f", lines, ["f150", "f151"], 10_000) == (150, 0)
 
 
-@pytest.mark.parametrize("file_line, patch_line, level", [
-    ("value = 1   ", "value = 1", 1),
-    ("    value = 1", "value = 1", 2),
-    ("value  =\t1", "value = 1", 3),
-])
+@pytest.mark.parametrize(
+    "file_line, patch_line, level",
+    [
+        ("value = 1   ", "value = 1", 1),
+        ("    value = 1", "value = 1", 2),
+        ("value  =\t1", "value = 1", 3),
+    ],
+)
 def test_relaxed_levels(file_line: str, patch_line: str, level: int) -> None:
     lines = ["a", file_line, "b"]
     assert find_block("f", lines, ["a", patch_line, "b"], 1) == (0, level)
@@ -81,8 +84,11 @@ def test_later_hunks_follow_earlier_line_count_changes(rt: Runtime, workspace: P
     _write(workspace, "d.txt", lines)
     # hunk 1 adds 40 lines; hunk 2's header counts in original coordinates
     added = "".join(f"+n{i}\n" for i in range(40))
-    patch = ("--- a/d.txt\n+++ b/d.txt\n@@ -4,1 +4,41 @@\n u0\n" + added +
-             "@@ -34,4 +74,4 @@\n same\n same\n-same\n+SAME\n v0\n")
+    patch = (
+        "--- a/d.txt\n+++ b/d.txt\n@@ -4,1 +4,41 @@\n u0\n"
+        + added
+        + "@@ -34,4 +74,4 @@\n same\n same\n-same\n+SAME\n v0\n"
+    )
     ok(apply(patch))
     out = (workspace / "d.txt").read_text().splitlines()
     assert out[75] == "SAME" and out[74] == "same" and out[:3] == ["same"] * 3
@@ -116,13 +122,16 @@ def test_replacement_character(rt: Runtime, workspace: Path, apply) -> None:
     res = ok(r)
     assert res["diagnostics"][0]["kind"] == "replacement_character_in_input"
     assert "replacement_character_in_input on unknown path" in r.envelope["summary_text"]
-    e = err(apply("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-tw\ufffd\ufffd\n+x\n three\n"),
-            "context_not_found")
+    e = err(
+        apply("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-tw\ufffd\ufffd\n+x\n three\n"), "context_not_found"
+    )
     assert "U+FFFD" in e["recovery_hint"] and e["recovery_hint"].startswith("read the exact target region")
     e = err(apply("--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +1 @@\n-\ufffd\n+x\n"), "missing_file")
     assert "do not retry context lines that contain U+FFFD" in e["recovery_hint"]
-    assert "U+FFFD" not in err(apply("--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +1 @@\n-a\n+x\n"),
-                               "missing_file")["recovery_hint"]
+    assert (
+        "U+FFFD"
+        not in err(apply("--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +1 @@\n-a\n+x\n"), "missing_file")["recovery_hint"]
+    )
 
 
 def test_consecutive_file_patches_on_one_file(rt: Runtime, workspace: Path, apply) -> None:
@@ -135,8 +144,10 @@ def test_consecutive_file_patches_on_one_file(rt: Runtime, workspace: Path, appl
 
 
 def test_rename_then_modify_target(rt: Runtime, workspace: Path, apply) -> None:
-    patch = ("diff --git a/a.txt b/b.txt\nrename from a.txt\nrename to b.txt\n"
-             "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n")
+    patch = (
+        "diff --git a/a.txt b/b.txt\nrename from a.txt\nrename to b.txt\n"
+        "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    )
     res = ok(apply(patch))
     assert (workspace / "b.txt").read_text() == "one\nTWO\nthree\n" and not (workspace / "a.txt").exists()
     assert res["changed_paths"] == [str(workspace / "a.txt"), str(workspace / "b.txt")]
@@ -153,9 +164,11 @@ class TestCodexSurface:
     def test_update_add_delete_move(self, rt: Runtime, workspace: Path, call_as) -> None:
         (workspace / "old.txt").write_text("keep\nchange\n")
         (workspace / "del.txt").write_text("bye\n")
-        patch = ("*** Begin Patch\n*** Add File: new.txt\n+hello\n+world\n*** Delete File: del.txt\n"
-                 "*** Update File: old.txt\n*** Move to: moved.txt\n@@\n keep\n-change\n+changed\n"
-                 "*** Update File: a.txt\n@@ def\n one\n-two\n+2\n*** End Patch\n")
+        patch = (
+            "*** Begin Patch\n*** Add File: new.txt\n+hello\n+world\n*** Delete File: del.txt\n"
+            "*** Update File: old.txt\n*** Move to: moved.txt\n@@\n keep\n-change\n+changed\n"
+            "*** Update File: a.txt\n@@ def\n one\n-two\n+2\n*** End Patch\n"
+        )
         r = call_as(patch, model_route=CODEX_ROUTE)
         res = ok(r)
         assert (workspace / "new.txt").read_text() == "hello\nworld\n"
@@ -171,13 +184,21 @@ class TestCodexSurface:
 
     def test_end_of_file_anchors_and_keeps_newline(self, rt: Runtime, workspace: Path, call_as) -> None:
         (workspace / "e.txt").write_text("x\nend\nx\nend\n")
-        ok(call_as("*** Begin Patch\n*** Update File: e.txt\n x\n-end\n+END\n*** End of File\n*** End Patch",
-                   model_route=CODEX_ROUTE))
+        ok(
+            call_as(
+                "*** Begin Patch\n*** Update File: e.txt\n x\n-end\n+END\n*** End of File\n*** End Patch",
+                model_route=CODEX_ROUTE,
+            )
+        )
         assert (workspace / "e.txt").read_text() == "x\nend\nx\nEND\n"
 
     def test_heredoc_wrapper(self, rt: Runtime, workspace: Path, call_as) -> None:
-        ok(call_as({"input": "<<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n-one\n+ONE\n*** End Patch\nEOF\n"},
-                   model_route=CODEX_ROUTE))
+        ok(
+            call_as(
+                {"input": "<<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n-one\n+ONE\n*** End Patch\nEOF\n"},
+                model_route=CODEX_ROUTE,
+            )
+        )
         assert (workspace / "a.txt").read_text().startswith("ONE\n")
 
     def test_move_keeps_mode(self, rt: Runtime, workspace: Path, call_as) -> None:

@@ -18,12 +18,15 @@ from holon_nb.tools.patching.detect import CODEX_SURFACE
 UPDATE = "@@\n-two\n+2\n"
 
 
-@pytest.mark.parametrize("begin, header, end", [
-    ("*** Begin Patch", "  *** Update File: a.txt", "*** End Patch"),      # codex 017
-    (" *** Begin Patch", "*** Update File: a.txt", "*** End Patch "),      # codex 018
-    ("*** Begin Patch ", "*** Update File: a.txt", " *** End Patch"),      # codex 020
-    ("\t*** Begin Patch\t", "*** Update File: a.txt  ", "\t*** End Patch\t"),
-])
+@pytest.mark.parametrize(
+    "begin, header, end",
+    [
+        ("*** Begin Patch", "  *** Update File: a.txt", "*** End Patch"),  # codex 017
+        (" *** Begin Patch", "*** Update File: a.txt", "*** End Patch "),  # codex 018
+        ("*** Begin Patch ", "*** Update File: a.txt", " *** End Patch"),  # codex 020
+        ("\t*** Begin Patch\t", "*** Update File: a.txt  ", "\t*** End Patch\t"),
+    ],
+)
 def test_padded_markers_and_headers_apply(rt, workspace: Path, begin: str, header: str, end: str) -> None:
     patch = f"{begin}\n{header}\n{UPDATE}{end}\n"
     result = ok(rt.call("ApplyPatch", {"patch": patch}))
@@ -32,8 +35,9 @@ def test_padded_markers_and_headers_apply(rt, workspace: Path, begin: str, heade
 
 
 def test_padded_add_and_delete_headers(rt, workspace: Path) -> None:
-    patch = ("*** Begin Patch\n   *** Add File: new.txt   \n+  keep my spaces  \n"
-             " *** Delete File: a.txt\n*** End Patch\n")
+    patch = (
+        "*** Begin Patch\n   *** Add File: new.txt   \n+  keep my spaces  \n *** Delete File: a.txt\n*** End Patch\n"
+    )
     ok(rt.call("ApplyPatch", {"patch": patch}))
     assert (workspace / "new.txt").read_text() == "  keep my spaces  \n"  # the body is never trimmed
     assert not (workspace / "a.txt").exists()
@@ -61,8 +65,10 @@ def test_context_lines_keep_their_whitespace(rt, workspace: Path) -> None:
 
 
 def test_padded_markers_still_need_the_end_marker(rt) -> None:
-    e = err(rt.call("ApplyPatch", {"patch": " *** Begin Patch \n*** Update File: a.txt\n@@\n-two\n+2\n"}),
-            "invalid_patch_syntax")
+    e = err(
+        rt.call("ApplyPatch", {"patch": " *** Begin Patch \n*** Update File: a.txt\n@@\n-two\n+2\n"}),
+        "invalid_patch_syntax",
+    )
     assert "End Patch" in e["recovery_hint"] or "End Patch" in e["message"]
 
 

@@ -30,9 +30,16 @@ def outside_file():
     path.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("/a/b/../c", "/a/c"), ("/../etc", "/etc"), ("//x//./y/", "/x/y"), ("/a/../../..", "/"), ("/", "/"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("/a/b/../c", "/a/c"),
+        ("/../etc", "/etc"),
+        ("//x//./y/", "/x/y"),
+        ("/a/../../..", "/"),
+        ("/", "/"),
+    ],
+)
 def test_lexical_normalization(raw: str, expected: str) -> None:
     assert normalize(raw) == expected
 
@@ -78,15 +85,18 @@ def test_case49_linked_worktree_is_a_bound_root(workspace: Path, tmp_path: Path)
     worktree = tmp_path / "W-feature"
     worktree.mkdir()
     (worktree / "f.txt").write_text("a\n")
-    policy = PathPolicy(execution_root=str(workspace), bound_roots=(str(tmp_path / "home"), str(workspace),
-                                                                    str(worktree)))
+    policy = PathPolicy(
+        execution_root=str(workspace), bound_roots=(str(tmp_path / "home"), str(workspace), str(worktree))
+    )
     res = apply_patch(f"--- {worktree}/f.txt\n+++ {worktree}/f.txt\n@@ -1 +1 @@\n-a\n+b\n", policy)
     assert res["changed_paths"] == [str(worktree / "f.txt")]
     assert (worktree / "f.txt").read_text() == "b\n"
     # not bound: refused
     with pytest.raises(ToolFailure) as info:
-        apply_patch(f"--- {worktree}/f.txt\n+++ {worktree}/f.txt\n@@ -1 +1 @@\n-b\n+c\n",
-                    PathPolicy(execution_root=str(workspace), bound_roots=(str(workspace),)))
+        apply_patch(
+            f"--- {worktree}/f.txt\n+++ {worktree}/f.txt\n@@ -1 +1 @@\n-b\n+c\n",
+            PathPolicy(execution_root=str(workspace), bound_roots=(str(workspace),)),
+        )
     assert info.value.error.kind == "path_escape"
 
 
@@ -126,8 +136,9 @@ def test_relative_paths_join_the_execution_root_not_cwd(rt: Runtime, workspace: 
 
 def test_a_prefixed_absolute_path_hint(rt: Runtime, workspace: Path, apply) -> None:
     stripped = str(workspace / "a.txt").lstrip("/")
-    e = err(apply(AC40.replace("a/a.txt", f"a/{stripped}").replace("b/a.txt", f"b/{stripped}")),
-            "tool_execution_failed")
+    e = err(
+        apply(AC40.replace("a/a.txt", f"a/{stripped}").replace("b/a.txt", f"b/{stripped}")), "tool_execution_failed"
+    )
     assert e["domain"] == "unknown"
     assert e["details"]["suggested_path"] == str(workspace / "a.txt")
     assert f"/{stripped}" in e["recovery_hint"]
@@ -135,8 +146,9 @@ def test_a_prefixed_absolute_path_hint(rt: Runtime, workspace: Path, apply) -> N
     assert not (workspace / stripped).exists()
 
 
-def test_a_prefixed_path_outside_bound_roots_is_relative(rt: Runtime, workspace: Path, outside_file: Path,
-                                                         apply) -> None:
+def test_a_prefixed_path_outside_bound_roots_is_relative(
+    rt: Runtime, workspace: Path, outside_file: Path, apply
+) -> None:
     rel = str(outside_file).lstrip("/")
     ok(apply(_add(f"b/{rel}", "inside")))
     assert (workspace / rel).read_text() == "inside\n"

@@ -27,7 +27,12 @@ class TestRelaxedMatchDiagnostic:
         assert "relaxed_context_match on t.py" in r.envelope["summary_text"]
         # the preview shows what was written: the file's own context text
         assert res["changed_files"][0]["diff_preview"].split("\n")[2:] == [
-            "@@ -1,3 +1,4 @@", " def f():", " \tif x:", " \t\treturn 1", "+    y = 2"]
+            "@@ -1,3 +1,4 @@",
+            " def f():",
+            " \tif x:",
+            " \t\treturn 1",
+            "+    y = 2",
+        ]
 
     @pytest.mark.parametrize("file_line, level", [("value = 1   ", 1), ("    value = 1", 2), ("value  =\t1", 3)])
     def test_each_level_is_named(self, rt: Runtime, workspace: Path, apply, file_line: str, level: int) -> None:

@@ -23,8 +23,11 @@ from hypothesis import strategies as st
 from holon_nb import Runtime
 
 #: 60 examples by default (CI budget); PATCH_PROP_EXAMPLES=400 for a deeper local run.
-PROPS = settings(max_examples=int(os.environ.get("PATCH_PROP_EXAMPLES", "60")), deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+PROPS = settings(
+    max_examples=int(os.environ.get("PATCH_PROP_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 _TEXT = st.text(alphabet=st.sampled_from(list("abcxyz019 \t_.,;:()[]{}<>=*/#!?'\"`~é中ß\\@")), max_size=12)
 _NAMES = ["f0.txt", "f1.md", "d/f2.py", "d/e/f3.txt"]
 _counter = itertools.count()
@@ -93,8 +96,15 @@ def file_cases(draw: Any) -> list[FileCase]:
                     target.extend(draw(unique_lines(ids, min_size=1, max_size=3)))
             if draw(st.booleans()):
                 target[0:0] = draw(unique_lines(ids, max_size=2))
-        case = FileCase(name, original, target, style, bom=kind == "modify" and draw(st.booleans()),
-                        final_nl_before=draw(st.booleans()), final_nl_after=draw(st.booleans()))
+        case = FileCase(
+            name,
+            original,
+            target,
+            style,
+            bom=kind == "modify" and draw(st.booleans()),
+            final_nl_before=draw(st.booleans()),
+            final_nl_after=draw(st.booleans()),
+        )
         if kind == "add":
             case.final_nl_before = True
         if original is not None and (not original or (len(original) == 1 and not case.final_nl_before)):
@@ -177,11 +187,16 @@ def _corrupt(patch: str, how: str, data: st.DataObject) -> str | None:
     return "\n".join(lines)
 
 
-@given(cases=file_cases(), context=st.integers(0, 3), data=st.data(),
-       how=st.sampled_from(["mutate", "duplicate", "drop", "truncate", "header"]))
+@given(
+    cases=file_cases(),
+    context=st.integers(0, 3),
+    data=st.data(),
+    how=st.sampled_from(["mutate", "duplicate", "drop", "truncate", "header"]),
+)
 @PROPS
-def test_corrupted_diffs_fail_and_change_nothing(runtime, tree, cases: list[FileCase], context: int,
-                                                 data: st.DataObject, how: str) -> None:
+def test_corrupted_diffs_fail_and_change_nothing(
+    runtime, tree, cases: list[FileCase], context: int, data: st.DataObject, how: str
+) -> None:
     rt, root = runtime
     prefix = _setup(root, cases)
     patch = "".join(c.diff(prefix, context) for c in cases)

@@ -112,12 +112,15 @@ class TestRawText:
 class TestFileInTheWay:
     """``afile/x.txt`` where ``afile`` is a file: refused at path resolution, naming ``afile`` (finding 10)."""
 
-    @pytest.mark.parametrize("patch", [
-        "--- /dev/null\n+++ b/afile/x.txt\n@@ -0,0 +1 @@\n+x\n",
-        "--- a/afile/x.txt\n+++ b/afile/x.txt\n@@ -1 +1 @@\n-x\n+y\n",
-        "--- a/afile/deeper/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
-        "diff --git a/a.txt b/afile/x.txt\nrename from a.txt\nrename to afile/x.txt\n",
-    ])
+    @pytest.mark.parametrize(
+        "patch",
+        [
+            "--- /dev/null\n+++ b/afile/x.txt\n@@ -0,0 +1 @@\n+x\n",
+            "--- a/afile/x.txt\n+++ b/afile/x.txt\n@@ -1 +1 @@\n-x\n+y\n",
+            "--- a/afile/deeper/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
+            "diff --git a/a.txt b/afile/x.txt\nrename from a.txt\nrename to afile/x.txt\n",
+        ],
+    )
     def test_refused_before_writing(self, rt: Runtime, workspace: Path, apply, tree, patch: str) -> None:
         (workspace / "afile").write_text("i am a file\n")
         before = tree(workspace)

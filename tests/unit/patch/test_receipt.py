@@ -25,7 +25,8 @@ def test_diff_preview_is_cut_at_80_lines(rt: Runtime, workspace: Path, apply) ->
 def test_diff_preview_normalises_headers_and_marker(rt: Runtime, workspace: Path, apply) -> None:
     res = ok(apply("--- a.txt\n+++ a.txt\n@@ -3 +3 @@\n-three\n+3\n\\ No newline at end of file\n"))
     assert res["changed_files"][0]["diff_preview"] == (
-        "--- a/a.txt\n+++ b/a.txt\n@@ -3,1 +3,1 @@\n-three\n+3\n\\ No newline at end of file")
+        "--- a/a.txt\n+++ b/a.txt\n@@ -3,1 +3,1 @@\n-three\n+3\n\\ No newline at end of file"
+    )
     assert (workspace / "a.txt").read_bytes() == b"one\ntwo\n3"
 
 
@@ -38,8 +39,10 @@ def _env(result: dict) -> dict:
 def test_many_diagnostics() -> None:
     diags = [Diagnostic("hunk_count_mismatch", f"diagnostic {i}", f"src/f{i}.py") for i in range(11)]
     result = build_result([{"action": "modify", "path": "src/f0.py", "hunks": []}], ["/w/src/f0.py"], [], diags)
-    assert result["summary_text"] == ("patched M:src/f0.py (diagnostics: hunk_count_mismatch on src/f0.py, "
-                                      "hunk_count_mismatch on src/f1.py, hunk_count_mismatch on src/f2.py, +8 more)")
+    assert result["summary_text"] == (
+        "patched M:src/f0.py (diagnostics: hunk_count_mismatch on src/f0.py, "
+        "hunk_count_mismatch on src/f1.py, hunk_count_mismatch on src/f2.py, +8 more)"
+    )
     receipt = render_receipt(_env(result))
     assert "- hunk_count_mismatch on src/f7.py: diagnostic 7" in receipt
     assert "diagnostic 8" not in receipt
@@ -60,8 +63,12 @@ def test_sanitize() -> None:
 
 
 def test_unknown_path_in_receipt() -> None:
-    result = build_result([{"action": "add", "path": "n.txt", "hunks": []}], ["/w/n.txt"], [],
-                          [Diagnostic("apply_patch_compatibility_fallback", "m " + "z" * 200)])
+    result = build_result(
+        [{"action": "add", "path": "n.txt", "hunks": []}],
+        ["/w/n.txt"],
+        [],
+        [Diagnostic("apply_patch_compatibility_fallback", "m " + "z" * 200)],
+    )
     receipt = render_receipt(_env(result))
     assert "- apply_patch_compatibility_fallback on unknown path: m [long token omitted]" in receipt
     assert receipt.startswith("Success with diagnostics. Updated the following files:\nA n.txt\n")

@@ -25,11 +25,18 @@ CODEX = "*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+2\n*** End Patch"
 CODEX_ROUTE = "openai-codex/gpt-5-codex"
 
 
-@pytest.mark.parametrize("route, surface", [
-    (None, UNIFIED_SURFACE), ("anthropic/claude", UNIFIED_SURFACE), ("openai/gpt-5", UNIFIED_SURFACE),
-    ("openai-codex/gpt-5", CODEX_SURFACE), ("openai-codex@chatgpt/gpt-5", CODEX_SURFACE),
-    ("deepseek@responses/deepseek-v3", CODEX_SURFACE), ("deepseek/deepseek-v3", UNIFIED_SURFACE),
-])
+@pytest.mark.parametrize(
+    "route, surface",
+    [
+        (None, UNIFIED_SURFACE),
+        ("anthropic/claude", UNIFIED_SURFACE),
+        ("openai/gpt-5", UNIFIED_SURFACE),
+        ("openai-codex/gpt-5", CODEX_SURFACE),
+        ("openai-codex@chatgpt/gpt-5", CODEX_SURFACE),
+        ("deepseek@responses/deepseek-v3", CODEX_SURFACE),
+        ("deepseek/deepseek-v3", UNIFIED_SURFACE),
+    ],
+)
 def test_surface_for_route(route: str | None, surface: str) -> None:
     assert surface_for_route(route) == surface
 
@@ -46,11 +53,18 @@ def test_published_schema_stays_patch_string() -> None:
     assert set(schema["properties"]) == {"patch"} and schema["properties"]["patch"]["type"] == "string"
 
 
-@pytest.mark.parametrize("text, fmt", [
-    (AC40, "unified_diff"), (CODEX, "codex_dsl"), ("\n\n  " + CODEX, "codex_dsl"),
-    ("<<EOF\n" + CODEX + "\nEOF", "codex_dsl"), ("hello", "unknown"), ("--- a\n+++ b\n", "unknown"),
-    ("x\n" * 50 + AC40, "unknown"),
-])
+@pytest.mark.parametrize(
+    "text, fmt",
+    [
+        (AC40, "unified_diff"),
+        (CODEX, "codex_dsl"),
+        ("\n\n  " + CODEX, "codex_dsl"),
+        ("<<EOF\n" + CODEX + "\nEOF", "codex_dsl"),
+        ("hello", "unknown"),
+        ("--- a\n+++ b\n", "unknown"),
+        ("x\n" * 50 + AC40, "unknown"),
+    ],
+)
 def test_detect_format(text: str, fmt: str) -> None:
     assert detect_format(text) == fmt
 
@@ -135,13 +149,23 @@ def test_fallback_failure_returns_the_strict_error() -> None:
     # the strict error stands (§10.2), and its hint says why the detected format failed as well
     assert info.value.error.recovery_hint.endswith(
         "@@ hunks. The text looks like codex_dsl, and read as codex_dsl it fails too: "
-        "Codex DSL patch must end with *** End Patch")
+        "Codex DSL patch must end with *** End Patch"
+    )
 
 
 def test_lark_grammar_names_every_section() -> None:
     """The grammar is for the provider's freeform-tool engine (it uses zero-width terminals, so
     Python lark cannot load it); check that it covers every DSL construct the parser accepts."""
-    for keyword in ("*** Begin Patch", "*** End Patch", "*** Add File: ", "*** Delete File: ", "*** Update File: ",
-                    "*** Move to: ", "*** End of File", '"@@"', '"@@ "'):
+    for keyword in (
+        "*** Begin Patch",
+        "*** End Patch",
+        "*** Add File: ",
+        "*** Delete File: ",
+        "*** Update File: ",
+        "*** Move to: ",
+        "*** End of File",
+        '"@@"',
+        '"@@ "',
+    ):
         assert keyword in CODEX_LARK_GRAMMAR, keyword
     assert CODEX_LARK_GRAMMAR.startswith("start: begin_patch hunk+ end_patch")

@@ -40,8 +40,9 @@ def test_delete_patch_is_checked_against_the_links_own_text(rt: Runtime, workspa
 
 def test_rename_moves_the_link(rt: Runtime, workspace: Path, apply) -> None:
     _setup(workspace)
-    res = ok(apply("diff --git a/link.txt b/moved.txt\nsimilarity index 100%\nrename from link.txt\n"
-                   "rename to moved.txt\n"))
+    res = ok(
+        apply("diff --git a/link.txt b/moved.txt\nsimilarity index 100%\nrename from link.txt\nrename to moved.txt\n")
+    )
     assert not os.path.lexists(workspace / "link.txt")
     assert os.path.islink(workspace / "moved.txt") and os.readlink(workspace / "moved.txt") == "real.txt"
     assert (workspace / "real.txt").read_bytes() == REAL
@@ -51,8 +52,13 @@ def test_rename_moves_the_link(rt: Runtime, workspace: Path, apply) -> None:
 def test_codex_delete_and_move_of_links(rt: Runtime, workspace: Path, call_as) -> None:
     _setup(workspace)
     (workspace / "other.txt").symlink_to("a.txt")
-    ok(call_as("*** Begin Patch\n*** Delete File: link.txt\n*** Update File: other.txt\n*** Move to: o2.txt\n"
-               "*** End Patch", model_route="openai-codex/gpt-5"))
+    ok(
+        call_as(
+            "*** Begin Patch\n*** Delete File: link.txt\n*** Update File: other.txt\n*** Move to: o2.txt\n"
+            "*** End Patch",
+            model_route="openai-codex/gpt-5",
+        )
+    )
     assert not os.path.lexists(workspace / "link.txt") and (workspace / "real.txt").read_bytes() == REAL
     assert os.readlink(workspace / "o2.txt") == "a.txt" and (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
 
@@ -60,14 +66,19 @@ def test_codex_delete_and_move_of_links(rt: Runtime, workspace: Path, call_as) -
 def test_dangling_and_directory_links_can_be_deleted(rt: Runtime, workspace: Path, apply) -> None:
     (workspace / "dangling").symlink_to("nowhere")
     (workspace / "dirlink").symlink_to("sub")
-    ok(apply("--- a/dangling\n+++ /dev/null\n@@ -1 +0,0 @@\n-nowhere\n"
-             "--- a/dirlink\n+++ /dev/null\n@@ -1 +0,0 @@\n-sub\n"))
+    ok(
+        apply(
+            "--- a/dangling\n+++ /dev/null\n@@ -1 +0,0 @@\n-nowhere\n"
+            "--- a/dirlink\n+++ /dev/null\n@@ -1 +0,0 @@\n-sub\n"
+        )
+    )
     assert not os.path.lexists(workspace / "dangling") and not os.path.lexists(workspace / "dirlink")
     assert (workspace / "sub").is_dir()
 
 
-def test_link_pointing_outside_is_confined_on_its_own_location(rt: Runtime, workspace: Path, tmp_path: Path,
-                                                                 apply) -> None:
+def test_link_pointing_outside_is_confined_on_its_own_location(
+    rt: Runtime, workspace: Path, tmp_path: Path, apply
+) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"keep\n")
     (workspace / "out.txt").symlink_to(outside)
@@ -93,7 +104,11 @@ def test_link_in_a_linked_directory_outside_is_refused(rt: Runtime, workspace: P
 
 def test_delete_then_add_replaces_the_link_with_a_file(rt: Runtime, workspace: Path, apply) -> None:
     _setup(workspace)
-    ok(apply("--- a/link.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real\n--- /dev/null\n+++ b/link.txt\n@@ -0,0 +1 @@\n+own\n"))
+    ok(
+        apply(
+            "--- a/link.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real\n--- /dev/null\n+++ b/link.txt\n@@ -0,0 +1 @@\n+own\n"
+        )
+    )
     assert not os.path.islink(workspace / "link.txt") and (workspace / "link.txt").read_bytes() == b"own\n"
     assert (workspace / "real.txt").read_bytes() == REAL
 
@@ -101,8 +116,12 @@ def test_delete_then_add_replaces_the_link_with_a_file(rt: Runtime, workspace: P
 def test_failed_patch_restores_a_deleted_link(rt: Runtime, workspace: Path, apply, tree) -> None:
     _setup(workspace)
     before = tree(workspace)
-    err(apply("--- a/link.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real\n"
-              "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-stale\n+x\n"), "context_not_found")
+    err(
+        apply(
+            "--- a/link.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-stale\n+x\n"
+        ),
+        "context_not_found",
+    )
     assert tree(workspace) == before
 
 
@@ -113,8 +132,9 @@ def test_real_git_rm_of_a_link(rt: Runtime, workspace: Path, git_roundtrip) -> N
 
 
 def test_real_git_mv_of_a_link(rt: Runtime, workspace: Path, git_roundtrip) -> None:
-    _, diff = git_roundtrip({"real.txt": REAL, "link.txt": ("link", "real.txt")},
-                            {"link.txt": None, "moved.txt": ("link", "real.txt")})
+    _, diff = git_roundtrip(
+        {"real.txt": REAL, "link.txt": ("link", "real.txt")}, {"link.txt": None, "moved.txt": ("link", "real.txt")}
+    )
     assert "rename from link.txt" in diff
 
 

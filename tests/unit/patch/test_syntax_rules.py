@@ -80,10 +80,10 @@ def test_every_rule_is_covered() -> None:
     assert set(RULES) == SYNTAX_RULES
 
 
-@pytest.mark.parametrize("rule, surface, patch, path, line", CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_rule(rt: Runtime, workspace: Path, call_as, tree, rule: str, surface: str, patch: str,
-              path: str | None, line: int | None) -> None:
+@pytest.mark.parametrize("rule, surface, patch, path, line", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule(
+    rt: Runtime, workspace: Path, call_as, tree, rule: str, surface: str, patch: str, path: str | None, line: int | None
+) -> None:
     before = tree(workspace)
     route = CODEX_ROUTE if surface == C else None
     e = err(call_as({"patch": patch}, model_route=route), "invalid_patch_syntax")
@@ -109,8 +109,10 @@ def test_rename_path_mismatch(rt: Runtime, workspace: Path, apply) -> None:
     (workspace / "b.txt").write_text("b\n")
     e = err(apply("diff --git a/b.txt b/c.txt\nrename from b.txt\nrename to d.txt\n"), "rename_path_mismatch")
     assert e["details"] == {"rename_from": "b.txt", "rename_to": "d.txt"}
-    with_hunk = ("diff --git a/b.txt b/c.txt\nrename from b.txt\nrename to c.txt\n--- a/b.txt\n+++ b/d.txt\n"
-                 "@@ -1 +1 @@\n-b\n+B\n")
+    with_hunk = (
+        "diff --git a/b.txt b/c.txt\nrename from b.txt\nrename to c.txt\n--- a/b.txt\n+++ b/d.txt\n"
+        "@@ -1 +1 @@\n-b\n+B\n"
+    )
     err(apply(with_hunk), "rename_path_mismatch")
     assert (workspace / "b.txt").read_text() == "b\n" and not (workspace / "c.txt").exists()
 
@@ -119,15 +121,19 @@ def test_missing_git_header(rt: Runtime, workspace: Path, apply) -> None:
     (workspace / "b.txt").write_text("b\n")
     e = err(apply("rename from b.txt\nrename to c.txt\n"), "missing_git_header")
     assert e["details"] == {"rename_from": "b.txt", "rename_to": "c.txt"}
-    err(apply("rename from b.txt\nrename to c.txt\n--- a/b.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-b\n+B\n"),
-        "missing_git_header")
+    err(
+        apply("rename from b.txt\nrename to c.txt\n--- a/b.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-b\n+B\n"),
+        "missing_git_header",
+    )
     assert (workspace / "b.txt").exists()
 
 
 def test_rename_with_edit_and_metadata(rt: Runtime, workspace: Path, apply) -> None:
     (workspace / "b.txt").write_text("b\nkeep\n")
-    res = apply("diff --git a/b.txt b/c.txt\nsimilarity index 80%\nrename from b.txt\nrename to c.txt\n"
-                "index 111..222 100644\n--- a/b.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n-b\n+B\n keep\n").envelope["result"]
+    res = apply(
+        "diff --git a/b.txt b/c.txt\nsimilarity index 80%\nrename from b.txt\nrename to c.txt\n"
+        "index 111..222 100644\n--- a/b.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n-b\n+B\n keep\n"
+    ).envelope["result"]
     assert (workspace / "c.txt").read_text() == "B\nkeep\n" and not (workspace / "b.txt").exists()
     assert [m["kind"] for m in res["ignored_metadata"]] == ["similarity index", "index"]
     assert res["changed_files"][0]["from_path"] == "b.txt"
@@ -136,25 +142,32 @@ def test_rename_with_edit_and_metadata(rt: Runtime, workspace: Path, apply) -> N
 def test_metadata_is_recorded_not_applied(rt: Runtime, workspace: Path, apply) -> None:
     r = apply("diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n--- a/a.txt\n+++ b/a.txt\n" + GOOD_HUNK)
     res = r.envelope["result"]
-    assert res["ignored_metadata"] == [{"path": "a.txt", "kind": "old mode", "value": "100644"},
-                                       {"path": "a.txt", "kind": "new mode", "value": "100755"}]
+    assert res["ignored_metadata"] == [
+        {"path": "a.txt", "kind": "old mode", "value": "100644"},
+        {"path": "a.txt", "kind": "new mode", "value": "100755"},
+    ]
     assert (workspace / "a.txt").stat().st_mode & 0o111 == 0  # never chmod-ed
 
 
 def test_new_file_mode_and_deleted_file_mode(rt: Runtime, workspace: Path, apply) -> None:
-    res = apply("diff --git a/n.txt b/n.txt\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n"
-                "+++ b/n.txt\n@@ -0,0 +1 @@\n+n\n"
-                "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n"
-                "@@ -1,3 +0,0 @@\n-one\n-two\n-three\n").envelope["result"]
+    res = apply(
+        "diff --git a/n.txt b/n.txt\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n"
+        "+++ b/n.txt\n@@ -0,0 +1 @@\n+n\n"
+        "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n"
+        "@@ -1,3 +0,0 @@\n-one\n-two\n-three\n"
+    ).envelope["result"]
     assert [m["kind"] for m in res["ignored_metadata"]] == ["new file mode", "index", "deleted file mode"]
     assert (workspace / "n.txt").read_text() == "n\n" and not (workspace / "a.txt").exists()
 
 
-@pytest.mark.parametrize("patch, action", [
-    ("--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", "delete"),
-    ("--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +1 @@\n-x\n+y\n", "update"),
-    ("diff --git a/gone.txt b/new.txt\nrename from gone.txt\nrename to new.txt\n", "rename"),
-])
+@pytest.mark.parametrize(
+    "patch, action",
+    [
+        ("--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", "delete"),
+        ("--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +1 @@\n-x\n+y\n", "update"),
+        ("diff --git a/gone.txt b/new.txt\nrename from gone.txt\nrename to new.txt\n", "rename"),
+    ],
+)
 def test_missing_file(rt: Runtime, workspace: Path, apply, patch: str, action: str) -> None:
     e = err(apply(patch), "missing_file")
     assert e["details"]["action"] == action and e["details"]["requested_path"] == "gone.txt"

@@ -18,9 +18,14 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """R: a git repository (``main``) with ``src/mod.py``; git runs with a fixed identity and no global config."""
     cfg = tmp_path / "gitconfig"
     cfg.write_text("")
-    for key, value in {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.org",
-                       "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.org",
-                       "GIT_CONFIG_GLOBAL": str(cfg), "GIT_CONFIG_NOSYSTEM": "1"}.items():
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.org",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.org",
+        "GIT_CONFIG_GLOBAL": str(cfg),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
         monkeypatch.setenv(key, value)
     r = tmp_path / "R"
     (r / "src").mkdir(parents=True)

@@ -31,8 +31,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
-__all__ = ["Reply", "RecordedRequest", "WireServer", "sse_event", "sse_done", "anthropic_sse",
-           "chat_chunk_sse", "responses_sse"]
+__all__ = [
+    "Reply",
+    "RecordedRequest",
+    "WireServer",
+    "sse_event",
+    "sse_done",
+    "anthropic_sse",
+    "chat_chunk_sse",
+    "responses_sse",
+]
 
 
 @dataclass
@@ -190,8 +198,7 @@ class WireServer:
         self._stop = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
 
     @property

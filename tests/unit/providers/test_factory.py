@@ -16,17 +16,20 @@ from holon_nb.providers.refs import ModelRefError
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize("ref, cls, url", [
-    ("openai/gpt-5.4", OpenAIResponsesProvider, "https://api.openai.com/v1/responses"),
-    ("anthropic/claude-sonnet-4-6", AnthropicMessagesProvider, "https://api.anthropic.com/v1/messages"),
-    ("deepseek/deepseek-chat", AnthropicMessagesProvider, "https://api.deepseek.com/anthropic/v1/messages"),
-    ("openrouter/anthropic/claude-sonnet-4", OpenAIChatProvider, "https://openrouter.ai/api/v1/chat/completions"),
-    ("litellm/gpt", OpenAIChatProvider, "http://localhost:4000/v1/chat/completions"),
-    ("vllm/Qwen/Qwen3-8B", OpenAIChatProvider, "http://127.0.0.1:8000/v1/chat/completions"),
-    ("ollama/qwen3:8b", OpenAIChatProvider, "http://127.0.0.1:11434/v1/chat/completions"),
-    ("llamacpp/default", OpenAIChatProvider, "http://127.0.0.1:8080/v1/chat/completions"),
-    ("xai/grok", OpenAIResponsesProvider, "https://api.x.ai/v1/responses"),
-])
+@pytest.mark.parametrize(
+    "ref, cls, url",
+    [
+        ("openai/gpt-5.4", OpenAIResponsesProvider, "https://api.openai.com/v1/responses"),
+        ("anthropic/claude-sonnet-4-6", AnthropicMessagesProvider, "https://api.anthropic.com/v1/messages"),
+        ("deepseek/deepseek-chat", AnthropicMessagesProvider, "https://api.deepseek.com/anthropic/v1/messages"),
+        ("openrouter/anthropic/claude-sonnet-4", OpenAIChatProvider, "https://openrouter.ai/api/v1/chat/completions"),
+        ("litellm/gpt", OpenAIChatProvider, "http://localhost:4000/v1/chat/completions"),
+        ("vllm/Qwen/Qwen3-8B", OpenAIChatProvider, "http://127.0.0.1:8000/v1/chat/completions"),
+        ("ollama/qwen3:8b", OpenAIChatProvider, "http://127.0.0.1:11434/v1/chat/completions"),
+        ("llamacpp/default", OpenAIChatProvider, "http://127.0.0.1:8080/v1/chat/completions"),
+        ("xai/grok", OpenAIResponsesProvider, "https://api.x.ai/v1/responses"),
+    ],
+)
 async def test_transport_per_ref(ref, cls, url):
     p = build_provider(ref, environ={})
     try:
@@ -74,11 +77,14 @@ def test_sdk_imports_stay_in_transport_modules():
     import pathlib
 
     import holon_nb.providers as pkg
+
     root = pathlib.Path(pkg.__file__).parent
     allowed = {"openai_client.py", "openai_responses.py", "openai_chat.py", "anthropic_messages.py"}
     for path in root.glob("*.py"):
         text = path.read_text()
-        uses_sdk = any(line.startswith(("import openai", "import anthropic", "from openai", "from anthropic"))
-                       for line in text.splitlines())
+        uses_sdk = any(
+            line.startswith(("import openai", "import anthropic", "from openai", "from anthropic"))
+            for line in text.splitlines()
+        )
         if uses_sdk:
             assert path.name in allowed, path.name

@@ -6,8 +6,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from holon_nb.providers.base import ContextBlock, PromptFrame, ProviderTransportError, TurnRequest, TurnResponse, \
-    TextBlock, UserText
+from holon_nb.providers.base import (
+    ContextBlock,
+    PromptFrame,
+    ProviderTransportError,
+    TurnRequest,
+    TurnResponse,
+    TextBlock,
+    UserText,
+)
 from holon_nb.providers.factory import build_lineage
 from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageProvider, model_hint
 from unit.providers.helpers import KEY, first_request, provider_for
@@ -45,14 +52,21 @@ def _chat(wire, made):
 
 
 async def test_case19_rate_limited_then_success(wire, made):
-    wire.script(Reply(status=429, json={"error": {"message": "slow down"}}, headers={"retry-after": "7"}),
-                Reply(json=responses_text("ok", usage=(5, 2))))
+    wire.script(
+        Reply(status=429, json={"error": {"message": "slow down"}}, headers={"retry-after": "7"}),
+        Reply(json=responses_text("ok", usage=(5, 2))),
+    )
     sleep = Sleeps()
     resp, timeline = await lineage(_openai(wire, made), sleep).complete_turn_with_diagnostics(first_request())
     assert resp.text == "ok" and len(wire.requests) == 2
     a1, a2 = timeline.attempts
     assert (a1.attempt, a1.outcome, a1.failure_kind, a1.disposition, a1.backoff_ms) == (
-        1, "retrying", "rate_limited", "retryable", 200)
+        1,
+        "retrying",
+        "rate_limited",
+        "retryable",
+        200,
+    )
     assert (a2.attempt, a2.outcome, a2.failure_kind, a2.backoff_ms) == (2, "succeeded", None, None)
     assert a1.transport_diagnostics["status"] == 429 and a1.transport_diagnostics["url"].endswith("/v1/responses")
     assert timeline.winning_model_ref == OPENAI and timeline.active_model_ref == OPENAI
@@ -65,7 +79,8 @@ async def test_honor_retry_after_is_opt_in(wire, made):
     wire.script(Reply(status=429, json={}, headers={"retry-after": "7"}), Reply(json=responses_text("ok")))
     sleep = Sleeps()
     _, timeline = await lineage(_openai(wire, made), sleep, honor_retry_after=True).complete_turn_with_diagnostics(
-        first_request())
+        first_request()
+    )
     assert sleep.calls == [7.0] and timeline.attempts[0].backoff_ms == 7000
 
 
@@ -98,9 +113,12 @@ async def test_case21_schema_rejection_fails_fast_in_one_attempt(wire, made):
 
 
 async def test_case22_empty_response_usage_is_aggregated(wire, made):
-    wire.script(Reply(json={"id": "r0", "status": "completed", "output": [],
-                            "usage": {"input_tokens": 4, "output_tokens": 893}}),
-                Reply(json=responses_text("text", usage=(2, 1))))
+    wire.script(
+        Reply(
+            json={"id": "r0", "status": "completed", "output": [], "usage": {"input_tokens": 4, "output_tokens": 893}}
+        ),
+        Reply(json=responses_text("text", usage=(2, 1))),
+    )
     resp, timeline = await lineage(_openai(wire, made), Sleeps()).complete_turn_with_diagnostics(first_request())
     a1, a2 = timeline.attempts
     assert (a1.failure_kind, a1.disposition, a1.outcome) == ("empty_response", "retryable", "retrying")
@@ -110,10 +128,13 @@ async def test_case22_empty_response_usage_is_aggregated(wire, made):
     assert (resp.input_tokens, resp.output_tokens) == (2, 1) and a2.token_usage.total_tokens == 3
 
 
-@pytest.mark.parametrize("status, body", [
-    (401, {"error": {"message": "bad key"}}),
-    (429, {"error": {"message": "quota", "code": "insufficient_quota"}}),
-])
+@pytest.mark.parametrize(
+    "status, body",
+    [
+        (401, {"error": {"message": "bad key"}}),
+        (429, {"error": {"message": "quota", "code": "insufficient_quota"}}),
+    ],
+)
 async def test_case23_auth_errors_fail_fast(wire, made, status, body):
     wire.script(Reply(status=status, json=body))
     with pytest.raises(LineageFailed) as info:
@@ -127,25 +148,32 @@ async def test_case24_chat_503_busy_is_retried(wire, made):
     wire.script(Reply(status=503, json={"error": {"message": "busy"}}), Reply(json=chat_text("ok")))
     resp, timeline = await lineage(_chat(wire, made), Sleeps()).complete_turn_with_diagnostics(first_request())
     assert resp.text == "ok"
-    assert [(a.failure_kind, a.outcome) for a in timeline.attempts] == [("server_error", "retrying"),
-                                                                       (None, "succeeded")]
+    assert [(a.failure_kind, a.outcome) for a in timeline.attempts] == [
+        ("server_error", "retrying"),
+        (None, "succeeded"),
+    ]
 
 
 async def test_case25_anthropic_missing_stop_once_error_event_retried(wire, made):
-    anth = provider_for(wire, "anthropic/claude-sonnet-4-6", made, env={"ANTHROPIC_AUTH_TOKEN": "t-0123456789"},
-                        base_path="")
+    anth = provider_for(
+        wire, "anthropic/claude-sonnet-4-6", made, env={"ANTHROPIC_AUTH_TOKEN": "t-0123456789"}, base_path=""
+    )
     wire.script(Reply(sse=anthropic_text_stream("cut", stop=False)))
     with pytest.raises(LineageFailed) as info:
         await lineage(anth, Sleeps()).complete_turn(first_request())
     assert [(a.failure_kind, a.outcome) for a in info.value.timeline.attempts] == [
-        ("invalid_response", "fail_fast_aborted")]
-    error_stream = anthropic_text_stream("x")[:1] + [sse_event({"type": "error", "error": {"type": "overloaded_error"}},
-                                                               "error")]
+        ("invalid_response", "fail_fast_aborted")
+    ]
+    error_stream = anthropic_text_stream("x")[:1] + [
+        sse_event({"type": "error", "error": {"type": "overloaded_error"}}, "error")
+    ]
     wire.script(Reply(sse=error_stream), Reply(sse=anthropic_text_stream("fine")))
     resp, timeline = await lineage(anth, Sleeps()).complete_turn_with_diagnostics(first_request())
     assert resp.text == "fine"
-    assert [(a.failure_kind, a.outcome) for a in timeline.attempts] == [("server_error", "retrying"),
-                                                                       (None, "succeeded")]
+    assert [(a.failure_kind, a.outcome) for a in timeline.attempts] == [
+        ("server_error", "retrying"),
+        (None, "succeeded"),
+    ]
 
 
 async def test_case26_context_length_no_retry_no_fallback(wire, made):
@@ -162,11 +190,13 @@ async def test_model_hint_reaches_the_wire(wire, made):
     p = _openai(wire, made)
     await lineage(p, Sleeps()).complete_turn(first_request())
     assert wire.requests[0].json["instructions"] == "You are Holon.\n\nRuntime: active_model=openai/gpt-5.4"
-    recovery = LineageProvider([LineageCandidate(p.route_ref, "openai", p)], requested_model_ref=FALLBACK,
-                               sleep=Sleeps())
+    recovery = LineageProvider(
+        [LineageCandidate(p.route_ref, "openai", p)], requested_model_ref=FALLBACK, sleep=Sleeps()
+    )
     await recovery.complete_turn(TurnRequest(conversation=(UserText("x"),)))
     assert wire.requests[1].json["instructions"] == (
-        "Runtime: active_model=openai/gpt-5.4 requested_model=anthropic/claude-sonnet-4-6")
+        "Runtime: active_model=openai/gpt-5.4 requested_model=anthropic/claude-sonnet-4-6"
+    )
 
 
 class Fake:
@@ -205,25 +235,36 @@ async def test_injected_clocks_shape_the_timeline():
     ticks = iter([t0, t0 + timedelta(seconds=1), t0 + timedelta(seconds=2), t0 + timedelta(seconds=3)])
     mono = iter([10.0, 10.25, 20.0, 20.5])
     fake = Fake([ProviderTransportError("timeout", "slow"), TurnResponse((TextBlock("ok"),), "stop", 1, 1)])
-    lin = LineageProvider([LineageCandidate("x@default/y", "x", fake)], sleep=Sleeps(), now=lambda: next(ticks),
-                          monotonic=lambda: next(mono))
+    lin = LineageProvider(
+        [LineageCandidate("x@default/y", "x", fake)],
+        sleep=Sleeps(),
+        now=lambda: next(ticks),
+        monotonic=lambda: next(mono),
+    )
     _, timeline = await lin.complete_turn_with_diagnostics(TurnRequest(conversation=()))
     d = timeline.to_dict()
     assert [(a["started_at"], a["completed_at"], a["duration_ms"]) for a in d["attempts"]] == [
         ("2026-01-02T03:04:05.000Z", "2026-01-02T03:04:06.000Z", 250),
-        ("2026-01-02T03:04:07.000Z", "2026-01-02T03:04:08.000Z", 500)]
+        ("2026-01-02T03:04:07.000Z", "2026-01-02T03:04:08.000Z", 500),
+    ]
     assert d["aggregated_token_usage"]["total_tokens"] == 2
 
 
 def test_model_hint_text():
     assert model_hint(OPENAI, OPENAI) == "Runtime: active_model=openai/gpt-5.4"
-    assert model_hint("byteplus@coding/seed-1", OPENAI) == \
-        "Runtime: active_model=byteplus@coding/seed-1 requested_model=openai/gpt-5.4"
+    assert (
+        model_hint("byteplus@coding/seed-1", OPENAI)
+        == "Runtime: active_model=byteplus@coding/seed-1 requested_model=openai/gpt-5.4"
+    )
 
 
 async def test_build_lineage_from_env(wire, made):
-    env = {"HOLON_MODEL": "openai/gpt-5.4", "OPENAI_API_KEY": KEY, "HOLON_OPENAI_BASE_URL": wire.base_url + "/v1",
-           "HOLON_MODEL_FALLBACKS": "anthropic/claude-sonnet-4-6, openai/gpt-5.4"}
+    env = {
+        "HOLON_MODEL": "openai/gpt-5.4",
+        "OPENAI_API_KEY": KEY,
+        "HOLON_OPENAI_BASE_URL": wire.base_url + "/v1",
+        "HOLON_MODEL_FALLBACKS": "anthropic/claude-sonnet-4-6, openai/gpt-5.4",
+    }
     lin = build_lineage(environ=env, sleep=Sleeps())
     made.append(lin)
     assert [c.model_ref for c in lin.candidates] == [OPENAI, FALLBACK]

@@ -6,8 +6,17 @@ import json
 
 import pytest
 
-from holon_nb.providers.base import (AssistantBlocks, ProviderTransportError, TextBlock, ToolResultBlock, ToolUseBlock,
-                                     TurnRequest, UserImage, UserText, UserToolResults)
+from holon_nb.providers.base import (
+    AssistantBlocks,
+    ProviderTransportError,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TurnRequest,
+    UserImage,
+    UserText,
+    UserToolResults,
+)
 from holon_nb.providers.openai_chat import chat_completions_url
 from holon_nb.providers.schema_lowering import lower_tool_schema
 from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
@@ -23,21 +32,26 @@ def _hosted(wire, made, **settings):
     return provider_for(wire, REF, made, env={"OPENROUTER_API_KEY": KEY}, **settings)
 
 
-@pytest.mark.parametrize("base, url", [
-    ("http://h:11434/v1", "http://h:11434/v1/chat/completions"),
-    ("http://h:8080", "http://h:8080/v1/chat/completions"),
-    ("https://x/api/chat/completions", "https://x/api/chat/completions"),
-    ("https://openrouter.ai/api/v1/", "https://openrouter.ai/api/v1/chat/completions"),
-    ("http://localhost:4000", "http://localhost:4000/v1/chat/completions"),
-    ("https://qianfan.baidubce.com/v2", "https://qianfan.baidubce.com/v2/chat/completions"),
-    ("https://x/api/version", "https://x/api/version/v1/chat/completions"),
-])
+@pytest.mark.parametrize(
+    "base, url",
+    [
+        ("http://h:11434/v1", "http://h:11434/v1/chat/completions"),
+        ("http://h:8080", "http://h:8080/v1/chat/completions"),
+        ("https://x/api/chat/completions", "https://x/api/chat/completions"),
+        ("https://openrouter.ai/api/v1/", "https://openrouter.ai/api/v1/chat/completions"),
+        ("http://localhost:4000", "http://localhost:4000/v1/chat/completions"),
+        ("https://qianfan.baidubce.com/v2", "https://qianfan.baidubce.com/v2/chat/completions"),
+        ("https://x/api/version", "https://x/api/version/v1/chat/completions"),
+    ],
+)
 def test_case28_chat_urls(base, url):
     assert chat_completions_url(base) == url
 
 
-@pytest.mark.parametrize("base_path, path", [("", "/v1/chat/completions"), ("/v1", "/v1/chat/completions"),
-                                             ("/api/chat/completions", "/api/chat/completions")])
+@pytest.mark.parametrize(
+    "base_path, path",
+    [("", "/v1/chat/completions"), ("/v1", "/v1/chat/completions"), ("/api/chat/completions", "/api/chat/completions")],
+)
 async def test_case28_urls_reach_the_server(wire, made, base_path, path):
     wire.script(Reply(json=chat_text("ok")))
     await provider_for(wire, "vllm/Qwen/Qwen3-8B", made, base_path=base_path).complete_turn(first_request())
@@ -51,45 +65,80 @@ async def test_request_shape(wire, made):
     assert req.headers["authorization"] == f"Bearer {KEY}"
     body = req.json
     assert body["model"] == "anthropic/claude-sonnet-4" and body["max_tokens"] == 8192 and body["stream"] is False
-    assert body["messages"] == [{"role": "system", "content": "You are Holon."},
-                                {"role": "user", "content": "look at the agent"}]
+    assert body["messages"] == [
+        {"role": "system", "content": "You are Holon."},
+        {"role": "user", "content": "look at the agent"},
+    ]
     spec = tool("WaitFor")
-    assert body["tools"][1] == {"type": "function", "function": {
-        "name": "WaitFor", "description": spec.description,
-        "parameters": lower_tool_schema(spec.input_schema, "relaxed"), "strict": False}}
+    assert body["tools"][1] == {
+        "type": "function",
+        "function": {
+            "name": "WaitFor",
+            "description": spec.description,
+            "parameters": lower_tool_schema(spec.input_schema, "relaxed"),
+            "strict": False,
+        },
+    }
     assert body["tool_choice"] == "auto" and body["prompt_cache_key"] == "agent_default"
     assert "parallel_tool_calls" not in body
     assert resp.blocks == (TextBlock("hi"),)
-    assert (resp.input_tokens, resp.output_tokens, resp.stop_reason, resp.provider_request_id) == (11, 2, "stop",
-                                                                                                   "req_c")
+    assert (resp.input_tokens, resp.output_tokens, resp.stop_reason, resp.provider_request_id) == (
+        11,
+        2,
+        "stop",
+        "req_c",
+    )
 
 
 async def test_history_serialization(wire, made):
     wire.script(Reply(json=chat_text("ok")))
-    conv = (UserText("go"), UserImage("look", "image/png", "AAAA"),
-            AssistantBlocks((TextBlock("calling"), ToolUseBlock("c1", "GetAgent", {"b": 2, "a": 1}),
-                             ToolUseBlock("c2", "GetAgent", {"_raw": "{x"}))),
-            UserToolResults((ToolResultBlock("c1", "r1"), ToolResultBlock("c2", "r2", True))),
-            AssistantBlocks((ToolUseBlock("c3", "GetAgent", {}),)))
+    conv = (
+        UserText("go"),
+        UserImage("look", "image/png", "AAAA"),
+        AssistantBlocks(
+            (
+                TextBlock("calling"),
+                ToolUseBlock("c1", "GetAgent", {"b": 2, "a": 1}),
+                ToolUseBlock("c2", "GetAgent", {"_raw": "{x"}),
+            )
+        ),
+        UserToolResults((ToolResultBlock("c1", "r1"), ToolResultBlock("c2", "r2", True))),
+        AssistantBlocks((ToolUseBlock("c3", "GetAgent", {}),)),
+    )
     await _hosted(wire, made).complete_turn(TurnRequest(conversation=conv))
     msgs = wire.requests[0].json["messages"]
     assert msgs == [
         {"role": "user", "content": "go"},
-        {"role": "user", "content": [{"type": "text", "text": "look"},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
-        {"role": "assistant", "content": "calling", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "GetAgent", "arguments": '{"a":1,"b":2}'}},
-            {"id": "c2", "type": "function", "function": {"name": "GetAgent", "arguments": '{"_raw":"{x"}'}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "calling",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "GetAgent", "arguments": '{"a":1,"b":2}'}},
+                {"id": "c2", "type": "function", "function": {"name": "GetAgent", "arguments": '{"_raw":"{x"}'}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "r1"},
         {"role": "tool", "tool_call_id": "c2", "content": "r2"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c3", "type": "function", "function": {"name": "GetAgent", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "GetAgent", "arguments": "{}"}}],
+        },
     ]
 
 
 async def test_case6_malformed_arguments_same_outcome_as_responses(wire, made):
-    wire.script(Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand", "arguments": '{"cmd": '}])),
-                Reply(json=chat_text("ok")))
+    wire.script(
+        Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand", "arguments": '{"cmd": '}])),
+        Reply(json=chat_text("ok")),
+    )
     p = _hosted(wire, made)
     resp = await p.complete_turn(first_request(("ExecCommand",)))
     call = resp.tool_uses[0]
@@ -100,22 +149,40 @@ async def test_case6_malformed_arguments_same_outcome_as_responses(wire, made):
     assert msgs[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "RECEIPT"}
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    ({"cmd": "ls"}, {"cmd": "ls"}),          # ⚑ object accepted as is
-    ("", {}), (None, {}), ("[1]", {"_raw": [1]}), ("nope", {"_raw": "nope"}),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        ({"cmd": "ls"}, {"cmd": "ls"}),  # ⚑ object accepted as is
+        ("", {}),
+        (None, {}),
+        ("[1]", {"_raw": [1]}),
+        ("nope", {"_raw": "nope"}),
+    ],
+)
 async def test_argument_tolerances(wire, made, arguments, expected):
     wire.script(Reply(json=chat_calls([{"id": "c", "name": "GetAgent", "arguments": arguments}])))
     resp = await _hosted(wire, made).complete_turn(first_request())
     assert resp.tool_uses[0].input == expected
 
 
-@pytest.mark.parametrize("body", [
-    {"id": "x", "choices": []}, {"id": "x"}, {"choices": [{"index": 0, "finish_reason": "stop"}]},
-    {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}}]},
-    {"choices": [{"index": 0, "message": {"tool_calls": [{"type": "function", "function": {"name": "GetAgent"}}]},
-                  "finish_reason": "tool_calls"}]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "x", "choices": []},
+        {"id": "x"},
+        {"choices": [{"index": 0, "finish_reason": "stop"}]},
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}}]},
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"tool_calls": [{"type": "function", "function": {"name": "GetAgent"}}]},
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        },
+    ],
+)
 async def test_invalid_bodies(wire, made, body):
     wire.script(Reply(json=body))
     with pytest.raises(ProviderTransportError) as info:
@@ -131,9 +198,11 @@ async def test_empty_message_with_finish_reason_is_an_empty_text_round(wire, mad
 
 # ------------------------------------------------------------------ local servers (§2.7)
 
+
 async def test_local_preset_is_keyless_without_cache_key_and_synthesizes_ids(wire, made):
-    wire.script(Reply(json=chat_calls([{"name": "GetAgent", "arguments": "{}"}, {"name": "GetAgent",
-                                                                                "arguments": {"x": 1}}])))
+    wire.script(
+        Reply(json=chat_calls([{"name": "GetAgent", "arguments": "{}"}, {"name": "GetAgent", "arguments": {"x": 1}}]))
+    )
     p = provider_for(wire, "ollama/qwen3:8b", made, env={"OPENAI_API_KEY": KEY})
     req = second_request(ToolUseBlock("call_1", "GetAgent", {}))
     resp = await p.complete_turn(req)
@@ -161,15 +230,29 @@ async def test_local_text_form_tool_calls_are_invalid_response(wire, made):
 
 # ------------------------------------------------------------------ errors (§2.4 body codes, cases 23, 24, 26)
 
-@pytest.mark.parametrize("status, body, kind, disposition, code", [
-    (429, {"error": {"message": "quota", "type": "insufficient_quota", "code": "insufficient_quota"}},
-     "auth_error", "fail_fast", None),
-    (503, {"error": {"message": "busy"}}, "server_error", "retryable", None),
-    (400, {"error": {"message": "too long", "code": "context_length_exceeded"}}, "contract_error", "fail_fast",
-     "context_length_exceeded"),
-    (429, {"error": {"message": "slow"}}, "rate_limited", "retryable", None),
-    (401, {"error": {"message": "who"}}, "auth_error", "fail_fast", None),
-])
+
+@pytest.mark.parametrize(
+    "status, body, kind, disposition, code",
+    [
+        (
+            429,
+            {"error": {"message": "quota", "type": "insufficient_quota", "code": "insufficient_quota"}},
+            "auth_error",
+            "fail_fast",
+            None,
+        ),
+        (503, {"error": {"message": "busy"}}, "server_error", "retryable", None),
+        (
+            400,
+            {"error": {"message": "too long", "code": "context_length_exceeded"}},
+            "contract_error",
+            "fail_fast",
+            "context_length_exceeded",
+        ),
+        (429, {"error": {"message": "slow"}}, "rate_limited", "retryable", None),
+        (401, {"error": {"message": "who"}}, "auth_error", "fail_fast", None),
+    ],
+)
 async def test_status_errors(wire, made, status, body, kind, disposition, code):
     wire.script(Reply(status=status, json=body))
     with pytest.raises(ProviderTransportError) as info:
@@ -181,16 +264,35 @@ async def test_status_errors(wire, made, status, body, kind, disposition, code):
 
 # ------------------------------------------------------------------ streaming (⚑ UI mode)
 
-CALLS = [{"id": "call_a", "name": "GetAgent", "arguments": '{"agent_id": "default"}'},
-         {"id": "call_b", "name": "ExecCommand", "arguments": '{"cmd": "echo hi", "yield_time_ms": 500}'}]
+CALLS = [
+    {"id": "call_a", "name": "GetAgent", "arguments": '{"agent_id": "default"}'},
+    {"id": "call_b", "name": "ExecCommand", "arguments": '{"cmd": "echo hi", "yield_time_ms": 500}'},
+]
 
 
 async def test_streamed_chunks_assemble_to_the_non_streamed_response(wire, made):
-    non_streamed = {"id": "chatcmpl-2", "choices": [{"index": 0, "message": {
-        "role": "assistant", "content": "Let me check.",
-        "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                       for c in CALLS]}, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 30, "completion_tokens": 12}}
+    non_streamed = {
+        "id": "chatcmpl-2",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "Let me check.",
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for c in CALLS
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 12},
+    }
     wire.script(Reply(json=non_streamed), Reply(sse=chat_stream(["Let me ", "check."], CALLS, (30, 12))))
     plain = await _hosted(wire, made).complete_turn(first_request())
     streaming = _hosted(wire, made, stream=True)
@@ -229,8 +331,9 @@ async def test_stream_error_chunk_is_classified(wire, made):
 async def test_stream_idle_timeout(wire, made):
     chunks = chat_chunk_sse([{"id": "x", "choices": [{"index": 0, "delta": {"content": "wait"}}]}], done=False)
     wire.script(Reply(sse=chunks, hang_s=10))
-    p = provider_for(wire, REF, made, env={"OPENROUTER_API_KEY": KEY, "HOLON_PROVIDER_STREAM_IDLE_TIMEOUT_MS": "200"},
-                     stream=True)
+    p = provider_for(
+        wire, REF, made, env={"OPENROUTER_API_KEY": KEY, "HOLON_PROVIDER_STREAM_IDLE_TIMEOUT_MS": "200"}, stream=True
+    )
     with pytest.raises(ProviderTransportError) as info:
         await p.complete_turn(first_request())
     assert (info.value.kind, info.value.disposition) == ("timeout", "retryable")
@@ -239,7 +342,12 @@ async def test_stream_idle_timeout(wire, made):
 
 def test_json_dump_of_payload_helpers_is_stable():
     # guards the fixture builder itself: three fragments per call rejoin to the arguments
-    events = [json.loads(c[len("data: "):]) for c in chat_stream([], CALLS, (1, 1)) if "[DONE]" not in c]
-    frags = "".join(tc["function"].get("arguments", "") for e in events for ch in e.get("choices", [])
-                    for tc in ch.get("delta", {}).get("tool_calls", []) if tc["index"] == 1)
+    events = [json.loads(c[len("data: ") :]) for c in chat_stream([], CALLS, (1, 1)) if "[DONE]" not in c]
+    frags = "".join(
+        tc["function"].get("arguments", "")
+        for e in events
+        for ch in e.get("choices", [])
+        for tc in ch.get("delta", {}).get("tool_calls", [])
+        if tc["index"] == 1
+    )
     assert frags == CALLS[1]["arguments"]

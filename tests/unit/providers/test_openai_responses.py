@@ -8,9 +8,19 @@ import anyio
 import pytest
 from _support import err
 
-from holon_nb.providers.base import (AssistantBlocks, CitationsBlock, ProviderTransportError, ReasoningTextBlock,
-                                     TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, TurnRequest, UserText,
-                                     UserToolResults)
+from holon_nb.providers.base import (
+    AssistantBlocks,
+    CitationsBlock,
+    ProviderTransportError,
+    ReasoningTextBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TurnRequest,
+    UserText,
+    UserToolResults,
+)
 from holon_nb.providers.errors import ToolSchemaRejected
 from holon_nb.providers.schema_lowering import lower_tool_schema
 from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
@@ -36,13 +46,19 @@ async def test_round1_request_shape_and_text_response(wire, made):
     body = req.json
     assert body["model"] == "gpt-5.4" and body["store"] is False
     assert body["instructions"] == "You are Holon."
-    assert body["input"] == [{"type": "message", "role": "user",
-                              "content": [{"type": "input_text", "text": "look at the agent"}]}]
+    assert body["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look at the agent"}]}
+    ]
     assert body["tool_choice"] == "auto" and body["parallel_tool_calls"] is False
     assert [t["name"] for t in body["tools"]] == ["GetAgent", "WaitFor"]
     for sent, spec in zip(body["tools"], (tool("GetAgent"), tool("WaitFor")), strict=True):
-        assert sent == {"type": "function", "name": spec.name, "description": spec.description,
-                        "parameters": lower_tool_schema(spec.input_schema, "relaxed"), "strict": False}
+        assert sent == {
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": lower_tool_schema(spec.input_schema, "relaxed"),
+            "strict": False,
+        }
     assert body["prompt_cache_key"] == "agent_default"
     assert "reasoning" not in body and "stream" not in body
     assert body["max_output_tokens"] == 8192
@@ -68,16 +84,28 @@ async def test_case5_malformed_arguments_become_raw_and_are_resent(wire, made):
     assert (call.id, call.name, call.input) == ("call_1", "ExecCommand", {"_raw": '{"cmd": '})
     await p.complete_turn(second_request(call, receipt="RECEIPT", is_error=True, tools=("ExecCommand",)))
     items = wire.requests[1].json["input"]
-    assert items[-2] == {"type": "function_call", "call_id": "call_1", "name": "ExecCommand",
-                         "arguments": '{"_raw":"{\\"cmd\\": "}'}
+    assert items[-2] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "ExecCommand",
+        "arguments": '{"_raw":"{\\"cmd\\": "}',
+    }
     assert json.loads(items[-2]["arguments"]) == {"_raw": '{"cmd": '}
     assert items[-1] == {"type": "function_call_output", "call_id": "call_1", "output": "RECEIPT"}
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    ("", {}), (None, {}), ("   ", {}), ('{"b": 1, "a": [2]}', {"b": 1, "a": [2]}), ("[1, 2]", {"_raw": [1, 2]}),
-    ('"text"', {"_raw": "text"}), ("{not json", {"_raw": "{not json"}),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        ("", {}),
+        (None, {}),
+        ("   ", {}),
+        ('{"b": 1, "a": [2]}', {"b": 1, "a": [2]}),
+        ("[1, 2]", {"_raw": [1, 2]}),
+        ('"text"', {"_raw": "text"}),
+        ("{not json", {"_raw": "{not json"}),
+    ],
+)
 async def test_arguments_normalization(wire, made, arguments, expected):
     item = {"type": "function_call", "call_id": "c", "name": "GetAgent"}
     if arguments is not None:
@@ -89,9 +117,15 @@ async def test_arguments_normalization(wire, made, arguments, expected):
 
 async def test_continuation_serializes_history(wire, made):
     wire.script(Reply(json=responses_text("done")))
-    blocks = (TextBlock("thinking aloud"), TextBlock(""), ReasoningTextBlock("why"), ThinkingBlock("secret", "sig"),
-              CitationsBlock(({"url": "u", "title": "t"},)), ToolUseBlock("c1", "GetAgent", {"z": 1, "a": "é"}),
-              ToolUseBlock("c2", "ApplyPatch", "*** Begin Patch", kind="custom"))
+    blocks = (
+        TextBlock("thinking aloud"),
+        TextBlock(""),
+        ReasoningTextBlock("why"),
+        ThinkingBlock("secret", "sig"),
+        CitationsBlock(({"url": "u", "title": "t"},)),
+        ToolUseBlock("c1", "GetAgent", {"z": 1, "a": "é"}),
+        ToolUseBlock("c2", "ApplyPatch", "*** Begin Patch", kind="custom"),
+    )
     results = UserToolResults((ToolResultBlock("c1", "r1"), ToolResultBlock("c2", "r2", True)))
     req = TurnRequest(conversation=(UserText("go"), AssistantBlocks(blocks), results))
     await _provider(wire, made).complete_turn(req)
@@ -107,32 +141,56 @@ async def test_continuation_serializes_history(wire, made):
 
 
 async def test_response_items_map_to_blocks(wire, made):
-    wire.script(Reply(json={"id": "resp_7", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
-                            "output": [
-                                {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "plan"}]},
-                                {"type": "web_search_call", "status": "completed"},
-                                {"type": "message", "content": [{"type": "output_text",
-                                                                 "text": "see \ue200cite\ue202turn0\ue201 docs",
-                                                                 "annotations": [{"type": "url_citation", "url": "https://d",
-                                                                                  "title": "D"}]}]},
-                                {"type": "custom_tool_call", "call_id": "cc", "name": "ApplyPatch", "input": "*** x"},
-                                {"type": "function_call", "id": "fc_1", "name": "GetAgent", "arguments": "{}"}],
-                            "usage": {"input_tokens": 9, "output_tokens": 4, "input_tokens_details": {"cached_tokens": 6}}}))
+    wire.script(
+        Reply(
+            json={
+                "id": "resp_7",
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "output": [
+                    {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "plan"}]},
+                    {"type": "web_search_call", "status": "completed"},
+                    {
+                        "type": "message",
+                        "content": [
+                            {
+                                "type": "output_text",
+                                "text": "see \ue200cite\ue202turn0\ue201 docs",
+                                "annotations": [{"type": "url_citation", "url": "https://d", "title": "D"}],
+                            }
+                        ],
+                    },
+                    {"type": "custom_tool_call", "call_id": "cc", "name": "ApplyPatch", "input": "*** x"},
+                    {"type": "function_call", "id": "fc_1", "name": "GetAgent", "arguments": "{}"},
+                ],
+                "usage": {"input_tokens": 9, "output_tokens": 4, "input_tokens_details": {"cached_tokens": 6}},
+            }
+        )
+    )
     resp = await _provider(wire, made).complete_turn(first_request())
-    assert resp.blocks == (ReasoningTextBlock("plan"), TextBlock("see  docs"),
-                           CitationsBlock(({"url": "https://d", "title": "D"},)),
-                           ToolUseBlock("cc", "ApplyPatch", "*** x", kind="custom"),
-                           ToolUseBlock("fc_1", "GetAgent", {}))
+    assert resp.blocks == (
+        ReasoningTextBlock("plan"),
+        TextBlock("see  docs"),
+        CitationsBlock(({"url": "https://d", "title": "D"},)),
+        ToolUseBlock("cc", "ApplyPatch", "*** x", kind="custom"),
+        ToolUseBlock("fc_1", "GetAgent", {}),
+    )
     assert resp.stop_reason == "max_output_tokens" and resp.cache_usage.read_input_tokens == 6
 
 
-@pytest.mark.parametrize("body, kind", [
-    ({"output": [{"type": "web_search_call"}], "usage": {"input_tokens": 1, "output_tokens": 1}}, "invalid_response"),
-    ({"output": [{"type": "function_call", "name": "GetAgent", "arguments": "{}"}]}, "invalid_response"),
-    ({"output": [{"type": "function_call", "call_id": "c", "arguments": "{}"}]}, "invalid_response"),
-    ([1, 2], "invalid_response"),
-    ({"output": [], "usage": {"input_tokens": 4, "output_tokens": 893}}, "empty_response"),
-])
+@pytest.mark.parametrize(
+    "body, kind",
+    [
+        (
+            {"output": [{"type": "web_search_call"}], "usage": {"input_tokens": 1, "output_tokens": 1}},
+            "invalid_response",
+        ),
+        ({"output": [{"type": "function_call", "name": "GetAgent", "arguments": "{}"}]}, "invalid_response"),
+        ({"output": [{"type": "function_call", "call_id": "c", "arguments": "{}"}]}, "invalid_response"),
+        ([1, 2], "invalid_response"),
+        ({"output": [], "usage": {"input_tokens": 4, "output_tokens": 893}}, "empty_response"),
+    ],
+)
 async def test_bad_bodies_are_classified(wire, made, body, kind):
     wire.script(Reply(json=body))
     with pytest.raises(ProviderTransportError) as info:
@@ -153,8 +211,19 @@ async def test_malformed_json_body_is_invalid_response(wire, made):
 
 async def test_case21_schema_rejection_names_the_tool_without_the_body(wire, made):
     message = "Invalid schema for function 'WaitFor': In context=(), 'required' is required"
-    wire.script(Reply(status=400, json={"error": {"message": message, "type": "invalid_request_error",
-                                                  "param": "tools[1].parameters", "code": "invalid_function_parameters"}}))
+    wire.script(
+        Reply(
+            status=400,
+            json={
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": "tools[1].parameters",
+                    "code": "invalid_function_parameters",
+                }
+            },
+        )
+    )
     with pytest.raises(ToolSchemaRejected) as info:
         await _provider(wire, made).complete_turn(first_request(("GetAgent", "WaitFor")))
     err = info.value
@@ -199,6 +268,7 @@ async def test_connection_refused_and_timeout_and_cut_body(wire, made):
 
 # ------------------------------------------------------------------ SSE mode (⚑ UI deltas)
 
+
 def _item_done(item):
     return {"type": "response.output_item.done", "item": item}
 
@@ -206,13 +276,28 @@ def _item_done(item):
 async def test_sse_completed_uses_collected_items_and_feeds_deltas(wire, made):
     msg = {"type": "message", "content": [{"type": "output_text", "text": "Hi there"}]}
     call = {"type": "function_call", "call_id": "c9", "name": "GetAgent", "arguments": "{}"}
-    wire.script(Reply(sse=responses_sse([
-        {"type": "response.created", "response": {"id": "resp_s"}},
-        {"type": "response.output_text.delta", "delta": "Hi "},
-        {"type": "response.output_text.delta", "delta": "there"},
-        _item_done(msg), _item_done(call),
-        {"type": "response.completed", "response": {"id": "resp_s", "status": "completed", "output": [],
-                                                    "usage": {"input_tokens": 5, "output_tokens": 2}}}])))
+    wire.script(
+        Reply(
+            sse=responses_sse(
+                [
+                    {"type": "response.created", "response": {"id": "resp_s"}},
+                    {"type": "response.output_text.delta", "delta": "Hi "},
+                    {"type": "response.output_text.delta", "delta": "there"},
+                    _item_done(msg),
+                    _item_done(call),
+                    {
+                        "type": "response.completed",
+                        "response": {
+                            "id": "resp_s",
+                            "status": "completed",
+                            "output": [],
+                            "usage": {"input_tokens": 5, "output_tokens": 2},
+                        },
+                    },
+                ]
+            )
+        )
+    )
     p = _provider(wire, made, stream=True)
     seen = []
     p.delta_listener = lambda kind, payload: seen.append((kind, payload.get("text")))
@@ -223,16 +308,32 @@ async def test_sse_completed_uses_collected_items_and_feeds_deltas(wire, made):
     assert seen == [("text_delta", "Hi "), ("text_delta", "there")]
 
 
-@pytest.mark.parametrize("events, kind, code", [
-    ([{"type": "response.failed", "response": {"error": {"code": "rate_limit_exceeded", "message": "m"}}}],
-     "rate_limited", None),
-    ([{"type": "response.failed", "response": {"error": {"code": "server_is_overloaded"}}}], "server_error", None),
-    ([{"type": "error", "code": "context_length_exceeded", "message": "too long"}], "contract_error",
-     "context_length_exceeded"),
-    ([{"type": "response.incomplete", "response": {"incomplete_details": {"reason": "content_filter"}}}],
-     "contract_error", None),
-    ([_item_done({"type": "message", "content": [{"type": "output_text", "text": "x"}]})], "invalid_response", None),
-])
+@pytest.mark.parametrize(
+    "events, kind, code",
+    [
+        (
+            [{"type": "response.failed", "response": {"error": {"code": "rate_limit_exceeded", "message": "m"}}}],
+            "rate_limited",
+            None,
+        ),
+        ([{"type": "response.failed", "response": {"error": {"code": "server_is_overloaded"}}}], "server_error", None),
+        (
+            [{"type": "error", "code": "context_length_exceeded", "message": "too long"}],
+            "contract_error",
+            "context_length_exceeded",
+        ),
+        (
+            [{"type": "response.incomplete", "response": {"incomplete_details": {"reason": "content_filter"}}}],
+            "contract_error",
+            None,
+        ),
+        (
+            [_item_done({"type": "message", "content": [{"type": "output_text", "text": "x"}]})],
+            "invalid_response",
+            None,
+        ),
+    ],
+)
 async def test_sse_failures(wire, made, events, kind, code):
     wire.script(Reply(sse=responses_sse(events) + [sse_done()]))
     with pytest.raises(ProviderTransportError) as info:
@@ -241,11 +342,24 @@ async def test_sse_failures(wire, made, events, kind, code):
 
 
 async def test_sse_incomplete_for_output_limit_returns_partial(wire, made):
-    wire.script(Reply(sse=responses_sse([
-        _item_done({"type": "message", "content": [{"type": "output_text", "text": "partial"}]}),
-        {"type": "response.incomplete", "response": {"status": "incomplete", "output": [],
-                                                     "incomplete_details": {"reason": "max_output_tokens"},
-                                                     "usage": {"input_tokens": 3, "output_tokens": 8}}}])))
+    wire.script(
+        Reply(
+            sse=responses_sse(
+                [
+                    _item_done({"type": "message", "content": [{"type": "output_text", "text": "partial"}]}),
+                    {
+                        "type": "response.incomplete",
+                        "response": {
+                            "status": "incomplete",
+                            "output": [],
+                            "incomplete_details": {"reason": "max_output_tokens"},
+                            "usage": {"input_tokens": 3, "output_tokens": 8},
+                        },
+                    },
+                ]
+            )
+        )
+    )
     resp = await _provider(wire, made, stream=True).complete_turn(first_request())
     assert resp.text == "partial" and resp.stop_reason == "max_output_tokens" and resp.output_tokens == 8
 

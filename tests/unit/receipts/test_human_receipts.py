@@ -38,6 +38,7 @@ def _output_lines(env: dict[str, Any]) -> set[str]:
                 walk(x, key)
         elif isinstance(v, str) and key.endswith("preview"):
             lines.update(line.strip() for line in v.splitlines())
+
     walk(env)
     return lines
 
@@ -116,8 +117,15 @@ IMAGE_TOOLS = {"ViewImage", "GenerateImage"}
 def test_image_tools_without_a_model(rt: Runtime, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from PIL import Image
 
-    for key in ("HOLON_VISION_MODEL", "HOLON_IMAGE_GENERATION_MODEL", "HOLON_MODEL", "HOLON_NB_PROVIDERS",
-                "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+    for key in (
+        "HOLON_VISION_MODEL",
+        "HOLON_IMAGE_GENERATION_MODEL",
+        "HOLON_MODEL",
+        "HOLON_NB_PROVIDERS",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+    ):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(workspace / "fake-home"))
     Image.new("RGB", (40, 30), "red").save(workspace / "a.png")
@@ -164,7 +172,7 @@ def test_an_error_hint_is_shown_whole_on_aligned_lines(rt: Runtime, workspace: P
     start = next(i for i, x in enumerate(lines) if x.startswith("  hint "))
     column = lines[start].index(hint.split()[0])
     shown = [lines[start][column:]]
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line[:column].strip():
             break
         shown.append(line[column:])

@@ -28,8 +28,9 @@ def _git_repo(path: Path) -> Path:
     for i in range(3):
         (path / f"f{i}").write_text(f"{i}\n")
         subprocess.run(["git", "add", "."], cwd=path, check=True)
-        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", f"c{i}"], cwd=path,
-                       check=True)
+        subprocess.run(
+            ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", f"c{i}"], cwd=path, check=True
+        )
     return path
 
 
@@ -43,8 +44,9 @@ def _no_escapes(result) -> None:
 
 def test_git_log_with_colour_forced(rt: Runtime, tmp_path: Path) -> None:
     repo = _git_repo(tmp_path / "repo")
-    raw = subprocess.run(["git", "-c", "color.ui=always", "log", "--oneline"], cwd=repo, capture_output=True,
-                         text=True).stdout
+    raw = subprocess.run(
+        ["git", "-c", "color.ui=always", "log", "--oneline"], cwd=repo, capture_output=True, text=True
+    ).stdout
     assert "\x1b[" in raw  # the program really colours
     r = rt.call("ExecCommand", {"cmd": f"cd {repo} && git -c color.ui=always log --oneline"})
     _no_escapes(r)
@@ -57,8 +59,9 @@ def test_git_log_with_colour_forced(rt: Runtime, tmp_path: Path) -> None:
 
 def test_git_clone_progress_shows_the_last_frame(rt: Runtime, tmp_path: Path) -> None:
     src = _git_repo(tmp_path / "src")
-    raw = subprocess.run(["git", "clone", "--progress", "--no-local", str(src), str(tmp_path / "probe")],
-                         capture_output=True).stderr.decode()  # bytes: text=True would turn \r into \n
+    raw = subprocess.run(
+        ["git", "clone", "--progress", "--no-local", str(src), str(tmp_path / "probe")], capture_output=True
+    ).stderr.decode()  # bytes: text=True would turn \r into \n
     assert "\r" in raw and "Counting objects:  11%" in raw  # frames drawn over each other
     r = rt.call("ExecCommand", {"cmd": f"git clone --progress --no-local {src} {tmp_path / 'dst'}"})
     _no_escapes(r)
@@ -89,7 +92,7 @@ def test_backspace_and_carriage_return_per_line(rt: Runtime) -> None:
 
 def test_truncation_counts_visible_characters(rt: Runtime) -> None:
     script = "import sys; sys.stdout.write(''.join(f'\\x1b[31m{i:05d}\\x1b[0m\\n' for i in range(4000)))"
-    r = rt.call("ExecCommand", {"cmd": f"{PY} -c \"{script}\"", "max_output_tokens": 200})
+    r = rt.call("ExecCommand", {"cmd": f'{PY} -c "{script}"', "max_output_tokens": 200})
     res = r.result
     assert res["truncated"] is True
     assert res["stdout_chars"] == 4000 * 6 - 1  # "00000\n" x 4000, stripped: escape bytes never counted

@@ -37,8 +37,9 @@ _HOLDER = textwrap.dedent("""
 @contextmanager
 def lock_held(db_path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
     """Another process holds the write lock of ``db_path`` for ``seconds`` (yields once it holds it)."""
-    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(db_path), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(db_path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
         yield proc
@@ -46,13 +47,15 @@ def lock_held(db_path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
         proc.wait(timeout=seconds + 60)
 
 
-def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_flight(tmp_path: Path,
-                                                                                      workspace: Path) -> None:
+def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_flight(
+    tmp_path: Path, workspace: Path
+) -> None:
     home = tmp_path / "home"
     db_path = home / "holon.sqlite3"
     # a short bound, so the in-flight call and the background writes all run past it and must retry
-    rt = Runtime(home=home, workspace=workspace, settings=RuntimeSettings(store_busy_timeout_s=3.0,
-                                                                          memory_index_interval_s=0.5))
+    rt = Runtime(
+        home=home, workspace=workspace, settings=RuntimeSettings(store_busy_timeout_s=3.0, memory_index_interval_s=0.5)
+    )
     try:
         timer_id = ok(rt.call("CreateTimer", {"duration_ms": 200, "interval_ms": 300}))["timer"]["id"]
         fires = lambda: read_db(db_path, "SELECT fire_count FROM timers WHERE id=?", (timer_id,))[0][0]  # noqa: E731
@@ -72,14 +75,20 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
         assert status_while_locked == "running"  # its end could not be written yet
         # afterwards the runtime answers, the task's end is recorded, the timer fires again
         assert rt.status()["loop_thread_alive"] and rt.status()["loop_error"] is None
-        task = eventually(lambda: (lambda t: t if t["status"] == "completed" else None)(
-            ok(rt.call("TaskStatus", {"task_id": task_id}))["task"]))
+        task = eventually(
+            lambda: (lambda t: t if t["status"] == "completed" else None)(
+                ok(rt.call("TaskStatus", {"task_id": task_id}))["task"]
+            )
+        )
         assert task["command"]["exit_status"] == 0
         eventually(lambda: fires() >= fired_while_locked + 2)
         assert read_db(db_path, "SELECT status FROM timers WHERE id=?", (timer_id,))[0][0] == "active"
         # the in-flight call's execution record was kept and written once the lock was free
-        eventually(lambda: read_db(db_path, "SELECT COUNT(*) FROM tool_executions WHERE id=?",
-                                 (result.execution_id,))[0][0] == 1)
+        eventually(
+            lambda: (
+                read_db(db_path, "SELECT COUNT(*) FROM tool_executions WHERE id=?", (result.execution_id,))[0][0] == 1
+            )
+        )
         assert ok(rt.call("ExecCommand", {"cmd": "echo after"}))["stdout_preview"] == "after"
         assert rt.status()["background_failures"] == 0  # every failure was caught where it happened
     finally:

@@ -28,8 +28,16 @@ from holon_nb.runtime.core import records
 
 
 def _record(execution_id: str) -> dict:
-    return {"id": execution_id, "agent_id": "default", "tool_name": "ExecCommand", "status": "success",
-            "args": "{}", "envelope": "{}", "receipt": "done", "duration_ms": 1}
+    return {
+        "id": execution_id,
+        "agent_id": "default",
+        "tool_name": "ExecCommand",
+        "status": "success",
+        "args": "{}",
+        "envelope": "{}",
+        "receipt": "done",
+        "duration_ms": 1,
+    }
 
 
 def test_a_deferred_record_is_read_back_at_once_and_reaches_other_connections(rt: Runtime) -> None:
@@ -40,8 +48,15 @@ def test_a_deferred_record_is_read_back_at_once_and_reaches_other_connections(rt
     assert rt.store.deferred_executions == 0
     # another connection sees it without any further call from this one: the loop wrote it
     second = rt.call("ExecCommand", {"cmd": "true"})
-    eventually(lambda: read_db(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
-                             (second.execution_id,))[0][0] == 1, timeout=5)
+    eventually(
+        lambda: (
+            read_db(
+                rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?", (second.execution_id,)
+            )[0][0]
+            == 1
+        ),
+        timeout=5,
+    )
     assert rt.store.deferred_executions == 0
 
 
@@ -59,8 +74,9 @@ def test_close_writes_what_is_still_queued(tmp_path: Path, workspace: Path) -> N
     rt.store.record_execution(_record("tool_0000000000000a1"), defer=True)
     assert rt.store.deferred_executions == 1
     rt.close()
-    assert read_db(home / "holon.sqlite3", "SELECT receipt FROM tool_executions WHERE id='tool_0000000000000a1'") \
-        == [("done",)]
+    assert read_db(home / "holon.sqlite3", "SELECT receipt FROM tool_executions WHERE id='tool_0000000000000a1'") == [
+        ("done",)
+    ]
 
 
 def test_a_rolled_back_transaction_keeps_the_queue(rt: Runtime) -> None:
@@ -74,7 +90,8 @@ def test_a_rolled_back_transaction_keeps_the_queue(rt: Runtime) -> None:
 
 
 def test_an_id_recorded_twice_is_dropped_not_left_to_fail_every_transaction(
-        rt: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+    rt: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
     rt.store.record_execution(_record("tool_0000000000000c1"))
     rt.store.record_execution({**_record("tool_0000000000000c1"), "receipt": "again"}, defer=True)
     rt.store.record_execution(_record("tool_0000000000000c2"), defer=True)
@@ -127,8 +144,12 @@ def test_the_cached_projection_follows_a_switch_made_by_another_process(rt: Runt
     sub.mkdir()
     assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(workspace)
     assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(workspace)  # cached
-    subprocess.run([sys.executable, "-c", _SWITCH, str(rt.home), str(workspace), str(sub)], check=True,
-                   env={**os.environ, "SHELL": "/bin/sh"}, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", _SWITCH, str(rt.home), str(workspace), str(sub)],
+        check=True,
+        env={**os.environ, "SHELL": "/bin/sh"},
+        timeout=120,
+    )
     assert ok(rt.call("ExecCommand", {"cmd": "pwd"}))["stdout_preview"] == os.path.realpath(sub)
 
 
@@ -158,8 +179,13 @@ def test_a_command_another_kernel_runs_is_listed_but_not_reused(rt: Runtime, wor
     # here still runs its own: two notebook tests running one command on one home both run it
     args = {"cmd": "sleep 30", "duplicate_policy": "reuse_running", "yield_time_ms": 0}
     assert ok(rt.call("ListTasks", {}))["tasks"] == []
-    other = subprocess.Popen([sys.executable, "-c", _DUPLICATE, str(rt.home), str(workspace)], text=True,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "SHELL": "/bin/sh"})
+    other = subprocess.Popen(
+        [sys.executable, "-c", _DUPLICATE, str(rt.home), str(workspace)],
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "SHELL": "/bin/sh"},
+    )
     try:
         assert other.stdout is not None
         theirs = other.stdout.readline().strip()
@@ -178,14 +204,16 @@ def test_a_command_another_kernel_runs_is_listed_but_not_reused(rt: Runtime, wor
         other.wait(timeout=60)
 
 
-def test_a_deferred_row_is_scrubbed_as_it_is_written(tmp_path: Path, workspace: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deferred_row_is_scrubbed_as_it_is_written(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """D6 at rest: the store scrubs every text it writes, the deferred rows included (defence in depth:
     the runtime hands it scrubbed text already)."""
     monkeypatch.setenv("DEFERRED_TEST_API_KEY", "sk-deferred-secret-0123456789")
     with Runtime(home=tmp_path / "home", workspace=workspace) as rt:
-        rt.store.record_execution({**_record("tool_0000000000000d1"),
-                                   "receipt": "key sk-deferred-secret-0123456789 leaked"}, defer=True)
+        rt.store.record_execution(
+            {**_record("tool_0000000000000d1"), "receipt": "key sk-deferred-secret-0123456789 leaked"}, defer=True
+        )
         rt.store.flush_executions()
         assert rt.store.execution("tool_0000000000000d1")["receipt"] == "key [redacted] leaked"
 
@@ -203,14 +231,17 @@ def test_a_read_inside_a_transaction_does_not_start_another(rt: Runtime) -> None
 @pytest.fixture
 def quiet_rt(tmp_path: Path, workspace: Path):
     """A runtime without the background memory indexer, whose once-a-second look at the log writes the queue."""
-    with Runtime(home=tmp_path / "quiet-home", workspace=workspace,
-                 settings=RuntimeSettings(memory_index_interval_s=0)) as rt:
+    with Runtime(
+        home=tmp_path / "quiet-home", workspace=workspace, settings=RuntimeSettings(memory_index_interval_s=0)
+    ) as rt:
         yield rt
 
 
 def _seen_elsewhere(rt: Runtime, execution_id: str) -> bool:
-    return read_db(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?",
-                   (execution_id,))[0][0] == 1
+    return (
+        read_db(rt.home / "holon.sqlite3", "SELECT COUNT(*) FROM tool_executions WHERE id=?", (execution_id,))[0][0]
+        == 1
+    )
 
 
 def test_while_a_call_is_in_flight_the_queue_waits_for_the_gap_after_it(quiet_rt: Runtime, monkeypatch) -> None:

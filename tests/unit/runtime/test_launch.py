@@ -31,8 +31,9 @@ def test_dollar_zero_is_the_name_given(rt: Runtime) -> None:
     assert launch._executable("sh", os.environ) == shutil.which("sh")
 
 
-def test_a_shell_that_moved_on_the_path_is_found_again(rt: Runtime, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_shell_that_moved_on_the_path_is_found_again(
+    rt: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     _fake_shell(first, "holon-test-sh", "from-first")
     monkeypatch.setenv("PATH", f"{first}:{second}:{os.environ['PATH']}")

@@ -86,8 +86,9 @@ class TestExit:
             (("bash", "-c", "true"), "file", NotADirectoryError),
         ],
     )
-    async def test_spawn_failure_leaves_nothing(self, spool: Path, argv: tuple[str, ...], cwd: str | None,
-                                                exc: type[OSError]) -> None:
+    async def test_spawn_failure_leaves_nothing(
+        self, spool: Path, argv: tuple[str, ...], cwd: str | None, exc: type[OSError]
+    ) -> None:
         a_file = spool.parent / "file"
         a_file.write_text("x")
         spec = LaunchSpec(argv, str(a_file) if cwd else str(spool.parent), dict(os.environ), spool)
@@ -118,11 +119,13 @@ class TestDecoding:
         assert proc.stdout.tail() == "x\ufffd" and proc.stdout.lossy
 
     async def test_c05_emoji_and_accents_survive(self, spool: Path) -> None:
-        code = ("import sys; sys.stdout.buffer.write(b'a'*4095 + '\\U0001F389'.encode() + 'é'.encode()*3000);"
-                "sys.stdout.flush()")
+        code = (
+            "import sys; sys.stdout.buffer.write(b'a'*4095 + '\\U0001F389'.encode() + 'é'.encode()*3000);"
+            "sys.stdout.flush()"
+        )
         proc = await run(spool, f'"{sys.executable}" -c "{code}"')
         text = proc.stdout.read_all()
-        assert text == "a" * 4095 + "\U0001F389" + "é" * 3000 and "\ufffd" not in text
+        assert text == "a" * 4095 + "\U0001f389" + "é" * 3000 and "\ufffd" not in text
         assert not proc.stdout.lossy
 
     def test_lossy_flag_matches_reference_decoder(self) -> None:
@@ -182,7 +185,9 @@ class TestLifecycle:
         assert exits == [proc]
 
     async def test_stop_kills_whole_tree(self, spool: Path) -> None:
-        proc = await CommandProcess.spawn(make_spec(spool, "(while true; do echo child-tick; sleep 1; done) & sleep 600"))
+        proc = await CommandProcess.spawn(
+            make_spec(spool, "(while true; do echo child-tick; sleep 1; done) & sleep 600")
+        )
         await wait_for_text(proc, "child-tick")
         start = time.monotonic()
         await proc.stop()

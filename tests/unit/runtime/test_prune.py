@@ -143,7 +143,7 @@ def test_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     s = RuntimeSettings()
     assert s.max_home_bytes == 12345 and s.artifact_max_age_days == 2.5
     monkeypatch.delenv("HOLON_NB_MAX_HOME_BYTES")
-    assert RuntimeSettings().max_home_bytes == 1024 ** 3
+    assert RuntimeSettings().max_home_bytes == 1024**3
 
 
 def test_a_home_made_in_a_git_repository_is_ignored_by_git(tmp_path: Path) -> None:

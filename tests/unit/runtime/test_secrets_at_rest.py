@@ -27,8 +27,9 @@ PREFIX = SECRET[:5]  # what a cut-then-scrub would leave behind
 def _texts(result) -> str:
     """Everything a caller, the notebook or the store gets of a call."""
     stored = result and dict(result_store(result))
-    return json.dumps([result.receipt, result.full_receipt, result.envelope, result.display_envelope,
-                       stored], default=str)
+    return json.dumps(
+        [result.receipt, result.full_receipt, result.envelope, result.display_envelope, stored], default=str
+    )
 
 
 def result_store(result):  # noqa: ANN001 - the ToolResult's runtime row
@@ -57,8 +58,10 @@ def test_exec_command_preview_cut_inside_the_secret(srt: Runtime) -> None:
 
 
 def test_task_output_and_summary_cut_inside_the_secret(srt: Runtime) -> None:
-    r = srt.call("ExecCommand", {"cmd": f"sleep 0.2; printf '%0160d{SECRET}%01000d\\n' 0 0",
-                                 "max_output_tokens": 100, "yield_time_ms": 0})
+    r = srt.call(
+        "ExecCommand",
+        {"cmd": f"sleep 0.2; printf '%0160d{SECRET}%01000d\\n' 0 0", "max_output_tokens": 100, "yield_time_ms": 0},
+    )
     task_id = ok(r)["task_handle"]["task_id"]
     out = srt.call("TaskOutput", {"task_id": task_id, "block": True, "timeout_ms": 20000})
     assert ok(out)["task"]["status"] == "completed"
@@ -90,8 +93,13 @@ def test_a_secret_split_across_two_writes_never_reaches_the_task_log(srt: Runtim
 
 
 def test_a_large_output_artifact_is_scrubbed_when_written(srt: Runtime) -> None:
-    r = srt.call("ExecCommand", {"cmd": f"for i in $(seq 3000); do printf '{SECRET[:9]}'; printf '{SECRET[9:]}\\n'; done",
-                                 "max_output_tokens": 100})
+    r = srt.call(
+        "ExecCommand",
+        {
+            "cmd": f"for i in $(seq 3000); do printf '{SECRET[:9]}'; printf '{SECRET[9:]}\\n'; done",
+            "max_output_tokens": 100,
+        },
+    )
     res = ok(r)
     artifact = Path(res["artifacts"][res["stdout_artifact"]]["path"])
     data = artifact.read_bytes()
@@ -109,7 +117,7 @@ def test_stream_scrubber_matches_whole_text_scrubbing_for_any_split() -> None:
             assert "".join(scrubber.pieces([text[:i], text[i:j], text[j:]])) == scrubber.text(text)
 
 
-LATER = r'''
+LATER = r"""
 import json, sys
 from holon_nb import Runtime
 home, workspace, task_id, execution_id, work_item_id = sys.argv[1:]
@@ -126,21 +134,22 @@ with Runtime(home=home, workspace=workspace) as rt:
         out.append({"name": name, "status": r.envelope["status"], "envelope": r.envelope, "receipt": r.receipt})
     out.append({"messages": rt.messages()})
 print(json.dumps(out, default=str))
-'''
+"""
 
 
-def test_a_later_process_without_the_variable_finds_the_secret_nowhere(tmp_path: Path, workspace: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_later_process_without_the_variable_finds_the_secret_nowhere(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
     home = tmp_path / "home"
     with Runtime(home=home, workspace=workspace) as rt:
-        r = rt.call("ExecCommand", {"cmd": f"echo marker-word {SECRET}; sleep 0.3; echo {SECRET}",
-                                    "yield_time_ms": 0})
+        r = rt.call("ExecCommand", {"cmd": f"echo marker-word {SECRET}; sleep 0.3; echo {SECRET}", "yield_time_ms": 0})
         task_id = ok(r)["task_handle"]["task_id"]
         ok(rt.call("TaskOutput", {"task_id": task_id, "block": True, "timeout_ms": 20000}))
         fg = rt.call("ExecCommand", {"cmd": f"echo {SECRET} marker-word"})
-        item = ok(rt.call("CreateWorkItem", {"objective": f"rotate the key {SECRET} marker-word",
-                                             "plan": f"use {SECRET}"}))
+        item = ok(
+            rt.call("CreateWorkItem", {"objective": f"rotate the key {SECRET} marker-word", "plan": f"use {SECRET}"})
+        )
         work_item_id = item["work_item"]["id"]
         ok(rt.call("Enqueue", {"text": f"remember {SECRET}"}))
         ok(rt.call("MemorySearch", {"query": "marker-word"}))  # the index catches up in this process
@@ -150,8 +159,13 @@ def test_a_later_process_without_the_variable_finds_the_secret_nowhere(tmp_path:
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
     env = {k: v for k, v in os.environ.items() if k != "MY_SERVICE_TOKEN"}
-    done = subprocess.run([sys.executable, "-c", LATER, str(home), str(workspace), task_id, execution_id,
-                           work_item_id], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LATER, str(home), str(workspace), task_id, execution_id, work_item_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     shown = json.loads(done.stdout)
     assert [c["status"] for c in shown[:-1]] == ["success"] * (len(shown) - 1), shown

@@ -81,7 +81,7 @@ def test_snapshot_gives_the_login_shell_environment(brt: Runtime, fake_home: Pat
 
     assert through_snapshot["stdout_preview"] == login["stdout_preview"] == again["stdout_preview"]
     out = through_snapshot["stdout_preview"]
-    assert "HOLON_SNAP_VAR=two words \"quoted\" $not_expanded\n" in out
+    assert 'HOLON_SNAP_VAR=two words "quoted" $not_expanded\n' in out
     assert "HOLON_SNAP_REMOVED" not in out
     assert "BASH_ENV" not in out
     assert "alias ll='ls -l'" in out and "greet\nhelper_fn\n" in out
@@ -109,8 +109,9 @@ def test_snapshot_is_refreshed_when_a_startup_file_changes(brt: Runtime, fake_ho
     assert _runs(fake_home) == 2  # captured again once, then reused
 
 
-def test_a_profile_that_depends_on_the_directory_is_captured_per_directory(brt: Runtime, fake_home: Path,
-                                                                        workspace: Path) -> None:
+def test_a_profile_that_depends_on_the_directory_is_captured_per_directory(
+    brt: Runtime, fake_home: Path, workspace: Path
+) -> None:
     (fake_home / ".bash_profile").write_text(BASH_PROFILE + 'export HOLON_SNAP_WHERE="$(pwd)"\n')
     here = _exec(brt, "echo $HOLON_SNAP_WHERE")["stdout_preview"]
     sub = _exec(brt, "echo $HOLON_SNAP_WHERE", workdir="sub")["stdout_preview"]
@@ -135,7 +136,8 @@ def test_a_failed_capture_falls_back_to_the_login_shell(brt: Runtime, fake_home:
 
 def test_sh_snapshot_and_sh_profile_with_functions(tmp_path: Path, workspace: Path, fake_home: Path) -> None:
     (fake_home / ".profile").write_text(
-        'echo profile >> "$HOME/runs.log"\nexport HOLON_SNAP_SH=yes\nPATH="$HOME/bin:$PATH"\nalias hi="echo hi"\n')
+        'echo profile >> "$HOME/runs.log"\nexport HOLON_SNAP_SH=yes\nPATH="$HOME/bin:$PATH"\nalias hi="echo hi"\n'
+    )
     probe = "env | LC_ALL=C sort; echo ---; alias; echo ---; command -v python"
     with Runtime(home=tmp_path / "holon-sh", workspace=workspace) as rt:
         rt.tasks.snapshots.wait_s = 60.0
@@ -175,10 +177,13 @@ def test_stale_snapshot_files_are_removed_at_start(tmp_path: Path, workspace: Pa
 def test_zsh_snapshot_gives_the_login_shell_environment(tmp_path: Path, workspace: Path, fake_home: Path) -> None:
     (fake_home / ".zprofile").write_text(
         'echo profile >> "$HOME/runs.log"\nexport HOLON_SNAP_Z=zed\npath=("$HOME/bin" $path)\n'
-        "greet() { echo \"hello $1\"; }\nalias hi='echo hi'\nsetopt extendedglob\n")
+        "greet() { echo \"hello $1\"; }\nalias hi='echo hi'\nsetopt extendedglob\n"
+    )
     # the option `login` says how the shell started: the one line a non-login shell cannot match
-    probe = ("env | LC_ALL=C sort; echo ---; alias; echo ---; print -l ${(ok)functions}; echo ---;"
-             " setopt | grep -vx login; whence -a python")
+    probe = (
+        "env | LC_ALL=C sort; echo ---; alias; echo ---; print -l ${(ok)functions}; echo ---;"
+        " setopt | grep -vx login; whence -a python"
+    )
     with Runtime(home=tmp_path / "holon-zsh", workspace=workspace) as rt:
         rt.tasks.snapshots.wait_s = 60.0
         snap = ok(rt.call("ExecCommand", {"cmd": probe, "shell": "zsh"}))

@@ -69,8 +69,9 @@ def test_background_work_started_as_the_loop_stops_leaves_no_unawaited_coroutine
     assert ran == [] and loop.background_failures == 0 and loop.death is None
 
 
-def test_a_dead_loop_raises_runtime_died_naming_the_cause_and_a_new_runtime_recovers(tmp_path: Path,
-                                                                                       workspace: Path) -> None:
+def test_a_dead_loop_raises_runtime_died_naming_the_cause_and_a_new_runtime_recovers(
+    tmp_path: Path, workspace: Path
+) -> None:
     home = tmp_path / "home"
     rt = Runtime(home=home, workspace=workspace)
     handle = ok(rt.call("ExecCommand", {"cmd": "sleep 300", "yield_time_ms": 0}))["task_handle"]
@@ -134,7 +135,9 @@ def test_close_ends_a_group_whose_leader_exited_and_the_receipt_says_so(tmp_path
         result = ok(r)
         assert result["stdout_preview"] == "done" and result["exit_status"] == 0
         assert result["process_group_alive"] is True and result["process_group_members"] == 1
-        assert "still run in its process group" in r.receipt and "still run" in result.get("summary_text", r.envelope["summary_text"])
+        assert "still run in its process group" in r.receipt and "still run" in result.get(
+            "summary_text", r.envelope["summary_text"]
+        )
         pids = _pids_running("sleep 1007")
         assert len(pids) == 1
     finally:

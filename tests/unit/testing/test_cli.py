@@ -16,12 +16,20 @@ from holon_nb.tools.inventory import inventory_text
 REPO = Path(holon_nb.__file__).resolve().parents[1]
 
 
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m holon_nb.cli ARGS`` in ``cwd`` and return the completed process."""
     full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "holon_nb.cli", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "holon_nb.cli", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -40,9 +48,14 @@ def test_call_prints_the_envelope_and_exits_0(tmp_path: Path, home_env: dict[str
 
 def test_call_defaults_to_dot_holon_in_the_cwd(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HOLON_NB_HOME"}
-    proc = subprocess.run([sys.executable, "-m", "holon_nb.cli", "call", "ExecCommand", '{"cmd":"pwd"}'],
-                          cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "holon_nb.cli", "call", "ExecCommand", '{"cmd":"pwd"}'],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["result"]["stdout_preview"] == str(tmp_path.resolve())
     assert (tmp_path / ".holon" / "holon.sqlite3").exists()
@@ -61,7 +74,9 @@ def test_unknown_tool_exits_1(tmp_path: Path, home_env: dict[str, str]) -> None:
     assert json.loads(proc.stdout)["error"]["kind"] == "unknown_tool"
 
 
-@pytest.mark.parametrize("args", [("call",), (), ("nope",), ("run",), ("call", "ExecCommand", "{}", "--context", "[1]")])
+@pytest.mark.parametrize(
+    "args", [("call",), (), ("nope",), ("run",), ("call", "ExecCommand", "{}", "--context", "[1]")]
+)
 def test_usage_errors_exit_2(tmp_path: Path, home_env: dict[str, str], args: tuple[str, ...]) -> None:
     proc = cli(*args, cwd=tmp_path, env=home_env)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
@@ -97,8 +112,10 @@ def test_tools_lists_the_registry(tmp_path: Path) -> None:
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["NAME", "FAMILY", "STABILITY", "MODEL-FACING", "RENDERING"]
-    assert any(line.split()[:5] == ["ExecCommand", "local_environment", "stable", "yes", "custom_text_receipt"]
-               for line in lines)
+    assert any(
+        line.split()[:5] == ["ExecCommand", "local_environment", "stable", "yes", "custom_text_receipt"]
+        for line in lines
+    )
     assert any(line.split()[:4] == ["TaskList", "core_agent", "hidden", "no"] for line in lines)
 
 
@@ -114,6 +131,6 @@ def test_inventory_writes_and_detects_staleness(tmp_path: Path) -> None:
     target.write_text(inventory_text().replace('"cmd"', '"command"', 1), encoding="utf-8")
     proc = cli("inventory", "--check", "--output", str(target), cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stdout.startswith("---") and '+' in proc.stdout and "holon-nb inventory" in proc.stderr
+    assert proc.stdout.startswith("---") and "+" in proc.stdout and "holon-nb inventory" in proc.stderr
     missing = cli("inventory", "--check", "--output", str(tmp_path / "absent.json"), cwd=tmp_path)
     assert missing.returncode == 1

@@ -36,7 +36,9 @@ def text_of(cell: Any, start: int = 0) -> str:
     """Stream text and text/plain of a cell's outputs from index ``start``."""
     parts = []
     for out in cell.get("outputs", [])[start:]:
-        parts.append(out.get("text", "") if out["output_type"] == "stream" else out.get("data", {}).get("text/plain", ""))
+        parts.append(
+            out.get("text", "") if out["output_type"] == "stream" else out.get("data", {}).get("text/plain", "")
+        )
         if RESULT_MIMETYPE in out.get("data", {}):
             parts.append(json.dumps(out["data"][RESULT_MIMETYPE]))
     return "".join(parts)
@@ -45,8 +47,14 @@ def text_of(cell: Any, start: int = 0) -> str:
 def cli_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     env.pop("HOLON_NB_HOME", None)
-    return subprocess.run([sys.executable, "-m", "holon_nb.cli", "run", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "holon_nb.cli", "run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -55,12 +63,14 @@ def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_passing_notebook_is_saved_beside_the_input(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "ok.ipynb",
-                   "%load_ext holon_nb",
-                   CALL + "rt.call('ExecCommand', {'cmd': 'echo hi'})",
-                   "rt.call('ExecCommand', {'cmd': 'exit 3'})",
-                   "rt.call('NoSuchTool', {})",
-                   "print(rt.home)")
+    src = write_nb(
+        tmp_path / "ok.ipynb",
+        "%load_ext holon_nb",
+        CALL + "rt.call('ExecCommand', {'cmd': 'echo hi'})",
+        "rt.call('ExecCommand', {'cmd': 'exit 3'})",
+        "rt.call('NoSuchTool', {})",
+        "print(rt.home)",
+    )
     before = src.read_bytes()
     summary = run_notebook(src, timeout=30)
     assert isinstance(summary, RunSummary)
@@ -94,8 +104,11 @@ def test_a_failing_cell_fails_the_run_but_the_notebook_is_saved(tmp_path: Path) 
 
 
 def test_the_summary_names_a_failing_cells_first_line_exception_and_message(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "bad.ipynb", "x = 1",
-                   "import importlib\nraise ModuleNotFoundError('this tutorial needs pytest: pip install pytest')")
+    src = write_nb(
+        tmp_path / "bad.ipynb",
+        "x = 1",
+        "import importlib\nraise ModuleNotFoundError('this tutorial needs pytest: pip install pytest')",
+    )
     summary = run_notebook(src, output=tmp_path / "bad.out.ipynb", timeout=30)
     text = format_summary(summary)
     assert "  cell #2 failed: import importlib" in text, text
@@ -135,8 +148,9 @@ def test_raises_exception_cell_does_not_fail_the_run(tmp_path: Path) -> None:
 
 
 def test_parameters_are_injected_after_the_parameters_cell_via_the_cli(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "params.ipynb", ("n = 1\nname = 'a'\nword = 'w'", ["parameters"]),
-                   "print(n * 2, name, word)")
+    src = write_nb(
+        tmp_path / "params.ipynb", ("n = 1\nname = 'a'\nword = 'w'", ["parameters"]), "print(n * 2, name, word)"
+    )
     proc = cli_run(str(src), "-p", "n=3", "-p", 'name="x"', "-p", "word=plain text", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "passed" in proc.stdout and "cells run:       3" in proc.stdout
@@ -144,14 +158,14 @@ def test_parameters_are_injected_after_the_parameters_cell_via_the_cli(tmp_path:
     nb = nbformat.read(tmp_path / "params.executed.ipynb", as_version=4)
     injected = nb.cells[2]
     assert injected.metadata["tags"] == ["injected-parameters"]
-    assert "n = 3\nname = \"x\"\nword = \"plain text\"" in injected.source
+    assert 'n = 3\nname = "x"\nword = "plain text"' in injected.source
     assert text_of(nb.cells[3]) == "6 x plain text\n"
 
 
 def test_inject_parameters_without_a_parameters_cell_goes_first_and_replaces_an_old_injection() -> None:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1")])
     assert inject_parameters(nb, {"a": "2"}) == 0
-    assert inject_parameters(nb, {"a": "[1, true, null, {\"k\": 1.5}]"}) == 0
+    assert inject_parameters(nb, {"a": '[1, true, null, {"k": 1.5}]'}) == 0
     assert len(nb.cells) == 2 and nb.cells[0].source.endswith('a = [1, True, None, {"k": 1.5}]')
     assert python_literal(float("inf")) == "float('inf')"
     with pytest.raises(ValueError):
@@ -160,9 +174,11 @@ def test_inject_parameters_without_a_parameters_cell_goes_first_and_replaces_an_
 
 def test_late_task_output_lands_in_the_last_cells_trailing_output(tmp_path: Path) -> None:
     """NT-05-like: a task printing its last line ~2 s after the last cell ended."""
-    src = write_nb(tmp_path / "late.ipynb",
-                   CALL + "rt.call('ExecCommand', {'cmd': 'sleep 2; echo late-line', 'yield_time_ms': 0})",
-                   "print('last cell')")
+    src = write_nb(
+        tmp_path / "late.ipynb",
+        CALL + "rt.call('ExecCommand', {'cmd': 'sleep 2; echo late-line', 'yield_time_ms': 0})",
+        "print('last cell')",
+    )
     summary = run_notebook(src, timeout=30)
     assert summary.exit_code == 0, format_summary(summary)
     assert summary.tasks_left_running == []
@@ -174,10 +190,14 @@ def test_late_task_output_lands_in_the_last_cells_trailing_output(tmp_path: Path
 
 
 def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "left.ipynb",
-                   CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 611.25', 'yield_time_ms': 0, 'login': False})\n"
-                          "print(r.result['task_handle']['task_id'])")
-    summary = run_notebook(src, timeout=30)  # the cells are quick; a loaded machine may take seconds to load the extension
+    src = write_nb(
+        tmp_path / "left.ipynb",
+        CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 611.25', 'yield_time_ms': 0, 'login': False})\n"
+        "print(r.result['task_handle']['task_id'])",
+    )
+    summary = run_notebook(
+        src, timeout=30
+    )  # the cells are quick; a loaded machine may take seconds to load the extension
     assert summary.exit_code == 0, format_summary(summary)
     nb = nbformat.read(summary.output, as_version=4)
     task_id = text_of(nb.cells[1]).splitlines()[0]
@@ -187,19 +207,23 @@ def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
     assert "sleep 611.25" not in ps  # a duration no other process on the machine uses
     # the stopped task's final receipt is saved too (in the trailing output of the last cell)
     from holon_nb.runtime import RESULT_MIMETYPE
+
     finals = [o["data"][RESULT_MIMETYPE] for o in nb.cells[-1].outputs if RESULT_MIMETYPE in o.get("data", {})]
-    assert [(f["tool_name"], f["result"]["task"]["task_id"], f["result"]["task"]["status"]) for f in finals] == \
-        [("TaskOutput", task_id, "cancelled")]
+    assert [(f["tool_name"], f["result"]["task"]["task_id"], f["result"]["task"]["status"]) for f in finals] == [
+        ("TaskOutput", task_id, "cancelled")
+    ]
 
 
 def test_stopped_magic_task_updates_its_own_cell(tmp_path: Path) -> None:
     """A task started by %exec and stopped by the harness: its cell is saved with the cancelled receipt,
     never with a 'running' placeholder."""
-    src = write_nb(tmp_path / "magic.ipynb", "%load_ext holon_nb", "%exec --yield-ms 200 --no-login sleep 612.5",
-                   "print('last')")
+    src = write_nb(
+        tmp_path / "magic.ipynb", "%load_ext holon_nb", "%exec --yield-ms 200 --no-login sleep 612.5", "print('last')"
+    )
     summary = run_notebook(src, timeout=30)  # a loaded machine can take over 2 s to start the kernel
     nb = nbformat.read(summary.output, as_version=4)
     from holon_nb.runtime import RESULT_MIMETYPE
+
     cell = nb.cells[2]  # (cell 0 is markdown)
     receipts = [o["data"][RESULT_MIMETYPE] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})]
     assert receipts[-1]["tool_name"] == "TaskOutput" and receipts[-1]["result"]["task"]["status"] == "cancelled"
@@ -223,8 +247,11 @@ def test_each_run_has_its_own_holon_home(tmp_path: Path, monkeypatch: pytest.Mon
 def test_secrets_are_scrubbed_from_the_saved_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "hunter2-but-longer-0042"
     monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
-    src = write_nb(tmp_path / "secret.ipynb", "import os; print(os.environ['MY_SERVICE_TOKEN'])",
-                   CALL + "rt.call('ExecCommand', {'cmd': 'echo $MY_SERVICE_TOKEN'})")
+    src = write_nb(
+        tmp_path / "secret.ipynb",
+        "import os; print(os.environ['MY_SERVICE_TOKEN'])",
+        CALL + "rt.call('ExecCommand', {'cmd': 'echo $MY_SERVICE_TOKEN'})",
+    )
     summary = run_notebook(src, timeout=30)
     assert summary.exit_code == 0, format_summary(summary)
     saved = summary.output.read_text(encoding="utf-8")
@@ -234,12 +261,13 @@ def test_secrets_are_scrubbed_from_the_saved_notebook(tmp_path: Path, monkeypatc
 
 def test_secrets_set_inside_the_kernel_are_scrubbed_too(tmp_path: Path) -> None:
     secret = "kernel-only-secret-9f31"
-    src = write_nb(tmp_path / "late.ipynb",
-                   f"import os; os.environ['LATE_API_TOKEN'] = '{secret[:6]}' + '{secret[6:]}'",
-                   "print(os.environ['LATE_API_TOKEN'])",
-                   ("import os; os.environ['EARLY_PASSWORD'] = 'before-' + 'restart-pw'\nprint(os.environ['EARLY_PASSWORD'])",
-                    []),
-                   ("print('restarted')", ["holon-restart-kernel"]))
+    src = write_nb(
+        tmp_path / "late.ipynb",
+        f"import os; os.environ['LATE_API_TOKEN'] = '{secret[:6]}' + '{secret[6:]}'",
+        "print(os.environ['LATE_API_TOKEN'])",
+        ("import os; os.environ['EARLY_PASSWORD'] = 'before-' + 'restart-pw'\nprint(os.environ['EARLY_PASSWORD'])", []),
+        ("print('restarted')", ["holon-restart-kernel"]),
+    )
     summary = run_notebook(src, timeout=30)
     assert summary.exit_code == 0, format_summary(summary)
     saved = summary.output.read_text()
@@ -278,9 +306,12 @@ def test_the_whole_run_stops_at_ten_times_the_cell_timeout(tmp_path: Path) -> No
 
 
 def test_kernel_death_exits_3_and_saves(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "die.ipynb",
-                   CALL + "rt.call('ExecCommand', {'cmd': 'sleep 731', 'yield_time_ms': 0, 'login': False}); print('before')",
-                   "import os; os._exit(1)", "print('never')")
+    src = write_nb(
+        tmp_path / "die.ipynb",
+        CALL + "rt.call('ExecCommand', {'cmd': 'sleep 731', 'yield_time_ms': 0, 'login': False}); print('before')",
+        "import os; os._exit(1)",
+        "print('never')",
+    )
     summary = run_notebook(src, timeout=30)
     assert summary.kernel_died and summary.exit_code == 3
     assert [c.status for c in summary.cells] == ["ok", "error", "skipped"]
@@ -327,8 +358,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_anything_runs(tmp_pa
     cell = f"open({str(marker)!r}, 'w').close()"
     src = write_nb(tmp_path / "a.ipynb", cell)
     (tmp_path / "a-file").write_text("")
-    for out, reason in ((tmp_path / "a-file" / "sub" / "out.ipynb", "a-file is a file, not a directory"),
-                        (tmp_path / ("y" * 300 + ".ipynb"), "File name too long")):
+    for out, reason in (
+        (tmp_path / "a-file" / "sub" / "out.ipynb", "a-file is a file, not a directory"),
+        (tmp_path / ("y" * 300 + ".ipynb"), "File name too long"),
+    ):
         with pytest.raises(HarnessUsageError, match=f"cannot save the executed notebook to .*{reason}"):
             run_notebook(src, output=out)
     long_stem = write_nb(tmp_path / ("z" * 245 + ".ipynb"), cell)  # its default <stem>.executed.ipynb is too long
@@ -355,10 +388,12 @@ def test_a_save_that_fails_after_the_run_keeps_the_results_and_fails_the_run(tmp
 
 
 def test_a_task_running_at_a_restart_leaves_a_static_view_saying_so(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "restart-task.ipynb",
-                   "%exec --no-login --yield-ms 200 -- sleep 600",
-                   ("print('after')", ["holon-restart-kernel"]),
-                   CALL + "print([r['status'] for r in rt.store.query('SELECT status FROM tasks')])")
+    src = write_nb(
+        tmp_path / "restart-task.ipynb",
+        "%exec --no-login --yield-ms 200 -- sleep 600",
+        ("print('after')", ["holon-restart-kernel"]),
+        CALL + "print([r['status'] for r in rt.store.query('SELECT status FROM tasks')])",
+    )
     summary = run_notebook(src, timeout=60)
     assert summary.exit_code == 0, format_summary(summary)
     task_cell, _, tasks = [c for c in nbformat.read(summary.output, as_version=4).cells if c.cell_type == "code"]
@@ -374,10 +409,13 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
         "import os\nbefore = os.getpid()\nprint('pid', before)\nprint('headless:', os.environ.get('HOLON_NB_HEADLESS'))",
         "%exec echo before-restart",
         "%workitems",
-        ("import os\nprint('pid', os.getpid())\nprint('old variable kept:', 'before' in globals())\n"
-         "print('headless:', os.environ.get('HOLON_NB_HEADLESS'))\n"
-         + CALL + "print('earlier executions:', rt.store.query('SELECT COUNT(*) AS n FROM tool_executions')[0]['n'])",
-         ["holon-restart-kernel"]),
+        (
+            "import os\nprint('pid', os.getpid())\nprint('old variable kept:', 'before' in globals())\n"
+            "print('headless:', os.environ.get('HOLON_NB_HEADLESS'))\n"
+            + CALL
+            + "print('earlier executions:', rt.store.query('SELECT COUNT(*) AS n FROM tool_executions')[0]['n'])",
+            ["holon-restart-kernel"],
+        ),
     )
     summary = run_notebook(src, timeout=60)
     assert summary.exit_code == 0, format_summary(summary)

@@ -11,7 +11,6 @@ from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import format_summary, run_notebook
 
 
-
 def write_nb(path: Path, *sources: str) -> Path:
     """Write a notebook of code cells."""
     nb = nbformat.v4.new_notebook()
@@ -26,10 +25,12 @@ def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_lone_surrogate_in_a_magic_shows_an_error_receipt(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "surrogate.ipynb",
-                   '%tool ExecCommand {"cmd": "echo \\ud800"}',
-                   '%tool TaskOutput {"task_id": "\\ud800"}',
-                   "print('after')")
+    src = write_nb(
+        tmp_path / "surrogate.ipynb",
+        '%tool ExecCommand {"cmd": "echo \\ud800"}',
+        '%tool TaskOutput {"task_id": "\\ud800"}',
+        "print('after')",
+    )
     summary = run_notebook(src, timeout=60)
     assert summary.exit_code == 0, format_summary(summary)
     assert summary.error_kinds == {"invalid_tool_input": 2}
@@ -43,13 +44,16 @@ def test_a_lone_surrogate_in_a_magic_shows_an_error_receipt(tmp_path: Path) -> N
 
 
 def test_a_secret_written_in_two_stream_writes_is_scrubbed_in_the_saved_notebook(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "split-across-writes-7Qz4"
     monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
-    src = write_nb(tmp_path / "split.ipynb",
-                   "import os, sys, time\ns = os.environ['MY_SERVICE_TOKEN']\n"
-                   "sys.stdout.write('key=' + s[:9]); sys.stdout.flush(); time.sleep(0.5)\n"
-                   "sys.stdout.write(s[9:] + ' done\\n'); sys.stdout.flush()")
+    src = write_nb(
+        tmp_path / "split.ipynb",
+        "import os, sys, time\ns = os.environ['MY_SERVICE_TOKEN']\n"
+        "sys.stdout.write('key=' + s[:9]); sys.stdout.flush(); time.sleep(0.5)\n"
+        "sys.stdout.write(s[9:] + ' done\\n'); sys.stdout.flush()",
+    )
     summary = run_notebook(src, timeout=60)
     assert summary.exit_code == 0, format_summary(summary)
     saved = summary.output.read_text(encoding="utf-8")

@@ -11,8 +11,15 @@ import nbformat
 import pytest
 
 from holon_nb.testing.compare import apply_display_updates, cell_items, compare_cells, compare_notebooks
-from holon_nb.testing.normalize import (RESULT_MIMETYPE, Normalizer, Roots, json_differences, mask_json,
-                                        parse_rules, terminal_text)
+from holon_nb.testing.normalize import (
+    RESULT_MIMETYPE,
+    Normalizer,
+    Roots,
+    json_differences,
+    mask_json,
+    parse_rules,
+    terminal_text,
+)
 
 
 def test_terminal_text_keeps_each_lines_final_state_and_drops_ansi() -> None:
@@ -26,15 +33,24 @@ def test_terminal_text_keeps_each_lines_final_state_and_drops_ansi() -> None:
 def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     norm = Normalizer(Roots(home=(str(home),), workspace=(str(ws),), tmp=("/tmp",)))
-    text = (f"task_0123456789abcde ended 2026-12-01T15:07:32.123Z in {home}/spool/x and {ws}/a.py, "
-            f"/tmp/tmpab12cd/f.txt, /tmp/holon-nb-run-k2j3/home/agents")
-    assert norm.text(text) == ("task_<id> ended <time> in <HOME>/spool/x and <WS>/a.py, "
-                               "<TMP>/<tmp>/f.txt, <HOME>/agents")
-    assert norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s") == \
-        "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
-    assert norm.text("<__main__.Note at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
-                     " 6f1c2d1e-9a4b-4c1d-8e2f-0123456789ab") == \
-        "<__main__.Note at 0x<addr>> <DisplayHandle display_id=<uuid>> <uuid>"
+    text = (
+        f"task_0123456789abcde ended 2026-12-01T15:07:32.123Z in {home}/spool/x and {ws}/a.py, "
+        f"/tmp/tmpab12cd/f.txt, /tmp/holon-nb-run-k2j3/home/agents"
+    )
+    assert norm.text(text) == (
+        "task_<id> ended <time> in <HOME>/spool/x and <WS>/a.py, <TMP>/<tmp>/f.txt, <HOME>/agents"
+    )
+    assert (
+        norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s")
+        == "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
+    )
+    assert (
+        norm.text(
+            "<__main__.Note at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
+            " 6f1c2d1e-9a4b-4c1d-8e2f-0123456789ab"
+        )
+        == "<__main__.Note at 0x<addr>> <DisplayHandle display_id=<uuid>> <uuid>"
+    )
     # not an id: 14 hex digits, upper case
     assert norm.text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
     # a root is only a root at a path boundary
@@ -42,10 +58,20 @@ def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
 
 
 def test_json_masks_ms_at_and_usage_but_keeps_null() -> None:
-    value = {"duration_ms": 12, "ended_at": None, "started_at": "2026-01-01T00:00:00Z",
-             "usage": {"input": 10, "output": {"cached": 3}}, "exit_status": 0}
-    assert mask_json(value) == {"duration_ms": "<masked>", "ended_at": None, "started_at": "<masked>",
-                                "usage": {"input": "<n>", "output": {"cached": "<n>"}}, "exit_status": 0}
+    value = {
+        "duration_ms": 12,
+        "ended_at": None,
+        "started_at": "2026-01-01T00:00:00Z",
+        "usage": {"input": 10, "output": {"cached": 3}},
+        "exit_status": 0,
+    }
+    assert mask_json(value) == {
+        "duration_ms": "<masked>",
+        "ended_at": None,
+        "started_at": "<masked>",
+        "usage": {"input": "<n>", "output": {"cached": "<n>"}},
+        "exit_status": 0,
+    }
 
 
 def test_user_rules_apply_after_builtins_and_bad_ones_are_named() -> None:
@@ -61,15 +87,24 @@ def test_json_differences_are_pointers_with_both_values() -> None:
     a = {"result": {"exit_status": 0, "a/b": [1, 2], "gone": True}}
     b = {"result": {"exit_status": 1, "a/b": [1], "new": "x"}}
     assert json_differences(a, b) == [
-        ("/result/a~1b/1", 2, "<missing>"), ("/result/exit_status", 0, 1),
-        ("/result/gone", True, "<missing>"), ("/result/new", "<missing>", "x")]
+        ("/result/a~1b/1", 2, "<missing>"),
+        ("/result/exit_status", 0, 1),
+        ("/result/gone", True, "<missing>"),
+        ("/result/new", "<missing>", "x"),
+    ]
     assert json_differences({"k": [1, {"z": 1}]}, {"k": [1, {"z": 1}]}) == []
 
 
 def _receipt(**result):
-    return {"output_type": "display_data", "metadata": {},
-            "data": {RESULT_MIMETYPE: {"tool_name": "ExecCommand", "status": "success", "result": result},
-                     "text/plain": f"text {result}", "text/html": "<b>x</b>"}}
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {
+            RESULT_MIMETYPE: {"tool_name": "ExecCommand", "status": "success", "result": result},
+            "text/plain": f"text {result}",
+            "text/html": "<b>x</b>",
+        },
+    }
 
 
 def _cell(*outputs, tags=()):
@@ -97,8 +132,10 @@ def test_receipt_compared_structurally_siblings_ignored() -> None:
 def test_streams_coalesced_and_text_diff_is_unified() -> None:
     norm = Normalizer()
     saved = _cell({"output_type": "stream", "name": "stdout", "text": "a\n100%\n"})
-    fresh = _cell({"output_type": "stream", "name": "stdout", "text": "a\n"},
-                  {"output_type": "stream", "name": "stdout", "text": "\r5%\r\x1b[1m100%\x1b[0m\n"})
+    fresh = _cell(
+        {"output_type": "stream", "name": "stdout", "text": "a\n"},
+        {"output_type": "stream", "name": "stdout", "text": "\r5%\r\x1b[1m100%\x1b[0m\n"},
+    )
     assert compare_cells(0, saved, fresh, norm) is None
     fresh.outputs.append(nbformat.from_dict({"output_type": "stream", "name": "stdout", "text": "extra\n"}))
     diff = compare_cells(0, saved, fresh, norm)
@@ -108,18 +145,27 @@ def test_streams_coalesced_and_text_diff_is_unified() -> None:
 def _png(w: int, h: int) -> str:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
     raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
     return base64.b64encode(raw + chunk(b"IEND", b"")).decode()
 
 
 def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignored() -> None:
     norm = Normalizer()
+
     def display(data):
         return {"output_type": "display_data", "metadata": {}, "data": data}
-    saved = _cell(display({"image/png": _png(4, 3)}), display({"text/plain": "X", "text/html": "<i>1</i>"}),
-                  display({"application/vnd.jupyter.widget-view+json": {"model_id": "a"}, "text/plain": "IntSlider"}))
-    fresh = _cell(display({"image/png": _png(4, 3) + ""}), display({"text/plain": "X", "text/html": "<i>2</i>"}),
-                  display({"application/vnd.jupyter.widget-view+json": {"model_id": "b"}, "text/plain": "IntSlider"}))
+
+    saved = _cell(
+        display({"image/png": _png(4, 3)}),
+        display({"text/plain": "X", "text/html": "<i>1</i>"}),
+        display({"application/vnd.jupyter.widget-view+json": {"model_id": "a"}, "text/plain": "IntSlider"}),
+    )
+    fresh = _cell(
+        display({"image/png": _png(4, 3) + ""}),
+        display({"text/plain": "X", "text/html": "<i>2</i>"}),
+        display({"application/vnd.jupyter.widget-view+json": {"model_id": "b"}, "text/plain": "IntSlider"}),
+    )
     assert compare_cells(0, saved, fresh, norm) is None
     fresh.outputs[2].data["text/plain"] = "IntSlider(value=3)"  # an ipywidget's repr: ignored
     assert compare_cells(0, saved, fresh, norm) is None
@@ -129,7 +175,9 @@ def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignore
     fresh.outputs[2].data["text/plain"] = "IntSlider"
     svg = '<svg height="100" width="100">\n<circle cx="50" fill="red" r="40"/></svg>'
     saved.outputs.append(nbformat.from_dict(display({"image/svg+xml": svg})))
-    fresh.outputs.append(nbformat.from_dict(display({"image/svg+xml": svg.replace('fill="red" r="40"', 'r="40" fill="red"')})))
+    fresh.outputs.append(
+        nbformat.from_dict(display({"image/svg+xml": svg.replace('fill="red" r="40"', 'r="40" fill="red"')}))
+    )
     assert compare_cells(0, saved, fresh, norm) is None  # an SVG by its size, as other images
     fresh.outputs[0].data["image/png"] = _png(5, 3)
     diff = compare_cells(0, saved, fresh, norm)
@@ -137,12 +185,22 @@ def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignore
 
 
 def test_display_updates_and_clear_output_are_applied() -> None:
-    outs = [{"output_type": "stream", "name": "stdout", "text": "gone\n"},
-            {"output_type": "clear_output", "wait": False},
-            {"output_type": "display_data", "data": {"text/plain": "old"}, "metadata": {},
-             "transient": {"display_id": "d1"}},
-            {"output_type": "update_display_data", "data": {"text/plain": "new"}, "metadata": {},
-             "transient": {"display_id": "d1"}}]
+    outs = [
+        {"output_type": "stream", "name": "stdout", "text": "gone\n"},
+        {"output_type": "clear_output", "wait": False},
+        {
+            "output_type": "display_data",
+            "data": {"text/plain": "old"},
+            "metadata": {},
+            "transient": {"display_id": "d1"},
+        },
+        {
+            "output_type": "update_display_data",
+            "data": {"text/plain": "new"},
+            "metadata": {},
+            "transient": {"display_id": "d1"},
+        },
+    ]
     shown = apply_display_updates(outs)
     assert [o["data"]["text/plain"] for o in shown] == ["new"]
     assert [i.value for i in cell_items({"outputs": outs, "metadata": {}}, Normalizer())] == ["new"]
@@ -173,8 +231,23 @@ def test_git_roots_are_the_checkout_and_its_main_worktree(tmp_path: Path) -> Non
 
     main, wt = tmp_path / "main", tmp_path / "wt"
     subprocess.run(["git", "init", "-q", str(main)], check=True)
-    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                    "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(main),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
     subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
     (wt / "notebooks").mkdir()
     assert git_roots(wt / "notebooks") == [str(wt), str(main)]

@@ -37,13 +37,21 @@ def test_a_private_copy_holds_the_fixtures_and_leaves_out_caches_and_the_holon_h
     try:
         assert copy.name == "nbs" and copy.parent.name.startswith(COPY_PREFIX)
         names = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*"))
-        assert names == ["data", "data/rows.csv", "link", "nb.holon", "nb.holon/cassettes",
-                         "nb.holon/cassettes/agent-1.jsonl", "nb.ipynb"]
+        assert names == [
+            "data",
+            "data/rows.csv",
+            "link",
+            "nb.holon",
+            "nb.holon/cassettes",
+            "nb.holon/cassettes/agent-1.jsonl",
+            "nb.ipynb",
+        ]
         assert (copy / "link").is_symlink()
         (copy / "data" / "rows.csv").write_text("changed")  # a real copy: the folder is untouched
         assert (folder / "data" / "rows.csv").read_text() == "a,b\n1,2\n"
     finally:
         import shutil
+
         shutil.rmtree(copy.parent)
 
 
@@ -56,11 +64,13 @@ def test_the_copy_path_is_masked_as_the_workspace(tmp_path: Path) -> None:
         assert norm.text(f"wrote {folder}/data/out.csv") == "wrote <WS>/data/out.csv"
     finally:
         import shutil
+
         shutil.rmtree(copy.parent)
 
 
 def test_a_folder_too_large_to_copy_fails_before_any_kernel_and_names_shared_dir(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "big"
     folder.mkdir()
     for i in range(6):

@@ -19,7 +19,10 @@ def test_other_sequences_are_dropped() -> None:
 
 
 def test_card_renders_coloured_stdout() -> None:
-    env = {"tool_name": "ExecCommand", "status": "success",
-           "result": {"disposition": "completed", "exit_status": 0, "stdout_preview": "\x1b[31mFAILED\x1b[0m x"}}
+    env = {
+        "tool_name": "ExecCommand",
+        "status": "success",
+        "result": {"disposition": "completed", "exit_status": 0, "stdout_preview": "\x1b[31mFAILED\x1b[0m x"},
+    }
     html = render_card(env, "receipt")
     assert "<span style='color:#cf222e'>FAILED</span> x" in html and "[31m" not in html

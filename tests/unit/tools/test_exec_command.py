@@ -135,7 +135,9 @@ def test_ac19_background_child_holding_stdout(rt: Runtime) -> None:
 
 
 def test_ac20_stdin_task_input(rt: Runtime) -> None:
-    tid = ok(rt.call("ExecCommand", {"cmd": "cat", "accepts_input": True, "yield_time_ms": 300}))["task_handle"]["task_id"]
+    tid = ok(rt.call("ExecCommand", {"cmd": "cat", "accepts_input": True, "yield_time_ms": 300}))["task_handle"][
+        "task_id"
+    ]
     snap = ok(rt.call("TaskStatus", {"task_id": tid}))["task"]
     assert snap["command"]["accepts_input"] is True and snap["command"]["input_target"] == "stdin"
     res = ok(rt.call("TaskInput", {"task_id": tid, "input": "hello\n"}))
@@ -157,8 +159,9 @@ def test_c04_stdin_is_eof_without_accepts_input(rt: Runtime) -> None:
     res = ok(rt.call("ExecCommand", {"cmd": "cat; echo after-cat", "yield_time_ms": 5000}))
     assert time.monotonic() - t0 < 1
     assert res["disposition"] == "completed" and res["stdout_preview"] == "after-cat" and res["exit_status"] == 0
-    tid = ok(rt.call("ExecCommand", {"cmd": "read -r line; echo got:$line", "accepts_input": True,
-                                     "yield_time_ms": 500}))["task_handle"]["task_id"]
+    tid = ok(
+        rt.call("ExecCommand", {"cmd": "read -r line; echo got:$line", "accepts_input": True, "yield_time_ms": 500})
+    )["task_handle"]["task_id"]
     assert ok(rt.call("TaskStatus", {"task_id": tid}))["task"]["command"]["accepts_input"] is True
     ok(rt.call("TaskInput", {"task_id": tid, "input": "hello\n"}))
     out = ok(rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000}))
@@ -166,20 +169,23 @@ def test_c04_stdin_is_eof_without_accepts_input(rt: Runtime) -> None:
 
 
 def test_c05_multibyte_across_reads(rt: Runtime) -> None:
-    cmd = ("python3 -c 'import sys,time; sys.stdout.buffer.write(b\"a\"*4095 + \"\\U0001F389\".encode() + "
-           "\"é\".encode()*3000); sys.stdout.flush(); time.sleep(2)'")
+    cmd = (
+        'python3 -c \'import sys,time; sys.stdout.buffer.write(b"a"*4095 + "\\U0001F389".encode() + '
+        '"é".encode()*3000); sys.stdout.flush(); time.sleep(2)\''
+    )
     tid = ok(rt.call("ExecCommand", {"yield_time_ms": 300, "cmd": cmd}))["task_handle"]["task_id"]
     r = rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 10000})
     task = ok(r)["task"]
     log = Path(task["artifacts"][0]["path"]).read_text()
-    assert "\U0001F389" in log and log.count("é") == 3000 and "\ufffd" not in log
-    assert "\ufffd" not in task["output_preview"] and "\U0001F389" in task["output_preview"]
+    assert "\U0001f389" in log and log.count("é") == 3000 and "\ufffd" not in log
+    assert "\ufffd" not in task["output_preview"] and "\U0001f389" in task["output_preview"]
     assert "lossily" not in r.receipt
 
 
 def test_c05_lossy_task_output(rt: Runtime) -> None:
-    tid = ok(rt.call("ExecCommand", {"cmd": "sleep 0.3; printf '\\377\\376'; echo still-reading",
-                                     "yield_time_ms": 100}))["task_handle"]["task_id"]
+    tid = ok(
+        rt.call("ExecCommand", {"cmd": "sleep 0.3; printf '\\377\\376'; echo still-reading", "yield_time_ms": 100})
+    )["task_handle"]["task_id"]
     r = rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 5000})
     task = ok(r)["task"]
     assert "\ufffd" in task["output_preview"] and "still-reading" in task["output_preview"]
@@ -187,8 +193,9 @@ def test_c05_lossy_task_output(rt: Runtime) -> None:
 
 
 def test_c06_truncated_task_output_says_so(rt: Runtime) -> None:
-    tid = ok(rt.call("ExecCommand", {"cmd": "sleep 1; seq -f 'line-%g' 1 20000",
-                                     "yield_time_ms": 300}))["task_handle"]["task_id"]
+    tid = ok(rt.call("ExecCommand", {"cmd": "sleep 1; seq -f 'line-%g' 1 20000", "yield_time_ms": 300}))["task_handle"][
+        "task_id"
+    ]
     during = ok(rt.call("TaskOutput", {"task_id": tid, "block": False}))
     assert during["retrieval_status"] == "not_ready"
     r = rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 10000})
@@ -202,8 +209,11 @@ def test_c06_truncated_task_output_says_so(rt: Runtime) -> None:
 
 
 def test_c03_stop_kills_whole_tree(rt: Runtime) -> None:
-    res = ok(rt.call("ExecCommand", {"cmd": "(while true; do echo child-tick; sleep 1; done) & sleep 600",
-                                     "yield_time_ms": 1000}))
+    res = ok(
+        rt.call(
+            "ExecCommand", {"cmd": "(while true; do echo child-tick; sleep 1; done) & sleep 600", "yield_time_ms": 1000}
+        )
+    )
     tid = res["task_handle"]["task_id"]
     t0 = time.monotonic()
     ok(rt.call("TaskStop", {"task_id": tid}))

@@ -42,8 +42,9 @@ def test_ac35_failed_item_does_not_stop(rt: Runtime) -> None:
 
 
 def test_ac36_stop_on_error(rt: Runtime) -> None:
-    r = rt.call("ExecCommandBatch", {"stop_on_error": True,
-                                     "items": [{"cmd": "echo a"}, {"cmd": "exit 1"}, {"cmd": "echo c"}]})
+    r = rt.call(
+        "ExecCommandBatch", {"stop_on_error": True, "items": [{"cmd": "echo a"}, {"cmd": "exit 1"}, {"cmd": "echo c"}]}
+    )
     res = ok(r)
     assert (res["completed_count"], res["failed_count"], res["rejected_count"], res["skipped_count"]) == (1, 1, 0, 1)
     third = res["items"][2]
@@ -75,6 +76,8 @@ def test_ac39_receipt_redacts_command(rt: Runtime) -> None:
 
 
 def test_batch_item_errors_are_item_failures(rt: Runtime) -> None:
-    res = ok(rt.call("ExecCommandBatch", {"items": [{"cmd": "ls", "workdir": "nope"}, {"cmd": "ls", "shell": "/nope/sh"}]}))
+    res = ok(
+        rt.call("ExecCommandBatch", {"items": [{"cmd": "ls", "workdir": "nope"}, {"cmd": "ls", "shell": "/nope/sh"}]})
+    )
     assert [i["error_kind"] for i in res["items"]] == ["workdir_not_found", "command_spawn_failed"]
     assert res["failed_count"] == 2

@@ -20,9 +20,23 @@ def test_ac01_command_instead_of_cmd(rt: Runtime) -> None:
     assert "command" in pe and "cmd" in pe
 
 
-@pytest.mark.parametrize("field", ["status", "task_handle", "disposition", "exit_status", "output_preview",
-                                   "continue_on_result", "initial_output_preview", "stdout_preview",
-                                   "truncated", "summary_text", "background", "sandbox_permissions"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "status",
+        "task_handle",
+        "disposition",
+        "exit_status",
+        "output_preview",
+        "continue_on_result",
+        "initial_output_preview",
+        "stdout_preview",
+        "truncated",
+        "summary_text",
+        "background",
+        "sandbox_permissions",
+    ],
+)
 def test_ac02_result_fields_rejected_without_spawn(rt: Runtime, workspace, field: str) -> None:
     marker = workspace / "spawned"
     r = rt.call("ExecCommand", {"cmd": f"touch {marker}", field: "x"})
@@ -46,10 +60,20 @@ def test_ac04_scalar_coercion(rt: Runtime) -> None:
     assert res["disposition"] == "completed" and res["stdout_preview"] == "hi"
 
 
-@pytest.mark.parametrize("extra", [
-    {"yield_time_ms": -1}, {"yield_time_ms": 2.5}, {"yield_time_ms": "1e3"}, {"tty": "yes"}, {"tty": 1},
-    {"duplicate_policy": None}, {"duplicate_policy": "always"}, {"cmd": 42}, {"login": "1"},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"yield_time_ms": -1},
+        {"yield_time_ms": 2.5},
+        {"yield_time_ms": "1e3"},
+        {"tty": "yes"},
+        {"tty": 1},
+        {"duplicate_policy": None},
+        {"duplicate_policy": "always"},
+        {"cmd": 42},
+        {"login": "1"},
+    ],
+)
 def test_ac05_strict_types(rt: Runtime, extra: dict) -> None:
     e = err(rt.call("ExecCommand", {"cmd": "true", **extra}), "invalid_tool_input")
     assert e["details"]["tool_name"] == "ExecCommand"

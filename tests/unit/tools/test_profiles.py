@@ -29,18 +29,30 @@ async def _attach(args: _AttachInput, ctx) -> dict:
     return {"summary_text": "attached"}
 
 
-ATTACH = ToolSpec(name="AttachWorkspaceProbe", family=Family.AUTHORITY_EXPANDING, input_model=_AttachInput,
-                  handler=_attach, result_name="Probe")
+ATTACH = ToolSpec(
+    name="AttachWorkspaceProbe",
+    family=Family.AUTHORITY_EXPANDING,
+    input_model=_AttachInput,
+    handler=_attach,
+    result_name="Probe",
+)
 
 
 def test_profile_families_match_the_contract() -> None:
     assert PROFILE_FAMILIES[Profile.PUBLIC_NAMED] == frozenset(Family)
     assert PROFILE_FAMILIES[Profile.PRIVATE_CHILD] == {
-        Family.CORE_AGENT, Family.LOCAL_ENVIRONMENT, Family.WEB, Family.EXTERNAL_TRIGGER}
+        Family.CORE_AGENT,
+        Family.LOCAL_ENVIRONMENT,
+        Family.WEB,
+        Family.EXTERNAL_TRIGGER,
+    }
     child = [s.name for s in REGISTRY.model_facing(Profile.PRIVATE_CHILD)]
     public = [s.name for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)]
-    gated = {s.name for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)
-             if s.family in (Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION)}
+    gated = {
+        s.name
+        for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)
+        if s.family in (Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION)
+    }
     assert {"AttachWorkspace", "DetachWorkspace", "RemoveWorktree"} <= gated
     assert child == [name for name in public if name not in gated]
 
@@ -50,15 +62,20 @@ def test_private_child_gated_before_validation(tmp_path: Path) -> None:
         rt.store.ensure_agent("child_1", Profile.PRIVATE_CHILD.value, parent_id="default")
         CALLS.clear()
         e = err(rt.call("AttachWorkspaceProbe", {"bogus": 1}, agent="child_1"), "unsupported_agent_profile_capability")
-        assert e["details"] == {"tool_name": "AttachWorkspaceProbe", "required_family": "authority_expanding",
-                                "profile_preset": "private_child"}
+        assert e["details"] == {
+            "tool_name": "AttachWorkspaceProbe",
+            "required_family": "authority_expanding",
+            "profile_preset": "private_child",
+        }
         err(rt.call("AttachWorkspaceProbe", {"path": "/x"}, agent="child_1"), "unsupported_agent_profile_capability")
         assert CALLS == []
         # the default notebook agent is public_named and may call it
         assert rt.call("AttachWorkspaceProbe", {"path": "/x"}).envelope["summary_text"] == "attached"
         assert CALLS == ["/x"]
         # this plane's tools are open to a private child, and its tasks are its own
-        tid = ok(rt.call("ExecCommand", {"cmd": "sleep 100", "yield_time_ms": 0}, agent="child_1"))["task_handle"]["task_id"]
+        tid = ok(rt.call("ExecCommand", {"cmd": "sleep 100", "yield_time_ms": 0}, agent="child_1"))["task_handle"][
+            "task_id"
+        ]
         assert [t["id"] for t in ok(rt.call("ListTasks", {}, agent="child_1"))["tasks"]] == [tid]
         assert ok(rt.call("ListTasks", {}))["tasks"] == []
         ok(rt.call("TaskStop", {"task_id": tid}, agent="child_1"))

@@ -37,8 +37,9 @@ def test_ac22_input_refused_for_non_interactive(rt: Runtime) -> None:
     assert r.envelope["summary_text"] == "task is not currently accepting input"
 
 
-@pytest.mark.parametrize("tool,extra", [("TaskInput", {"input": "x"}), ("TaskStatus", {}),
-                                        ("TaskOutput", {}), ("TaskStop", {})])
+@pytest.mark.parametrize(
+    "tool,extra", [("TaskInput", {"input": "x"}), ("TaskStatus", {}), ("TaskOutput", {}), ("TaskStop", {})]
+)
 def test_ac23_ac29_unknown_task(rt: Runtime, tool: str, extra: dict) -> None:
     e = err(rt.call(tool, {"task_id": UNKNOWN, **extra}), "task_not_found")
     assert e["domain"] == "not_found" and e["details"]["task_id"] == UNKNOWN
@@ -93,7 +94,9 @@ def test_ac27_ac28_stop_with_children(rt: Runtime, workspace: Path) -> None:
     assert r.envelope["summary_text"].startswith("stop requested")
     assert _wait_status(rt, tid, "cancelled")["status"] == "cancelled"
     pid = int((workspace / "child.pid").read_text())
-    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
+    state = (
+        Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
+    )
     assert state in ("gone", "Z")
     out = ok(rt.call("TaskOutput", {"task_id": tid}))["task"]
     assert out["status"] == "cancelled" and "failure_artifact" in out
@@ -174,8 +177,11 @@ def test_ac58_restart_interrupts_running_task(tmp_path: Path, workspace: Path) -
         assert ok(rt.call("TaskStop", {"task_id": tid}))["stop_requested"] is False
         pg = subprocess.run(["pgrep", "-f", "^sleep 1000$"], capture_output=True, text=True)
         rec = rt.store.task(tid)
-        assert not Path(f"/proc/{rec['pgid']}").exists() or rec["proc_start"] is None or \
-            Path(f"/proc/{rec['pgid']}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z", pg.stdout
+        assert (
+            not Path(f"/proc/{rec['pgid']}").exists()
+            or rec["proc_start"] is None
+            or Path(f"/proc/{rec['pgid']}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        ), pg.stdout
 
 
 def test_terminal_state_never_left(rt: Runtime) -> None:
@@ -289,8 +295,7 @@ def test_blocking_calls_refuse_the_runtime_thread(rt: Runtime) -> None:
 
 def test_large_log_read_by_head_and_tail(rt: Runtime) -> None:
     """A log over 8 MB is previewed from its head and tail with the count recorded while it was written."""
-    tid = _promote(rt, "sleep 0.3; head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end-line",
-                   max_output_tokens=1)
+    tid = _promote(rt, "sleep 0.3; head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end-line", max_output_tokens=1)
     t = ok(rt.call("TaskOutput", {"task_id": tid, "timeout_ms": 20000}))["task"]
     assert t["status"] == "completed" and t["output_truncated"] is True
     assert t["output_preview"] == "xxxx"  # a 4-character budget: no room for the marker

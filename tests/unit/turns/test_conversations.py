@@ -15,8 +15,12 @@ from holon_nb.runtime.core.store import now_rfc3339
 def test_a_restarted_runtime_continues_the_agents_conversation(tmp_path: Path, workspace: Path) -> None:
     home = tmp_path / "home"
     with Runtime(home=home, workspace=workspace) as rt:
-        first, _ = turn(rt, Step.tool_use("call_1", "GetAgent", {}).with_usage(10, 5),
-                        Step.text("The code word is heron.").with_usage(7, 3), message="remember: heron")
+        first, _ = turn(
+            rt,
+            Step.tool_use("call_1", "GetAgent", {}).with_usage(10, 5),
+            Step.text("The code word is heron.").with_usage(7, 3),
+            message="remember: heron",
+        )
         assert first.terminal == "completed" and first.turn_index == 1
     with Runtime(home=home, workspace=workspace) as rt:
         p = ScriptedProvider([Step.text("heron").with_usage(20, 1)])
@@ -29,8 +33,12 @@ def test_a_restarted_runtime_continues_the_agents_conversation(tmp_path: Path, w
         assert isinstance(conv[3], AssistantBlocks) and conv[3].blocks[0].text == "The code word is heron."
         assert conv[-1] == UserText("what was the code word?") and len(conv) == 5
         assert second.turn_index == 2
-        assert second.totals == {"total_input_tokens": 37, "total_output_tokens": 9, "total_model_rounds": 3,
-                                 "turns": 2}
+        assert second.totals == {
+            "total_input_tokens": 37,
+            "total_output_tokens": 9,
+            "total_model_rounds": 3,
+            "turns": 2,
+        }
         turns = rt.conversations.turns("default")
         assert [(t["turn_index"], t["terminal_kind"]) for t in turns] == [(1, "completed"), (2, "completed")]
 
@@ -49,16 +57,29 @@ def test_a_turn_left_running_by_a_dead_kernel_is_settled_aborted(tmp_path: Path,
     with Runtime(home=home, workspace=workspace) as rt:
         conversations = rt.conversations
         with rt.store.tx() as db:
-            conversations.begin(db, turn_id="turn_000000000000001", agent_id="default", model_ref=REF,
-                                source_message_id=None, now=now_rfc3339())
-            conversations.append(db, agent_id="default", turn_id="turn_000000000000001", round=1,
-                                 messages=[(UserText("go"), None),
-                                           (AssistantBlocks((ToolUseBlock("c9", "GetAgent", {}),)), None)],
-                                 now=now_rfc3339())
+            conversations.begin(
+                db,
+                turn_id="turn_000000000000001",
+                agent_id="default",
+                model_ref=REF,
+                source_message_id=None,
+                now=now_rfc3339(),
+            )
+            conversations.append(
+                db,
+                agent_id="default",
+                turn_id="turn_000000000000001",
+                round=1,
+                messages=[(UserText("go"), None), (AssistantBlocks((ToolUseBlock("c9", "GetAgent", {}),)), None)],
+                now=now_rfc3339(),
+            )
     with Runtime(home=home, workspace=workspace) as rt:
         row = rt.conversations.turn("turn_000000000000001")
-        assert (row["status"], row["terminal_kind"], row["terminal_reason"]) == ("settled", "aborted",
-                                                                                 "runtime_restarted")
+        assert (row["status"], row["terminal_kind"], row["terminal_reason"]) == (
+            "settled",
+            "aborted",
+            "runtime_restarted",
+        )
         # the unanswered call of the dead turn is answered when the history is replayed
         history = rt.conversations.history("default")
         assert isinstance(history[-1], UserToolResults) and history[-1].results[0].tool_use_id == "c9"
@@ -92,16 +113,27 @@ def test_final_text_is_stored_scrubbed(rt: Runtime, monkeypatch) -> None:  # noq
 
 def test_totals_count_turns_and_get_agent_reports_them(rt: Runtime) -> None:
     assert rt.conversations.totals("default")["turns"] == 0
-    rt.providers.register(REF, ScriptedProvider([Step.text("one").with_usage(10, 2),
-                                                 Step.tool_use("c1", "GetAgent", {}).with_usage(5, 1),
-                                                 Step.text("two").with_usage(4, 4)]))
+    rt.providers.register(
+        REF,
+        ScriptedProvider(
+            [
+                Step.text("one").with_usage(10, 2),
+                Step.tool_use("c1", "GetAgent", {}).with_usage(5, 1),
+                Step.text("two").with_usage(4, 4),
+            ]
+        ),
+    )
     rt.run_turn("first", model=REF)
     second = rt.run_turn("second", model=REF)
     seen = second.tool_calls[0].envelope["result"]["agent"]  # GetAgent inside the second turn
     assert seen["agent"]["turn_index"] == 2
     assert seen["token_usage"] == {"input_tokens": 15, "output_tokens": 3, "total_tokens": 18}
-    assert rt.conversations.totals("default") == {"total_input_tokens": 19, "total_output_tokens": 7,
-                                                  "total_model_rounds": 3, "turns": 2}
+    assert rt.conversations.totals("default") == {
+        "total_input_tokens": 19,
+        "total_output_tokens": 7,
+        "total_model_rounds": 3,
+        "turns": 2,
+    }
     agent = rt.call("GetAgent", {}).result["agent"]
     assert agent["agent"]["turn_index"] == 2
     assert agent["token_usage"] == {"input_tokens": 19, "output_tokens": 7, "total_tokens": 26}

@@ -23,8 +23,12 @@ def wire() -> Iterator[WireServer]:
 
 
 def _lab(wire: WireServer, **extra: object) -> dict[str, object]:
-    return {"transport": "openai_chat_completions", "base_url": wire.base_url + "/v1",
-            "auth": {"source": "env", "kind": "bearer_token", "env": "LAB_KEY"}, **extra}
+    return {
+        "transport": "openai_chat_completions",
+        "base_url": wire.base_url + "/v1",
+        "auth": {"source": "env", "kind": "bearer_token", "env": "LAB_KEY"},
+        **extra,
+    }
 
 
 def test_a_provider_configured_in_the_environment_runs_a_turn(rt: Runtime, wire: WireServer, monkeypatch) -> None:
@@ -38,8 +42,9 @@ def test_a_provider_configured_in_the_environment_runs_a_turn(rt: Runtime, wire:
     assert req.headers["authorization"] == "Bearer lab-secret-key-0001"
 
 
-def test_a_provider_configured_in_settings_is_listed_and_runs_a_turn(rt: Runtime, wire: WireServer,
-                                                                     monkeypatch) -> None:
+def test_a_provider_configured_in_settings_is_listed_and_runs_a_turn(
+    rt: Runtime, wire: WireServer, monkeypatch
+) -> None:
     monkeypatch.delenv("HOLON_NB_PROVIDERS", raising=False)
     monkeypatch.setenv("LAB_KEY", "lab-secret-key-0002")
     rt.settings = rt.settings.replace(providers={"lab": _lab(wire, models=["qwen3:8b"])})
@@ -51,9 +56,18 @@ def test_a_provider_configured_in_settings_is_listed_and_runs_a_turn(rt: Runtime
 
 
 def test_settings_replace_the_environment_entry_of_the_same_id(rt: Runtime, wire: WireServer, monkeypatch) -> None:
-    monkeypatch.setenv("HOLON_NB_PROVIDERS", json.dumps(
-        {"lab": {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:9/v1",
-                 "auth": {"source": "none"}}}))
+    monkeypatch.setenv(
+        "HOLON_NB_PROVIDERS",
+        json.dumps(
+            {
+                "lab": {
+                    "transport": "openai_chat_completions",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "auth": {"source": "none"},
+                }
+            }
+        ),
+    )
     rt.settings = rt.settings.replace(providers={"lab": {**_lab(wire), "auth": {"source": "none"}}})
     wire.script(Reply(json=chat_text("settings won")))
     assert rt.run_turn("hi", model="lab/m").final_text == "settings won"
@@ -67,16 +81,21 @@ def test_a_built_in_provider_takes_just_a_new_base_url(rt: Runtime, wire: WireSe
     assert wire.requests[0].json["model"] == "llama3"
 
 
-@pytest.mark.parametrize("value, needle", [
-    ("{not json", "HOLON_NB_PROVIDERS is not valid JSON"),
-    ('["lab"]', "must be a JSON object of provider id -> settings"),
-    ('{"lab": {"base_url": "http://127.0.0.1:9/v1"}}', "give it a transport and a base_url"),
-    ('{"lab": {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-1"}}',
-     "secrets never live in config"),
-])
-def test_malformed_environment_configuration_fails_the_turn_with_its_reason(rt: Runtime, wire: WireServer,
-                                                                            monkeypatch, value: str,
-                                                                            needle: str) -> None:
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        ("{not json", "HOLON_NB_PROVIDERS is not valid JSON"),
+        ('["lab"]', "must be a JSON object of provider id -> settings"),
+        ('{"lab": {"base_url": "http://127.0.0.1:9/v1"}}', "give it a transport and a base_url"),
+        (
+            '{"lab": {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-1"}}',
+            "secrets never live in config",
+        ),
+    ],
+)
+def test_malformed_environment_configuration_fails_the_turn_with_its_reason(
+    rt: Runtime, wire: WireServer, monkeypatch, value: str, needle: str
+) -> None:
     monkeypatch.setenv("HOLON_NB_PROVIDERS", value)
     with pytest.raises(ProviderConfigError) as info:
         rt.run_turn("hi", model="lab/m")
@@ -88,23 +107,29 @@ def test_malformed_environment_configuration_fails_the_turn_with_its_reason(rt: 
     assert all(p["availability"] == "unavailable" for p in listed if p["id"] == "lab")
 
 
-@pytest.mark.parametrize("provider_id, settings, needle", [
-    ("Lab", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id> or <id>@<endpoint>"),
-    ("lab@a@b", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id>"),
-    ("lab", "http://h/v1", "settings must be a mapping"),
-    ("lab", {"transport": "grpc", "base_url": "http://h/v1"}, "transport 'grpc' is not one of"),
-    ("ollama", {"base_url": "127.0.0.1:11434"}, "base_url must be an http:// or https:// URL"),
-    ("ollama", {"stream": "yes"}, "stream must be true or false"),
-    ("ollama", {"bse_url": "http://h/v1"}, "unknown setting 'bse_url'"),
-    ("openai", {"auth": {"env": "OPENAI_API_KEY", "token": "sk-live"}}, "secrets never live in config"),
-    ("openai", {"auth": {"source": "keychain"}}, "auth.source 'keychain' is not one of"),
-    ("openai", {"auth": {"env": 3}}, "auth.env must name an environment variable"),
-    ("openai", {"auth": {"env": "sk-proj-PASTEDKEY123456"}}, "auth.env must name an environment variable"),
-    ("openai", {"auth": {"env": ["OK_NAME", "has space"]}}, "auth.env must name an environment variable"),
-    ("lab", {"transport": "openai_chat_completions", "base_url": "http://sk-abc:sk-secret@127.0.0.1:8765/v1"},
-     "base_url holds credentials"),
-    ("ollama", {"models": "llama3"}, "models must be a list"),
-])
+@pytest.mark.parametrize(
+    "provider_id, settings, needle",
+    [
+        ("Lab", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id> or <id>@<endpoint>"),
+        ("lab@a@b", {"transport": "openai_chat_completions", "base_url": "http://h/v1"}, "is not <id>"),
+        ("lab", "http://h/v1", "settings must be a mapping"),
+        ("lab", {"transport": "grpc", "base_url": "http://h/v1"}, "transport 'grpc' is not one of"),
+        ("ollama", {"base_url": "127.0.0.1:11434"}, "base_url must be an http:// or https:// URL"),
+        ("ollama", {"stream": "yes"}, "stream must be true or false"),
+        ("ollama", {"bse_url": "http://h/v1"}, "unknown setting 'bse_url'"),
+        ("openai", {"auth": {"env": "OPENAI_API_KEY", "token": "sk-live"}}, "secrets never live in config"),
+        ("openai", {"auth": {"source": "keychain"}}, "auth.source 'keychain' is not one of"),
+        ("openai", {"auth": {"env": 3}}, "auth.env must name an environment variable"),
+        ("openai", {"auth": {"env": "sk-proj-PASTEDKEY123456"}}, "auth.env must name an environment variable"),
+        ("openai", {"auth": {"env": ["OK_NAME", "has space"]}}, "auth.env must name an environment variable"),
+        (
+            "lab",
+            {"transport": "openai_chat_completions", "base_url": "http://sk-abc:sk-secret@127.0.0.1:8765/v1"},
+            "base_url holds credentials",
+        ),
+        ("ollama", {"models": "llama3"}, "models must be a list"),
+    ],
+)
 def test_check_provider_settings_names_the_problem(provider_id: object, settings: object, needle: str) -> None:
     with pytest.raises(ProviderConfigError) as info:
         check_provider_settings(provider_id, settings)
@@ -112,13 +137,22 @@ def test_check_provider_settings_names_the_problem(provider_id: object, settings
     assert "PASTEDKEY" not in str(info.value) and "sk-secret" not in str(info.value)  # never echoed
 
 
-@pytest.mark.parametrize("provider_id, settings", [
-    ("lab", {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:8000/v1"}),
-    ("lab@eu", {"transport": "anthropic_messages", "base_url": "https://eu.example/anthropic",
-                "auth": {"source": "env", "kind": "api_key", "env": ["LAB_EU_KEY", "LAB_KEY"]}}),
-    ("openai", {"base_url": "https://proxy.example/v1", "stream": True, "models": ["gpt-x"]}),
-    ("openrouter", {"send_strict_flag": False, "schema_contract": "strict"}),
-])
+@pytest.mark.parametrize(
+    "provider_id, settings",
+    [
+        ("lab", {"transport": "openai_chat_completions", "base_url": "http://127.0.0.1:8000/v1"}),
+        (
+            "lab@eu",
+            {
+                "transport": "anthropic_messages",
+                "base_url": "https://eu.example/anthropic",
+                "auth": {"source": "env", "kind": "api_key", "env": ["LAB_EU_KEY", "LAB_KEY"]},
+            },
+        ),
+        ("openai", {"base_url": "https://proxy.example/v1", "stream": True, "models": ["gpt-x"]}),
+        ("openrouter", {"send_strict_flag": False, "schema_contract": "strict"}),
+    ],
+)
 def test_check_provider_settings_accepts_valid_entries(provider_id: str, settings: dict) -> None:
     check_provider_settings(provider_id, settings)
 
@@ -136,8 +170,9 @@ def test_a_missing_key_fails_the_turn_before_any_request(rt: Runtime, wire: Wire
 
 
 @pytest.mark.parametrize("fallbacks", ['["openai/gpt-5.4"', "openai/gpt-5.4,nonsense", '{"a": 1}'])
-def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(rt: Runtime, wire: WireServer, monkeypatch,
-                                                                  fallbacks: str) -> None:
+def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(
+    rt: Runtime, wire: WireServer, monkeypatch, fallbacks: str
+) -> None:
     from holon_nb.providers.refs import ModelRefError
 
     monkeypatch.setenv("HOLON_VLLM_BASE_URL", wire.base_url + "/v1")
@@ -147,8 +182,9 @@ def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(rt: Runtime, w
     assert wire.requests == []
 
 
-def test_a_key_named_by_auth_env_is_scrubbed_whatever_its_variable_is_called(rt: Runtime, wire: WireServer,
-                                                                               monkeypatch) -> None:
+def test_a_key_named_by_auth_env_is_scrubbed_whatever_its_variable_is_called(
+    rt: Runtime, wire: WireServer, monkeypatch
+) -> None:
     monkeypatch.setenv("LAB_CRED", "hunter2-very-secret-cred")
     assert "hunter2" in rt.call("ExecCommand", {"cmd": "echo cred=$LAB_CRED"}).receipt  # not named as a secret yet
     rt.settings = rt.settings.replace(providers={"lab": {**_lab(wire), "auth": {"source": "env", "env": "LAB_CRED"}}})

@@ -18,8 +18,13 @@ from holon_nb.runtime.turns.calls import unique_call_ids
 
 
 def test_repeated_ids_get_their_own_and_nothing_else_changes() -> None:
-    blocks = (TextBlock("two calls"), ToolUseBlock("c", "A", {}), ToolUseBlock("c", "B", {}),
-              ToolUseBlock("c_2", "C", {}), ToolUseBlock("c", "D", {}))
+    blocks = (
+        TextBlock("two calls"),
+        ToolUseBlock("c", "A", {}),
+        ToolUseBlock("c", "B", {}),
+        ToolUseBlock("c_2", "C", {}),
+        ToolUseBlock("c", "D", {}),
+    )
     out, renamed = unique_call_ids(blocks)
     assert [b.id for b in out if isinstance(b, ToolUseBlock)] == ["c", "c_3", "c_2", "c_4"]
     assert [b.name for b in out if isinstance(b, ToolUseBlock)] == ["A", "B", "C", "D"]
@@ -29,9 +34,13 @@ def test_repeated_ids_get_their_own_and_nothing_else_changes() -> None:
 
 
 def test_a_scripted_round_with_one_id_twice_runs_both_calls_once(rt: Runtime) -> None:
-    r, provider = turn(rt, Step.tool_uses([("call_0", "ExecCommand", {"cmd": "echo first"}),
-                                           ("call_0", "ExecCommand", {"cmd": "echo second"})]),
-                       Step.text("both ran"))
+    r, provider = turn(
+        rt,
+        Step.tool_uses(
+            [("call_0", "ExecCommand", {"cmd": "echo first"}), ("call_0", "ExecCommand", {"cmd": "echo second"})]
+        ),
+        Step.text("both ran"),
+    )
     assert r.terminal == "completed" and r.final_text == "both ran"
     calls = r.rounds[0].tool_calls
     assert [c.tool_use_id for c in calls] == ["call_0", "call_0_2"]
@@ -50,12 +59,21 @@ def wire() -> Iterator[WireServer]:
         yield srv
 
 
-def test_a_chat_server_repeating_an_id_gets_unique_tool_messages_back(rt: Runtime, wire: WireServer,
-                                                                       monkeypatch) -> None:
+def test_a_chat_server_repeating_an_id_gets_unique_tool_messages_back(
+    rt: Runtime, wire: WireServer, monkeypatch
+) -> None:
     monkeypatch.setenv("HOLON_VLLM_BASE_URL", wire.base_url + "/v1")
-    wire.script(Reply(json=chat_calls([{"id": "call_0", "name": "ExecCommand", "arguments": '{"cmd": "echo a"}'},
-                                       {"id": "call_0", "name": "ExecCommand", "arguments": '{"cmd": "echo b"}'}])),
-                Reply(json=chat_text("done")))
+    wire.script(
+        Reply(
+            json=chat_calls(
+                [
+                    {"id": "call_0", "name": "ExecCommand", "arguments": '{"cmd": "echo a"}'},
+                    {"id": "call_0", "name": "ExecCommand", "arguments": '{"cmd": "echo b"}'},
+                ]
+            )
+        ),
+        Reply(json=chat_text("done")),
+    )
     r = rt.run_turn("go", model="vllm/some-model")
     assert r.terminal == "completed" and r.final_text == "done"
     messages = wire.requests[1].json["messages"]

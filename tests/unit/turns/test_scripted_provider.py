@@ -11,7 +11,13 @@ from turn_helpers import REF, turn
 
 from holon_nb.providers.base import TurnRequest, UserText
 from holon_nb.providers.scripted import (
-    ScriptError, ScriptExhausted, ScriptExpectationError, ScriptedFailure, ScriptedProvider, Step, StubProvider,
+    ScriptError,
+    ScriptExhausted,
+    ScriptExpectationError,
+    ScriptedFailure,
+    ScriptedProvider,
+    Step,
+    StubProvider,
     load_script,
 )
 from holon_nb.runtime import Runtime
@@ -34,8 +40,9 @@ def _ask(p: ScriptedProvider, *messages: object) -> object:
 
 
 def test_python_api_is_at_parity() -> None:
-    p = ScriptedProvider([Step.text("a").with_usage(3, 4), Step.failure("boom"),
-                          Step.error("rate_limited", status=429)])
+    p = ScriptedProvider(
+        [Step.text("a").with_usage(3, 4), Step.failure("boom"), Step.error("rate_limited", status=429)]
+    )
     assert p.model_refs == ["scripted"] and p.route_ref == REF
     resp = _ask(p, UserText("hi"))
     assert resp.text == "a" and (resp.input_tokens, resp.output_tokens) == (3, 4)
@@ -62,8 +69,9 @@ def test_yaml_script_drives_a_turn_with_expectations(rt: Runtime, workspace: Pat
 
 
 def test_bare_scripted_ref_reads_the_script_env(rt: Runtime, workspace: Path, monkeypatch) -> None:
-    (workspace / "fixture.json").write_text(json.dumps({"format": "holon_nb.script/v1",
-                                                        "steps": [{"text": "from json"}]}))
+    (workspace / "fixture.json").write_text(
+        json.dumps({"format": "holon_nb.script/v1", "steps": [{"text": "from json"}]})
+    )
     monkeypatch.setenv("HOLON_NB_SCRIPT", str(workspace / "fixture.json"))
     monkeypatch.setenv("HOLON_MODEL", "scripted")
     r = rt.run_turn("hi")
@@ -100,14 +108,17 @@ def test_untyped_failure_is_not_retried(rt: Runtime) -> None:
     assert p.request_count() == 1 and r.terminal == "aborted" and "scripted boom" in r.error
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("format: other/v1\nsteps: []\n", "format"),
-    ("steps:\n  - {text: a, failure: b}\n", "exactly one"),
-    ("steps:\n  - {text: a, bogus: 1}\n", "unknown key"),
-    ("steps:\n  - {tool_use: {name: X}}\n", "tool call"),
-    ("steps:\n  - {failure: x, usage: {input: 1, output: 1}}\n", "usage"),
-    ("steps:\n  - {text: a, expect: {nope: 1}}\n", "expect key"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("format: other/v1\nsteps: []\n", "format"),
+        ("steps:\n  - {text: a, failure: b}\n", "exactly one"),
+        ("steps:\n  - {text: a, bogus: 1}\n", "unknown key"),
+        ("steps:\n  - {tool_use: {name: X}}\n", "tool call"),
+        ("steps:\n  - {failure: x, usage: {input: 1, output: 1}}\n", "usage"),
+        ("steps:\n  - {text: a, expect: {nope: 1}}\n", "expect key"),
+    ],
+)
 def test_malformed_scripts_name_the_problem(tmp_path: Path, text: str, problem: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)

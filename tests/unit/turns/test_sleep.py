@@ -37,9 +37,17 @@ def test_sleep_is_hidden_from_models() -> None:
 
 
 def test_a_round_of_only_sleep_calls_ends_the_turn_with_the_last_positive_delay(rt: Runtime) -> None:
-    r, provider = turn(rt, Step.tool_uses([("s1", "Sleep", {"duration_ms": 200}), ("s2", "Sleep", {}),
-                                           ("s3", "Sleep", {"duration_ms": 900, "reason": "later"}),
-                                           ("s4", "Sleep", {})]))
+    r, provider = turn(
+        rt,
+        Step.tool_uses(
+            [
+                ("s1", "Sleep", {"duration_ms": 200}),
+                ("s2", "Sleep", {}),
+                ("s3", "Sleep", {"duration_ms": 900, "reason": "later"}),
+                ("s4", "Sleep", {}),
+            ]
+        ),
+    )
     assert r.terminal == "completed" and r.reason == "sleep" and r.sleep_duration_ms == 900
     assert [c.envelope["status"] for c in r.rounds[0].tool_calls] == ["success"] * 4
     assert provider.request_count() == 1
@@ -52,9 +60,12 @@ def test_plain_rest_carries_no_delay(rt: Runtime) -> None:
 
 
 def test_sleep_beside_another_tool_or_failing_does_not_end_the_turn(rt: Runtime) -> None:
-    r, provider = turn(rt, Step.tool_uses([("s1", "Sleep", {}), ("g1", "GetAgent", {})]),
-                       Step.tool_use("s2", "Sleep", {"duration_ms": 0}),
-                       Step.text("awake"))
+    r, provider = turn(
+        rt,
+        Step.tool_uses([("s1", "Sleep", {}), ("g1", "GetAgent", {})]),
+        Step.tool_use("s2", "Sleep", {"duration_ms": 0}),
+        Step.text("awake"),
+    )
     assert r.terminal == "completed" and r.reason != "sleep" and r.final_text == "awake"
     assert provider.request_count() == 3
     failed = r.rounds[1].tool_calls[0]

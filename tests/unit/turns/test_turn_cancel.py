@@ -80,8 +80,9 @@ def test_cancel_withdraws_an_unanswered_approval_question(rt: Runtime) -> None:
     rt.approvals.asker = asker
     decided: list = []
     rt.subscribe(lambda e: decided.append(e.data) if e.kind == "approval_decided" else None)
-    script(rt, Step.tool_uses([("c1", "ExecCommand", {"cmd": "touch nope"}), ("c2", "GetAgent", {})]),
-           Step.text("never"))
+    script(
+        rt, Step.tool_uses([("c1", "ExecCommand", {"cmd": "touch nope"}), ("c2", "GetAgent", {})]), Step.text("never")
+    )
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         fut = pool.submit(rt.run_turn, "go", model=REF)
         assert asker.asked.wait(30)

@@ -18,9 +18,13 @@ def _briefs(rt: Runtime) -> list:
 def test_case13_and_agents49_same_round_text_is_promoted(rt: Runtime, workspace) -> None:
     w = create_item(rt, "ship v2")
     revision = rt.work.record(w)["revision"]
-    step = Step.response([TextBlock("Shipped v2; tests green."),
-                          ToolUseBlock("c1", "CompleteWorkItem", {"work_item_id": w}),
-                          ToolUseBlock("x1", "ExecCommand", {"cmd": "touch after.txt"})])
+    step = Step.response(
+        [
+            TextBlock("Shipped v2; tests green."),
+            ToolUseBlock("c1", "CompleteWorkItem", {"work_item_id": w}),
+            ToolUseBlock("x1", "ExecCommand", {"cmd": "touch after.txt"}),
+        ]
+    )
     r, p = turn(rt, step, Step.text("unused"))
     assert p.request_count() == 1
     call = r.rounds[0].tool_calls[0]
@@ -38,16 +42,27 @@ def test_case13_and_agents49_same_round_text_is_promoted(rt: Runtime, workspace)
 
 def test_report_is_only_the_text_after_the_previous_call(rt: Runtime) -> None:
     w = create_item(rt)
-    step = Step.response([TextBlock("Looking first."), ToolUseBlock("g1", "GetAgent", {}), TextBlock("  "),
-                          TextBlock("All done."), ToolUseBlock("c1", "CompleteWorkItem", {"work_item_id": w})])
+    step = Step.response(
+        [
+            TextBlock("Looking first."),
+            ToolUseBlock("g1", "GetAgent", {}),
+            TextBlock("  "),
+            TextBlock("All done."),
+            ToolUseBlock("c1", "CompleteWorkItem", {"work_item_id": w}),
+        ]
+    )
     r, _ = turn(rt, step)
     assert r.final_text == "All done." and [b["text"] for b in _briefs(rt)] == ["All done."]
 
 
 def test_case14_deferred_completion_with_two_violations_aborts(rt: Runtime) -> None:
     w = create_item(rt)
-    r, p = turn(rt, Step.tool_use("c1", "CompleteWorkItem", {"work_item_id": w}), Step.tool_use("g1", "GetAgent", {}),
-                Step.tool_use("g2", "GetAgent", {}))
+    r, p = turn(
+        rt,
+        Step.tool_use("c1", "CompleteWorkItem", {"work_item_id": w}),
+        Step.tool_use("g1", "GetAgent", {}),
+        Step.tool_use("g2", "GetAgent", {}),
+    )
     first = r.rounds[0].tool_calls[0]
     assert first.envelope["status"] == "deferred"
     assert first.envelope["result"]["disposition"] == "awaiting_completion_report"

@@ -25,9 +25,19 @@ def test_events_follow_the_turn(rt: Runtime) -> None:
     finally:
         unsubscribe()
     kinds = [e.kind for e in events]
-    assert kinds == ["turn_started", "lineage_selected", "round_started", "provider_attempt", "assistant_round",
-                     "tool_call", "tool_result", "round_started", "provider_attempt", "assistant_round",
-                     "turn_terminal"]
+    assert kinds == [
+        "turn_started",
+        "lineage_selected",
+        "round_started",
+        "provider_attempt",
+        "assistant_round",
+        "tool_call",
+        "tool_result",
+        "round_started",
+        "provider_attempt",
+        "assistant_round",
+        "turn_terminal",
+    ]
     assert all(e.data["turn_id"] == r.turn_id for e in events)
     result = next(e for e in events if e.kind == "tool_result").data
     assert result["receipt"] == r.rounds[0].tool_calls[0].receipt and result["is_error"] is False
@@ -41,8 +51,12 @@ def test_cancel_stops_before_the_next_call_and_round(rt: Runtime) -> None:
     async def cancel(req: TurnRequest) -> None:
         assert rt.turns.cancel() is True
 
-    hooked(rt, Step.tool_uses([("c1", "ExecCommand", {"cmd": "touch nope"}), ("c2", "GetAgent", {})]),
-           Step.text("never"), before={1: cancel})
+    hooked(
+        rt,
+        Step.tool_uses([("c1", "ExecCommand", {"cmd": "touch nope"}), ("c2", "GetAgent", {})]),
+        Step.text("never"),
+        before={1: cancel},
+    )
     r = rt.run_turn("go", model=REF)
     assert r.terminal == "aborted" and r.reason == "cancelled"
     assert [c.status for c in r.rounds[0].tool_calls] == ["not_executed", "not_executed"]
@@ -92,6 +106,7 @@ def test_tool_runner_can_be_wrapped(rt: Runtime) -> None:
             outcome = await run(call)
             envelope, receipt_text, is_error = outcome
             return envelope, receipt_text, is_error
+
         return execute
 
     script(rt, Step.tool_use("call_1", "GetAgent", {}), Step.text("done"))
@@ -134,8 +149,9 @@ def test_failed_lineage_defers_to_the_fallback_and_the_next_turn_starts_there(rt
     assert head.calls == 3 and fallback.requests == []  # the fallback is never called in the same turn
     assert r.terminal == "deferred_to_fallback"
     assert "retries_exhausted after 3 attempts (server_error, status=500)" in r.error
-    recovery = [m for m in rt.work.queued("default")
-                if (m["origin"] or {}).get("subsystem") == "model_lineage_recovery"]
+    recovery = [
+        m for m in rt.work.queued("default") if (m["origin"] or {}).get("subsystem") == "model_lineage_recovery"
+    ]
     assert len(recovery) == 1
     assert recovery[0]["metadata"]["provider_recovery"]["fallback_model_ref"] == "acme@default/m2"
     again = rt.run_turn("go on", model="acme@default/m1")
@@ -232,15 +248,20 @@ def test_stale_work_item_reminder_after_ten_rounds_then_cooldown(rt: Runtime) ->
     r, p = turn(rt, *steps, Step.text("done"))
     assert [i for i, req in enumerate(p.requests(), 1) if _has_reminder(req)] == [11]  # then the cooldown
     assert w in p.requests()[10].conversation[1].text  # right after the operator message (§1.4)
-    r, p = turn(rt, Step.tool_use("u0", "UpdateWorkItem", {"work_item_id": w, "plan_status": "ready"}),
-                *[Step.tool_use(f"g{i}", "GetAgent", {}) for i in range(9)], Step.text("done"))
+    r, p = turn(
+        rt,
+        Step.tool_use("u0", "UpdateWorkItem", {"work_item_id": w, "plan_status": "ready"}),
+        *[Step.tool_use(f"g{i}", "GetAgent", {}) for i in range(9)],
+        Step.text("done"),
+    )
     assert r.rounds[0].tool_calls[0].envelope["status"] == "success"
     assert p.request_count() == 11 and not any(_has_reminder(req) for req in p.requests())  # the update reset it
 
 
 def test_a_queued_message_can_be_handed_over_as_the_turns_input(rt: Runtime) -> None:
-    msg = rt.work.enqueue("default", "internal_followup", "check the build", origin={"kind": "system"},
-                          authority="runtime_instruction")
+    msg = rt.work.enqueue(
+        "default", "internal_followup", "check the build", origin={"kind": "system"}, authority="runtime_instruction"
+    )
     p = script(rt, Step.tool_use("e1", "Enqueue", {"text": "later"}), Step.text("done"))
     r = rt._loop.call(functools.partial(rt.turns.run, "check the build", model=REF, source_message_id=msg["id"]))
     assert r.terminal == "completed" and p.request_count() == 2

@@ -16,8 +16,9 @@ from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.turns.follow import TurnFollower
 
-WAIT_FOR_GO = Step.tool_use("w1", "WaitFor", {"reason": "need the go-ahead", "wake": "operator_input",
-                                              "delivery": "silent"})
+WAIT_FOR_GO = Step.tool_use(
+    "w1", "WaitFor", {"reason": "need the go-ahead", "wake": "operator_input", "delivery": "silent"}
+)
 
 
 def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
@@ -65,13 +66,23 @@ class _TestsInBackground:
         self.requests.append(req)
         last = req.conversation[-1]
         if len(self.requests) == 1:
-            return TurnResponse(blocks=(ToolUseBlock("c1", "ExecCommand", {"cmd": "sleep 0.3; echo suite-finished",
-                                                                          "yield_time_ms": 0}),))
+            return TurnResponse(
+                blocks=(
+                    ToolUseBlock("c1", "ExecCommand", {"cmd": "sleep 0.3; echo suite-finished", "yield_time_ms": 0}),
+                )
+            )
         if len(self.requests) == 2:
             receipt = last.results[0].content if isinstance(last, UserToolResults) else ""
             task_id = receipt.split("Task: ", 1)[1].split()[0]
-            return TurnResponse(blocks=(ToolUseBlock("c2", "WaitFor", {"reason": "the tests", "wake": "task_result",
-                                                                      "resource": task_id, "delivery": "silent"}),))
+            return TurnResponse(
+                blocks=(
+                    ToolUseBlock(
+                        "c2",
+                        "WaitFor",
+                        {"reason": "the tests", "wake": "task_result", "resource": task_id, "delivery": "silent"},
+                    ),
+                )
+            )
         told = last.text if isinstance(last, UserText) else ""
         return TurnResponse(blocks=(TextBlock("woken: " + ("finished" if "suite-finished" in told else told[:200])),))
 
@@ -131,8 +142,10 @@ def test_a_note_queued_before_a_turn_is_in_its_first_request(rt: Runtime) -> Non
     r = rt.run_turn("migrate the table", model=REF)
     assert r.terminal == "completed" and provider.request_count() == 1  # no extra round for the note
     first = provider.requests()[0].conversation
-    assert [m.text.splitlines()[0] for m in first] == ["migrate the table",
-                                                       "[Operator message sent before this turn started]"]
+    assert [m.text.splitlines()[0] for m in first] == [
+        "migrate the table",
+        "[Operator message sent before this turn started]",
+    ]
     assert f"message_id={msg['id']}" in first[1].text and first[1].text.endswith("use the staging database")
     assert "admission_context=pre_turn" in first[1].text
     # the note is part of the conversation's history for the next turn
@@ -161,8 +174,11 @@ def test_each_turn_reports_its_closure_and_get_agent_shows_the_last(rt: Runtime)
     assert rt.call("GetAgent").result["agent"]["closure"] == {"outcome": None}
     script(rt, WAIT_FOR_GO, Step.text("done"))
     waiting = rt.run_turn("ask me first", model=REF)
-    assert waiting.closure == {"outcome": "waiting", "waiting_reason": "awaiting_operator_input",
-                               "turn_id": waiting.turn_id}
+    assert waiting.closure == {
+        "outcome": "waiting",
+        "waiting_reason": "awaiting_operator_input",
+        "turn_id": waiting.turn_id,
+    }
     assert rt.call("GetAgent").result["agent"]["closure"] == waiting.closure
     done = rt.run_turn("go ahead", model=REF)  # an operator prompt answers the wait
     assert done.closure == {"outcome": "completed", "turn_id": done.turn_id}
@@ -186,15 +202,20 @@ def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> N
         rt.work.operator_prompt("default", f"answer {answered}")
     thread.join(30)
     assert "error" not in box and len(box["value"]) == 3 and follower.ended_because == "max_turns_exceeded"
-    warnings = [[m.text for m in req.conversation if isinstance(m, UserText) and m.text.startswith(BUDGET_HEADER)]
-                for req in provider.requests()]
+    warnings = [
+        [m.text for m in req.conversation if isinstance(m, UserText) and m.text.startswith(BUDGET_HEADER)]
+        for req in provider.requests()
+    ]
     assert warnings[0] == []
-    assert warnings[1] == [f"{BUDGET_HEADER}\nThis run allows 3 turn(s) and this is turn 2; one more turn can "
-                           "follow this one."]
+    assert warnings[1] == [
+        f"{BUDGET_HEADER}\nThis run allows 3 turn(s) and this is turn 2; one more turn can follow this one."
+    ]
     assert len(warnings[2]) == 1
-    assert warnings[2][0].endswith("this is turn 3; this is the last one: a wait woken after it starts no further "
-                                   "turn, so finish what you can now or leave the work where the operator can pick "
-                                   "it up.")
+    assert warnings[2][0].endswith(
+        "this is turn 3; this is the last one: a wait woken after it starts no further "
+        "turn, so finish what you can now or leave the work where the operator can pick "
+        "it up."
+    )
     script(rt, WAIT_FOR_GO)
     single = TurnFollower(rt, max_wakes=0)
     single.run("one turn only", model=REF)

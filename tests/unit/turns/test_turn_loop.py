@@ -8,7 +8,12 @@ from pathlib import Path
 from turn_helpers import REF, count, execution_status, receipt, turn
 
 from holon_nb.providers.base import (
-    AssistantBlocks, TextBlock, ToolResultBlock, ToolUseBlock, UserText, UserToolResults,
+    AssistantBlocks,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserText,
+    UserToolResults,
 )
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
@@ -59,8 +64,13 @@ def test_case3_invalid_input_is_an_error_result_and_the_loop_goes_on(rt: Runtime
 
 
 def test_case4_unadvertised_tools_are_refused_for_the_round(rt: Runtime) -> None:
-    r, p = turn(rt, Step.tool_use("c1", "DeleteEverything", {}), Step.tool_use("c2", "CreateExternalTrigger", {}),
-                Step.tool_use("c3", "AgentGet", {}), Step.text("ok"))
+    r, p = turn(
+        rt,
+        Step.tool_use("c1", "DeleteEverything", {}),
+        Step.tool_use("c2", "CreateExternalTrigger", {}),
+        Step.tool_use("c3", "AgentGet", {}),
+        Step.text("ok"),
+    )
     assert p.request_count() == 4 and r.terminal == "completed"
     for rnd, name in zip(r.rounds, ("DeleteEverything", "CreateExternalTrigger", "AgentGet")):
         call = rnd.tool_calls[0]
@@ -82,8 +92,10 @@ def test_case5_case6_malformed_arguments_reach_the_model_as_invalid_input(rt: Ru
 
 
 def test_case7_calls_of_one_response_run_in_order_one_at_a_time(rt: Runtime, workspace: Path) -> None:
-    calls = [(f"c{i}", "ExecCommand", {"cmd": f"echo s{i} >> order.log; sleep 0.2; echo e{i} >> order.log"})
-             for i in (1, 2, 3)]
+    calls = [
+        (f"c{i}", "ExecCommand", {"cmd": f"echo s{i} >> order.log; sleep 0.2; echo e{i} >> order.log"})
+        for i in (1, 2, 3)
+    ]
     r, p = turn(rt, Step.tool_uses(calls), Step.text("done"))
     assert (workspace / "order.log").read_text().split() == ["s1", "e1", "s2", "e2", "s3", "e3"]
     results = p.requests()[1].conversation[-1]
@@ -93,8 +105,12 @@ def test_case7_calls_of_one_response_run_in_order_one_at_a_time(rt: Runtime, wor
 
 
 def test_case8_string_scalars_coerce_and_result_fields_are_refused(rt: Runtime) -> None:
-    r, _ = turn(rt, Step.tool_use("c1", "ExecCommand", {"cmd": "ls", "yield_time_ms": "500"}),
-                Step.tool_use("c2", "ExecCommand", {"cmd": "ls", "status": "running"}), Step.text("ok"))
+    r, _ = turn(
+        rt,
+        Step.tool_use("c1", "ExecCommand", {"cmd": "ls", "yield_time_ms": "500"}),
+        Step.tool_use("c2", "ExecCommand", {"cmd": "ls", "status": "running"}),
+        Step.text("ok"),
+    )
     first, second = r.rounds[0].tool_calls[0], r.rounds[1].tool_calls[0]
     assert first.envelope["status"] == "success", first.envelope
     assert receipt(second)["kind"] == "invalid_tool_input"
@@ -138,8 +154,14 @@ async def _big(args: _BigInput, ctx: object) -> dict:
 
 
 def test_case18_oversized_receipt_becomes_the_truncation_receipt(tmp_path: Path, workspace: Path) -> None:
-    big = ToolSpec(name="BigOutput", family=Family.CORE_AGENT, input_model=_BigInput, handler=_big,
-                   result_name="BigOutputResult", description_name="GetAgent")
+    big = ToolSpec(
+        name="BigOutput",
+        family=Family.CORE_AGENT,
+        input_model=_BigInput,
+        handler=_big,
+        result_name="BigOutputResult",
+        description_name="GetAgent",
+    )
     with Runtime(home=tmp_path / "home", workspace=workspace, registry=REGISTRY.with_specs(big)) as rt:
         rt.turns.tool_output_budget_tokens = 8000
         r, p = turn(rt, Step.tool_use("c1", "BigOutput", {}), Step.text("ok"))
@@ -160,8 +182,14 @@ def test_case34_exhausted_script_aborts_the_turn(rt: Runtime) -> None:
 
 
 def test_every_call_of_a_round_is_answered_once_in_call_order(rt: Runtime) -> None:
-    step = Step.response([TextBlock("checking"), ToolUseBlock("a", "GetAgent", {}),
-                          ToolUseBlock("b", "Nope", {}), ToolUseBlock("c", "ListWorkItems", {})])
+    step = Step.response(
+        [
+            TextBlock("checking"),
+            ToolUseBlock("a", "GetAgent", {}),
+            ToolUseBlock("b", "Nope", {}),
+            ToolUseBlock("c", "ListWorkItems", {}),
+        ]
+    )
     r, p = turn(rt, step, Step.text("done"))
     results = p.requests()[1].conversation[-1].results
     assert [(x.tool_use_id, x.is_error) for x in results] == [("a", False), ("b", True), ("c", False)]

@@ -17,8 +17,10 @@ ROUNDS = 12
 
 def _noisy_steps() -> list[Step]:
     """Twelve rounds, each printing ~6,000 characters, one failing on purpose, then a final answer."""
-    steps = [Step.tool_use(f"c{i}", "ExecCommand", {"cmd": f"printf 'round-{i} %.0s' $(seq 1 700)"})
-             for i in range(1, ROUNDS + 1)]
+    steps = [
+        Step.tool_use(f"c{i}", "ExecCommand", {"cmd": f"printf 'round-{i} %.0s' $(seq 1 700)"})
+        for i in range(1, ROUNDS + 1)
+    ]
     steps[4] = Step.tool_use("c5", "ExecCommand", {"cmd": "true", "workdir": "/definitely/not/here"})
     return [*steps, Step.text("all rounds done")]
 
@@ -51,10 +53,13 @@ def test_a_long_turn_over_budget_is_recapped_and_completes(rt: Runtime) -> None:
     answered = [res.tool_use_id for m in last if isinstance(m, UserToolResults) for res in m.results]
     assert sent == answered and "c1" not in sent and sent[-1] == f"c{ROUNDS}"
     # the recap keeps what later rounds may need, without the old output bodies
-    assert ("- Round 1: ExecCommand(printf 'round-1 %.0s' $(seq 1 700)) success; command exited with status 0"
-            in recap.text)
-    assert ("- Round 5: ExecCommand(true) error; error workdir_not_found: workdir /definitely/not/here does not exist; "
-            "hint: Pass an existing directory as `workdir`") in recap.text
+    assert (
+        "- Round 1: ExecCommand(printf 'round-1 %.0s' $(seq 1 700)) success; command exited with status 0" in recap.text
+    )
+    assert (
+        "- Round 5: ExecCommand(true) error; error workdir_not_found: workdir /definitely/not/here does not exist; "
+        "hint: Pass an existing directory as `workdir`"
+    ) in recap.text
     assert "round-1 round-1" not in recap.text
     assert events and events[-1]["budget"] == budget and events[-1]["estimated_tokens"] <= budget
     rounds_recapped = [e["rounds"] for e in events]
@@ -64,11 +69,13 @@ def test_a_long_turn_over_budget_is_recapped_and_completes(rt: Runtime) -> None:
 def test_the_recap_prefix_is_stable_between_compactions(rt: Runtime) -> None:
     rt.turns.prompt_budget_tokens = _base(rt) + 8_000
     _, provider = turn(rt, *_noisy_steps())
-    recaps = [next((m.text for m in req.conversation if isinstance(m, UserText) and m.text.startswith(RECAP_HEADER)),
-                   None) for req in provider.requests()]
+    recaps = [
+        next((m.text for m in req.conversation if isinstance(m, UserText) and m.text.startswith(RECAP_HEADER)), None)
+        for req in provider.requests()
+    ]
     first = next(i for i, text in enumerate(recaps) if text)
     assert all(text is None for text in recaps[:first])  # nothing recapped while the turn fit
-    changes = sum(1 for a, b in zip(recaps[first:], recaps[first + 1:]) if a != b)
+    changes = sum(1 for a, b in zip(recaps[first:], recaps[first + 1 :]) if a != b)
     assert changes < len(recaps) - first - 1  # compaction goes below a target, so some requests reuse the recap
 
 
@@ -82,8 +89,11 @@ def test_interjections_of_recapped_rounds_survive_in_the_recap(rt: Runtime) -> N
     provider = hooked(rt, *_noisy_steps(), before={2: say})
     r = rt.run_turn("go", model="scripted@default/scripted")
     assert r.terminal == "completed"
-    recap = next(m.text for m in provider.requests()[-1].conversation
-                 if isinstance(m, UserText) and m.text.startswith(RECAP_HEADER))
+    recap = next(
+        m.text
+        for m in provider.requests()[-1].conversation
+        if isinstance(m, UserText) and m.text.startswith(RECAP_HEADER)
+    )
     assert "operator said: [Operator message received" in recap and "remember to keep the changelog" in recap
 
 
@@ -122,5 +132,7 @@ def test_the_live_view_says_when_rounds_are_recapped() -> None:
 
     trace = TurnTrace(agent_id="default", model_ref="m", message="go")
     trace.apply("turn_local_recap", {"rounds": 9, "exact_rounds": 3, "estimated_tokens": 7_900, "budget": 10_000})
-    assert "rounds 1-9 now go to the model as a recap, the newest 3 exact (about 7900 of 10000 tokens" \
+    assert (
+        "rounds 1-9 now go to the model as a recap, the newest 3 exact (about 7900 of 10000 tokens"
         in render_transcript(trace)
+    )

@@ -47,8 +47,12 @@ def test_case10_final_wait_commits_with_the_text_only_round(rt: Runtime) -> None
 
 
 def test_case11_two_violations_abort_and_discard_the_staged_wait(rt: Runtime) -> None:
-    r, p = turn(rt, Step.tool_use("w1", "WaitFor", FINAL), Step.tool_use("c2", "GetAgent", {}),
-                Step.tool_use("c3", "GetAgent", {}))
+    r, p = turn(
+        rt,
+        Step.tool_use("w1", "WaitFor", FINAL),
+        Step.tool_use("c2", "GetAgent", {}),
+        Step.tool_use("c3", "GetAgent", {}),
+    )
     assert p.request_count() == 3
     corrective = p.requests()[2].conversation[-1]
     assert isinstance(corrective, UserText) and "final brief expected" in corrective.text
@@ -103,8 +107,12 @@ def test_agents9_final_wait_on_the_focused_item(rt: Runtime) -> None:
         seen["waits"] = len(_waits(rt))
 
     args = {"reason": "nightly job", "wake": "system", "delivery": "final"}
-    hooked(rt, Step.tool_use("w1", "WaitFor", args), Step.text("Waiting for the nightly job"),
-           before={2: before_text_round})
+    hooked(
+        rt,
+        Step.tool_use("w1", "WaitFor", args),
+        Step.text("Waiting for the nightly job"),
+        before={2: before_text_round},
+    )
     r = rt.run_turn("go", model=REF)
     call = r.rounds[0].tool_calls[0]
     result = call.envelope["result"]
@@ -124,8 +132,12 @@ def test_agents10_tool_calls_in_the_final_round_twice_abandon_the_wait(rt: Runti
     w = create_item(rt)
     revision = rt.work.record(w)["revision"]
     args = {"reason": "r", "wake": "system", "delivery": "final"}
-    r, _ = turn(rt, Step.tool_use("w1", "WaitFor", args), Step.tool_use("x1", "ExecCommand", {"cmd": "touch x1"}),
-                Step.tool_use("x2", "ExecCommand", {"cmd": "touch x2"}))
+    r, _ = turn(
+        rt,
+        Step.tool_use("w1", "WaitFor", args),
+        Step.tool_use("x1", "ExecCommand", {"cmd": "touch x1"}),
+        Step.tool_use("x2", "ExecCommand", {"cmd": "touch x2"}),
+    )
     assert r.terminal == "aborted"
     assert _waits(rt) == [] and _briefs(rt) == []
     assert rt.work.record(w)["revision"] == revision and rt.work.record(w)["blocked_by"] is None

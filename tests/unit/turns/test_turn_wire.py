@@ -39,8 +39,10 @@ def test_case5_responses_malformed_arguments_round_trip_as_raw(rt: Runtime, wire
 
 def test_case6_chat_malformed_arguments_have_the_same_outcome(rt: Runtime, wire: WireServer, monkeypatch) -> None:
     monkeypatch.setenv("HOLON_VLLM_BASE_URL", wire.base_url + "/v1")
-    wire.script(Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand", "arguments": '{"cmd": '}])),
-                Reply(json=chat_text("ok")))
+    wire.script(
+        Reply(json=chat_calls([{"id": "call_1", "name": "ExecCommand", "arguments": '{"cmd": '}])),
+        Reply(json=chat_text("ok")),
+    )
     r = rt.run_turn("go", model="vllm/Qwen/Qwen3-8B")
     assert r.terminal == "completed" and r.final_text == "ok"
     call = r.rounds[0].tool_calls[0]

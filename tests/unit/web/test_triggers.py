@@ -24,11 +24,13 @@ URL = re.compile(r"^http://127\.0\.0\.1:\d+/api/callbacks/wake/cb_[0-9a-f]{64}$"
 
 def post(url: str, body: bytes = b"{}") -> tuple[int, dict[str, Any]]:
     """POST from a separate process (curl when present, else Python's urllib)."""
-    code = ("import sys, urllib.request, urllib.error, json\n"
-            "req = urllib.request.Request(sys.argv[1], data=sys.stdin.buffer.read(), method='POST',"
-            " headers={'content-type': 'application/json'})\n"
-            "try:\n    r = urllib.request.urlopen(req, timeout=10); print(r.status); print(r.read().decode())\n"
-            "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n")
+    code = (
+        "import sys, urllib.request, urllib.error, json\n"
+        "req = urllib.request.Request(sys.argv[1], data=sys.stdin.buffer.read(), method='POST',"
+        " headers={'content-type': 'application/json'})\n"
+        "try:\n    r = urllib.request.urlopen(req, timeout=10); print(r.status); print(r.read().decode())\n"
+        "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n"
+    )
     out = subprocess.run([sys.executable, "-c", code, url], input=body, capture_output=True, timeout=30, check=True)
     status, _, text = out.stdout.decode().partition("\n")
     return int(status), json.loads(text)
@@ -60,13 +62,21 @@ def test_hidden_from_every_tool_list_yet_dispatchable_by_public_and_private_agen
     rt.store.ensure_agent("child", "private_child", name="child", parent_id="default")
     made = ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}, agent="child"))
     assert made["target_agent_id"] == "child"
-    assert ok(rt.call("CancelExternalTrigger", {"external_trigger_id": made["external_trigger_id"]},
-                      agent="child"))["status"] == "revoked"
+    assert (
+        ok(rt.call("CancelExternalTrigger", {"external_trigger_id": made["external_trigger_id"]}, agent="child"))[
+            "status"
+        ]
+        == "revoked"
+    )
 
 
 def test_a_model_round_calling_a_trigger_tool_is_not_exposed(rt: Runtime) -> None:
-    rt.providers.register(REF, ScriptedProvider([
-        Step.tool_use("c1", "CreateExternalTrigger", {"delivery_mode": "wake_hint"}), Step.text("ok")]))
+    rt.providers.register(
+        REF,
+        ScriptedProvider(
+            [Step.tool_use("c1", "CreateExternalTrigger", {"delivery_mode": "wake_hint"}), Step.text("ok")]
+        ),
+    )
     result = rt.run_turn("make a trigger", model=REF)
     assert result.tool_calls[0].envelope["error"]["kind"] == "tool_not_exposed_for_round"
     assert rt.triggers.list("default") == []
@@ -91,11 +101,15 @@ def test_cancel_revokes_hides_the_token_and_is_idempotent(rt: Runtime) -> None:
 def test_cancel_errors_and_no_cross_agent_revocation(rt: Runtime) -> None:
     err(rt.call("CancelExternalTrigger", {}), "invalid_tool_input")
     err(rt.call("CancelExternalTrigger", {"external_trigger_id": "  "}), "invalid_tool_input")
-    e = err(rt.call("CancelExternalTrigger", {"external_trigger_id": "trigger_000000000000000"}), "tool_execution_failed")
+    e = err(
+        rt.call("CancelExternalTrigger", {"external_trigger_id": "trigger_000000000000000"}), "tool_execution_failed"
+    )
     assert e["details"]["reason"] == "external_trigger_not_found"
     theirs = ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}, agent="other"))
-    mine = err(rt.call("CancelExternalTrigger", {"external_trigger_id": theirs["external_trigger_id"]}),
-               "tool_execution_failed")
+    mine = err(
+        rt.call("CancelExternalTrigger", {"external_trigger_id": theirs["external_trigger_id"]}),
+        "tool_execution_failed",
+    )
     assert mine["details"]["reason"] == "external_trigger_not_found"
     assert mine["message"] == f"external trigger {theirs['external_trigger_id']} not found"
     assert rt.triggers.records.get(theirs["external_trigger_id"])["status"] == "active"
@@ -125,15 +139,20 @@ def test_deliveries_coalesce_into_one_pending_hint(rt: Runtime) -> None:
 
 def test_a_waiting_follow_run_resumes_on_a_post_from_another_process(rt: Runtime) -> None:
     made = ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))
-    provider = ScriptedProvider([
-        Step.tool_use("w1", "WaitFor", {"reason": "the CI job calls back", "wake": "external", "delivery": "silent"}),
-        Step.text("CI called back; checking the result now"),
-    ])
+    provider = ScriptedProvider(
+        [
+            Step.tool_use(
+                "w1", "WaitFor", {"reason": "the CI job calls back", "wake": "external", "delivery": "silent"}
+            ),
+            Step.text("CI called back; checking the result now"),
+        ]
+    )
     rt.providers.register(REF, provider)
     follower = TurnFollower(rt, max_wakes=2, timeout_s=60)
     box: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: box.setdefault("results", follower.run("wait for CI", model=REF)),
-                              daemon=True)
+    thread = threading.Thread(
+        target=lambda: box.setdefault("results", follower.run("wait for CI", model=REF)), daemon=True
+    )
     thread.start()
     eventually(lambda: len(follower.results) == 1 and follower.open_waits() == 1)
     status, answer = post(made["trigger_url"], b'{"job": "build", "status": "passed"}')
@@ -150,7 +169,7 @@ def test_a_waiting_follow_run_resumes_on_a_post_from_another_process(rt: Runtime
 def test_command_tasks_get_the_url_and_notebook_displays_never_show_the_token(rt: Runtime) -> None:
     assert "HOLON_EXTERNAL_TRIGGER_URL" not in rt.triggers.env_for("default")
     made = ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))
-    out = ok(rt.call("ExecCommand", {"cmd": "printf %s \"$HOLON_EXTERNAL_TRIGGER_URL\" | wc -c"}))
+    out = ok(rt.call("ExecCommand", {"cmd": 'printf %s "$HOLON_EXTERNAL_TRIGGER_URL" | wc -c'}))
     assert str(len(made["trigger_url"])) in json.dumps(out)
     token = made["trigger_url"].rsplit("/", 1)[1]
     result = rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"})

@@ -22,11 +22,16 @@ def test_on_request_asks_before_each_web_fetch_and_deny_sends_nothing(rt: Runtim
             return answers.pop(0)
 
         rt.approvals.asker = asker
-        rt.providers.register(REF, ScriptedProvider([
-            Step.tool_use("call_1", "WebFetch", {"url": server.url()}),
-            Step.tool_use("call_2", "WebFetch", {"url": server.url()}),
-            Step.text("done"),
-        ]))
+        rt.providers.register(
+            REF,
+            ScriptedProvider(
+                [
+                    Step.tool_use("call_1", "WebFetch", {"url": server.url()}),
+                    Step.tool_use("call_2", "WebFetch", {"url": server.url()}),
+                    Step.text("done"),
+                ]
+            ),
+        )
         result = rt.run_turn("read the page twice", model=REF)
         first, second = (c.envelope for c in result.tool_calls)
         assert first["error"]["kind"] == "approval_denied"

@@ -50,8 +50,7 @@ def use(rt: Runtime, dns: StubDNS | None = None, **settings: object) -> None:
     """Point ``rt``'s web plane at the stub resolver (public addresses dial 127.0.0.1) and apply settings."""
     rt.settings = rt.settings.replace(**settings)
     if dns is not None:
-        rt.web = WebService(lambda: rt.settings, resolver=dns,
-                            dial=lambda a: "127.0.0.1" if a == PUBLIC_IP else a)
+        rt.web = WebService(lambda: rt.settings, resolver=dns, dial=lambda a: "127.0.0.1" if a == PUBLIC_IP else a)
 
 
 def allow(server: LocalServer) -> dict[str, object]:
@@ -96,8 +95,20 @@ def test_mixed_public_and_private_records_are_denied(rt: Runtime, server: LocalS
     assert server.requests == []
 
 
-@pytest.mark.parametrize("host", ["[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::ffff:10.0.0.5]", "[64:ff9b::7f00:1]",
-                                  "[::1]", "0.0.0.0", "10.1.2.3", "192.168.0.1", "[fd00::1]"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "[::ffff:10.0.0.5]",
+        "[64:ff9b::7f00:1]",
+        "[::1]",
+        "0.0.0.0",
+        "10.1.2.3",
+        "192.168.0.1",
+        "[fd00::1]",
+    ],
+)
 def test_private_and_wrapped_ipv4_literals_are_denied(rt: Runtime, host: str) -> None:
     e = err(rt.call("WebFetch", {"url": f"http://{host}/"}), "network_denied")
     assert e["details"]["blocked_ips"]
@@ -122,10 +133,12 @@ def test_redirect_to_private_metadata_mapped_and_file_is_denied_on_that_hop(rt: 
     dns = StubDNS({"public.test": [[PUBLIC_IP]]})
     use(rt, dns)
     base = f"http://public.test:{server.port}"
-    for path, location, blocked in (("/a", "http://10.0.0.5/admin", ["10.0.0.5"]),
-                                    ("/b", "http://169.254.169.254/latest/", ["169.254.169.254"]),
-                                    ("/c", "http://[::ffff:10.0.0.5]/", ["::ffff:a00:5"]),
-                                    ("/d", "http://[::ffff:169.254.169.254]/", ["::ffff:a9fe:a9fe"])):
+    for path, location, blocked in (
+        ("/a", "http://10.0.0.5/admin", ["10.0.0.5"]),
+        ("/b", "http://169.254.169.254/latest/", ["169.254.169.254"]),
+        ("/c", "http://[::ffff:10.0.0.5]/", ["::ffff:a00:5"]),
+        ("/d", "http://[::ffff:169.254.169.254]/", ["::ffff:a9fe:a9fe"]),
+    ):
         server.routes[path] = redirect(location)
         e = err(rt.call("WebFetch", {"url": base + path}), "network_denied")
         assert e["details"]["blocked_ips"] == blocked, (path, e)
@@ -181,6 +194,7 @@ def test_huge_body_stops_at_the_byte_cap(rt: Runtime, server: LocalServer) -> No
             for _ in range(50 * 16):  # 50 MB in 64 KiB chunks
                 sent.append(1)
                 yield b"x" * 65536
+
         return 200, {"content-type": "text/plain"}, chunks()
 
     server.routes["/big"] = huge
@@ -247,14 +261,17 @@ def test_text_strips_tags_and_raw_keeps_them(rt: Runtime, server: LocalServer) -
     assert "<" not in text.replace("< ", "") and "package index & needs" in text and "About us" in text
     assert "  " not in text and "\n" not in text
     raw = body_text(ok(rt.call("WebFetch", {"url": server.url("/doc"), "extract_mode": "raw"})))
-    assert "<nav class=\"sidebar\">" in raw and "&amp;" in raw
+    assert '<nav class="sidebar">' in raw and "&amp;" in raw
 
 
 def test_non_html_auto_is_the_decoded_body_and_charsets_are_honoured(rt: Runtime, server: LocalServer) -> None:
     server.routes["/latin1"] = page("café crème".encode("latin-1"), "text/plain; charset=ISO-8859-1")
     server.routes["/bad"] = page(b"ok \xff\xfe end", "text/plain")
-    server.routes["/sjis"] = page('<html><head><meta charset="shift_jis"></head><body><p>日本語のページです。'
-                                  '十分な長さの本文がここにあります。</p></body></html>'.encode("shift_jis"), "text/html")
+    server.routes["/sjis"] = page(
+        '<html><head><meta charset="shift_jis"></head><body><p>日本語のページです。'
+        "十分な長さの本文がここにあります。</p></body></html>".encode("shift_jis"),
+        "text/html",
+    )
     use(rt, **allow(server))
     assert body_text(ok(rt.call("WebFetch", {"url": server.url("/latin1")}))) == "café crème"
     res = ok(rt.call("WebFetch", {"url": server.url("/bad")}))
@@ -269,6 +286,7 @@ def test_error_status_is_a_success_with_provenance(rt: Runtime, server: LocalSer
     res = env["result"]
     assert res["status"] == 404 and res["source"] == "local_http" and res["content_type"] == "text/plain"
     import hashlib
+
     assert res["sha256"] == hashlib.sha256(b"not found").hexdigest() and res["bytes_read"] == 9
     assert res["fetched_at"].endswith("Z")
 
@@ -279,6 +297,7 @@ def test_slow_body_times_out_per_hop(rt: Runtime, server: LocalServer) -> None:
             for _ in range(40):
                 yield b"."
                 time.sleep(0.1)
+
         return 200, {"content-type": "text/plain"}, chunks()
 
     server.routes["/slow"] = drip

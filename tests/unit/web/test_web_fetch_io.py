@@ -55,7 +55,7 @@ def split(body: bytes, *sizes: int) -> list[bytes]:
     """``body`` cut into chunks of ``sizes`` (cycled), as a network read might cut it."""
     chunks, pos, i = [], 0, 0
     while pos < len(body):
-        chunks.append(body[pos:pos + sizes[i % len(sizes)]])
+        chunks.append(body[pos : pos + sizes[i % len(sizes)]])
         pos += sizes[i % len(sizes)]
         i += 1
     return chunks
@@ -162,7 +162,9 @@ def _drip(ended: threading.Event):
                     time.sleep(0.1)
             finally:
                 ended.set()
+
         return 200, {"content-type": "text/plain"}, chunks()
+
     return route
 
 
@@ -178,7 +180,8 @@ def test_a_timed_out_hop_closes_its_connection(rt: Runtime, server: LocalServer)
 
 @pytest.mark.parametrize("how", ["anyio scope", "asyncio task"])
 def test_a_cancelled_fetch_returns_at_once_and_closes_its_connection(
-        rt: Runtime, server: LocalServer, how: str) -> None:
+    rt: Runtime, server: LocalServer, how: str
+) -> None:
     ended = threading.Event()
     server.routes["/slow"] = _drip(ended)
     allow(rt, server)  # the 20 s default deadline: only the cancellation can stop it early
@@ -212,14 +215,36 @@ def tls_files(tmp_path: Path) -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-days", "2", "-subj", "/CN=pinned.test", "-addext", "subjectAltName=DNS:pinned.test",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=pinned.test",
+            "-addext",
+            "subjectAltName=DNS:pinned.test",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
 def test_tls_keeps_the_host_name_for_sni_certificate_and_host_header(
-        rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cert, key = tls_files
     names: list[str | None] = []
     server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -240,13 +265,15 @@ def test_tls_keeps_the_host_name_for_sni_certificate_and_host_header(
         # the certificate is checked against the URL's host name, not the pinned address
         result = rt.call("WebFetch", {"url": f"https://other.test:{srv.port}/"})
         assert result.envelope["error"]["kind"] == "network_failed"
-        assert "CERTIFICATE_VERIFY_FAILED" in result.envelope["error"]["message"] or \
-            "certificate" in result.envelope["error"]["message"].lower()
-
+        assert (
+            "CERTIFICATE_VERIFY_FAILED" in result.envelope["error"]["message"]
+            or "certificate" in result.envelope["error"]["message"].lower()
+        )
 
 
 def test_a_timed_out_tls_hop_closes_its_connection(
-        rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rt: Runtime, tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cert, key = tls_files
     server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_ctx.load_cert_chain(cert, key)

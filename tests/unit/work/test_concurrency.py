@@ -21,8 +21,11 @@ def test_case52_one_winner_per_revision(rt: Runtime) -> None:
         for rnd in range(ROUNDS):
             read = rt.work.record(wid)["revision"]
             barrier.wait()  # everyone has read the same revision before anyone writes
-            r = rt.call("UpdateWorkItem", {"work_item_id": wid, "objective": f"writer {n} round {rnd}"},
-                        context={"expected_revision": read})
+            r = rt.call(
+                "UpdateWorkItem",
+                {"work_item_id": wid, "objective": f"writer {n} round {rnd}"},
+                context={"expected_revision": read},
+            )
             with lock:
                 outcomes.append((rnd, read, r.status, r.envelope.get("error") or {}))
             barrier.wait()  # the round is over before anyone reads again
@@ -46,8 +49,12 @@ def test_case52_one_winner_per_revision(rt: Runtime) -> None:
                 assert error["details"]["actual_revision"] == read + 1
     rec = rt.work.record(wid)
     assert rec["revision"] == 1 + ROUNDS
-    revs = [r[0] for r in rt.store.query("SELECT revision FROM work_item_revisions WHERE work_item_id=?"
-                                         " ORDER BY revision", (wid,))]
+    revs = [
+        r[0]
+        for r in rt.store.query(
+            "SELECT revision FROM work_item_revisions WHERE work_item_id=? ORDER BY revision", (wid,)
+        )
+    ]
     assert revs == list(range(1, ROUNDS + 2))
 
 

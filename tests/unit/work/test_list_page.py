@@ -7,7 +7,13 @@ import random
 from holon_nb import Runtime
 from holon_nb.runtime.core.store import new_id
 from holon_nb.runtime.work.views import (
-    _FILTER_CLASSES, list_page, load_context, matches_filter, order_views, derive, plan_meta_for,
+    _FILTER_CLASSES,
+    list_page,
+    load_context,
+    matches_filter,
+    order_views,
+    derive,
+    plan_meta_for,
 )
 
 
@@ -30,11 +36,22 @@ def _seed(rt: Runtime, n: int, rng: random.Random) -> list[dict]:
     with svc.tx() as t:
         for i in range(n):
             stamp = f"2026-01-{1 + rng.randrange(28):02d}T00:00:{rng.randrange(60):02d}Z"
-            rec = svc.records.insert(t, {
-                "id": new_id("work"), "agent_id": rng.choice(["default", "default", "other"]),
-                "workspace_id": "agent_home", "objective": f"item {i}", "state": "open",
-                "plan_status": rng.choice(["draft", "draft", "needs_input"]), "plan_meta": meta,
-                "todo_list": [], "work_refs": [], "created_at": stamp, "updated_at": stamp})
+            rec = svc.records.insert(
+                t,
+                {
+                    "id": new_id("work"),
+                    "agent_id": rng.choice(["default", "default", "other"]),
+                    "workspace_id": "agent_home",
+                    "objective": f"item {i}",
+                    "state": "open",
+                    "plan_status": rng.choice(["draft", "draft", "needs_input"]),
+                    "plan_meta": meta,
+                    "todo_list": [],
+                    "work_refs": [],
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                },
+            )
             recs.append(rec)
     return recs
 
@@ -46,8 +63,11 @@ def _check_all(rt: Runtime) -> None:
         for filter_name in _FILTER_CLASSES:
             for limit in (1, 7, 500):
                 total, page = list_page(db, agent, ctx, filter_name, limit)
-                assert (total, [r["id"] for r, _ in page]) == _reference(db, agent, filter_name, limit), \
-                    (agent, filter_name, limit)
+                assert (total, [r["id"] for r, _ in page]) == _reference(db, agent, filter_name, limit), (
+                    agent,
+                    filter_name,
+                    limit,
+                )
 
 
 def test_pages_and_counts_match_a_full_derivation(rt: Runtime) -> None:
@@ -57,11 +77,20 @@ def test_pages_and_counts_match_a_full_derivation(rt: Runtime) -> None:
     svc = rt.work
     with svc.tx() as t:  # updates move items between classes: the kept counts follow
         for rec in rng.sample(recs, 60):
-            change = rng.choice([{"blocked_by": "waiting on a reviewer"}, {"state": "completing"},
-                                 {"state": "completed"}, {"plan_status": "needs_input"}, {"plan_status": "draft"}])
+            change = rng.choice(
+                [
+                    {"blocked_by": "waiting on a reviewer"},
+                    {"state": "completing"},
+                    {"state": "completed"},
+                    {"plan_status": "needs_input"},
+                    {"plan_status": "draft"},
+                ]
+            )
             svc.records.write(t, svc.records.load(t.db, rec["id"]), change)
     _check_all(rt)
-    focus = next(r for r in recs if r["agent_id"] == "default" and svc.records.load(rt.work.reader(), r["id"])["state"] == "open")
+    focus = next(
+        r for r in recs if r["agent_id"] == "default" and svc.records.load(rt.work.reader(), r["id"])["state"] == "open"
+    )
     assert rt.call("PickWorkItem", {"work_item_id": focus["id"]}).ok  # the focus is a special item
     _check_all(rt)
 
@@ -81,8 +110,10 @@ def test_counts_are_filled_for_a_home_made_before_them(tmp_path, workspace) -> N
 def test_timer_totals_follow_creation_firing_and_cancelling(rt: Runtime) -> None:
     import time
 
-    ids = [rt.call("CreateTimer", {"duration_ms": ms}).result["timer"]["id"] for ms in (1, 1, 3_600_000,
-                                                                                            3_600_000, 3_600_000)]
+    ids = [
+        rt.call("CreateTimer", {"duration_ms": ms}).result["timer"]["id"]
+        for ms in (1, 1, 3_600_000, 3_600_000, 3_600_000)
+    ]
     assert rt.call("CancelTimer", {"timer_id": ids[2]}).ok
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and rt.call("ListTimers", {"filter": "completed"}).result["total_matching"] < 2:

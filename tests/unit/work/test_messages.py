@@ -16,8 +16,9 @@ def _agents(rt: Runtime) -> None:
 
 def test_case26_private_child_reaches_only_its_parent(rt: Runtime) -> None:
     _agents(rt)
-    e = err(rt.call("SendAgentMessage", {"agent_id": "pub2", "message": "hi"}, agent="C"),
-            "agent_message_not_authorized")
+    e = err(
+        rt.call("SendAgentMessage", {"agent_id": "pub2", "message": "hi"}, agent="C"), "agent_message_not_authorized"
+    )
     assert e["domain"] == "policy"
     assert e["details"] == {"agent_id": "pub2", "caller_profile_preset": "private_child", "target_visibility": "public"}
     assert rt.messages("pub2") == []
@@ -51,8 +52,10 @@ def test_case28_self_target(rt: Runtime) -> None:
 
 def test_unknown_target_and_bad_priority(rt: Runtime) -> None:
     err(rt.call("SendAgentMessage", {"agent_id": "ghost", "message": "x"}), "agent_not_found")
-    e = err(rt.call("SendAgentMessage", {"agent_id": "ghost", "message": "x", "priority": "interject"}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("SendAgentMessage", {"agent_id": "ghost", "message": "x", "priority": "interject"}),
+        "invalid_tool_input",
+    )
     assert "unknown variant" in e["details"]["parse_error"]
 
 
@@ -87,8 +90,10 @@ def test_enqueue_carries_the_binding_work_item(rt: Runtime) -> None:
 def test_c10_sibling_task_results_are_all_delivered(rt: Runtime) -> None:
     """C10: three promoted tasks under one work item, a wait on one: every TaskResult is kept."""
     w = ok(rt.call("CreateWorkItem", {"objective": "three builds"}))["work_item"]["id"]
-    tids = [ok(rt.call("ExecCommand", {"cmd": f"sleep {s}; echo build-{i}", "yield_time_ms": 0}))["task_handle"]["task_id"]
-            for i, s in enumerate((0.3, 0.5, 0.9))]
+    tids = [
+        ok(rt.call("ExecCommand", {"cmd": f"sleep {s}; echo build-{i}", "yield_time_ms": 0}))["task_handle"]["task_id"]
+        for i, s in enumerate((0.3, 0.5, 0.9))
+    ]
     assert {rt.store.task(t)["work_item_id"] for t in tids} == {w}
     ok(rt.call("WaitFor", {"reason": "last build", "wake": "task_result", "resource": tids[2], "delivery": "silent"}))
     assert rt.wait_for_tasks(20) == []

@@ -58,8 +58,13 @@ def _run_and_kill(home: Path, workspace: Path, tmp_path: Path, lines_before_kill
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     env = {**os.environ, "SHELL": "/bin/sh"}
-    proc = subprocess.Popen([sys.executable, str(script), str(home), str(workspace)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(home), str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     reported: list[dict] = []
     enough = threading.Event()
 
@@ -90,8 +95,12 @@ def test_sigkill_mid_burst_leaves_only_whole_transitions(tmp_path: Path, workspa
         assert rt.store.query("PRAGMA integrity_check")[0][0] == "ok"
         for wid in (w, w2):  # revisions contiguous, the record at the last one
             rec = rt.work.record(wid)
-            revs = [r[0] for r in rt.store.query("SELECT revision FROM work_item_revisions WHERE work_item_id=?"
-                                                 " ORDER BY revision", (wid,))]
+            revs = [
+                r[0]
+                for r in rt.store.query(
+                    "SELECT revision FROM work_item_revisions WHERE work_item_id=? ORDER BY revision", (wid,)
+                )
+            ]
             assert revs == list(range(1, rec["revision"] + 1))
         updates = [r for r in reported if r["op"] == "update"]
         rec = rt.work.record(w)
@@ -163,8 +172,13 @@ def test_wait_on_a_task_of_a_crashed_runtime_wakes_on_restart(tmp_path: Path, wo
     home = tmp_path / "home"
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
-    proc = subprocess.Popen([sys.executable, str(script), str(home), str(workspace)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "SHELL": "/bin/sh"})
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(home), str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SHELL": "/bin/sh"},
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     os.kill(proc.pid, signal.SIGKILL)

@@ -238,8 +238,9 @@ def test_timer_written_by_another_runtime_fires_promptly(tmp_path: Path, workspa
             timer = ok(other.call("CreateTimer", {"duration_ms": 1500}))["timer"]
         finally:
             other.close()
-        fired = eventually(lambda: first.work.timer(timer["id"])["fire_count"] == 1 and first.work.timer(timer["id"]),
-                           timeout=20)
+        fired = eventually(
+            lambda: first.work.timer(timer["id"])["fire_count"] == 1 and first.work.timer(timer["id"]), timeout=20
+        )
         late = (parse(fired["last_fired_at"]) - parse(timer["next_fire_at"])).total_seconds()
         assert late < 2.5, late
         time.sleep(0.3)

@@ -55,8 +55,10 @@ def test_case4_case5_resource_required(rt: Runtime, wake: str, resource: str | N
 
 
 def test_case6_unknown_field(rt: Runtime) -> None:
-    e = err(rt.call("WaitFor", {"reason": "x", "wake": "system", "delivery": "silent", "summary": "s"}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("WaitFor", {"reason": "x", "wake": "system", "delivery": "silent", "summary": "s"}),
+        "invalid_tool_input",
+    )
     assert "unknown field `summary`" in e["details"]["parse_error"]
 
 
@@ -119,16 +121,20 @@ def test_case14_task_of_another_agent(rt: Runtime) -> None:
     rt.store.ensure_agent("other", "public_named")
     tid = _task(rt, agent="other")
     try:
-        e = err(rt.call("WaitFor", {"reason": "x", "wake": "task_result", "resource": tid, "delivery": "silent"}),
-                "task_agent_mismatch")
+        e = err(
+            rt.call("WaitFor", {"reason": "x", "wake": "task_result", "resource": tid, "delivery": "silent"}),
+            "task_agent_mismatch",
+        )
         assert e["details"]["task_id"] == tid and _no_waits(rt)
     finally:
         _stop(rt, tid, agent="other")
 
 
 def test_case15_unknown_task(rt: Runtime) -> None:
-    e = err(rt.call("WaitFor", {"reason": "x", "wake": "task_result", "resource": "task_nope", "delivery": "silent"}),
-            "task_not_found")
+    e = err(
+        rt.call("WaitFor", {"reason": "x", "wake": "task_result", "resource": "task_nope", "delivery": "silent"}),
+        "task_not_found",
+    )
     assert e["domain"] == "not_found"
 
 
@@ -182,18 +188,24 @@ def test_case20_second_wait_replaces_first(rt: Runtime) -> None:
 def test_case21_completed_owner(rt: Runtime) -> None:
     w = _create(rt)
     ok(rt.call("CompleteWorkItem", {"work_item_id": w}, context={"report": "done"}))
-    err(rt.call("WaitFor", {"reason": "x", "wake": "external", "delivery": "silent", "work_item_id": w}),
-        "work_item_completed")
-    err(rt.call("WaitFor", {"reason": "x", "wake": "external", "delivery": "silent", "work_item_id": "work_nope"}),
-        "work_item_not_found")
+    err(
+        rt.call("WaitFor", {"reason": "x", "wake": "external", "delivery": "silent", "work_item_id": w}),
+        "work_item_completed",
+    )
+    err(
+        rt.call("WaitFor", {"reason": "x", "wake": "external", "delivery": "silent", "work_item_id": "work_nope"}),
+        "work_item_not_found",
+    )
 
 
 def test_case22_cancelled_timer(rt: Runtime) -> None:
     x = ok(rt.call("CreateTimer", {"duration_ms": 60000}))["timer"]["id"]
     ok(rt.call("CancelTimer", {"timer_id": x}))
     err(rt.call("WaitFor", {"reason": "x", "wake": "timer", "resource": x, "delivery": "silent"}), "timer_not_active")
-    err(rt.call("WaitFor", {"reason": "x", "wake": "timer", "resource": "timer_nope", "delivery": "silent"}),
-        "timer_not_found")
+    err(
+        rt.call("WaitFor", {"reason": "x", "wake": "timer", "resource": "timer_nope", "delivery": "silent"}),
+        "timer_not_found",
+    )
 
 
 def test_case23_timer_fire_triggers_then_processing_resolves(rt: Runtime) -> None:
@@ -228,8 +240,11 @@ def test_operator_wake(rt: Runtime) -> None:
 
 
 def test_external_wake_needs_correlation(rt: Runtime) -> None:
-    ok(rt.call("WaitFor", {"reason": "pr merged", "wake": "external", "delivery": "silent",
-                           "resource": "github:o/r#1"}))
+    ok(
+        rt.call(
+            "WaitFor", {"reason": "pr merged", "wake": "external", "delivery": "silent", "resource": "github:o/r#1"}
+        )
+    )
     wait = rt.work.waits_of("default")[0]
     assert wait["wake_sources"] == [{"kind": "external_ingress", "external_trigger_id": None}]
     tick = rt.work.system_tick("default")  # uncorrelated: a liveness nudge only
@@ -298,8 +313,9 @@ def test_agent_summary_reports_waits(rt: Runtime) -> None:
 
 def test_recheck_after_ms_fires_a_correlated_system_tick(rt: Runtime) -> None:
     w = _create(rt)
-    res = ok(rt.call("WaitFor", {"reason": "deploy", "wake": "external", "delivery": "silent",
-                                 "recheck_after_ms": 100}))
+    res = ok(
+        rt.call("WaitFor", {"reason": "deploy", "wake": "external", "delivery": "silent", "recheck_after_ms": 100})
+    )
     assert res["recheck_at"] and res["work_item"]["recheck_at"] == res["recheck_at"]
     wait = eventually(lambda: rt.work.waits_of("default", ("triggered",)))[0]
     tick = rt.messages(kind="system_tick")
@@ -322,8 +338,10 @@ def test_memory_search_finds_work_items_and_briefs(rt: Runtime) -> None:
 
 def test_brief_of_the_wrong_type_is_an_input_error(rt: Runtime) -> None:
     _create(rt)
-    e = err(rt.call("WaitFor", {"reason": "r", "wake": "operator_input", "delivery": "final"},
-                    context={"brief": 123}), "invalid_tool_input")
+    e = err(
+        rt.call("WaitFor", {"reason": "r", "wake": "operator_input", "delivery": "final"}, context={"brief": 123}),
+        "invalid_tool_input",
+    )
     assert e["details"]["field"] == "brief" and e["details"]["validation_error"] == "must be a string"
     assert "int" in e["message"]
     assert _no_waits(rt)
@@ -333,11 +351,24 @@ def test_two_work_items_waiting_on_one_timer_are_both_woken(rt: Runtime) -> None
     """Review fix over §4.6 rule 1: a tick triggers every active wait bound to its timer."""
     a, b = _create(rt, "a"), _create(rt, "b")
     timer = ok(rt.call("CreateTimer", {"duration_ms": 300}))["timer"]["id"]
-    waits = {wid: ok(rt.call("WaitFor", {"reason": f"tick for {wid}", "wake": "timer", "resource": timer,
-                                         "delivery": "silent", "work_item_id": wid}))["wait_condition"]["id"]
-             for wid in (a, b)}
-    triggered = eventually(lambda: len(rt.work.waits_of("default", ("triggered",))) == 2
-                           and rt.work.waits_of("default", ("triggered",)))
+    waits = {
+        wid: ok(
+            rt.call(
+                "WaitFor",
+                {
+                    "reason": f"tick for {wid}",
+                    "wake": "timer",
+                    "resource": timer,
+                    "delivery": "silent",
+                    "work_item_id": wid,
+                },
+            )
+        )["wait_condition"]["id"]
+        for wid in (a, b)
+    }
+    triggered = eventually(
+        lambda: len(rt.work.waits_of("default", ("triggered",))) == 2 and rt.work.waits_of("default", ("triggered",))
+    )
     (tick,) = rt.messages(kind="timer_tick")
     assert {w["id"] for w in triggered} == set(waits.values())
     assert {w["trigger_message_id"] for w in triggered} == {tick["id"]}
@@ -355,8 +386,18 @@ def test_unbound_timer_waits_keep_the_most_recent_rule(rt: Runtime) -> None:
     a, b = _create(rt, "a"), _create(rt, "b")
     timer = ok(rt.call("CreateTimer", {"duration_ms": 3_600_000}))["timer"]["id"]
     for wid in (a, b):
-        ok(rt.call("WaitFor", {"reason": f"tick for {wid}", "wake": "timer", "resource": timer,
-                               "delivery": "silent", "work_item_id": wid}))
+        ok(
+            rt.call(
+                "WaitFor",
+                {
+                    "reason": f"tick for {wid}",
+                    "wake": "timer",
+                    "resource": timer,
+                    "delivery": "silent",
+                    "work_item_id": wid,
+                },
+            )
+        )
     with rt.store.tx() as db:
         db.execute("UPDATE waits SET subject_ref=NULL")
     newest = rt.work.waits_of("default", ("active",))[-1]  # registered last: the most recently updated

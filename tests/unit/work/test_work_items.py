@@ -19,8 +19,15 @@ def _rev(rt: Runtime, wid: str) -> int:
 
 
 def test_create_seeds_record_plan_and_view(rt: Runtime) -> None:
-    r = rt.call("CreateWorkItem", {"objective": "  ship v2  ", "plan": "step one\n", "plan_status": "ready",
-                                   "todo_list": [{"text": " a ", "state": "pending"}]})
+    r = rt.call(
+        "CreateWorkItem",
+        {
+            "objective": "  ship v2  ",
+            "plan": "step one\n",
+            "plan_status": "ready",
+            "todo_list": [{"text": " a ", "state": "pending"}],
+        },
+    )
     item = ok(r)["work_item"]
     assert item["objective"] == "ship v2" and item["state"] == "open" and item["plan_status"] == "ready"
     assert item["todo_list"] == [{"text": "a", "state": "pending"}]
@@ -43,9 +50,13 @@ def test_plan_edits_on_disk_show_in_the_view(rt: Runtime) -> None:
 def test_create_rejects_blank_objective_and_todo_text(rt: Runtime) -> None:
     e = err(rt.call("CreateWorkItem", {"objective": "   "}), "invalid_tool_input")
     assert e["details"]["field"] == "objective" and e["details"]["validation_error"] == "must not be empty"
-    e = err(rt.call("CreateWorkItem", {"objective": "a", "todo_list": [{"text": "x", "state": "pending"},
-                                                                        {"text": " ", "state": "pending"}]}),
-            "invalid_tool_input")
+    e = err(
+        rt.call(
+            "CreateWorkItem",
+            {"objective": "a", "todo_list": [{"text": "x", "state": "pending"}, {"text": " ", "state": "pending"}]},
+        ),
+        "invalid_tool_input",
+    )
     assert e["details"]["field"] == "todo_list[1].text"
     assert count(rt, "SELECT COUNT(*) FROM work_items") == 0
 
@@ -80,15 +91,21 @@ def test_update_changes_only_given_fields_and_bumps_revision(rt: Runtime) -> Non
     assert _rev(rt, wid) == 2
     ok(rt.call("UpdateWorkItem", {"work_item_id": wid, "todo_list": []}))
     assert rt.work.record(wid)["todo_list"] == [] and _rev(rt, wid) == 3
-    revs = [r[0] for r in rt.store.query("SELECT revision FROM work_item_revisions WHERE work_item_id=?"
-                                         " ORDER BY revision", (wid,))]
+    revs = [
+        r[0]
+        for r in rt.store.query(
+            "SELECT revision FROM work_item_revisions WHERE work_item_id=? ORDER BY revision", (wid,)
+        )
+    ]
     assert revs == [1, 2, 3]
 
 
 def test_update_expected_revision_from_context(rt: Runtime) -> None:
     wid = _create(rt)
-    e = err(rt.call("UpdateWorkItem", {"work_item_id": wid, "objective": "x"}, context={"expected_revision": 7}),
-            "revision_conflict")
+    e = err(
+        rt.call("UpdateWorkItem", {"work_item_id": wid, "objective": "x"}, context={"expected_revision": 7}),
+        "revision_conflict",
+    )
     assert e["domain"] == "conflict" and e["retryable"] is True
     assert e["details"] == {"record_type": "work_item", "record_id": wid, "expected_revision": 7, "actual_revision": 1}
     assert e["recovery_hint"] == "retry with fresh state"
@@ -112,8 +129,10 @@ def test_case57_update_completed_item(rt: Runtime) -> None:
 
 def test_case58_bad_todo_state_hint_lists_states(rt: Runtime) -> None:
     wid = _create(rt)
-    e = err(rt.call("UpdateWorkItem", {"work_item_id": wid, "todo_list": [{"text": "a", "state": "done"}]}),
-            "invalid_tool_input")
+    e = err(
+        rt.call("UpdateWorkItem", {"work_item_id": wid, "todo_list": [{"text": "a", "state": "done"}]}),
+        "invalid_tool_input",
+    )
     assert "unknown variant" in e["details"]["parse_error"]
     for state in ("pending", "in_progress", "completed"):
         assert state in e["recovery_hint"]
@@ -232,8 +251,12 @@ def test_list_filters(rt: Runtime) -> None:
     assert ids("runnable") == [a] and ids("queued") == [] and set(ids("open")) == {a, b}
     assert ids("all") == [a, b, c]  # current_runnable, blocked, completed_recent
     done = ok(rt.call("ListWorkItems", {"filter": "completed"}))["work_items"][0]
-    assert done["completion_report"] == {"text": "ok", "source": "result_brief", "brief_id": done["completion_report"]["brief_id"],
-                                         "created_at": done["completion_report"]["created_at"]}
+    assert done["completion_report"] == {
+        "text": "ok",
+        "source": "result_brief",
+        "brief_id": done["completion_report"]["brief_id"],
+        "created_at": done["completion_report"]["created_at"],
+    }
 
 
 def test_case75_complete_with_and_without_report(rt: Runtime) -> None:
@@ -272,18 +295,28 @@ def test_case48_complete_foreign_item(rt: Runtime) -> None:
 def test_case54_case55_execution_binding(rt: Runtime) -> None:
     w1 = _create(rt, "one")
     w2 = _create(rt, "two")
-    err(rt.call("CompleteWorkItem", {"work_item_id": w2}, context={"binding": {"work_item_id": w1}, "report": "x"}),
-        "work_item_execution_binding_mismatch")
-    e = err(rt.call("CompleteWorkItem", {"work_item_id": w2}, context={"binding": None, "report": "x"}),
-            "work_item_execution_binding_missing")
+    err(
+        rt.call("CompleteWorkItem", {"work_item_id": w2}, context={"binding": {"work_item_id": w1}, "report": "x"}),
+        "work_item_execution_binding_mismatch",
+    )
+    e = err(
+        rt.call("CompleteWorkItem", {"work_item_id": w2}, context={"binding": None, "report": "x"}),
+        "work_item_execution_binding_missing",
+    )
     assert e["domain"] == "policy"
     assert rt.work.record(w2)["state"] == "open"
     ok(rt.call("CompleteWorkItem", {"work_item_id": w2}, context={"binding": {"work_item_id": w2}, "report": "x"}))
 
 
 def test_case56_unfinished_todos_warning(rt: Runtime) -> None:
-    wid = _create(rt, todo_list=[{"text": "a", "state": "pending"}, {"text": "b", "state": "pending"},
-                                 {"text": "c", "state": "completed"}])
+    wid = _create(
+        rt,
+        todo_list=[
+            {"text": "a", "state": "pending"},
+            {"text": "b", "state": "pending"},
+            {"text": "c", "state": "completed"},
+        ],
+    )
     res = ok(rt.call("CompleteWorkItem", {"work_item_id": wid}, context={"report": "partial"}))
     w = res["warnings"][0]
     assert w["kind"] == "unfinished_todos" and w["pending_count"] == 2 and w["in_progress_count"] == 0
@@ -335,8 +368,17 @@ def test_list_page_matches_full_derivation(rt: Runtime) -> None:
     for wid in ids:
         roll = rnd.random()
         if roll < 0.15:
-            ok(rt.call("WaitFor", {"reason": "x", "wake": rnd.choice(["external", "operator_input", "system"]),
-                                   "delivery": "silent", "work_item_id": wid}))
+            ok(
+                rt.call(
+                    "WaitFor",
+                    {
+                        "reason": "x",
+                        "wake": rnd.choice(["external", "operator_input", "system"]),
+                        "delivery": "silent",
+                        "work_item_id": wid,
+                    },
+                )
+            )
         elif roll < 0.3:
             ok(rt.call("UpdateWorkItem", {"work_item_id": wid, "plan_status": "needs_input"}))
         elif roll < 0.45:
@@ -381,8 +423,12 @@ def test_hostile_text_is_stored_or_refused_never_an_internal_error(rt: Runtime) 
 def test_case60_pick_in_an_activation_is_terminal(rt: Runtime) -> None:
     a = _create(rt, "a")
     b = _create(rt, "b")
-    binding = {"turn_id": "turn_00000000000000a", "source_message_id": "msg_00000000000000a",
-               "activation_id": "act_1", "work_item_id": a}
+    binding = {
+        "turn_id": "turn_00000000000000a",
+        "source_message_id": "msg_00000000000000a",
+        "activation_id": "act_1",
+        "work_item_id": a,
+    }
     rt.work.begin_execution("default", binding)
     res = ok(rt.call("PickWorkItem", {"work_item_id": b, "reason": "urgent"}, context={"binding": binding}))
     assert res["transition"]["switch_kind"] == "yield_current" and res["terminal_transition"] is True
@@ -391,15 +437,27 @@ def test_case60_pick_in_an_activation_is_terminal(rt: Runtime) -> None:
     assert "next activation" in res["binding_note"]
     # a stale binding (another turn is current) fences completion
     rt.work.begin_execution("default", {**binding, "turn_id": "turn_00000000000000b"})
-    err(rt.call("CompleteWorkItem", {"work_item_id": a}, context={"binding": binding, "report": "x"}),
-        "work_item_execution_binding_stale")
+    err(
+        rt.call("CompleteWorkItem", {"work_item_id": a}, context={"binding": binding, "report": "x"}),
+        "work_item_execution_binding_stale",
+    )
     rt.work.end_execution("default", "turn_00000000000000b")
     assert rt.work.agent_summary("default")["current_turn_work_item_id"] is None
 
 
 def _snapshot(rt: Runtime) -> list:
-    tables = ("work_items", "work_item_revisions", "continuation_frames", "agent_work_state", "waits", "timers",
-              "briefs", "messages", "tasks", "agents")
+    tables = (
+        "work_items",
+        "work_item_revisions",
+        "continuation_frames",
+        "agent_work_state",
+        "waits",
+        "timers",
+        "briefs",
+        "messages",
+        "tasks",
+        "agents",
+    )
     return [[tuple(r) for r in rt.store.query(f"SELECT * FROM {t} ORDER BY 1")] for t in tables]
 
 
@@ -409,8 +467,12 @@ def test_reads_change_no_state(rt: Runtime) -> None:
     timer = ok(rt.call("CreateTimer", {"duration_ms": 3600000}))["timer"]["id"]
     ok(rt.call("WaitFor", {"reason": "r", "wake": "timer", "resource": timer, "delivery": "silent"}))
     before = _snapshot(rt)
-    for name, args in (("ListWorkItems", {"include_todo_list": True}), ("GetWorkItem", {"work_item_id": wid}),
-                       ("ListTimers", {}), ("GetTimer", {"timer_id": timer})):
+    for name, args in (
+        ("ListWorkItems", {"include_todo_list": True}),
+        ("GetWorkItem", {"work_item_id": wid}),
+        ("ListTimers", {}),
+        ("GetTimer", {"timer_id": timer}),
+    ):
         ok(rt.call(name, args))
     rt.work.board("default")
     rt.work.agent_summary("default")
@@ -421,11 +483,23 @@ def test_reads_change_no_state(rt: Runtime) -> None:
 def test_default_list_of_twenty_planned_items_fits_the_budget(rt: Runtime) -> None:
     """Review fix: list views are compact (departure from §5.15 recorded in runtime/work/views.py)."""
     todos = [{"text": "write the migration", "state": "completed"}, {"text": "run it on staging", "state": "pending"}]
-    ids = [_create(rt, f"objective {i}: make the nightly build reproducible", plan="- step\n" * 300, todo_list=todos)
-           for i in range(20)]
+    ids = [
+        _create(rt, f"objective {i}: make the nightly build reproducible", plan="- step\n" * 300, todo_list=todos)
+        for i in range(20)
+    ]
     for wid in ids[:4]:
-        ok(rt.call("WaitFor", {"reason": "waiting for the upstream release to land", "wake": "external",
-                               "delivery": "silent", "work_item_id": wid, "resource": "github:o/r#7"}))
+        ok(
+            rt.call(
+                "WaitFor",
+                {
+                    "reason": "waiting for the upstream release to land",
+                    "wake": "external",
+                    "delivery": "silent",
+                    "work_item_id": wid,
+                    "resource": "github:o/r#7",
+                },
+            )
+        )
     r = rt.call("ListWorkItems", {})
     listed = ok(r)
     assert r.projected is False, len(r.full_receipt)

@@ -20,9 +20,14 @@ def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fixed git identity and an empty global configuration for every git process (ours and the runtime's)."""
     cfg = tmp_path / "gitconfig"
     cfg.write_text("")
-    for key, value in {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.org",
-                       "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.org",
-                       "GIT_CONFIG_GLOBAL": str(cfg), "GIT_CONFIG_NOSYSTEM": "1"}.items():
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.org",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.org",
+        "GIT_CONFIG_GLOBAL": str(cfg),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
         monkeypatch.setenv(key, value)
 
 

@@ -23,9 +23,14 @@ def test_first_sight_binds_agent_home_and_the_notebook_directory(rt: Runtime, wo
     assert st["agent_id"] == "default"
     assert st["attached_workspace_ids"] == ["agent_home:default", w_id]
     by_id = {w["workspace_id"]: w for w in st["workspaces"]}
-    assert by_id["agent_home:default"] == {**by_id["agent_home:default"], "workspace_alias": "agent_home",
-                                           "workspace_kind": "agent_home", "owner_agent_id": "default",
-                                           "workspace_anchor": home, "repo_name": "AgentHome"}
+    assert by_id["agent_home:default"] == {
+        **by_id["agent_home:default"],
+        "workspace_alias": "agent_home",
+        "workspace_kind": "agent_home",
+        "owner_agent_id": "default",
+        "workspace_anchor": home,
+        "repo_name": "AgentHome",
+    }
     assert by_id[w_id]["workspace_anchor"] == str(workspace)
     active = st["active"]
     assert active["workspace_id"] == w_id and active["cwd"] == str(workspace)
@@ -145,12 +150,18 @@ def test_private_child_cannot_expand_or_reshape_authority(rt: Runtime, repo: Pat
     assert ws_r in before["attached_workspace_ids"]  # a child inherits its parent's bindings (§1.5)
     other = repo.parent / "elsewhere"
     other.mkdir()
-    for name, args in (("AttachWorkspace", {"path": str(other)}), ("AttachWorkspace", {"bogus": 1}),
-                       ("DetachWorkspace", {"workspace_id": ws_r}),
-                       ("RemoveWorktree", {"execution_root_id": f"canonical_root:{ws_r}"})):
+    for name, args in (
+        ("AttachWorkspace", {"path": str(other)}),
+        ("AttachWorkspace", {"bogus": 1}),
+        ("DetachWorkspace", {"workspace_id": ws_r}),
+        ("RemoveWorktree", {"execution_root_id": f"canonical_root:{ws_r}"}),
+    ):
         e = err(rt.call(name, args, agent="child_x"), "unsupported_agent_profile_capability")
-        assert e["details"] == {"tool_name": name, "required_family": "authority_expanding",
-                                "profile_preset": "private_child"}
+        assert e["details"] == {
+            "tool_name": name,
+            "required_family": "authority_expanding",
+            "profile_preset": "private_child",
+        }
     assert state(rt, "child_x")["attached_workspace_ids"] == before["attached_workspace_ids"]
     # local_environment tools stay open to the child
     ok(rt.call("SwitchWorkspace", {"workspace_id": ws_r}, agent="child_x"))
@@ -172,8 +183,12 @@ def test_detach_unknown_binding_is_not_attached(rt: Runtime) -> None:
 def test_detach_inactive_workspace_keeps_the_projection(rt: Runtime, repo: Path, ws_r: str) -> None:
     before = state(rt)["active"]
     res = ok(rt.call("DetachWorkspace", {"workspace_id": ws_r}))
-    assert res == {"workspace_id": ws_r, "detached": True, "switched_to_agent_home": False,
-                   "retained_execution_roots": []}
+    assert res == {
+        "workspace_id": ws_r,
+        "detached": True,
+        "switched_to_agent_home": False,
+        "retained_execution_roots": [],
+    }
     st = state(rt)
     assert ws_r not in st["attached_workspace_ids"] and st["active"] == before
 
@@ -196,8 +211,9 @@ def test_bound_roots_follow_bindings_and_live_roots(rt: Runtime, workspace: Path
     view = rt.workspaces.view("default")
     home = rt.home / "agents" / "default"
     assert view.bound_roots() == [home, workspace, repo]
-    made = ok(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main",
-                                         "activate": False}))
+    made = ok(
+        rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main", "activate": False})
+    )
     assert view.bound_roots() == [home, workspace, repo, Path(made["worktree_path"])]
     ok(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}))
     assert view.bound_roots() == [home, workspace, repo]
@@ -206,8 +222,7 @@ def test_bound_roots_follow_bindings_and_live_roots(rt: Runtime, workspace: Path
     assert view.execution_root == workspace and view.cwd == workspace
 
 
-def test_restart_keeps_bindings_projection_registry_and_occupancy(tmp_path: Path, workspace: Path,
-                                                                  repo: Path) -> None:
+def test_restart_keeps_bindings_projection_registry_and_occupancy(tmp_path: Path, workspace: Path, repo: Path) -> None:
     home = tmp_path / "home-r"
     with Runtime(home=home, workspace=workspace) as rt1:
         ws = ok(rt1.call("AttachWorkspace", {"path": str(repo)}))["workspace"]["workspace_id"]
@@ -218,14 +233,17 @@ def test_restart_keeps_bindings_projection_registry_and_occupancy(tmp_path: Path
         after = state(rt2)
         for key in ("attached_workspace_ids", "active", "occupancies", "workspaces"):
             assert after[key] == before[key], key
-        assert [r["execution_root_id"] for r in after["execution_roots"]] == \
-               [r["execution_root_id"] for r in before["execution_roots"]]
+        assert [r["execution_root_id"] for r in after["execution_roots"]] == [
+            r["execution_root_id"] for r in before["execution_roots"]
+        ]
         assert pwd(rt2) == str(Path(made["worktree_path"]) / "src")
         # the restored occupancy still excludes another agent
         rt2.store.ensure_agent("other", "public_named")
         ok(rt2.call("AttachWorkspace", {"path": str(repo)}, agent="other"))
-        e = err(rt2.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}, agent="other"),
-                "tool_execution_failed")
+        e = err(
+            rt2.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}, agent="other"),
+            "tool_execution_failed",
+        )
         assert e["details"]["reason"] == "occupancy_conflict"
 
 

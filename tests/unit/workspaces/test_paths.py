@@ -9,7 +9,13 @@ from pathlib import Path
 from _git_support import git
 from holon_nb.runtime.workspaces.git import parse_worktree_porcelain, sanitize_label
 from holon_nb.runtime.workspaces.paths import (
-    contains, discover, normalize, real_contains, workspace_id_for, worktree_identity, worktree_root_id,
+    contains,
+    discover,
+    normalize,
+    real_contains,
+    workspace_id_for,
+    worktree_identity,
+    worktree_root_id,
 )
 from holon_nb.tools.receipts import ReceiptContext
 from holon_nb.tools.builtin.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
@@ -45,13 +51,21 @@ def test_discovery_rules(tmp_path: Path, repo: Path) -> None:
     d = discover(str(plain))
     assert (d.anchor, d.execution_root, d.projection_kind, d.cwd) == (str(plain),) * 2 + ("canonical_root", str(plain))
     d = discover(str(repo / "src"))
-    assert (d.anchor, d.execution_root, d.projection_kind, d.cwd) == \
-        (str(repo), str(repo), "canonical_root", str(repo / "src"))
+    assert (d.anchor, d.execution_root, d.projection_kind, d.cwd) == (
+        str(repo),
+        str(repo),
+        "canonical_root",
+        str(repo / "src"),
+    )
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "wtb", str(wt))
     d = discover(str(wt / "src"))
-    assert (d.anchor, d.execution_root, d.projection_kind, d.cwd) == \
-        (str(repo), str(wt), "git_worktree_root", str(wt / "src"))
+    assert (d.anchor, d.execution_root, d.projection_kind, d.cwd) == (
+        str(repo),
+        str(wt),
+        "git_worktree_root",
+        str(wt / "src"),
+    )
     ident = worktree_identity(str(wt))
     assert ident["branch"] == "wtb" and ident["git_common_dir"] == str(repo / ".git") and not ident["detached"]
     # a .git file of another shape (a submodule) is not a linked worktree: the walk goes on to a .git directory
@@ -70,31 +84,59 @@ def test_sanitize_label() -> None:
 
 
 def test_parse_porcelain() -> None:
-    text = ("worktree /tmp/repo\nHEAD abc\nbranch refs/heads/main\n\n"
-            "worktree /tmp/wt\nHEAD def\ndetached\nlocked reason here\n\n"
-            "worktree /tmp/wt2\nHEAD 123\nbranch refs/heads/x\nlocked\n")
+    text = (
+        "worktree /tmp/repo\nHEAD abc\nbranch refs/heads/main\n\n"
+        "worktree /tmp/wt\nHEAD def\ndetached\nlocked reason here\n\n"
+        "worktree /tmp/wt2\nHEAD 123\nbranch refs/heads/x\nlocked\n"
+    )
     main, wt, wt2 = parse_worktree_porcelain(text)
-    assert (main.path, main.head, main.branch_ref, main.detached, main.locked) == \
-        ("/tmp/repo", "abc", "refs/heads/main", False, None)
+    assert (main.path, main.head, main.branch_ref, main.detached, main.locked) == (
+        "/tmp/repo",
+        "abc",
+        "refs/heads/main",
+        False,
+        None,
+    )
     assert (wt.detached, wt.branch_ref, wt.locked) == (True, None, "reason here")
     assert wt2.locked == ""
 
 
 def _state(n_roots: int, n_occ: int) -> dict:
-    roots = [{"execution_root_id": f"canonical_root:ws_{i:03d}", "workspace_id": f"ws_{i:03d}",
-              "filesystem_path": "/p/" + "x" * 200, "root_kind": "canonical_root",
-              "created_at": f"2026-01-01T00:00:{i:02d}.000000Z"} for i in range(n_roots)]
-    occ = [{"occupancy_id": f"occ_{i:03d}", "execution_root_id": roots[i % n_roots]["execution_root_id"],
-            "workspace_id": "ws", "holder_agent_id": "a" * 100, "access_mode": "shared_read",
-            "acquired_at": f"2026-01-01T00:01:{i:02d}.000000Z"} for i in range(n_occ)]
-    return {"agent_id": "default", "attached_workspace_ids": [r["workspace_id"] for r in roots],
-            "workspaces": [], "active": {"execution_root_id": roots[min(7, n_roots - 1)]["execution_root_id"], "cwd": "/p"},
-            "execution_roots": roots, "occupancies": occ}
+    roots = [
+        {
+            "execution_root_id": f"canonical_root:ws_{i:03d}",
+            "workspace_id": f"ws_{i:03d}",
+            "filesystem_path": "/p/" + "x" * 200,
+            "root_kind": "canonical_root",
+            "created_at": f"2026-01-01T00:00:{i:02d}.000000Z",
+        }
+        for i in range(n_roots)
+    ]
+    occ = [
+        {
+            "occupancy_id": f"occ_{i:03d}",
+            "execution_root_id": roots[i % n_roots]["execution_root_id"],
+            "workspace_id": "ws",
+            "holder_agent_id": "a" * 100,
+            "access_mode": "shared_read",
+            "acquired_at": f"2026-01-01T00:01:{i:02d}.000000Z",
+        }
+        for i in range(n_occ)
+    ]
+    return {
+        "agent_id": "default",
+        "attached_workspace_ids": [r["workspace_id"] for r in roots],
+        "workspaces": [],
+        "active": {"execution_root_id": roots[min(7, n_roots - 1)]["execution_root_id"], "cwd": "/p"},
+        "execution_roots": roots,
+        "occupancies": occ,
+    }
 
 
 def _render(state: dict, budget: int) -> dict:
-    text = render_workspace_state_receipt({"tool_name": "GetWorkspaceState", "status": "success", "result": state},
-                                          ReceiptContext("tool_test", budget))
+    text = render_workspace_state_receipt(
+        {"tool_name": "GetWorkspaceState", "status": "success", "result": state}, ReceiptContext("tool_test", budget)
+    )
     assert (len(text) + 3) // 4 <= budget or budget < 200
     return json.loads(text)
 
@@ -106,8 +148,12 @@ def test_receipt_halving_order() -> None:
     assert big["execution_roots"]["items"][0]["execution_root_id"] == "canonical_root:ws_007"
     assert big["output_ref"] == "tool_execution:tool_test:output"
     # occupancies shrink first (20, 10, 5, 2, 1, 0), roots only once no occupancy is shown (10, 5, 2, 1, 0)
-    no_occ = json.dumps(workspace_state_receipt(state, "tool_execution:tool_test:output", 10, 0, 20),
-                        sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    no_occ = json.dumps(
+        workspace_state_receipt(state, "tool_execution:tool_test:output", 10, 0, 20),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     fits = _render(state, (len(no_occ) + 3) // 4)
     assert fits["occupancies"]["returned"] == 0 and fits["execution_roots"]["returned"] == 10
     mid = _render(state, (len(no_occ) + 3) // 4 - 1)
@@ -137,8 +183,15 @@ def test_receipt_caps_long_strings() -> None:
 def test_receipt_root_selection_is_active_then_occupied_then_recent() -> None:
     state = _state(5, 0)
     state["active"]["execution_root_id"] = "canonical_root:ws_000"
-    state["occupancies"] = [{"occupancy_id": "occ_1", "execution_root_id": "canonical_root:ws_002",
-                             "workspace_id": "ws", "holder_agent_id": "b", "access_mode": "exclusive_write",
-                             "acquired_at": "2026-01-01T00:00:00.000000Z"}]
+    state["occupancies"] = [
+        {
+            "occupancy_id": "occ_1",
+            "execution_root_id": "canonical_root:ws_002",
+            "workspace_id": "ws",
+            "holder_agent_id": "b",
+            "access_mode": "exclusive_write",
+            "acquired_at": "2026-01-01T00:00:00.000000Z",
+        }
+    ]
     items = _render(state, 100_000)["execution_roots"]["items"]
     assert [i["execution_root_id"][-3:] for i in items] == ["000", "002", "004", "003", "001"]

@@ -17,8 +17,13 @@ def _reason(result, reason: str) -> dict:
 
 
 def _make(rt: Runtime, ws: str, branch: str = "feat", activate: bool = True, agent: str | None = None) -> dict:
-    return ok(rt.call("CreateWorktree", {"workspace_id": ws, "branch": branch, "base_ref": "main",
-                                         "activate": activate}, agent=agent))
+    return ok(
+        rt.call(
+            "CreateWorktree",
+            {"workspace_id": ws, "branch": branch, "base_ref": "main", "activate": activate},
+            agent=agent,
+        )
+    )
 
 
 def _root(rt: Runtime, root_id: str) -> dict:
@@ -52,8 +57,10 @@ def test_active_target_needs_a_different_return_to(rt: Runtime, repo: Path, ws_r
     rid = made["execution_root_id"]
     _reason(rt.call("RemoveWorktree", {"execution_root_id": rid}), "return_to_required")
     _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "return_to": rid}), "return_to_invalid")
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "return_to": "canonical_root:ws_000000000000000"}),
-            "execution_root_not_found")
+    _reason(
+        rt.call("RemoveWorktree", {"execution_root_id": rid, "return_to": "canonical_root:ws_000000000000000"}),
+        "execution_root_not_found",
+    )
     e = err(rt.call("RemoveWorktree", {"execution_root_id": rid, "return_to": "--force"}), "invalid_tool_input")
     assert e["details"]["field"] == "return_to"
     assert os.path.isdir(made["worktree_path"]) and state(rt)["active"]["execution_root_id"] == rid
@@ -72,14 +79,23 @@ def test_branch_deletion_needs_a_merge_proof(rt: Runtime, repo: Path, ws_r: str)
     made = _make(rt, ws_r, activate=False)
     rid, wt = made["execution_root_id"], Path(made["worktree_path"])
     tip = commit(wt, "feature.txt")
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged"}),
-            "merge_proof_required")
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged",
-                                       "merged_into": "main"}), "not_merged")
+    _reason(
+        rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged"}),
+        "merge_proof_required",
+    )
+    _reason(
+        rt.call(
+            "RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged", "merged_into": "main"}
+        ),
+        "not_merged",
+    )
     assert wt.is_dir()
     git(repo, "merge", "-q", "--ff-only", "feat")
-    res = ok(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged",
-                                        "merged_into": "main"}))
+    res = ok(
+        rt.call(
+            "RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged", "merged_into": "main"}
+        )
+    )
     assert (res["disposition"], res["removed"], res["branch_deleted"]) == ("removed", True, True)
     assert (res["branch"], res["branch_tip"]) == ("feat", tip)
     assert "changed_files" not in res
@@ -104,8 +120,12 @@ def test_artifact_of_another_agent_is_not_authorized(rt: Runtime, repo: Path, ws
     assert e["details"]["registered_by_agent_id"] == "other"
     assert os.path.isdir(made["worktree_path"])
     # reusing it does not grant removal rights either (§7 rule 10)
-    assert ok(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main",
-                                         "activate": False}))["disposition"] == "reused"
+    assert (
+        ok(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main", "activate": False}))[
+            "disposition"
+        ]
+        == "reused"
+    )
     _reason(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}), "not_authorized")
 
 
@@ -167,10 +187,12 @@ def test_identity_mismatches_are_refused(rt: Runtime, repo: Path, ws_r: str) -> 
     # a record without git identity cannot be removed
     with rt.store.tx() as db:
         entry = _root(rt, made["execution_root_id"])
-        rt.workspaces.tables.upsert_root(db, {**entry, "worktree": {"registered_by_agent_id": "default",
-                                                                   "authorized_agent_ids": ["default"]}})
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}),
-            "artifact_identity_unavailable")
+        rt.workspaces.tables.upsert_root(
+            db, {**entry, "worktree": {"registered_by_agent_id": "default", "authorized_agent_ids": ["default"]}}
+        )
+    _reason(
+        rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}), "artifact_identity_unavailable"
+    )
 
 
 def test_git_refusal_is_a_failed_disposition(rt: Runtime, repo: Path, ws_r: str, tmp_path: Path) -> None:

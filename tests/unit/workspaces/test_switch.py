@@ -31,8 +31,12 @@ def test_exactly_one_selector(rt: Runtime, repo: Path, ws_r: str) -> None:  # ca
     assert e["details"]["fields"] == ["workspace_id", "execution_root_id", "path"]
     assert err(rt.call("SwitchWorkspace", {}), "invalid_tool_input")["details"]["selector_count"] == 0
     # empty strings count as absent (§0.4)
-    assert err(rt.call("SwitchWorkspace", {"workspace_id": " ", "path": ""}),
-               "invalid_tool_input")["details"]["selector_count"] == 0
+    assert (
+        err(rt.call("SwitchWorkspace", {"workspace_id": " ", "path": ""}), "invalid_tool_input")["details"][
+            "selector_count"
+        ]
+        == 0
+    )
     assert ok(rt.call("SwitchWorkspace", {"workspace_id": ws_r, "path": None}))["disposition"] == "switched"
 
 
@@ -59,12 +63,21 @@ def test_switch_twice_is_a_no_op_and_path_keeps_the_subdirectory(rt: Runtime, re
     assert first["disposition"] == "switched" and first["cwd"] == str(repo)
     occ = state(rt)["active"]["occupancy_id"]
     second = rt.call("SwitchWorkspace", {"workspace_id": ws_r})
-    assert ok(second)["disposition"] == "no_op" and second.envelope["summary_text"] == "no_op active workspace projection"
+    assert (
+        ok(second)["disposition"] == "no_op" and second.envelope["summary_text"] == "no_op active workspace projection"
+    )
     assert state(rt)["active"]["occupancy_id"] == occ
     sub = ok(rt.call("SwitchWorkspace", {"path": str(repo / "src")}))
-    assert sub == {"disposition": "switched", "workspace_id": ws_r, "workspace_anchor": str(repo),
-                   "execution_root_id": f"canonical_root:{ws_r}", "execution_root": str(repo),
-                   "cwd": str(repo / "src"), "projection_kind": "canonical_root", "access_mode": "shared_read"}
+    assert sub == {
+        "disposition": "switched",
+        "workspace_id": ws_r,
+        "workspace_anchor": str(repo),
+        "execution_root_id": f"canonical_root:{ws_r}",
+        "execution_root": str(repo),
+        "cwd": str(repo / "src"),
+        "projection_kind": "canonical_root",
+        "access_mode": "shared_read",
+    }
     assert state(rt)["active"]["occupancy_id"] == occ  # same root, holder and mode: the same occupancy (§1.4 rule 2)
     assert pwd(rt) == str(repo / "src")
     assert ok(rt.call("SwitchWorkspace", {"path": "."}))["disposition"] == "no_op"  # relative to the active cwd
@@ -75,23 +88,27 @@ def test_agent_home_switch_and_no_op(rt: Runtime) -> None:
     res = ok(rt.call("SwitchWorkspace", {"workspace_id": "agent_home"}))
     assert (res["disposition"], res["workspace_id"], res["cwd"]) == ("switched", "agent_home:default", home)
     assert ok(rt.call("SwitchWorkspace", {"workspace_id": "agent_home:default"}))["disposition"] == "no_op"
-    assert ok(rt.call("SwitchWorkspace", {"workspace_id": "agent_home", "cwd": "task-output"}))["cwd"] == \
-        os.path.join(home, "task-output")
+    assert ok(rt.call("SwitchWorkspace", {"workspace_id": "agent_home", "cwd": "task-output"}))["cwd"] == os.path.join(
+        home, "task-output"
+    )
     assert pwd(rt) == os.path.join(home, "task-output")
     assert [e["event"] for e in rt.workspaces.tables.audit_events("default")][-1] == "workspace_used"
 
 
 def test_unknown_and_unattached_ids(rt: Runtime, repo: Path, ws_r: str) -> None:
     _reason(rt.call("SwitchWorkspace", {"workspace_id": "ws_000000000000000"}), "workspace_not_found")
-    _reason(rt.call("SwitchWorkspace", {"execution_root_id": "canonical_root:ws_000000000000000"}),
-            "execution_root_not_found")
+    _reason(
+        rt.call("SwitchWorkspace", {"execution_root_id": "canonical_root:ws_000000000000000"}),
+        "execution_root_not_found",
+    )
     rt.store.ensure_agent("other", "public_named")
     _reason(rt.call("SwitchWorkspace", {"workspace_id": ws_r}, agent="other"), "workspace_not_attached")
     ok(rt.call("SwitchWorkspace", {"workspace_id": ws_r}))
-    _reason(rt.call("SwitchWorkspace", {"execution_root_id": f"canonical_root:{ws_r}"}, agent="other"),
-            "workspace_not_attached")
-    _reason(rt.call("SwitchWorkspace", {"workspace_id": "agent_home:default"}, agent="other"),
-            "workspace_not_attached")
+    _reason(
+        rt.call("SwitchWorkspace", {"execution_root_id": f"canonical_root:{ws_r}"}, agent="other"),
+        "workspace_not_attached",
+    )
+    _reason(rt.call("SwitchWorkspace", {"workspace_id": "agent_home:default"}, agent="other"), "workspace_not_attached")
 
 
 def test_cwd_must_be_an_existing_directory(rt: Runtime, repo: Path, ws_r: str) -> None:
@@ -101,8 +118,7 @@ def test_cwd_must_be_an_existing_directory(rt: Runtime, repo: Path, ws_r: str) -
     err(rt.call("SwitchWorkspace", {"path": str(repo / "README")}), "invalid_tool_input")
 
 
-def test_exec_command_follows_switch_and_create_worktree(rt: Runtime, repo: Path, ws_r: str,
-                                                         workspace: Path) -> None:
+def test_exec_command_follows_switch_and_create_worktree(rt: Runtime, repo: Path, ws_r: str, workspace: Path) -> None:
     assert pwd(rt) == str(workspace)
     ok(rt.call("SwitchWorkspace", {"workspace_id": ws_r, "cwd": "src"}))
     assert pwd(rt) == str(repo / "src")
@@ -110,8 +126,9 @@ def test_exec_command_follows_switch_and_create_worktree(rt: Runtime, repo: Path
     assert pwd(rt) == made["worktree_path"]
     assert ok(rt.call("ExecCommand", {"cmd": "git rev-parse --abbrev-ref HEAD"}))["stdout_preview"].strip() == "feat"
     # a relative workdir joins the worktree cwd
-    assert ok(rt.call("ExecCommand", {"cmd": "pwd", "workdir": "src"}))["stdout_preview"].strip() == \
-        os.path.join(made["worktree_path"], "src")
+    assert ok(rt.call("ExecCommand", {"cmd": "pwd", "workdir": "src"}))["stdout_preview"].strip() == os.path.join(
+        made["worktree_path"], "src"
+    )
 
 
 def test_exclusive_write_conflicts_and_release(rt: Runtime, repo: Path, ws_r: str) -> None:
@@ -119,8 +136,10 @@ def test_exclusive_write_conflicts_and_release(rt: Runtime, repo: Path, ws_r: st
     rt.store.ensure_agent("other", "public_named")
     ok(rt.call("AttachWorkspace", {"path": str(repo)}, agent="other"))
     before = state(rt, "other")["active"]
-    _reason(rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}, agent="other"),
-            "occupancy_conflict")
+    _reason(
+        rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}, agent="other"),
+        "occupancy_conflict",
+    )
     _reason(rt.call("SwitchWorkspace", {"path": made["worktree_path"]}, agent="other"), "occupancy_conflict")
     assert state(rt, "other")["active"] == before
     # shared_read never conflicts; leaving the worktree releases its occupancy
@@ -145,8 +164,9 @@ def test_switch_by_path_registers_an_unknown_worktree(rt: Runtime, repo: Path, w
 
 
 def test_worktree_missing_from_git(rt: Runtime, repo: Path, ws_r: str) -> None:
-    made = ok(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main",
-                                         "activate": False}))
+    made = ok(
+        rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "feat", "base_ref": "main", "activate": False})
+    )
     git(repo, "worktree", "remove", made["worktree_path"])
     os.makedirs(made["worktree_path"])  # the directory exists, git no longer knows it
     _reason(rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}), "worktree_missing_from_git")
@@ -168,11 +188,14 @@ def test_cleanup_lease_blocks_entering_and_is_dropped_at_restart(tmp_path: Path,
     home = tmp_path / "home-lease"
     with Runtime(home=home, workspace=workspace) as rt:
         ws = ok(rt.call("AttachWorkspace", {"path": str(repo)}))["workspace"]["workspace_id"]
-        made = ok(rt.call("CreateWorktree", {"workspace_id": ws, "branch": "feat", "base_ref": "main",
-                                             "activate": False}))
+        made = ok(
+            rt.call("CreateWorktree", {"workspace_id": ws, "branch": "feat", "base_ref": "main", "activate": False})
+        )
         with rt.store.tx() as db:  # as if a removal were in progress
             assert rt.workspaces.tables.grant_lease(db, made["execution_root_id"], "default")
         _reason(rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}), "root_being_removed")
     with Runtime(home=home, workspace=workspace) as rt:  # no removal survives its runtime
-        assert ok(rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}))["disposition"] == \
-            "switched"
+        assert (
+            ok(rt.call("SwitchWorkspace", {"execution_root_id": made["execution_root_id"]}))["disposition"]
+            == "switched"
+        )

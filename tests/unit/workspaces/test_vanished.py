@@ -27,8 +27,9 @@ def _reason(result, reason: str) -> dict:
 
 
 def _make(rt: Runtime, ws: str, branch: str = "feat", activate: bool = True) -> dict:
-    return ok(rt.call("CreateWorktree", {"workspace_id": ws, "branch": branch, "base_ref": "main",
-                                         "activate": activate}))
+    return ok(
+        rt.call("CreateWorktree", {"workspace_id": ws, "branch": branch, "base_ref": "main", "activate": activate})
+    )
 
 
 def _root(st: dict, root_id: str) -> dict:
@@ -38,8 +39,7 @@ def _root(st: dict, root_id: str) -> dict:
 # ---------------------------------------------------------------- 1. projection repair
 
 
-def test_deleted_active_worktree_falls_back_to_agent_home_not_the_checkout(rt: Runtime, repo: Path,
-                                                                         ws_r: str) -> None:
+def test_deleted_active_worktree_falls_back_to_agent_home_not_the_checkout(rt: Runtime, repo: Path, ws_r: str) -> None:
     made = _make(rt, ws_r)
     wt = made["worktree_path"]
     shutil.rmtree(wt)
@@ -50,8 +50,11 @@ def test_deleted_active_worktree_falls_back_to_agent_home_not_the_checkout(rt: R
     res = rt.call("GetWorkspaceState", {})
     st = ok(res)
     repair = st["projection_repair"]
-    assert (repair["from_execution_root_id"], repair["from_path"], repair["reason"]) == \
-        (made["execution_root_id"], wt, "execution_root_missing")
+    assert (repair["from_execution_root_id"], repair["from_path"], repair["reason"]) == (
+        made["execution_root_id"],
+        wt,
+        "execution_root_missing",
+    )
     assert repair["repaired_at"] and repair["to_execution_root_id"] == "canonical_root:agent_home:default"
     assert "projection_repair" not in st["active"]
     assert st["active"]["workspace_id"] == "agent_home:default"
@@ -83,8 +86,9 @@ def test_deleted_canonical_root_falls_back_to_agent_home(rt: Runtime, workspace:
     assert len([o for o in st["occupancies"] if o["holder_agent_id"] == "default"]) == 1
 
 
-def test_restored_projection_whose_worktree_vanished_falls_back_to_agent_home(tmp_path: Path, workspace: Path,
-                                                                              repo: Path) -> None:
+def test_restored_projection_whose_worktree_vanished_falls_back_to_agent_home(
+    tmp_path: Path, workspace: Path, repo: Path
+) -> None:
     home = tmp_path / "home-v"
     with Runtime(home=home, workspace=workspace) as rt1:
         ws = ok(rt1.call("AttachWorkspace", {"path": str(repo)}))["workspace"]["workspace_id"]
@@ -117,7 +121,12 @@ def test_remove_worktree_whose_directory_vanished_while_git_lists_it(rt: Runtime
     git(repo, "worktree", "add", "-q", "-b", "other", str(other))
     shutil.rmtree(other)  # another vanished worktree this removal must not touch
     res = ok(rt.call("RemoveWorktree", {"execution_root_id": rid}))
-    assert (res["disposition"], res["removed"], res["branch_deleted"], res["branch"]) == ("removed", True, False, "feat")
+    assert (res["disposition"], res["removed"], res["branch_deleted"], res["branch"]) == (
+        "removed",
+        True,
+        False,
+        "feat",
+    )
     assert "already gone" in res["error"]
     listed = git(repo, "worktree", "list", "--porcelain")
     assert wt not in listed and str(other) in listed
@@ -128,22 +137,36 @@ def test_remove_worktree_whose_directory_vanished_while_git_lists_it(rt: Runtime
     assert not rt.store.query("SELECT * FROM ws_cleanup_leases")
 
 
-def test_remove_vanished_worktree_with_branch_deletion_needs_the_merge_proof(rt: Runtime, repo: Path,
-                                                                            ws_r: str) -> None:
+def test_remove_vanished_worktree_with_branch_deletion_needs_the_merge_proof(
+    rt: Runtime, repo: Path, ws_r: str
+) -> None:
     made = _make(rt, ws_r, activate=False)
     rid, wt = made["execution_root_id"], Path(made["worktree_path"])
     tip = commit(wt, "feature.txt")
     shutil.rmtree(wt)
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged"}),
-            "merge_proof_required")
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged",
-                                       "merged_into": "main"}), "not_merged")
+    _reason(
+        rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged"}),
+        "merge_proof_required",
+    )
+    _reason(
+        rt.call(
+            "RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged", "merged_into": "main"}
+        ),
+        "not_merged",
+    )
     assert str(wt) in git(repo, "worktree", "list", "--porcelain")  # refusals changed nothing
     git(repo, "merge", "-q", "--ff-only", "feat")
-    res = ok(rt.call("RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged",
-                                        "merged_into": "main"}))
-    assert (res["disposition"], res["removed"], res["branch_deleted"], res["branch_tip"]) == \
-        ("removed", True, True, tip)
+    res = ok(
+        rt.call(
+            "RemoveWorktree", {"execution_root_id": rid, "branch_policy": "delete_if_merged", "merged_into": "main"}
+        )
+    )
+    assert (res["disposition"], res["removed"], res["branch_deleted"], res["branch_tip"]) == (
+        "removed",
+        True,
+        True,
+        tip,
+    )
     assert git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/feat", check=False) == ""
     # the branch is free again: CreateWorktree makes a new worktree instead of a conflict
     assert _make(rt, ws_r, activate=False)["disposition"] == "created"
@@ -169,31 +192,56 @@ def test_remove_vanished_worktree_after_prune_can_delete_a_merged_branch(rt: Run
     commit(wt, "f.txt")
     shutil.rmtree(wt)
     git(repo, "worktree", "prune")
-    _reason(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"],
-                                       "branch_policy": "delete_if_merged", "merged_into": "main"}), "not_merged")
+    _reason(
+        rt.call(
+            "RemoveWorktree",
+            {
+                "execution_root_id": made["execution_root_id"],
+                "branch_policy": "delete_if_merged",
+                "merged_into": "main",
+            },
+        ),
+        "not_merged",
+    )
     git(repo, "merge", "-q", "--ff-only", "feat")
-    res = ok(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"],
-                                        "branch_policy": "delete_if_merged", "merged_into": "main"}))
+    res = ok(
+        rt.call(
+            "RemoveWorktree",
+            {
+                "execution_root_id": made["execution_root_id"],
+                "branch_policy": "delete_if_merged",
+                "merged_into": "main",
+            },
+        )
+    )
     assert (res["disposition"], res["branch_deleted"]) == ("removed", True)
     assert git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/feat", check=False) == ""
 
 
-def test_vanished_worktree_whose_branch_is_checked_out_elsewhere_keeps_the_branch(rt: Runtime, repo: Path,
-                                                                                   ws_r: str, tmp_path: Path) -> None:
+def test_vanished_worktree_whose_branch_is_checked_out_elsewhere_keeps_the_branch(
+    rt: Runtime, repo: Path, ws_r: str, tmp_path: Path
+) -> None:
     made = _make(rt, ws_r, activate=False)
     shutil.rmtree(made["worktree_path"])
     git(repo, "worktree", "prune")
     elsewhere = tmp_path / "elsewhere"
     git(repo, "worktree", "add", "-q", str(elsewhere), "feat")
-    res = ok(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"],
-                                        "branch_policy": "delete_if_merged", "merged_into": "main"}))
+    res = ok(
+        rt.call(
+            "RemoveWorktree",
+            {
+                "execution_root_id": made["execution_root_id"],
+                "branch_policy": "delete_if_merged",
+                "merged_into": "main",
+            },
+        )
+    )
     assert (res["disposition"], res["removed"], res["branch_deleted"]) == ("removed_branch_retained", True, False)
     assert str(elsewhere) in res["error"]
     assert git(repo, "rev-parse", "--verify", "refs/heads/feat")
 
 
-def test_another_agent_in_the_vanished_worktree_does_not_block_its_removal(rt: Runtime, repo: Path,
-                                                                          ws_r: str) -> None:
+def test_another_agent_in_the_vanished_worktree_does_not_block_its_removal(rt: Runtime, repo: Path, ws_r: str) -> None:
     made = _make(rt, ws_r, activate=False)
     rt.store.ensure_agent("other", "public_named")
     ok(rt.call("AttachWorkspace", {"path": str(repo)}, agent="other"))
@@ -221,8 +269,9 @@ def test_git_never_runs_in_a_missing_directory(rt: Runtime, repo: Path, ws_r: st
     assert cleanup["status"] == "missing"
     e = _reason(rt.call("RemoveWorktree", {"execution_root_id": made["execution_root_id"]}), "git_failed")
     assert "could not run git" not in e["message"] and str(repo) in e["message"]
-    e = _reason(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "x", "base_ref": "main"}),
-                "not_a_git_repository")
+    e = _reason(
+        rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": "x", "base_ref": "main"}), "not_a_git_repository"
+    )
     assert "no longer exists" in e["message"]
 
 
@@ -231,11 +280,14 @@ def test_git_never_runs_in_a_missing_directory(rt: Runtime, repo: Path, ws_r: st
 
 def test_create_worktree_refuses_a_plain_directory_and_the_agent_home(rt: Runtime, workspace: Path) -> None:
     w_id = state(rt)["attached_workspace_ids"][1]
-    e = _reason(rt.call("CreateWorktree", {"workspace_id": w_id, "branch": "a", "base_ref": "HEAD"}),
-                "not_a_git_repository")
+    e = _reason(
+        rt.call("CreateWorktree", {"workspace_id": w_id, "branch": "a", "base_ref": "HEAD"}), "not_a_git_repository"
+    )
     assert "not a git repository" in e["message"] and e["details"]["workspace_anchor"] == str(workspace)
-    e = _reason(rt.call("CreateWorktree", {"workspace_id": "agent_home", "branch": "a", "base_ref": "HEAD"}),
-                "not_a_git_repository")
+    e = _reason(
+        rt.call("CreateWorktree", {"workspace_id": "agent_home", "branch": "a", "base_ref": "HEAD"}),
+        "not_a_git_repository",
+    )
     assert "agent home" in e["message"]
     assert not (workspace.parent / f".holon-worktrees-{workspace.name}").exists()
 
@@ -249,14 +301,18 @@ def test_create_worktree_refuses_a_subdirectory_of_an_enclosing_repository(rt: R
         ws = rt.workspaces.view("default").ensure_workspace_for(db, str(inner))
         st = rt.workspaces.tables.agent_state("default")
         rt.workspaces.tables.put_agent_state(db, "default", [*st["attached"], ws["workspace_id"]], st["active"])
-    _reason(rt.call("CreateWorktree", {"workspace_id": ws["workspace_id"], "branch": "a", "base_ref": "HEAD"}),
-            "not_a_git_repository")
+    _reason(
+        rt.call("CreateWorktree", {"workspace_id": ws["workspace_id"], "branch": "a", "base_ref": "HEAD"}),
+        "not_a_git_repository",
+    )
 
 
 def test_branch_with_refs_prefix_is_refused(rt: Runtime, repo: Path, ws_r: str) -> None:
     for branch in ("refs/heads/foo", "refs/foo"):
-        e = err(rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": branch, "base_ref": "main"}),
-                "invalid_tool_input")
+        e = err(
+            rt.call("CreateWorktree", {"workspace_id": ws_r, "branch": branch, "base_ref": "main"}),
+            "invalid_tool_input",
+        )
         assert e["details"]["field"] == "branch" and "without refs/heads/" in e["message"]
     assert git(repo, "for-each-ref", "--format=%(refname)", "refs/heads") == "refs/heads/main"
 
@@ -264,8 +320,9 @@ def test_branch_with_refs_prefix_is_refused(rt: Runtime, repo: Path, ws_r: str) 
 # ---------------------------------------------------------------- 5. symlinked anchors
 
 
-def test_repository_attached_through_a_symlink_is_the_same_workspace(rt: Runtime, repo: Path, ws_r: str,
-                                                                     tmp_path: Path) -> None:
+def test_repository_attached_through_a_symlink_is_the_same_workspace(
+    rt: Runtime, repo: Path, ws_r: str, tmp_path: Path
+) -> None:
     link = tmp_path / "R-link"
     link.symlink_to(repo)
     res = ok(rt.call("AttachWorkspace", {"path": str(link)}))

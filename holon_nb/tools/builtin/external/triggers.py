@@ -49,7 +49,8 @@ class CreateExternalTriggerInput(_Strict):
     description: str | None = Field(None, description="Accepted and ignored.")
     source: str | None = Field(None, description="Accepted and ignored.")
     delivery_mode: Literal["enqueue_message", "wake_hint"] = Field(
-        description="Requested delivery; the capability is always wake_hint (alias wake_only accepted).")
+        description="Requested delivery; the capability is always wake_hint (alias wake_only accepted)."
+    )
 
     @field_validator("delivery_mode", mode="before")
     @classmethod
@@ -66,10 +67,18 @@ class CancelExternalTriggerInput(_Strict):
 def _require_id(args: CancelExternalTriggerInput, tool_name: str) -> CancelExternalTriggerInput:
     value = (args.external_trigger_id or "").strip()
     if not value:
-        raise ToolFailure(ToolError(
-            kind="invalid_tool_input", message=f"{tool_name}: `external_trigger_id` must not be empty",
-            details={"tool_name": tool_name, "field": "external_trigger_id", "validation_error": "must not be empty"},
-            recovery_hint="Pass the external_trigger_id CreateExternalTrigger returned."))
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"{tool_name}: `external_trigger_id` must not be empty",
+                details={
+                    "tool_name": tool_name,
+                    "field": "external_trigger_id",
+                    "validation_error": "must not be empty",
+                },
+                recovery_hint="Pass the external_trigger_id CreateExternalTrigger returned.",
+            )
+        )
     return args.model_copy(update={"external_trigger_id": value})
 
 
@@ -84,10 +93,23 @@ async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolCon
 
 
 SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec(name="CreateExternalTrigger", family=Family.EXTERNAL_TRIGGER, input_model=CreateExternalTriggerInput,
-             handler=create_external_trigger, result_name="ExternalTriggerCapability", stability=Stability.HIDDEN,
-             related_surfaces=_SURFACES),
-    ToolSpec(name="CancelExternalTrigger", family=Family.EXTERNAL_TRIGGER, input_model=CancelExternalTriggerInput,
-             handler=cancel_external_trigger, result_name="ExternalTriggerRecord", stability=Stability.HIDDEN,
-             normalize=_require_id, related_surfaces=_SURFACES),
+    ToolSpec(
+        name="CreateExternalTrigger",
+        family=Family.EXTERNAL_TRIGGER,
+        input_model=CreateExternalTriggerInput,
+        handler=create_external_trigger,
+        result_name="ExternalTriggerCapability",
+        stability=Stability.HIDDEN,
+        related_surfaces=_SURFACES,
+    ),
+    ToolSpec(
+        name="CancelExternalTrigger",
+        family=Family.EXTERNAL_TRIGGER,
+        input_model=CancelExternalTriggerInput,
+        handler=cancel_external_trigger,
+        result_name="ExternalTriggerRecord",
+        stability=Stability.HIDDEN,
+        normalize=_require_id,
+        related_surfaces=_SURFACES,
+    ),
 )

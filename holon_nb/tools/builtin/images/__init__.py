@@ -5,8 +5,19 @@ are there too. The work lives in the runtime's image plane (``ctx.images``).
 """
 
 from .declarations import (
-    ENUMS, SPECS, GenerateImageInput, ViewImageInput, render_generate_image_receipt, render_view_image_receipt,
+    ENUMS,
+    SPECS,
+    GenerateImageInput,
+    ViewImageInput,
+    render_generate_image_receipt,
+    render_view_image_receipt,
 )
 
-__all__ = ["ENUMS", "SPECS", "GenerateImageInput", "ViewImageInput", "render_generate_image_receipt",
-           "render_view_image_receipt"]
+__all__ = [
+    "ENUMS",
+    "SPECS",
+    "GenerateImageInput",
+    "ViewImageInput",
+    "render_generate_image_receipt",
+    "render_view_image_receipt",
+]

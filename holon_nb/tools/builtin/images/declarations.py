@@ -21,8 +21,14 @@ from ...errors import ToolFailure
 from ...human import receipt_body
 from ...spec import Family, Rendering, Stability, ToolSpec
 
-__all__ = ["ViewImageInput", "GenerateImageInput", "render_view_image_receipt", "render_generate_image_receipt",
-           "ENUMS", "SPECS"]
+__all__ = [
+    "ViewImageInput",
+    "GenerateImageInput",
+    "render_view_image_receipt",
+    "render_generate_image_receipt",
+    "ENUMS",
+    "SPECS",
+]
 
 #: The allowed values of GenerateImage's enumerated fields (§13; validated here, typed as strings in the schema).
 ENUMS: dict[str, tuple[str, ...]] = {
@@ -54,9 +60,14 @@ class GenerateImageInput(_Strict):
 
 
 def _invalid(tool: str, field: str, problem: str, hint: str, **details: Any) -> ToolFailure:
-    return ToolFailure(ToolError(
-        kind="invalid_tool_input", message=f"{tool}: `{field}` {problem}",
-        details={"tool_name": tool, "field": field, "validation_error": problem, **details}, recovery_hint=hint))
+    return ToolFailure(
+        ToolError(
+            kind="invalid_tool_input",
+            message=f"{tool}: `{field}` {problem}",
+            details={"tool_name": tool, "field": field, "validation_error": problem, **details},
+            recovery_hint=hint,
+        )
+    )
 
 
 def _required(tool: str, field: str, value: str) -> str:
@@ -69,8 +80,9 @@ def _required(tool: str, field: str, value: str) -> str:
 
 
 def _normalize_view(args: ViewImageInput, tool: str) -> ViewImageInput:
-    return args.model_copy(update={"path": _required(tool, "path", args.path),
-                                   "prompt": _required(tool, "prompt", args.prompt)})
+    return args.model_copy(
+        update={"path": _required(tool, "path", args.path), "prompt": _required(tool, "prompt", args.prompt)}
+    )
 
 
 def _normalize_generate(args: GenerateImageInput, tool: str) -> GenerateImageInput:
@@ -80,17 +92,34 @@ def _normalize_generate(args: GenerateImageInput, tool: str) -> GenerateImageInp
         if value is None:
             continue
         if not value.strip():  # §13 rule 1: a supplied enumerated value that is empty is an error
-            raise _invalid(tool, field, "must not be empty", f"Omit `{field}` or pass one of {', '.join(allowed)}.",
-                           value=value, allowed_values=list(allowed))
+            raise _invalid(
+                tool,
+                field,
+                "must not be empty",
+                f"Omit `{field}` or pass one of {', '.join(allowed)}.",
+                value=value,
+                allowed_values=list(allowed),
+            )
         if value.strip() not in allowed:
-            raise _invalid(tool, field, "is not an allowed value", f"Pass one of {', '.join(allowed)}.",
-                           value=value, allowed_values=list(allowed))
+            raise _invalid(
+                tool,
+                field,
+                "is not an allowed value",
+                f"Pass one of {', '.join(allowed)}.",
+                value=value,
+                allowed_values=list(allowed),
+            )
         update[field] = value.strip()
     if args.name is not None:
         stem = re.sub(r"[^A-Za-z0-9_-]", "_", args.name.strip()).strip("_")
         if not stem:
-            raise _invalid(tool, "name", "has no usable filename character",
-                           "Use letters, digits, '-' or '_' in `name`, or omit it.", value=args.name)
+            raise _invalid(
+                tool,
+                "name",
+                "has no usable filename character",
+                "Use letters, digits, '-' or '_' in `name`, or omit it.",
+                value=args.name,
+            )
         update["name"] = stem
     return args.model_copy(update=update)
 
@@ -105,8 +134,13 @@ async def view_image(args: ViewImageInput, ctx: ToolContext) -> dict[str, Any]:
 async def generate_image(args: GenerateImageInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of GenerateImage (§13); writes under ``<agent home>/media/generated/``."""
     return await ctx.images.generate(  # type: ignore[attr-defined]
-        args.prompt, size=args.size, background=args.background, output_format=args.output_format,
-        name=args.name, agent_home=ctx.agent_home)
+        args.prompt,
+        size=args.size,
+        background=args.background,
+        output_format=args.output_format,
+        name=args.name,
+        agent_home=ctx.agent_home,
+    )
 
 
 def _size(size: dict[str, Any] | None) -> str:
@@ -125,10 +159,14 @@ def render_view_image_receipt(env: dict[str, Any], context: Any = None) -> str:
     ref, obs = result["visual_reference"], result["observation"]
     by = obs.get("generated_by", {})
     who = "/".join(x for x in (by.get("provider"), by.get("model")) if x) or "unknown"
-    lines = [env.get("summary_text") or "ViewImage",
-             f"Reference: {ref['id']} {ref['mime']} {ref['byte_count']} bytes sha256 {ref['sha256']} {ref['path']}",
-             f"Size: {_size(ref.get('size'))}", f"Generated by: {who} ({by.get('mode', result.get('selected_mode'))})",
-             f"Prompt: {obs.get('prompt', '')}", f"Summary: {obs.get('summary', '')}"]
+    lines = [
+        env.get("summary_text") or "ViewImage",
+        f"Reference: {ref['id']} {ref['mime']} {ref['byte_count']} bytes sha256 {ref['sha256']} {ref['path']}",
+        f"Size: {_size(ref.get('size'))}",
+        f"Generated by: {who} ({by.get('mode', result.get('selected_mode'))})",
+        f"Prompt: {obs.get('prompt', '')}",
+        f"Summary: {obs.get('summary', '')}",
+    ]
     for key, label in (("ocr", "OCR"), ("elements", "Elements"), ("relations", "Relations"), ("issues", "Issues")):
         if obs.get(key):
             lines.append(f"{label}: {_compact(obs[key])}")
@@ -142,22 +180,41 @@ def render_view_image_receipt(env: dict[str, Any], context: Any = None) -> str:
 def render_generate_image_receipt(env: dict[str, Any], context: Any = None) -> str:
     """GenerateImage's text receipt (§13 "Receipt")."""
     result = env["result"]
-    lines = [env.get("summary_text") or "GenerateImage", f"Provider/model: {result['provider']}/{result['model']}",
-             f"Prompt: {result['prompt']}"]
+    lines = [
+        env.get("summary_text") or "GenerateImage",
+        f"Provider/model: {result['provider']}/{result['model']}",
+        f"Prompt: {result['prompt']}",
+    ]
     for img in result.get("images", []):
-        lines.append(f"Image: {img['id']} ({img['mime']}, {img['byte_count']} bytes, sha256 {img['sha256']}, "
-                     f"uri {img['uri']})")
+        lines.append(
+            f"Image: {img['id']} ({img['mime']}, {img['byte_count']} bytes, sha256 {img['sha256']}, uri {img['uri']})"
+        )
         lines.append(f"Size: {_size(img.get('size'))}")
     return "\n".join(lines)
 
 
 SPECS = (
-    ToolSpec(name="ViewImage", family=Family.LOCAL_ENVIRONMENT, input_model=ViewImageInput, handler=view_image,
-             result_name="ViewImageResult", stability=Stability.EXPERIMENTAL, rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_view_image_receipt, normalize=_normalize_view,
-             human=receipt_body(render_view_image_receipt)),
-    ToolSpec(name="GenerateImage", family=Family.LOCAL_ENVIRONMENT, input_model=GenerateImageInput,
-             handler=generate_image, result_name="GenerateImageResult", rendering=Rendering.CUSTOM_TEXT,
-             render_receipt=render_generate_image_receipt, normalize=_normalize_generate,
-             human=receipt_body(render_generate_image_receipt)),
+    ToolSpec(
+        name="ViewImage",
+        family=Family.LOCAL_ENVIRONMENT,
+        input_model=ViewImageInput,
+        handler=view_image,
+        result_name="ViewImageResult",
+        stability=Stability.EXPERIMENTAL,
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_view_image_receipt,
+        normalize=_normalize_view,
+        human=receipt_body(render_view_image_receipt),
+    ),
+    ToolSpec(
+        name="GenerateImage",
+        family=Family.LOCAL_ENVIRONMENT,
+        input_model=GenerateImageInput,
+        handler=generate_image,
+        result_name="GenerateImageResult",
+        rendering=Rendering.CUSTOM_TEXT,
+        render_receipt=render_generate_image_receipt,
+        normalize=_normalize_generate,
+        human=receipt_body(render_generate_image_receipt),
+    ),
 )
