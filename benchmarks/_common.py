@@ -6,8 +6,9 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 RESULTS = Path(__file__).with_name("results")
 

@@ -21,7 +21,6 @@ import sys
 import tempfile
 
 import anyio.from_thread
-
 from _common import interleaved_ms, median_ms, save
 
 from holon_nb import Runtime

@@ -54,7 +54,7 @@ def main(mib: int = 512, rounds: int = 5) -> None:
             "cat_pipe_mb_s": round(nbytes / cat_s / 1e6, 1),
             "promoted_task_mb_s": round(nbytes / ours_s / 1e6, 1),
             "ratio_task_to_cat": round(cat_s / ours_s, 3),
-            "ratio_per_round": [round(c / o, 2) for c, o in zip(cat_times, ours_times)],
+            "ratio_per_round": [round(c / o, 2) for c, o in zip(cat_times, ours_times, strict=False)],
             "task_status": status,
             "log_bytes": log_bytes,
             "rss_before_mib": round(rss0 / 1024, 1),

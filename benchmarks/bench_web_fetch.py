@@ -11,14 +11,14 @@ Run: ``python benchmarks/bench_web_fetch.py [RUNS]``. Measured on a shared 2-cor
 
 from __future__ import annotations
 
+import http.server
 import random
 import statistics
 import sys
 import tempfile
 import threading
-import http.server
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import httpx
 from _common import median_ms, save

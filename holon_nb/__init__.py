@@ -55,7 +55,7 @@ def agent_turns() -> list[Any]:
     return _session.turns.results()
 
 
-def _set_runtime(rt: "Runtime | None") -> None:
+def _set_runtime(rt: Runtime | None) -> None:
     set_current(rt)
 
 

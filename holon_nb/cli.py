@@ -53,8 +53,8 @@ import difflib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -260,7 +260,7 @@ def _cmd_tools(ns: argparse.Namespace) -> int:
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip())
     return EXIT_OK
 
 
@@ -319,10 +319,10 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 
 
 def _cmd_prune(ns: argparse.Namespace) -> int:
-    from .runtime.housekeeping import PrunePolicy, prune_home
-    from .runtime.housekeeping.prune import StoreReader, record_task_pruned
     from .runtime.core.settings import RuntimeSettings, resolve_home
     from .runtime.core.store import Store
+    from .runtime.housekeeping import PrunePolicy, prune_home
+    from .runtime.housekeeping.prune import StoreReader, record_task_pruned
 
     home = resolve_home(ns.home)
     if not (home / "holon.sqlite3").is_file():

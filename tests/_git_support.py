@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from _support import ok
+
 from holon_nb import Runtime
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import http.server
 import ssl
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 Route = Callable[["Request"], tuple[int, dict[str, str], "bytes | Iterable[bytes]"]]
 
@@ -97,7 +98,7 @@ class LocalServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterator
-
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 

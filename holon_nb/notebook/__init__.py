@@ -25,13 +25,13 @@ from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
 from .config import SETTINGS_INPUTS, HolonNB
+from .image_magics import ImageMagics
 from .live import LiveHub
 from .magics import HolonMagics
 from .session import _Session, current_session, freeze_live_boards, set_session, wait_and_report
-from .work_magics import WorkMagics
 from .web import WebMagics
+from .work_magics import WorkMagics
 from .workspace_magics import WorkspaceMagics
-from .image_magics import ImageMagics
 
 __all__ = [
     "AgentMagics",

@@ -23,12 +23,12 @@ from IPython.core.magic import cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..runtime.core.ids import DEFAULT_AGENT_ID
 from ..runtime.core.events import RuntimeEvent
+from ..runtime.core.ids import DEFAULT_AGENT_ID
 from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
-from .image_magics import envelope_previews
 from .display import Note, Table
+from .image_magics import envelope_previews
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
@@ -65,7 +65,7 @@ class TurnHub:
         session: The loaded extension's session.
     """
 
-    def __init__(self, session: "_Session"):
+    def __init__(self, session: _Session):
         self._session = session
         self._rt = session.rt
         self._lock = threading.Lock()
@@ -506,7 +506,7 @@ class AgentMagics(SessionMagics):
             self._call("ListModelProviders", payload, args.raise_error)
 
 
-def _cassette(session: "_Session", path: str, mode: str) -> Any:
+def _cassette(session: _Session, path: str, mode: str) -> Any:
     """The cassette of one ``%%agent`` turn (path relative to the notebook's directory).
 
     Raises:
@@ -545,7 +545,7 @@ def default_cassette(notebook: str, n: int) -> Path:
     return nb.with_name(f"{nb.stem}.holon") / "cassettes" / f"agent-{n}.jsonl"
 
 
-def render_transcript(trace: "TurnTrace") -> str:
+def render_transcript(trace: TurnTrace) -> str:
     """The plain text of an ended turn (see :func:`holon_nb.notebook.agent_view.render_transcript`)."""
     from .agent_view import render_transcript as render
 

@@ -31,7 +31,6 @@ from ..tools.card import card_root, render_card
 from ..tools.human import clip, glance, pretty_input, render_human, shorten_paths
 from ..tools.registry import REGISTRY
 
-
 #: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
 
@@ -441,6 +440,7 @@ class AgentTurnView(VBox):
         for b, (decision, label) in zip(
             buttons,
             (("approve_once", "Approve once"), ("approve_session", "Approve for this session"), ("deny", "Deny")),
+            strict=False,
         ):
             b.on_click(answer(decision, label))
 

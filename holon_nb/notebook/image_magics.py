@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import line_magic, magics_class

@@ -59,12 +59,12 @@ class _Session:
 _session: _Session | None = None
 
 
-def current_session() -> "_Session | None":
+def current_session() -> _Session | None:
     """The loaded extension's session, or None when it is not loaded."""
     return _session
 
 
-def set_session(session: "_Session | None") -> None:
+def set_session(session: _Session | None) -> None:
     """Record ``session`` as the loaded one (None: unloaded)."""
     global _session
     _session = session

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from typing import Any, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import anthropic
 import anyio
@@ -465,7 +466,7 @@ class AnthropicMessagesProvider(HTTPTransport):
                 **diag,
             ) from None
         except ProviderTransportError as exc:
-            raise fill_diagnostics(exc, stage, diag)
+            raise fill_diagnostics(exc, stage, diag)  # noqa: B904 - the same exception, re-raised
         except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain
             raise classify_exception(exc, stage=stage, context=_CONTEXT, **diag) from None
         return dataclasses.replace(result, provider_request_id=request_id)

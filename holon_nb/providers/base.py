@@ -257,7 +257,7 @@ class TokenUsage:
         """``input_tokens + output_tokens``."""
         return self.input_tokens + self.output_tokens
 
-    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+    def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
 
     def to_dict(self) -> dict[str, int]:
@@ -357,7 +357,7 @@ class ProviderTransportError(Exception):
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ProviderTransportError":
+    def from_dict(cls, data: dict[str, Any]) -> ProviderTransportError:
         """Inverse of :meth:`to_dict`."""
         usage = data.get("token_usage")
         return cls(

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..tools.errors import HolonNBError
 from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs

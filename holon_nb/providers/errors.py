@@ -14,8 +14,9 @@ Diagnostic URLs lose credentials, query and fragment (:func:`sanitize_url`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..tools.receipts import Scrubber

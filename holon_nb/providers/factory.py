@@ -11,7 +11,8 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import Any, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from .base import ProviderTransportError, TurnRequest, TurnResponse
 from .catalog import ResolvedProvider, resolve_provider

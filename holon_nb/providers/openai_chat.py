@@ -9,7 +9,8 @@ Arguments (⚑ §1.6): an object is accepted as is; unparseable or non-object st
 from __future__ import annotations
 
 import re
-from typing import Any, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 from .base import (
     AssistantBlocks,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import openai
@@ -110,7 +111,7 @@ async def openai_request(
             **diag,
         ) from None
     except ProviderTransportError as exc:
-        raise fill_diagnostics(exc, stage, diag)
+        raise fill_diagnostics(exc, stage, diag)  # noqa: B904 - the same exception, re-raised
     except Exception as exc:  # noqa: BLE001 - SDK/HTTP failures are classified by type and message chain
         raise classify_exception(exc, stage=stage, context=context, **diag) from None
     return dataclasses.replace(result, provider_request_id=request_id)

@@ -8,7 +8,8 @@ cassettes and tests can use them without the network.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 from .base import (
     AssistantBlocks,

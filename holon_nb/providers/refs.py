@@ -14,7 +14,7 @@ Example::
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from .catalog import legacy_aliases
 from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef, ModelRefError

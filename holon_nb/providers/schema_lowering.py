@@ -32,7 +32,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 __all__ = [
     "CONTRACTS",

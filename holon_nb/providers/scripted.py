@@ -36,9 +36,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .base import (
     AssistantBlocks,
@@ -131,28 +132,28 @@ class Step:
 
     # ------------------------------------------------------------ builders
     @classmethod
-    def text(cls, text: str, stop_reason: str = "end_turn") -> "Step":
+    def text(cls, text: str, stop_reason: str = "end_turn") -> Step:
         """A response with one text block."""
         return cls(reply=TurnResponse(blocks=(TextBlock(text),), stop_reason=stop_reason))
 
     @classmethod
-    def tool_use(cls, id: str, name: str, input: Any = None, stop_reason: str = "tool_use") -> "Step":  # noqa: A002
+    def tool_use(cls, id: str, name: str, input: Any = None, stop_reason: str = "tool_use") -> Step:  # noqa: A002
         """A response with one function call (``input`` None means ``{}``)."""
         return cls.tool_uses([(id, name, {} if input is None else input)], stop_reason=stop_reason)
 
     @classmethod
-    def tool_uses(cls, calls: Iterable[tuple[str, str, Any]], stop_reason: str = "tool_use") -> "Step":
+    def tool_uses(cls, calls: Iterable[tuple[str, str, Any]], stop_reason: str = "tool_use") -> Step:
         """A response with several calls ``[(id, name, input), …]`` in one round."""
         blocks = tuple(ToolUseBlock(id=i, name=n, input={} if a is None else a) for i, n, a in calls)
         return cls(reply=TurnResponse(blocks=blocks, stop_reason=stop_reason))
 
     @classmethod
-    def response(cls, blocks: Iterable[Block], stop_reason: str | None = None) -> "Step":
+    def response(cls, blocks: Iterable[Block], stop_reason: str | None = None) -> Step:
         """A response made of the given blocks (text, tool_use, thinking, …)."""
         return cls(reply=TurnResponse(blocks=tuple(blocks), stop_reason=stop_reason))
 
     @classmethod
-    def failure(cls, message: str) -> "Step":
+    def failure(cls, message: str) -> Step:
         """An untyped failure (:class:`ScriptedFailure`), classified ``unknown``/``fail_fast``."""
         return cls(failure_message=message)
 
@@ -166,7 +167,7 @@ class Step:
         disposition: str | None = None,
         message: str | None = None,
         token_usage: tuple[int, int] | None = None,
-    ) -> "Step":
+    ) -> Step:
         """A classified :class:`ProviderTransportError` (``disposition`` defaults from spec §2.4)."""
         return cls(
             typed_error={
@@ -179,7 +180,7 @@ class Step:
             }
         )
 
-    def with_usage(self, input_tokens: int, output_tokens: int) -> "Step":
+    def with_usage(self, input_tokens: int, output_tokens: int) -> Step:
         """A copy whose response reports this token usage."""
         if self.reply is None:
             raise ScriptError("with_usage applies to a response step, not an error or failure")
@@ -188,7 +189,7 @@ class Step:
             reply=dataclasses.replace(self.reply, input_tokens=int(input_tokens), output_tokens=int(output_tokens)),
         )
 
-    def expecting(self, **expect: Any) -> "Step":
+    def expecting(self, **expect: Any) -> Step:
         """A copy that checks the incoming request first (keys of spec §4.2 ``expect``).
 
         Raises:
@@ -235,12 +236,12 @@ class ScriptedProvider:
         self._consumed = 0
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ScriptedProvider":
+    def from_file(cls, path: str | Path) -> ScriptedProvider:
         """Load a script file (YAML or JSON); see :func:`load_script`."""
         return load_script(path)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str = "<script>") -> "ScriptedProvider":
+    def from_dict(cls, data: Mapping[str, Any], source: str = "<script>") -> ScriptedProvider:
         """Build from the parsed file form ``{format, route_ref?, steps: [...]}``.
 
         Raises:
@@ -451,7 +452,7 @@ def _match(expected: Any, actual: Any, path: str) -> None:
         if not isinstance(actual, list) or len(actual) != len(expected):
             got = len(actual) if isinstance(actual, list) else type(actual).__name__
             raise _Mismatch(path, f"expected a list of {len(expected)}, got {got}")
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             _match(e, a, f"{path}[{i}]")
         return
     if expected != actual:

@@ -6,7 +6,8 @@ lowering through :func:`holon_nb.providers.schema_lowering.lower_tool_schema` (Â
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..tools.receipts import Scrubber
 from .base import ProviderToolSpec, ProviderTransportError, TurnRequest

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Iterable
+from typing import Any
 
 import anyio
 

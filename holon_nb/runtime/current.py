@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 
 __all__ = ["get_runtime", "set_current", "current"]
 
-_current: "Runtime | None" = None
+_current: Runtime | None = None
 
 
-def get_runtime() -> "Runtime":
+def get_runtime() -> Runtime:
     """Return the kernel's runtime started by ``%load_ext holon_nb``.
 
     Raises:
@@ -27,12 +27,12 @@ def get_runtime() -> "Runtime":
     return _current
 
 
-def current() -> "Runtime | None":
+def current() -> Runtime | None:
     """The runtime last set (maybe closed), or None."""
     return _current
 
 
-def set_current(rt: "Runtime | None") -> None:
+def set_current(rt: Runtime | None) -> None:
     """Make ``rt`` the kernel's runtime (None: no runtime loaded)."""
     global _current
     _current = rt

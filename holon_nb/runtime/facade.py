@@ -19,32 +19,32 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..tools.ansi import without_escapes
-from ..tools.context import CallContext
+from ..tools.context import CallContext, resolve_shell
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
-from ..tools.context import resolve_shell
 from ..tools.spec import Profile
+from .agents.approvals import ApprovalBroker
+from .agents.plane import AgentPlane
 from .core.context import RuntimeToolContext
-from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
 from .core.events import EventBus, RuntimeEvent
+from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
 from .core.loop import LoopThread
-from .core.result import ToolResult
 from .core.records import ExecutionRecords
+from .core.result import ToolResult
 from .core.settings import RuntimeSettings, resolve_home
 from .core.store import Store, is_busy, new_id
-from .tasks.agent import AgentTasks
-from .agents.plane import AgentPlane
-from .agents.approvals import ApprovalBroker
 from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
+from .tasks.agent import AgentTasks
 from .tasks.service import TaskService
 from .triggers import TriggerService
 from .web import WebService
@@ -52,8 +52,8 @@ from .work.service import WorkService
 from .workspaces.service import WorkspaceService
 
 if TYPE_CHECKING:
-    from .housekeeping import PruneReport
     from .agents.conversations import ConversationStore
+    from .housekeeping import PruneReport
     from .models.providers import ProviderRegistry
     from .turns.records import TurnResult
     from .turns.service import TurnService
@@ -201,11 +201,11 @@ class Runtime:
             store.busy_timeout_s = value.store_busy_timeout_s
 
     @classmethod
-    def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Runtime":
+    def open(cls, home: str | os.PathLike[str] | None = None, **kwargs: Any) -> Runtime:
         """Start a runtime (same as the constructor); use as a context manager."""
         return cls(home, **kwargs)
 
-    def __enter__(self) -> "Runtime":
+    def __enter__(self) -> Runtime:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -421,7 +421,7 @@ class Runtime:
     # ------------------------------------------------------------ disk (D13)
     def prune(
         self, *, dry_run: bool = False, max_home_bytes: int | None = None, max_age_days: float | None = None
-    ) -> "PruneReport":
+    ) -> PruneReport:
         """Prune command artifacts and ended tasks' logs of the home by the settings' policy (D13).
 
         Args:
@@ -496,25 +496,25 @@ class Runtime:
 
     # ------------------------------------------------------------ agent turns (turn-loop spec §1)
     @functools.cached_property
-    def turns(self) -> "TurnService":
+    def turns(self) -> TurnService:
         """The turn service: runs the turn loop, holds ``providers`` and ``conversations`` (created on first use)."""
         from .turns.service import TurnService
 
         return TurnService(self)
 
     @property
-    def providers(self) -> "ProviderRegistry":
+    def providers(self) -> ProviderRegistry:
         """Providers turns may use: ``rt.providers.register("scripted@default/scripted", ScriptedProvider(...))``."""
         return self.turns.providers
 
     @property
-    def conversations(self) -> "ConversationStore":
+    def conversations(self) -> ConversationStore:
         """Durable turns, transcripts and token totals of the agents."""
         return self.turns.conversations
 
     def run_turn(
         self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
-    ) -> "TurnResult":
+    ) -> TurnResult:
         """Run one agent turn (model call → tool calls → results back → …) and wait for its end.
 
         Args:
@@ -540,7 +540,7 @@ class Runtime:
         *,
         max_wakes: int = 5,
         timeout_s: float | None = None,
-    ) -> list["TurnResult"]:
+    ) -> list[TurnResult]:
         """Run a turn, then each turn its woken waits start, until the agent has nothing to wait for.
 
         After a turn that completes with a wait active (``WaitFor`` on a task, a timer, operator input…),
@@ -567,7 +567,7 @@ class Runtime:
 
     async def async_run_turn(
         self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
-    ) -> "TurnResult":
+    ) -> TurnResult:
         """The coroutine behind :meth:`run_turn`; runs on the runtime thread."""
         return await self.turns.run(message, agent=agent, model=model, max_rounds=max_rounds)
 

@@ -29,8 +29,9 @@ import difflib
 import json
 import re
 import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
 from .tags import has_tag

@@ -38,8 +38,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Mapping
+from typing import Any, BinaryIO
 
 import nbformat
 from nbclient import NotebookClient
@@ -53,8 +54,8 @@ from ..tools.receipts import Scrubber
 from .kernel_code import FINISH, FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
-from .tags import has_tag
 from .summary import CellReport, RunSummary, count_receipts, format_summary
+from .tags import has_tag
 
 __all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
 
@@ -506,7 +507,7 @@ def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
                 "".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
                 for o in outputs[i : j + 1]
             ]
-            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts)):
+            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts), strict=False):
                 o["text"] = text
         i = j + 1
 

@@ -56,9 +56,11 @@ import re
 import subprocess
 import sysconfig
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+
 from ..tools.ansi import terminal_text as _terminal
 
 __all__ = [
@@ -136,7 +138,7 @@ class Roots:
     @classmethod
     def current(
         cls, *, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None
-    ) -> "Roots":
+    ) -> Roots:
         """Roots of this process: ``home`` (default ``$HOLON_NB_HOME``), ``workspace``, the temp dir,
         and the git checkout the workspace is in (:func:`git_roots`)."""
         home = home if home is not None else os.environ.get("HOLON_NB_HOME")
@@ -150,7 +152,7 @@ class Roots:
         )
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any] | None) -> "Roots":
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> Roots:
         """Roots from ``{"home": str|[str], "workspace": …, "tmp": …}`` (a notebook's recorded roots)."""
         data = data or {}
 
@@ -160,7 +162,7 @@ class Roots:
 
         return cls(home=get("home"), workspace=get("workspace"), tmp=get("tmp"), repo=get("repo"), site=get("site"))
 
-    def merged(self, other: "Roots") -> "Roots":
+    def merged(self, other: Roots) -> Roots:
         """Both sets of roots (the saved run's and this run's)."""
         return Roots(
             self.home + other.home,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import keyword
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode

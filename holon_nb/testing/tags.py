@@ -14,7 +14,8 @@ A ``# NBVAL_…`` marker counts when it is a comment line of the cell's source, 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["TAGS", "has_tag"]
 

@@ -107,7 +107,7 @@ def without_escapes(value: Any) -> Any:
         return value if all(new[k] is value[k] for k in value) else new
     if isinstance(value, list):
         items = [without_escapes(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        return value if all(a is b for a, b in zip(items, value, strict=False)) else items
     return value
 
 

@@ -56,7 +56,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _format_validation(exc: "ValidationError") -> tuple[str, list[str]]:
+def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     """Render pydantic errors with serde-style phrases; return (text, unknown keys)."""
     phrases: list[str] = []
     unknown: list[str] = []
@@ -79,7 +79,7 @@ def _format_validation(exc: "ValidationError") -> tuple[str, list[str]]:
     return "; ".join(phrases), unknown
 
 
-def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> "BaseModel":
+def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> BaseModel:
     """Decode, coerce and strictly validate arguments for ``spec``.
 
     Args:
@@ -178,7 +178,7 @@ def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]
             yield from _strings(item, f"{path}[{i}]", depth + 1)
 
 
-def check_text_sizes(tool: str, args: "BaseModel") -> None:
+def check_text_sizes(tool: str, args: BaseModel) -> None:
     """Refuse an input whose text fields exceed :data:`MAX_TEXT_FIELD_CHARS`.
 
     Raises:

@@ -113,6 +113,6 @@ class ToolFailure(Exception):
     Never escapes ``dispatch()``.
     """
 
-    def __init__(self, error: "ToolError"):
+    def __init__(self, error: ToolError):
         super().__init__(error.message)
         self.error = error

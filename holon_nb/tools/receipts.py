@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, render_error_receipt, render_json_receipt
 from .registry import REGISTRY, Registry
@@ -111,7 +112,7 @@ class Scrubber:
         """Whether any secret value occurs in ``text`` (substring search: much faster than the regex)."""
         return any(v in text for v in self._values)
 
-    def stream(self) -> "StreamScrubber":
+    def stream(self) -> StreamScrubber:
         """A :class:`StreamScrubber` for one stream of text written in chunks (a task log, a spool)."""
         return StreamScrubber(self)
 

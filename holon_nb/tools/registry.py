@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .spec import PROFILE_FAMILIES, Family, Profile, ToolSpec
 
@@ -51,7 +51,7 @@ class Registry:
         """The tools of one family."""
         return [s for s in self._specs if s.family is family]
 
-    def with_specs(self, *extra: ToolSpec) -> "Registry":
+    def with_specs(self, *extra: ToolSpec) -> Registry:
         """Return a new registry with ``extra`` appended (tests use this)."""
         return Registry((*self._specs, *extra))
 

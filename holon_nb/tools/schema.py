@@ -9,7 +9,7 @@ schema-directed coercion (D4) and by provider lowering.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pydantic loads with the first tool model, not with this module
@@ -63,7 +63,7 @@ def _tidy(node: Any) -> Any:
     return node
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema()
     defs = raw.get("$defs", {})

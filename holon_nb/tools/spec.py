@@ -8,9 +8,10 @@ from these declarations (design.md, "The tool surface").
 from __future__ import annotations
 
 import enum
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
@@ -100,7 +101,7 @@ class ToolSpec:
 
     name: str
     family: Family
-    input_model: type["BaseModel"]
+    input_model: type[BaseModel]
     handler: Handler
     result_name: str
     stability: Stability = Stability.STABLE

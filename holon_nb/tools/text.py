@@ -7,7 +7,8 @@ diagnostics).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "TRUNCATION_MARKER",

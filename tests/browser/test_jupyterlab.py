@@ -12,8 +12,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
-
 from _browser import (
     chromium_page,
     jupyter_server,
@@ -25,6 +23,7 @@ from _browser import (
     settle,
     shots_dir,
 )
+from nbformat.v4 import new_code_cell, new_notebook
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser

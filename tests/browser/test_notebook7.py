@@ -9,9 +9,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
-
 from _browser import chromium_page, jupyter_server, open_notebook, require, run_cells, settle, shots_dir
+from nbformat.v4 import new_code_cell, new_notebook
 
 require("playwright", "notebook")
 pytestmark = pytest.mark.browser

@@ -19,8 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-from _support import tutorial_names
 from _browser import (
     CLEARED,
     chromium_page,
@@ -36,6 +34,7 @@ from _browser import (
     settle,
     shots_dir,
 )
+from _support import tutorial_names
 
 require("playwright", "jupyterlab")
 pytestmark = pytest.mark.browser

@@ -13,7 +13,6 @@ from typing import Any
 import nbformat
 import pytest
 from nbclient import NotebookClient
-
 from unit.images.conftest import image_bytes
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ from typing import Any
 
 import nbformat
 import pytest
+from _reader import assert_reads_as_text
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
-from _reader import assert_reads_as_text
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01-quickstart.ipynb"
 

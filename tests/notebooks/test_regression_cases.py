@@ -13,11 +13,11 @@ from typing import Any
 
 import nbformat
 import pytest
+from _support import write_nb
 
 from holon_nb.testing.check import CheckOptions, check_notebook
 from holon_nb.testing.harness import run_notebook
 from holon_nb.testing.normalize import RESULT_MIMETYPE
-from _support import write_nb
 
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
 
@@ -54,17 +54,14 @@ def pytest_run(*args: str, cwd: Path, timeout: float = 240) -> subprocess.Comple
     )
 
 
-GENERATED_RECEIPT = (
-    """\
+GENERATED_RECEIPT = f"""\
 import random, secrets, tempfile
 from IPython.display import display
 scratch = tempfile.mkdtemp()
-display({%r: {"tool_name": "ExecCommand", "status": "success", "result": {
+display({{{RESULT_MIMETYPE!r}: {{"tool_name": "ExecCommand", "status": "success", "result": {{
     "task_id": "task_" + secrets.token_hex(8)[:15], "duration_ms": random.randint(1, 999),
-    "cwd": scratch + "/build", "exit_status": 0}}}, raw=True)
+    "cwd": scratch + "/build", "exit_status": 0}}}}}}, raw=True)
 """
-    % RESULT_MIMETYPE
-)
 
 
 def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from _support import write_nb
 
 from holon_nb.testing.check import CheckOptions, check_notebook
-from _support import write_nb
 
 COUNT = (
     "with open('state.txt', 'a') as f:\n    f.write('run\\n')\n"

@@ -15,8 +15,8 @@ from typing import Any
 
 import nbformat
 import pytest
-
 from _reader import assert_reads_as_text, plain_texts
+
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import run_notebook
 

@@ -72,7 +72,7 @@ def first_difference(a: Any, b: Any, path: list[Any] | None = None) -> list[Any]
                 return found
         return None
     if isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             found = first_difference(x, y, path + [i])
             if found is not None:
                 return found

@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..media import GeneratedImage, MediaCallError, generate_images, observe_image
 
@@ -100,7 +101,7 @@ class MediaCassette:
             if i not in self._used and item["kind"] == kind and item["request"] == request:
                 self._used.add(i)
                 return item
-        for i, item in enumerate(self.interactions):  # a repeated call replays the same answer again
+        for item in self.interactions:  # a repeated call replays the same answer again
             if item["kind"] == kind and item["request"] == request:
                 return item
         raise MediaCallError(

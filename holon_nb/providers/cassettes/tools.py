@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from .errors import RERECORD_HINT, CassetteDrift, CassetteExhausted
 __all__ = ["ReplayedTool", "ToolTape", "call_fields", "input_sha256"]
 
 ToolOutcome = tuple[dict[str, Any], str, bool]
-ToolRunner = Callable[[Any], "Awaitable[ToolOutcome] | ToolOutcome"]
+ToolRunner = Callable[[Any], Awaitable[ToolOutcome] | ToolOutcome]
 
 
 @dataclass

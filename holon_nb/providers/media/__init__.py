@@ -5,11 +5,11 @@ May use: the rest of ``holon_nb.providers`` (catalog, SDK client glue) and ``hol
 """
 
 from .calls import (
-    GeneratedImage,
-    MediaCallError,
     OPENAI_COMPATIBLE,
     VISION_SYSTEM_PROMPT,
     VISION_TRANSPORTS,
+    GeneratedImage,
+    MediaCallError,
     generate_images,
     observe_image,
 )

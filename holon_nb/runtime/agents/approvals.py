@@ -40,8 +40,9 @@ import inspect
 import json
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -81,7 +82,7 @@ class ApprovalPolicy(str, enum.Enum):
     ALWAYS = "always"
 
     @classmethod
-    def parse(cls, value: Any) -> "ApprovalPolicy":
+    def parse(cls, value: Any) -> ApprovalPolicy:
         """The policy named by ``value``; an unknown value fails closed (``always``) with a warning."""
         if isinstance(value, cls):
             return value
@@ -124,10 +125,10 @@ class ApprovalRequest:
     round: int | None = None
 
 
-Asker = Callable[[ApprovalRequest], Union[Awaitable[str], str]]
+Asker = Callable[[ApprovalRequest], Awaitable[str] | str]
 
 
-def _outside(workdir: str | None, ctx: "ToolContext") -> str | None:
+def _outside(workdir: str | None, ctx: ToolContext) -> str | None:
     """The resolved ``workdir`` when it lies outside the active execution root, else None."""
     if workdir is None:
         return None
@@ -140,7 +141,7 @@ def _outside(workdir: str | None, ctx: "ToolContext") -> str | None:
 
 
 def approval_reason(
-    spec: ToolSpec, args: Any, ctx: "ToolContext", policy: ApprovalPolicy | str | None = None
+    spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
 ) -> str | None:
     """Why ``policy`` asks before this call, or None when it does not.
 
@@ -176,7 +177,7 @@ def approval_reason(
     return None
 
 
-def needs_approval(spec: ToolSpec, args: Any, ctx: "ToolContext", policy: ApprovalPolicy | str | None = None) -> bool:
+def needs_approval(spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None) -> bool:
     """True when ``policy`` (default: the runtime setting) asks the user before this call (module docstring)."""
     return approval_reason(spec, args, ctx, policy) is not None
 
@@ -201,7 +202,7 @@ class ApprovalBroker:
         history: The decisions of this session, oldest first (at most 200).
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         self.rt = rt
         self.asker: Asker | None = None
         self.history: list[_Record] = []
@@ -308,7 +309,7 @@ class ApprovalBroker:
             return "deny", "asker_failed"
         return str(answer), "asker"
 
-    async def check(self, name: str, args: Any, ctx: "ToolContext | CallContext") -> dict[str, Any] | None:
+    async def check(self, name: str, args: Any, ctx: ToolContext | CallContext) -> dict[str, Any] | None:
         """Decide whether a model's call may run; call it right before ``dispatch`` (runtime thread).
 
         Args:
@@ -372,7 +373,7 @@ class ApprovalBroker:
             return None
         return error_envelope(name, _denied(request, source, self.timeout_s))
 
-    def _context(self, ctx: Any) -> "ToolContext":
+    def _context(self, ctx: Any) -> ToolContext:
         if hasattr(ctx, "call") and hasattr(ctx, "workspaces"):
             return ctx  # type: ignore[no-any-return]
         from ..core.context import RuntimeToolContext

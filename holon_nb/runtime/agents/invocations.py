@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..core.events import RuntimeEvent
+from ..core.store import Store, is_busy, now_rfc3339
+from ..tasks.service import TERMINAL
+from ..work.records import decode
 from .runs import (
     EXPECTED_RUN_ERRORS,
     ChildTurnOutcome,
@@ -33,10 +37,6 @@ from .runs import (
     model_ref,
     sanitize_final_text,
 )
-from ..core.events import RuntimeEvent
-from ..core.store import Store, is_busy, now_rfc3339
-from ..tasks.service import TERMINAL
-from ..work.records import decode
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost
@@ -67,7 +67,7 @@ class InvocationRuns:
             the runtime's turn loop. Replace it to drive children without a model (tests, notebooks).
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         self.rt = rt
         self.turn_runner: ChildTurnRunner = default_turn_runner
         self._runs: dict[str, anyio.CancelScope] = {}

@@ -30,10 +30,10 @@ import anyio
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ..core.store import Store, new_id, now_rfc3339
 from .invocations import InvocationRuns
 from .runs import ChildTurnOutcome, ChildTurnRunner, agent_model, model_ref
 from .templates import Template, load_template
-from ..core.store import Store, new_id, now_rfc3339
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext
@@ -91,7 +91,7 @@ class AgentLifecycle:
             turn; replace it to drive children without a model (tests, notebooks).
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         self.rt = rt
         ensure_agent_columns(rt.store)
         self.runs = InvocationRuns(rt)
@@ -280,7 +280,7 @@ class AgentLifecycle:
     # ------------------------------------------------------------ CreateAgent (§5.5)
     async def create_agent(
         self,
-        call: "CallContext",
+        call: CallContext,
         agent_id: str,
         *,
         initial_message: str | None,
@@ -423,7 +423,7 @@ class AgentLifecycle:
         Store.insert_task(db, rec)
         return rec
 
-    async def invoke_resident(self, call: "CallContext", target_id: str, message: str) -> dict[str, Any]:
+    async def invoke_resident(self, call: CallContext, target_id: str, message: str) -> dict[str, Any]:
         """Resident mode (§5.6 rule 2): an ``agent_invocation_task`` and the message queued to ``target_id``.
 
         Raises:
@@ -478,7 +478,7 @@ class AgentLifecycle:
 
     async def invoke_child(
         self,
-        call: "CallContext",
+        call: CallContext,
         message: str,
         *,
         template: str | None,

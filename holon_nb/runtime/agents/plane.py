@@ -22,7 +22,7 @@ class AgentPlane:
         rt: The owning runtime (its store, home, settings, event bus and loop).
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         from .lifecycle import AgentLifecycle
 
         self._rt = rt
@@ -32,7 +32,7 @@ class AgentPlane:
     def start(self) -> None:
         """Called (from the constructing thread) once the loop thread runs; re-arm durable state here."""
 
-    def bind(self, call: "CallContext") -> Any:
+    def bind(self, call: CallContext) -> Any:
         """The view one tool call sees (its agent, profile and execution context)."""
         return self
 

@@ -17,8 +17,9 @@ import inspect
 import json
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -58,7 +59,7 @@ class ChildTurnRequest:
             the runtime default (``HOLON_MODEL``).
     """
 
-    runtime: "RuntimeHost"
+    runtime: RuntimeHost
     agent_id: str
     message: dict[str, Any]
     task: dict[str, Any]

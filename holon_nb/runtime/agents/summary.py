@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from .conversations import ConversationStore
 from ..tasks.service import ACTIVE
+from .conversations import ConversationStore
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost

@@ -84,7 +84,7 @@ def _bad(tool: str, selector: str, why: str, hint: str | None = None) -> ToolFai
     )
 
 
-def _path_for(rt: "RuntimeHost", caller_id: str, selector: str, tool: str) -> Path:
+def _path_for(rt: RuntimeHost, caller_id: str, selector: str, tool: str) -> Path:
     kind, _, rest = selector.partition(":")
     if selector.startswith(("https://", "http://")):
         raise ToolFailure(
@@ -113,7 +113,7 @@ def _path_for(rt: "RuntimeHost", caller_id: str, selector: str, tool: str) -> Pa
     raise _bad(tool, selector, "unknown template")
 
 
-def load_template(rt: "RuntimeHost", caller_id: str, selector: str | None, tool: str) -> Template:
+def load_template(rt: RuntimeHost, caller_id: str, selector: str | None, tool: str) -> Template:
     """Resolve and read a template selector (blocking file IO; run it in a worker thread).
 
     Args:

@@ -21,7 +21,7 @@ __all__ = ["RuntimeToolContext", "_Context"]
 class RuntimeToolContext:
     """The ``ToolContext`` one call sees."""
 
-    def __init__(self, rt: "RuntimeHost", call: CallContext):
+    def __init__(self, rt: RuntimeHost, call: CallContext):
         self.call = call
         self._rt = rt
         self._commands: Any = None

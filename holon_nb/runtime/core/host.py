@@ -11,8 +11,9 @@ import-linter contracts in ``pyproject.toml`` say which plane may use which.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext
@@ -39,11 +40,11 @@ class RuntimeHost(Protocol):
 
     home: Path
     workspace: Path
-    settings: "RuntimeSettings"
-    registry: "Registry"
-    events: "EventBus"
-    store: "Store"
-    _loop: "LoopThread"
+    settings: RuntimeSettings
+    registry: Registry
+    events: EventBus
+    store: Store
+    _loop: LoopThread
     tasks: Any
     work: Any
     agents: Any
@@ -68,13 +69,13 @@ class RuntimeHost(Protocol):
 
     def _check_open(self) -> None: ...
 
-    def _scrubber(self) -> "Scrubber": ...
+    def _scrubber(self) -> Scrubber: ...
 
-    def scrubber(self) -> "Scrubber": ...
+    def scrubber(self) -> Scrubber: ...
 
     def agent_tasks(self, agent_id: str) -> Any: ...
 
-    def tool_context(self, call: "CallContext") -> Any: ...
+    def tool_context(self, call: CallContext) -> Any: ...
 
     def _finish_call(
         self,
@@ -84,7 +85,7 @@ class RuntimeHost(Protocol):
         execution_id: str,
         duration_ms: int,
         budget_tokens: int | None = None,
-    ) -> "ToolResult": ...
+    ) -> ToolResult: ...
 
     async def async_call(
         self,
@@ -92,7 +93,7 @@ class RuntimeHost(Protocol):
         args: dict[str, Any] | str | None = None,
         agent: str | None = None,
         context: dict[str, Any] | None = None,
-    ) -> "ToolResult": ...
+    ) -> ToolResult: ...
 
     def call(
         self,
@@ -102,10 +103,10 @@ class RuntimeHost(Protocol):
         context: dict[str, Any] | None = None,
         *,
         raise_on_error: bool = False,
-    ) -> "ToolResult": ...
+    ) -> ToolResult: ...
 
     def run_turn(
         self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
     ) -> Any: ...
 
-    def subscribe(self, fn: Callable[["RuntimeEvent"], None]) -> Callable[[], None]: ...
+    def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...

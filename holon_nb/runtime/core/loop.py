@@ -13,7 +13,8 @@ import contextlib
 import itertools
 import logging
 import threading
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup

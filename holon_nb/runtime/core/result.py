@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
 
@@ -105,10 +106,10 @@ class ToolResult:
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from ...tools.card import render_card
         from ...tools.builtin.external.triggers import (
             redact_tokens,
         )  # trigger tokens never reach a saved notebook (spec §14)
+        from ...tools.card import render_card
         from ...tools.text import encodable, encodable_value
 
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output

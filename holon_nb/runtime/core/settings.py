@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["RuntimeSettings", "resolve_home"]
 
@@ -142,7 +143,7 @@ class RuntimeSettings:
     callback_base_url: str = field(default_factory=lambda: os.environ.get("HOLON_NB_CALLBACK_BASE_URL", ""))
     callback_port: int = field(default_factory=lambda: _env_int("HOLON_NB_CALLBACK_PORT", 0))
 
-    def replace(self, **changes: object) -> "RuntimeSettings":
+    def replace(self, **changes: object) -> RuntimeSettings:
         """Return a copy with ``changes`` applied.
 
         Raises:

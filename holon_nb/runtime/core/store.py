@@ -15,10 +15,11 @@ import sqlite3
 import threading
 import time
 import traceback
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["GRACE_S", "PrunePolicy", "PruneReport", "StoreReader", "prune_home", "record_task_pruned"]
 

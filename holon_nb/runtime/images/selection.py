@@ -16,8 +16,9 @@ Messages). ``HOLON_MODEL_FALLBACKS`` are never selected (compatibility candidate
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ...providers.catalog import ProviderConfigError, ResolvedProvider, resolve_provider
 from ...providers.media import OPENAI_COMPATIBLE, VISION_TRANSPORTS

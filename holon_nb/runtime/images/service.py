@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ...providers.catalog import ResolvedProvider
 from ...providers.media import MediaCallError, generate_images, observe_image
@@ -55,7 +56,7 @@ class ImagePlane:
     def start(self) -> None:
         """Nothing to start (the service protocol of the facade)."""
 
-    def bind(self, call: Any) -> "AgentImages":
+    def bind(self, call: Any) -> AgentImages:
         """The view one call sees (``ctx.images``)."""
         return AgentImages(self, call)
 

@@ -32,6 +32,7 @@ import anyio
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.source_refs import SourceRef, parse_source_ref
+from ..core.store import Store, is_busy, now_rfc3339
 from .index import (
     SEARCH_TEXT_MAX_CHARS,
     Doc,
@@ -55,7 +56,6 @@ from .sources import (
     message_doc,
     task_doc,
 )
-from ..core.store import Store, is_busy, now_rfc3339
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext

@@ -30,8 +30,8 @@ from typing import Any
 
 from ...tools.source_refs import SourceRef
 from ...tools.text import command_preview
-from .index import Doc
 from ..tasks.service import command_digest
+from .index import Doc
 
 __all__ = [
     "AGENT_MEMORY_NOTES",

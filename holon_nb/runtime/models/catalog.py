@@ -38,8 +38,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ...providers.catalog import (
     BUILTIN_PROVIDERS,
@@ -362,7 +363,7 @@ class ModelCatalogService:
     def start(self) -> None:
         """Nothing to start: the catalog is computed on demand."""
 
-    def bind(self, call: Any) -> "ModelCatalogService":
+    def bind(self, call: Any) -> ModelCatalogService:
         """The view a handler gets; the listing does not depend on the caller."""
         return self
 

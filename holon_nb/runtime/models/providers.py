@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...providers.base import Provider
 from ...providers.lineage import LineageCandidate, LineageProvider
@@ -66,7 +67,7 @@ class ProviderRegistry:
         environ: The environment to read (default ``os.environ`` at call time).
     """
 
-    def __init__(self, rt: "RuntimeHost", environ: Mapping[str, str] | None = None):
+    def __init__(self, rt: RuntimeHost, environ: Mapping[str, str] | None = None):
         self.rt = rt
         self._environ = environ
         self._installed: dict[str, Provider] = {}

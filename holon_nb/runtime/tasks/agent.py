@@ -19,9 +19,9 @@ from ...tools.ansi import terminal_text
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.text import cut, cut_head_tail, kept_chars
+from ..core.store import new_id
 from .process_groups import end_group
 from .processes import CommandProcess, LaunchSpec
-from ..core.store import new_id
 from .service import TERMINAL, TaskService, command_digest, kill_recorded_group
 
 __all__ = ["AgentTasks"]

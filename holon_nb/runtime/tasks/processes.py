@@ -32,9 +32,9 @@ from pathlib import Path
 
 import anyio
 
+from ...tools.receipts import Scrubber
 from .launch import LaunchSpec, launch
 from .process_groups import end_group, group_members
-from ...tools.receipts import Scrubber
 
 __all__ = ("CommandProcess", "LaunchSpec", "StreamCapture")
 

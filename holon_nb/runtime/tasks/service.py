@@ -12,16 +12,17 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 
 from ...tools.text import cut
+from ..core.store import Store, is_busy, new_id, now_rfc3339
 from .process_groups import end_group
 from .processes import CommandProcess
-from ..core.store import Store, is_busy, new_id, now_rfc3339
 from .snapshot import ShellSnapshots
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]

@@ -19,7 +19,8 @@ import json
 import logging
 import re
 import socket
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 

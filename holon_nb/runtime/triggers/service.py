@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure

@@ -7,8 +7,9 @@ envelope), §1.8.3 (text-only obligations); agents spec §2, §5.1 rule 7, §5.1
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ...providers.base import ToolResultBlock, ToolUseBlock
 from ..work.waiting import StagedWait

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost
@@ -75,7 +76,7 @@ class TurnFollower:
     """
 
     def __init__(
-        self, rt: "RuntimeHost", agent: str | None = None, *, max_wakes: int = 5, timeout_s: float | None = None
+        self, rt: RuntimeHost, agent: str | None = None, *, max_wakes: int = 5, timeout_s: float | None = None
     ):
         from ..core.ids import DEFAULT_AGENT_ID
 
@@ -129,7 +130,7 @@ class TurnFollower:
         on_wake: Callable[[dict[str, Any]], None] | None = None,
         on_waiting: Callable[[int], None] | None = None,
         **turn_kwargs: Any,
-    ) -> list["TurnResult"]:
+    ) -> list[TurnResult]:
         """Run the first turn with ``message``, then the turns its wakes start (blocking; not on the runtime thread).
 
         Args:

@@ -18,8 +18,9 @@ import dataclasses
 import hashlib
 import json
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -46,9 +47,9 @@ from .calls import (
     TurnCall,
     TurnCancelled,
     call_effect,
+    find_cause,
     outcome_of,
     report_candidate,
-    find_cause,
     unique_call_ids,
 )
 from .prompts import (
@@ -82,7 +83,7 @@ class TurnLoop:
 
     def __init__(
         self,
-        service: "TurnService",
+        service: TurnService,
         *,
         message: str,
         agent_id: str,
@@ -99,7 +100,7 @@ class TurnLoop:
         runtime_notes: tuple[str, ...] = (),
     ):
         self.service = service
-        self.rt: "RuntimeHost" = service.rt
+        self.rt: RuntimeHost = service.rt
         self.message = message
         self.agent_id = agent_id
         self.model_ref = model_ref
@@ -445,7 +446,7 @@ class TurnLoop:
         return result
 
     def _defer_to_fallback(self, exc: Exception, number: int) -> TurnResult:
-        fallback = getattr(exc, "pending_fallback_model_ref")
+        fallback = exc.pending_fallback_model_ref
         side_effects = bool(self.rounds) or bool(self._last_text())
         kind = "provider_failed_needs_recovery" if side_effects else "deferred_to_fallback"
         notice = (

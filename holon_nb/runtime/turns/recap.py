@@ -16,7 +16,8 @@ step): the runtime-private checkpoint round asked of the model on first compacti
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["KEEP_EXACT_ROUNDS", "RECAP_HEADER", "recap_header", "recap_text", "round_lines"]
 

@@ -5,9 +5,10 @@ Turn-loop spec §1.1 (vocabulary, terminal kinds), §1.11 (events), §2.3 (usage
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ...providers.base import Block, TokenUsage, to_dict
 from .calls import ToolCallRecord
@@ -31,7 +32,7 @@ TURN_EVENT_KINDS = (
 class TurnError(RuntimeError):
     """Raised by :meth:`TurnResult.raise_for_error` for a turn that failed (carries the result)."""
 
-    def __init__(self, result: "TurnResult"):
+    def __init__(self, result: TurnResult):
         super().__init__(f"turn {result.turn_id} {result.terminal}: {result.error or result.reason}")
         self.result = result
 
@@ -127,7 +128,7 @@ class TurnResult:
         """Every tool call of the turn, in order."""
         return [c for r in self.rounds for c in r.tool_calls]
 
-    def raise_for_error(self) -> "TurnResult":
+    def raise_for_error(self) -> TurnResult:
         """Return self, or raise :class:`TurnError` when the turn did not complete."""
         if not self.ok:
             raise TurnError(self)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ...providers.base import (
+    AssistantBlocks,
     Message,
     PromptFrame,
     Provider,
@@ -50,7 +51,6 @@ from ...providers.base import (
     TurnRequest,
     UserText,
     UserToolResults,
-    AssistantBlocks,
     to_dict,
 )
 from ...providers.lineage import LineageCandidate, LineageProvider
@@ -58,8 +58,8 @@ from ...tools.schema import input_schema
 from ...tools.spec import Profile
 from ..agents.conversations import ConversationStore
 from ..core.store import new_id, now_rfc3339
-from .loop import TurnLoop
 from ..models.providers import ProviderRegistry
+from .loop import TurnLoop
 from .recap import KEEP_EXACT_ROUNDS, recap_header, recap_text, round_lines
 from .records import TurnHooks, TurnResult
 
@@ -101,7 +101,7 @@ class TurnService:
         system_prompt_template: The system prompt (``{agent_id}`` filled in).
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         self.rt = rt
         self.conversations = ConversationStore(rt.store, scrub=lambda value: rt._scrubber().value(value))
         self.providers = ProviderRegistry(rt)
@@ -402,7 +402,7 @@ class TurnService:
             head_cost = _estimate(head)
             fixed = tools_cost + system_cost + head_cost
             costs, lines = [], []
-            for rnd, msgs in zip(loop.rounds, rounds):  # per round, cached until its follow-ups change
+            for rnd, msgs in zip(loop.rounds, rounds, strict=False):  # per round, cached until its follow-ups change
                 key = (rnd.round, len(rnd.follow_ups))
                 if cache.get(rnd.round, (None,))[0] != key:
                     line = round_lines(rnd)

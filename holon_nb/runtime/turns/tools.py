@@ -33,16 +33,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ToolUseBlock
 from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
 from ...tools.dispatch import dispatch
 from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
 from ...tools.errors import ToolFailure
-from ..work.agent import AgentWork
 from ..core.context import RuntimeToolContext
+from ..work.agent import AgentWork
 from ..work.focus import complete, todo_warning
 from .calls import Obligation, ToolOutcome, TurnCancelled
 
@@ -63,7 +64,7 @@ class _Settling:
     "completion + turn terminal" (§5.16 rule 6) one commit.
     """
 
-    def __init__(self, svc: "WorkService", hook: Callable[[Any], None]):
+    def __init__(self, svc: WorkService, hook: Callable[[Any], None]):
         self._svc = svc
         self._hook: Callable[[Any], None] | None = hook
 
@@ -82,7 +83,7 @@ class _Settling:
 class TurnWork(AgentWork):
     """``ctx.work`` for a tool call made by a model turn (see the module docstring)."""
 
-    def __init__(self, svc: "WorkService", call: CallContext, executor: "TurnToolExecutor"):
+    def __init__(self, svc: WorkService, call: CallContext, executor: TurnToolExecutor):
         super().__init__(svc, call)
         self._exec = executor
 
@@ -158,7 +159,7 @@ class TurnWork(AgentWork):
 class _TurnContext(RuntimeToolContext):
     """The ``ToolContext`` of a model turn's call: the runtime's, with a :class:`TurnWork`."""
 
-    def __init__(self, rt: "RuntimeHost", call: CallContext, executor: "TurnToolExecutor"):
+    def __init__(self, rt: RuntimeHost, call: CallContext, executor: TurnToolExecutor):
         super().__init__(rt, call)
         self._executor = executor
 
@@ -177,7 +178,7 @@ class TurnToolExecutor:
             ``settle_in(db, kind, final_text, reason)``.
     """
 
-    def __init__(self, rt: "RuntimeHost", turn: Any):
+    def __init__(self, rt: RuntimeHost, turn: Any):
         self.rt = rt
         self.turn = turn
         self._deferred: dict[str, Obligation] = {}

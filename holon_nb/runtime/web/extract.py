@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import logging
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = [
     "decode_body",

@@ -12,8 +12,9 @@ import asyncio
 import datetime as _dt
 import socket
 import zlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -110,7 +111,7 @@ class WebFetcher:
                     message=f"web policy misconfigured: {exc}",
                     recovery_hint="Fix HolonNB.web_allowed_hosts / web_denied_hosts.",
                 )
-            )
+            ) from exc
         timeout = max(1.0, float(cfg.timeout_seconds))
         target = check_url(url, allowed=allowed, denied=denied)
         original = str(target.url)

@@ -8,8 +8,8 @@ carrying the spec's error kinds. Nothing here opens a connection.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import httpx
 

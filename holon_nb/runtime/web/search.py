@@ -15,7 +15,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ...tools.envelope import ToolError

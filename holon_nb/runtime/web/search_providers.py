@@ -15,8 +15,9 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import anyio

@@ -6,8 +6,9 @@ and holds no per-agent state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .fetch import FetchConfig, Resolver, WebFetcher
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["WebService", "fetch_config"]
 
 
-def fetch_config(settings: Any) -> "FetchConfig":
+def fetch_config(settings: Any) -> FetchConfig:
     """The :class:`FetchConfig` of a ``RuntimeSettings`` (its ``web_*`` fields)."""
     from .fetch import FetchConfig
 
@@ -45,28 +46,28 @@ class WebService:
     """
 
     def __init__(
-        self, settings: Callable[[], Any], resolver: "Resolver | None" = None, dial: Callable[[str], str] | None = None
+        self, settings: Callable[[], Any], resolver: Resolver | None = None, dial: Callable[[str], str] | None = None
     ):
         self._settings = settings
         self._resolver = resolver
         self._dial = dial
 
     @cached_property
-    def fetcher(self) -> "WebFetcher":
+    def fetcher(self) -> WebFetcher:
         """The WebFetch client (workspace spec §9)."""
         from .fetch import WebFetcher, system_resolver
 
         return WebFetcher(lambda: fetch_config(self._settings()), self._resolver or system_resolver, self._dial)
 
     @cached_property
-    def searcher(self) -> "WebSearcher":
+    def searcher(self) -> WebSearcher:
         """The WebSearch router (workspace spec §10)."""
         from .search import WebSearcher, search_config
 
         return WebSearcher(lambda: search_config(self._settings()))
 
     @cached_property
-    def xsearcher(self) -> "XSearcher":
+    def xsearcher(self) -> XSearcher:
         """The XSearch client (workspace spec §11)."""
         from .xsearch import XSearcher
 

@@ -42,7 +42,7 @@ _READ_BYTES = 256 * 1024
 class _TrackedStream(httpcore.NetworkStream):
     """A network stream whose socket :meth:`PinnedBackend.abort` can shut down from another thread."""
 
-    def __init__(self, inner: httpcore.NetworkStream, owner: "PinnedBackend"):
+    def __init__(self, inner: httpcore.NetworkStream, owner: PinnedBackend):
         self._inner = inner
         self._owner = owner
 

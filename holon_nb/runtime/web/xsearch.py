@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure

@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.clock import fmt, utcnow
-from .focus import complete, pick
 from ..core.store import new_id
-from .timers import timer_view
-from .waiting import StagedWait
+from .focus import complete, pick
 from .items import revision_conflict
 from .records import Binding, fail, safe_text
+from .timers import timer_view
 from .views import derive, list_page, load_context, plan_meta_for, work_item_view
+from .waiting import StagedWait
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext

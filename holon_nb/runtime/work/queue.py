@@ -17,8 +17,8 @@ from typing import Any
 
 from ..core.clock import fmt, utcnow
 from ..core.store import new_id
-from .waiting import WaitPlane, message_trigger_kind
 from .records import Tx, decode, fail, safe_text
+from .waiting import WaitPlane, message_trigger_kind
 
 __all__ = ["PRIORITIES", "MessageQueue"]
 

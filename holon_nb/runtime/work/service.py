@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...tools.context import CallContext
-from .agent import AgentWork
-from .queue import MessageQueue
 from ..tasks.service import TERMINAL
-from .timers import TimerPlane, timer_view
-from .waiting import WaitPlane
+from .agent import AgentWork
 from .items import WorkItemRecords
+from .queue import MessageQueue
 from .records import Tx, decode, ensure_schema, transaction
+from .timers import TimerPlane, timer_view
 from .views import derive, load_context, raw_record, wait_summary
+from .waiting import WaitPlane
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost

@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 
 from ..core.clock import add_ms, fmt, parse, utcnow
-from .queue import MessageQueue
 from ..core.store import Store, is_busy, new_id
-from .waiting import WaitPlane
+from .queue import MessageQueue
 from .records import Tx, decode, fail, safe_text, transaction
+from .waiting import WaitPlane
 
 __all__ = ["RESCAN_S", "TimerPlane", "timer_view"]
 

@@ -50,8 +50,8 @@ import anyio
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ..core.store import now_rfc3339
 from . import targets, worktrees
-from .refusals import refuse
 from .git import changed_files, git_dirs, short_branch, worktree_records
 from .paths import (
     AGENT_HOME_ALIAS,
@@ -70,7 +70,7 @@ from .paths import (
     workspace_id_for,
     worktree_identity,
 )
-from ..core.store import now_rfc3339
+from .refusals import refuse
 from .store import WorkspaceTables
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class WorkspaceService:
         rt.workspaces.state("default")["active"]["cwd"]
     """
 
-    def __init__(self, rt: "RuntimeHost"):
+    def __init__(self, rt: RuntimeHost):
         self._rt = rt
         self.tables = WorkspaceTables(rt.store)
         self._lock: anyio.Lock | None = None
@@ -101,11 +101,11 @@ class WorkspaceService:
         """Release cleanup leases left by a runtime that stopped mid-removal (no removal survives it)."""
         self.tables.drop_all_leases()
 
-    def bind(self, call: "CallContext") -> "AgentWorkspaces":
+    def bind(self, call: CallContext) -> AgentWorkspaces:
         """The view one tool call sees (its agent, profile and execution context)."""
         return AgentWorkspaces(self, call.agent_id, call)
 
-    def view(self, agent_id: str) -> "AgentWorkspaces":
+    def view(self, agent_id: str) -> AgentWorkspaces:
         """The workspace view of ``agent_id`` outside a tool call (notebook, tests)."""
         return AgentWorkspaces(self, agent_id, None)
 
@@ -161,7 +161,7 @@ class AgentWorkspaces:
     that GetWorkspaceState shows until the next projection change (module docstring).
     """
 
-    def __init__(self, svc: WorkspaceService, agent_id: str, call: "CallContext | None"):
+    def __init__(self, svc: WorkspaceService, agent_id: str, call: CallContext | None):
         self.svc = svc
         self.tables = svc.tables
         self.agent_id = agent_id

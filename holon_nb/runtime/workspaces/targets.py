@@ -11,11 +11,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .git import WorktreeRecord, short_branch
-from ..core.store import new_id
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
-from .refusals import refuse
+from ..core.store import new_id
+from .git import WorktreeRecord, short_branch
 from .paths import (
     AGENT_HOME_ALIAS,
     CANONICAL_ROOT,
@@ -29,6 +28,7 @@ from .paths import (
     same_path,
     worktree_root_id,
 )
+from .refusals import refuse
 
 if TYPE_CHECKING:
     from .service import AgentWorkspaces
@@ -90,7 +90,7 @@ class SwitchTarget:
 
 
 def resolve_target(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     attached: list[str],
     workspace_id: str | None = None,
     execution_root_id: str | None = None,
@@ -211,7 +211,7 @@ def identity(record: WorktreeRecord, dirs: tuple[str, str]) -> dict[str, Any]:
 
 
 def register_root(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     db: Any,
     ws: dict[str, Any],
     path: str,

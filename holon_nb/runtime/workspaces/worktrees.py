@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ..core.store import new_id, now_rfc3339
 from .git import (
     WorktreeRecord,
     changed_files,
@@ -29,9 +30,6 @@ from .git import (
     short_branch,
     worktree_records,
 )
-from ..core.store import new_id, now_rfc3339
-from .refusals import refuse
-from .targets import _require_attached, identity, register_root, resolve_target
 from .paths import (
     AGENT_HOME_ALIAS,
     GIT_WORKTREE_ROOT,
@@ -39,6 +37,8 @@ from .paths import (
     agent_home_id,
     same_path,
 )
+from .refusals import refuse
+from .targets import _require_attached, identity, register_root, resolve_target
 
 if TYPE_CHECKING:
     from .service import AgentWorkspaces
@@ -47,7 +47,7 @@ __all__ = ["create_worktree", "remove_worktree"]
 
 
 def _set_cleanup(
-    view: "AgentWorkspaces", entry: dict[str, Any], status: str, files: list[str], error: str | None = None
+    view: AgentWorkspaces, entry: dict[str, Any], status: str, files: list[str], error: str | None = None
 ) -> None:
     cleanup: dict[str, Any] = {"status": status, "changed_files": files, "inspected_at": now_rfc3339()}
     if error:
@@ -60,7 +60,7 @@ def _set_cleanup(
 
 
 async def create_worktree(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     workspace_id: str,
     branch: str,
     base_ref: str,
@@ -149,7 +149,7 @@ async def create_worktree(
         return await _create(view, ws, branch, label, base, out, activate)
 
 
-async def _require_repository(view: "AgentWorkspaces", ws: dict[str, Any]) -> None:
+async def _require_repository(view: AgentWorkspaces, ws: dict[str, Any]) -> None:
     """Refuse (``not_a_git_repository``) unless the workspace anchor is the work-tree root of a git repository."""
     anchor = ws["workspace_anchor"]
     hint = "CreateWorktree needs an attached git repository: AttachWorkspace a repository, then use its workspace_id."
@@ -182,7 +182,7 @@ def _conflict(
 
 
 async def _existing(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     ws: dict[str, Any],
     matching: list[WorktreeRecord],
     out: dict[str, Any],
@@ -257,7 +257,7 @@ async def _existing(
     }
 
 
-async def _activate(view: "AgentWorkspaces", root: dict[str, Any], activate: bool) -> str | None:
+async def _activate(view: AgentWorkspaces, root: dict[str, Any], activate: bool) -> str | None:
     if not activate:
         return None
     try:
@@ -268,7 +268,7 @@ async def _activate(view: "AgentWorkspaces", root: dict[str, Any], activate: boo
 
 
 async def _create(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     ws: dict[str, Any],
     branch: str,
     label: str | None,
@@ -337,7 +337,7 @@ def _removal(root_id: str, disposition: str, summary: str, **fields: Any) -> dic
 
 
 async def remove_worktree(
-    view: "AgentWorkspaces", execution_root_id: str, return_to: str | None, branch_policy: str, merged_into: str | None
+    view: AgentWorkspaces, execution_root_id: str, return_to: str | None, branch_policy: str, merged_into: str | None
 ) -> dict[str, Any]:
     """Safely remove a registered linked worktree (§8); every check runs before the first change.
 
@@ -415,7 +415,7 @@ async def remove_worktree(
         return await _remove_now(view, entry, record, ws, branch_policy, switched)
 
 
-def _repair_holders(view: "AgentWorkspaces", execution_root_id: str) -> None:
+def _repair_holders(view: AgentWorkspaces, execution_root_id: str) -> None:
     """Repair the projection of every agent still occupying a root whose folder vanished.
 
     Each holder goes to its own agent home with a ``projection_repair`` record, which
@@ -429,7 +429,7 @@ def _repair_holders(view: "AgentWorkspaces", execution_root_id: str) -> None:
         view.svc.view(agent_id).active()
 
 
-def _removable(view: "AgentWorkspaces", execution_root_id: str) -> dict[str, Any]:
+def _removable(view: AgentWorkspaces, execution_root_id: str) -> dict[str, Any]:
     """§8 rules 1, 3 and 4: the entry exists, is a worktree, has identity metadata, and the caller may remove it."""
     entry = view.tables.root(execution_root_id)
     if entry is None:
@@ -468,7 +468,7 @@ def _removable(view: "AgentWorkspaces", execution_root_id: str) -> dict[str, Any
     return entry
 
 
-def _return_selector(view: "AgentWorkspaces", entry: dict[str, Any], return_to: str | None) -> dict[str, Any]:
+def _return_selector(view: AgentWorkspaces, entry: dict[str, Any], return_to: str | None) -> dict[str, Any]:
     """§8 rule 5: where an active target returns to, validated before any change."""
     root_id = entry["execution_root_id"]
     if return_to is None:
@@ -564,7 +564,7 @@ async def _prove_merged(record: WorktreeRecord, anchor: str, branch_policy: str,
 
 
 async def _remove_now(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     entry: dict[str, Any],
     record: WorktreeRecord,
     ws: dict[str, Any],
@@ -596,7 +596,7 @@ async def _remove_now(
 
 
 async def _finish_removal(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     entry: dict[str, Any],
     anchor: str,
     branch_ref: str | None,
@@ -652,7 +652,7 @@ async def _finish_removal(
 
 
 async def _remove_vanished(
-    view: "AgentWorkspaces",
+    view: AgentWorkspaces,
     entry: dict[str, Any],
     ws: dict[str, Any],
     selector: dict[str, Any] | None,

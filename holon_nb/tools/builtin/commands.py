@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ansi import strip_ansi, terminal_text
-from ..human import batch_human, exec_human
 from ..context import ToolContext, resolve_shell
 from ..envelope import ToolError
 from ..errors import ToolFailure
+from ..human import batch_human, exec_human
 from ..spec import Family, Rendering, ToolSpec
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
 

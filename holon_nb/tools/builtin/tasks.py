@@ -11,11 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..human import task_output_human
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, record, shape, table
+from ..human import fields, record, shape, table, task_output_human
 from ..spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = [

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..ansi import strip_ansi
 
@@ -141,8 +142,8 @@ def _table(records: Sequence[dict[str, Any]], columns: Sequence[str], indent: st
     cells = [[_fmt(_get(r, c), _CELL) if _get(r, c) is not None else "" for c in cols] for r in records[:_ROWS]]
     heads = [_label(c.split(".")[-1]) for c in cols]
     widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(heads)]
-    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
-    lines += [indent + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=False)).rstrip()]
+    lines += [indent + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip() for row in cells]
     if len(records) > _ROWS:
         lines.append(f"{indent}… {len(records) - _ROWS} more")
     return [clip(line, MAX_LINE) for line in lines]

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from .failures import syntax_error
 from .model import ADD, CONTEXT, REMOVE, FilePatch, Hunk
-from .unified import split_patch_lines
 from .sniff import HEREDOC_OPENERS as _HEREDOC_OPENERS
+from .unified import split_patch_lines
 
 __all__ = ["CODEX_LARK_GRAMMAR", "codex_lines", "parse_codex"]
 

@@ -32,7 +32,6 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-
 __all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "SwappedPath", "commit", "current_umask"]
 
 TEMP_SUFFIX = ".holon-patch.tmp"
@@ -111,7 +110,7 @@ class DirHandles:
     def __init__(self) -> None:
         self._fds: dict[str, int] = {}
 
-    def __enter__(self) -> "DirHandles":
+    def __enter__(self) -> DirHandles:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,8 @@ from ..errors import ToolFailure
 from .codex import parse_codex
 from .failures import syntax_error
 from .model import Diagnostic, FilePatch
-from .sniff import first_lines as _first_lines, looks_like_codex
+from .sniff import first_lines as _first_lines
+from .sniff import looks_like_codex
 from .unified import parse_unified
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from _support import eventually, store_state
+
 from holon_nb.runtime import Runtime
 
 

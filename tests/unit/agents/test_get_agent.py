@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from _support import err, ok, store_state
 
 from holon_nb.runtime.core.context import _Context

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.agents.approvals import ApprovalPolicy, ApprovalRequest, approval_reason, needs_approval
 from holon_nb.runtime.core.context import _Context

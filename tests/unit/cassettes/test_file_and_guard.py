@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import urllib.request
 import pytest
 from unit.cassettes._drive import drive, tool_specs
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-
 from unit.providers.servers import WireServer
 
 _KEYS = [k for k in os.environ if k.endswith(("_API_KEY", "_AUTH_TOKEN", "_TOKEN"))] + [

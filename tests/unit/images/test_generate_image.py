@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
-
 from _support import err, ok
+from unit.images.conftest import configure, image_bytes
+from unit.providers.servers import Reply, WireServer
+
 from holon_nb import Runtime
 from holon_nb.providers.cassettes.media import MediaCassette
 from holon_nb.tools.context import CallContext
-from unit.images.conftest import configure, image_bytes
-from unit.providers.servers import Reply, WireServer
 
 
 def _images(*blobs: bytes, fmt: str = "png") -> Reply:

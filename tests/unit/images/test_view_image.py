@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-
 from _support import err, ok
-from holon_nb import Runtime
-from holon_nb.tools.context import CallContext
-from holon_nb.runtime.images.probe import MAX_BYTES
 from unit.images.conftest import configure, image_bytes, png_header
 from unit.providers.servers import Reply, WireServer
+
+from holon_nb import Runtime
+from holon_nb.runtime.images.probe import MAX_BYTES
+from holon_nb.tools.context import CallContext
 
 OBS = {
     "type": "visual_observation",
@@ -270,9 +270,10 @@ def test_explicit_default_wins_and_native_mode(rt: Runtime, tmp_path: Path, monk
 
 
 def test_receipt_mimebundle_carries_a_bounded_thumbnail(rt: Runtime, tmp_path: Path) -> None:
-    from PIL import Image
     import base64
     import io
+
+    from PIL import Image
 
     (tmp_path / "wide.jpg").write_bytes(image_bytes("JPEG", (1600, 900)))
     result = _view(rt, tmp_path / "wide.jpg")

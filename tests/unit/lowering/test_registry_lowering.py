@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 import pytest
-
 from _support import ok
+
 from holon_nb.providers.schema_lowering import (
     COMBINATORS,
     denull_strict_arguments,

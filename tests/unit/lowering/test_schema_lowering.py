@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
@@ -383,15 +383,15 @@ def test_strict_never_makes_array_items_or_variants_nullable():
 class _Inner(BaseModel):
     model_config = ConfigDict(extra="forbid")
     k: str
-    title: Optional[str] = None  # a *field* named title survives title-stripping
+    title: str | None = None  # a *field* named title survives title-stripping
 
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", title="ArgsTitle")
     name: str = Field(title="Name")
-    limit: Optional[int] = Field(default=None, ge=0)
-    mode: Optional[Literal["a", "b"]] = None
-    inner: Optional[_Inner] = None
+    limit: int | None = Field(default=None, ge=0)
+    mode: Literal["a", "b"] | None = None
+    inner: _Inner | None = None
     items: list[_Inner] = Field(default_factory=list)
     one: Literal["only"] = "only"
 
@@ -420,7 +420,7 @@ def test_source_rules_post_process_pydantic_output():
 def test_recursive_ref_is_a_definition_error():
     class Node(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        children: list["Node"] = []
+        children: list[Node] = []
 
     with pytest.raises(SchemaDefinitionError, match="recursive") as info:
         source_tool_schema(Node.model_json_schema())

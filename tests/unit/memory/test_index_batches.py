@@ -8,8 +8,8 @@ from pathlib import Path
 from _support import err, eventually, ok
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.memory import service as memory_module
 from holon_nb.runtime.core.store import new_id
+from holon_nb.runtime.memory import service as memory_module
 from holon_nb.tools.dispatch import MAX_TEXT_FIELD_CHARS
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from _support import err, ok
+
 from holon_nb.runtime.models.catalog import PROVIDERS_ENV, ModelCatalogService, builtin_catalog
 
 SECRET = "sk-test-0123456789abcdef"

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-
 from unit.images.conftest import image_bytes, png_header
 
 

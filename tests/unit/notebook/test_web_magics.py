@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from _web_support import LocalServer, page
 from IPython.core.error import UsageError
 
-from _web_support import LocalServer, page
 from holon_nb.notebook.web.view import safe_markdown
 
 RESULT = "application/vnd.holon.tool-result+json"

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _git_support import git
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from _git_support import git
 from holon_nb.notebook.workspace_magics import restore_blank_context
 
 RESULT = "application/vnd.holon.tool-result+json"
@@ -20,7 +19,7 @@ PATCH = """--- a/notes.txt
 +++ b/notes.txt
 @@ -1,4 +1,4 @@
  title
- 
+
 -draft
 +final
  end

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from unit.providers.servers import WireServer
 
 

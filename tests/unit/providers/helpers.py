@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from unit.providers.servers import WireServer
+
 from holon_nb.providers.base import (
     AssistantBlocks,
     ContextBlock,
@@ -18,7 +20,6 @@ from holon_nb.providers.base import (
 from holon_nb.providers.factory import build_provider
 from holon_nb.tools import REGISTRY
 from holon_nb.tools.schema import input_schema
-from unit.providers.servers import WireServer
 
 KEY = "sk-test-0123456789abcdef"
 

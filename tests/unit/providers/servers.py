@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
 __all__ = [
     "Reply",
@@ -118,7 +119,7 @@ def chat_chunk_sse(chunks: Iterable[dict[str, Any]], done: bool = True) -> list[
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         return
@@ -176,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    owner: "WireServer"
+    owner: WireServer
 
 
 class WireServer:
@@ -206,7 +207,7 @@ class WireServer:
         """``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def script(self, *replies: Reply) -> "WireServer":
+    def script(self, *replies: Reply) -> WireServer:
         """Queue replies, answered in order (one per request)."""
         with self._lock:
             self._script.extend(replies)
@@ -235,7 +236,7 @@ class WireServer:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "WireServer":
+    def __enter__(self) -> WireServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:

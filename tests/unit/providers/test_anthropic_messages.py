@@ -4,6 +4,9 @@ server (cases 25, 27, 30)."""
 from __future__ import annotations
 
 import pytest
+from unit.providers.helpers import first_request, provider_for, second_request, tool
+from unit.providers.payloads import anthropic_text_stream, anthropic_tool_stream
+from unit.providers.servers import Reply, anthropic_sse, sse_event
 
 from holon_nb.providers.anthropic_messages import thinking_budget
 from holon_nb.providers.base import (
@@ -18,9 +21,6 @@ from holon_nb.providers.base import (
     TurnRequest,
     UserText,
 )
-from unit.providers.helpers import first_request, provider_for, second_request, tool
-from unit.providers.payloads import anthropic_text_stream, anthropic_tool_stream
-from unit.providers.servers import Reply, anthropic_sse, sse_event
 
 pytestmark = pytest.mark.anyio
 

@@ -106,7 +106,7 @@ def test_sanitize_url(url, clean):
 
 def test_status_error_never_carries_the_body_and_scrubs_the_provider_message():
     secret = "sk-live-abcdefghijklmnop"
-    body = '{"error": {"message": "key %s is not valid for org 42", "code": "invalid_api_key"}}' % secret
+    body = f'{{"error": {{"message": "key {secret} is not valid for org 42", "code": "invalid_api_key"}}}}'
     err = status_error(
         "openai responses request",
         401,

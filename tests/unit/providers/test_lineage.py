@@ -5,21 +5,21 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from unit.providers.helpers import KEY, first_request, provider_for
+from unit.providers.payloads import anthropic_text_stream, chat_text, responses_text
+from unit.providers.servers import Reply, sse_event
 
 from holon_nb.providers.base import (
     ContextBlock,
     PromptFrame,
     ProviderTransportError,
+    TextBlock,
     TurnRequest,
     TurnResponse,
-    TextBlock,
     UserText,
 )
 from holon_nb.providers.factory import build_lineage
 from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageProvider, model_hint
-from unit.providers.helpers import KEY, first_request, provider_for
-from unit.providers.payloads import anthropic_text_stream, chat_text, responses_text
-from unit.providers.servers import Reply, sse_event
 
 pytestmark = pytest.mark.anyio
 

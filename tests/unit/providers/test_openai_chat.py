@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
+from unit.providers.payloads import chat_calls, chat_stream, chat_text
+from unit.providers.servers import Reply, chat_chunk_sse
 
 from holon_nb.providers.base import (
     AssistantBlocks,
@@ -19,9 +22,6 @@ from holon_nb.providers.base import (
 )
 from holon_nb.providers.openai_chat import chat_completions_url
 from holon_nb.providers.schema_lowering import lower_tool_schema
-from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
-from unit.providers.payloads import chat_calls, chat_stream, chat_text
-from unit.providers.servers import Reply, chat_chunk_sse
 
 pytestmark = pytest.mark.anyio
 

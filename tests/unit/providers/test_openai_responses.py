@@ -7,6 +7,9 @@ import json
 import anyio
 import pytest
 from _support import err
+from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
+from unit.providers.payloads import responses_call, responses_text
+from unit.providers.servers import Reply, responses_sse, sse_done
 
 from holon_nb.providers.base import (
     AssistantBlocks,
@@ -23,9 +26,6 @@ from holon_nb.providers.base import (
 )
 from holon_nb.providers.errors import ToolSchemaRejected
 from holon_nb.providers.schema_lowering import lower_tool_schema
-from unit.providers.helpers import KEY, first_request, provider_for, second_request, tool
-from unit.providers.payloads import responses_call, responses_text
-from unit.providers.servers import Reply, responses_sse, sse_done
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,6 @@ from holon_nb.providers.catalog import (
 )
 from holon_nb.providers.refs import ModelRefError, lineage_refs_from_env, parse_model_list, parse_model_ref
 
-
 # ------------------------------------------------------------------ refs (case 29)
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _tool_calls import success_calls
+
 from holon_nb import Runtime
 from holon_nb.tools import REGISTRY, render_receipt
 from holon_nb.tools.human import MAX_LINE

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _support import ok
 
-from holon_nb.runtime import Runtime
 import holon_nb.runtime.tasks.launch as launch
+from holon_nb.runtime import Runtime
 
 
 def _fake_shell(directory: Path, name: str, says: str) -> Path:

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _support import ok
+
 from holon_nb import Runtime
 
 BASH_PROFILE = """\

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from _support import err, ok
+
 from holon_nb.runtime import Runtime
 from holon_nb.tools.text import TRUNCATION_MARKER
 

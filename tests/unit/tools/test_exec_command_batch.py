@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from _support import err, ok
+
 from holon_nb.runtime import Runtime
 
 

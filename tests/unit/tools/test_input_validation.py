@@ -6,9 +6,9 @@ import json
 
 import anyio
 import pytest
+from _support import err, ok
 from pydantic import BaseModel, ConfigDict
 
-from _support import err, ok
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, CallContext, Family, ToolSpec, dispatch
 from holon_nb.tools.envelope import ToolError, error_envelope, render_error_receipt

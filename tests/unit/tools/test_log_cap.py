@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _support import ok
+
 from holon_nb import Runtime, RuntimeSettings
 
 

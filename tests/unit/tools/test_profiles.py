@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _support import err, ok
 from pydantic import BaseModel, ConfigDict
 
-from _support import err, ok
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, Profile, ToolSpec
 from holon_nb.tools.spec import PROFILE_FAMILIES

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _support import err, ok
+
 from holon_nb.runtime import Runtime
 
 UNKNOWN = "task_000000000000000"

@@ -5,10 +5,9 @@ both listed and used by a turn; malformed configuration is a clear error before 
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from unit.providers.payloads import chat_text
 from unit.providers.servers import Reply, WireServer
 

@@ -3,11 +3,10 @@ is executed once and answered once, under an id of its own, and the next request
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from turn_helpers import turn
-
 from unit.providers.payloads import chat_calls, chat_text
 from unit.providers.servers import Reply, WireServer
 

@@ -11,11 +11,11 @@ from turn_helpers import REF, turn
 
 from holon_nb.providers.base import TurnRequest, UserText
 from holon_nb.providers.scripted import (
+    ScriptedFailure,
+    ScriptedProvider,
     ScriptError,
     ScriptExhausted,
     ScriptExpectationError,
-    ScriptedFailure,
-    ScriptedProvider,
     Step,
     StubProvider,
     load_script,

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from turn_helpers import REF, hooked, receipt, script, turn
 
-from holon_nb.providers.base import ProviderTransportError, TurnRequest, TurnResponse, TextBlock
+from holon_nb.providers.base import ProviderTransportError, TextBlock, TurnRequest, TurnResponse
 from holon_nb.providers.refs import ModelRefError
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings

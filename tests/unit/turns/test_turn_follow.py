@@ -198,7 +198,7 @@ def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> N
     follower = TurnFollower(rt, max_wakes=2, timeout_s=30)
     thread, box = _in_thread(lambda: follower.run("ask me first", model=REF))
     for answered in (1, 2):
-        eventually(lambda: len(follower.results) == answered and follower.open_waits() == 1)
+        eventually(lambda answered=answered: len(follower.results) == answered and follower.open_waits() == 1)
         rt.work.operator_prompt("default", f"answer {answered}")
     thread.join(30)
     assert "error" not in box and len(box["value"]) == 3 and follower.ended_because == "max_turns_exceeded"

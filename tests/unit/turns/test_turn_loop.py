@@ -17,9 +17,9 @@ from holon_nb.providers.base import (
 )
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
+from holon_nb.tools.builtin.work_inputs import Strict
 from holon_nb.tools.registry import REGISTRY
 from holon_nb.tools.spec import Family, ToolSpec
-from holon_nb.tools.builtin.work_inputs import Strict
 
 
 def test_case1_text_only_turn_completes(rt: Runtime) -> None:
@@ -72,7 +72,7 @@ def test_case4_unadvertised_tools_are_refused_for_the_round(rt: Runtime) -> None
         Step.text("ok"),
     )
     assert p.request_count() == 4 and r.terminal == "completed"
-    for rnd, name in zip(r.rounds, ("DeleteEverything", "CreateExternalTrigger", "AgentGet")):
+    for rnd, name in zip(r.rounds, ("DeleteEverything", "CreateExternalTrigger", "AgentGet"), strict=False):
         call = rnd.tool_calls[0]
         rec = receipt(call)
         assert rec["kind"] == "tool_not_exposed_for_round" and rec["retryable"] is False

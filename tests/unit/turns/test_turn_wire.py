@@ -4,10 +4,9 @@ deltas as turn events (spec §1.6, §1.11, §2.5-§2.8). The SDK clients make re
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from unit.providers.payloads import anthropic_text_stream, chat_calls, chat_text, responses_call, responses_text
 from unit.providers.servers import Reply, WireServer
 

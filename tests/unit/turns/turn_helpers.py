@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from holon_nb.providers.base import TurnRequest, TurnResponse
 from holon_nb.providers.scripted import ScriptedProvider, Step

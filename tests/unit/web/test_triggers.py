@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-
 from _support import err, eventually, ok
+
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.turns.follow import TurnFollower

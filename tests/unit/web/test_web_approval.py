@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from _web_support import LocalServer, page
+
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.agents.approvals import ApprovalRequest
-
-from _web_support import LocalServer, page
 
 REF = "scripted@default/scripted"
 

@@ -11,16 +11,15 @@ import gzip
 import json
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from _support import err, ok
+from _web_support import LocalServer, page, redirect
 
 from holon_nb import Runtime
 from holon_nb.runtime.web import WebService
-
-from _support import err, ok
-from _web_support import LocalServer, page, redirect
 
 PUBLIC_IP = "93.184.216.34"
 

@@ -13,20 +13,19 @@ import ssl
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import anyio
 import pytest
+from _support import eventually, ok
+from _web_support import LocalServer, page
 
 from holon_nb import Runtime
 from holon_nb.runtime.web import WebService
 from holon_nb.runtime.web import transport as web_transport
 from holon_nb.runtime.web.extract import decode_body, decode_head
 from holon_nb.runtime.web.transport import CappedBody
-
-from _support import eventually, ok
-from _web_support import LocalServer, page
 
 PUBLIC_IP = "93.184.216.34"
 

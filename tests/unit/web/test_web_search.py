@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from _support import err, ok
+from _web_support import LocalServer, Request, page
 
 from holon_nb import Runtime
 from holon_nb.runtime.web.search_providers import parse_duckduckgo_lite
-
-from _support import err, ok
-from _web_support import LocalServer, Request, page
 
 
 @pytest.fixture

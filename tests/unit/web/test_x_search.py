@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from _support import err, ok
+from _web_support import LocalServer, Request
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.tools.spec import Profile
-
-from _support import err, ok
-from _web_support import LocalServer, Request
 
 KEY = "xai-test-key-0123456789"
 ANSWER = {

@@ -8,11 +8,11 @@ from holon_nb import Runtime
 from holon_nb.runtime.core.store import new_id
 from holon_nb.runtime.work.views import (
     _FILTER_CLASSES,
+    derive,
     list_page,
     load_context,
     matches_filter,
     order_views,
-    derive,
     plan_meta_for,
 )
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from holon_nb.runtime import Runtime
-from holon_nb.tools.context import CallContext
 from holon_nb.tools.builtin.messages import MESSAGE_SPECS
+from holon_nb.tools.context import CallContext
 from holon_nb.tools.registry import REGISTRY
 
 #: The built-in registry plus Enqueue/SendAgentMessage until the lead registers MESSAGE_SPECS.

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from _support import ok
 from _git_support import git
+from _support import ok
+
 from holon_nb import Runtime
 
 

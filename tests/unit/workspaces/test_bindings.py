@@ -12,6 +12,7 @@ from pathlib import Path
 
 from _git_support import git, pwd, state
 from _support import err, ok
+
 from holon_nb import Runtime
 from holon_nb.runtime.workspaces.paths import workspace_id_for
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from _git_support import git
+
 from holon_nb.runtime.workspaces.git import parse_worktree_porcelain, sanitize_label
 from holon_nb.runtime.workspaces.paths import (
     contains,
@@ -17,8 +18,8 @@ from holon_nb.runtime.workspaces.paths import (
     worktree_identity,
     worktree_root_id,
 )
-from holon_nb.tools.receipts import ReceiptContext
 from holon_nb.tools.builtin.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
+from holon_nb.tools.receipts import ReceiptContext
 
 
 def test_normalize_is_lexical() -> None:

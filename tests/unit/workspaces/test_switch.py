@@ -7,6 +7,7 @@ from pathlib import Path
 
 from _git_support import git, pwd, state
 from _support import err, ok
+
 from holon_nb import Runtime
 
 

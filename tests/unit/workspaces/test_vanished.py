@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _git_support import commit, git, pwd, state
 from _support import err, ok
+
 from holon_nb import Runtime
 
 _ADD = "*** Begin Patch\n*** Add File: {name}\n+written\n*** End Patch"
