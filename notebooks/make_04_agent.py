@@ -28,6 +28,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
+# the project the agent fixes is this copy of holon_nb/tools/ansi.py, refreshed only by --record: the recorded patch
+# fits it, so reformatting or editing the package's module changes nothing the notebook is expected to show
+FROZEN = HERE / "04-agent-turns.holon" / "ansi.py"
 OUT = HERE / "04-agent-turns.ipynb"
 CASSETTES = "04-agent-turns.holon/cassettes"
 TURN1 = f"{CASSETTES}/fix-the-bug.jsonl"
@@ -63,7 +66,11 @@ if importlib.util.find_spec("pytest") is None:  # the project's tests run with p
     raise ModuleNotFoundError("this tutorial runs tests with pytest: pip install pytest, or pip install '.[test]'")
 project = Path(tempfile.mkdtemp(prefix="holon-nb-04-")) / "colours"
 project.mkdir()
-source = Path(holon_nb.__file__).parent / "tools" / "ansi.py"   # a real module of this package
+# a real module of this package: the copy taken when the cassettes were recorded (their patch fits it), else
+# the installed package's
+source = Path("04-agent-turns.holon", "ansi.py")
+if not source.is_file():
+    source = Path(holon_nb.__file__).parent / "tools" / "ansi.py"
 good = source.read_text()
 bad = good.replace('32: "#1a7f37"', '32: "#cf222e"')               # the bug: green drawn red
 assert bad != good
@@ -90,7 +97,8 @@ def build() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## A small real project with a bug\n\n"
-            "The project is a copy of `holon_nb/tools/ansi.py` (it turns terminal colours into HTML)\n"
+            "The project is a copy of `holon_nb/tools/ansi.py` (it turns terminal colours into HTML; the copy in\n"
+            "`04-agent-turns.holon/ansi.py`, taken when the cassettes were recorded, since their patch fits it)\n"
             "and three tests; the notebook breaks one colour."
         ),
         new_code_cell(f"TESTS = {TESTS!r}\n\n" + SETUP),
@@ -152,7 +160,7 @@ def _stand_in():
     """A provider answering like a model that fixes the colour bug (reads ids from tool results)."""
     from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnResponse, UserToolResults
 
-    source = (ROOT / "holon_nb" / "tools" / "ansi.py").read_text()
+    source = FROZEN.read_text()
     bad = source.replace('32: "#1a7f37"', '32: "#cf222e"')
     fix = "".join(difflib.unified_diff(bad.splitlines(True), source.splitlines(True), "a/ansi.py", "b/ansi.py"))
     state: dict[str, str] = {}
@@ -309,7 +317,7 @@ def record() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-04-"))
     project = scratch / "colours"
     project.mkdir()
-    good = (ROOT / "holon_nb" / "tools" / "ansi.py").read_text()
+    good = FROZEN.read_text()
     (project / "ansi.py").write_text(good.replace('32: "#1a7f37"', '32: "#cf222e"'))
     (project / "test_ansi.py").write_text(TESTS)
     model = _stand_in()
@@ -339,4 +347,5 @@ if __name__ == "__main__":
     nbformat.write(build(), OUT)
     print("wrote", OUT)
     if "--record" in sys.argv:
+        FROZEN.write_text((ROOT / "holon_nb" / "tools" / "ansi.py").read_text())
         record()

@@ -19,7 +19,7 @@ PATCH = """--- a/notes.txt
 +++ b/notes.txt
 @@ -1,4 +1,4 @@
  title
-
+\x20
 -draft
 +final
  end
