@@ -67,22 +67,26 @@ LAB_SETTINGS = {
 
 
 @contextlib.contextmanager
-def jupyter_server(root: Path, home: Path, app: str = "jupyterlab") -> Iterator[str]:
+def jupyter_server(root: Path, home: Path | None, app: str = "jupyterlab", **env_vars: str) -> Iterator[str]:
     """Run ``python -m {app}`` (``jupyterlab`` or ``notebook``) on 127.0.0.1 serving ``root``, its kernels
-    using holon home ``home``; yield the base URL. The server's process group is ended afterwards."""
+    using holon home ``home`` (None: each kernel's default, ``.holon/`` beside its notebook) and the extra
+    environment ``env_vars``; yield the base URL. The server's process group is ended afterwards."""
     port = _free_port()
-    settings = home.parent / f"lab-settings-{port}"
+    state = (home or root).parent
+    settings = state / f"lab-settings-{port}"
     for name, value in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(value))
-    env = {
-        **os.environ,
-        "HOLON_NB_HOME": str(home),
-        "JUPYTER_CONFIG_DIR": str(home.parent / f"cfg-{port}"),
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(settings / "ws"),
-    }
-    log = open(home.parent / f"{app}-{port}.log", "wb")  # noqa: SIM115 - closed below
+    env = {k: v for k, v in os.environ.items() if k != "HOLON_NB_HOME"}
+    env.update(
+        JUPYTER_CONFIG_DIR=str(state / f"cfg-{port}"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(settings / "ws"),
+        **env_vars,
+    )
+    if home is not None:
+        env["HOLON_NB_HOME"] = str(home)
+    log = open(state / f"{app}-{port}.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -124,27 +128,105 @@ def jupyter_server(root: Path, home: Path, app: str = "jupyterlab") -> Iterator[
         log.close()
 
 
+_CHROMIUM: list = []  # [playwright, browser] while this process's one chromium runs (close_chromium ends it)
+
+
+def _chromium():
+    """This process's chromium (one per pytest worker, launched on first use, ended by :func:`close_chromium`
+    at the end of the session): launching it for every test cost a second or more each time."""
+    if not _CHROMIUM:
+        from playwright.sync_api import sync_playwright
+
+        playwright = sync_playwright().start()
+        try:
+            _CHROMIUM[:] = [playwright, playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)]
+        except BaseException:
+            playwright.stop()
+            raise
+    return _CHROMIUM[1]
+
+
+def close_chromium() -> None:
+    """End this process's chromium and playwright driver, if started."""
+    if _CHROMIUM:
+        playwright, browser = _CHROMIUM
+        _CHROMIUM.clear()
+        try:
+            browser.close()
+        finally:
+            playwright.stop()
+
+
 @contextlib.contextmanager
 def chromium_page(width: int = 1300, height: int = 1000):
-    """A headless page of Debian's chromium (closed afterwards). When the block raises, the page is saved as
-    ``failed-<test>.png`` in the screenshot directory first."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    """A headless page of Debian's chromium in a browser context of its own (no cookies, storage or cache shared
+    with another test), closed afterwards. When the block raises, the page is saved as ``failed-<test>.png`` in
+    the screenshot directory first."""
+    context = _chromium().new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.set_default_timeout(30_000)
-            try:
-                yield page
-            except BaseException:  # leave what the page showed when the test failed, for a person to look at
-                test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
-                name = "".join(c if c.isalnum() or c in "-_." else "_" for c in test)[:120]
-                with contextlib.suppress(Exception):
-                    page.screenshot(path=str(shots_dir(Path("/tmp")) / f"failed-{name}.png"), full_page=True)
-                raise
-        finally:
-            browser.close()
+            yield page
+        except BaseException:  # leave what the page showed when the test failed, for a person to look at
+            test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
+            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in test)[:120]
+            with contextlib.suppress(Exception):
+                page.screenshot(path=str(shots_dir(Path("/tmp")) / f"failed-{name}.png"), full_page=True)
+            raise
+    finally:
+        with contextlib.suppress(Exception):
+            context.close()
+
+
+class LabServer:
+    """One JupyterLab server per pytest worker (``lab_server`` fixture, tests/browser/conftest.py) serving
+    ``root``; each test works in a folder of its own under it (:meth:`folder`), so each notebook's kernel has
+    its own holon home (``.holon/`` beside the notebook), and :meth:`end_sessions` ends every kernel after the
+    test. Notebook 7's pages (``/notebooks/…``) are served by the same server (the ``notebook`` package's
+    server extension)."""
+
+    def __init__(self, base: str, root: Path) -> None:
+        self.base, self.root = base, root
+        self._count = 0
+
+    def folder(self, name: str) -> tuple[Path, str]:
+        """A new empty folder for one test: its path and its path relative to the server's root (what the
+        server's URLs and APIs take)."""
+        self._count += 1
+        rel = f"{self._count:03d}-{''.join(c if c.isalnum() or c in '-_.' else '_' for c in name)[:60]}"
+        path = self.root / rel
+        path.mkdir(parents=True)
+        return path, rel
+
+    def _api(self, method: str, path: str) -> object:
+        request = urllib.request.Request(
+            f"{self.base}{path}", headers={"Authorization": f"token {TOKEN}"}, method=method
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            body = answer.read()
+        return json.loads(body) if body else None
+
+    def end_sessions(self, timeout_s: float = 60) -> None:
+        """Delete every session and kernel on the server and wait until none is left, so the next test starts
+        with none (``open_notebook`` waits for exactly one kernel) and no kernel of this test runs on; and
+        forget the saved JupyterLab workspaces, which would reopen this test's notebooks (starting their
+        kernels) in the next test's page."""
+        listing = self._api("GET", "/lab/api/workspaces") or {}
+        for workspace in (listing.get("workspaces") or {}).get("ids", []) if isinstance(listing, dict) else []:
+            with contextlib.suppress(OSError):
+                self._api("DELETE", f"/lab/api/workspaces/{workspace}")
+        for session in self._api("GET", "/api/sessions") or []:
+            with contextlib.suppress(OSError):
+                self._api("DELETE", f"/api/sessions/{session['id']}")
+        deadline = time.monotonic() + timeout_s
+        while kernels := self._api("GET", "/api/kernels"):
+            for kernel in kernels:
+                with contextlib.suppress(OSError):
+                    self._api("DELETE", f"/api/kernels/{kernel['id']}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"kernels still running after {timeout_s} s: {kernels}")
+            time.sleep(0.2)
 
 
 def shots_dir(default: Path) -> Path:
@@ -244,7 +326,8 @@ def open_notebook(page, base: str, path: str, app: str = "lab", cells: int | Non
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
             cells = len(json.loads(answer.read())["content"]["cells"])
-    url = f"{base}/lab/tree/{path}?token={TOKEN}" if app == "lab" else f"{base}/notebooks/{path}?token={TOKEN}"
+    # ?reset: start from an empty workspace (a saved one would reopen an earlier notebook of this server)
+    url = f"{base}/lab/tree/{path}?reset&token={TOKEN}" if app == "lab" else f"{base}/notebooks/{path}?token={TOKEN}"
     page.goto(url)
     page.wait_for_function(
         f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= {cells}", timeout=90_000

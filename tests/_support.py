@@ -131,3 +131,23 @@ def tutorial_names(notebooks: Path) -> list[str]:
     """The tutorials in ``notebooks`` (``0*.ipynb``), not the executed copies ``holon-nb run`` saves beside
     them (the README's main job leaves ``01-quickstart.executed.ipynb`` there)."""
     return sorted(p.name for p in notebooks.glob("0*.ipynb") if not p.name.endswith(".executed.ipynb"))
+
+
+TUTORIALS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def check_tutorial(name: str, timeout: float = 120) -> Any:
+    """Run tutorial ``notebooks/<name>`` once as ``holon-nb test`` does (:func:`~holon_nb.testing.check.
+    check_notebook`: a fresh kernel and holon home, a private copy of its folder, model calls replayed from its
+    cassettes) and return the :class:`~holon_nb.testing.check.NotebookCheck`; ``check.executed`` is the run's
+    notebook. A tutorial's test module shares this one run between its receipt checks and the comparison with
+    the committed outputs, so each tutorial runs once in Python per test run (issue 23); the module is an
+    xdist group so that its tests run on one worker."""
+    from holon_nb.testing.check import CheckOptions, check_notebook
+
+    path = TUTORIALS_DIR / name
+    before = path.read_bytes()
+    check = check_notebook(path, CheckOptions(timeout=timeout))
+    assert path.read_bytes() == before  # the tutorial itself is never modified
+    assert check.executed is not None
+    return check

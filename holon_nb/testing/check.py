@@ -86,6 +86,7 @@ class NotebookCheck:
         not_run: Code cells not run because an earlier cell failed.
         runs: How many runs were made.
         compare_s: Seconds spent comparing (all runs).
+        executed: The first run's executed notebook (what ``holon-nb run`` would have saved).
     """
 
     path: Path
@@ -96,6 +97,7 @@ class NotebookCheck:
     not_run: list[int] = field(default_factory=list)
     runs: int = 1
     compare_s: float = 0.0
+    executed: NotebookNode | None = None
 
     @property
     def failed(self) -> bool:
@@ -227,7 +229,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     summary, executed = runs[0]
-    check = NotebookCheck(path=path, summary=summary, runs=len(runs))
+    check = NotebookCheck(path=path, summary=summary, runs=len(runs), executed=executed)
     workspace = path.resolve().parent
     norm = Normalizer(_roots(saved, [s for s, _ in runs], workspace), rules)
 

@@ -14,7 +14,6 @@ import nbformat
 import pytest
 from _browser import (
     chromium_page,
-    jupyter_server,
     open_notebook,
     require,
     restart_kernel,
@@ -30,9 +29,10 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def lab(tmp_path: Path):
-    with jupyter_server(tmp_path, tmp_path / "home") as base:
-        yield base, None, tmp_path
+def lab(lab_folder):
+    """``(base URL, the test's folder relative to the server's root, its path)`` on this worker's JupyterLab."""
+    server, path, rel = lab_folder
+    return server.base, rel, path
 
 
 def _write(root: Path, name: str, *sources: str) -> None:
@@ -55,9 +55,10 @@ def _settle(page, idle: bool = True, timeout_s: float = 120) -> None:
     settle(page, idle=idle, timeout_s=timeout_s)
 
 
-def _open_and_run_all(page, base: str, _token, name: str) -> None:
-    """Open a notebook in JupyterLab (its kernel session started first), wait for its kernel, run every cell."""
-    open_notebook(page, base, name)
+def _open_and_run_all(page, base: str, folder: str, name: str) -> None:
+    """Open notebook ``name`` of the test's ``folder`` in JupyterLab (its kernel session started first), wait
+    for its kernel, run every cell."""
+    open_notebook(page, base, f"{folder}/{name}")
     run_cells(page, "Run All Cells")
 
 

@@ -5,11 +5,10 @@ go to ``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir)."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
-from _browser import chromium_page, jupyter_server, open_notebook, require, run_cells, settle, shots_dir
+from _browser import chromium_page, open_notebook, require, run_cells, settle, shots_dir
 from nbformat.v4 import new_code_cell, new_notebook
 
 require("playwright", "notebook")
@@ -28,7 +27,8 @@ CHECKS = r"""() => {
 }"""
 
 
-def test_live_task_and_its_stop_button_in_notebook_7(tmp_path: Path) -> None:
+def test_live_task_and_its_stop_button_in_notebook_7(lab_folder) -> None:
+    server, folder, rel = lab_folder
     nb = new_notebook(
         cells=[
             new_code_cell(src)
@@ -39,10 +39,10 @@ def test_live_task_and_its_stop_button_in_notebook_7(tmp_path: Path) -> None:
         ],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     )
-    nbformat.write(nb, tmp_path / "scratch.ipynb")
-    shots = shots_dir(tmp_path)
-    with jupyter_server(tmp_path, tmp_path / "home", app="notebook") as base, chromium_page(1200, 1000) as page:
-        open_notebook(page, base, "scratch.ipynb", app="notebooks")
+    nbformat.write(nb, folder / "scratch.ipynb")
+    shots = shots_dir(folder)
+    with chromium_page(1200, 1000) as page:  # Notebook 7's page, served by this worker's server
+        open_notebook(page, server.base, f"{rel}/scratch.ipynb", app="notebooks")
         assert page.locator(".jp-NotebookKernelStatus, .jp-Notebook-ExecutionIndicator").count(), (
             "no kernel status indicator: is this Notebook 7?"
         )

@@ -5,13 +5,16 @@ height cap.
 
 A tutorial with a cell tagged ``holon-restart-kernel`` (03) is run the way its markdown asks a person to: the
 cells above it, then Kernel > Restart Kernel…, then that cell and all below. Each tutorial runs in a copy of this
-checkout (a git repository, as 01 and 02 expect) with its own holon home, in its own JupyterLab server.
+checkout (a git repository, as 01 and 02 expect) with its own holon home (``.holon/`` beside it), on this pytest
+worker's JupyterLab server (tests/browser/conftest.py). The checks of one tutorial share one run: they are one
+xdist group, so under ``--dist loadgroup`` one worker runs the tutorial once.
 Screenshots (``tutorial-NN.png``, the whole notebook; ``cell-NN-I.png``, one cell of it) go to
 ``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -22,7 +25,6 @@ import pytest
 from _browser import (
     CLEARED,
     chromium_page,
-    jupyter_server,
     menu,
     notebook_screenshot,
     open_notebook,
@@ -130,7 +132,8 @@ def tutorials(check: str) -> pytest.MarkDecorator:
         [
             pytest.param(
                 name,
-                marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(check, name)])] if (check, name) in KNOWN else [],
+                marks=[pytest.mark.xdist_group(f"browser-tutorial-{name}")]
+                + ([pytest.mark.xfail(strict=True, reason=KNOWN[(check, name)])] if (check, name) in KNOWN else []),
             )
             for name in TUTORIALS
         ],
@@ -140,13 +143,15 @@ def tutorials(check: str) -> pytest.MarkDecorator:
 
 
 @pytest.fixture(scope="module")
-def rendered(request, checkout, tmp_path_factory) -> dict:
+def rendered(request, checkout, lab_server) -> dict:
     """Run one tutorial in JupyterLab as a person does and return what the page showed: ``cells`` (the DOM
     summary above, after the run), ``max_tail`` (the tallest live tail seen while cells ran), ``reopened`` (the
     DOM after File > Save Notebook and a reload of the page) and ``seconds``."""
     name = request.param
-    work = tmp_path_factory.mktemp(name.split("-")[0])
+    work, rel = lab_server.folder(name.split("-")[0])
     shots = shots_dir(work)
+    # a clone of the checkout of its own: its notebooks/.holon is this tutorial's holon home
+    subprocess.run(["git", "clone", "-q", str(checkout), str(work / "holon_nb")], check=True)
     restarts = _restart_cells(checkout / "notebooks" / name)
     max_tail = [0]
 
@@ -158,8 +163,11 @@ def rendered(request, checkout, tmp_path_factory) -> dict:
         max_tail[0] = max(max_tail[0], with_tails)
 
     started = time.monotonic()
-    with jupyter_server(checkout, work / "home") as base, chromium_page(1300, 1000) as page:
-        open_notebook(page, base, f"notebooks/{name}")
+    base = lab_server.base
+    with contextlib.ExitStack() as stack:
+        stack.callback(lab_server.end_sessions)
+        page = stack.enter_context(chromium_page(1300, 1000))
+        open_notebook(page, base, f"{rel}/holon_nb/notebooks/{name}")
         # the committed outputs go first, so that what is checked below is what this run rendered
         menu(page, "Edit", "Clear Outputs of All Cells", started=CLEARED)
         if not restarts:

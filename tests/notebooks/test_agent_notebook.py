@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from _reader import assert_reads_as_text
-
-from holon_nb.testing import run_notebook
+from _support import check_tutorial
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "04-agent-turns.ipynb"
+# one run of the tutorial serves every test here (check_tutorial): they run on one xdist worker
+pytestmark = pytest.mark.xdist_group("tutorial-04")
 
 
 def _text(cell: Any) -> str:
@@ -38,11 +38,14 @@ def _tests_cells(nb: Any) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory) -> Any:
-    out = tmp_path_factory.mktemp("nb04") / "agent.executed.ipynb"
-    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
-    assert summary.exit_code == 0, summary
-    return nbformat.read(out, as_version=4)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name)
+
+
+@pytest.fixture(scope="module")
+def executed(check: Any) -> Any:
+    assert check.summary.exit_code == 0, check.summary
+    return check.executed
 
 
 def test_the_failure_is_real_before_the_agent(executed: Any) -> None:
@@ -81,3 +84,8 @@ def test_turn_results_and_the_patch_applied_for_real(executed: Any) -> None:
 def test_saved_copy_reads_as_text(executed: Any) -> None:
     """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
     assert_reads_as_text(executed)
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()

@@ -12,21 +12,25 @@ import io
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+from _support import check_tutorial
 
 from holon_nb.runtime import RESULT_MIMETYPE
-from holon_nb.testing import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "06-images.ipynb"
+# one run of the tutorial serves every test here (check_tutorial): they run on one xdist worker
+pytestmark = pytest.mark.xdist_group("tutorial-06")
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory) -> Any:
-    out = tmp_path_factory.mktemp("nb06") / "images.executed.ipynb"
-    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
-    assert summary.exit_code == 0, summary
-    return nbformat.read(out, as_version=4)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name)
+
+
+@pytest.fixture(scope="module")
+def executed(check: Any) -> Any:
+    assert check.summary.exit_code == 0, check.summary
+    return check.executed
 
 
 def _bundles(nb: Any, startswith: str) -> list[dict[str, Any]]:
@@ -73,3 +77,8 @@ def test_python_api_cell(executed: Any) -> None:
     (cell,) = [c for c in executed.cells if c.cell_type == "code" and "MediaCassette" in c.source]
     text = "".join(o.get("text", "") for o in cell.outputs)
     assert "image/png {'width': 64, 'height': 64}" in text and "[('image/png', 64, 64)]" in text
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()

@@ -13,19 +13,21 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from _reader import assert_reads_as_text
+from _support import check_tutorial
 
 from holon_nb.runtime import RESULT_MIMETYPE
-from holon_nb.testing import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02-patches-and-worktrees.ipynb"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None or not (NOTEBOOK.parents[1] / ".git").exists(),
-    reason="needs git and a git checkout of this repository",
-)
+pytestmark = [
+    pytest.mark.xdist_group("tutorial-02"),
+    pytest.mark.skipif(
+        shutil.which("git") is None or not (NOTEBOOK.parents[1] / ".git").exists(),
+        reason="needs git and a git checkout of this repository",
+    ),
+]
 
 
 def _outputs(cell: Any) -> list[dict]:
@@ -45,12 +47,16 @@ def _cells(nb: Any, startswith: str) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory) -> Any:
-    out = tmp_path_factory.mktemp("nb02") / "patches.executed.ipynb"
-    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name)
+
+
+@pytest.fixture(scope="module")
+def executed(check: Any) -> Any:
+    summary = check.summary
     assert summary.exit_code == 0, summary
     assert summary.error_kinds == {"context_not_found": 1, "path_escape": 1}, summary.error_kinds
-    return nbformat.read(out, as_version=4)
+    return check.executed
 
 
 def test_no_cell_raised(executed: Any) -> None:
@@ -139,3 +145,8 @@ def test_workspace_table_and_cleanup(executed: Any) -> None:
 def test_saved_copy_reads_as_text(executed: Any) -> None:
     """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
     assert_reads_as_text(executed)
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()

@@ -9,14 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from _reader import assert_reads_as_text
+from _support import check_tutorial
 
 from holon_nb.runtime import RESULT_MIMETYPE
-from holon_nb.testing import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01-quickstart.ipynb"
+# one run of the tutorial serves every test here (check_tutorial): they run on one xdist worker
+pytestmark = pytest.mark.xdist_group("tutorial-01")
 
 
 def _receipts(cell: Any) -> list[dict]:
@@ -34,13 +35,14 @@ def _cell(nb: Any, startswith: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory) -> Any:
-    out = tmp_path_factory.mktemp("qs") / "quickstart.executed.ipynb"
-    before = NOTEBOOK.read_bytes()
-    summary = run_notebook(NOTEBOOK, output=out, timeout=60)
-    assert NOTEBOOK.read_bytes() == before  # the input is never modified
-    assert summary.exit_code == 0, summary
-    return nbformat.read(out, as_version=4)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def executed(check: Any) -> Any:
+    assert check.summary.exit_code == 0, check.summary
+    return check.executed
 
 
 def test_every_code_cell_ran_without_error(executed: Any) -> None:
@@ -121,3 +123,8 @@ def test_hostile_inputs_are_error_receipts(executed: Any, source: str, kind: str
 def test_saved_copy_reads_as_text(executed: Any) -> None:
     """Every text output is a readable receipt or note: no JSON envelope, placeholder, escape code or temp path."""
     assert_reads_as_text(executed)
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()

@@ -1,7 +1,8 @@
-"""The tutorials are regression tests of themselves: ``holon_nb_paths = ["notebooks"]`` in pyproject.toml
-makes every plain ``python -m pytest`` run (CI's) test them with the plugin, against their committed
-outputs, model calls replayed from their cassettes. This file checks that those outputs are committed, and
-that the configuration still collects them.
+"""The tutorials are regression tests of themselves: each tutorial's test module
+(``tests/notebooks/test_*_notebook.py``) runs it once through ``check_notebook``, what ``holon-nb test`` runs, and
+compares its outputs with the committed ones (``test_matches_its_committed_outputs``). This file checks that
+those outputs are committed, that every tutorial has such a module, and that ``holon-nb test notebooks/`` collects
+them.
 
 After a change that alters what a tutorial shows, regenerate the committed outputs with
 ``python notebooks/make_all.py`` (docs/notebook-tests.md). Determinism across 20 runs is checked by
@@ -35,13 +36,13 @@ def test_every_tutorial_has_committed_outputs() -> None:
         assert len(empty) < len(compared_cells(nb)) // 2, (name, empty)
 
 
-def test_the_pytest_configuration_collects_the_tutorials() -> None:
+def test_holon_nb_test_collects_the_tutorials() -> None:
     import subprocess
     import sys
 
     root = NOTEBOOKS.parent
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "--ignore=tests"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "--holon-nb", "notebooks"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -49,3 +50,12 @@ def test_the_pytest_configuration_collects_the_tutorials() -> None:
     )
     collected = [line for line in proc.stdout.splitlines() if line.startswith("notebooks/")]
     assert collected == [f"notebooks/{name}::notebook" for name in TUTORIALS], proc.stdout
+
+
+def test_every_tutorial_is_compared_by_its_test_module() -> None:
+    modules = {p.name: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
+    for name in TUTORIALS:
+        owners = [m for m, text in modules.items() if f'"notebooks" / "{name}"' in text]
+        assert owners, f"{name}: no test module runs it"
+        for module in owners:
+            assert "check_tutorial(" in modules[module] and "test_matches_its_committed_outputs" in modules[module]

@@ -14,12 +14,15 @@ from typing import Any
 
 import nbformat
 import pytest
+from _support import check_tutorial
 
 from holon_nb.runtime import RESULT_MIMETYPE
-from holon_nb.testing import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05-web-and-triggers.ipynb"
-pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the tutorial POSTs with curl")
+pytestmark = [
+    pytest.mark.xdist_group("tutorial-05"),
+    pytest.mark.skipif(shutil.which("curl") is None, reason="the tutorial POSTs with curl"),
+]
 
 
 def _code(nb: Any, startswith: str) -> Any:
@@ -36,12 +39,16 @@ def _stream(cell: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory: Any) -> tuple[Any, str]:
-    out = tmp_path_factory.mktemp("nb05") / "web.executed.ipynb"
-    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name)
+
+
+@pytest.fixture(scope="module")
+def executed(check: Any) -> tuple[Any, str]:
+    summary = check.summary
     assert summary.exit_code == 0, summary
     assert summary.tasks_left_running == []
-    return nbformat.read(out, as_version=4), out.read_text(encoding="utf-8")
+    return check.executed, nbformat.writes(check.executed)  # the notebook and the text a save would write
 
 
 def test_loopback_is_refused_until_allowlisted_then_read_as_markdown(executed: tuple[Any, str]) -> None:
@@ -91,3 +98,8 @@ def test_the_trigger_wakes_the_waiting_agent_and_the_token_is_never_saved(execut
     assert "completed end_turn []" in turns and "CI called back through the external trigger" in turns
     assert json.loads(_stream(_code(nb, "tid = ")).strip().splitlines()[-1]) == {"error": "not_found"}
     assert re.search(r"cb_[0-9a-f]{64}", raw) is None and "cb_[redacted]" in raw
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()

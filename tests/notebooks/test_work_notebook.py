@@ -14,11 +14,13 @@ from typing import Any
 import nbformat
 import pytest
 from _reader import assert_reads_as_text
+from _support import check_tutorial
 
 from holon_nb.runtime import RESULT_MIMETYPE
-from holon_nb.testing import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03-work-items-waits-timers.ipynb"
+# one run of the tutorial serves every test here (check_tutorial): they run on one xdist worker
+pytestmark = pytest.mark.xdist_group("tutorial-03")
 
 
 def _receipts(cell: Any) -> list[dict]:
@@ -46,10 +48,13 @@ def _one(nb: Any, startswith: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> tuple[Any, Any]:
-    out = tmp_path_factory.mktemp("nb03") / "work.executed.ipynb"
-    summary = run_notebook(NOTEBOOK, output=out, timeout=120)
-    return summary, nbformat.read(out, as_version=4)
+def check() -> Any:
+    return check_tutorial(NOTEBOOK.name)
+
+
+@pytest.fixture(scope="module")
+def run(check: Any) -> tuple[Any, Any]:
+    return check.summary, check.executed
 
 
 def test_run_passes_with_one_real_restart(run: tuple[Any, Any]) -> None:
@@ -152,3 +157,8 @@ def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: 
     assert all(not c.outputs for c in code[guard + 1 :])  # nothing after it ran
     (timer,) = [r for c in code[:guard] for r in _receipts(c) if r["tool_name"] == "CreateTimer"]
     assert timer["result"]["timer"]["duration_ms"] == 120_000  # time enough to restart by hand
+
+
+def test_matches_its_committed_outputs(check: Any) -> None:
+    """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
+    assert not check.failed, check.report()
