@@ -109,8 +109,10 @@ class _Run:
         timeout: float,
         progress: Callable[[str], None] | None,
         keep_going: bool = False,
+        final_wait: float | None = None,
     ):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
+        self.final_wait_s = timeout if final_wait is None else final_wait
         self.progress = progress
         self.keep_going = keep_going
         self.deadline = time.monotonic() + OVERALL_FACTOR * timeout
@@ -254,7 +256,7 @@ class _Run:
 
     async def final_wait(self) -> None:
         """Run the trailing wait into the last code cell, then stop and list what still runs."""
-        wait_s = max(0.0, min(self.timeout, self.remaining()))
+        wait_s = max(0.0, min(self.final_wait_s, self.remaining()))
         cell, content = await self.synthetic(TRAILING.format(timeout=wait_s), wait_s + _GRACE_S)
         self._append_trailing(cell)
         if content.get("status") == "error":
@@ -554,6 +556,7 @@ def run_notebook(
     progress: bool | None = None,
     keep_going: bool = False,
     cassettes: str | None = None,
+    final_wait: float | None = None,
 ) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
@@ -562,6 +565,8 @@ def run_notebook(
         output: Where to save the executed copy; default ``<stem>.executed.ipynb`` beside ``path``.
         timeout: Per-cell timeout in seconds; the whole run stops at ``10 × timeout``,
             and the final wait for background tasks lasts at most ``timeout``.
+        final_wait: Seconds the final wait for background tasks lasts at most, when not ``timeout``
+            (0: stop what still runs at once; its final receipts are saved all the same).
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
         parameters: ``{name: raw text}`` injected after the ``parameters`` cell
             (each value parsed as JSON when it parses, else kept as a string).
@@ -584,6 +589,8 @@ def run_notebook(
     started = time.monotonic()
     if not timeout or timeout <= 0:
         raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
+    if final_wait is not None and final_wait < 0:
+        raise HarnessUsageError(f"final_wait must be 0 or more, got {final_wait}")
     if cassettes is not None and cassettes not in CASSETTE_MODES:
         raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
@@ -616,7 +623,7 @@ def run_notebook(
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
         resources={"metadata": {"path": str(kernel_cwd)}},
     )
-    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going)
+    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait)
     env = kernel_env(home, kernel_name)
     if cassettes is not None:
         env["HOLON_NB_CASSETTE_MODE"] = cassettes

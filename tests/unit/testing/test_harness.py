@@ -195,9 +195,9 @@ def test_tasks_still_running_are_stopped_and_listed(tmp_path: Path) -> None:
         CALL + "r = rt.call('ExecCommand', {'cmd': 'sleep 611.25', 'yield_time_ms': 0, 'login': False})\n"
         "print(r.result['task_handle']['task_id'])",
     )
-    summary = run_notebook(
-        src, timeout=30
-    )  # the cells are quick; a loaded machine may take seconds to load the extension
+    # the cells are quick, but a loaded machine may take seconds to load the extension; the task never ends by
+    # itself, so the final wait is short: what is tested is what happens after it
+    summary = run_notebook(src, timeout=30, final_wait=0.5)
     assert summary.exit_code == 0, format_summary(summary)
     nb = nbformat.read(summary.output, as_version=4)
     task_id = text_of(nb.cells[1]).splitlines()[0]
@@ -220,7 +220,7 @@ def test_stopped_magic_task_updates_its_own_cell(tmp_path: Path) -> None:
     src = write_nb(
         tmp_path / "magic.ipynb", "%load_ext holon_nb", "%exec --yield-ms 200 --no-login sleep 612.5", "print('last')"
     )
-    summary = run_notebook(src, timeout=30)  # a loaded machine can take over 2 s to start the kernel
+    summary = run_notebook(src, timeout=30, final_wait=0.5)  # the task never ends by itself: a short final wait
     nb = nbformat.read(summary.output, as_version=4)
     from holon_nb.runtime import RESULT_MIMETYPE
 
@@ -351,6 +351,8 @@ def test_usage_errors_raise_before_anything_runs(tmp_path: Path) -> None:
     write_nb(tmp_path / "a.ipynb", "1")
     with pytest.raises(HarnessUsageError):
         run_notebook(tmp_path / "a.ipynb", timeout=0)
+    with pytest.raises(HarnessUsageError, match="final_wait"):
+        run_notebook(tmp_path / "a.ipynb", final_wait=-1)
 
 
 def test_an_output_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:
