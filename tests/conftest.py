@@ -20,6 +20,23 @@ from holon_nb import Runtime
 os.environ["SHELL"] = "/bin/sh"
 
 
+# Tiers (README "Run the tests"): `browser` (tests/browser, marked there), `kernel` (starts a real Jupyter
+# kernel: every test under tests/notebooks and these unit modules) and `slow` (marked on the test: nested
+# pytest runs, long lock contention). `-m "not browser and not kernel"` is the quick local tier.
+KERNEL_MODULES = {"test_harness.py", "test_hostile_notebook.py", "test_workdir.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.fspath))
+        if (
+            "notebooks" in path.parts
+            and "tests" in path.parts
+            or (path.parent.name == "testing" and path.name in KERNEL_MODULES)
+        ):
+            item.add_marker(pytest.mark.kernel)
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """The acceptance fixture W: ``a.txt`` = ``one\\ntwo\\nthree\\n`` and ``sub/``."""

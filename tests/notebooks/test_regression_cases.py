@@ -64,6 +64,7 @@ display({{{RESULT_MIMETYPE!r}: {{"tool_name": "ExecCommand", "status": "success"
 """
 
 
+@pytest.mark.slow
 def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp_path: Path) -> None:
     nb = write_nb(tmp_path / "receipts.ipynb", "%load_ext holon_nb", GENERATED_RECEIPT, "%exec echo hello")
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
@@ -214,6 +215,7 @@ sys.addaudithook(_audit)
 """
 
 
+@pytest.mark.slow
 def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_replay_opens_no_socket(
     tmp_path: Path,
 ) -> None:
@@ -262,6 +264,7 @@ def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_
     assert not again.failed, again.report()
 
 
+@pytest.mark.slow
 def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -319,6 +322,7 @@ def test_repeat_names_the_cell_and_the_value_that_changed_between_runs(tmp_path:
     assert message.startswith("run 2 differs from run 1") and "--- run 1" in message and "+++ run 2" in message
 
 
+@pytest.mark.slow
 def test_per_cell_items_and_inert_without_the_option(tmp_path: Path) -> None:
     nb = write_nb(tmp_path / "cells.ipynb", "print(1)", "print(2)", "print(3)")
     edit(nb, lambda book: [setattr(c, "outputs", [stream(f"{i + 1}\n")]) for i, c in enumerate(book.cells)])
@@ -338,6 +342,7 @@ def test_per_cell_items_and_inert_without_the_option(tmp_path: Path) -> None:
     ), configured.stdout
 
 
+@pytest.mark.slow
 def test_user_normalisers_from_metadata_and_pytest_configuration(tmp_path: Path) -> None:
     nb = write_nb(
         tmp_path / "norm.ipynb",
@@ -393,6 +398,7 @@ def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(
     assert "done-713" in json.dumps(nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[1].outputs)
 
 
+@pytest.mark.slow
 def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> None:
     # one item runs its notebook N times: pytest-timeout's limit (chosen for one run) is multiplied by N
     write_nb(tmp_path / "quick.ipynb", "print(1)")

@@ -73,6 +73,7 @@ SPAN = (
 )
 
 
+@pytest.mark.slow
 def test_shared_dir_runs_of_one_folder_never_overlap_on_two_xdist_workers(tmp_path: Path) -> None:
     for name in ("a", "b"):
         write_nb(

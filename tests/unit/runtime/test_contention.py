@@ -47,6 +47,7 @@ def lock_held(db_path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
         proc.wait(timeout=seconds + 60)
 
 
+@pytest.mark.slow
 def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_flight(
     tmp_path: Path, workspace: Path
 ) -> None:
@@ -107,6 +108,7 @@ def test_a_call_waits_out_a_short_lock_and_succeeds(tmp_path: Path, workspace: P
         assert rt.store.stats()["busy_retries"] >= 1
 
 
+@pytest.mark.slow
 def test_runtime_under_a_held_lock_raises_runtime_startup_error(tmp_path: Path, workspace: Path) -> None:
     home = tmp_path / "home"
     Runtime(home=home, workspace=workspace).close()  # the database exists

@@ -330,6 +330,7 @@ def test_progress_lines_go_to_stderr_when_asked(tmp_path: Path, capsys: pytest.C
     assert summary.cells[1].status == "skipped"
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_for_failures_and_usage_errors(tmp_path: Path) -> None:
     write_nb(tmp_path / "bad.ipynb", "1/0")
     proc = cli_run("bad.ipynb", cwd=tmp_path)
