@@ -141,7 +141,7 @@ def _outside(workdir: str | None, ctx: ToolContext) -> str | None:
 
 
 def approval_reason(
-    spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
 ) -> str | None:
     """Why ``policy`` asks before this call, or None when it does not.
 
@@ -177,7 +177,9 @@ def approval_reason(
     return None
 
 
-def needs_approval(spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None) -> bool:
+def needs_approval(
+    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+) -> bool:
     """True when ``policy`` (default: the runtime setting) asks the user before this call (module docstring)."""
     return approval_reason(spec, args, ctx, policy) is not None
 
