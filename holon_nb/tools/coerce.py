@@ -37,9 +37,9 @@ def _coerce_scalar(text: str) -> Any:
         if _I64[0] <= value <= _I64[1]:
             return value
     if _FLOAT.fullmatch(text):
-        value = float(text)
-        if math.isfinite(value):
-            return value
+        number = float(text)
+        if math.isfinite(number):
+            return number
     stripped = text.lstrip()
     if stripped[:1] in ("[", "{"):
         try:
