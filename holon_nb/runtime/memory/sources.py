@@ -240,7 +240,7 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
         )
     else:
         content = out.get(f"{selector}_preview") if isinstance(out.get(f"{selector}_preview"), str) else None
-    artifacts = out.get("artifacts") if isinstance(out.get("artifacts"), list) else []
+    artifacts = raw_artifacts if isinstance(raw_artifacts := out.get("artifacts"), list) else []
     artifact = None
     slot = out.get(f"{selector}_artifact") if selector != "output" else None
     if isinstance(slot, int) and not isinstance(slot, bool) and 0 <= slot < len(artifacts):

@@ -286,7 +286,7 @@ def _apply_config(builtins: tuple[CatalogProvider, ...], providers: Mapping[str,
         if transport not in TRANSPORTS:
             log.warning("%s: provider %s has no valid transport (%r); skipped", PROVIDERS_ENV, key, transport)
             continue
-        auth = cfg.get("auth") if isinstance(cfg.get("auth"), Mapping) else {}
+        auth = raw_auth if isinstance(raw_auth := cfg.get("auth"), Mapping) else {}
         envs = auth.get("env")
         key_envs = (
             (envs,)
