@@ -377,7 +377,7 @@ class ApprovalBroker:
 
     def _context(self, ctx: Any) -> ToolContext:
         if hasattr(ctx, "call") and hasattr(ctx, "workspaces"):
-            return ctx  # type: ignore[no-any-return]
+            return ctx
         from ..core.context import RuntimeToolContext
 
         return RuntimeToolContext(self.rt, ctx)
@@ -396,7 +396,7 @@ def _as_dict(args: Any) -> dict[str, Any]:
 
 
 def _denied(request: ApprovalRequest, source: str, timeout_s: float | None = None) -> ToolError:
-    details = {
+    details: dict[str, Any] = {
         "tool_name": request.tool_name,
         "policy": request.policy,
         "reason": request.reason,

@@ -306,7 +306,7 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
 
 
 def _generic_output_doc(ex: _Execution) -> Doc:
-    summary = ex.envelope.get("summary_text") if isinstance(ex.envelope.get("summary_text"), str) else ""
+    summary = raw_summary if isinstance(raw_summary := ex.envelope.get("summary_text"), str) else ""
     doc = {
         "source_type": "tool_execution_output",
         "tool_execution_id": ex.id,
