@@ -119,6 +119,7 @@ class _BuiltinRegistry(Registry):
             self._all = Registry(s for module, _, _ in _BUILTIN for s in self._module_specs(module))
         return self._all
 
+    # read-only properties in place of Registry's attributes: loading happens on first use
     @property
     def _specs(self) -> tuple[ToolSpec[Any], ...]:  # type: ignore[override]
         return self._full()._specs
