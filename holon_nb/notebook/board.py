@@ -131,7 +131,7 @@ def render_board_html(
     total = len(items) if total is None else total
     rows = []
     for item in items:
-        colour = _READINESS_COLOURS.get(item.get("readiness"), "#57606a")
+        colour = _READINESS_COLOURS.get(str(item.get("readiness")), "#57606a")
         todos = "".join(
             f"<div>{_e(_BOX.get(t.get('state'), '[?]'))} {_e(t.get('text'))}</div>" for t in item.get("todo_list") or []
         )

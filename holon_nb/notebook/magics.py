@@ -32,6 +32,8 @@ from .parsing import interpret_escapes, split_verbatim, unquote
 from .status import config_table, status_table, tools_table
 
 if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .session import _Session
 
 __all__ = ["HolonMagics", "SessionMagics", "raise_option"]
@@ -55,6 +57,12 @@ class SessionMagics(Magics):
     def __init__(self, shell: Any, session: _Session):
         super().__init__(shell)
         self._session = session
+
+    @property
+    def ipython(self) -> InteractiveShell:
+        """The shell these magics are registered on (``Magics.shell``, set once the extension is loaded)."""
+        assert self.shell is not None
+        return self.shell
 
     # ------------------------------------------------------------ shared steps
     def _call(
@@ -410,7 +418,7 @@ class HolonMagics(SessionMagics):
 
             %task_input task_0123456789abcde hello
         """
-        head, text = split_verbatim(line, self.task_input.parser, positionals=1)
+        head, text = split_verbatim(line, self.task_input.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it
         args = parse_argstring(self.task_input, head)
         before = line.rstrip()[: len(line.rstrip()) - len(text)].split()
         explicit = bool(before) and before[-1] == "--"  # after `--` the text is taken as it is
@@ -422,7 +430,9 @@ class HolonMagics(SessionMagics):
             raise UsageError("%task_input has nothing to send: give TEXT, or drop --no-newline to send a newline")
         # the id (never the text) gets Python expansion, like %task_output {tid}
         task_id = (
-            self.shell.var_expand(args.task_id, depth=1) if "{" in args.task_id or "$" in args.task_id else args.task_id
+            self.ipython.var_expand(args.task_id, depth=1)
+            if "{" in args.task_id or "$" in args.task_id
+            else args.task_id
         )
         self._call("TaskInput", {"task_id": task_id, "input": data}, args.raise_error)
 

@@ -11,7 +11,7 @@ show), ``%waitfor``, ``%timers`` and ``%timer`` (create, show, cancel),
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, overload
 
 from IPython.core.error import UsageError
 from IPython.core.magic import line_magic, magics_class, no_var_expand
@@ -71,11 +71,15 @@ class WorkMagics(SessionMagics):
     ``{expr}`` / ``$name`` expansion, as ``%task_output {tid}`` does.
     """
 
+    @overload
+    def _id(self, value: str) -> str: ...
+    @overload
+    def _id(self, value: None) -> None: ...
     def _id(self, value: str | None) -> str | None:
         """Expand ``{expr}`` / ``$name`` in an id argument (never in free text)."""
         if value is None or ("{" not in value and "$" not in value):
             return value
-        return self.shell.var_expand(value, depth=2)
+        return self.ipython.var_expand(value, depth=2)
 
     # ------------------------------------------------------------ %workitems
     @line_magic

@@ -143,7 +143,7 @@ class WorkspaceMagics(SessionMagics):
             %workspace switch --id agent_home
             %workspace detach ws_0123456789abcde
         """
-        head, rest = split_verbatim(line, self.workspace.parser, positionals=1)
+        head, rest = split_verbatim(line, self.workspace.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it
         args = parse_quoted(self.workspace, head)
         target = unquote(rest)  # verbatim: a path with spaces stays whole
         if args.action == "state":
@@ -231,7 +231,7 @@ class WorkspaceMagics(SessionMagics):
         """
         if line.split(None, 1)[:1] == ["remove"]:
             # the root id embeds a path (which may hold spaces): take it verbatim, options before or after it
-            head, rest = split_verbatim(line, self.worktree.parser, positionals=1)
+            head, rest = split_verbatim(line, self.worktree.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it
             tail = _TRAILING_OPTION.search(rest)
             if tail is not None:
                 head, rest = f"{head} {rest[tail.start() :]}", rest[: tail.start()]

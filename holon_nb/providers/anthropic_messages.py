@@ -36,6 +36,7 @@ from .base import (
 )
 from .catalog import ResolvedProvider
 from .errors import (
+    RequestSite,
     classify_exception,
     empty_response,
     fill_diagnostics,
@@ -148,7 +149,7 @@ def _messages(req: TurnRequest) -> list[dict[str, Any]]:
 def _system(req: TurnRequest) -> str | list[dict[str, Any]] | None:
     frame = req.prompt_frame
     if frame.system_blocks:
-        blocks = [{"type": "text", "text": b.text} for b in frame.system_blocks if b.text]
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": b.text} for b in frame.system_blocks if b.text]
         marked = [i for i, b in enumerate(b for b in frame.system_blocks if b.text) if b.cache_breakpoint]
         for i in marked[-2:]:  # at most two system breakpoints (four in all)
             blocks[i]["cache_control"] = {"type": "ephemeral"}
@@ -229,7 +230,7 @@ def parse_messages_body(data: Any, *, context: str = _CONTEXT) -> TurnResponse:
     """
     if not isinstance(data, Mapping):
         raise invalid_response(context, "response body is not a JSON object")
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    usage = raw_usage if isinstance(raw_usage := data.get("usage"), Mapping) else {}
     tokens = TokenUsage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
     content = data.get("content") or []
     if not isinstance(content, list):
@@ -268,7 +269,7 @@ class AnthropicStream:
         self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "", url: str | None = None
     ):
         self.listener = listener
-        self._diag = dict(provider=provider, model_ref=model_ref, url=url)
+        self._diag = RequestSite(provider=provider, model_ref=model_ref, url=url)
         self.started = self.stopped = False
         self.message: dict[str, Any] = {}
         self.usage: dict[str, Any] = {}
@@ -290,7 +291,7 @@ class AnthropicStream:
         if not isinstance(data, Mapping):
             data = {}
         if kind == "error":
-            err = data.get("error") if isinstance(data.get("error"), Mapping) else data
+            err = raw_err if isinstance(raw_err := data.get("error"), Mapping) else data
             label = err.get("type") or err.get("code") or "error"
             raise transport_failure(
                 "server_error", _CONTEXT, f"stream error event ({label})", stage="streaming_response_body", **self._diag
@@ -380,15 +381,25 @@ class AnthropicStream:
 
 def _make_client(resolved: ResolvedProvider, base_url: str) -> anthropic.AsyncAnthropic:
     headers: dict[str, Any] = {"anthropic-version": ANTHROPIC_VERSION}
-    common = dict(base_url=base_url, max_retries=0, timeout=resolved.http_timeout_s)
+    # None is the SDK's default for either credential (it then reads its environment variable)
+    api_key: str | None = None
+    auth_token: str | None = None
     if resolved.auth_kind == "x_api_key" and resolved.api_key:
         headers.update({"x-api-key": resolved.api_key, "Authorization": anthropic.Omit()})
-        return anthropic.AsyncAnthropic(api_key=resolved.api_key, default_headers=headers, **common)
-    if resolved.api_key:
-        return anthropic.AsyncAnthropic(auth_token=resolved.api_key, default_headers=headers, **common)
-    # keyless (local Anthropic-compatible server): explicit empty credential, header omitted
-    headers["Authorization"] = anthropic.Omit()
-    return anthropic.AsyncAnthropic(auth_token="", default_headers=headers, **common)
+        api_key = resolved.api_key
+    elif resolved.api_key:
+        auth_token = resolved.api_key
+    else:  # keyless (local Anthropic-compatible server): explicit empty credential, header omitted
+        headers["Authorization"] = anthropic.Omit()
+        auth_token = ""
+    return anthropic.AsyncAnthropic(
+        api_key=api_key,
+        auth_token=auth_token,
+        default_headers=headers,
+        base_url=base_url,
+        max_retries=0,
+        timeout=resolved.http_timeout_s,
+    )
 
 
 class AnthropicMessagesProvider(HTTPTransport):
@@ -430,7 +441,7 @@ class AnthropicMessagesProvider(HTTPTransport):
         primary = ("model", "max_tokens", "messages", "stream")
         kwargs = {k: body[k] for k in primary}
         extra = {k: v for k, v in body.items() if k not in primary}
-        diag = dict(provider=self.provider_name, model_ref=self.route_ref, url=self.url)
+        diag = RequestSite(provider=self.provider_name, model_ref=self.route_ref, url=self.url)
         stage = "send"
         try:
             async with self._client.messages.with_streaming_response.create(**kwargs, extra_body=extra or None) as resp:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..tools.errors import HolonNBError
 from .modelref import _ID, DEFAULT_ENDPOINT, ModelRef  # _ID: the provider-id grammar of model refs
@@ -378,7 +378,15 @@ class ResolvedProvider:
         return self.ref.canonical
 
 
-def timeouts_from_env(environ: Mapping[str, str]) -> dict[str, float]:
+class ProviderTimeouts(TypedDict):
+    """The timeout fields of :class:`ResolvedProvider`, as :func:`timeouts_from_env` reads them."""
+
+    http_timeout_s: float
+    body_timeout_s: float
+    stream_idle_timeout_ms: int
+
+
+def timeouts_from_env(environ: Mapping[str, str]) -> ProviderTimeouts:
     """``{http_timeout_s, body_timeout_s, stream_idle_timeout_ms}`` from the environment (§1.9 defaults).
 
     Raises:

@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 from ..tools.receipts import Scrubber
 from .base import ProviderTransportError, TokenUsage
 
 __all__ = [
+    "RequestSite",
     "fill_diagnostics",
     "ToolSchemaRejected",
     "sanitize_url",
@@ -86,6 +87,15 @@ _BODY_CUT = (
     "close_notify",
     "server disconnected",
 )
+
+
+class RequestSite(TypedDict):
+    """Which request failed: the ``provider``, ``model_ref`` and ``url`` keywords that the error builders
+    below take, which a transport keeps once and passes as ``**site``."""
+
+    provider: str
+    model_ref: str
+    url: str | None
 
 
 class ToolSchemaRejected(ProviderTransportError):
@@ -336,17 +346,20 @@ def transport_failure(
     )
 
 
-def fill_diagnostics(exc: ProviderTransportError, stage: str, diag: dict[str, Any]) -> ProviderTransportError:
+def fill_diagnostics(exc: ProviderTransportError, stage: str, diag: RequestSite) -> ProviderTransportError:
     """Add the transport's stage and request diagnostics the error does not carry yet (URLs sanitized);
     returns ``exc`` (for ``raise``)."""
-    for key, value in (("stage", stage), *diag.items()):
+    site: dict[str, Any] = {"stage": stage, **diag, "url": sanitize_url(diag["url"])}
+    for key, value in site.items():
         if not exc.diagnostics.get(key):
-            exc.diagnostics[key] = sanitize_url(value) if key == "url" else value
+            exc.diagnostics[key] = value
     return exc
 
 
 def _chain(exc: BaseException) -> list[str]:
-    out, cur, seen = [], exc, set()
+    out: list[str] = []
+    cur: BaseException | None = exc
+    seen: set[int] = set()
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         text = f"{type(cur).__name__}: {cur}".strip()
@@ -388,7 +401,8 @@ def classify_exception(
 
 
 def _walk(exc: BaseException) -> list[BaseException]:
-    out, cur = [], exc
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
     while cur is not None and cur not in out:
         out.append(cur)
         cur = cur.__cause__ or cur.__context__

@@ -27,7 +27,7 @@ from .base import (
     UserToolResults,
 )
 from .catalog import ResolvedProvider
-from .errors import classify_chat_error_body, invalid_response, transport_failure
+from .errors import RequestSite, classify_chat_error_body, invalid_response, transport_failure
 from .openai_client import make_openai_client, openai_request
 from .transport_base import HTTPTransport, lower_tools
 from .wire import (
@@ -183,7 +183,7 @@ def parse_chat_body(
     """
     if not isinstance(data, Mapping):
         raise invalid_response(context, "response body is not a JSON object")
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    usage = raw_usage if isinstance(raw_usage := data.get("usage"), Mapping) else {}
     tokens = TokenUsage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
@@ -197,8 +197,8 @@ def parse_chat_body(
     if text:
         blocks.append(TextBlock(text))
     for index, call in enumerate(message.get("tool_calls") or []):
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        name = fn.get("name") if isinstance(fn, Mapping) else None
+        fn = raw_fn if isinstance(call, Mapping) and isinstance(raw_fn := call.get("function"), Mapping) else {}
+        name = fn.get("name")
         call_id = call.get("id") if isinstance(call, Mapping) else None
         if not call_id and local_tolerances:
             call_id = f"call_{round_no}_{index}"
@@ -216,7 +216,7 @@ def parse_chat_body(
             f"finish_reason tool_calls without parsed tool calls{hint}; the server may need its tool-call template",
             token_usage=tokens,
         )
-    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
+    details = raw_details if isinstance(raw_details := usage.get("prompt_tokens_details"), Mapping) else {}
     return TurnResponse(
         blocks=tuple(blocks),
         stop_reason=finish,
@@ -244,7 +244,7 @@ class ChatStream:
         self.listener = listener
         self.local_tolerances = local_tolerances
         self.round_no = round_no
-        self._diag = dict(provider=provider, model_ref=model_ref, url=url)
+        self._diag = RequestSite(provider=provider, model_ref=model_ref, url=url)
         self.id: str | None = None
         self.content: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}

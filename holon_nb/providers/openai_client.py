@@ -17,7 +17,7 @@ import openai
 
 from .base import ProviderTransportError, TurnResponse
 from .catalog import ResolvedProvider
-from .errors import classify_exception, fill_diagnostics, invalid_response, status_error
+from .errors import RequestSite, classify_exception, fill_diagnostics, invalid_response, status_error
 from .wire import SSEEvent, iter_sse
 
 __all__ = ["make_openai_client", "openai_request"]
@@ -73,7 +73,7 @@ async def openai_request(
     """
     kwargs = {k: body[k] for k in primary if k in body}
     extra = {k: v for k, v in body.items() if k not in primary}
-    diag = dict(provider=resolved.ref.provider, model_ref=resolved.route_ref, url=url)
+    diag = RequestSite(provider=resolved.ref.provider, model_ref=resolved.route_ref, url=url)
     stage = "send"
     try:
         async with create(**kwargs, extra_body=extra or None, extra_headers=_extra_headers(resolved) or None) as resp:

@@ -29,7 +29,7 @@ from .base import (
     UserToolResults,
 )
 from .catalog import ResolvedProvider
-from .errors import classify_responses_failure_code, empty_response, invalid_response, transport_failure
+from .errors import RequestSite, classify_responses_failure_code, empty_response, invalid_response, transport_failure
 from .openai_client import make_openai_client, openai_request
 from .transport_base import HTTPTransport, lower_tools
 from .wire import DeltaListener, SSEEvent, compact_json, emit, normalize_arguments, strip_citation_markers
@@ -141,7 +141,12 @@ def build_responses_body(req: TurnRequest, resolved: ResolvedProvider, *, stream
                     }
                 )
                 continue
-            tool = {"type": "function", "name": spec.name, "description": spec.description, "parameters": lowered}
+            tool: dict[str, Any] = {
+                "type": "function",
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": lowered,
+            }
             if resolved.send_strict_flag:
                 tool["strict"] = resolved.schema_contract == "strict"
             tools.append(tool)
@@ -167,7 +172,7 @@ def build_responses_body(req: TurnRequest, resolved: ResolvedProvider, *, stream
 
 
 def _usage(data: Mapping[str, Any]) -> tuple[int, int, int]:
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    usage = raw_usage if isinstance(raw_usage := data.get("usage"), Mapping) else {}
     details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
     cached = details.get("cached_tokens") if isinstance(details, Mapping) else 0
     return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0), int(cached or 0)
@@ -242,7 +247,7 @@ def parse_responses_body(data: Any, *, context: str = _CONTEXT, output: list[Any
         raise invalid_response(
             context, "response has output items but none maps to a block", token_usage=TokenUsage(inp, out)
         )
-    details = data.get("incomplete_details") if isinstance(data.get("incomplete_details"), Mapping) else {}
+    details = raw_details if isinstance(raw_details := data.get("incomplete_details"), Mapping) else {}
     stop = details.get("reason") or data.get("status") or data.get("stop_reason")
     return TurnResponse(
         blocks=tuple(blocks),
@@ -262,7 +267,7 @@ class ResponsesStream:
     ):
         self.listener = listener
         self.items: list[Any] = []
-        self._diag = dict(provider=provider, model_ref=model_ref, url=url)
+        self._diag = RequestSite(provider=provider, model_ref=model_ref, url=url)
 
     def _fail(self, code: str | None, message: str | None) -> ProviderTransportError:
         kind, _ = classify_responses_failure_code(code)
@@ -316,7 +321,7 @@ class ResponsesStream:
             err = ((data.get("response") or {}).get("error") or {}) if isinstance(data, Mapping) else {}
             raise self._fail(err.get("code"), err.get("message"))
         elif kind == "error":
-            err = data.get("error") if isinstance(data.get("error"), Mapping) else data
+            err = raw_err if isinstance(raw_err := data.get("error"), Mapping) else data
             raise self._fail(err.get("code"), err.get("message"))
         elif kind == "response.incomplete":
             resp = data.get("response") or {}

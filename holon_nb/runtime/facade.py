@@ -178,7 +178,7 @@ class Runtime:
         self.agents = AgentPlane(self)
         self.work = WorkService(self)
         self.triggers = TriggerService(
-            self.store, self.work, lambda: self.settings, self._start_soon, lambda *a: self._loop.portal.call(*a)
+            self.store, self.work, lambda: self.settings, self._start_soon, self._loop.portal_call
         )
         self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
         self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)

@@ -120,7 +120,8 @@ class _Run:
         self.replies: dict[int, dict[str, Any]] = {}
         self.kernel_secrets: set[str] = set()
         client.timeout = None
-        client.timeout_func = lambda cell: self.cell_timeout
+        # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
+        client.timeout_func = lambda cell: self.cell_timeout  # type: ignore[assignment]
         client.on_cell_executed = self._on_executed
 
     def _on_executed(self, cell: NotebookNode, cell_index: int, execute_reply: dict[str, Any]) -> None:
@@ -236,7 +237,9 @@ class _Run:
         await self.collect_secrets()
         await ensure_async(km.restart_kernel(now=False))
         try:
-            await ensure_async(kc.wait_for_ready(timeout=max(1.0, min(self.timeout, self.remaining()))))
+            # nbclient types kc as jupyter_client's base KernelClient; its blocking and async clients both have it
+            timeout = max(1.0, min(self.timeout, self.remaining()))
+            await ensure_async(kc.wait_for_ready(timeout=timeout))  # type: ignore[attr-defined]
         except RuntimeError as exc:
             raise DeadKernelError(f"the kernel did not come back after a restart: {exc}") from exc
         self.summary.restarts += 1

@@ -75,7 +75,7 @@ class FolderTooLarge(ValueError):
 
 def shared_dir(metadata: Any) -> bool:
     """True when a notebook's metadata opts in to running in its own folder (``holon_nb.shared_dir``)."""
-    meta = metadata.get("holon_nb") if hasattr(metadata, "get") else None
+    meta: Any = metadata.get("holon_nb") if hasattr(metadata, "get") else None
     return bool(meta.get("shared_dir")) if hasattr(meta, "get") else False
 
 

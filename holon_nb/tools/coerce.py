@@ -28,6 +28,13 @@ _FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _I64 = (-(2**63), 2**63 - 1)
 
 
+def _surrogate_code(text: str) -> int:
+    """The code point of the first lone surrogate in ``text`` (which :func:`has_surrogate` found)."""
+    found = _SURROGATE.search(text)
+    assert found is not None
+    return ord(found.group(0))
+
+
 def _coerce_scalar(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
@@ -37,9 +44,9 @@ def _coerce_scalar(text: str) -> Any:
         if _I64[0] <= value <= _I64[1]:
             return value
     if _FLOAT.fullmatch(text):
-        value = float(text)
-        if math.isfinite(value):
-            return value
+        number = float(text)
+        if math.isfinite(number):
+            return number
     stripped = text.lstrip()
     if stripped[:1] in ("[", "{"):
         try:
@@ -116,7 +123,7 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, st
         item, depth, path = stack.pop()
         if isinstance(item, str):
             if has_surrogate(item):
-                code = ord(_SURROGATE.search(item).group(0))  # type: ignore[union-attr]
+                code = _surrogate_code(item)
                 return (
                     f"lone surrogate \\u{code:04x} in `{_where(path)}` (text must be valid Unicode; "
                     "a surrogate is only valid as half of a pair)",
@@ -129,7 +136,7 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, st
             if isinstance(item, dict):
                 for key, sub in item.items():
                     if isinstance(key, str) and has_surrogate(key):
-                        code = ord(_SURROGATE.search(key).group(0))  # type: ignore[union-attr]
+                        code = _surrogate_code(key)
                         return f"lone surrogate \\u{code:04x} in a field name at `{_where(path)}`", _field(path)
                     stack.append((sub, depth + 1, path + [key] if depth < 12 else path))
             else:

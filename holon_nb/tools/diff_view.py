@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 __all__ = ["render_diff", "render_file_diffs"]
 
@@ -80,7 +81,7 @@ def render_diff(diff: str) -> str:
     )
 
 
-def render_file_diffs(changed_files: list[dict]) -> str:
+def render_file_diffs(changed_files: list[Any]) -> str:
     """Render every ``changed_files`` entry of an ApplyPatch result: an action badge, the path, its diff.
 
     Args:

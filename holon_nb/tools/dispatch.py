@@ -79,7 +79,7 @@ def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     return "; ".join(phrases), unknown
 
 
-def parse_args(spec: ToolSpec, raw: Any, *, checked: bool = False) -> BaseModel:
+def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseModel:
     """Decode, coerce and strictly validate arguments for ``spec``.
 
     Args:
@@ -231,7 +231,7 @@ def _guard_failure(name: str, parse_error: str, field: str | None = None) -> Too
     )
 
 
-def _parse_failure(spec: ToolSpec, raw: Any, parse_error: str) -> ToolError:
+def _parse_failure(spec: ToolSpec[Any], raw: Any, parse_error: str) -> ToolError:
     hint = spec.parse_hint(raw, parse_error) if spec.parse_hint else None
     return ToolError(
         kind="invalid_tool_input",
@@ -274,7 +274,7 @@ def classify_exception(tool_name: str, exc: BaseException) -> ToolError:
     )
 
 
-def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec | None, ToolError | None]:
+def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec[Any] | None, ToolError | None]:
     if call.exposed is not None and name not in call.exposed and name != "Sleep":
         return None, ToolError(
             kind="tool_not_exposed_for_round",

@@ -82,11 +82,12 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         """Return ``text`` with every secret value replaced."""
-        window = self._window(text) if self._pattern is not None and text else None
-        if window is None:
+        pattern = self._pattern
+        window = self._window(text) if pattern is not None and text else None
+        if pattern is None or window is None:
             return text
         lo, hi = window
-        return text[:lo] + self._pattern.sub(REDACTED, text[lo:hi]) + text[hi:]
+        return text[:lo] + pattern.sub(REDACTED, text[lo:hi]) + text[hi:]
 
     def _window(self, text: str) -> tuple[int, int] | None:
         """``(lo, hi)``: from the first start to the last end of any secret in ``text`` (None: no secret).

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
@@ -65,12 +65,20 @@ PROFILE_FAMILIES: dict[Profile, frozenset[Family]] = {
     ),
 }
 
-Handler = Callable[["BaseModel", "ToolContext"], Awaitable[dict[str, Any]]]
+#: The parsed-argument type of one tool: its ``input_model``, which its handler receives.
+ArgsT = TypeVar("ArgsT", bound="BaseModel")
+
+#: ``async (args, ctx) -> payload dict``, where ``args`` is an instance of the tool's input model.
+Handler = Callable[[ArgsT, "ToolContext"], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(Generic[ArgsT]):
     """One model-facing (or hidden) tool.
+
+    Generic in its input model: ``ToolSpec[ExecCommandInput]`` ties ``input_model`` to the
+    argument type of ``handler`` (and of ``normalize``). Collections of tools of different
+    models are ``ToolSpec[Any]``.
 
     Attributes:
         name: Public tool name, exactly as in the contract (``ExecCommand``).
@@ -101,15 +109,15 @@ class ToolSpec:
 
     name: str
     family: Family
-    input_model: type[BaseModel]
-    handler: Handler
+    input_model: type[ArgsT]
+    handler: Handler[ArgsT]
     result_name: str
     stability: Stability = Stability.STABLE
     rendering: Rendering = Rendering.CANONICAL_JSON
     render_receipt: Callable[[dict[str, Any], Any], str] | None = None
     description_name: str | None = None
     alias_of: str | None = None
-    normalize: Callable[[Any, str], Any] | None = None
+    normalize: Callable[[ArgsT, str], ArgsT] | None = None
     parse_hint: Callable[[Any, str], str | None] | None = None
     prepare: Callable[[Any, Any], Any] | None = None
     related_surfaces: tuple[str, ...] = field(default=())

@@ -193,7 +193,8 @@ class WebMagics(SessionMagics):
         if result.ok:
             from ..display import Note
 
-            self.shell.user_ns[args.var] = result.result["trigger_url"]
+            # a running shell's namespace is a dict (IPython's own types allow None)
+            self.ipython.user_ns[args.var] = result.result["trigger_url"]  # type: ignore[index]
             display(
                 Note(
                     f"The wake URL is in the Python variable {args.var} (a bearer secret: not shown, not saved). "

@@ -386,7 +386,7 @@ class CassetteProvider:
         started, backoff, t0 = self.clock.now_rfc3339(), self.clock.take_slept(), time.monotonic()
         timing = {"started_at": started, "duration_ms": 0, "backoff_ms": backoff}
         try:
-            response = await self.inner.complete_turn(req)  # type: ignore[union-attr]
+            response = await self.inner.complete_turn(req)
         except Exception as exc:
             timing["duration_ms"] = int((time.monotonic() - t0) * 1000)
             self.write({**base, "outcome": error_outcome(exc), "timing": timing})

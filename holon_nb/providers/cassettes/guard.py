@@ -82,8 +82,9 @@ class NetworkGuard:
             if not _active:
                 _originals["connect"] = socket.socket.connect
                 _originals["connect_ex"] = socket.socket.connect_ex
-                socket.socket.connect = _connect  # type: ignore[method-assign]
-                socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+                # a monkeypatch: the guard's functions take the place of socket.socket's own methods
+                socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+                socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
             _active.append(self)
             self._on = True
         return self

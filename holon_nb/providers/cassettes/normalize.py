@@ -121,7 +121,7 @@ def redact_json(value: Any) -> Any:
     and URL query secrets are redacted in every string. Objects and arrays under a secret key are walked,
     not replaced (so a tool schema property named ``token`` keeps its schema)."""
     if isinstance(value, dict):
-        out = {}
+        out: dict[Any, Any] = {}
         for k, v in value.items():
             if isinstance(k, str) and is_secret_key(k) and isinstance(v, str):
                 out[k] = REDACTED

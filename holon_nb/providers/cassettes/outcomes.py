@@ -60,7 +60,7 @@ def _jsonable(value: Any) -> bool:
     )
 
 
-def _load_class(name: str | None) -> type | None:
+def _load_class(name: str | None) -> type[Exception] | None:
     if not name or ":" not in name:
         return None
     module, _, qual = name.partition(":")

@@ -257,5 +257,5 @@ async def _run(run: ToolRunner, call: Any, kwargs: dict[str, Any]) -> tuple[Any,
     out = run(call, **kwargs)
     if inspect.isawaitable(out):
         out = await out
-    envelope, receipt, is_error = out  # type: ignore[misc]
+    envelope, receipt, is_error = out
     return out, (envelope, receipt, bool(is_error))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..catalog import ResolvedProvider
 
@@ -93,9 +93,11 @@ async def observe_image(
         if resolved.transport == "anthropic_messages":
             from ..anthropic_messages import _make_client
 
-            client = _make_client(resolved, resolved.base_url)
-            async with client:
-                msg = await client.messages.create(
+            # the images plane sniffs ``mime`` (runtime/images/probe.py): one of the four types Messages takes
+            media_type = cast(Literal["image/jpeg", "image/png", "image/gif", "image/webp"], mime)
+            anthropic_client = _make_client(resolved, resolved.base_url)
+            async with anthropic_client:
+                msg = await anthropic_client.messages.create(
                     model=model,
                     max_tokens=max_tokens,
                     system=VISION_SYSTEM_PROMPT,
@@ -103,7 +105,7 @@ async def observe_image(
                         {
                             "role": "user",
                             "content": [
-                                {"type": "image", "source": {"type": "base64", "media_type": mime, "data": b64}},
+                                {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": b64}},
                                 {"type": "text", "text": prompt},
                             ],
                         }
@@ -113,9 +115,9 @@ async def observe_image(
         elif resolved.transport in OPENAI_COMPATIBLE:
             from ..openai_client import _extra_headers, make_openai_client
 
-            client = make_openai_client(resolved, _openai_base(resolved))
-            async with client:
-                reply = await client.chat.completions.create(
+            openai_client = make_openai_client(resolved, _openai_base(resolved))
+            async with openai_client:
+                reply = await openai_client.chat.completions.create(
                     model=model,
                     max_tokens=max_tokens,
                     response_format={"type": "json_object"},

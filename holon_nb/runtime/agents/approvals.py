@@ -141,7 +141,7 @@ def _outside(workdir: str | None, ctx: ToolContext) -> str | None:
 
 
 def approval_reason(
-    spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
 ) -> str | None:
     """Why ``policy`` asks before this call, or None when it does not.
 
@@ -177,7 +177,9 @@ def approval_reason(
     return None
 
 
-def needs_approval(spec: ToolSpec, args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None) -> bool:
+def needs_approval(
+    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+) -> bool:
     """True when ``policy`` (default: the runtime setting) asks the user before this call (module docstring)."""
     return approval_reason(spec, args, ctx, policy) is not None
 
@@ -375,7 +377,7 @@ class ApprovalBroker:
 
     def _context(self, ctx: Any) -> ToolContext:
         if hasattr(ctx, "call") and hasattr(ctx, "workspaces"):
-            return ctx  # type: ignore[no-any-return]
+            return ctx
         from ..core.context import RuntimeToolContext
 
         return RuntimeToolContext(self.rt, ctx)
@@ -394,7 +396,7 @@ def _as_dict(args: Any) -> dict[str, Any]:
 
 
 def _denied(request: ApprovalRequest, source: str, timeout_s: float | None = None) -> ToolError:
-    details = {
+    details: dict[str, Any] = {
         "tool_name": request.tool_name,
         "policy": request.policy,
         "reason": request.reason,

@@ -82,8 +82,8 @@ class LoopThread:
                 self._error = exc
                 self._ready.set()
             else:  # the loop died: every later call raises RuntimeDied naming this (the group's real cause)
-                while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # an exception group
-                    exc = exc.exceptions[0]
+                while isinstance(inner := getattr(exc, "exceptions", None), tuple) and inner:  # an exception group
+                    exc = inner[0]
                 self.death = exc
                 log.critical("the holon runtime's loop thread died", exc_info=exc)
         else:
@@ -226,6 +226,11 @@ class LoopThread:
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                     loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
             raise
+
+    def portal_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` through the blocking portal, from another thread, once the loop has started."""
+        assert self.portal is not None, "the runtime loop has not started"
+        return self.portal.call(fn, *args)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the loop (running ``on_stop`` first) and join the thread. Idempotent.

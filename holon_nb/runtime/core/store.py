@@ -15,11 +15,11 @@ import sqlite3
 import threading
 import time
 import traceback
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 
@@ -275,7 +275,12 @@ class Store:
         with self._lock:
             self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
             started, cpu_started = time.perf_counter(), time.thread_time()
-            db = _ScrubbingConnection(self._db, scrubber.text) if scrubber is not None and scrubber.values else self._db
+            # a proxy that stands in for the connection: execute/executemany scrub, the rest is delegated
+            db = (
+                cast(sqlite3.Connection, _ScrubbingConnection(self._db, scrubber.text))
+                if scrubber is not None and scrubber.values
+                else self._db
+            )
             queued = len(self._pending)  # deferred tool executions go first, in this transaction
             before = self._db.total_changes
             try:
@@ -427,7 +432,7 @@ class Store:
 
     # ------------------------------------------------------------ tasks
     @staticmethod
-    def task_row(row: sqlite3.Row) -> dict[str, Any]:
+    def task_row(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
         """Decode a task row (``detail`` parsed)."""
         out = dict(row)
         out["detail"] = json.loads(out["detail"] or "{}")

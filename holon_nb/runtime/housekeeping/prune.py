@@ -105,7 +105,7 @@ class PruneReport:
         }
 
 
-class _Rows(list):  # type: ignore[type-arg]
+class _Rows(list[Any]):
     def fetchall(self) -> list[Any]:
         return list(self)
 

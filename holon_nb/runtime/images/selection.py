@@ -107,16 +107,19 @@ def _try(
         parsed = parse_model_ref(ref)
     except ModelRefError as exc:
         return Candidate("", "", ref, capable, f"invalid_model_ref: {exc}"), None
-    base = dict(provider=parsed.provider, model=parsed.model, model_ref=parsed.compact, image_input=capable)
+
+    def candidate(reason: str) -> Candidate:
+        return Candidate(parsed.provider, parsed.model, parsed.compact, capable, reason)
+
     try:
         resolved = resolve_provider(parsed, environ, config, require_credential=True)
     except ProviderConfigError as exc:
-        return Candidate(**base, reason=f"not_authenticated: {str(exc)[:200]}"), None
+        return candidate(f"not_authenticated: {str(exc)[:200]}"), None
     if resolved.transport not in transports:
-        return Candidate(**base, reason=f"unsupported_transport: {resolved.transport}"), None
+        return candidate(f"unsupported_transport: {resolved.transport}"), None
     if not capable:
-        return Candidate(**base, reason="no_image_capability"), None
-    return Candidate(**base, reason="selected"), resolved
+        return candidate("no_image_capability"), None
+    return candidate("selected"), resolved
 
 
 def _primary(environ: Mapping[str, str]) -> tuple[str | None, str | None, str | None]:

@@ -147,7 +147,7 @@ class MemoryService:
     def start(self) -> None:
         """Start the background indexer (``settings.memory_index_interval_s``; 0 leaves it to searches)."""
         if float(getattr(self._rt.settings, "memory_index_interval_s", 1.0)) > 0:
-            self._rt._loop.portal.call(self._rt._start_soon, self._background)  # type: ignore[union-attr]
+            self._rt._loop.portal_call(self._rt._start_soon, self._background)
 
     def bind(self, call: CallContext) -> MemoryView:
         """The view one tool call sees: its agent's documents only."""

@@ -240,7 +240,7 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
         )
     else:
         content = out.get(f"{selector}_preview") if isinstance(out.get(f"{selector}_preview"), str) else None
-    artifacts = out.get("artifacts") if isinstance(out.get("artifacts"), list) else []
+    artifacts = raw_artifacts if isinstance(raw_artifacts := out.get("artifacts"), list) else []
     artifact = None
     slot = out.get(f"{selector}_artifact") if selector != "output" else None
     if isinstance(slot, int) and not isinstance(slot, bool) and 0 <= slot < len(artifacts):
@@ -306,7 +306,7 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
 
 
 def _generic_output_doc(ex: _Execution) -> Doc:
-    summary = ex.envelope.get("summary_text") if isinstance(ex.envelope.get("summary_text"), str) else ""
+    summary = raw_summary if isinstance(raw_summary := ex.envelope.get("summary_text"), str) else ""
     doc = {
         "source_type": "tool_execution_output",
         "tool_execution_id": ex.id,

@@ -286,7 +286,7 @@ def _apply_config(builtins: tuple[CatalogProvider, ...], providers: Mapping[str,
         if transport not in TRANSPORTS:
             log.warning("%s: provider %s has no valid transport (%r); skipped", PROVIDERS_ENV, key, transport)
             continue
-        auth = cfg.get("auth") if isinstance(cfg.get("auth"), Mapping) else {}
+        auth = raw_auth if isinstance(raw_auth := cfg.get("auth"), Mapping) else {}
         envs = auth.get("env")
         key_envs = (
             (envs,)
@@ -297,10 +297,9 @@ def _apply_config(builtins: tuple[CatalogProvider, ...], providers: Mapping[str,
         )
         source = str(auth.get("source") or ("env" if key_envs else "none"))
         kind = str(auth.get("kind") or ("none" if source == "none" else base.auth_kind if base else "api_key"))
+        raw_models = cfg.get("models")
         models = tuple(
-            m
-            for m in map(_config_model, cfg.get("models") if isinstance(cfg.get("models"), list) else ())
-            if m is not None
+            m for m in map(_config_model, raw_models if isinstance(raw_models, list) else ()) if m is not None
         )
         row = CatalogProvider(
             id=base.id if base else key,
@@ -397,14 +396,14 @@ class ModelCatalogService:
                 ref = parse_model_ref(text) if text else None
             except ModelRefError:
                 continue
-            p = by_route.get((ref.provider, ref.endpoint)) if ref else None
-            if p is None:
+            routed = by_route.get((ref.provider, ref.endpoint)) if ref else None
+            if ref is None or routed is None:
                 continue
-            view.lineage.append(p.ref(ref.model))
-            view.lineage_groups.add(p.group)
-            if (p.id, ref.model) not in seen:
-                seen.add((p.id, ref.model))
-                view.models.append(_Model(p, CatalogModel(ref.model, metadata_source="unknown_fallback")))
+            view.lineage.append(routed.ref(ref.model))
+            view.lineage_groups.add(routed.group)
+            if (routed.id, ref.model) not in seen:
+                seen.add((routed.id, ref.model))
+                view.models.append(_Model(routed, CatalogModel(ref.model, metadata_source="unknown_fallback")))
         view.models.sort(key=lambda m: m.ref)
         return view
 
@@ -447,7 +446,7 @@ class ModelCatalogService:
             credential_configured, default_model?, model_count, discovered_model_count}]``.
         """
         view = self._view()
-        out = []
+        out: list[dict[str, Any]] = []
         for p in sorted(view.providers, key=lambda p: (p.group, p.id)):
             if any(o["id"] == p.group for o in out):
                 continue  # an alias row of an endpoint already listed (first one wins)

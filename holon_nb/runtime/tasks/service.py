@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,7 @@ class TaskService:
         self,
         store: Store,
         home: Path,
-        env: dict[str, str],
+        env: Mapping[str, str],
         publish: Callable[..., None],
         start_soon: Callable[..., None],
         settings: Callable[[], Any],

@@ -437,16 +437,15 @@ class TurnLoop:
         self.error = str(exc)
         if getattr(exc, "code", None) == "context_length_exceeded":
             result = self._finish("aborted", CONTEXT_LENGTH_NOTICE, "context_length_exceeded")
-        elif getattr(exc, "pending_fallback_model_ref", None):
-            result = self._defer_to_fallback(exc, number)
+        elif fallback := getattr(exc, "pending_fallback_model_ref", None):  # a LineageFailed
+            result = self._defer_to_fallback(exc, str(fallback), number)
         else:
             result = self._finish("aborted", self._last_text(), "provider_error")
         if expectation is not None:
             raise expectation
         return result
 
-    def _defer_to_fallback(self, exc: Exception, number: int) -> TurnResult:
-        fallback = exc.pending_fallback_model_ref
+    def _defer_to_fallback(self, exc: Exception, fallback: str, number: int) -> TurnResult:
         side_effects = bool(self.rounds) or bool(self._last_text())
         kind = "provider_failed_needs_recovery" if side_effects else "deferred_to_fallback"
         notice = (

@@ -120,7 +120,7 @@ class WebFetcher:
             response, body = await self._hop(target, timeout, cfg.max_response_bytes)
             if response.status_code not in _REDIRECTS:
                 break
-            location = response.headers.raw and [v for k, v in response.headers.raw if k.lower() == b"location"]
+            location = [v for k, v in response.headers.raw if k.lower() == b"location"]
             if not location:
                 raise ToolFailure(
                     ToolError(

@@ -136,9 +136,10 @@ class XSearcher:
             api_key=resolved.api_key, base_url=resolved.base_url, max_retries=0, timeout=self.timeout_s()
         )
         try:
-            response = await client.responses.with_raw_response.create(
+            # xAI's x_search tool is not one of the OpenAI SDK's ToolParam TypedDicts
+            response = await client.responses.with_raw_response.create(  # type: ignore[call-overload]
                 model=model, input=query, tools=[tool], tool_choice="auto", store=False
-            )  # type: ignore[list-item]
+            )
             return response.http_response
         except openai.APIStatusError as exc:
             return exc.response

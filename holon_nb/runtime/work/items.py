@@ -246,7 +246,7 @@ class WorkItemRecords:
         rows = db.execute(
             "SELECT * FROM continuation_frames WHERE agent_id=? AND state='active' ORDER BY created_at, id", (agent_id,)
         ).fetchall()
-        return [decode(r) for r in rows]  # type: ignore[misc]
+        return [decode(r) for r in rows]
 
     @staticmethod
     def add_frame(

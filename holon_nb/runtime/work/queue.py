@@ -74,7 +74,7 @@ class MessageQueue:
             wait, or None) and ``triggered_wait_ids`` (all of them: a timer tick may wake
             several owners, see :meth:`WaitPlane.trigger`).
         """
-        msg = {
+        msg: dict[str, Any] = {
             "id": new_id("msg"),
             "agent_id": agent_id,
             "kind": kind,
@@ -135,7 +135,7 @@ class MessageQueue:
         rows = db.execute(
             f"SELECT * FROM messages WHERE agent_id=? AND status='queued' ORDER BY {_ORDER}", (agent_id,)
         ).fetchall()
-        return [decode(r) for r in rows]  # type: ignore[misc]
+        return [decode(r) for r in rows]
 
     def process(self, t: Tx, message_id: str) -> dict[str, Any]:
         """Admit and process one queued message (agents spec §4.6 rules 3-5).

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
@@ -188,6 +188,10 @@ def ensure_schema(store: Store) -> None:
         db.execute("CREATE INDEX IF NOT EXISTS messages_origin_task ON messages(origin_task_id)")
 
 
+@overload
+def decode(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def decode(row: None) -> None: ...
 def decode(row: sqlite3.Row | dict[str, Any] | None) -> dict[str, Any] | None:
     """A row as a dict with its JSON columns parsed (None stays None)."""
     if row is None:

@@ -99,7 +99,7 @@ class WorkService:
         """
         self.timers.rearm_after_restart()
         self.catch_up_task_waits()
-        self.rt._loop.portal.call(self.rt._start_soon, self.timers.run)  # task groups start on their own thread
+        self.rt._loop.portal_call(self.rt._start_soon, self.timers.run)  # task groups start on their own thread
 
     def bind(self, call: CallContext) -> AgentWork:
         """The view one tool call sees (its agent and execution binding)."""
@@ -308,7 +308,7 @@ class WorkService:
             f"SELECT * FROM waits WHERE agent_id=? AND status IN ({marks}) ORDER BY created_at, seq",
             (agent_id, *statuses),
         )
-        return [decode(r) for r in rows]  # type: ignore[misc]
+        return [decode(r) for r in rows]
 
     def timer(self, timer_id: str) -> dict[str, Any] | None:
         """A ``TimerRecord`` by id (any agent), or None."""

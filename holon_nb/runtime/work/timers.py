@@ -14,6 +14,7 @@ the fallback recheck of a wait registered with ``recheck_after_ms``: a
 
 from __future__ import annotations
 
+import builtins
 import logging
 import math
 import sys
@@ -139,7 +140,7 @@ class TimerPlane:
     ) -> dict[str, Any]:
         """Persist an active timer (the caller validated it with :meth:`resolve_schedule`)."""
         now = fmt(created or utcnow())
-        row = {
+        row: dict[str, Any] = {
             "id": new_id("timer"),
             "agent_id": agent_id,
             "created_at": now,
@@ -215,9 +216,10 @@ class TimerPlane:
                 )
             ]
             rows = sorted(rows, key=lambda r: (r["created_at"], r["id"]), reverse=True)[:limit]
-        return total, [decode(r) for r in rows]  # type: ignore[misc]
+        return total, [decode(r) for r in rows]
 
-    def cancel(self, t: Tx, agent_id: str, timer_id: str) -> tuple[dict[str, Any], bool, list[str]]:
+    # ``builtins.list``: in the class body below ``list`` names the method above
+    def cancel(self, t: Tx, agent_id: str, timer_id: str) -> tuple[dict[str, Any], bool, builtins.list[str]]:
         """CancelTimer (agents spec §5.10): ``(row, cancelled_transition, cancelled wait ids)``.
 
         Raises:

@@ -134,7 +134,7 @@ class WaitPlane:
                 " AND status IN ('active','triggered') ORDER BY created_at",
                 (agent_id, work_item_id),
             )
-        return [decode(r) for r in rows.fetchall()]  # type: ignore[misc]
+        return [decode(r) for r in rows.fetchall()]
 
     # ------------------------------------------------------------ WaitFor: validate (§5.1 rules 3-7)
     def prepare(self, db: Any, staged: StagedWait) -> StagedWait:
@@ -368,7 +368,7 @@ class WaitPlane:
             "clear_blocker_on_task_result": staged.wake == "task_result",
             "delivery": staged.delivery,
         }
-        wait = {
+        wait: dict[str, Any] = {
             "id": new_id("wait"),
             "agent_id": staged.agent_id,
             "work_item_id": staged.owner_work_item_id,
@@ -510,9 +510,9 @@ class WaitPlane:
             (agent_id, timer_id),
         ).fetchall()
         waits = [decode(r) for r in rows]
-        ids = self.cancel(t, waits, "timer_cancelled")  # type: ignore[arg-type]
+        ids = self.cancel(t, waits, "timer_cancelled")
         for w in waits:
-            self.clear_blocker(t, w, "timer_cancelled")  # type: ignore[arg-type]
+            self.clear_blocker(t, w, "timer_cancelled")
         return ids
 
     # ------------------------------------------------------------ trigger and resolve (§4.6)

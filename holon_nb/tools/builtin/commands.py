@@ -153,10 +153,11 @@ class _Stream:
         # previews are what a terminal shows (\r and \b applied, escapes removed); colour (SGR) stays in
         # an untruncated preview for the HTML card, and the model's copy loses it (Runtime._finish_call).
         # Counts are of the visible text, so truncation notices never count removed escape bytes.
+        self.text: str | None  # None: only the head and tail were read
         if capture.total_chars == 0:  # most commands' stderr, and true's stdout: nothing to read
             self.text, self.visible, self.total = "", "", 0
         elif capture.total_chars <= _EXACT_READ_LIMIT:
-            self.text: str | None = terminal_text(scrub(capture.read_all()), keep_colour=True).strip()
+            self.text = terminal_text(scrub(capture.read_all()), keep_colour=True).strip()
             self.visible = strip_ansi(self.text)
             self.total = len(self.visible)
         else:

@@ -123,7 +123,7 @@ async def list_provider_models(args: ListProviderModelsInput, ctx: ToolContext) 
     }
 
 
-SPECS: tuple[ToolSpec, ...] = (
+SPECS: tuple[ToolSpec[Any], ...] = (
     ToolSpec(
         name="ListModelProviders",
         family=Family.CORE_AGENT,

@@ -7,7 +7,8 @@ reached through ``ctx.workspaces`` (``holon_nb.runtime.workspaces.service.AgentW
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,8 +131,13 @@ def _text(tool: str, field: str, value: str | None, *, required: bool, dash: boo
     return value
 
 
-def _normalize(required: tuple[str, ...], optional: tuple[str, ...] = (), dash: tuple[str, ...] = ()):
-    def normalize(args: Any, tool: str) -> Any:
+_Args = TypeVar("_Args", bound=BaseModel)
+
+
+def _normalize(
+    required: tuple[str, ...], optional: tuple[str, ...] = (), dash: tuple[str, ...] = ()
+) -> Callable[[_Args, str], _Args]:
+    def normalize(args: _Args, tool: str) -> _Args:
         update = {f: _text(tool, f, getattr(args, f), required=True, dash=f in dash) for f in required}
         update |= {f: _text(tool, f, getattr(args, f), required=False, dash=f in dash) for f in optional}
         return args.model_copy(update=update)

@@ -217,7 +217,7 @@ def todos(key: str) -> Renderer:
     def render(result: dict[str, Any]) -> list[str]:
         items = [t for t in (_get(result, key) or []) if isinstance(t, dict)]
         return [
-            f"{_INDENT * 2}{_TODO_MARK.get(t.get('state'), '[?]')} {clip(_scalar(t.get('text')), _VALUE)}"
+            f"{_INDENT * 2}{_TODO_MARK.get(str(t.get('state')), '[?]')} {clip(_scalar(t.get('text')), _VALUE)}"
             for t in items[:_ROWS]
         ]
 
@@ -327,7 +327,8 @@ _DETAIL_SKIP = frozenset({"field", "parse_error", "tool_name"})
 
 def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
     """Body lines of an error: kind, message (when not the summary), field, parse error, hint, details."""
-    details = err.get("details") if isinstance(err.get("details"), dict) else {}
+    raw_details = err.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     pairs = [("kind", _fmt(err.get("kind")))]
     if err.get("message") and err.get("message") != summary:
         pairs.append(("message", wrap(err["message"])))

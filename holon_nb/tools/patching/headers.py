@@ -122,7 +122,8 @@ def is_epoch(stamp: str) -> bool:
         offset = timedelta(hours=int(m.group(9)), minutes=int(m.group(10)))
         offset = -offset if m.group(8) == "-" else offset
     try:
-        local = datetime(*(int(m.group(k)) for k in range(1, 7)))  # type: ignore[misc]
+        year, month, day, hour, minute, second = (int(m.group(k)) for k in range(1, 7))
+        local = datetime(year, month, day, hour, minute, second)
         return local.replace(tzinfo=timezone(offset)) == _EPOCH
     except (ValueError, OverflowError):  # impossible dates and offsets are just text
         return False

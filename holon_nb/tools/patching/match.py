@@ -8,6 +8,7 @@ worst and usually only a window around its header position.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..envelope import ToolError
 from ..errors import ToolFailure
@@ -155,7 +156,7 @@ def ambiguous_context(
 ) -> ToolFailure:
     """``ambiguous_context`` with ``candidate_count``, ≤10 ``candidates`` and ``truncated``."""
     h = max(hint or 0, 0)
-    candidates = []
+    candidates: list[dict[str, Any]] = []
     for index in matches[:MAX_CANDIDATES]:
         lo, hi = max(0, index - 2), min(len(lines), index + len(block) + 2)
         candidates.append(

@@ -243,11 +243,11 @@ class _Parser:
         new_path, new_epoch = self.path_header(i, "+++")
         i += 1
         renamed = rename_from is not None and rename_to is not None
-        if renamed:
+        if rename_from is not None and rename_to is not None:  # renamed
             if git is None:
-                raise missing_git_header(rename_from, rename_to)  # type: ignore[arg-type]
+                raise missing_git_header(rename_from, rename_to)
             if not git.agrees(rename_from, rename_to) or (old_path, new_path) != (rename_from, rename_to):
-                raise rename_path_mismatch(rename_from, rename_to)  # type: ignore[arg-type]
+                raise rename_path_mismatch(rename_from, rename_to)
         if git is not None and not git.agrees(old_path, new_path):
             if git.names is None:
                 raise self.bad_git_header(git)

@@ -92,7 +92,7 @@ async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolCon
     return ctx.triggers.cancel(ctx.call.agent_id, str(args.external_trigger_id))
 
 
-SPECS: tuple[ToolSpec, ...] = (
+SPECS: tuple[ToolSpec[Any], ...] = (
     ToolSpec(
         name="CreateExternalTrigger",
         family=Family.EXTERNAL_TRIGGER,

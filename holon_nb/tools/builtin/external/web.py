@@ -212,7 +212,7 @@ _SEARCH_HUMAN = shape(
     table("results", "rank", "title", "display_url", "snippet", empty="(no results)"),
 )
 
-SPECS: tuple[ToolSpec, ...] = (
+SPECS: tuple[ToolSpec[Any], ...] = (
     ToolSpec(
         name="WebFetch",
         family=Family.WEB,

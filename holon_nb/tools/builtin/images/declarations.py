@@ -128,12 +128,12 @@ async def view_image(args: ViewImageInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of ViewImage (§12): the path joins the active cwd when relative and is normalised lexically
     (reads are not confined, §2.3); the plane checks the file and asks the vision model."""
     path = Path(os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(args.path))))
-    return await ctx.images.view(path, args.prompt)  # type: ignore[attr-defined]
+    return await ctx.images.view(path, args.prompt)
 
 
 async def generate_image(args: GenerateImageInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of GenerateImage (§13); writes under ``<agent home>/media/generated/``."""
-    return await ctx.images.generate(  # type: ignore[attr-defined]
+    return await ctx.images.generate(
         args.prompt,
         size=args.size,
         background=args.background,
