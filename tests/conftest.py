@@ -10,6 +10,9 @@ import pytest
 
 from holon_nb import Runtime
 
+# _leaks: the session fails when a process a test started outlives it (see its docstring)
+pytest_plugins = ["_leaks"]
+
 # Commands run as `<$SHELL> -lc`, and on this project's machines a login bash
 # sources ~/.bashrc, which runs `pyenv init` (~185 ms) and `pyenv rehash`.
 # Tests stop commands within milliseconds of starting them; killing bash in

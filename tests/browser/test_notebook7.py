@@ -4,8 +4,6 @@ go to ``$HOLON_NB_SCREENSHOTS`` (default: the test's tmp dir)."""
 
 from __future__ import annotations
 
-import time
-
 import nbformat
 import pytest
 from _browser import chromium_page, open_notebook, require, run_cells, settle, shots_dir
@@ -55,17 +53,14 @@ def test_live_task_and_its_stop_button_in_notebook_7(lab_folder) -> None:
         settle(page)
         running = page.evaluate(CHECKS)
         page.screenshot(path=str(shots / "notebook7-running.png"))
-        clicked = time.monotonic()
         stop.click()
         page.wait_for_selector(".jp-Cell:nth-child(2) .holon-receipt:has-text('TaskOutput')", timeout=60_000)
-        stopped_after = time.monotonic() - clicked
         page.wait_for_timeout(500)
         settle(page)
         ended = page.evaluate(CHECKS)
         page.screenshot(path=str(shots / "notebook7-stopped.png"), full_page=True)
         cell = page.locator(".jp-Cell").nth(1).inner_text()
-    assert "cancelled" in cell and "tick 1 " in cell, cell
-    assert stopped_after < 30, stopped_after  # the Stop button ends the task (not a timeout in the test)
+    assert "cancelled" in cell and "tick 1 " in cell, cell  # the Stop button ended it (it did not end by itself)
     assert running["tailHeight"] is not None and running["tailHeight"] < 600, running
     for state in (running, ended):
         assert state["mathjax"] == 0 and state["notLeft"] == 0, state

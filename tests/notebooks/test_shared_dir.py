@@ -66,10 +66,12 @@ def test_each_run_works_in_a_private_copy_of_the_folder_unless_the_notebook_shar
     assert "+runs seen here: 2" in again.cells[0].message
 
 
-SPAN = (
-    "import json, os, time\nstart = time.time(); time.sleep(1.5)\n"
-    "with open('spans.jsonl', 'a') as f:\n"
-    "    f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), start, time.time()]) + '\\n')"
+SPAN = (  # appends (O_APPEND) where it starts and where it ends: the file's order is the runs' order
+    "import json, os, time\n"
+    "def mark(what):\n"
+    "    with open('spans.jsonl', 'a') as f:\n"
+    "        f.write(json.dumps([os.environ.get('PYTEST_XDIST_WORKER'), what]) + '\\n')\n"
+    "mark('start'); time.sleep(1.5); mark('end')"
 )
 
 
@@ -89,10 +91,7 @@ def test_shared_dir_runs_of_one_folder_never_overlap_on_two_xdist_workers(tmp_pa
         timeout=240,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    spans = sorted(
-        (start, end, worker)
-        for worker, start, end in map(json.loads, (tmp_path / "spans.jsonl").read_text().splitlines())
-    )
-    assert {w for _, _, w in spans} == {"gw0", "gw1"}  # on two workers at once…
-    (_, first_end, _), (second_start, _, _) = spans
-    assert second_start >= first_end  # …yet one after the other
+    marks = [tuple(m) for m in map(json.loads, (tmp_path / "spans.jsonl").read_text().splitlines())]
+    assert {w for w, _ in marks} == {"gw0", "gw1"}  # on two workers at once…
+    assert [what for _, what in marks] == ["start", "end", "start", "end"]  # …yet one after the other
+    assert marks[0][0] == marks[1][0] and marks[2][0] == marks[3][0]

@@ -150,7 +150,10 @@ def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: 
     km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
     client = NotebookClient(nb, timeout=120, km=km, resources={"metadata": {"path": str(tmp_path)}})
     with pytest.raises(CellExecutionError) as stopped:
-        client.execute(env=env, cwd=str(tmp_path))
+        # nbclient shuts down only a kernel it created: this one (and the notebook's background jobs, which
+        # its runtime stops as it closes) ran on after the test until pytest exited. cleanup_kc: shut it down
+        # (gracefully) even though the stopped cell raised.
+        client.execute(env=env, cwd=str(tmp_path), cleanup_kc=True)
     assert stopped.value.ename == "UsageError" and "restart the kernel first" in stopped.value.evalue
     code = _code(nb)
     guard = next(i for i, c in enumerate(code) if "holon-restart-kernel" in c.metadata.get("tags", []))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,9 +111,7 @@ def test_case35_record_then_replay_offline_reproduces_the_turn(rt, wire, fresh, 
     assert recs.footer["terminal"] == "completed"
 
     rt2 = fresh()
-    t0 = time.monotonic()
     cas, again = replay(rt2, path)
-    elapsed = time.monotonic() - t0
     cas.close(terminal=again.terminal)
     assert len(wire.requests) == 3 and cas.network_attempts == []  # zero HTTP attempts
     assert cas.failure is None
@@ -128,8 +125,7 @@ def test_case35_record_then_replay_offline_reproduces_the_turn(rt, wire, fresh, 
     # the tool did not run again: no ExecCommand task in the fresh runtime's store
     assert rt2.store.query("SELECT COUNT(*) AS n FROM tasks")[0]["n"] == 0
     # the lineage's 200 ms backoff went to the cassette's virtual clock (which never sleeps on replay)
-    assert cas.clock.live is False and cas.clock.slept_ms == 200
-    assert elapsed < 10  # generous: a real wait would still pass, the line above is the check
+    assert cas.clock.live is False and cas.clock.slept_ms == 200  # replay speed: benchmarks/bench_replay.py
 
 
 def test_case35_replay_is_blocked_from_the_network_even_if_something_tries(rt, wire, fresh, tmp_path):

@@ -370,12 +370,13 @@ def test_task_of_another_runtime_is_an_error_receipt(run: Any, receipts: Any) ->
     assert env["error"]["kind"] == "task_not_found"
 
 
-def test_exec_promotion_wait_is_quick(run: Any, receipts: Any) -> None:
-    started = time.monotonic()
-    (env,) = receipts(run("exec", "--no-login --yield-ms 0 sleep 5"))
+def test_exec_promotion_does_not_wait_for_the_command(run: Any, receipts: Any) -> None:
+    (env,) = receipts(run("exec", "--no-login --yield-ms 0 sleep 120"))
     assert env["result"]["disposition"] == "promoted_to_task"
-    assert time.monotonic() - started < 2
-    run("task_stop", env["result"]["task_handle"]["task_id"])
+    task_id = env["result"]["task_handle"]["task_id"]
+    # the magic came back while its command runs on (how soon: benchmarks/bench_prompt_returns.py)
+    assert holon_nb.get_runtime().call("TaskStatus", {"task_id": task_id}).result["task"]["status"] == "running"
+    run("task_stop", task_id)
 
 
 def test_commands_do_not_inherit_the_kernels_forced_colours(

@@ -20,6 +20,10 @@ from holon_nb.tools.ansi import strip_ansi, terminal_text
 from holon_nb.tools.card import render_card
 
 PY = sys.executable
+#: The foreground window for real programs (git, pytest, pip, Python): these tests read a completed command's
+#: result, and the default 10 s window is not always enough on a loaded machine (the command would become a
+#: background task and the result would have no exit status). The call still returns when the command ends.
+WINDOW_MS = 240_000
 
 
 def _git_repo(path: Path) -> Path:
@@ -48,7 +52,9 @@ def test_git_log_with_colour_forced(rt: Runtime, tmp_path: Path) -> None:
         ["git", "-c", "color.ui=always", "log", "--oneline"], cwd=repo, capture_output=True, text=True
     ).stdout
     assert "\x1b[" in raw  # the program really colours
-    r = rt.call("ExecCommand", {"cmd": f"cd {repo} && git -c color.ui=always log --oneline"})
+    r = rt.call(
+        "ExecCommand", {"cmd": f"cd {repo} && git -c color.ui=always log --oneline", "yield_time_ms": WINDOW_MS}
+    )
     _no_escapes(r)
     assert r.result["stdout_preview"] == strip_ansi(raw).strip()
     assert r.result["stdout_chars"] == len(strip_ansi(raw).strip())
@@ -63,7 +69,9 @@ def test_git_clone_progress_shows_the_last_frame(rt: Runtime, tmp_path: Path) ->
         ["git", "clone", "--progress", "--no-local", str(src), str(tmp_path / "probe")], capture_output=True
     ).stderr.decode()  # bytes: text=True would turn \r into \n
     assert "\r" in raw and "Counting objects:  11%" in raw  # frames drawn over each other
-    r = rt.call("ExecCommand", {"cmd": f"git clone --progress --no-local {src} {tmp_path / 'dst'}"})
+    r = rt.call(
+        "ExecCommand", {"cmd": f"git clone --progress --no-local {src} {tmp_path / 'dst'}", "yield_time_ms": WINDOW_MS}
+    )
     _no_escapes(r)
     err = r.result["stderr_preview"]
     assert "Counting objects:  11%" not in err  # an overwritten frame is gone
@@ -73,12 +81,21 @@ def test_git_clone_progress_shows_the_last_frame(rt: Runtime, tmp_path: Path) ->
 
 def test_pytest_with_colour_and_pip_with_force_color(rt: Runtime, tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text("def test_ok():\n    assert True\n")
-    r = rt.call("ExecCommand", {"cmd": f"cd {tmp_path} && {PY} -m pytest -p no:cacheprovider --color=yes test_x.py"})
-    assert r.result["exit_status"] == 0
+    r = rt.call(
+        "ExecCommand",
+        {
+            "cmd": f"cd {tmp_path} && {PY} -m pytest -p no:cacheprovider --color=yes test_x.py",
+            "yield_time_ms": WINDOW_MS,
+        },
+    )
+    assert r.result["disposition"] == "completed" and r.result["exit_status"] == 0
     _no_escapes(r)
     assert "1 passed" in r.result["stdout_preview"]
     assert "\x1b[" in r.display_envelope["result"]["stdout_preview"]
-    r = rt.call("ExecCommand", {"cmd": f"FORCE_COLOR=1 {PY} -m pip install --no-index no-such-package-zzz"})
+    r = rt.call(
+        "ExecCommand",
+        {"cmd": f"FORCE_COLOR=1 {PY} -m pip install --no-index no-such-package-zzz", "yield_time_ms": WINDOW_MS},
+    )
     assert r.result["exit_status"] != 0
     _no_escapes(r)
     assert "ERROR: No matching distribution found for no-such-package-zzz" in r.result["stderr_preview"]
@@ -92,7 +109,7 @@ def test_backspace_and_carriage_return_per_line(rt: Runtime) -> None:
 
 def test_truncation_counts_visible_characters(rt: Runtime) -> None:
     script = "import sys; sys.stdout.write(''.join(f'\\x1b[31m{i:05d}\\x1b[0m\\n' for i in range(4000)))"
-    r = rt.call("ExecCommand", {"cmd": f'{PY} -c "{script}"', "max_output_tokens": 200})
+    r = rt.call("ExecCommand", {"cmd": f'{PY} -c "{script}"', "max_output_tokens": 200, "yield_time_ms": WINDOW_MS})
     res = r.result
     assert res["truncated"] is True
     assert res["stdout_chars"] == 4000 * 6 - 1  # "00000\n" x 4000, stripped: escape bytes never counted
@@ -108,7 +125,7 @@ def test_task_output_of_a_promoted_progress_command(rt: Runtime) -> None:
     path.write_text(script)
     r = rt.call("ExecCommand", {"cmd": f"{PY} progress.py", "yield_time_ms": 0})
     task = r.result["task_handle"]["task_id"]
-    out = rt.call("TaskOutput", {"task_id": task, "timeout_ms": 10000})
+    out = rt.call("TaskOutput", {"task_id": task, "timeout_ms": WINDOW_MS})
     assert out.result["task"]["status"] == "completed"
     assert out.result["task"]["output_preview"].strip() == "100%"
     _no_escapes(out)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,21 +28,28 @@ _HOLDER = textwrap.dedent("""
     db.execute("BEGIN IMMEDIATE")
     print("locked", flush=True)
     time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()
     db.execute("COMMIT")
     print("released", flush=True)
 """)
 
 
 @contextmanager
-def lock_held(db_path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    """Another process holds the write lock of ``db_path`` for ``seconds`` (yields once it holds it)."""
+def lock_held(db_path: Path, seconds: float = 0) -> Iterator[subprocess.Popen[str]]:
+    """Another process holds the write lock of ``db_path`` (yields once it holds it) for at least ``seconds``
+    and until the block is left: the lock is released by the test, never by a clock running out."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(db_path), str(seconds)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, str(db_path), str(seconds)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
         yield proc
     finally:
+        assert proc.stdin is not None
+        proc.stdin.close()  # end of file: the holder commits
         proc.wait(timeout=seconds + 60)
 
 
@@ -98,14 +104,20 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
 
 def test_a_call_waits_out_a_short_lock_and_succeeds(tmp_path: Path, workspace: Path) -> None:
     home = tmp_path / "home"
-    with Runtime(home=home, workspace=workspace) as rt:  # default bound: 30 s
-        with lock_held(home / "holon.sqlite3", 3):
-            started = time.monotonic()
-            item = ok(rt.call("CreateWorkItem", {"objective": "after the lock"}))
-            waited = time.monotonic() - started
-        assert waited > 1.0  # it really waited for the other process (not a speed goal)
-        assert item["work_item"]["objective"] == "after the lock"
-        assert rt.store.stats()["busy_retries"] >= 1
+    with Runtime(home=home, workspace=workspace, settings=RuntimeSettings(store_busy_timeout_s=120.0)) as rt:
+        answers: list[object] = []
+        call = threading.Thread(
+            target=lambda: answers.append(rt.call("CreateWorkItem", {"objective": "after the lock"}))
+        )
+        with lock_held(home / "holon.sqlite3"):
+            call.start()
+            # it really waits for the other process: it retried, and has no answer while the lock is held
+            eventually(lambda: rt.store._busy_retries >= 1, timeout=60)
+            assert call.is_alive() and answers == []
+        call.join(120)
+        assert not call.is_alive()
+        (result,) = answers
+        assert ok(result)["work_item"]["objective"] == "after the lock"  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
@@ -113,11 +125,10 @@ def test_runtime_under_a_held_lock_raises_runtime_startup_error(tmp_path: Path, 
     home = tmp_path / "home"
     Runtime(home=home, workspace=workspace).close()  # the database exists
     threads_before = sum(1 for t in threading.enumerate() if t.name == THREAD_NAME)
-    with lock_held(home / "holon.sqlite3", 8):
-        started = time.monotonic()
+    with lock_held(home / "holon.sqlite3") as holder:
         with pytest.raises(RuntimeStartupError) as info:
             Runtime(home=home, workspace=workspace, settings=RuntimeSettings(store_busy_timeout_s=1.0))
-        assert time.monotonic() - started < 7  # gave up at its bound, before the holder let go
+        assert holder.poll() is None  # gave up at its bound: the holder lets go only when this block ends
     message = str(info.value)
     assert "holon.sqlite3" in message and "locked" in message and "store_busy_timeout_s" in message
     assert isinstance(info.value.__cause__, sqlite3.OperationalError)

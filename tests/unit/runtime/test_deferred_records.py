@@ -19,6 +19,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from _support import eventually, ok, read_db
@@ -244,29 +245,48 @@ def _seen_elsewhere(rt: Runtime, execution_id: str) -> bool:
     )
 
 
-def test_while_a_call_is_in_flight_the_queue_waits_for_the_gap_after_it(quiet_rt: Runtime, monkeypatch) -> None:
+def test_while_a_call_is_in_flight_the_queue_waits_for_the_gap_after_it(
+    quiet_rt: Runtime, tmp_path: Path, monkeypatch
+) -> None:
     rt = quiet_rt
 
-    monkeypatch.setattr(records, "FLUSH_WITHIN_S", 60.0)  # only the gap writes it here
-    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": "sleep 1"})))
+    monkeypatch.setattr(records, "FLUSH_WITHIN_S", 600.0)  # only the gap writes it here
+    go = tmp_path / "go"
+    long_cmd = f"while [ ! -e {go} ]; do sleep 0.02; done"  # in flight until the test says so
+    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": long_cmd, "yield_time_ms": 600_000})))
     long.start()
-    eventually(lambda: rt._loop.calls_in_flight == 1, timeout=5)
-    quick = rt.call("ExecCommand", {"cmd": "true"})
-    time.sleep(0.3)  # far past the 1 ms a call waits when none other is in flight
-    assert long.is_alive() and rt.store.deferred_executions >= 1 and not _seen_elsewhere(rt, quick.execution_id)
-    long.join()
-    eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=5)  # the first gap wrote it
+    try:
+        eventually(lambda: rt._loop.calls_in_flight == 1, timeout=30)
+        quick = rt.call("ExecCommand", {"cmd": "true"})
+        time.sleep(0.3)  # far past the 1 ms a call waits when none other is in flight
+        assert rt._loop.calls_in_flight == 1 and rt.store.deferred_executions >= 1
+        assert not _seen_elsewhere(rt, quick.execution_id)
+    finally:
+        go.touch()
+        long.join(60)
+    eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=30)  # the first gap wrote it
 
 
-def test_calls_that_keep_coming_delay_a_row_a_quarter_second_at_most(quiet_rt: Runtime) -> None:
+def test_calls_that_keep_coming_delay_a_row_a_quarter_second_at_most(
+    quiet_rt: Runtime, tmp_path: Path, monkeypatch
+) -> None:
+    """The writer's own clock (``records.time.monotonic``) is the test's: the row waits for a gap until that
+    clock says ``FLUSH_WITHIN_S`` passed, then is written with the other call still in flight."""
     rt = quiet_rt
-
-    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": "sleep 4"})))
+    now = [time.monotonic()]
+    monkeypatch.setattr(records, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    go = tmp_path / "go"
+    long_cmd = f"while [ ! -e {go} ]; do sleep 0.02; done"  # in flight until the test says so
+    long = threading.Thread(target=lambda: ok(rt.call("ExecCommand", {"cmd": long_cmd, "yield_time_ms": 600_000})))
     long.start()
-    eventually(lambda: rt._loop.calls_in_flight == 1, timeout=5)
-    quick = rt.call("ExecCommand", {"cmd": "true"})
-    queued_at = time.monotonic()
-    eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=3)
-    assert long.is_alive()  # written while the other call was still running
-    assert time.monotonic() - queued_at >= records.FLUSH_WITHIN_S * 0.8  # not at once: it waited for a gap
-    long.join()
+    try:
+        eventually(lambda: rt._loop.calls_in_flight == 1, timeout=30)
+        quick = rt.call("ExecCommand", {"cmd": "true"})
+        time.sleep(5 * records.RECHECK_S)  # several looks for a gap: none, and the clock has not moved
+        assert rt._loop.calls_in_flight == 1 and not _seen_elsewhere(rt, quick.execution_id)
+        now[0] += records.FLUSH_WITHIN_S
+        eventually(lambda: _seen_elsewhere(rt, quick.execution_id), timeout=30)
+        assert long.is_alive() and rt._loop.calls_in_flight == 1  # written while the other call still ran
+    finally:
+        go.touch()
+        long.join(60)

@@ -43,7 +43,7 @@ async def run(spool: Path, cmd: str, timeout: float = 5.0, **kw: object) -> Comm
     return proc
 
 
-async def wait_for_text(proc: CommandProcess, text: str, timeout: float = 3.0) -> None:
+async def wait_for_text(proc: CommandProcess, text: str, timeout: float = 30.0) -> None:
     with anyio.fail_after(timeout):
         while text not in proc.combined.tail():
             await anyio.sleep(0.01)
@@ -73,11 +73,6 @@ class TestExit:
         assert await proc.wait(0.05) is False and not proc.done and proc.returncode is None
         await proc.stop()
         assert proc.done and proc.signal_name == "SIGTERM" and proc.exit_status is None
-
-    async def test_completion_is_prompt(self, spool: Path) -> None:
-        start = time.monotonic()
-        await run(spool, "true")
-        assert time.monotonic() - start < 0.2
 
     @pytest.mark.parametrize(
         ("argv", "cwd", "exc"),
@@ -157,19 +152,18 @@ class TestDecoding:
 
 class TestLifecycle:
     async def test_background_child_is_abandoned(self, spool: Path) -> None:
-        start = time.monotonic()
-        proc = await run(spool, "sleep 30 & echo done")
+        proc = await run(spool, "sleep 30 & echo done", timeout=25)
         try:
-            assert time.monotonic() - start < 1.0
+            # it ended with the shell, not with the child holding its stdout: that child still runs
             assert proc.stdout.tail() == "done\n" and proc.exit_status == 0
             assert subprocess.run(["pgrep", "-g", str(proc.pgid), "sleep"], capture_output=True).returncode == 0
         finally:
             proc.signal_group(signal.SIGKILL)  # the runtime itself never kills a finished command's children
 
     async def test_stdin_is_null_without_input(self, spool: Path) -> None:
-        start = time.monotonic()
-        proc = await run(spool, "cat; echo after-cat")
-        assert time.monotonic() - start < 1.0 and proc.stdout.tail() == "after-cat\n"
+        # with stdin open, cat would read forever: the command ending at all shows it got end-of-file
+        proc = await run(spool, "cat; echo after-cat", timeout=60)
+        assert proc.stdout.tail() == "after-cat\n"
         with pytest.raises(RuntimeError, match="input not accepted"):
             await proc.write_input(b"x")
 
@@ -188,12 +182,11 @@ class TestLifecycle:
         proc = await CommandProcess.spawn(
             make_spec(spool, "(while true; do echo child-tick; sleep 1; done) & sleep 600")
         )
-        await wait_for_text(proc, "child-tick")
-        start = time.monotonic()
-        await proc.stop()
-        assert proc.done and time.monotonic() - start < 2.0
-        assert proc.exit_status is None and proc.signal_name in {"SIGTERM", "SIGKILL"}
-        with anyio.fail_after(2):
+        await wait_for_text(proc, "child-tick", timeout=30)
+        with anyio.fail_after(60):  # far below the shell's own 600 s: stop ended it, it did not end by itself
+            await proc.stop()
+        assert proc.done and proc.exit_status is None and proc.signal_name in {"SIGTERM", "SIGKILL"}
+        with anyio.fail_after(30):
             while subprocess.run(["pgrep", "-f", "child-[t]ick"], capture_output=True).returncode == 0:
                 await anyio.sleep(0.05)
         proc.signal_group(signal.SIGKILL)  # gone: no error
@@ -324,12 +317,15 @@ async def test_no_fd_leak_after_200_spawns(spool: Path) -> None:
 
 class TestReadReady:
     async def test_output_written_before_a_decision_is_read_without_the_loop(self, spool: Path) -> None:
-        proc = await CommandProcess.spawn(make_spec(spool, "echo printed-at-once; sleep 5"))
+        printed = spool.parent / "printed"
+        proc = await CommandProcess.spawn(make_spec(spool, f"echo printed-at-once; : > {printed}; sleep 30"))
         try:
-            # the loop thread is blocked (as when a handler decides right after its yield time):
-            # the reader callbacks did not run, so the capture is still empty...
-            time.sleep(0.5)
-            assert proc.combined.tail() == ""
+            # the loop thread is blocked (as when a handler decides right after its yield time) until the
+            # shell has written its line: the reader callbacks did not run, so the capture is still empty...
+            deadline = time.monotonic() + 30
+            while not printed.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)  # blocking on purpose: no loop turn
+            assert printed.exists() and proc.combined.tail() == ""
             proc.read_ready()  # ...and reading what is ready needs no loop turn
             assert proc.combined.tail() == "printed-at-once\n"
             proc.read_ready()  # nothing more written: no change, no block

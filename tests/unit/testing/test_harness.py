@@ -285,23 +285,25 @@ def test_kernel_cwd_defaults_to_the_notebook_directory(tmp_path: Path) -> None:
 
 
 def test_cell_timeout_interrupts_the_cell_and_with_keep_going_the_run_goes_on(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "slow.ipynb", "import time; time.sleep(30)", "print('after')")
-    summary = run_notebook(src, timeout=1, keep_going=True)
+    # the sleep outlasts the whole run's limit (10 x 3 s) by far: the next cell ran, so the interrupt ended it
+    src = write_nb(tmp_path / "slow.ipynb", "import time; time.sleep(600)", "print('after')")
+    summary = run_notebook(src, timeout=3, keep_going=True)
     assert summary.exit_code == 1 and summary.cells[0].status == "timeout"
-    assert summary.cells[1].status == "ok" and summary.wall_time_s < 20
+    assert summary.cells[1].status == "ok"
     # the saved cell says why it stopped (the interrupt's bare KeyboardInterrupt did not)
     saved = [c for c in nbformat.read(summary.output, as_version=4).cells if c.cell_type == "code"][0]
     (error,) = [o for o in saved.outputs if o.output_type == "error"]
-    assert error.ename == "CellTimeoutError" and "timeout of 1 s" in error.evalue
-    summary = run_notebook(src, timeout=1)
+    assert error.ename == "CellTimeoutError" and "timeout of 3 s" in error.evalue
+    summary = run_notebook(src, timeout=3)
     assert summary.cells[0].status == "timeout" and summary.cells[1].status == "skipped"
 
 
 def test_the_whole_run_stops_at_ten_times_the_cell_timeout(tmp_path: Path) -> None:
-    src = write_nb(tmp_path / "many.ipynb", *["import time; time.sleep(0.2)"] * 30)
-    summary = run_notebook(src, timeout=0.3)
+    # 120 cells of 0.1 s (each far within its 1 s): together past the 10 s limit, which stops the run
+    src = write_nb(tmp_path / "many.ipynb", *["import time; time.sleep(0.1)"] * 120)
+    summary = run_notebook(src, timeout=1)
     assert summary.timed_out and summary.exit_code == 1
-    assert summary.cells[-1].status == "skipped" and summary.wall_time_s < 10
+    assert summary.cells[-1].status == "skipped"
     assert "overall time limit" in format_summary(summary)
 
 

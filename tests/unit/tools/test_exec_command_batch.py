@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from _support import err, ok
@@ -55,9 +54,8 @@ def test_ac36_stop_on_error(rt: Runtime) -> None:
 
 
 def test_ac37_item_timeout(rt: Runtime) -> None:
-    t0 = time.monotonic()
-    r = rt.call("ExecCommandBatch", {"items": [{"cmd": "sleep 5", "yield_time_ms": 200}]})
-    assert time.monotonic() - t0 < 2
+    # a 200 ms window on a command of 10 minutes: "timed out", never "completed", and the batch went on
+    r = rt.call("ExecCommandBatch", {"items": [{"cmd": "sleep 600", "yield_time_ms": 200}]})
     item = ok(r)["items"][0]
     assert item["status"] == "failed" and item["error_kind"] == "command_timed_out" and "result" not in item
     assert "failed=no_result" in r.receipt and "error:" in r.receipt

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import err, ok
+from _support import err, eventually, ok
 
 from holon_nb.runtime import Runtime
 
@@ -20,7 +20,7 @@ def _promote(rt: Runtime, cmd: str, **kw) -> str:
     return ok(rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 300, **kw}))["task_handle"]["task_id"]
 
 
-def _wait_status(rt: Runtime, tid: str, want: str, timeout: float = 3.0) -> dict:
+def _wait_status(rt: Runtime, tid: str, want: str, timeout: float = 30.0) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         task = ok(rt.call("TaskStatus", {"task_id": tid}))["task"]
@@ -49,8 +49,7 @@ def test_ac24_output_wait_times_out(rt: Runtime) -> None:
     tid = _promote(rt, "sleep 1000")
     t0 = time.monotonic()
     r = rt.call("TaskOutput", {"task_id": tid, "block": True, "timeout_ms": 300})
-    took = time.monotonic() - t0
-    assert 0.3 <= took < 1
+    assert time.monotonic() - t0 >= 0.3  # it waited its timeout (a lower bound: load only lengthens it)
     res = ok(r)
     assert res["retrieval_status"] == "timeout" and res["task"]["status"] == "running"
     assert r.receipt.splitlines()[0] == "Task output wait timed out"
@@ -250,16 +249,16 @@ def test_close_cancels_a_call_in_its_foreground_window(tmp_path: Path, workspace
         except BaseException as exc:  # noqa: BLE001 - the test inspects it
             outcome.append(exc)
 
+    def running() -> bool:
+        return "sleep 91.75" in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
     thread = threading.Thread(target=caller)
     thread.start()
-    time.sleep(0.5)
-    t0 = time.monotonic()
+    eventually(running, timeout=30)  # the call is in its foreground window
     rt.close()
-    thread.join(5)
-    assert time.monotonic() - t0 < 5
-    assert isinstance(outcome[0], RuntimeClosed)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "sleep 91.75" not in ps
+    thread.join(60)  # far less than the command's 91.75 s: close did not wait for it to end
+    assert not thread.is_alive() and isinstance(outcome[0], RuntimeClosed)
+    eventually(lambda: not running(), timeout=30)
 
 
 def test_close_interrupts_live_tasks_not_cancels(tmp_path: Path, workspace: Path) -> None:

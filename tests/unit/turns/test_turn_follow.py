@@ -107,7 +107,9 @@ def test_a_wake_that_never_comes_times_out(rt: Runtime) -> None:
     follower = TurnFollower(rt, timeout_s=0.3)
     started = time.monotonic()
     assert len(follower.run("ask me first", model=REF)) == 1
-    assert follower.ended_because == "timeout" and 0.25 < time.monotonic() - started < 10
+    # it waited out its timeout (a lower bound: load only lengthens it); how soon it returns after that is
+    # measured by benchmarks/bench_prompt_returns.py
+    assert follower.ended_because == "timeout" and time.monotonic() - started >= 0.3
 
 
 def test_stop_ends_following_while_it_waits(rt: Runtime) -> None:
