@@ -128,55 +128,73 @@ def jupyter_server(root: Path, home: Path | None, app: str = "jupyterlab", **env
         log.close()
 
 
-_CHROMIUM: list = []  # [playwright, browser] while this process's one chromium runs (close_chromium ends it)
+class Chromium:
+    """This worker's one chromium (``chromium`` fixture, tests/browser/conftest.py): Debian's chromium started
+    headless with a DevTools port, which each test's page connects to (``connect_over_cdp``) in a browser
+    context of its own. Launching chromium for every test cost a second or more each time. Playwright itself
+    starts and stops with each page: its sync API keeps an asyncio loop marked as running in the thread while
+    it is started, and a later test of the same worker that runs an event loop (anyio, asyncio.run) fails
+    ("Cannot run the event loop while another loop is running")."""
 
+    def __init__(self, profile: Path) -> None:
+        self.log = open(profile.parent / "chromium.log", "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+            start_new_session=True,
+        )
+        port_file = profile / "DevToolsActivePort"  # chromium writes the port it chose here
+        deadline = time.monotonic() + 60
+        while not (port_file.is_file() and port_file.read_text().strip()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise AssertionError(f"chromium did not start (log: {self.log.name})")
+            time.sleep(0.1)
+        self.endpoint = f"http://127.0.0.1:{port_file.read_text().split()[0]}"
 
-def _chromium():
-    """This process's chromium (one per pytest worker, launched on first use, ended by :func:`close_chromium`
-    at the end of the session): launching it for every test cost a second or more each time."""
-    if not _CHROMIUM:
-        from playwright.sync_api import sync_playwright
-
-        playwright = sync_playwright().start()
+    def close(self) -> None:
+        """End chromium's process group."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, 15)
         try:
-            _CHROMIUM[:] = [playwright, playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)]
-        except BaseException:
-            playwright.stop()
-            raise
-    return _CHROMIUM[1]
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait(5)
+        self.log.close()
 
 
-def close_chromium() -> None:
-    """End this process's chromium and playwright driver, if started."""
-    if _CHROMIUM:
-        playwright, browser = _CHROMIUM
-        _CHROMIUM.clear()
-        try:
-            browser.close()
-        finally:
-            playwright.stop()
+_CHROMIUM: list[Chromium] = []  # this worker's chromium while it runs (set by the ``chromium`` fixture)
 
 
 @contextlib.contextmanager
 def chromium_page(width: int = 1300, height: int = 1000):
-    """A headless page of Debian's chromium in a browser context of its own (no cookies, storage or cache shared
-    with another test), closed afterwards. When the block raises, the page is saved as ``failed-<test>.png`` in
-    the screenshot directory first."""
-    context = _chromium().new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(30_000)
+    """A headless page of this worker's chromium in a browser context of its own (no cookies, storage or cache
+    shared with another test), closed afterwards. When the block raises, the page is saved as
+    ``failed-<test>.png`` in the screenshot directory first."""
+    from playwright.sync_api import sync_playwright
+
+    assert _CHROMIUM, "chromium_page needs the chromium fixture (tests/browser/conftest.py)"
+    with sync_playwright() as p:
+        browser = p.chromium.connect_over_cdp(_CHROMIUM[0].endpoint)
+        context = browser.new_context(viewport={"width": width, "height": height})
         try:
-            yield page
-        except BaseException:  # leave what the page showed when the test failed, for a person to look at
-            test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
-            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in test)[:120]
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            try:
+                yield page
+            except BaseException:  # leave what the page showed when the test failed, for a person to look at
+                test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
+                name = "".join(c if c.isalnum() or c in "-_." else "_" for c in test)[:120]
+                with contextlib.suppress(Exception):
+                    page.screenshot(path=str(shots_dir(Path("/tmp")) / f"failed-{name}.png"), full_page=True)
+                raise
+        finally:
             with contextlib.suppress(Exception):
-                page.screenshot(path=str(shots_dir(Path("/tmp")) / f"failed-{name}.png"), full_page=True)
-            raise
-    finally:
-        with contextlib.suppress(Exception):
-            context.close()
+                context.close()
+            with contextlib.suppress(Exception):
+                browser.close()  # a CDP connection: disconnects, chromium runs on
 
 
 class LabServer:

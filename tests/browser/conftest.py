@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from _browser import LabServer, close_chromium, jupyter_server, require
+from _browser import _CHROMIUM, Chromium, LabServer, jupyter_server, require
 
 
 @pytest.fixture(scope="session")
@@ -22,10 +22,16 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _one_chromium_per_worker() -> Iterator[None]:
-    """End this worker's chromium (launched by the first ``chromium_page``) when the session ends."""
-    yield
-    close_chromium()
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+    """This worker's chromium, which every ``chromium_page`` connects to; ended when the session ends."""
+    require("playwright")
+    browser = Chromium(tmp_path_factory.mktemp("chromium-profile"))
+    _CHROMIUM.append(browser)
+    try:
+        yield browser
+    finally:
+        _CHROMIUM.remove(browser)
+        browser.close()
 
 
 @pytest.fixture
