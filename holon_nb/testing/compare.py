@@ -15,8 +15,9 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   format and pixel size (SVG by its ``width``/``height``); widget views ignored, except
   a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
   its ``text/plain`` is its final transcript and is compared; other types as masked text;
-- an error output: only its exception name, and only in ``raises-exception`` cells
-  (elsewhere an error fails the run before any comparison).
+- an error output: its exception name. A fresh error outside a ``raises-exception`` cell fails the
+  run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
+  error where this run raised nothing is a difference.
 
 Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared; in a
 notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
@@ -224,7 +225,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             text = norm.stream(streams[name])
             if text:
                 items.append(Item(name, text))
-    if error is not None and has_tag(cell, "raises"):
+    if error is not None:  # elsewhere than a raises-exception cell, a saved error is a difference too (B1)
         items.append(error)
     return items
 

@@ -411,3 +411,20 @@ def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> 
     assert "LIMIT notebook (10.0,)" in option.stdout, option.stdout + option.stderr
     once = pytest_run("--holon-nb", "--collect-only", "-s", ".", cwd=tmp_path)
     assert "LIMIT notebook None" in once.stdout, once.stdout + once.stderr
+
+
+def test_an_error_output_in_an_ok_cell_fails_the_test_and_is_never_recorded(tmp_path: Path) -> None:
+    # issue 24 B1: a _repr_html_ that raises leaves an error output in a cell whose reply is "ok"
+    late = "class Bad:\n    def _repr_html_(self):\n        raise RuntimeError('repr failed')\ndisplay(Bad())"
+    nb = write_nb(tmp_path / "late.ipynb", late, "print('after')")
+    check = check_notebook(nb, CheckOptions(update=True, timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "error")] and check.updated_cells == []
+    assert "raised RuntimeError" in check.report() and "repr failed" in check.report()
+    assert nbformat.read(nb, as_version=4).cells[0].outputs == []
+
+    # a saved error where the run raises nothing is a difference, tagged or not
+    fixed = write_nb(tmp_path / "fixed.ipynb", "print('fine')")
+    edit(fixed, lambda book: book.cells[0].outputs.extend([stream("fine\n"), _error("RuntimeError")]))
+    check = check_notebook(fixed, CheckOptions(timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "mismatch")], check.report()
+    assert "error only in saved" in check.report()
