@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -31,13 +32,13 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .compare import CellDiff, compare_notebooks, compared_cells
+from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
 from .harness import run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
 
-__all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "notebook_rules"]
+__all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "compare_options", "notebook_rules"]
 
 
 @dataclass
@@ -52,6 +53,8 @@ class CheckOptions:
         repeat: Run the notebook this many times; any difference between runs fails (spec §6).
         rules: User normalisers from the pytest configuration, applied after the notebook's own.
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
+        compare: What the comparison looks at (:class:`~holon_nb.testing.compare.CompareOptions`); a
+            notebook's ``metadata.holon_nb`` keys of the same names override it (see :func:`compare_options`).
     """
 
     timeout: float = 120.0
@@ -60,6 +63,26 @@ class CheckOptions:
     repeat: int = 1
     rules: Sequence[UserRule] = ()
     kernel_name: str | None = None
+    compare: CompareOptions = field(default_factory=CompareOptions)
+
+
+def compare_options(nb: NotebookNode, base: CompareOptions) -> CompareOptions:
+    """``base`` with a notebook's own settings: ``metadata.holon_nb.mimetypes`` (a list: compare exactly
+    these mimetypes) replaces the configured list, ``metadata.holon_nb.ignore_mimetypes`` adds to it.
+
+    Raises:
+        ValueError: when either is not a list of strings.
+    """
+    meta = nb.metadata.get("holon_nb") or {}
+    changes: dict[str, object] = {}
+    for key in ("mimetypes", "ignore_mimetypes"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"metadata.holon_nb.{key} must be a list of mimetypes, got {value!r}")
+        changes[key] = tuple(value) if key == "mimetypes" else base.ignore_mimetypes + tuple(value)
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -217,6 +240,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     path = Path(path)
     saved = nbformat.read(path, as_version=4)
     rules = notebook_rules(saved) + list(options.rules)
+    compare = compare_options(saved, options.compare)
     # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
     # cassettes into it); runs in a folder itself never overlap (a lock across xdist workers)
     private = not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
@@ -256,7 +280,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         check.problems.append("the executed notebook does not have the saved notebook's cells")
         return check
     compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
-    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared)
+    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared, options=compare)
     for k, (_, other) in enumerate(runs[1:], start=2):
         for d in compare_notebooks(
             executed,
@@ -264,6 +288,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
             norm,
             labels=("run 1", f"run {k}"),
             cells=[i for i in compared if i not in {p.index for p in check.cells}],
+            options=compare,
         ):
             check.cells.append(
                 CellProblem(d.index, d.first_line, "nondeterministic", f"run {k} differs from run 1: {d.message}")

@@ -11,7 +11,8 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   rendered as a terminal would (:func:`~holon_nb.testing.normalize.terminal_text`);
 - each ``display_data``/``execute_result`` in order: the receipt when one is in the
   bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
-  else ``text/plain`` (``text/html`` ignored when ``text/plain`` exists); images by
+  else ``text/plain``, and ``text/html`` (as :func:`~holon_nb.testing.markup.normalize_html` text) when
+  ``text/plain`` is absent or a placeholder repr (``<IPython.core.display.HTML object>``); images by
   format and pixel size (SVG by its ``width``/``height``); widget views ignored, except
   a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
   its ``text/plain`` is its final transcript and is compared; other types as masked text;
@@ -34,11 +35,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .markup import is_placeholder, normalize_html
 from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
 from .tags import has_tag
 
 __all__ = [
     "CellDiff",
+    "CompareOptions",
     "Item",
     "apply_display_updates",
     "cell_items",
@@ -64,6 +67,26 @@ class Item:
 
     kind: str
     value: Any
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What the comparison looks at, beyond the defaults (issue 24).
+
+    Attributes:
+        mimetypes: Compare exactly these mimetypes of a display bundle (when present), e.g.
+            ``("text/plain", "text/html")``; None: the default choice (``text/html`` only when
+            ``text/plain`` is absent or a default-repr placeholder such as
+            ``<IPython.core.display.HTML object>``).
+        ignore_mimetypes: Never compare these mimetypes (``"image/*"`` matches every image type).
+    """
+
+    mimetypes: tuple[str, ...] | None = None
+    ignore_mimetypes: tuple[str, ...] = ()
+
+    def ignored(self, mime: str) -> bool:
+        """True when ``mime`` is not compared under :attr:`ignore_mimetypes`."""
+        return any(mime == m or (m.endswith("/*") and mime.startswith(m[:-1])) for m in self.ignore_mimetypes)
 
 
 @dataclass
@@ -164,7 +187,7 @@ def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
     return None
 
 
-def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
+def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOptions) -> list[Item]:
     plain = data.get("text/plain")
     if VIEW_MIMETYPE in data and plain:
         # a holon_nb view whose text/plain is its readable final state (an %%agent transcript), live (a
@@ -181,7 +204,16 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
                 pass
         return [Item("receipt", norm.json(value))]
     items: list[Item] = []
-    for mime in sorted(data):
+    if options.mimetypes is not None:
+        chosen = [m for m in options.mimetypes if m in data]
+    else:
+        html_counts = "text/html" in data and is_placeholder(_joined(plain) if plain is not None else None)
+        chosen = [m for m in data if not (m == "text/html" and not html_counts)]
+        if html_counts and plain is not None:  # the placeholder says nothing the markup does not
+            chosen.remove("text/plain")
+    for mime in sorted(chosen):
+        if options.ignored(mime):
+            continue
         value = data[mime]
         if mime in _IMAGE_TYPES:
             size = _image_size(mime, value)
@@ -197,8 +229,8 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             root = re.search(r"<svg\b[^>]*>", _joined(value))
             attrs = dict(re.findall(r'\b(width|height)\s*=\s*["\']([^"\']*)["\']', root.group(0))) if root else {}
             items.append(Item(mime, f"svg image, {attrs.get('width', '?')}x{attrs.get('height', '?')}"))
-        elif mime == "text/html" and "text/plain" in data:
-            continue
+        elif mime == "text/html":
+            items.append(Item(mime, normalize_html(norm.text(_joined(value)))))
         elif isinstance(value, (dict, list)) and mime.endswith("json"):
             items.append(Item(mime, norm.json(value)))
         else:
@@ -206,8 +238,9 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
     return items
 
 
-def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
+def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOptions | None = None) -> list[Item]:
     """The normalised outputs of one code cell, in comparison order (see the module docstring)."""
+    options = options or CompareOptions()
     items: list[Item] = []
     streams: dict[str, str] = {}
     error: Item | None = None
@@ -217,7 +250,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             name = out.get("name", "stdout")
             streams[name] = streams.get(name, "") + _joined(out.get("text", ""))
         elif kind in ("display_data", "execute_result"):
-            items.extend(_bundle_items(out.get("data") or {}, norm))
+            items.extend(_bundle_items(out.get("data") or {}, norm, options))
         elif kind == "error":
             error = Item("error", out.get("ename"))
     for name in ("stdout", "stderr"):
@@ -283,9 +316,10 @@ def compare_cells(
     actual: Mapping[str, Any],
     norm: Normalizer,
     labels: tuple[str, str] = ("saved", "this run"),
+    options: CompareOptions | None = None,
 ) -> CellDiff | None:
     """Compare one cell of two notebooks; None when equal after normalisation."""
-    want, got = cell_items(expected, norm), cell_items(actual, norm)
+    want, got = cell_items(expected, norm, options), cell_items(actual, norm, options)
     if want == got:
         return None
     for position in range(max(len(want), len(got))):
@@ -303,8 +337,9 @@ def compare_notebooks(
     norm: Normalizer,
     labels: tuple[str, str] = ("saved", "this run"),
     cells: Iterable[int] | None = None,
+    options: CompareOptions | None = None,
 ) -> list[CellDiff]:
-    """Compare every compared cell (default :func:`compared_cells` of ``expected``).
+    """Compare every compared cell (default :func:`compared_cells` of ``expected``) under ``options``.
 
     Raises:
         ValueError: when the two notebooks do not have the same cells (count and types).
@@ -314,7 +349,7 @@ def compare_notebooks(
         raise ValueError("the notebooks do not have the same cells")
     diffs = []
     for i in compared_cells(expected) if cells is None else cells:
-        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels)
+        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options)
         if diff is not None:
             diffs.append(diff)
     return diffs

@@ -19,6 +19,8 @@ Options:
 - ``--holon-nb-timeout SECONDS`` (default 120), ``--holon-nb-kernel NAME`` (a kernelspec; default a
   kernel on this interpreter) and ``--holon-nb-cassettes MODE`` (default ``replay``: model calls
   answered from ``<stem>.holon/cassettes/``, network blocked).
+- ``--holon-nb-mimetypes LIST`` / ini ``holon_nb_mimetypes``: compare exactly these mimetypes of display
+  outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -96,6 +98,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="replay",
         help="model-call cassettes: replay (default; no network), record, auto, off",
     )
+    group.addoption(
+        "--holon-nb-mimetypes",
+        default=None,
+        metavar="LIST",
+        help="comma-separated mimetypes of display outputs to compare, e.g. text/plain,text/html "
+        "(default: text/plain, and text/html when text/plain is a placeholder repr)",
+    )
+    group.addoption(
+        "--holon-nb-ignore-mimetypes",
+        default=None,
+        metavar="LIST",
+        help="comma-separated mimetypes never compared (image/* for every image type)",
+    )
+    parser.addini("holon_nb_mimetypes", type="linelist", default=[], help="mimetypes of display outputs to compare")
+    parser.addini("holon_nb_ignore_mimetypes", type="linelist", default=[], help="mimetypes never compared")
     parser.addini(
         "holon_nb_paths",
         type="linelist",
@@ -131,9 +148,27 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
-    config.stash[_STATE] = {"rules": rules, "paths": paths}
+    config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config)}
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
+
+
+def _listed(config: pytest.Config, option: str, ini: str) -> tuple[str, ...] | None:
+    """A comma-separated command-line list, else the ini line list; None when neither is given."""
+    value = config.getoption(option)
+    if value is not None:
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    lines = [v.strip() for line in config.getini(ini) for v in line.split(",") if v.strip()]
+    return tuple(lines) if lines else None
+
+
+def _compare_options(config: pytest.Config) -> Any:
+    from .compare import CompareOptions
+
+    return CompareOptions(
+        mimetypes=_listed(config, "holon_nb_mimetypes", "holon_nb_mimetypes"),
+        ignore_mimetypes=_listed(config, "holon_nb_ignore_mimetypes", "holon_nb_ignore_mimetypes") or (),
+    )
 
 
 def _wanted(config: pytest.Config, file_path: Path) -> bool:
@@ -235,6 +270,7 @@ class NotebookFile(pytest.File):
                 repeat=opt("holon_nb_repeat"),
                 rules=self.config.stash[_STATE]["rules"],
                 kernel_name=opt("holon_nb_kernel"),
+                compare=self.config.stash[_STATE]["compare"],
             )
             try:
                 self._check = check_notebook(self.path, options)

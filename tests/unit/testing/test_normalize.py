@@ -269,3 +269,75 @@ def test_site_packages_paths_read_the_same_from_any_environment() -> None:
     there = norm.text("/other/venv/lib/python3.11/site-packages/ipykernel/resources/logo-64x64.png 2180 bytes")
     assert here == there == "<site-packages>/ipykernel/resources/logo-64x64.png 2180 bytes"
     assert Roots.from_mapping(roots.as_mapping()) == roots
+
+
+def _display(data):
+    return {"output_type": "display_data", "metadata": {}, "data": data}
+
+
+STYLER = """<style type="text/css">
+#T_1a2b3_row0_col0 { background-color: red; }
+</style>
+<table id="T_1a2b3">
+  <thead><tr><th class="blank level0" >&nbsp;</th><th id="T_1a2b3_level0_col0" class="col_heading level0 col0" >a</th></tr></thead>
+  <tbody><tr><td id="T_1a2b3_row0_col0" class="data row0 col0" >1</td></tr></tbody>
+</table>
+"""
+
+
+def test_html_is_compared_when_the_plain_text_is_a_placeholder_repr() -> None:
+    # issue 24 B2: display(HTML(...)) and a pandas Styler show only a default repr as text/plain
+    from holon_nb.testing.compare import CompareOptions
+
+    norm = Normalizer()
+    saved = _cell(
+        _display({"text/plain": "<IPython.core.display.HTML object>", "text/html": "<b>total: 3</b>"}),
+        _display({"text/plain": "<pandas.io.formats.style.Styler at 0x7f00aa>", "text/html": STYLER}),
+        _display({"text/html": "<p>only markup</p>"}),
+    )
+    fresh = _cell(
+        _display({"text/plain": "<IPython.core.display.HTML object>", "text/html": "<b>total:\n 3</b>"}),
+        _display(
+            {
+                "text/plain": "<pandas.io.formats.style.Styler at 0x7f00bb>",
+                "text/html": STYLER.replace("1a2b3", "9f8e7").replace('id="T_9f8e7_row0_col0" class', "class"),
+            }
+        ),
+        _display({"text/html": "<p>only   markup</p>"}),
+    )
+    fresh.outputs[1].data["text/html"] = (
+        fresh.outputs[1]
+        .data["text/html"]
+        .replace('class="data row0 col0"', 'class="data row0 col0" id="T_9f8e7_row0_col0"')
+    )
+    assert compare_cells(0, saved, fresh, norm) is None  # whitespace, attribute order, styler uuid
+    fresh.outputs[0].data["text/html"] = "<b>total: 4</b>"
+    diff = compare_cells(0, saved, fresh, norm)
+    assert diff is not None and "output 0: text/html differs" in diff.message
+    assert "-  total: 3\n+  total: 4" in diff.message
+    fresh.outputs[0].data["text/html"] = "<b>total: 3</b>"
+    fresh.outputs[1].data["text/html"] = fresh.outputs[1].data["text/html"].replace(">1</td>", ">2</td>")
+    assert "-        1\n+        2" in compare_cells(0, saved, fresh, norm).message
+    fresh.outputs[1].data["text/html"] = STYLER
+    fresh.outputs[2].data["text/html"] = "<p>only markup!</p>"
+    assert "text/html differs" in compare_cells(0, saved, fresh, norm).message
+
+    # a real text/plain wins by default; a switch compares both, or ignores one
+    table = _cell(_display({"text/plain": "   a\n0  1", "text/html": "<table><td>1</td></table>"}))
+    changed = _cell(_display({"text/plain": "   a\n0  1", "text/html": "<table><td>2</td></table>"}))
+    assert compare_cells(0, table, changed, norm) is None
+    both = CompareOptions(mimetypes=("text/plain", "text/html"))
+    assert "text/html differs" in compare_cells(0, table, changed, norm, options=both).message
+    assert compare_cells(0, saved, fresh, norm, options=CompareOptions(ignore_mimetypes=("text/html",))) is None
+
+
+def test_a_notebook_chooses_its_compared_mimetypes_in_its_metadata() -> None:
+    from holon_nb.testing.check import compare_options
+    from holon_nb.testing.compare import CompareOptions
+
+    nb = nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": ["text/html"], "ignore_mimetypes": ["image/*"]}})
+    got = compare_options(nb, CompareOptions(mimetypes=("text/plain",), ignore_mimetypes=("text/latex",)))
+    assert got.mimetypes == ("text/html",) and got.ignore_mimetypes == ("text/latex", "image/*")
+    assert got.ignored("image/png") and not got.ignored("text/html")
+    with pytest.raises(ValueError, match="metadata.holon_nb.mimetypes must be a list"):
+        compare_options(nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": "text/html"}}), CompareOptions())
