@@ -13,7 +13,8 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
   else ``text/plain``, and ``text/html`` (as :func:`~holon_nb.testing.markup.normalize_html` text) when
   ``text/plain`` is absent or a placeholder repr (``<IPython.core.display.HTML object>``); images by
-  format and pixel size (SVG by its ``width``/``height``); widget views ignored, except
+  content (:class:`~holon_nb.testing.images.ImageValue`: size within a tolerance, then the
+  fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views ignored, except
   a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
   its ``text/plain`` is its final transcript and is compared; other types as masked text;
 - an error output: its exception name. A fresh error outside a ``raises-exception`` cell fails the
@@ -26,16 +27,14 @@ notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
 
 from __future__ import annotations
 
-import base64
 import difflib
 import json
-import re
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .markup import is_placeholder, normalize_html
+from .images import ImageTolerance, ImageValue
+from .markup import is_placeholder, normalize_html, normalize_svg
 from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
 from .tags import has_tag
 
@@ -63,7 +62,7 @@ _MAX_POINTERS = 20
 @dataclass(frozen=True)
 class Item:
     """One normalised output: ``kind`` (``stdout``, ``stderr``, ``receipt``, ``text/plain``,
-    ``image/png``, ``error``, …) and ``value`` (text, masked JSON, or an image's size)."""
+    ``image/png``, ``error``, …) and ``value`` (text, masked JSON, or an :class:`ImageValue`)."""
 
     kind: str
     value: Any
@@ -79,10 +78,12 @@ class CompareOptions:
             ``text/plain`` is absent or a default-repr placeholder such as
             ``<IPython.core.display.HTML object>``).
         ignore_mimetypes: Never compare these mimetypes (``"image/*"`` matches every image type).
+        image: Tolerances of raster image comparison (:class:`~holon_nb.testing.images.ImageTolerance`).
     """
 
     mimetypes: tuple[str, ...] | None = None
     ignore_mimetypes: tuple[str, ...] = ()
+    image: ImageTolerance = ImageTolerance()
 
     def ignored(self, mime: str) -> bool:
         """True when ``mime`` is not compared under :attr:`ignore_mimetypes`."""
@@ -165,28 +166,6 @@ def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
-    try:
-        raw = base64.b64decode(_joined(data))
-    except (ValueError, TypeError):
-        return None
-    if mime == "image/png" and raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) >= 24:
-        return struct.unpack(">II", raw[16:24])
-    if mime == "image/gif" and raw[:3] == b"GIF" and len(raw) >= 10:
-        return struct.unpack("<HH", raw[6:10])
-    if mime == "image/jpeg":
-        i = 2
-        while i + 9 < len(raw):
-            if raw[i] != 0xFF:
-                return None
-            marker, length = raw[i + 1], struct.unpack(">H", raw[i + 2 : i + 4])[0]
-            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack(">HH", raw[i + 5 : i + 9])
-                return w, h
-            i += 2 + length
-    return None
-
-
 def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOptions) -> list[Item]:
     plain = data.get("text/plain")
     if VIEW_MIMETYPE in data and plain:
@@ -216,19 +195,9 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOpt
             continue
         value = data[mime]
         if mime in _IMAGE_TYPES:
-            size = _image_size(mime, value)
-            items.append(
-                Item(
-                    mime,
-                    f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels"
-                    if size
-                    else f"{mime.split('/')[1]} image of unknown size",
-                )
-            )
+            items.append(Item(mime, ImageValue.from_base64(mime, value, options.image)))
         elif mime == "image/svg+xml":
-            root = re.search(r"<svg\b[^>]*>", _joined(value))
-            attrs = dict(re.findall(r'\b(width|height)\s*=\s*["\']([^"\']*)["\']', root.group(0))) if root else {}
-            items.append(Item(mime, f"svg image, {attrs.get('width', '?')}x{attrs.get('height', '?')}"))
+            items.append(Item(mime, normalize_svg(norm.text(_joined(value)))))
         elif mime == "text/html":
             items.append(Item(mime, normalize_html(norm.text(_joined(value)))))
         elif isinstance(value, (dict, list)) and mime.endswith("json"):
@@ -266,6 +235,8 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOption
 def _as_text(item: Item) -> str:
     if isinstance(item.value, str):
         return item.value
+    if isinstance(item.value, ImageValue):
+        return str(item.value)
     return json.dumps(item.value, indent=1, sort_keys=True, ensure_ascii=False)
 
 
@@ -289,6 +260,8 @@ def _describe(
             f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
             + _unified(_as_text(expected), _as_text(actual), labels)
         ), []
+    if isinstance(expected.value, ImageValue) and isinstance(actual.value, ImageValue):
+        return f"output {position}: {expected.kind} differs: {expected.value.difference(actual.value)}", []
     if expected.kind == "receipt" or (
         isinstance(expected.value, (dict, list)) and isinstance(actual.value, (dict, list))
     ):

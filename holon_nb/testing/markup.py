@@ -82,7 +82,8 @@ def normalize_html(text: str) -> str:
 
 
 def normalize_svg(text: str) -> str:
-    """Canonical text of an SVG document: :func:`normalize_html`, the XML prolog and doctype dropped,
-    matplotlib's hashed ids (``p`` or ``m`` + 10 hex) masked."""
-    text = re.sub(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", "", text)
+    """Canonical text of an SVG document: :func:`normalize_html`, the XML prolog, doctype and
+    ``<metadata>`` (matplotlib writes its creation date there) dropped, matplotlib's hashed ids
+    (``p`` or ``m`` + 10 hex) masked."""
+    text = re.sub(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<metadata\b.*?</metadata>", "", text, flags=re.S)
     return _SVG_ID.sub(r"\1<id>", normalize_html(text))

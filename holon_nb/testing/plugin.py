@@ -21,6 +21,8 @@ Options:
   answered from ``<stem>.holon/cassettes/``, network blocked).
 - ``--holon-nb-mimetypes LIST`` / ini ``holon_nb_mimetypes``: compare exactly these mimetypes of display
   outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
+- ``--holon-nb-image-fraction F`` (default 0.01) and ``--holon-nb-image-pixel P`` (default 0.1): images
+  differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -111,6 +113,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="LIST",
         help="comma-separated mimetypes never compared (image/* for every image type)",
     )
+    group.addoption(
+        "--holon-nb-image-fraction",
+        type=float,
+        default=0.01,
+        metavar="F",
+        help="images differ when more than this fraction of pixels differ (default 0.01)",
+    )
+    group.addoption(
+        "--holon-nb-image-pixel",
+        type=float,
+        default=0.1,
+        metavar="P",
+        help="a pixel differs when a channel differs by more than this fraction of 255 (default 0.1)",
+    )
     parser.addini("holon_nb_mimetypes", type="linelist", default=[], help="mimetypes of display outputs to compare")
     parser.addini("holon_nb_ignore_mimetypes", type="linelist", default=[], help="mimetypes never compared")
     parser.addini(
@@ -164,10 +180,14 @@ def _listed(config: pytest.Config, option: str, ini: str) -> tuple[str, ...] | N
 
 def _compare_options(config: pytest.Config) -> Any:
     from .compare import CompareOptions
+    from .images import ImageTolerance
 
     return CompareOptions(
         mimetypes=_listed(config, "holon_nb_mimetypes", "holon_nb_mimetypes"),
         ignore_mimetypes=_listed(config, "holon_nb_ignore_mimetypes", "holon_nb_ignore_mimetypes") or (),
+        image=ImageTolerance(
+            pixel=config.getoption("holon_nb_image_pixel"), fraction=config.getoption("holon_nb_image_fraction")
+        ),
     )
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
+import io
 from pathlib import Path
 
 import nbformat
@@ -142,15 +141,19 @@ def test_streams_coalesced_and_text_diff_is_unified() -> None:
     assert diff is not None and "+extra" in diff.message and "--- saved" in diff.message
 
 
-def _png(w: int, h: int) -> str:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+def _png(w: int, h: int, box: tuple[int, int, int, int] | None = None, fmt: str = "PNG") -> str:
+    """A white ``w``×``h`` image with a black rectangle ``box`` (left, top, right, bottom), base64."""
+    from PIL import Image, ImageDraw
 
-    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
-    return base64.b64encode(raw + chunk(b"IEND", b"")).decode()
+    img = Image.new("RGB", (w, h), "white")
+    if box is not None:
+        ImageDraw.Draw(img).rectangle(box, fill="black")
+    buf = io.BytesIO()
+    img.save(buf, fmt)
+    return base64.b64encode(buf.getvalue()).decode()
 
 
-def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignored() -> None:
+def test_rich_outputs_html_ignored_beside_plain_widget_ids_ignored_svg_as_markup() -> None:
     norm = Normalizer()
 
     def display(data):
@@ -178,10 +181,11 @@ def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignore
     fresh.outputs.append(
         nbformat.from_dict(display({"image/svg+xml": svg.replace('fill="red" r="40"', 'r="40" fill="red"')}))
     )
-    assert compare_cells(0, saved, fresh, norm) is None  # an SVG by its size, as other images
-    fresh.outputs[0].data["image/png"] = _png(5, 3)
+    assert compare_cells(0, saved, fresh, norm) is None  # an SVG as normalised markup: attribute order
+    fresh.outputs[-1].data["image/svg+xml"] = svg.replace('fill="red"', 'fill="blue"')
     diff = compare_cells(0, saved, fresh, norm)
-    assert diff is not None and "-png image, 4x3 pixels\n+png image, 5x3 pixels" in diff.message
+    assert diff is not None and '-  <circle cx="50" fill="red" r="40"/>' in diff.message
+    assert '+  <circle cx="50" fill="blue" r="40"/>' in diff.message
 
 
 def test_display_updates_and_clear_output_are_applied() -> None:
@@ -341,3 +345,25 @@ def test_a_notebook_chooses_its_compared_mimetypes_in_its_metadata() -> None:
     assert got.ignored("image/png") and not got.ignored("text/html")
     with pytest.raises(ValueError, match="metadata.holon_nb.mimetypes must be a list"):
         compare_options(nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": "text/html"}}), CompareOptions())
+
+
+def test_raster_images_compare_by_content_within_tolerances() -> None:
+    # issue 24 B3: same size, other picture was a pass; a 1-pixel size jitter was a fail
+    norm = Normalizer()
+    saved = _cell(_display({"image/png": _png(100, 80, (10, 10, 40, 40))}))
+    jitter = _cell(_display({"image/png": _png(101, 80, (10, 10, 40, 40))}))  # renderer jitter: 1 px wider
+    assert compare_cells(0, saved, jitter, norm) is None
+    moved = _cell(_display({"image/png": _png(100, 80, (50, 30, 80, 60))}))  # same size, the box moved
+    diff = compare_cells(0, saved, moved, norm)
+    assert diff is not None and "output 0: image/png differs: " in diff.message
+    assert "% of pixels differ by more than 10% (tolerated: 1.00%); 100x80 pixels" in diff.message
+    assert "24.02% of pixels" in diff.message  # two disjoint 31x31 boxes: 2 * 961 / (100 * 80)
+    bigger = _cell(_display({"image/png": _png(200, 160, (20, 20, 80, 80))}))
+    assert "saved 100x80 pixels, this run 200x160 (size tolerance 2%)" in compare_cells(0, saved, bigger, norm).message
+    from holon_nb.testing.compare import CompareOptions
+    from holon_nb.testing.images import ImageTolerance
+
+    loose = CompareOptions(image=ImageTolerance(fraction=0.5))
+    assert compare_cells(0, saved, moved, norm, options=loose) is None
+    broken = _cell(_display({"image/png": "bm90IGFuIGltYWdl"}))
+    assert "compared byte for byte" in compare_cells(0, saved, broken, norm).message
