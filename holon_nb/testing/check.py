@@ -38,7 +38,15 @@ from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
 
-__all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "compare_options", "notebook_rules"]
+__all__ = [
+    "CellProblem",
+    "CheckOptions",
+    "NotebookCheck",
+    "check_notebook",
+    "compare_options",
+    "notebook_masks",
+    "notebook_rules",
+]
 
 
 @dataclass
@@ -55,6 +63,10 @@ class CheckOptions:
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
         compare: What the comparison looks at (:class:`~holon_nb.testing.compare.CompareOptions`); a
             notebook's ``metadata.holon_nb`` keys of the same names override it (see :func:`compare_options`).
+        masks: Mask presets applied to user output too (``timestamps``, ``durations``, ``addresses``,
+            ``uuids``, ``tmp``; :data:`~holon_nb.testing.normalize.MASK_PRESETS`), with the notebook's
+            ``metadata.holon_nb.masks``; receipts always get every mask.
+        compare_ansi: Compare ANSI escape sequences in user output instead of removing them.
     """
 
     timeout: float = 120.0
@@ -64,6 +76,8 @@ class CheckOptions:
     rules: Sequence[UserRule] = ()
     kernel_name: str | None = None
     compare: CompareOptions = field(default_factory=CompareOptions)
+    masks: Sequence[str] = ()
+    compare_ansi: bool = False
 
 
 def compare_options(nb: NotebookNode, base: CompareOptions) -> CompareOptions:
@@ -147,6 +161,20 @@ def notebook_rules(nb: NotebookNode) -> list[UserRule]:
         ValueError: for a malformed entry (see :func:`~holon_nb.testing.normalize.parse_rules`).
     """
     return parse_rules((nb.metadata.get("holon_nb") or {}).get("normalize"))
+
+
+def notebook_masks(nb: NotebookNode) -> list[str]:
+    """Mask presets of ``metadata.holon_nb.masks`` (a list, or one comma-separated string).
+
+    Raises:
+        ValueError: when it is neither.
+    """
+    value = (nb.metadata.get("holon_nb") or {}).get("masks") or []
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"metadata.holon_nb.masks must be a list of mask names, got {value!r}")
+    return value
 
 
 def _error_text(cell: NotebookNode) -> str:
@@ -253,7 +281,12 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     summary, executed = runs[0]
     check = NotebookCheck(path=path, summary=summary, runs=len(runs))
     workspace = path.resolve().parent
-    norm = Normalizer(_roots(saved, [s for s, _ in runs], workspace), rules)
+    norm = Normalizer(
+        _roots(saved, [s for s, _ in runs], workspace),
+        rules,
+        masks=list(options.masks) + notebook_masks(saved),
+        keep_ansi=options.compare_ansi,
+    )
 
     errors: set[int] = set()
     for cell in summary.cells:

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .images import ImageTolerance, ImageValue
 from .markup import is_placeholder, normalize_html, normalize_svg
-from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
+from .normalize import RESULT_MIMETYPE, Normalizer, json_differences, mask_json
 from .tags import has_tag
 
 __all__ = [
@@ -55,6 +56,8 @@ WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 #: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
 LAX_TAG = "holon-lax"
+_HOLON_PREFIX = "application/vnd.holon."
+_HOLON_CARD = re.compile(r"\s*<div class=['\"]holon-card\b")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 _MAX_POINTERS = 20
 
@@ -166,12 +169,22 @@ def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
+def _is_runtime(data: Mapping[str, Any]) -> bool:
+    """True for the runtime's own output (a board, a note, a table of holon_nb): an
+    ``application/vnd.holon.*`` mimetype in the bundle, or HTML that is a holon_nb card
+    (``<div class="holon-card …">``, tools/card.py). Its text gets every runtime mask (issue 24, B4)."""
+    if any(m.startswith(_HOLON_PREFIX) for m in data):
+        return True
+    html = data.get("text/html")
+    return isinstance(html, (str, list)) and bool(_HOLON_CARD.match(_joined(html)))
+
+
 def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOptions) -> list[Item]:
     plain = data.get("text/plain")
     if VIEW_MIMETYPE in data and plain:
         # a holon_nb view whose text/plain is its readable final state (an %%agent transcript), live (a
         # widget) or replaced by its static output once ended: that text is compared, nothing else
-        return [Item("view text/plain", norm.text(_joined(plain)))]
+        return [Item("view text/plain", norm.runtime_text(_joined(plain)))]
     if WIDGET_MIMETYPE in data:  # any other widget view is ignored (spec §3.3)
         return []
     if RESULT_MIMETYPE in data:
@@ -183,6 +196,7 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOpt
                 pass
         return [Item("receipt", norm.json(value))]
     items: list[Item] = []
+    runtime = _is_runtime(data)
     if options.mimetypes is not None:
         chosen = [m for m in options.mimetypes if m in data]
     else:
@@ -201,9 +215,9 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOpt
         elif mime == "text/html":
             items.append(Item(mime, normalize_html(norm.text(_joined(value)))))
         elif isinstance(value, (dict, list)) and mime.endswith("json"):
-            items.append(Item(mime, norm.json(value)))
+            items.append(Item(mime, norm.json(value) if runtime else mask_json(value, norm.text)))
         else:
-            items.append(Item(mime, norm.text(_joined(value))))
+            items.append(Item(mime, norm.runtime_text(_joined(value)) if runtime else norm.text(_joined(value))))
     return items
 
 

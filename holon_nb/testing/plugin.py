@@ -23,6 +23,9 @@ Options:
   outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
 - ``--holon-nb-image-fraction F`` (default 0.01) and ``--holon-nb-image-pixel P`` (default 0.1): images
   differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
+- ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
+  ``durations``, ``addresses``, ``uuids``, ``tmp``); by default user output keeps them, receipts never.
+- ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -127,6 +130,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="P",
         help="a pixel differs when a channel differs by more than this fraction of 255 (default 0.1)",
     )
+    group.addoption(
+        "--holon-nb-mask",
+        default=None,
+        metavar="LIST",
+        help="comma-separated masks for user output too: timestamps, durations, addresses, uuids, tmp "
+        "(receipts always get them all)",
+    )
+    group.addoption(
+        "--holon-nb-compare-ansi",
+        action="store_true",
+        default=False,
+        help="compare ANSI escape sequences (colours) in user output instead of removing them",
+    )
+    parser.addini("holon_nb_masks", type="linelist", default=[], help="masks for user output too (see --holon-nb-mask)")
     parser.addini("holon_nb_mimetypes", type="linelist", default=[], help="mimetypes of display outputs to compare")
     parser.addini("holon_nb_ignore_mimetypes", type="linelist", default=[], help="mimetypes never compared")
     parser.addini(
@@ -164,7 +181,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
-    config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config)}
+    masks = _listed(config, "holon_nb_mask", "holon_nb_masks") or ()
+    from .normalize import MASK_PRESETS
+
+    unknown = sorted(set(masks) - set(MASK_PRESETS))
+    if unknown:
+        raise pytest.UsageError(f"--holon-nb-mask: unknown {', '.join(unknown)}; choose from {', '.join(MASK_PRESETS)}")
+    config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config), "masks": masks}
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
 
@@ -291,6 +314,8 @@ class NotebookFile(pytest.File):
                 rules=self.config.stash[_STATE]["rules"],
                 kernel_name=opt("holon_nb_kernel"),
                 compare=self.config.stash[_STATE]["compare"],
+                masks=self.config.stash[_STATE]["masks"],
+                compare_ansi=opt("holon_nb_compare_ansi"),
             )
             try:
                 self._check = check_notebook(self.path, options)

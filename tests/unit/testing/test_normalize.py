@@ -29,31 +29,61 @@ def test_terminal_text_keeps_each_lines_final_state_and_drops_ansi() -> None:
     assert terminal_text("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "link"
 
 
-def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
+def test_runtime_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     norm = Normalizer(Roots(home=(str(home),), workspace=(str(ws),), tmp=("/tmp",)))
     text = (
         f"task_0123456789abcde ended 2026-12-01T15:07:32.123Z in {home}/spool/x and {ws}/a.py, "
         f"/tmp/tmpab12cd/f.txt, /tmp/holon-nb-run-k2j3/home/agents"
     )
-    assert norm.text(text) == (
+    assert norm.runtime_text(text) == (
         "task_<id> ended <time> in <HOME>/spool/x and <WS>/a.py, <TMP>/<tmp>/f.txt, <HOME>/agents"
     )
     assert (
-        norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s")
+        norm.runtime_text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s")
         == "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
     )
     assert (
-        norm.text(
+        norm.runtime_text(
             "<__main__.Note at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
             " 6f1c2d1e-9a4b-4c1d-8e2f-0123456789ab"
         )
         == "<__main__.Note at 0x<addr>> <DisplayHandle display_id=<uuid>> <uuid>"
     )
     # not an id: 14 hex digits, upper case
-    assert norm.text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
+    assert norm.runtime_text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
     # a root is only a root at a path boundary
-    assert Normalizer(Roots(tmp=("/tmp",))).text("/tmpfoo/x") == "/tmpfoo/x"
+    assert Normalizer(Roots(tmp=("/tmp",))).runtime_text("/tmpfoo/x") == "/tmpfoo/x"
+
+
+def test_user_text_keeps_data_that_looks_like_runtime_noise(tmp_path: Path) -> None:
+    # issue 24 B4: the runtime masks erased real data in user output
+    ws = tmp_path / "ws"
+    norm = Normalizer(Roots(workspace=(str(ws),), tmp=("/tmp",)))
+    data = (
+        "md5 9e107d9d372bb6826bd81d3542a419d6, id 6f1c2d1e-9a4b-5c1d-8e2f-0123456789ab, "
+        "measured 2026-12-01T15:07:32Z, half-life 0.25 s, report /tmp/report.csv, register at 0x1000"
+    )
+    assert norm.text(data) == data
+    own = (
+        f"{ws}/out.txt /tmp/holon-nb-run-k2j3/home/agents /tmp/holon-nb-copy-ab_1/book/x.csv task_0123456789abcde"
+        " <__main__.Note object at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
+    )
+    assert norm.text(own) == (
+        "<WS>/out.txt <HOME>/agents <WS>/x.csv task_<id> <__main__.Note object at 0x<addr>>"
+        " <DisplayHandle display_id=<uuid>>"
+    )
+    asked = Normalizer(Roots(tmp=("/tmp",)), masks=["timestamps", "durations", "addresses", "uuids", "tmp"])
+    assert asked.text(data) == (
+        "md5 <uuid>, id <uuid>, measured <time>, half-life <duration>, report <TMP>/<tmp>, register at 0x<addr>"
+    )
+    assert Normalizer(masks=["durations"]).text("took 0.25 s at 2026-12-01T15:07:32Z") == (
+        "took <duration> at 2026-12-01T15:07:32Z"
+    )
+    with pytest.raises(ValueError, match="unknown mask seconds: choose from timestamps"):
+        Normalizer(masks=["seconds"])
+    # receipts keep every mask: they are the runtime's own output
+    assert norm.json({"msg": data})["msg"].startswith("md5 <uuid>, id <uuid>, measured <time>, half-life <duration>")
 
 
 def test_json_masks_ms_at_and_usage_but_keeps_null() -> None:
@@ -367,3 +397,13 @@ def test_raster_images_compare_by_content_within_tolerances() -> None:
     assert compare_cells(0, saved, moved, norm, options=loose) is None
     broken = _cell(_display({"image/png": "bm90IGFuIGltYWdl"}))
     assert "compared byte for byte" in compare_cells(0, saved, broken, norm).message
+
+
+def test_the_runtimes_own_cards_get_every_mask() -> None:
+    # issue 24 B4: a holon_nb board or note (HTML card beside its text) is runtime output, not user data
+    card = "<div class='holon-card tex2jax_ignore holon-board-view'>board</div>"
+    saved = _cell(_display({"text/plain": "timer next 2026-12-01T21:42:18Z", "text/html": card}))
+    fresh = _cell(_display({"text/plain": "timer next 2026-12-03T13:13:46Z", "text/html": card}))
+    assert compare_cells(0, saved, fresh, Normalizer()) is None
+    del saved.outputs[0].data["text/html"], fresh.outputs[0].data["text/html"]
+    assert "-timer next 2026-12-01T21:42:18Z" in compare_cells(0, saved, fresh, Normalizer()).message
