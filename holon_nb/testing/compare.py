@@ -17,7 +17,8 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views ignored, except
   a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
   its ``text/plain`` is its final transcript and is compared; other types as masked text;
-- an error output: its exception name. A fresh error outside a ``raises-exception`` cell fails the
+- an error output: its exception name and message (the message through the same masks as user text).
+  A fresh error outside a ``raises-exception`` cell fails the
   run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
   error where this run raised nothing is a difference.
 
@@ -235,7 +236,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOption
         elif kind in ("display_data", "execute_result"):
             items.extend(_bundle_items(out.get("data") or {}, norm, options))
         elif kind == "error":
-            error = Item("error", out.get("ename"))
+            error = Item("error", f"{out.get('ename')}: {norm.text(str(out.get('evalue', '')))}")
     for name in ("stdout", "stderr"):
         if name in streams:
             text = norm.stream(streams[name])

@@ -407,3 +407,21 @@ def test_the_runtimes_own_cards_get_every_mask() -> None:
     assert compare_cells(0, saved, fresh, Normalizer()) is None
     del saved.outputs[0].data["text/html"], fresh.outputs[0].data["text/html"]
     assert "-timer next 2026-12-01T21:42:18Z" in compare_cells(0, saved, fresh, Normalizer()).message
+
+
+def test_an_expected_error_is_compared_by_name_and_message() -> None:
+    # issue 24 B5: only the exception name was compared
+    def error(evalue):
+        return {"output_type": "error", "ename": "ValueError", "evalue": evalue, "traceback": []}
+
+    norm = Normalizer(Roots(workspace=("/work/book",)))
+    saved = _cell(error("no row 3 in /work/book/data.csv"), tags=["raises-exception"])
+    assert (
+        compare_cells(0, saved, _cell(error("no row 3 in /work/book/data.csv"), tags=["raises-exception"]), norm)
+        is None
+    )
+    diff = compare_cells(0, saved, _cell(error("no row 4 in /work/book/data.csv"), tags=["raises-exception"]), norm)
+    assert (
+        diff is not None
+        and "-ValueError: no row 3 in <WS>/data.csv\n+ValueError: no row 4 in <WS>/data.csv" in diff.message
+    )
