@@ -425,3 +425,14 @@ def test_an_expected_error_is_compared_by_name_and_message() -> None:
         diff is not None
         and "-ValueError: no row 3 in <WS>/data.csv\n+ValueError: no row 4 in <WS>/data.csv" in diff.message
     )
+
+
+def test_ansi_colours_are_stripped_unless_compared() -> None:
+    # issue 24 B6: --holon-nb-compare-ansi
+    saved = _cell({"output_type": "stream", "name": "stdout", "text": "\x1b[32mPASS\x1b[0m\n"})
+    fresh = _cell({"output_type": "stream", "name": "stdout", "text": "\x1b[31mPASS\x1b[0m\n"})
+    assert compare_cells(0, saved, fresh, Normalizer()) is None
+    diff = compare_cells(0, saved, fresh, Normalizer(keep_ansi=True))
+    assert diff is not None and "-\x1b[32mPASS" in diff.message and "+\x1b[31mPASS" in diff.message
+    progress = _cell({"output_type": "stream", "name": "stdout", "text": "\r10%\r\x1b[1m100%\x1b[0m\n"})
+    assert Normalizer(keep_ansi=True).stream(progress.outputs[0].text) == "100%\n"  # a rewritten line: its final state
