@@ -14,9 +14,10 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   else ``text/plain``, and ``text/html`` (as :func:`~holon_nb.testing.markup.normalize_html` text) when
   ``text/plain`` is absent or a placeholder repr (``<IPython.core.display.HTML object>``); images by
   content (:class:`~holon_nb.testing.images.ImageValue`: size within a tolerance, then the
-  fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views ignored, except
-  a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
-  its ``text/plain`` is its final transcript and is compared; other types as masked text;
+  fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views by their
+  model's saved state (:class:`WidgetValue`: class, ``value``, ``description``), except a holon_nb view
+  marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn): its ``text/plain`` is its
+  final transcript and is compared; other types as masked text;
 - an error output: its exception name and message (the message through the same masks as user text).
   A fresh error outside a ``raises-exception`` cell fails the
   run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
@@ -44,6 +45,7 @@ __all__ = [
     "CellDiff",
     "CompareOptions",
     "Item",
+    "WidgetValue",
     "apply_display_updates",
     "cell_items",
     "compare_cells",
@@ -51,9 +53,11 @@ __all__ = [
     "compared_cells",
     "first_line",
     "is_lax",
+    "widget_states",
 ]
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIMETYPE = "application/vnd.jupyter.widget-state+json"
 #: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
 LAX_TAG = "holon-lax"
@@ -70,6 +74,44 @@ class Item:
 
     kind: str
     value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class WidgetValue:
+    """A widget view as its model's state: ``{"class", "value", "description"}`` (those the model has).
+
+    ``state`` is None when the notebook saved no state for the model; such a view equals any widget
+    view (there is nothing to compare it with).
+    """
+
+    state: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, model: Any, norm: Normalizer) -> WidgetValue:
+        """The value of a saved model (``{"model_name": …, "state": {…}}``), strings through the user masks."""
+        if not isinstance(model, Mapping):
+            return cls(None)
+        state = model.get("state") if isinstance(model.get("state"), Mapping) else {}
+        picked = {"class": model.get("model_name") or state.get("_model_name")}
+        picked.update({k: state[k] for k in ("value", "description") if k in state})
+        return cls(mask_json(picked, norm.text))
+
+    def differences(self, other: WidgetValue) -> list[tuple[str, Any, Any]]:
+        """``[(json_pointer, saved, fresh)]`` over the keys both states have (a notebook saved by an older
+        ipywidgets may leave defaults out); none when either has no state."""
+        if self.state is None or other.state is None:
+            return []
+        common = [k for k in self.state if k in other.state]
+        return json_differences({k: self.state[k] for k in common}, {k: other.state[k] for k in common})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WidgetValue) and not self.differences(other)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __str__(self) -> str:
+        return "widget (no saved state)" if self.state is None else json.dumps(self.state, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -180,14 +222,22 @@ def _is_runtime(data: Mapping[str, Any]) -> bool:
     return isinstance(html, (str, list)) and bool(_HOLON_CARD.match(_joined(html)))
 
 
-def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOptions) -> list[Item]:
+def _bundle_items(
+    data: Mapping[str, Any],
+    norm: Normalizer,
+    options: CompareOptions,
+    widgets: Mapping[str, Any] | None = None,
+) -> list[Item]:
     plain = data.get("text/plain")
     if VIEW_MIMETYPE in data and plain:
         # a holon_nb view whose text/plain is its readable final state (an %%agent transcript), live (a
         # widget) or replaced by its static output once ended: that text is compared, nothing else
         return [Item("view text/plain", norm.runtime_text(_joined(plain)))]
-    if WIDGET_MIMETYPE in data:  # any other widget view is ignored (spec §3.3)
-        return []
+    if WIDGET_MIMETYPE in data:  # any other widget view: by its model's state, when the notebook saved it (B7)
+        view = data[WIDGET_MIMETYPE]
+        model_id = view.get("model_id") if isinstance(view, Mapping) else None
+        model = widgets.get(model_id) if widgets is not None and model_id else None
+        return [Item("widget", WidgetValue.of(model, norm))]
     if RESULT_MIMETYPE in data:
         value = data[RESULT_MIMETYPE]
         if isinstance(value, str):
@@ -222,8 +272,23 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer, options: CompareOpt
     return items
 
 
-def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOptions | None = None) -> list[Item]:
-    """The normalised outputs of one code cell, in comparison order (see the module docstring)."""
+def widget_states(nb: Mapping[str, Any]) -> dict[str, Any]:
+    """``{model_id: model}`` of a notebook's saved widget state (``metadata.widgets``), ``{}`` when none."""
+    state = (((nb.get("metadata") or {}).get("widgets") or {}).get(WIDGET_STATE_MIMETYPE) or {}).get("state")
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def cell_items(
+    cell: Mapping[str, Any],
+    norm: Normalizer,
+    options: CompareOptions | None = None,
+    widgets: Mapping[str, Any] | None = None,
+) -> list[Item]:
+    """The normalised outputs of one code cell, in comparison order (see the module docstring).
+
+    ``widgets`` is the notebook's saved widget state (:func:`widget_states`); without it widget views
+    compare equal to any widget view.
+    """
     options = options or CompareOptions()
     items: list[Item] = []
     streams: dict[str, str] = {}
@@ -234,7 +299,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOption
             name = out.get("name", "stdout")
             streams[name] = streams.get(name, "") + _joined(out.get("text", ""))
         elif kind in ("display_data", "execute_result"):
-            items.extend(_bundle_items(out.get("data") or {}, norm, options))
+            items.extend(_bundle_items(out.get("data") or {}, norm, options, widgets))
         elif kind == "error":
             error = Item("error", f"{out.get('ename')}: {norm.text(str(out.get('evalue', '')))}")
     for name in ("stdout", "stderr"):
@@ -250,7 +315,7 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer, options: CompareOption
 def _as_text(item: Item) -> str:
     if isinstance(item.value, str):
         return item.value
-    if isinstance(item.value, ImageValue):
+    if isinstance(item.value, (ImageValue, WidgetValue)):
         return str(item.value)
     return json.dumps(item.value, indent=1, sort_keys=True, ensure_ascii=False)
 
@@ -275,6 +340,11 @@ def _describe(
             f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
             + _unified(_as_text(expected), _as_text(actual), labels)
         ), []
+    if isinstance(expected.value, WidgetValue) and isinstance(actual.value, WidgetValue):
+        pointers = expected.value.differences(actual.value)
+        lines = [f"output {position}: widget differs at {len(pointers)} place(s):"]
+        lines += [f"  {ptr}: {labels[0]} {_short(e)}, {labels[1]} {_short(a)}" for ptr, e, a in pointers]
+        return "\n".join(lines), pointers
     if isinstance(expected.value, ImageValue) and isinstance(actual.value, ImageValue):
         return f"output {position}: {expected.kind} differs: {expected.value.difference(actual.value)}", []
     if expected.kind == "receipt" or (
@@ -305,9 +375,11 @@ def compare_cells(
     norm: Normalizer,
     labels: tuple[str, str] = ("saved", "this run"),
     options: CompareOptions | None = None,
+    widgets: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] = (None, None),
 ) -> CellDiff | None:
-    """Compare one cell of two notebooks; None when equal after normalisation."""
-    want, got = cell_items(expected, norm, options), cell_items(actual, norm, options)
+    """Compare one cell of two notebooks; None when equal after normalisation. ``widgets``: each
+    notebook's saved widget state (:func:`widget_states`)."""
+    want, got = cell_items(expected, norm, options, widgets[0]), cell_items(actual, norm, options, widgets[1])
     if want == got:
         return None
     for position in range(max(len(want), len(got))):
@@ -336,8 +408,9 @@ def compare_notebooks(
     if [c.get("cell_type") for c in a_cells] != [c.get("cell_type") for c in b_cells]:
         raise ValueError("the notebooks do not have the same cells")
     diffs = []
+    states = (widget_states(expected), widget_states(actual))
     for i in compared_cells(expected) if cells is None else cells:
-        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options)
+        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options, states)
         if diff is not None:
             diffs.append(diff)
     return diffs

@@ -436,3 +436,27 @@ def test_ansi_colours_are_stripped_unless_compared() -> None:
     assert diff is not None and "-\x1b[32mPASS" in diff.message and "+\x1b[31mPASS" in diff.message
     progress = _cell({"output_type": "stream", "name": "stdout", "text": "\r10%\r\x1b[1m100%\x1b[0m\n"})
     assert Normalizer(keep_ansi=True).stream(progress.outputs[0].text) == "100%\n"  # a rewritten line: its final state
+
+
+def test_widget_views_compare_by_their_models_saved_state() -> None:
+    # issue 24 B7: widget views were ignored, so a slider's changed value passed
+    def book(value, description="n", model_id="m1"):
+        nb = nbformat.v4.new_notebook()
+        view = {"application/vnd.jupyter.widget-view+json": {"model_id": model_id, "version_major": 2}}
+        nb.cells.append(_cell(_display({**view, "text/plain": f"IntSlider(value={value})"})))
+        state = {"model_name": "IntSliderModel", "state": {"value": value, "description": description, "max": 9}}
+        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {model_id: state}}}
+        return nb
+
+    norm = Normalizer()
+    assert compare_notebooks(book(3), book(3, model_id="m2"), norm) == []  # model ids are random
+    (diff,) = compare_notebooks(book(3), book(4), norm)
+    assert "output 0: widget differs at 1 place(s):\n  /value: saved 3, this run 4" in diff.message
+    (diff,) = compare_notebooks(book(3), book(3, description="k"), norm)
+    assert '/description: saved "n", this run "k"' in diff.message
+    unsaved = book(3)
+    del unsaved.metadata["widgets"]
+    assert compare_notebooks(unsaved, book(4), norm) == []  # no saved state: nothing to compare with
+    trimmed = book(3)  # an older ipywidgets leaves default values out of the saved state
+    del trimmed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]["m1"]["state"]["value"]
+    assert compare_notebooks(trimmed, book(4), norm) == []
