@@ -67,6 +67,8 @@ class CheckOptions:
             ``uuids``, ``tmp``; :data:`~holon_nb.testing.normalize.MASK_PRESETS`), with the notebook's
             ``metadata.holon_nb.masks``; receipts always get every mask.
         compare_ansi: Compare ANSI escape sequences in user output instead of removing them.
+        strict_unrun: Compare also the cells saved without running (no outputs, no execution count),
+            which are skipped by default as nbval does (:func:`unrun_cells`).
     """
 
     timeout: float = 120.0
@@ -78,6 +80,7 @@ class CheckOptions:
     compare: CompareOptions = field(default_factory=CompareOptions)
     masks: Sequence[str] = ()
     compare_ansi: bool = False
+    strict_unrun: bool = False
 
 
 def compare_options(nb: NotebookNode, base: CompareOptions) -> CompareOptions:
@@ -121,6 +124,8 @@ class NotebookCheck:
         problems: Notebook-level problems (kernel died, tasks left running, extension did not load).
         updated_cells: Cells rewritten by ``update`` (indices).
         not_run: Code cells not run because an earlier cell failed.
+        unrun: Code cells saved without running (no outputs, no execution count): not compared
+            unless ``strict_unrun``.
         runs: How many runs were made.
         compare_s: Seconds spent comparing (all runs).
     """
@@ -131,6 +136,7 @@ class NotebookCheck:
     problems: list[str] = field(default_factory=list)
     updated_cells: list[int] = field(default_factory=list)
     not_run: list[int] = field(default_factory=list)
+    unrun: list[int] = field(default_factory=list)
     runs: int = 1
     compare_s: float = 0.0
 
@@ -175,6 +181,18 @@ def notebook_masks(nb: NotebookNode) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"metadata.holon_nb.masks must be a list of mask names, got {value!r}")
     return value
+
+
+def unrun_cells(nb: NotebookNode) -> list[int]:
+    """Code cells saved without ever running: no outputs and no execution count (issue 24, A1).
+
+    Their saved outputs say nothing about what they print, so they are not compared by default.
+    """
+    return [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and not c.get("outputs") and c.get("execution_count") is None
+    ]
 
 
 def _error_text(cell: NotebookNode) -> str:
@@ -312,7 +330,8 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     if len(saved.cells) != len(executed.cells):
         check.problems.append("the executed notebook does not have the saved notebook's cells")
         return check
-    compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
+    check.unrun = [] if options.strict_unrun else unrun_cells(saved)
+    compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run and i not in check.unrun]
     diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared, options=compare)
     for k, (_, other) in enumerate(runs[1:], start=2):
         for d in compare_notebooks(

@@ -25,6 +25,8 @@ Options:
   differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
 - ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
   ``durations``, ``addresses``, ``uuids``, ``tmp``); by default user output keeps them, receipts never.
+- ``--holon-nb-strict-unrun``: compare also the cells saved without running (no outputs and no execution
+  count); by default they are skipped, as nbval does, and the terminal summary lists them.
 - ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
@@ -138,6 +140,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(receipts always get them all)",
     )
     group.addoption(
+        "--holon-nb-strict-unrun",
+        action="store_true",
+        default=False,
+        help="compare also cells saved without running (no outputs, no execution count); skipped by default",
+    )
+    group.addoption(
         "--holon-nb-compare-ansi",
         action="store_true",
         default=False,
@@ -235,18 +243,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 _SECTION = "holon-nb update"
 
 
+_UNRUN_SECTION = "holon-nb cells not compared"
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect the update sections of the items' reports (they come from xdist workers too)."""
+    """Collect the update and unrun sections of the items' reports (they come from xdist workers too)."""
     for name, content in report.sections:
         if _SECTION in name:
             _UPDATED.append(content)
+        elif _UNRUN_SECTION in name:
+            _UNRUN.append(content)
 
 
 _UPDATED: list[str] = []
+_UNRUN: list[str] = []
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _STATE not in config.stash or not config.getoption("holon_nb_update"):
+    if _STATE not in config.stash:
+        return
+    if _UNRUN:
+        terminalreporter.section(_UNRUN_SECTION)
+        for line in sorted(set(_UNRUN)):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
+    if not config.getoption("holon_nb_update"):
         return
     terminalreporter.section(_SECTION)
     lines = sorted(set(_UPDATED))
@@ -276,6 +297,19 @@ class NotebookFile(pytest.File):
 
     _check: Any = None
     _update_reported = False
+
+    _unrun_reported = False
+
+    def report_unrun(self, item: pytest.Item) -> None:
+        """Attach the cells saved without running (not compared) to ``item``'s report (once per file)."""
+        check = self._check
+        if check is not None and check.unrun and not self._unrun_reported:
+            self._unrun_reported = True
+            item.add_report_section(
+                "call",
+                _UNRUN_SECTION,
+                f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running, not compared",
+            )
 
     def report_update(self, item: pytest.Item) -> None:
         """Attach the cells this file's update rewrote to ``item``'s report (once per file)."""
@@ -316,6 +350,7 @@ class NotebookFile(pytest.File):
                 compare=self.config.stash[_STATE]["compare"],
                 masks=self.config.stash[_STATE]["masks"],
                 compare_ansi=opt("holon_nb_compare_ansi"),
+                strict_unrun=opt("holon_nb_strict_unrun"),
             )
             try:
                 self._check = check_notebook(self.path, options)
@@ -342,6 +377,7 @@ class NotebookItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report_update(self)
+        parent.report_unrun(self)
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -358,9 +394,12 @@ class CellItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report_update(self)
+        parent.report_unrun(self)
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
             raise NotebookFailure(check.report(problems, notebook_level=bool(notebook_level)))
         if self.index in check.not_run:
             pytest.skip(f"not run: an earlier cell of {self.path.name} failed")
+        if self.index in check.unrun:
+            pytest.skip("saved without running: not compared (--holon-nb-strict-unrun compares it)")

@@ -428,3 +428,19 @@ def test_an_error_output_in_an_ok_cell_fails_the_test_and_is_never_recorded(tmp_
     check = check_notebook(fixed, CheckOptions(timeout=60))
     assert [(p.index, p.kind) for p in check.cells] == [(0, "mismatch")], check.report()
     assert "error only in saved" in check.report()
+
+
+def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_path: Path) -> None:
+    # issue 24 A1: nbval skips a cell saved with no outputs and no execution count; holon-nb compared it
+    nb = write_nb(tmp_path / "unrun.ipynb", "print('ran')", "print('never ran when saved')")
+    edit(nb, lambda book: setattr(book.cells[0], "outputs", [stream("ran\n")]))
+    check = check_notebook(nb, CheckOptions(timeout=60))
+    assert not check.failed, check.report()
+    assert check.unrun == [1]
+    strict = check_notebook(nb, CheckOptions(timeout=60, strict_unrun=True))
+    assert [(p.index, p.kind) for p in strict.cells] == [(1, "mismatch")]
+    proc = pytest_run("--holon-nb", nb.name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "unrun.ipynb: cells 1 saved without running, not compared" in proc.stdout
+    proc = pytest_run("--holon-nb", "--holon-nb-strict-unrun", nb.name, cwd=tmp_path)
+    assert proc.returncode == 1 and "cell 1 (print('never ran when saved')): mismatch" in proc.stdout
