@@ -83,6 +83,7 @@ __all__ = [
     "json_differences",
     "mask_json",
     "parse_rules",
+    "read_sanitize_file",
     "strip_ansi",
     "terminal_text",
 ]
@@ -261,6 +262,35 @@ def parse_rules(items: Iterable[Any] | None) -> list[UserRule]:
             rules.append(UserRule(re.compile(regex), replace))
         except re.error as exc:
             raise ValueError(f"normaliser regex {regex!r} does not compile: {exc}") from None
+    return rules
+
+
+def read_sanitize_file(path: str | os.PathLike[str]) -> list[UserRule]:
+    """User normalisers from an nbval sanitize file (``--nbval-sanitize-with``; issue 24, A3).
+
+    The file holds ``[section]`` headers (ignored) and pairs of lines ``regex: R`` then ``replace: S``,
+    each pair one rule (``re.sub`` semantics, ``\\1`` back-references included); other lines are ignored.
+
+    Raises:
+        ValueError: when the file cannot be read, a ``regex:`` line has no ``replace:`` line after it,
+            or a regex does not compile (the message names the line).
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"sanitize file {path}: {exc.strerror or exc}") from None
+    rules: list[UserRule] = []
+    for n, line in enumerate(lines, start=1):
+        if not line.startswith("regex: "):
+            continue
+        following = lines[n] if n < len(lines) else ""
+        if not following.startswith("replace: "):
+            raise ValueError(f"sanitize file {path}, line {n}: 'regex:' without a 'replace:' line after it")
+        regex, replace = line[len("regex: ") :], following[len("replace: ") :]
+        try:
+            rules.append(UserRule(re.compile(regex), replace))
+        except re.error as exc:
+            raise ValueError(f"sanitize file {path}, line {n}: regex {regex!r} does not compile: {exc}") from None
     return rules
 
 

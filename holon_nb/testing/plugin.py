@@ -25,6 +25,8 @@ Options:
   differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
 - ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
   ``durations``, ``addresses``, ``uuids``, ``tmp``); by default user output keeps them, receipts never.
+- ``--holon-nb-sanitize-with FILE``: an nbval sanitize file's ``regex:``/``replace:`` pairs, added to the
+  user normalisers.
 - ``--holon-nb-strict-unrun``: compare also the cells saved without running (no outputs and no execution
   count); by default they are skipped, as nbval does, and the terminal summary lists them.
 - ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
@@ -140,6 +142,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(receipts always get them all)",
     )
     group.addoption(
+        "--holon-nb-sanitize-with",
+        default=None,
+        metavar="FILE",
+        help="nbval sanitize file: [section] headers and 'regex: R' / 'replace: S' line pairs, applied to all "
+        "compared text after the built-in masks",
+    )
+    group.addoption(
         "--holon-nb-strict-unrun",
         action="store_true",
         default=False,
@@ -184,6 +193,14 @@ def pytest_configure(config: pytest.Config) -> None:
         rules = parse_rules(json.loads(line) if line.lstrip().startswith("{") else line for line in lines)
     except ValueError as exc:
         raise pytest.UsageError(f"holon_nb_normalize: {exc}") from None
+    sanitize = config.getoption("holon_nb_sanitize_with")
+    if sanitize:
+        from .normalize import read_sanitize_file
+
+        try:
+            rules += read_sanitize_file(sanitize)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--holon-nb-sanitize-with: {exc}") from None
     worker, home = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("HOLON_NB_HOME")
     if worker and home:  # a fixed holon home: each xdist worker gets its own folder in it (spec §2)
         os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)

@@ -4,7 +4,8 @@
 meaning                holon_nb tag                            also accepted (nbval)
 =====================  ======================================  ===========================
 ``skip``               ``holon-skip`` (not run, not compared)  ``nbval-skip``, ``# NBVAL_SKIP``
-``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``
+``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``,
+                                                               ``# PYTEST_VALIDATE_IGNORE_OUTPUT`` (legacy)
 ``check``              ``holon-check-output`` (in lax books)   ``nbval-check-output``, ``# NBVAL_CHECK_OUTPUT``
 ``raises``             ``raises-exception`` (nbclient's)       ``nbval-raises-exception``, ``# NBVAL_RAISES_EXCEPTION``
 =====================  ======================================  ===========================
@@ -25,11 +26,11 @@ TAGS: dict[str, tuple[str, ...]] = {
     "check": ("holon-check-output", "nbval-check-output"),
     "raises": ("raises-exception", "nbval-raises-exception"),
 }
-_MARKERS = {
-    "skip": "NBVAL_SKIP",
-    "ignore": "NBVAL_IGNORE_OUTPUT",
-    "check": "NBVAL_CHECK_OUTPUT",
-    "raises": "NBVAL_RAISES_EXCEPTION",
+_MARKERS: dict[str, tuple[str, ...]] = {
+    "skip": ("NBVAL_SKIP",),
+    "ignore": ("NBVAL_IGNORE_OUTPUT", "PYTEST_VALIDATE_IGNORE_OUTPUT"),  # the second: nbval's legacy spelling
+    "check": ("NBVAL_CHECK_OUTPUT",),
+    "raises": ("NBVAL_RAISES_EXCEPTION",),
 }
 
 
@@ -40,7 +41,7 @@ def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
         return True
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else source
-    marker = _MARKERS[meaning]
+    markers = _MARKERS[meaning]
     return any(
-        line.strip().lstrip("#").strip() == marker for line in source.splitlines() if line.strip().startswith("#")
+        line.strip().lstrip("#").strip() in markers for line in source.splitlines() if line.strip().startswith("#")
     )

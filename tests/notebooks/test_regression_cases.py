@@ -444,3 +444,24 @@ def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_pa
     assert "unrun.ipynb: cells 1 saved without running, not compared" in proc.stdout
     proc = pytest_run("--holon-nb", "--holon-nb-strict-unrun", nb.name, cwd=tmp_path)
     assert proc.returncode == 1 and "cell 1 (print('never ran when saved')): mismatch" in proc.stdout
+
+
+def test_nbval_legacy_marker_and_sanitize_file(tmp_path: Path) -> None:
+    # issue 24 A3: nbval's `# PYTEST_VALIDATE_IGNORE_OUTPUT` and `--nbval-sanitize-with` files
+    cfg = Path(__file__).parent / "fidelity" / "nbval_sanitize_defaults.cfg"
+    nb = write_nb(
+        tmp_path / "legacy.ipynb",
+        "# PYTEST_VALIDATE_IGNORE_OUTPUT\nimport random\nprint(random.random())",
+        "import datetime\nprint('today is', datetime.date.today())",
+    )
+
+    def saved(book: Any) -> None:
+        book.cells[0].outputs = [stream("0.5\n")]
+        book.cells[1].outputs = [stream("today is 1999-01-01\n")]
+
+    edit(nb, saved)
+    proc = pytest_run("--holon-nb", nb.name, cwd=tmp_path)
+    assert proc.returncode == 1 and "cell 1 (import datetime): mismatch" in proc.stdout
+    assert "cell 0" not in proc.stdout  # the legacy marker ignores its output
+    proc = pytest_run("--holon-nb", "--holon-nb-sanitize-with", str(cfg), nb.name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout

@@ -460,3 +460,23 @@ def test_widget_views_compare_by_their_models_saved_state() -> None:
     trimmed = book(3)  # an older ipywidgets leaves default values out of the saved state
     del trimmed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]["m1"]["state"]["value"]
     assert compare_notebooks(trimmed, book(4), norm) == []
+
+
+def test_an_nbval_sanitize_file_becomes_user_rules(tmp_path: Path) -> None:
+    # issue 24 A3: nbval's own sanitize file (tests/notebooks/fidelity/SOURCES.md)
+    from holon_nb.testing.normalize import read_sanitize_file
+
+    cfg = Path(__file__).parents[2] / "notebooks" / "fidelity" / "nbval_sanitize_defaults.cfg"
+    rules = read_sanitize_file(cfg)
+    assert len(rules) == 6
+    norm = Normalizer(rules=rules)
+    assert norm.text("on 2026-12-03 at 13:02:11, Figure size 640x480 with 1 Axes") == (
+        "on DATESTAMP at TIMESTAMP, Figure size WIDTHxHEIGHT with 1 Axes"
+    )
+    bad = tmp_path / "bad.cfg"
+    bad.write_text("[x]\nregex: (\nreplace: y\n")
+    with pytest.raises(ValueError, match=r"bad.cfg, line 2: regex '\(' does not compile"):
+        read_sanitize_file(bad)
+    bad.write_text("regex: a\n\nreplace: b\n")
+    with pytest.raises(ValueError, match="line 1: 'regex:' without a 'replace:' line after it"):
+        read_sanitize_file(bad)
