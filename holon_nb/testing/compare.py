@@ -23,7 +23,8 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
   error where this run raised nothing is a difference.
 
-Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared; in a
+Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared, and the stdout or stderr of a
+cell tagged ``holon-ignore-stdout`` or ``holon-ignore-stderr`` is not; in a
 notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
 """
 
@@ -303,7 +304,7 @@ def cell_items(
         elif kind == "error":
             error = Item("error", f"{out.get('ename')}: {norm.text(str(out.get('evalue', '')))}")
     for name in ("stdout", "stderr"):
-        if name in streams:
+        if name in streams and not has_tag(cell, f"ignore-{name}"):
             text = norm.stream(streams[name])
             if text:
                 items.append(Item(name, text))

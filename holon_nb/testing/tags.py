@@ -8,6 +8,10 @@ meaning                holon_nb tag                            also accepted (nb
                                                                ``# PYTEST_VALIDATE_IGNORE_OUTPUT`` (legacy)
 ``check``              ``holon-check-output`` (in lax books)   ``nbval-check-output``, ``# NBVAL_CHECK_OUTPUT``
 ``raises``             ``raises-exception`` (nbclient's)       ``nbval-raises-exception``, ``# NBVAL_RAISES_EXCEPTION``
+``ignore-stdout``      ``holon-ignore-stdout`` (run; its
+                       stdout not compared)
+``ignore-stderr``      ``holon-ignore-stderr`` (run; its
+                       stderr not compared)
 =====================  ======================================  ===========================
 
 A ``# NBVAL_…`` marker counts when it is a comment line of the cell's source, as nbval reads it.
@@ -25,6 +29,8 @@ TAGS: dict[str, tuple[str, ...]] = {
     "ignore": ("holon-ignore-output", "nbval-ignore-output"),
     "check": ("holon-check-output", "nbval-check-output"),
     "raises": ("raises-exception", "nbval-raises-exception"),
+    "ignore-stdout": ("holon-ignore-stdout",),
+    "ignore-stderr": ("holon-ignore-stderr",),
 }
 _MARKERS: dict[str, tuple[str, ...]] = {
     "skip": ("NBVAL_SKIP",),
@@ -41,7 +47,7 @@ def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
         return True
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else source
-    markers = _MARKERS[meaning]
+    markers = _MARKERS.get(meaning, ())
     return any(
         line.strip().lstrip("#").strip() in markers for line in source.splitlines() if line.strip().startswith("#")
     )

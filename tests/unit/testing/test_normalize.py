@@ -480,3 +480,23 @@ def test_an_nbval_sanitize_file_becomes_user_rules(tmp_path: Path) -> None:
     bad.write_text("regex: a\n\nreplace: b\n")
     with pytest.raises(ValueError, match="line 1: 'regex:' without a 'replace:' line after it"):
         read_sanitize_file(bad)
+
+
+def test_ignore_stdout_and_stderr_tags() -> None:
+    # issue 24 A4: a warning on stderr (a deprecation that comes and goes) should not fail the result
+    def streams(out, err, tags=()):
+        return _cell(
+            {"output_type": "stream", "name": "stderr", "text": err},
+            {"output_type": "stream", "name": "stdout", "text": out},
+            tags=tags,
+        )
+
+    norm = Normalizer()
+    assert "stderr differs" in compare_cells(0, streams("1\n", "warn A\n"), streams("1\n", "warn B\n"), norm).message
+    tagged = ["holon-ignore-stderr"]
+    assert compare_cells(0, streams("1\n", "warn A\n", tagged), streams("1\n", "warn B\n", tagged), norm) is None
+    assert (
+        "stdout differs" in compare_cells(0, streams("1\n", "a\n", tagged), streams("2\n", "b\n", tagged), norm).message
+    )
+    tagged = ["holon-ignore-stdout"]
+    assert compare_cells(0, streams("1\n", "a\n", tagged), streams("2\n", "a\n", tagged), norm) is None
