@@ -325,7 +325,9 @@ def test_scores_do_not_depend_on_the_runs_roots() -> None:
         runtime = Runtime(home=scratch / "home", workspace=workspace)
         try:
             # a background task: its record names the workdir and the output file under the holon home
-            started = ok(runtime.call("ExecCommand", {"cmd": "sleep 0.3; echo nightly report ready", "yield_time_ms": 0}))
+            started = ok(
+                runtime.call("ExecCommand", {"cmd": "sleep 0.3; echo nightly report ready", "yield_time_ms": 0})
+            )
             task_id = started["task_handle"]["task_id"]
             ok(runtime.call("TaskOutput", {"task_id": task_id, "block": True, "timeout_ms": 30_000}))
             found = _search(runtime, "nightly report")
