@@ -348,13 +348,18 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     check.compare_s = time.perf_counter() - started
 
     if options.update:
-        # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording)
+        # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording), or
+        # a cell saved without running that ran silently: recorded with its execution count, so later runs
+        # compare it (a cell saved without running is not compared, issue 24 A1)
         empty = [
             i
             for i, c in enumerate(saved.cells)
             if c.cell_type == "code"
             and not c.get("outputs")
-            and executed.cells[i].get("outputs")
+            and (
+                executed.cells[i].get("outputs")
+                or (c.get("execution_count") is None and executed.cells[i].get("execution_count") is not None)
+            )
             and i not in errors
             and i not in check.not_run
         ]

@@ -68,7 +68,7 @@ def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp
     nb = write_nb(tmp_path / "receipts.ipynb", "%load_ext holon_nb", GENERATED_RECEIPT, "%exec echo hello")
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
     assert not first.failed, first.report()
-    assert first.updated_cells == [1, 2]  # cell 0 printed nothing: nothing to rewrite
+    assert first.updated_cells == [0, 1, 2]  # cell 0 printed nothing: recorded as run (its execution count)
 
     def saved_values(book: Any) -> None:  # NT-01: the saved receipt has other ids, durations, temp paths
         receipt = book.cells[1].outputs[0].data[RESULT_MIMETYPE]
@@ -465,3 +465,14 @@ def test_nbval_legacy_marker_and_sanitize_file(tmp_path: Path) -> None:
     assert "cell 0" not in proc.stdout  # the legacy marker ignores its output
     proc = pytest_run("--holon-nb", "--holon-nb-sanitize-with", str(cfg), nb.name, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_update_records_a_silent_cell_as_run_so_it_is_compared_later(tmp_path: Path) -> None:
+    # issue 24 A1: a cell saved without running is skipped; after --holon-nb-update it counts as run
+    nb = write_nb(tmp_path / "silent.ipynb", "x = 1", "print(x)")
+    check_notebook(nb, CheckOptions(update=True, timeout=60))
+    book = nbformat.read(nb, as_version=4)
+    assert book.cells[0].outputs == [] and book.cells[0].execution_count == 1
+    edit(nb, lambda b: setattr(b.cells[0], "source", "x = 1\nprint('now it prints')"))
+    check = check_notebook(nb, CheckOptions(timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "mismatch")], check.report()
