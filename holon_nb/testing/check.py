@@ -331,7 +331,9 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         check.problems.append("the executed notebook does not have the saved notebook's cells")
         return check
     check.unrun = [] if options.strict_unrun else unrun_cells(saved)
-    compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run and i not in check.unrun]
+    ran = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
+    # a cell saved without running has nothing to compare with; runs of it are still compared with each other
+    compared = [i for i in ran if i not in check.unrun]
     diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared, options=compare)
     for k, (_, other) in enumerate(runs[1:], start=2):
         for d in compare_notebooks(
@@ -339,7 +341,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
             other,
             norm,
             labels=("run 1", f"run {k}"),
-            cells=[i for i in compared if i not in {p.index for p in check.cells}],
+            cells=[i for i in ran if i not in {p.index for p in check.cells}],
             options=compare,
         ):
             check.cells.append(
