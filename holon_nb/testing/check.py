@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -31,13 +32,21 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .compare import CellDiff, compare_notebooks, compared_cells
+from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
 from .harness import run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
 
-__all__ = ["CellProblem", "CheckOptions", "NotebookCheck", "check_notebook", "notebook_rules"]
+__all__ = [
+    "CellProblem",
+    "CheckOptions",
+    "NotebookCheck",
+    "check_notebook",
+    "compare_options",
+    "notebook_masks",
+    "notebook_rules",
+]
 
 
 @dataclass
@@ -52,6 +61,14 @@ class CheckOptions:
         repeat: Run the notebook this many times; any difference between runs fails (spec §6).
         rules: User normalisers from the pytest configuration, applied after the notebook's own.
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
+        compare: What the comparison looks at (:class:`~holon_nb.testing.compare.CompareOptions`); a
+            notebook's ``metadata.holon_nb`` keys of the same names override it (see :func:`compare_options`).
+        masks: Mask presets applied to user output too (``timestamps``, ``durations``, ``addresses``,
+            ``uuids``, ``tmp``; :data:`~holon_nb.testing.normalize.MASK_PRESETS`), with the notebook's
+            ``metadata.holon_nb.masks``; receipts always get every mask.
+        compare_ansi: Compare ANSI escape sequences in user output instead of removing them.
+        strict_unrun: Compare also the cells saved without running (no outputs, no execution count),
+            which are skipped by default as nbval does (:func:`unrun_cells`).
     """
 
     timeout: float = 120.0
@@ -60,6 +77,29 @@ class CheckOptions:
     repeat: int = 1
     rules: Sequence[UserRule] = ()
     kernel_name: str | None = None
+    compare: CompareOptions = field(default_factory=CompareOptions)
+    masks: Sequence[str] = ()
+    compare_ansi: bool = False
+    strict_unrun: bool = False
+
+
+def compare_options(nb: NotebookNode, base: CompareOptions) -> CompareOptions:
+    """``base`` with a notebook's own settings: ``metadata.holon_nb.mimetypes`` (a list: compare exactly
+    these mimetypes) replaces the configured list, ``metadata.holon_nb.ignore_mimetypes`` adds to it.
+
+    Raises:
+        ValueError: when either is not a list of strings.
+    """
+    meta = nb.metadata.get("holon_nb") or {}
+    changes: dict[str, object] = {}
+    for key in ("mimetypes", "ignore_mimetypes"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"metadata.holon_nb.{key} must be a list of mimetypes, got {value!r}")
+        changes[key] = tuple(value) if key == "mimetypes" else base.ignore_mimetypes + tuple(value)
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -84,6 +124,8 @@ class NotebookCheck:
         problems: Notebook-level problems (kernel died, tasks left running, extension did not load).
         updated_cells: Cells rewritten by ``update`` (indices).
         not_run: Code cells not run because an earlier cell failed.
+        unrun: Code cells saved without running (no outputs, no execution count): not compared
+            unless ``strict_unrun``.
         runs: How many runs were made.
         compare_s: Seconds spent comparing (all runs).
         executed: The first run's executed notebook (what ``holon-nb run`` would have saved).
@@ -95,6 +137,7 @@ class NotebookCheck:
     problems: list[str] = field(default_factory=list)
     updated_cells: list[int] = field(default_factory=list)
     not_run: list[int] = field(default_factory=list)
+    unrun: list[int] = field(default_factory=list)
     runs: int = 1
     compare_s: float = 0.0
     executed: NotebookNode | None = None
@@ -126,6 +169,32 @@ def notebook_rules(nb: NotebookNode) -> list[UserRule]:
         ValueError: for a malformed entry (see :func:`~holon_nb.testing.normalize.parse_rules`).
     """
     return parse_rules((nb.metadata.get("holon_nb") or {}).get("normalize"))
+
+
+def notebook_masks(nb: NotebookNode) -> list[str]:
+    """Mask presets of ``metadata.holon_nb.masks`` (a list, or one comma-separated string).
+
+    Raises:
+        ValueError: when it is neither.
+    """
+    value = (nb.metadata.get("holon_nb") or {}).get("masks") or []
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"metadata.holon_nb.masks must be a list of mask names, got {value!r}")
+    return value
+
+
+def unrun_cells(nb: NotebookNode) -> list[int]:
+    """Code cells saved without ever running: no outputs and no execution count (issue 24, A1).
+
+    Their saved outputs say nothing about what they print, so they are not compared by default.
+    """
+    return [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and not c.get("outputs") and c.get("execution_count") is None
+    ]
 
 
 def _error_text(cell: NotebookNode) -> str:
@@ -219,6 +288,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     path = Path(path)
     saved = nbformat.read(path, as_version=4)
     rules = notebook_rules(saved) + list(options.rules)
+    compare = compare_options(saved, options.compare)
     # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
     # cassettes into it); runs in a folder itself never overlap (a lock across xdist workers)
     private = not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
@@ -231,7 +301,12 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     summary, executed = runs[0]
     check = NotebookCheck(path=path, summary=summary, runs=len(runs), executed=executed)
     workspace = path.resolve().parent
-    norm = Normalizer(_roots(saved, [s for s, _ in runs], workspace), rules)
+    norm = Normalizer(
+        _roots(saved, [s for s, _ in runs], workspace),
+        rules,
+        masks=list(options.masks) + notebook_masks(saved),
+        keep_ansi=options.compare_ansi,
+    )
 
     errors: set[int] = set()
     for cell in summary.cells:
@@ -257,15 +332,19 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     if len(saved.cells) != len(executed.cells):
         check.problems.append("the executed notebook does not have the saved notebook's cells")
         return check
-    compared = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
-    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared)
+    check.unrun = [] if options.strict_unrun else unrun_cells(saved)
+    ran = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
+    # a cell saved without running has nothing to compare with; runs of it are still compared with each other
+    compared = [i for i in ran if i not in check.unrun]
+    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared, options=compare)
     for k, (_, other) in enumerate(runs[1:], start=2):
         for d in compare_notebooks(
             executed,
             other,
             norm,
             labels=("run 1", f"run {k}"),
-            cells=[i for i in compared if i not in {p.index for p in check.cells}],
+            cells=[i for i in ran if i not in {p.index for p in check.cells}],
+            options=compare,
         ):
             check.cells.append(
                 CellProblem(d.index, d.first_line, "nondeterministic", f"run {k} differs from run 1: {d.message}")
@@ -273,13 +352,18 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     check.compare_s = time.perf_counter() - started
 
     if options.update:
-        # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording)
+        # a mismatching cell, or a run cell with no saved outputs that has some now (a first recording), or
+        # a cell saved without running that ran silently: recorded with its execution count, so later runs
+        # compare it (a cell saved without running is not compared, issue 24 A1)
         empty = [
             i
             for i, c in enumerate(saved.cells)
             if c.cell_type == "code"
             and not c.get("outputs")
-            and executed.cells[i].get("outputs")
+            and (
+                executed.cells[i].get("outputs")
+                or (c.get("execution_count") is None and executed.cells[i].get("execution_count") is not None)
+            )
             and i not in errors
             and i not in check.not_run
         ]

@@ -11,34 +11,42 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   rendered as a terminal would (:func:`~holon_nb.testing.normalize.terminal_text`);
 - each ``display_data``/``execute_result`` in order: the receipt when one is in the
   bundle (its ``text/plain``/``text/html`` siblings are derived from it and skipped);
-  else ``text/plain`` (``text/html`` ignored when ``text/plain`` exists); images by
-  format and pixel size (SVG by its ``width``/``height``); widget views ignored, except
-  a holon_nb view marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn):
-  its ``text/plain`` is its final transcript and is compared; other types as masked text;
-- an error output: only its exception name, and only in ``raises-exception`` cells
-  (elsewhere an error fails the run before any comparison).
+  else ``text/plain``, and ``text/html`` (as :func:`~holon_nb.testing.markup.normalize_html` text) when
+  ``text/plain`` is absent or a placeholder repr (``<IPython.core.display.HTML object>``); images by
+  content (:class:`~holon_nb.testing.images.ImageValue`: size within a tolerance, then the
+  fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views by their
+  model's saved state (:class:`WidgetValue`: class, ``value``, ``description``), except a holon_nb view
+  marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn): its ``text/plain`` is its
+  final transcript and is compared; other types as masked text;
+- an error output: its exception name and message (the message through the same masks as user text).
+  A fresh error outside a ``raises-exception`` cell fails the
+  run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
+  error where this run raised nothing is a difference.
 
-Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared; in a
+Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared, and the stdout or stderr of a
+cell tagged ``holon-ignore-stdout`` or ``holon-ignore-stderr`` is not; in a
 notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
 """
 
 from __future__ import annotations
 
-import base64
 import difflib
 import json
 import re
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .normalize import RESULT_MIMETYPE, Normalizer, json_differences
+from .images import ImageTolerance, ImageValue
+from .markup import is_placeholder, normalize_html, normalize_svg
+from .normalize import RESULT_MIMETYPE, Normalizer, json_differences, mask_json
 from .tags import has_tag
 
 __all__ = [
     "CellDiff",
+    "CompareOptions",
     "Item",
+    "WidgetValue",
     "apply_display_updates",
     "cell_items",
     "compare_cells",
@@ -46,12 +54,16 @@ __all__ = [
     "compared_cells",
     "first_line",
     "is_lax",
+    "widget_states",
 ]
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIMETYPE = "application/vnd.jupyter.widget-state+json"
 #: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
 LAX_TAG = "holon-lax"
+_HOLON_PREFIX = "application/vnd.holon."
+_HOLON_CARD = re.compile(r"\s*<div class=['\"]holon-card\b")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 _MAX_POINTERS = 20
 
@@ -59,10 +71,70 @@ _MAX_POINTERS = 20
 @dataclass(frozen=True)
 class Item:
     """One normalised output: ``kind`` (``stdout``, ``stderr``, ``receipt``, ``text/plain``,
-    ``image/png``, ``error``, …) and ``value`` (text, masked JSON, or an image's size)."""
+    ``image/png``, ``error``, …) and ``value`` (text, masked JSON, or an :class:`ImageValue`)."""
 
     kind: str
     value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class WidgetValue:
+    """A widget view as its model's state: ``{"class", "value", "description"}`` (those the model has).
+
+    ``state`` is None when the notebook saved no state for the model; such a view equals any widget
+    view (there is nothing to compare it with).
+    """
+
+    state: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, model: Any, norm: Normalizer) -> WidgetValue:
+        """The value of a saved model (``{"model_name": …, "state": {…}}``), strings through the user masks."""
+        if not isinstance(model, Mapping):
+            return cls(None)
+        state = model.get("state") if isinstance(model.get("state"), Mapping) else {}
+        picked = {"class": model.get("model_name") or state.get("_model_name")}
+        picked.update({k: state[k] for k in ("value", "description") if k in state})
+        return cls(mask_json(picked, norm.text))
+
+    def differences(self, other: WidgetValue) -> list[tuple[str, Any, Any]]:
+        """``[(json_pointer, saved, fresh)]`` over the keys both states have (a notebook saved by an older
+        ipywidgets may leave defaults out); none when either has no state."""
+        if self.state is None or other.state is None:
+            return []
+        common = [k for k in self.state if k in other.state]
+        return json_differences({k: self.state[k] for k in common}, {k: other.state[k] for k in common})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WidgetValue) and not self.differences(other)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __str__(self) -> str:
+        return "widget (no saved state)" if self.state is None else json.dumps(self.state, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What the comparison looks at, beyond the defaults (issue 24).
+
+    Attributes:
+        mimetypes: Compare exactly these mimetypes of a display bundle (when present), e.g.
+            ``("text/plain", "text/html")``; None: the default choice (``text/html`` only when
+            ``text/plain`` is absent or a default-repr placeholder such as
+            ``<IPython.core.display.HTML object>``).
+        ignore_mimetypes: Never compare these mimetypes (``"image/*"`` matches every image type).
+        image: Tolerances of raster image comparison (:class:`~holon_nb.testing.images.ImageTolerance`).
+    """
+
+    mimetypes: tuple[str, ...] | None = None
+    ignore_mimetypes: tuple[str, ...] = ()
+    image: ImageTolerance = ImageTolerance()
+
+    def ignored(self, mime: str) -> bool:
+        """True when ``mime`` is not compared under :attr:`ignore_mimetypes`."""
+        return any(mime == m or (m.endswith("/*") and mime.startswith(m[:-1])) for m in self.ignore_mimetypes)
 
 
 @dataclass
@@ -141,36 +213,32 @@ def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def _image_size(mime: str, data: Any) -> tuple[int, int] | None:
-    try:
-        raw = base64.b64decode(_joined(data))
-    except (ValueError, TypeError):
-        return None
-    if mime == "image/png" and raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) >= 24:
-        return struct.unpack(">II", raw[16:24])
-    if mime == "image/gif" and raw[:3] == b"GIF" and len(raw) >= 10:
-        return struct.unpack("<HH", raw[6:10])
-    if mime == "image/jpeg":
-        i = 2
-        while i + 9 < len(raw):
-            if raw[i] != 0xFF:
-                return None
-            marker, length = raw[i + 1], struct.unpack(">H", raw[i + 2 : i + 4])[0]
-            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack(">HH", raw[i + 5 : i + 9])
-                return w, h
-            i += 2 + length
-    return None
+def _is_runtime(data: Mapping[str, Any]) -> bool:
+    """True for the runtime's own output (a board, a note, a table of holon_nb): an
+    ``application/vnd.holon.*`` mimetype in the bundle, or HTML that is a holon_nb card
+    (``<div class="holon-card …">``, tools/card.py). Its text gets every runtime mask (issue 24, B4)."""
+    if any(m.startswith(_HOLON_PREFIX) for m in data):
+        return True
+    html = data.get("text/html")
+    return isinstance(html, (str, list)) and bool(_HOLON_CARD.match(_joined(html)))
 
 
-def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
+def _bundle_items(
+    data: Mapping[str, Any],
+    norm: Normalizer,
+    options: CompareOptions,
+    widgets: Mapping[str, Any] | None = None,
+) -> list[Item]:
     plain = data.get("text/plain")
     if VIEW_MIMETYPE in data and plain:
         # a holon_nb view whose text/plain is its readable final state (an %%agent transcript), live (a
         # widget) or replaced by its static output once ended: that text is compared, nothing else
-        return [Item("view text/plain", norm.text(_joined(plain)))]
-    if WIDGET_MIMETYPE in data:  # any other widget view is ignored (spec §3.3)
-        return []
+        return [Item("view text/plain", norm.runtime_text(_joined(plain)))]
+    if WIDGET_MIMETYPE in data:  # any other widget view: by its model's state, when the notebook saved it (B7)
+        view = data[WIDGET_MIMETYPE]
+        model_id = view.get("model_id") if isinstance(view, Mapping) else None
+        model = widgets.get(model_id) if widgets is not None and model_id else None
+        return [Item("widget", WidgetValue.of(model, norm))]
     if RESULT_MIMETYPE in data:
         value = data[RESULT_MIMETYPE]
         if isinstance(value, str):
@@ -180,33 +248,49 @@ def _bundle_items(data: Mapping[str, Any], norm: Normalizer) -> list[Item]:
                 pass
         return [Item("receipt", norm.json(value))]
     items: list[Item] = []
-    for mime in sorted(data):
+    runtime = _is_runtime(data)
+    if options.mimetypes is not None:
+        chosen = [m for m in options.mimetypes if m in data]
+    else:
+        html_counts = "text/html" in data and is_placeholder(_joined(plain) if plain is not None else None)
+        chosen = [m for m in data if not (m == "text/html" and not html_counts)]
+        if html_counts and plain is not None:  # the placeholder says nothing the markup does not
+            chosen.remove("text/plain")
+    for mime in sorted(chosen):
+        if options.ignored(mime):
+            continue
         value = data[mime]
         if mime in _IMAGE_TYPES:
-            size = _image_size(mime, value)
-            items.append(
-                Item(
-                    mime,
-                    f"{mime.split('/')[1]} image, {size[0]}x{size[1]} pixels"
-                    if size
-                    else f"{mime.split('/')[1]} image of unknown size",
-                )
-            )
+            items.append(Item(mime, ImageValue.from_base64(mime, value, options.image)))
         elif mime == "image/svg+xml":
-            root = re.search(r"<svg\b[^>]*>", _joined(value))
-            attrs = dict(re.findall(r'\b(width|height)\s*=\s*["\']([^"\']*)["\']', root.group(0))) if root else {}
-            items.append(Item(mime, f"svg image, {attrs.get('width', '?')}x{attrs.get('height', '?')}"))
-        elif mime == "text/html" and "text/plain" in data:
-            continue
+            items.append(Item(mime, normalize_svg(norm.text(_joined(value)))))
+        elif mime == "text/html":
+            items.append(Item(mime, normalize_html(norm.text(_joined(value)))))
         elif isinstance(value, (dict, list)) and mime.endswith("json"):
-            items.append(Item(mime, norm.json(value)))
+            items.append(Item(mime, norm.json(value) if runtime else mask_json(value, norm.text)))
         else:
-            items.append(Item(mime, norm.text(_joined(value))))
+            items.append(Item(mime, norm.runtime_text(_joined(value)) if runtime else norm.text(_joined(value))))
     return items
 
 
-def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
-    """The normalised outputs of one code cell, in comparison order (see the module docstring)."""
+def widget_states(nb: Mapping[str, Any]) -> dict[str, Any]:
+    """``{model_id: model}`` of a notebook's saved widget state (``metadata.widgets``), ``{}`` when none."""
+    state = (((nb.get("metadata") or {}).get("widgets") or {}).get(WIDGET_STATE_MIMETYPE) or {}).get("state")
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def cell_items(
+    cell: Mapping[str, Any],
+    norm: Normalizer,
+    options: CompareOptions | None = None,
+    widgets: Mapping[str, Any] | None = None,
+) -> list[Item]:
+    """The normalised outputs of one code cell, in comparison order (see the module docstring).
+
+    ``widgets`` is the notebook's saved widget state (:func:`widget_states`); without it widget views
+    compare equal to any widget view.
+    """
+    options = options or CompareOptions()
     items: list[Item] = []
     streams: dict[str, str] = {}
     error: Item | None = None
@@ -216,15 +300,15 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
             name = out.get("name", "stdout")
             streams[name] = streams.get(name, "") + _joined(out.get("text", ""))
         elif kind in ("display_data", "execute_result"):
-            items.extend(_bundle_items(out.get("data") or {}, norm))
+            items.extend(_bundle_items(out.get("data") or {}, norm, options, widgets))
         elif kind == "error":
-            error = Item("error", out.get("ename"))
+            error = Item("error", f"{out.get('ename')}: {norm.text(str(out.get('evalue', '')))}")
     for name in ("stdout", "stderr"):
-        if name in streams:
+        if name in streams and not has_tag(cell, f"ignore-{name}"):
             text = norm.stream(streams[name])
             if text:
                 items.append(Item(name, text))
-    if error is not None and has_tag(cell, "raises"):
+    if error is not None:  # elsewhere than a raises-exception cell, a saved error is a difference too (B1)
         items.append(error)
     return items
 
@@ -232,6 +316,8 @@ def cell_items(cell: Mapping[str, Any], norm: Normalizer) -> list[Item]:
 def _as_text(item: Item) -> str:
     if isinstance(item.value, str):
         return item.value
+    if isinstance(item.value, (ImageValue, WidgetValue)):
+        return str(item.value)
     return json.dumps(item.value, indent=1, sort_keys=True, ensure_ascii=False)
 
 
@@ -255,6 +341,13 @@ def _describe(
             f"output {position}: {labels[0]} has {expected.kind}, {labels[1]} has {actual.kind}\n"
             + _unified(_as_text(expected), _as_text(actual), labels)
         ), []
+    if isinstance(expected.value, WidgetValue) and isinstance(actual.value, WidgetValue):
+        pointers = expected.value.differences(actual.value)
+        lines = [f"output {position}: widget differs at {len(pointers)} place(s):"]
+        lines += [f"  {ptr}: {labels[0]} {_short(e)}, {labels[1]} {_short(a)}" for ptr, e, a in pointers]
+        return "\n".join(lines), pointers
+    if isinstance(expected.value, ImageValue) and isinstance(actual.value, ImageValue):
+        return f"output {position}: {expected.kind} differs: {expected.value.difference(actual.value)}", []
     if expected.kind == "receipt" or (
         isinstance(expected.value, (dict, list)) and isinstance(actual.value, (dict, list))
     ):
@@ -282,9 +375,12 @@ def compare_cells(
     actual: Mapping[str, Any],
     norm: Normalizer,
     labels: tuple[str, str] = ("saved", "this run"),
+    options: CompareOptions | None = None,
+    widgets: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] = (None, None),
 ) -> CellDiff | None:
-    """Compare one cell of two notebooks; None when equal after normalisation."""
-    want, got = cell_items(expected, norm), cell_items(actual, norm)
+    """Compare one cell of two notebooks; None when equal after normalisation. ``widgets``: each
+    notebook's saved widget state (:func:`widget_states`)."""
+    want, got = cell_items(expected, norm, options, widgets[0]), cell_items(actual, norm, options, widgets[1])
     if want == got:
         return None
     for position in range(max(len(want), len(got))):
@@ -302,8 +398,9 @@ def compare_notebooks(
     norm: Normalizer,
     labels: tuple[str, str] = ("saved", "this run"),
     cells: Iterable[int] | None = None,
+    options: CompareOptions | None = None,
 ) -> list[CellDiff]:
-    """Compare every compared cell (default :func:`compared_cells` of ``expected``).
+    """Compare every compared cell (default :func:`compared_cells` of ``expected``) under ``options``.
 
     Raises:
         ValueError: when the two notebooks do not have the same cells (count and types).
@@ -312,8 +409,9 @@ def compare_notebooks(
     if [c.get("cell_type") for c in a_cells] != [c.get("cell_type") for c in b_cells]:
         raise ValueError("the notebooks do not have the same cells")
     diffs = []
+    states = (widget_states(expected), widget_states(actual))
     for i in compared_cells(expected) if cells is None else cells:
-        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels)
+        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options, states)
         if diff is not None:
             diffs.append(diff)
     return diffs

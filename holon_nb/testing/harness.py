@@ -202,6 +202,7 @@ class _Run:
                 self.summary.kernel_died, usable = True, False
             else:
                 report.status, report.ename = "ok", None
+                content = _late_error(cell, content)
                 if content.get("status") == "error":
                     report.ename, report.evalue = content.get("ename"), content.get("evalue")
                     if report.ename == _TIMEOUT_ENAME:
@@ -355,6 +356,22 @@ def _drop_unshown_widget_state(nb: NotebookNode) -> None:
         nb.metadata["widgets"][_WIDGET_STATE]["state"] = {k: v for k, v in state.items() if k in keep}
     else:
         del nb.metadata["widgets"]
+
+
+def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a cell whose body ran but which still shows an ``error`` output (issue 24, B1).
+
+    IPython reports an exception raised outside the cell body's own frames (a ``_repr_*_`` method of
+    a displayed object, ``showtraceback()`` in an ``except``) as an ``error`` output while the execute
+    reply says ``ok`` (or ``error`` with ename ``NoneType``, for an execute result's repr); such a cell
+    failed all the same. Returns ``content``, or an error reply naming the first error output.
+    """
+    if content.get("status") == "error" and content.get("ename") not in (None, "NoneType"):
+        return content
+    for out in cell.outputs:
+        if out.get("output_type") == "error":
+            return {**content, "status": "error", "ename": out.get("ename"), "evalue": out.get("evalue")}
+    return content
 
 
 def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:

@@ -4,8 +4,11 @@ Everything here works on plain Python values (str, dict, list) and needs no
 kernel, so other tools can use the same masks: an nbval sanitiser file, a
 pytest-notebook post-processor, a script that diffs two executed notebooks.
 
-Built-in masks, applied in this order to every text and every string inside a
-receipt (``application/vnd.holon.tool-result+json``):
+Built-in masks, applied in this order to the runtime's own text (:meth:`Normalizer.runtime_text`:
+every string inside a receipt, ``application/vnd.holon.tool-result+json``, an ``%%agent`` transcript,
+a holon_nb table or card). User output (:meth:`Normalizer.text`: streams, ``text/plain``, HTML) gets
+only the run's own roots, runtime ids, default-repr addresses and IPython display ids, plus the presets
+of :data:`MASK_PRESETS` a notebook or the configuration asks for (issue 24, B4):
 
 1. ANSI escape sequences removed (CSI and OSC), see :func:`strip_ansi`.
 2. Paths under the holon home, the workspace, the system temporary directory
@@ -46,7 +49,7 @@ Example, an nbval sanitiser written with these masks::
 
     from holon_nb.testing.normalize import Normalizer, Roots
     norm = Normalizer(Roots.current(workspace="."))
-    assert norm.text("task_0123456789abcde at 2026-12-01T15:07:32Z") == "task_<id> at <time>"
+    assert norm.runtime_text("task_0123456789abcde at 2026-12-01T15:07:32Z") == "task_<id> at <time>"
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ from ..tools.ansi import terminal_text as _terminal
 
 __all__ = [
     "ADDRESS_RE",
+    "DISPLAY_ID_RE",
+    "MASK_PRESETS",
+    "REPR_ADDRESS_RE",
     "ANSI_RE",
     "DURATION_RE",
     "ID_RE",
@@ -77,6 +83,7 @@ __all__ = [
     "json_differences",
     "mask_json",
     "parse_rules",
+    "read_sanitize_file",
     "strip_ansi",
     "terminal_text",
 ]
@@ -98,6 +105,16 @@ DURATION_RE = re.compile(r"(?<![\w.])(?:\d+\.\d+ ?(?:s|sec|secs|seconds)|\d+(?:\
 ADDRESS_RE = re.compile(r"(?<= at )0x[0-9a-fA-F]{4,16}\b")
 #: A UUID, dashed or as 32 hex digits.
 UUID_RE = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})\b")
+
+#: An object's address in a default repr (``<__main__.Note object at 0x7f45…>``, ``<function f at 0x…>``):
+#: always masked, unlike :data:`ADDRESS_RE`, which also matches ``register at 0x1000`` in user text.
+REPR_ADDRESS_RE = re.compile(r"(?<=<)([A-Za-z_][\w.]*(?: object)? at )0x[0-9a-fA-F]{4,16}(?=>)")
+#: IPython's random display ids as ``DisplayHandle`` prints them (``display_id=`` + 32 hex): always masked.
+DISPLAY_ID_RE = re.compile(r"(?<=display_id=)[0-9a-f]{32}\b")
+
+#: Masks a notebook or the pytest configuration may ask for in user output (``--holon-nb-mask``,
+#: ini ``holon_nb_masks``, ``metadata.holon_nb.masks``); receipts always get all of them.
+MASK_PRESETS = ("timestamps", "durations", "addresses", "uuids", "tmp")
 
 MASKED = "<masked>"
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
@@ -248,52 +265,133 @@ def parse_rules(items: Iterable[Any] | None) -> list[UserRule]:
     return rules
 
 
+def read_sanitize_file(path: str | os.PathLike[str]) -> list[UserRule]:
+    """User normalisers from an nbval sanitize file (``--nbval-sanitize-with``; issue 24, A3).
+
+    The file holds ``[section]`` headers (ignored) and pairs of lines ``regex: R`` then ``replace: S``,
+    each pair one rule (``re.sub`` semantics, ``\\1`` back-references included); other lines are ignored.
+
+    Raises:
+        ValueError: when the file cannot be read, a ``regex:`` line has no ``replace:`` line after it,
+            or a regex does not compile (the message names the line).
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"sanitize file {path}: {exc.strerror or exc}") from None
+    rules: list[UserRule] = []
+    for n, line in enumerate(lines, start=1):
+        if not line.startswith("regex: "):
+            continue
+        following = lines[n] if n < len(lines) else ""
+        if not following.startswith("replace: "):
+            raise ValueError(f"sanitize file {path}, line {n}: 'regex:' without a 'replace:' line after it")
+        regex, replace = line[len("regex: ") :], following[len("replace: ") :]
+        try:
+            rules.append(UserRule(re.compile(regex), replace))
+        except re.error as exc:
+            raise ValueError(f"sanitize file {path}, line {n}: regex {regex!r} does not compile: {exc}") from None
+    return rules
+
+
 class Normalizer:
     """Apply the built-in masks, then user rules, to text and JSON values.
+
+    Two kinds of text get different masks (issue 24, B4):
+
+    - the runtime's own output (receipts, ``%%agent`` transcripts, ``application/vnd.holon.*`` bundles):
+      :meth:`runtime_text` and :meth:`json`, every built-in mask;
+    - user output (streams, ``text/plain``, HTML, error messages): :meth:`text`, only the run's own roots
+      (holon home, workspace and its checkout, site-packages, the harness's temporary folders), runtime ids,
+      default-repr addresses and IPython display ids, plus the ``masks`` asked for (:data:`MASK_PRESETS`):
+      an md5 digest, a data timestamp or ``/tmp/report.csv`` printed by a cell is data, not noise.
 
     Args:
         roots: Paths to mask (:class:`Roots`).
         rules: User normalisers (:func:`parse_rules`), applied after the built-in masks.
+        masks: Presets of :data:`MASK_PRESETS` applied to user output too.
+        keep_ansi: Keep ANSI escape sequences in user output (``--holon-nb-compare-ansi``).
+
+    Raises:
+        ValueError: for a mask that is not a preset.
     """
 
-    def __init__(self, roots: Roots | None = None, rules: Sequence[UserRule] = ()):
+    def __init__(
+        self,
+        roots: Roots | None = None,
+        rules: Sequence[UserRule] = (),
+        masks: Iterable[str] = (),
+        keep_ansi: bool = False,
+    ):
         self.roots = roots or Roots()
         self.rules = list(rules)
+        self.masks = frozenset(masks)
+        unknown = sorted(self.masks - set(MASK_PRESETS))
+        if unknown:
+            raise ValueError(f"unknown mask {', '.join(unknown)}: choose from {', '.join(MASK_PRESETS)}")
+        self.keep_ansi = keep_ansi
+        self._root_re, self._tokens = self._roots_pattern(with_tmp=True)
+        self._own_re, self._own_tokens = self._roots_pattern(with_tmp=False)
+        tmp = "|".join(re.escape(p) for p in sorted(self.roots.tmp, key=len, reverse=True))
+        # the harness's own folders under the temp dir (holon-nb-run-*, -copy-*, -test-*) are the run's roots
+        self._harness_re = re.compile(f"(?:{tmp})/(?=holon-nb-(?:run|copy|test)-)") if tmp else None
+
+    def _roots_pattern(self, with_tmp: bool) -> tuple[re.Pattern[str] | None, list[str]]:
         pairs = [(p, "<HOME>") for p in self.roots.home] + [(p, "<WS>") for p in self.roots.workspace]
-        pairs += [(p, "<TMP>") for p in self.roots.tmp] + [(p, "<REPO>") for p in self.roots.repo]
-        pairs += [(p, "<site-packages>") for p in self.roots.site]
+        pairs += [(p, "<TMP>") for p in self.roots.tmp] if with_tmp else []
+        pairs += [(p, "<REPO>") for p in self.roots.repo] + [(p, "<site-packages>") for p in self.roots.site]
         pairs.sort(key=lambda pair: len(pair[0]), reverse=True)  # the most specific root wins
         alternatives = "|".join(f"(?P<r{i}>{re.escape(p)})" for i, (p, _) in enumerate(pairs))
-        self._root_re = re.compile(f"(?:{alternatives})(?=/|\\b|$)") if pairs else None
-        self._tokens = [token for _, token in pairs]
+        pattern = re.compile(f"(?:{alternatives})(?=/|\\b|$)") if pairs else None
+        return pattern, [token for _, token in pairs]
 
-    def paths(self, text: str) -> str:
-        """Replace absolute paths under the roots by ``<HOME>``, ``<WS>``, ``<TMP>``."""
-        if self._root_re is not None:
-            text = self._root_re.sub(lambda m: self._tokens[int(m.lastgroup[1:])], text)  # type: ignore[index]
+    def paths(self, text: str, *, all_tmp: bool = True) -> str:
+        """Replace absolute paths under the roots by ``<HOME>``, ``<WS>``, ``<TMP>``, ``<REPO>``,
+        ``<site-packages>``; with ``all_tmp`` False, of the temp dir only the harness's own folders."""
+        pattern, tokens = (self._root_re, self._tokens) if all_tmp else (self._own_re, self._own_tokens)
+        if not all_tmp and self._harness_re is not None:
+            text = self._harness_re.sub("<TMP>/", text)
+        if pattern is not None:
+            text = pattern.sub(lambda m: tokens[int(m.lastgroup[1:])], text)  # type: ignore[index]
         text = re.sub(r"<TMP>/" + _HARNESS_HOME.pattern, "<HOME>", text)  # a harness run's own home
         text = re.sub(r"<TMP>/" + _HARNESS_COPY.pattern, "<WS>", text)  # a tested notebook's folder copy
         return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
 
-    def text(self, text: str) -> str:
-        """All text masks: ANSI, paths, ids, timestamps, durations, addresses, UUIDs, then user rules."""
-        text = self.paths(strip_ansi(text))
+    def _masks(self, text: str, masks: frozenset[str] | set[str]) -> str:
         text = ID_RE.sub(r"\1_<id>", text)
-        text = TIME_RE.sub("<time>", text)
-        text = DURATION_RE.sub("<duration>", text)
-        text = ADDRESS_RE.sub("0x<addr>", text)
-        text = UUID_RE.sub("<uuid>", text)
+        text = REPR_ADDRESS_RE.sub(r"\g<1>0x<addr>", text)
+        text = DISPLAY_ID_RE.sub("<uuid>", text)
+        if "timestamps" in masks:
+            text = TIME_RE.sub("<time>", text)
+        if "durations" in masks:
+            text = DURATION_RE.sub("<duration>", text)
+        if "addresses" in masks:
+            text = ADDRESS_RE.sub("0x<addr>", text)
+        if "uuids" in masks:
+            text = UUID_RE.sub("<uuid>", text)
         for rule in self.rules:
             text = rule.regex.sub(rule.replace, text)
         return text
 
+    def text(self, text: str) -> str:
+        """User output: ANSI removed (unless ``keep_ansi``), the run's own roots, runtime ids, default-repr
+        addresses, display ids, the presets in ``masks``, then user rules."""
+        text = text if self.keep_ansi else strip_ansi(text)
+        return self._masks(self.paths(text, all_tmp="tmp" in self.masks), self.masks)
+
+    def runtime_text(self, text: str) -> str:
+        """The runtime's own output: ANSI, every root (any temp path), ids, timestamps, durations, addresses,
+        UUIDs, then user rules."""
+        return self._masks(self.paths(strip_ansi(text)), set(MASK_PRESETS))
+
     def stream(self, text: str) -> str:
-        """Terminal rendering (:func:`terminal_text`), then :meth:`text`."""
-        return self.text(terminal_text(text))
+        """Terminal rendering (:func:`terminal_text`; with ``keep_ansi``, colour sequences stay in lines that
+        ``\\r``/``\\b`` do not rewrite), then :meth:`text`."""
+        return self.text(_terminal(text, keep_colour=True) if self.keep_ansi else terminal_text(text))
 
     def json(self, value: Any) -> Any:
-        """A receipt with structural masks (:func:`mask_json`) and every string through :meth:`text`."""
-        return mask_json(value, self.text)
+        """A receipt with structural masks (:func:`mask_json`) and every string through :meth:`runtime_text`."""
+        return mask_json(value, self.runtime_text)
 
 
 def mask_json(value: Any, text: Any = None, *, key: str = "", in_usage: bool = False) -> Any:

@@ -19,6 +19,17 @@ Options:
 - ``--holon-nb-timeout SECONDS`` (default 120), ``--holon-nb-kernel NAME`` (a kernelspec; default a
   kernel on this interpreter) and ``--holon-nb-cassettes MODE`` (default ``replay``: model calls
   answered from ``<stem>.holon/cassettes/``, network blocked).
+- ``--holon-nb-mimetypes LIST`` / ini ``holon_nb_mimetypes``: compare exactly these mimetypes of display
+  outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
+- ``--holon-nb-image-fraction F`` (default 0.01) and ``--holon-nb-image-pixel P`` (default 0.1): images
+  differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
+- ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
+  ``durations``, ``addresses``, ``uuids``, ``tmp``); by default user output keeps them, receipts never.
+- ``--holon-nb-sanitize-with FILE``: an nbval sanitize file's ``regex:``/``replace:`` pairs, added to the
+  user normalisers.
+- ``--holon-nb-strict-unrun``: compare also the cells saved without running (no outputs and no execution
+  count); by default they are skipped, as nbval does, and the terminal summary lists them.
+- ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -96,6 +107,62 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="replay",
         help="model-call cassettes: replay (default; no network), record, auto, off",
     )
+    group.addoption(
+        "--holon-nb-mimetypes",
+        default=None,
+        metavar="LIST",
+        help="comma-separated mimetypes of display outputs to compare, e.g. text/plain,text/html "
+        "(default: text/plain, and text/html when text/plain is a placeholder repr)",
+    )
+    group.addoption(
+        "--holon-nb-ignore-mimetypes",
+        default=None,
+        metavar="LIST",
+        help="comma-separated mimetypes never compared (image/* for every image type)",
+    )
+    group.addoption(
+        "--holon-nb-image-fraction",
+        type=float,
+        default=0.01,
+        metavar="F",
+        help="images differ when more than this fraction of pixels differ (default 0.01)",
+    )
+    group.addoption(
+        "--holon-nb-image-pixel",
+        type=float,
+        default=0.1,
+        metavar="P",
+        help="a pixel differs when a channel differs by more than this fraction of 255 (default 0.1)",
+    )
+    group.addoption(
+        "--holon-nb-mask",
+        default=None,
+        metavar="LIST",
+        help="comma-separated masks for user output too: timestamps, durations, addresses, uuids, tmp "
+        "(receipts always get them all)",
+    )
+    group.addoption(
+        "--holon-nb-sanitize-with",
+        default=None,
+        metavar="FILE",
+        help="nbval sanitize file: [section] headers and 'regex: R' / 'replace: S' line pairs, applied to all "
+        "compared text after the built-in masks",
+    )
+    group.addoption(
+        "--holon-nb-strict-unrun",
+        action="store_true",
+        default=False,
+        help="compare also cells saved without running (no outputs, no execution count); skipped by default",
+    )
+    group.addoption(
+        "--holon-nb-compare-ansi",
+        action="store_true",
+        default=False,
+        help="compare ANSI escape sequences (colours) in user output instead of removing them",
+    )
+    parser.addini("holon_nb_masks", type="linelist", default=[], help="masks for user output too (see --holon-nb-mask)")
+    parser.addini("holon_nb_mimetypes", type="linelist", default=[], help="mimetypes of display outputs to compare")
+    parser.addini("holon_nb_ignore_mimetypes", type="linelist", default=[], help="mimetypes never compared")
     parser.addini(
         "holon_nb_paths",
         type="linelist",
@@ -126,14 +193,50 @@ def pytest_configure(config: pytest.Config) -> None:
         rules = parse_rules(json.loads(line) if line.lstrip().startswith("{") else line for line in lines)
     except ValueError as exc:
         raise pytest.UsageError(f"holon_nb_normalize: {exc}") from None
+    sanitize = config.getoption("holon_nb_sanitize_with")
+    if sanitize:
+        from .normalize import read_sanitize_file
+
+        try:
+            rules += read_sanitize_file(sanitize)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--holon-nb-sanitize-with: {exc}") from None
     worker, home = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("HOLON_NB_HOME")
     if worker and home:  # a fixed holon home: each xdist worker gets its own folder in it (spec §2)
         os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]
-    config.stash[_STATE] = {"rules": rules, "paths": paths}
+    masks = _listed(config, "holon_nb_mask", "holon_nb_masks") or ()
+    from .normalize import MASK_PRESETS
+
+    unknown = sorted(set(masks) - set(MASK_PRESETS))
+    if unknown:
+        raise pytest.UsageError(f"--holon-nb-mask: unknown {', '.join(unknown)}; choose from {', '.join(MASK_PRESETS)}")
+    config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config), "masks": masks}
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
+
+
+def _listed(config: pytest.Config, option: str, ini: str) -> tuple[str, ...] | None:
+    """A comma-separated command-line list, else the ini line list; None when neither is given."""
+    value = config.getoption(option)
+    if value is not None:
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    lines = [v.strip() for line in config.getini(ini) for v in line.split(",") if v.strip()]
+    return tuple(lines) if lines else None
+
+
+def _compare_options(config: pytest.Config) -> Any:
+    from .compare import CompareOptions
+    from .images import ImageTolerance
+
+    return CompareOptions(
+        mimetypes=_listed(config, "holon_nb_mimetypes", "holon_nb_mimetypes"),
+        ignore_mimetypes=_listed(config, "holon_nb_ignore_mimetypes", "holon_nb_ignore_mimetypes") or (),
+        image=ImageTolerance(
+            pixel=config.getoption("holon_nb_image_pixel"), fraction=config.getoption("holon_nb_image_fraction")
+        ),
+    )
 
 
 def _wanted(config: pytest.Config, file_path: Path) -> bool:
@@ -157,18 +260,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 _SECTION = "holon-nb update"
 
 
+_UNRUN_SECTION = "holon-nb cells not compared"
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect the update sections of the items' reports (they come from xdist workers too)."""
+    """Collect the update and unrun sections of the items' reports (they come from xdist workers too)."""
     for name, content in report.sections:
         if _SECTION in name:
             _UPDATED.append(content)
+        elif _UNRUN_SECTION in name:
+            _UNRUN.append(content)
 
 
 _UPDATED: list[str] = []
+_UNRUN: list[str] = []
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _STATE not in config.stash or not config.getoption("holon_nb_update"):
+    if _STATE not in config.stash:
+        return
+    if _UNRUN:
+        terminalreporter.section(_UNRUN_SECTION)
+        for line in sorted(set(_UNRUN)):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
+    if not config.getoption("holon_nb_update"):
         return
     terminalreporter.section(_SECTION)
     lines = sorted(set(_UPDATED))
@@ -198,6 +314,19 @@ class NotebookFile(pytest.File):
 
     _check: Any = None
     _update_reported = False
+
+    _unrun_reported = False
+
+    def report_unrun(self, item: pytest.Item) -> None:
+        """Attach the cells saved without running (not compared) to ``item``'s report (once per file)."""
+        check = self._check
+        if check is not None and check.unrun and not self._unrun_reported:
+            self._unrun_reported = True
+            item.add_report_section(
+                "call",
+                _UNRUN_SECTION,
+                f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running, not compared",
+            )
 
     def report_update(self, item: pytest.Item) -> None:
         """Attach the cells this file's update rewrote to ``item``'s report (once per file)."""
@@ -235,6 +364,10 @@ class NotebookFile(pytest.File):
                 repeat=opt("holon_nb_repeat"),
                 rules=self.config.stash[_STATE]["rules"],
                 kernel_name=opt("holon_nb_kernel"),
+                compare=self.config.stash[_STATE]["compare"],
+                masks=self.config.stash[_STATE]["masks"],
+                compare_ansi=opt("holon_nb_compare_ansi"),
+                strict_unrun=opt("holon_nb_strict_unrun"),
             )
             try:
                 self._check = check_notebook(self.path, options)
@@ -261,6 +394,7 @@ class NotebookItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report_update(self)
+        parent.report_unrun(self)
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -277,9 +411,12 @@ class CellItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report_update(self)
+        parent.report_unrun(self)
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
             raise NotebookFailure(check.report(problems, notebook_level=bool(notebook_level)))
         if self.index in check.not_run:
             pytest.skip(f"not run: an earlier cell of {self.path.name} failed")
+        if self.index in check.unrun:
+            pytest.skip("saved without running: not compared (--holon-nb-strict-unrun compares it)")

@@ -4,9 +4,14 @@
 meaning                holon_nb tag                            also accepted (nbval)
 =====================  ======================================  ===========================
 ``skip``               ``holon-skip`` (not run, not compared)  ``nbval-skip``, ``# NBVAL_SKIP``
-``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``
+``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``,
+                                                               ``# PYTEST_VALIDATE_IGNORE_OUTPUT`` (legacy)
 ``check``              ``holon-check-output`` (in lax books)   ``nbval-check-output``, ``# NBVAL_CHECK_OUTPUT``
 ``raises``             ``raises-exception`` (nbclient's)       ``nbval-raises-exception``, ``# NBVAL_RAISES_EXCEPTION``
+``ignore-stdout``      ``holon-ignore-stdout`` (run; its
+                       stdout not compared)
+``ignore-stderr``      ``holon-ignore-stderr`` (run; its
+                       stderr not compared)
 =====================  ======================================  ===========================
 
 A ``# NBVAL_…`` marker counts when it is a comment line of the cell's source, as nbval reads it.
@@ -24,12 +29,14 @@ TAGS: dict[str, tuple[str, ...]] = {
     "ignore": ("holon-ignore-output", "nbval-ignore-output"),
     "check": ("holon-check-output", "nbval-check-output"),
     "raises": ("raises-exception", "nbval-raises-exception"),
+    "ignore-stdout": ("holon-ignore-stdout",),
+    "ignore-stderr": ("holon-ignore-stderr",),
 }
-_MARKERS = {
-    "skip": "NBVAL_SKIP",
-    "ignore": "NBVAL_IGNORE_OUTPUT",
-    "check": "NBVAL_CHECK_OUTPUT",
-    "raises": "NBVAL_RAISES_EXCEPTION",
+_MARKERS: dict[str, tuple[str, ...]] = {
+    "skip": ("NBVAL_SKIP",),
+    "ignore": ("NBVAL_IGNORE_OUTPUT", "PYTEST_VALIDATE_IGNORE_OUTPUT"),  # the second: nbval's legacy spelling
+    "check": ("NBVAL_CHECK_OUTPUT",),
+    "raises": ("NBVAL_RAISES_EXCEPTION",),
 }
 
 
@@ -40,7 +47,7 @@ def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
         return True
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else source
-    marker = _MARKERS[meaning]
+    markers = _MARKERS.get(meaning, ())
     return any(
-        line.strip().lstrip("#").strip() == marker for line in source.splitlines() if line.strip().startswith("#")
+        line.strip().lstrip("#").strip() in markers for line in source.splitlines() if line.strip().startswith("#")
     )

@@ -22,9 +22,24 @@ __all__ = ["ansi_to_html", "strip_ansi", "terminal_text", "without_escapes"]
 
 # CSI sequences (ESC [ params final), OSC sequences (ESC ] … BEL or ESC \), and lone two-byte escapes
 _ESCAPE = re.compile(r"\x1b\[([0-?]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
-_COLOURS = {30: "#24292f", 31: "#cf222e", 32: "#1a7f37", 33: "#9a6700", 34: "#0969da", 35: "#8250df",
-            36: "#1b7c83", 37: "#6e7781", 90: "#57606a", 91: "#ff5c57", 92: "#2da44e", 93: "#bf8700",
-            94: "#218bff", 95: "#a475f9", 96: "#3192aa", 97: "#8c959f"}
+_COLOURS = {
+    30: "#24292f",
+    31: "#cf222e",
+    32: "#1a7f37",
+    33: "#9a6700",
+    34: "#0969da",
+    35: "#8250df",
+    36: "#1b7c83",
+    37: "#6e7781",
+    90: "#57606a",
+    91: "#ff5c57",
+    92: "#2da44e",
+    93: "#bf8700",
+    94: "#218bff",
+    95: "#a475f9",
+    96: "#3192aa",
+    97: "#8c959f",
+}
 
 
 def strip_ansi(text: str) -> str:
@@ -74,8 +89,9 @@ def terminal_text(text: str, keep_colour: bool = False) -> str:
     out = []
     for line in text.split("\n"):
         if "\x1b" in line:
-            line = _ESCAPE.sub(lambda m: m.group(0) if keep_colour and m.group(2) == "m" and m.group(0)[1] == "["
-                               else "", line)
+            line = _ESCAPE.sub(
+                lambda m: m.group(0) if keep_colour and m.group(2) == "m" and m.group(0)[1] == "[" else "", line
+            )
         if _CONTROL.search(line):
             line = _overwrite(_SGR.sub("", line) if keep_colour else line)
         out.append(line)
@@ -91,7 +107,7 @@ def without_escapes(value: Any) -> Any:
         return value if all(new[k] is value[k] for k in value) else new
     if isinstance(value, list):
         items = [without_escapes(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        return value if all(a is b for a, b in zip(items, value, strict=False)) else items
     return value
 
 
@@ -108,7 +124,7 @@ def ansi_to_html(text: str) -> str:
     open_span = False
     pos = 0
     for m in _ESCAPE.finditer(text):
-        out.append(html.escape(text[pos:m.start()], quote=True))
+        out.append(html.escape(text[pos : m.start()], quote=True))
         pos = m.end()
         if m.group(2) != "m":
             continue

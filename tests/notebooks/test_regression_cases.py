@@ -69,7 +69,7 @@ def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp
     nb = write_nb(tmp_path / "receipts.ipynb", "%load_ext holon_nb", GENERATED_RECEIPT, "%exec echo hello")
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
     assert not first.failed, first.report()
-    assert first.updated_cells == [1, 2]  # cell 0 printed nothing: nothing to rewrite
+    assert first.updated_cells == [0, 1, 2]  # cell 0 printed nothing: recorded as run (its execution count)
 
     def saved_values(book: Any) -> None:  # NT-01: the saved receipt has other ids, durations, temp paths
         receipt = book.cells[1].outputs[0].data[RESULT_MIMETYPE]
@@ -417,3 +417,68 @@ def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> 
     assert "LIMIT notebook (10.0,)" in option.stdout, option.stdout + option.stderr
     once = pytest_run("--holon-nb", "--collect-only", "-s", ".", cwd=tmp_path)
     assert "LIMIT notebook None" in once.stdout, once.stdout + once.stderr
+
+
+def test_an_error_output_in_an_ok_cell_fails_the_test_and_is_never_recorded(tmp_path: Path) -> None:
+    # issue 24 B1: a _repr_html_ that raises leaves an error output in a cell whose reply is "ok"
+    late = "class Bad:\n    def _repr_html_(self):\n        raise RuntimeError('repr failed')\ndisplay(Bad())"
+    nb = write_nb(tmp_path / "late.ipynb", late, "print('after')")
+    check = check_notebook(nb, CheckOptions(update=True, timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "error")] and check.updated_cells == []
+    assert "raised RuntimeError" in check.report() and "repr failed" in check.report()
+    assert nbformat.read(nb, as_version=4).cells[0].outputs == []
+
+    # a saved error where the run raises nothing is a difference, tagged or not
+    fixed = write_nb(tmp_path / "fixed.ipynb", "print('fine')")
+    edit(fixed, lambda book: book.cells[0].outputs.extend([stream("fine\n"), _error("RuntimeError")]))
+    check = check_notebook(fixed, CheckOptions(timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "mismatch")], check.report()
+    assert "error only in saved" in check.report()
+
+
+def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_path: Path) -> None:
+    # issue 24 A1: nbval skips a cell saved with no outputs and no execution count; holon-nb compared it
+    nb = write_nb(tmp_path / "unrun.ipynb", "print('ran')", "print('never ran when saved')")
+    edit(nb, lambda book: setattr(book.cells[0], "outputs", [stream("ran\n")]))
+    check = check_notebook(nb, CheckOptions(timeout=60))
+    assert not check.failed, check.report()
+    assert check.unrun == [1]
+    strict = check_notebook(nb, CheckOptions(timeout=60, strict_unrun=True))
+    assert [(p.index, p.kind) for p in strict.cells] == [(1, "mismatch")]
+    proc = pytest_run("--holon-nb", nb.name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "unrun.ipynb: cells 1 saved without running, not compared" in proc.stdout
+    proc = pytest_run("--holon-nb", "--holon-nb-strict-unrun", nb.name, cwd=tmp_path)
+    assert proc.returncode == 1 and "cell 1 (print('never ran when saved')): mismatch" in proc.stdout
+
+
+def test_nbval_legacy_marker_and_sanitize_file(tmp_path: Path) -> None:
+    # issue 24 A3: nbval's `# PYTEST_VALIDATE_IGNORE_OUTPUT` and `--nbval-sanitize-with` files
+    cfg = Path(__file__).parent / "fidelity" / "nbval_sanitize_defaults.cfg"
+    nb = write_nb(
+        tmp_path / "legacy.ipynb",
+        "# PYTEST_VALIDATE_IGNORE_OUTPUT\nimport random\nprint(random.random())",
+        "import datetime\nprint('today is', datetime.date.today())",
+    )
+
+    def saved(book: Any) -> None:
+        book.cells[0].outputs = [stream("0.5\n")]
+        book.cells[1].outputs = [stream("today is 1999-01-01\n")]
+
+    edit(nb, saved)
+    proc = pytest_run("--holon-nb", nb.name, cwd=tmp_path)
+    assert proc.returncode == 1 and "cell 1 (import datetime): mismatch" in proc.stdout
+    assert "cell 0" not in proc.stdout  # the legacy marker ignores its output
+    proc = pytest_run("--holon-nb", "--holon-nb-sanitize-with", str(cfg), nb.name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_update_records_a_silent_cell_as_run_so_it_is_compared_later(tmp_path: Path) -> None:
+    # issue 24 A1: a cell saved without running is skipped; after --holon-nb-update it counts as run
+    nb = write_nb(tmp_path / "silent.ipynb", "x = 1", "print(x)")
+    check_notebook(nb, CheckOptions(update=True, timeout=60))
+    book = nbformat.read(nb, as_version=4)
+    assert book.cells[0].outputs == [] and book.cells[0].execution_count == 1
+    edit(nb, lambda b: setattr(b.cells[0], "source", "x = 1\nprint('now it prints')"))
+    check = check_notebook(nb, CheckOptions(timeout=60))
+    assert [(p.index, p.kind) for p in check.cells] == [(0, "mismatch")], check.report()

@@ -17,8 +17,10 @@ operators are neutralised) and the terms OR-ed (agents spec §5.17 rule 2).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,7 @@ __all__ = [
     "fts_query",
     "cjk_bigrams",
     "snippet",
+    "root_words",
     "safe_text",
     "SEARCH_TEXT_MAX_CHARS",
     "Prepared",
@@ -73,6 +76,34 @@ def safe_text(text: str) -> str:
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
     return text.replace("\x00", "")
+
+
+def root_words(home: str | os.PathLike[str] | None, workspace: str | os.PathLike[str] | None) -> Callable[[str], str]:
+    """A function that writes the run's own roots as fixed words in text about to be indexed.
+
+    BM25 counts a document's tokens, so a path under a random folder name (a ``mkdtemp`` home
+    ``/tmp/holon-nb-run-x_1k/home``: the ``_`` makes two tokens of one name) changed every score of
+    a search from one run to the next. The holon home becomes ``$HOLON_HOME``, the workspace
+    ``$WORKSPACE``, and a folder directly in the system temporary directory ``$TMPDIR`` (the most
+    specific root first). MemoryGet still returns the documents' own text.
+    """
+    pairs: list[tuple[str, str]] = []
+    for value, word in ((home, "$HOLON_HOME"), (workspace, "$WORKSPACE")):
+        if value:
+            pairs += [(p, word) for p in {str(value).rstrip("/"), os.path.realpath(str(value))} if p]
+    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+    words = dict(pairs)
+    tmp = sorted({tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}, key=len, reverse=True)
+    alternatives = [re.escape(p) for p, _ in pairs]
+    roots = re.compile(f"(?:{'|'.join(alternatives)})(?![^/\\s\"'`:,;)\\]}}])") if alternatives else None
+    temp = re.compile(f"(?:{'|'.join(re.escape(t.rstrip('/')) for t in tmp)})/[^/\\s\"'`:,;)\\]}}]+")
+
+    def rewrite(text: str) -> str:
+        if roots is not None:
+            text = roots.sub(lambda m: words[m.group(0)], text)
+        return temp.sub("$TMPDIR", text)
+
+    return rewrite
 
 
 def _statements(script: str) -> list[str]:

@@ -42,6 +42,7 @@ from .index import (
     delete,
     ensure_schema,
     prepare,
+    root_words,
     safe_text,
     search,
     upsert,
@@ -140,6 +141,7 @@ class MemoryService:
         self._store: Store = rt.store
         self._catch_up_lock = threading.Lock()
         self.fts = ensure_schema(self._store.query)
+        self._root_words = root_words(getattr(rt, "home", None), getattr(rt, "workspace", None))
         self._scope: anyio.CancelScope | None = None
         self._wake: anyio.Event | None = None
         self.batch_sizes: list[tuple[int, float]] = []  #: (rows, seconds) of the last catch-up transactions
@@ -264,18 +266,21 @@ class MemoryService:
 
     # ------------------------------------------------------------ catch-up
     def _scrubbed(self, doc: Doc) -> Doc:
-        """``doc`` with secret values (D6) removed from what the index stores and snippets show.
+        """``doc`` with secret values (D6) removed from what the index stores and snippets show, and the
+        run's roots written as fixed words (:func:`~holon_nb.runtime.memory.index.root_words`).
 
         Runtime records keep canonical text; the index is written once, so a later
         process that no longer knows a secret cannot reveal it through a snippet.
         """
         scrub = getattr(self._rt.tasks, "scrub", None)
+        # only what the index keeps is scrubbed: cut first with a margin, so a secret that starts
+        # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
+        text = doc.search_text if doc.search_text is not None else doc.body
+        doc.title, text = doc.title[:_SCRUB_MARGIN], text[: SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN]
         if scrub is not None:
-            # only what the index keeps is scrubbed: cut first with a margin, so a secret that starts
-            # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
-            text = doc.search_text if doc.search_text is not None else doc.body
-            doc.title = scrub(doc.title[:_SCRUB_MARGIN])
-            doc.search_text = scrub(text[: SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN])
+            doc.title, text = scrub(doc.title), scrub(text)
+        # scores must not depend on where this run's roots are (issue 24): the roots become fixed words
+        doc.title, doc.search_text = self._root_words(doc.title), self._root_words(text)
         return doc
 
     def _cursor(self, source: str) -> int:

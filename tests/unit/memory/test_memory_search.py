@@ -309,3 +309,31 @@ def test_index_never_stores_secret_values(rt, monkeypatch) -> None:
         assert db.execute("SELECT COUNT(*) FROM memory_fts WHERE body LIKE '%s3cr3tvalue%'").fetchone()[0] == 0
     finally:
         db.close()
+
+
+def test_scores_do_not_depend_on_the_runs_roots() -> None:
+    # issue 24: a BM25 score counted the tokens of the random temp folder names (an `_` in one adds a
+    # token), so a notebook's %memory search receipt differed about one run in five
+    import shutil
+    import tempfile
+
+    receipts = []
+    for i in range(20):
+        scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-" + "x_" * (i % 4)))
+        workspace = scratch / ("book" + "_v" * (i % 3))
+        workspace.mkdir()
+        runtime = Runtime(home=scratch / "home", workspace=workspace)
+        try:
+            # a background task: its record names the workdir and the output file under the holon home
+            started = ok(
+                runtime.call("ExecCommand", {"cmd": "sleep 0.3; echo nightly report ready", "yield_time_ms": 0})
+            )
+            task_id = started["task_handle"]["task_id"]
+            ok(runtime.call("TaskOutput", {"task_id": task_id, "block": True, "timeout_ms": 30_000}))
+            found = _search(runtime, "nightly report")
+            receipts.append([(r["kind"], r["score"]) for r in found["results"]])
+        finally:
+            runtime.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+    assert {kind for kind, _ in receipts[0]} >= {"task", "message"}, receipts[0]
+    assert all(r == receipts[0] for r in receipts), receipts

@@ -461,3 +461,24 @@ def test_saved_notebook_holds_no_widget_of_ended_work(tmp_path: Path) -> None:
     assert sum("finished-marker" in o["data"]["text/plain"] for o in task.outputs) == 1
     assert not any(widget in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
     assert "widgets" not in nb.metadata  # no saved state of widgets no output shows
+
+
+REPR_RAISES = """\
+from IPython.display import display
+class Bad:
+    def _repr_html_(self):
+        raise RuntimeError('repr failed')
+display(Bad())
+"""
+
+
+def test_an_error_raised_after_the_cell_body_fails_the_run(tmp_path: Path) -> None:
+    # issue 24 B1: IPython shows the repr's exception as an error output but replies "ok"
+    src = write_nb(tmp_path / "late.ipynb", REPR_RAISES, "print('after')")
+    summary = run_notebook(src, output=tmp_path / "out.ipynb", timeout=30)
+    assert summary.exit_code == 1, format_summary(summary)
+    assert summary.cells[0].status == "error" and summary.cells[0].ename == "RuntimeError"
+    assert summary.cells[0].evalue == "repr failed"
+    tagged = write_nb(tmp_path / "tagged.ipynb", (REPR_RAISES, ["raises-exception"]))
+    summary = run_notebook(tagged, output=tmp_path / "out2.ipynb", timeout=30)
+    assert summary.exit_code == 0 and summary.cells[0].status == "expected-error"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
+import io
 from pathlib import Path
 
 import nbformat
@@ -30,31 +29,61 @@ def test_terminal_text_keeps_each_lines_final_state_and_drops_ansi() -> None:
     assert terminal_text("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "link"
 
 
-def test_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
+def test_runtime_text_masks_ids_times_and_paths(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     norm = Normalizer(Roots(home=(str(home),), workspace=(str(ws),), tmp=("/tmp",)))
     text = (
         f"task_0123456789abcde ended 2026-12-01T15:07:32.123Z in {home}/spool/x and {ws}/a.py, "
         f"/tmp/tmpab12cd/f.txt, /tmp/holon-nb-run-k2j3/home/agents"
     )
-    assert norm.text(text) == (
+    assert norm.runtime_text(text) == (
         "task_<id> ended <time> in <HOME>/spool/x and <WS>/a.py, <TMP>/<tmp>/f.txt, <HOME>/agents"
     )
     assert (
-        norm.text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s")
+        norm.runtime_text("turn completed after 2 round(s), 0.3 s; 1 passed in 0.05s, 12 ms; sleep 3 s")
         == "turn completed after 2 round(s), <duration>; 1 passed in <duration>, <duration>; sleep 3 s"
     )
     assert (
-        norm.text(
+        norm.runtime_text(
             "<__main__.Note at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
             " 6f1c2d1e-9a4b-4c1d-8e2f-0123456789ab"
         )
         == "<__main__.Note at 0x<addr>> <DisplayHandle display_id=<uuid>> <uuid>"
     )
     # not an id: 14 hex digits, upper case
-    assert norm.text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
+    assert norm.runtime_text("task_0123456789abcd TASK_0123456789ABCDE") == "task_0123456789abcd TASK_0123456789ABCDE"
     # a root is only a root at a path boundary
-    assert Normalizer(Roots(tmp=("/tmp",))).text("/tmpfoo/x") == "/tmpfoo/x"
+    assert Normalizer(Roots(tmp=("/tmp",))).runtime_text("/tmpfoo/x") == "/tmpfoo/x"
+
+
+def test_user_text_keeps_data_that_looks_like_runtime_noise(tmp_path: Path) -> None:
+    # issue 24 B4: the runtime masks erased real data in user output
+    ws = tmp_path / "ws"
+    norm = Normalizer(Roots(workspace=(str(ws),), tmp=("/tmp",)))
+    data = (
+        "md5 9e107d9d372bb6826bd81d3542a419d6, id 6f1c2d1e-9a4b-5c1d-8e2f-0123456789ab, "
+        "measured 2026-12-01T15:07:32Z, half-life 0.25 s, report /tmp/report.csv, register at 0x1000"
+    )
+    assert norm.text(data) == data
+    own = (
+        f"{ws}/out.txt /tmp/holon-nb-run-k2j3/home/agents /tmp/holon-nb-copy-ab_1/book/x.csv task_0123456789abcde"
+        " <__main__.Note object at 0x7f457c0250d0> <DisplayHandle display_id=118a56127f42348f8893440da7181c57>"
+    )
+    assert norm.text(own) == (
+        "<WS>/out.txt <HOME>/agents <WS>/x.csv task_<id> <__main__.Note object at 0x<addr>>"
+        " <DisplayHandle display_id=<uuid>>"
+    )
+    asked = Normalizer(Roots(tmp=("/tmp",)), masks=["timestamps", "durations", "addresses", "uuids", "tmp"])
+    assert asked.text(data) == (
+        "md5 <uuid>, id <uuid>, measured <time>, half-life <duration>, report <TMP>/<tmp>, register at 0x<addr>"
+    )
+    assert Normalizer(masks=["durations"]).text("took 0.25 s at 2026-12-01T15:07:32Z") == (
+        "took <duration> at 2026-12-01T15:07:32Z"
+    )
+    with pytest.raises(ValueError, match="unknown mask seconds: choose from timestamps"):
+        Normalizer(masks=["seconds"])
+    # receipts keep every mask: they are the runtime's own output
+    assert norm.json({"msg": data})["msg"].startswith("md5 <uuid>, id <uuid>, measured <time>, half-life <duration>")
 
 
 def test_json_masks_ms_at_and_usage_but_keeps_null() -> None:
@@ -142,15 +171,19 @@ def test_streams_coalesced_and_text_diff_is_unified() -> None:
     assert diff is not None and "+extra" in diff.message and "--- saved" in diff.message
 
 
-def _png(w: int, h: int) -> str:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+def _png(w: int, h: int, box: tuple[int, int, int, int] | None = None, fmt: str = "PNG") -> str:
+    """A white ``w``×``h`` image with a black rectangle ``box`` (left, top, right, bottom), base64."""
+    from PIL import Image, ImageDraw
 
-    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
-    return base64.b64encode(raw + chunk(b"IEND", b"")).decode()
+    img = Image.new("RGB", (w, h), "white")
+    if box is not None:
+        ImageDraw.Draw(img).rectangle(box, fill="black")
+    buf = io.BytesIO()
+    img.save(buf, fmt)
+    return base64.b64encode(buf.getvalue()).decode()
 
 
-def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignored() -> None:
+def test_rich_outputs_html_ignored_beside_plain_widget_ids_ignored_svg_as_markup() -> None:
     norm = Normalizer()
 
     def display(data):
@@ -178,10 +211,11 @@ def test_rich_outputs_images_by_size_html_ignored_beside_plain_widget_ids_ignore
     fresh.outputs.append(
         nbformat.from_dict(display({"image/svg+xml": svg.replace('fill="red" r="40"', 'r="40" fill="red"')}))
     )
-    assert compare_cells(0, saved, fresh, norm) is None  # an SVG by its size, as other images
-    fresh.outputs[0].data["image/png"] = _png(5, 3)
+    assert compare_cells(0, saved, fresh, norm) is None  # an SVG as normalised markup: attribute order
+    fresh.outputs[-1].data["image/svg+xml"] = svg.replace('fill="red"', 'fill="blue"')
     diff = compare_cells(0, saved, fresh, norm)
-    assert diff is not None and "-png image, 4x3 pixels\n+png image, 5x3 pixels" in diff.message
+    assert diff is not None and '-  <circle cx="50" fill="red" r="40"/>' in diff.message
+    assert '+  <circle cx="50" fill="blue" r="40"/>' in diff.message
 
 
 def test_display_updates_and_clear_output_are_applied() -> None:
@@ -269,3 +303,200 @@ def test_site_packages_paths_read_the_same_from_any_environment() -> None:
     there = norm.text("/other/venv/lib/python3.11/site-packages/ipykernel/resources/logo-64x64.png 2180 bytes")
     assert here == there == "<site-packages>/ipykernel/resources/logo-64x64.png 2180 bytes"
     assert Roots.from_mapping(roots.as_mapping()) == roots
+
+
+def _display(data):
+    return {"output_type": "display_data", "metadata": {}, "data": data}
+
+
+STYLER = """<style type="text/css">
+#T_1a2b3_row0_col0 { background-color: red; }
+</style>
+<table id="T_1a2b3">
+  <thead><tr><th class="blank level0" >&nbsp;</th><th id="T_1a2b3_level0_col0" class="col_heading level0 col0" >a</th></tr></thead>
+  <tbody><tr><td id="T_1a2b3_row0_col0" class="data row0 col0" >1</td></tr></tbody>
+</table>
+"""
+
+
+def test_html_is_compared_when_the_plain_text_is_a_placeholder_repr() -> None:
+    # issue 24 B2: display(HTML(...)) and a pandas Styler show only a default repr as text/plain
+    from holon_nb.testing.compare import CompareOptions
+
+    norm = Normalizer()
+    saved = _cell(
+        _display({"text/plain": "<IPython.core.display.HTML object>", "text/html": "<b>total: 3</b>"}),
+        _display({"text/plain": "<pandas.io.formats.style.Styler at 0x7f00aa>", "text/html": STYLER}),
+        _display({"text/html": "<p>only markup</p>"}),
+    )
+    fresh = _cell(
+        _display({"text/plain": "<IPython.core.display.HTML object>", "text/html": "<b>total:\n 3</b>"}),
+        _display(
+            {
+                "text/plain": "<pandas.io.formats.style.Styler at 0x7f00bb>",
+                "text/html": STYLER.replace("1a2b3", "9f8e7").replace('id="T_9f8e7_row0_col0" class', "class"),
+            }
+        ),
+        _display({"text/html": "<p>only   markup</p>"}),
+    )
+    fresh.outputs[1].data["text/html"] = (
+        fresh.outputs[1]
+        .data["text/html"]
+        .replace('class="data row0 col0"', 'class="data row0 col0" id="T_9f8e7_row0_col0"')
+    )
+    assert compare_cells(0, saved, fresh, norm) is None  # whitespace, attribute order, styler uuid
+    fresh.outputs[0].data["text/html"] = "<b>total: 4</b>"
+    diff = compare_cells(0, saved, fresh, norm)
+    assert diff is not None and "output 0: text/html differs" in diff.message
+    assert "-  total: 3\n+  total: 4" in diff.message
+    fresh.outputs[0].data["text/html"] = "<b>total: 3</b>"
+    fresh.outputs[1].data["text/html"] = fresh.outputs[1].data["text/html"].replace(">1</td>", ">2</td>")
+    assert "-        1\n+        2" in compare_cells(0, saved, fresh, norm).message
+    fresh.outputs[1].data["text/html"] = STYLER
+    fresh.outputs[2].data["text/html"] = "<p>only markup!</p>"
+    assert "text/html differs" in compare_cells(0, saved, fresh, norm).message
+
+    # a real text/plain wins by default; a switch compares both, or ignores one
+    table = _cell(_display({"text/plain": "   a\n0  1", "text/html": "<table><td>1</td></table>"}))
+    changed = _cell(_display({"text/plain": "   a\n0  1", "text/html": "<table><td>2</td></table>"}))
+    assert compare_cells(0, table, changed, norm) is None
+    both = CompareOptions(mimetypes=("text/plain", "text/html"))
+    assert "text/html differs" in compare_cells(0, table, changed, norm, options=both).message
+    assert compare_cells(0, saved, fresh, norm, options=CompareOptions(ignore_mimetypes=("text/html",))) is None
+
+
+def test_a_notebook_chooses_its_compared_mimetypes_in_its_metadata() -> None:
+    from holon_nb.testing.check import compare_options
+    from holon_nb.testing.compare import CompareOptions
+
+    nb = nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": ["text/html"], "ignore_mimetypes": ["image/*"]}})
+    got = compare_options(nb, CompareOptions(mimetypes=("text/plain",), ignore_mimetypes=("text/latex",)))
+    assert got.mimetypes == ("text/html",) and got.ignore_mimetypes == ("text/latex", "image/*")
+    assert got.ignored("image/png") and not got.ignored("text/html")
+    with pytest.raises(ValueError, match="metadata.holon_nb.mimetypes must be a list"):
+        compare_options(nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": "text/html"}}), CompareOptions())
+
+
+def test_raster_images_compare_by_content_within_tolerances() -> None:
+    # issue 24 B3: same size, other picture was a pass; a 1-pixel size jitter was a fail
+    norm = Normalizer()
+    saved = _cell(_display({"image/png": _png(100, 80, (10, 10, 40, 40))}))
+    jitter = _cell(_display({"image/png": _png(101, 80, (10, 10, 40, 40))}))  # renderer jitter: 1 px wider
+    assert compare_cells(0, saved, jitter, norm) is None
+    moved = _cell(_display({"image/png": _png(100, 80, (50, 30, 80, 60))}))  # same size, the box moved
+    diff = compare_cells(0, saved, moved, norm)
+    assert diff is not None and "output 0: image/png differs: " in diff.message
+    assert "% of pixels differ by more than 10% (tolerated: 1.00%); 100x80 pixels" in diff.message
+    assert "24.02% of pixels" in diff.message  # two disjoint 31x31 boxes: 2 * 961 / (100 * 80)
+    bigger = _cell(_display({"image/png": _png(200, 160, (20, 20, 80, 80))}))
+    assert "saved 100x80 pixels, this run 200x160 (size tolerance 2%)" in compare_cells(0, saved, bigger, norm).message
+    from holon_nb.testing.compare import CompareOptions
+    from holon_nb.testing.images import ImageTolerance
+
+    loose = CompareOptions(image=ImageTolerance(fraction=0.5))
+    assert compare_cells(0, saved, moved, norm, options=loose) is None
+    broken = _cell(_display({"image/png": "bm90IGFuIGltYWdl"}))
+    assert "compared byte for byte" in compare_cells(0, saved, broken, norm).message
+
+
+def test_the_runtimes_own_cards_get_every_mask() -> None:
+    # issue 24 B4: a holon_nb board or note (HTML card beside its text) is runtime output, not user data
+    card = "<div class='holon-card tex2jax_ignore holon-board-view'>board</div>"
+    saved = _cell(_display({"text/plain": "timer next 2026-12-01T21:42:18Z", "text/html": card}))
+    fresh = _cell(_display({"text/plain": "timer next 2026-12-03T13:13:46Z", "text/html": card}))
+    assert compare_cells(0, saved, fresh, Normalizer()) is None
+    del saved.outputs[0].data["text/html"], fresh.outputs[0].data["text/html"]
+    assert "-timer next 2026-12-01T21:42:18Z" in compare_cells(0, saved, fresh, Normalizer()).message
+
+
+def test_an_expected_error_is_compared_by_name_and_message() -> None:
+    # issue 24 B5: only the exception name was compared
+    def error(evalue):
+        return {"output_type": "error", "ename": "ValueError", "evalue": evalue, "traceback": []}
+
+    norm = Normalizer(Roots(workspace=("/work/book",)))
+    saved = _cell(error("no row 3 in /work/book/data.csv"), tags=["raises-exception"])
+    assert (
+        compare_cells(0, saved, _cell(error("no row 3 in /work/book/data.csv"), tags=["raises-exception"]), norm)
+        is None
+    )
+    diff = compare_cells(0, saved, _cell(error("no row 4 in /work/book/data.csv"), tags=["raises-exception"]), norm)
+    assert (
+        diff is not None
+        and "-ValueError: no row 3 in <WS>/data.csv\n+ValueError: no row 4 in <WS>/data.csv" in diff.message
+    )
+
+
+def test_ansi_colours_are_stripped_unless_compared() -> None:
+    # issue 24 B6: --holon-nb-compare-ansi
+    saved = _cell({"output_type": "stream", "name": "stdout", "text": "\x1b[32mPASS\x1b[0m\n"})
+    fresh = _cell({"output_type": "stream", "name": "stdout", "text": "\x1b[31mPASS\x1b[0m\n"})
+    assert compare_cells(0, saved, fresh, Normalizer()) is None
+    diff = compare_cells(0, saved, fresh, Normalizer(keep_ansi=True))
+    assert diff is not None and "-\x1b[32mPASS" in diff.message and "+\x1b[31mPASS" in diff.message
+    progress = _cell({"output_type": "stream", "name": "stdout", "text": "\r10%\r\x1b[1m100%\x1b[0m\n"})
+    assert Normalizer(keep_ansi=True).stream(progress.outputs[0].text) == "100%\n"  # a rewritten line: its final state
+
+
+def test_widget_views_compare_by_their_models_saved_state() -> None:
+    # issue 24 B7: widget views were ignored, so a slider's changed value passed
+    def book(value, description="n", model_id="m1"):
+        nb = nbformat.v4.new_notebook()
+        view = {"application/vnd.jupyter.widget-view+json": {"model_id": model_id, "version_major": 2}}
+        nb.cells.append(_cell(_display({**view, "text/plain": f"IntSlider(value={value})"})))
+        state = {"model_name": "IntSliderModel", "state": {"value": value, "description": description, "max": 9}}
+        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {model_id: state}}}
+        return nb
+
+    norm = Normalizer()
+    assert compare_notebooks(book(3), book(3, model_id="m2"), norm) == []  # model ids are random
+    (diff,) = compare_notebooks(book(3), book(4), norm)
+    assert "output 0: widget differs at 1 place(s):\n  /value: saved 3, this run 4" in diff.message
+    (diff,) = compare_notebooks(book(3), book(3, description="k"), norm)
+    assert '/description: saved "n", this run "k"' in diff.message
+    unsaved = book(3)
+    del unsaved.metadata["widgets"]
+    assert compare_notebooks(unsaved, book(4), norm) == []  # no saved state: nothing to compare with
+    trimmed = book(3)  # an older ipywidgets leaves default values out of the saved state
+    del trimmed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]["m1"]["state"]["value"]
+    assert compare_notebooks(trimmed, book(4), norm) == []
+
+
+def test_an_nbval_sanitize_file_becomes_user_rules(tmp_path: Path) -> None:
+    # issue 24 A3: nbval's own sanitize file (tests/notebooks/fidelity/SOURCES.md)
+    from holon_nb.testing.normalize import read_sanitize_file
+
+    cfg = Path(__file__).parents[2] / "notebooks" / "fidelity" / "nbval_sanitize_defaults.cfg"
+    rules = read_sanitize_file(cfg)
+    assert len(rules) == 6
+    norm = Normalizer(rules=rules)
+    assert norm.text("on 2026-12-03 at 13:02:11, Figure size 640x480 with 1 Axes") == (
+        "on DATESTAMP at TIMESTAMP, Figure size WIDTHxHEIGHT with 1 Axes"
+    )
+    bad = tmp_path / "bad.cfg"
+    bad.write_text("[x]\nregex: (\nreplace: y\n")
+    with pytest.raises(ValueError, match=r"bad.cfg, line 2: regex '\(' does not compile"):
+        read_sanitize_file(bad)
+    bad.write_text("regex: a\n\nreplace: b\n")
+    with pytest.raises(ValueError, match="line 1: 'regex:' without a 'replace:' line after it"):
+        read_sanitize_file(bad)
+
+
+def test_ignore_stdout_and_stderr_tags() -> None:
+    # issue 24 A4: a warning on stderr (a deprecation that comes and goes) should not fail the result
+    def streams(out, err, tags=()):
+        return _cell(
+            {"output_type": "stream", "name": "stderr", "text": err},
+            {"output_type": "stream", "name": "stdout", "text": out},
+            tags=tags,
+        )
+
+    norm = Normalizer()
+    assert "stderr differs" in compare_cells(0, streams("1\n", "warn A\n"), streams("1\n", "warn B\n"), norm).message
+    tagged = ["holon-ignore-stderr"]
+    assert compare_cells(0, streams("1\n", "warn A\n", tagged), streams("1\n", "warn B\n", tagged), norm) is None
+    assert (
+        "stdout differs" in compare_cells(0, streams("1\n", "a\n", tagged), streams("2\n", "b\n", tagged), norm).message
+    )
+    tagged = ["holon-ignore-stdout"]
+    assert compare_cells(0, streams("1\n", "a\n", tagged), streams("2\n", "a\n", tagged), norm) is None
