@@ -92,7 +92,8 @@ class WidgetValue:
         """The value of a saved model (``{"model_name": …, "state": {…}}``), strings through the user masks."""
         if not isinstance(model, Mapping):
             return cls(None)
-        state = model.get("state") if isinstance(model.get("state"), Mapping) else {}
+        found = model.get("state")
+        state: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         picked = {"class": model.get("model_name") or state.get("_model_name")}
         picked.update({k: state[k] for k in ("value", "description") if k in state})
         return cls(mask_json(picked, norm.text))
