@@ -1,6 +1,6 @@
 """Write the notebooks of the determinism set (issue 24): output that changes from run to run by nature.
 
-    python tests/notebooks/determinism/make_determinism.py
+    python tests/notebooks/determinism/make_determinism.py [NAME.ipynb ...]
     holon-nb test tests/notebooks/determinism --holon-nb-update
 
 Each notebook holds one kind of run-to-run noise, made stable the way a notebook author would: a
@@ -11,6 +11,7 @@ test_determinism.py then checks that a fresh run passes against them (no false f
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nbformat
@@ -77,12 +78,25 @@ BOOKS: dict[str, tuple[str, dict[str, object], list[str]]] = {
             "df.style.format({'y': '{:.1f}'}).hide(axis='index')",
         ],
     ),
+    "d6-matplotlib.ipynb": (
+        "A matplotlib figure (PNG, inline backend) and an SVG of seeded data (needs matplotlib).",
+        {},
+        [
+            "import matplotlib\nmatplotlib.use('module://matplotlib_inline.backend_inline')\n"
+            "import matplotlib.pyplot as plt, numpy as np\nrng = np.random.default_rng(5)",
+            "fig, ax = plt.subplots(figsize=(4, 3))\nax.plot(rng.normal(size=50).cumsum())\nax.set_title('walk')\nplt.show()",
+            "import io\nfrom IPython.display import SVG, display\nbuf = io.StringIO()\nfig.savefig(buf, format='svg')\n"
+            "display(SVG(buf.getvalue()))\nplt.close(fig)",
+        ],
+    ),
 }
 
 
-def main() -> None:
-    """Write the notebooks (without outputs: ``--holon-nb-update`` records them)."""
+def main(names: list[str]) -> None:
+    """Write the notebooks ``names`` (all when empty), without outputs: ``--holon-nb-update`` records them."""
     for name, (title, meta, cells) in BOOKS.items():
+        if names and name not in names:
+            continue
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         if meta:
@@ -93,4 +107,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
