@@ -531,3 +531,16 @@ def test_widget_state_leaves_an_empty_widgets_entry_as_nbclient_writes_it() -> N
     nb.metadata["widgets"] = json.loads(json.dumps(entry))
     _drop_unshown_widget_state(nb)
     assert nb.metadata["widgets"] == entry
+
+
+def test_a_notebook_saved_with_an_empty_widgets_entry_keeps_it(tmp_path: Path) -> None:
+    # nbclient leaves the notebook's metadata.widgets alone when the run made no widget (peer notebook
+    # "Skip Exceptions with Cell Tags" of nbclient is saved with such an entry)
+    src = write_nb(tmp_path / "empty_widgets.ipynb", "print('ok')")
+    nb = nbformat.read(src, as_version=4)
+    entry = {WIDGET_STATE: {"state": {}, "version_major": 2, "version_minor": 0}}
+    nb.metadata["widgets"] = entry
+    nbformat.write(nb, src)
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert nbformat.read(summary.output, as_version=4).metadata["widgets"] == entry
