@@ -32,7 +32,9 @@ of :data:`MASK_PRESETS` a notebook or the configuration asks for (issue 24, B4):
    Whole seconds (``sleep 3 s``, ``timeout 120 s``) are kept: those are settings, not measurements.
 6. Values random by nature: object addresses in default reprs (``<Note at 0x7f45…>``) become
    ``0x<addr>``, UUIDs (``8-4-4-4-12`` hex, or 32 hex digits as ``DisplayHandle`` prints
-   them) become ``<uuid>`` (:data:`ADDRESS_RE`, :data:`UUID_RE`).
+   them) become ``<uuid>`` (:data:`ADDRESS_RE`, :data:`UUID_RE`); the folder ipykernel compiles
+   cells into, named after its pid (``/tmp/ipykernel_18163/219594660.py`` in a warning), becomes
+   ``ipykernel_<pid>`` (:data:`KERNEL_CELL_DIR_RE`).
 7. User normalisers: ``[{"regex": …, "replace": …}]`` (``re.sub`` semantics),
    from ``metadata.holon_nb.normalize`` or the pytest option ``holon_nb_normalize``.
 
@@ -111,6 +113,9 @@ UUID_RE = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 REPR_ADDRESS_RE = re.compile(r"(?<=<)([A-Za-z_][\w.]*(?: object)? at )0x[0-9a-fA-F]{4,16}(?=>)")
 #: IPython's random display ids as ``DisplayHandle`` prints them (``display_id=`` + 32 hex): always masked.
 DISPLAY_ID_RE = re.compile(r"(?<=display_id=)[0-9a-f]{32}\b")
+#: the folder ipykernel compiles cells into, named after the kernel's pid (``/tmp/ipykernel_18163/219594660.py``,
+#: as a warning raised in a cell names it): always masked. The file name, a hash of the cell's code, is kept.
+KERNEL_CELL_DIR_RE = re.compile(r"(?<![\w-])ipykernel_\d+(?=[/\\])")
 
 #: Masks a notebook or the pytest configuration may ask for in user output (``--holon-nb-mask``,
 #: ini ``holon_nb_masks``, ``metadata.holon_nb.masks``); receipts always get all of them.
@@ -361,6 +366,7 @@ class Normalizer:
         text = ID_RE.sub(r"\1_<id>", text)
         text = REPR_ADDRESS_RE.sub(r"\g<1>0x<addr>", text)
         text = DISPLAY_ID_RE.sub("<uuid>", text)
+        text = KERNEL_CELL_DIR_RE.sub("ipykernel_<pid>", text)
         if "timestamps" in masks:
             text = TIME_RE.sub("<time>", text)
         if "durations" in masks:
@@ -375,7 +381,7 @@ class Normalizer:
 
     def text(self, text: str) -> str:
         """User output: ANSI removed (unless ``keep_ansi``), the run's own roots, runtime ids, default-repr
-        addresses, display ids, the presets in ``masks``, then user rules."""
+        addresses, display ids, ipykernel's cell folder, the presets in ``masks``, then user rules."""
         text = text if self.keep_ansi else strip_ansi(text)
         return self._masks(self.paths(text, all_tmp="tmp" in self.masks), self.masks)
 

@@ -482,3 +482,65 @@ def test_an_error_raised_after_the_cell_body_fails_the_run(tmp_path: Path) -> No
     tagged = write_nb(tmp_path / "tagged.ipynb", (REPR_RAISES, ["raises-exception"]))
     summary = run_notebook(tagged, output=tmp_path / "out2.ipynb", timeout=30)
     assert summary.exit_code == 0 and summary.cells[0].status == "expected-error"
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def saved_models(nb: Any) -> dict[str, str]:
+    """model id -> model name of the widget state a saved notebook holds."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return {k: v["model_name"] for k, v in state.items()}
+
+
+def test_widget_state_keeps_a_slider_shown_inside_an_output_widget(tmp_path: Path) -> None:
+    src = write_nb(
+        tmp_path / "output_widget.ipynb",
+        "import ipywidgets as w\nout = w.Output()\ndisplay(out)",
+        "slider = w.IntSlider(value=3)\nwith out:\n    display(slider)\nprint(slider.model_id, slider.layout.model_id)",
+    )
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    nb = nbformat.read(summary.output, as_version=4)
+    slider_id, layout_id = "".join(o["text"] for o in nb.cells[2].outputs if o["output_type"] == "stream").split()
+    models = saved_models(nb)
+    assert models[slider_id] == "IntSliderModel" and layout_id in models
+    assert "OutputModel" in models.values()
+
+
+def test_widget_state_keeps_the_models_of_a_jslink(tmp_path: Path) -> None:
+    src = write_nb(
+        tmp_path / "jslink.ipynb",
+        "import ipywidgets as w\na, b = w.IntSlider(), w.IntSlider()\nlink = w.jslink((a, 'value'), (b, 'value'))\n"
+        "display(a)\nprint(link.model_id, b.model_id)",
+    )
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    nb = nbformat.read(summary.output, as_version=4)
+    link_id, b_id = "".join(o["text"] for o in nb.cells[1].outputs if o["output_type"] == "stream").split()
+    models = saved_models(nb)
+    assert models[link_id] == "LinkModel" and models[b_id] == "IntSliderModel"
+
+
+def test_widget_state_leaves_an_empty_widgets_entry_as_nbclient_writes_it() -> None:
+    from holon_nb.testing.harness import _drop_unshown_widget_state
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("comm.send(...)"))
+    entry = {WIDGET_STATE: {"state": {}, "version_major": 2, "version_minor": 0}}
+    nb.metadata["widgets"] = json.loads(json.dumps(entry))
+    _drop_unshown_widget_state(nb)
+    assert nb.metadata["widgets"] == entry
+
+
+def test_a_notebook_saved_with_an_empty_widgets_entry_keeps_it(tmp_path: Path) -> None:
+    # nbclient leaves the notebook's metadata.widgets alone when the run made no widget (peer notebook
+    # "Skip Exceptions with Cell Tags" of nbclient is saved with such an entry)
+    src = write_nb(tmp_path / "empty_widgets.ipynb", "print('ok')")
+    nb = nbformat.read(src, as_version=4)
+    entry = {WIDGET_STATE: {"state": {}, "version_major": 2, "version_minor": 0}}
+    nb.metadata["widgets"] = entry
+    nbformat.write(nb, src)
+    summary = run_notebook(src, timeout=60)
+    assert summary.exit_code == 0, format_summary(summary)
+    assert nbformat.read(summary.output, as_version=4).metadata["widgets"] == entry

@@ -500,3 +500,15 @@ def test_ignore_stdout_and_stderr_tags() -> None:
     )
     tagged = ["holon-ignore-stdout"]
     assert compare_cells(0, streams("1\n", "a\n", tagged), streams("2\n", "a\n", tagged), norm) is None
+
+
+def test_a_warning_from_a_cell_names_the_kernel_folder_without_its_pid() -> None:
+    # the determinism set: a warning raised in a cell names ipykernel's per-pid folder, new each run
+    warning = "/tmp/ipykernel_18163/219594660.py:2: UserWarning: called f\n  warnings.warn('called f')"
+    expected = "/tmp/ipykernel_<pid>/219594660.py:2: UserWarning: called f\n  warnings.warn('called f')"
+    assert Normalizer(Roots(tmp=("/tmp",))).text(warning) == expected
+    assert Normalizer().text(warning.replace("18163", "20182")) == expected
+    # the cell's file (a hash of its code) is kept, and so is user text that merely looks alike
+    assert Normalizer().text("/tmp/ipykernel_1/1.py /tmp/ipykernel_1/2.py my-ipykernel_7/x") == (
+        "/tmp/ipykernel_<pid>/1.py /tmp/ipykernel_<pid>/2.py my-ipykernel_7/x"
+    )

@@ -1,0 +1,60 @@
+"""nbval's own test notebooks (tests/notebooks/nbval, see its SOURCES.md) get nbval's verdicts.
+
+nbval states the verdict of each of these notebooks (in the file name, or its Makefile). ``holon-nb
+test`` is run as nbval runs by default, images not compared (``--holon-nb-ignore-mimetypes
+image/png``, nbval's ``skip_compare`` without ``--nbdime``): by default it also compares images by
+content, and the PNGs these notebooks saved were rendered by an older sympy / matplotlib, so the
+notebooks nbval passes fail on their images (docs/notebook-tests.md, "Coming from nbval").
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from holon_nb.testing.check import CheckOptions, check_notebook
+from holon_nb.testing.compare import CompareOptions
+from holon_nb.testing.normalize import read_sanitize_file
+
+HERE = Path(__file__).parent
+SAMPLES = HERE / "nbval"
+SANITIZE = HERE / "fidelity" / "nbval_sanitize_defaults.cfg"
+#: file -> (nbval's verdict, modules it imports, nbval sanitize file or None)
+VERDICTS: dict[str, tuple[str, tuple[str, ...], Path | None]] = {
+    "test-exceptions-fail-storedmismatch.ipynb": ("fail", (), None),
+    "test-latex-fail-randomoutput.ipynb": ("fail", ("sympy",), None),
+    "test-latex-pass-correctouput.ipynb": ("pass", ("sympy",), None),
+    "test-latex-pass-failsbutignoreoutput.ipynb": ("pass", ("sympy",), None),
+    "test-stream-fail-missingoutput.ipynb": ("fail", (), None),
+    "test-stream-pass-missing-unexecuted-output.ipynb": ("pass", (), None),
+    "latex-example.ipynb": ("pass", ("sympy",), None),
+    "sample_notebook.ipynb": ("pass", ("matplotlib", "numpy"), SANITIZE),
+}
+
+
+@pytest.fixture(autouse=True)
+def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
+    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+
+
+def test_every_sample_has_a_verdict() -> None:
+    assert sorted(p.name for p in SAMPLES.glob("*.ipynb")) == sorted(VERDICTS)
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_holon_nb_test_gives_nbvals_verdict(name: str, tmp_path: Path) -> None:
+    verdict, modules, sanitize = VERDICTS[name]
+    for module in modules:
+        pytest.importorskip(module)
+    path = tmp_path / name
+    shutil.copy(SAMPLES / name, path)
+    options = CheckOptions(
+        timeout=60,
+        compare=CompareOptions(ignore_mimetypes=("image/png",)),
+        rules=read_sanitize_file(sanitize) if sanitize else (),
+    )
+    check = check_notebook(path, options)
+    assert ("fail" if check.failed else "pass") == verdict, check.report()
