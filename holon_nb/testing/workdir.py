@@ -79,6 +79,18 @@ def shared_dir(metadata: Any) -> bool:
     return bool(meta.get("shared_dir")) if hasattr(meta, "get") else False
 
 
+def _copy_unless_gone(src: str, dst: str) -> str:
+    """``shutil.copy2``, except that a file removed after the folder was listed is skipped: the folder may be
+    in use (another xdist worker's kernel writing and removing its spool files in a holon home inside it), and
+    a file gone before it could be copied is not part of what the notebook finds."""
+    try:
+        return shutil.copy2(src, dst)
+    except FileNotFoundError:
+        if os.path.lexists(src):  # the source is there: the failure is the copy's own
+            raise
+        return dst
+
+
 def _ignore(skip: set[Path]) -> Any:
     def ignore(folder: str, names: list[str]) -> set[str]:
         dropped = {n for n in names if any(fnmatch.fnmatch(n, p) for p in IGNORED)}
@@ -129,7 +141,7 @@ def private_copy(notebook: Path, holon_home: str | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=COPY_PREFIX))
     try:
         target = scratch / folder.name
-        shutil.copytree(folder, target, symlinks=True, ignore=_ignore(skip))
+        shutil.copytree(folder, target, symlinks=True, ignore=_ignore(skip), copy_function=_copy_unless_gone)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
