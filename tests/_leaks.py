@@ -111,6 +111,9 @@ def check(grace_s: float) -> str | None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    deadline = time.monotonic() + 10  # a killed process still runs until the kernel has ended it
+    while set(left) & set(leftovers()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return (
         f"{len(left)} process(es) started by this test session still ran {grace_s:g} s after its last test "
         "(now killed); a test or fixture must end what it starts:\n" + "\n".join(lines)
