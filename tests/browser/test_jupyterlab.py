@@ -179,7 +179,11 @@ RENDER_CHECKS = r"""() => {
 
 def test_cards_skip_mathjax_cells_left_aligned_live_tail_capped(lab) -> None:
     base, token, root = lab
-    long_lines = "for i in $(seq 1 60); do printf 'line %s %0150d\\n' $i 0; done; sleep 1.5"
+    # the task runs on until the test has looked at its live tail (it creates 'looked'): ended, the tail is
+    # replaced by the final receipt, and a loaded machine let that happen before the look (a flake under load)
+    long_lines = (
+        "for i in $(seq 1 60); do printf 'line %s %0150d\\n' $i 0; done; while [ ! -e looked ]; do sleep 0.1; done"
+    )
     _write(
         root,
         "render.ipynb",
@@ -202,6 +206,7 @@ def test_cards_skip_mathjax_cells_left_aligned_live_tail_capped(lab) -> None:
         _settle(page)
         running = page.evaluate(RENDER_CHECKS)
         page.screenshot(path=str(shots / "render-running.png"), full_page=True)
+        (root / "looked").touch()  # the task may end now
         page.wait_for_selector(".jp-Cell:nth-child(4) .holon-receipt:has-text('TaskOutput')", timeout=60_000)
         _settle(page)
         page.wait_for_timeout(1500)  # a MathJax pass over new output would have run by now
