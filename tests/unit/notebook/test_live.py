@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from _support import eventually
 from IPython.utils.capture import capture_output
 from ipywidgets.widgets.widget import _instances
 
@@ -32,13 +33,6 @@ def _widget(bundles: list[dict[str, Any]]) -> TaskWidget:
     return widget
 
 
-def _until(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
-
-
 def _display_id(output: Any) -> str:
     return output.transient.get("display_id", "")
 
@@ -49,7 +43,7 @@ def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
         first = list(cap.outputs)
         widget = _widget([o.data for o in first])
         assert wait_and_report(10) == []
-        _until(lambda: widget.status == "completed")
+        eventually(lambda: widget.status == "completed", timeout=60)
     # the cell shows the ExecCommand receipt and the live view, no third "will replace this line" slot
     assert len(first) == 2 and first[0].data[RESULT]["result"]["disposition"] == "promoted_to_task"
     assert "its final receipt replaces it" in first[1].data["text/plain"]
@@ -108,7 +102,7 @@ def test_stop_button_stops_the_task(ip: Any) -> None:
         widget = _widget([o.data for o in cap.outputs])
         widget._stop.click()
         assert wait_and_report(10) == []
-        _until(lambda: widget.status == "cancelled")
+        eventually(lambda: widget.status == "cancelled", timeout=60)
     assert "stop requested" in widget.note
 
 
@@ -127,7 +121,7 @@ def test_task_magic_shows_a_live_view_replaced_by_its_final_state(ip: Any) -> No
     view_id = _display_id(cap.outputs[1])
     with capture_output() as after:
         wait_and_report(10)
-    _until(lambda: widget.status == "completed")
+    eventually(lambda: widget.status == "completed", timeout=60)
     assert widget.output.index("early") < widget.output.index("late")
     # the %task view's display becomes the task's final state: static text and HTML, no widget, no receipt
     mine = [o for o in after.outputs if _display_id(o) == view_id]
@@ -144,7 +138,7 @@ def test_view_keeps_a_bounded_tail_in_order(ip: Any) -> None:
         ip.run_line_magic("exec", f"--yield-ms 0 sleep 0.1; seq -f 'line-%g' 1 {n}")
         widget = _widget([o.data for o in cap.outputs])
         wait_and_report(10)
-        _until(lambda: widget.status == "completed" and f"line-{n}\n" in widget.output)
+        eventually(lambda: widget.status == "completed" and f"line-{n}\n" in widget.output, timeout=60)
     lines = widget.output.splitlines()
     assert lines == [f"line-{i}" for i in range(n - VIEW_LINES + 1, n + 1)]
     assert widget.omitted_chars > 0
@@ -174,7 +168,7 @@ def test_live_update_rate_is_throttled(ip: Any, monkeypatch: pytest.MonkeyPatch)
         changes: list[str] = []
         widget.children[1].observe(lambda c: changes.append(c["new"]), names="value")
         assert wait_and_report(60) == []
-    _until(lambda: widget.status == "completed")
+    eventually(lambda: widget.status == "completed", timeout=60)
     assert "x40" in widget.output and 1 <= len(changes) < 40  # coalesced, not one update per line
     gaps = [b - a for a, b in itertools.pairwise(flushes)]
     assert gaps and all(g >= 0.5 - 1e-9 for g in gaps), gaps  # a full period (float rounding aside)
@@ -206,7 +200,7 @@ def test_live_view_and_final_receipt_are_scrubbed(ip: Any, monkeypatch: pytest.M
         ip.run_line_magic("exec", f"--yield-ms 0 sleep 0.1; echo $HOLON_TEST_TOKEN; echo {secret}-literal")
         widget = _widget([o.data for o in cap.outputs])
         wait_and_report(10)
-        _until(lambda: widget.status == "completed")
+        eventually(lambda: widget.status == "completed", timeout=60)
     assert secret not in widget.output + widget.children[0].value + widget.children[1].value
     assert "[redacted]" in widget.output and "[redacted]" in widget.children[0].value  # command summary too
     finals = [o.data for o in cap.outputs if RESULT in o.data and o.data[RESULT]["tool_name"] == "TaskOutput"]
@@ -250,8 +244,13 @@ def test_a_view_asked_for_after_the_task_ended_shows_static_output(ip: Any) -> N
     assert "earlier characters not shown" in static["text/plain"]
 
 
-def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any) -> None:
-    before = time.monotonic()
+def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view's clock (``live.time``) is the test's: it moves 1.5 s while the task runs, and on after the stop;
+    the view shows the 1.5 s the task ran, frozen at its end, not "cancelled 0.0 s" nor the time since."""
+    from holon_nb.notebook import _session, live
+
+    now = [1000.0]
+    monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=time.sleep))
     with capture_output() as cap:
         ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
         task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
@@ -259,15 +258,14 @@ def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any) -> None:
         ip.run_line_magic("task", task_id)
     widget = _widget([o.data for o in cap.outputs])
     view_id = _display_id(cap.outputs[1])
-    time.sleep(1.0)
+    assert _session is not None
+    eventually(lambda: task_id in _session.live.tracks(), timeout=60)  # its start is on the view's clock
+    now[0] += 1.5
     with capture_output() as cap:
         ip.run_line_magic("task_stop", task_id)
-        assert wait_and_report(10) == []
-    _until(lambda: widget.status == "cancelled")
+        assert wait_and_report(60) == []
+    eventually(lambda: widget.status == "cancelled", timeout=60)
+    now[0] += 30  # after the end: the view stays frozen at it
     (static,) = [o.data for o in cap.outputs if _display_id(o) == view_id][-1:]
-    seconds = float(static["text/plain"].split(" · ")[2].removesuffix(" s"))
-    assert static["text/plain"].startswith(f"{task_id} · cancelled · ") and seconds == widget.elapsed_s
-    # the view froze at the task's end, after the second it ran: not "cancelled 0.0 s"; and it is the task's
-    # own span, inside the test's (both on the monotonic clock, so load cannot break either; 0.05 is the
-    # view's rounding to a tenth of a second)
-    assert 0.9 <= widget.elapsed_s <= time.monotonic() - before + 0.05
+    assert static["text/plain"].startswith(f"{task_id} · cancelled · 1.5 s")
+    assert widget.elapsed_s == 1.5

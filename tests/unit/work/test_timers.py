@@ -63,8 +63,16 @@ def test_case43_repeating_timer_record(rt: Runtime) -> None:
 
 
 def test_fire_at_sets_duration(rt: Runtime) -> None:
-    t = _timer(rt, fire_at=fmt(utcnow() + timedelta(hours=1)))
-    assert 3_500_000 < t["duration_ms"] <= 3_600_000 and t["repeat"] is False
+    fire_at = fmt(utcnow() + timedelta(hours=1))
+    t = _timer(rt, fire_at=fire_at)
+    # the duration is the whole milliseconds from the timer's creation to fire_at, rounded up, read from the
+    # record (however long the call took); the timer is due that long after its creation: at fire_at, or
+    # less than a millisecond after it
+    to_fire = parse(fire_at) - parse(t["created_at"])
+    assert t["duration_ms"] == -(-to_fire // timedelta(milliseconds=1)) and t["repeat"] is False
+    due = parse(t["next_fire_at"])
+    assert due - parse(t["created_at"]) == timedelta(milliseconds=t["duration_ms"])
+    assert timedelta(0) <= due - parse(fire_at) < timedelta(milliseconds=1)
 
 
 def test_case44_cancel_fired_one_shot(rt: Runtime) -> None:
