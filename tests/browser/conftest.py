@@ -4,6 +4,7 @@ of tests/browser (starting them per test cost 5-10 s each under load)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from _browser import _CHROMIUM, Chromium, LabServer, jupyter_server, require
@@ -35,7 +36,7 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
 
 
 @pytest.fixture
-def lab_folder(lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[tuple[LabServer, object, object]]:
+def lab_folder(lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[tuple[LabServer, Path, str]]:
     """A folder of this test's own under the server's root, as ``(server, path, relative path)``; every kernel
     on the server is ended afterwards."""
     path, rel = lab_server.folder(request.node.name)

@@ -141,7 +141,7 @@ class MemoryService:
         self._store: Store = rt.store
         self._catch_up_lock = threading.Lock()
         self.fts = ensure_schema(self._store.query)
-        self._root_words = root_words(getattr(rt, "home", None), getattr(rt, "workspace", None))
+        self._root_words = root_words(rt.home, rt.workspace)
         self._scope: anyio.CancelScope | None = None
         self._wake: anyio.Event | None = None
         self.batch_sizes: list[tuple[int, float]] = []  #: (rows, seconds) of the last catch-up transactions
