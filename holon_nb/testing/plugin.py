@@ -313,28 +313,24 @@ class NotebookFile(pytest.File):
     """A notebook collected by the plugin; runs it at most once per process."""
 
     _check: Any = None
-    _update_reported = False
+    _reported = False
 
-    _unrun_reported = False
-
-    def report_unrun(self, item: pytest.Item) -> None:
-        """Attach the cells saved without running (not compared) to ``item``'s report (once per file)."""
+    def report(self, item: pytest.Item) -> None:
+        """Attach what this file's check has to say beyond pass or fail to ``item``'s report, once per file:
+        the cells the update rewrote, and the cells saved without running (not compared)."""
         check = self._check
-        if check is not None and check.unrun and not self._unrun_reported:
-            self._unrun_reported = True
+        if check is None or self._reported:
+            return
+        self._reported = True
+        if check.updated_cells:
+            item.add_report_section(
+                "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
+            )
+        if check.unrun:
             item.add_report_section(
                 "call",
                 _UNRUN_SECTION,
                 f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running, not compared",
-            )
-
-    def report_update(self, item: pytest.Item) -> None:
-        """Attach the cells this file's update rewrote to ``item``'s report (once per file)."""
-        check = self._check
-        if check is not None and check.updated_cells and not self._update_reported:
-            self._update_reported = True
-            item.add_report_section(
-                "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
             )
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -393,8 +389,7 @@ class NotebookItem(_Item):
         parent = self.parent
         assert isinstance(parent, NotebookFile)
         check = parent.check()
-        parent.report_update(self)
-        parent.report_unrun(self)
+        parent.report(self)
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -410,8 +405,7 @@ class CellItem(_Item):
         parent = self.parent
         assert isinstance(parent, NotebookFile)
         check = parent.check()
-        parent.report_update(self)
-        parent.report_unrun(self)
+        parent.report(self)
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
