@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .clock import Clock
+
 __all__ = ["RuntimeSettings", "resolve_home"]
 
 
@@ -107,6 +109,9 @@ class RuntimeSettings:
         callback_base_url: Base of external trigger URLs (spec §14); empty means the local callback server's
             own ``http://127.0.0.1:<port>`` (env ``HOLON_NB_CALLBACK_BASE_URL``).
         callback_port: Port of the local callback server; 0 picks a free one (env ``HOLON_NB_CALLBACK_PORT``).
+        clock: The clock that schedules timers and waits' rechecks (:class:`~.clock.Clock`, the system's
+            by default; a :class:`~.clock.ManualClock` makes a test's hour-long timer fire when the test
+            advances the clock an hour, with no real sleep).
     """
 
     default_tool_output_tokens: int = field(default_factory=lambda: _env_int("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", 8000))
@@ -142,6 +147,7 @@ class RuntimeSettings:
     x_search: Mapping[str, Any] = field(default_factory=dict)
     callback_base_url: str = field(default_factory=lambda: os.environ.get("HOLON_NB_CALLBACK_BASE_URL", ""))
     callback_port: int = field(default_factory=lambda: _env_int("HOLON_NB_CALLBACK_PORT", 0))
+    clock: Clock = field(default_factory=Clock)
 
     def replace(self, **changes: object) -> RuntimeSettings:
         """Return a copy with ``changes`` applied.

@@ -82,9 +82,10 @@ class WorkService:
         self.rt = rt
         ensure_schema(rt.store)
         self.records = WorkItemRecords(self.agent_home, lambda db, **kw: rt.memory.index(db, **kw))
-        self.waits = WaitPlane(self.records)
+        clock = rt.settings.clock
+        self.waits = WaitPlane(self.records, clock)
         self.queue = MessageQueue(self.waits)
-        self.timers = TimerPlane(rt.store, self.publish, self.queue, self.waits)
+        self.timers = TimerPlane(rt.store, self.publish, self.queue, self.waits, clock, self.notify_timers)
         self._local = threading.local()
         rt.tasks.enqueue_message = self._enqueue_task_message
         rt.tasks.after_commit = self._flush_task_events

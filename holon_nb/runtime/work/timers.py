@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from ..core.clock import add_ms, fmt, parse, utcnow
+from ..core.clock import Clock, add_ms, fmt, parse
 from ..core.store import Store, is_busy, new_id
 from .queue import MessageQueue
 from .records import Tx, decode, fail, safe_text, transaction
@@ -75,10 +75,24 @@ class TimerPlane:
         publish: The event publisher ``(kind, task_id, **data)``.
         queue: The message queue (timer ticks enter through it).
         waits: The waiting plane (CancelTimer cancels bound waits).
+        clock: What "now" is when a timer is created, fires or is due (default: the system's clock).
+            A clock that jumps (:class:`~holon_nb.runtime.core.clock.ManualClock`) wakes the scheduler
+            through :meth:`Clock.subscribe`; ``wake`` is what it calls (thread-safe), by default
+            :meth:`notify` (loop thread only).
     """
 
-    def __init__(self, store: Store, publish: Callable[..., None], queue: MessageQueue, waits: WaitPlane):
+    def __init__(
+        self,
+        store: Store,
+        publish: Callable[..., None],
+        queue: MessageQueue,
+        waits: WaitPlane,
+        clock: Clock | None = None,
+        wake: Callable[[], None] | None = None,
+    ):
         self.store = store
+        self.clock = clock or Clock()
+        self.clock.subscribe(wake or self.notify)
         self.publish = publish
         self.queue = queue
         self.waits = waits
@@ -92,8 +106,9 @@ class TimerPlane:
         self.fire_failures = 0  #: failed fire attempts (diagnostics)
 
     # ------------------------------------------------------------ records
-    @staticmethod
-    def resolve_schedule(duration_ms: int | None, fire_at: str | None, interval_ms: int | None) -> tuple[int, Any, Any]:
+    def resolve_schedule(
+        self, duration_ms: int | None, fire_at: str | None, interval_ms: int | None
+    ) -> tuple[int, Any, Any]:
         """Validate CreateTimer's timing fields (agents spec §5.7 rules 1-3).
 
         Returns:
@@ -104,7 +119,7 @@ class TimerPlane:
         """
         if (duration_ms is None) == (fire_at is None):
             raise _invalid("duration_ms", "exactly one of duration_ms or fire_at is required")
-        now = utcnow()
+        now = self.clock.now()
         if interval_ms is not None:
             if interval_ms < 1:
                 raise _invalid("interval_ms", "must be greater than 0")
@@ -139,7 +154,7 @@ class TimerPlane:
         created: Any = None,
     ) -> dict[str, Any]:
         """Persist an active timer (the caller validated it with :meth:`resolve_schedule`)."""
-        now = fmt(created or utcnow())
+        now = fmt(created or self.clock.now())
         row: dict[str, Any] = {
             "id": new_id("timer"),
             "agent_id": agent_id,
@@ -235,7 +250,7 @@ class TimerPlane:
             )
         if row["status"] == "cancelled":
             return row, False, []
-        now = fmt(utcnow())
+        now = fmt(self.clock.now())
         t.db.execute(
             "UPDATE timers SET status='cancelled', next_fire_at=NULL, updated_at=? WHERE id=?", (now, timer_id)
         )
@@ -269,7 +284,7 @@ class TimerPlane:
             source_refs={"timer_id": timer_id},
             metadata={"timer_id": timer_id},
         )
-        now_dt = utcnow()
+        now_dt = self.clock.now()
         now = fmt(now_dt)
         if row["repeat"] and row["interval_ms"]:
             try:
@@ -363,7 +378,7 @@ class TimerPlane:
         retry = [at - now_mono for _, at in self._failing.values() if at > now_mono]
         if not due:
             return min([RESCAN_S, *retry])
-        return min(RESCAN_S, *retry, (parse(min(due)) - utcnow()).total_seconds())
+        return min(RESCAN_S, *retry, (parse(min(due)) - self.clock.now()).total_seconds())
 
     def _skip(self, key: str) -> bool:
         """True while ``key`` (a timer or wait id) is backing off after a failed fire."""
@@ -399,7 +414,7 @@ class TimerPlane:
         w = decode(t.db.execute("SELECT * FROM waits WHERE id=?", (wait_id,)).fetchone())
         if w is None or w["status"] != "active" or w["recheck_fired_at"] or not w["recheck_at"]:
             return None
-        now = fmt(utcnow())
+        now = fmt(self.clock.now())
         t.db.execute("UPDATE waits SET recheck_fired_at=? WHERE id=?", (now, wait_id))
         if w["work_item_id"]:
             rec = self.waits.records.load(t.db, w["work_item_id"])
@@ -419,7 +434,7 @@ class TimerPlane:
 
     def fire_due(self) -> int:
         """Fire every timer due now (each in its own transaction); return how many fired."""
-        now = fmt(utcnow())
+        now = fmt(self.clock.now())
         due = self.store.query(
             "SELECT id, next_fire_at FROM timers WHERE status IN ('active','scheduled')"
             " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at",

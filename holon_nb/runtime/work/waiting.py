@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.clock import add_ms_saturating, fmt, utcnow
+from ..core.clock import Clock, add_ms_saturating, fmt, utcnow
 from ..core.store import new_id
 from ..tasks.service import TERMINAL
 from .items import WorkItemRecords
@@ -110,8 +110,9 @@ class WaitPlane:
         records: The work-item record layer (for blocker writes).
     """
 
-    def __init__(self, records: WorkItemRecords):
+    def __init__(self, records: WorkItemRecords, clock: Clock | None = None):
         self.records = records
+        self.clock = clock or Clock()  #: dates a wait's ``recheck_at``
 
     # ------------------------------------------------------------ reads
     @staticmethod
@@ -352,7 +353,7 @@ class WaitPlane:
                 "Re-read the state (something changed since the call) and decide again.",
                 retryable=True,
             )
-        now = utcnow()
+        now = self.clock.now()
         stamp = fmt(now)
         cancelled = self.cancel(t, self.unresolved(t.db, staged.agent_id, staged.owner_work_item_id), "replaced")
         recheck_at = (

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from holon_nb.runtime import Runtime
+from holon_nb.runtime.core.clock import Clock
+from holon_nb.runtime.core.settings import RuntimeSettings
 from holon_nb.tools.builtin.messages import MESSAGE_SPECS
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.registry import REGISTRY
@@ -14,9 +16,10 @@ from holon_nb.tools.registry import REGISTRY
 WORK_REGISTRY = REGISTRY if "Enqueue" in REGISTRY else REGISTRY.with_specs(*MESSAGE_SPECS)
 
 
-def open_runtime(home: Path, workspace: Path) -> Runtime:
-    """A runtime on ``home`` whose registry includes the message tools."""
-    return Runtime(home=home, workspace=workspace, registry=WORK_REGISTRY)
+def open_runtime(home: Path, workspace: Path, clock: Clock | None = None) -> Runtime:
+    """A runtime on ``home`` whose registry includes the message tools (scheduled by ``clock``, if given)."""
+    settings = RuntimeSettings(clock=clock) if clock is not None else None
+    return Runtime(home=home, workspace=workspace, settings=settings, registry=WORK_REGISTRY)
 
 
 def view(rt: Runtime, agent: str = "default", **execution: Any) -> Any:
