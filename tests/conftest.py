@@ -11,7 +11,7 @@ import pytest
 from holon_nb import Runtime
 
 # _leaks: the session fails when a process a test started outlives it (see its docstring)
-pytest_plugins = ["_leaks"]
+pytest_plugins = ["_leaks", "pytester"]
 
 # Commands run as `<$SHELL> -lc`, and on this project's machines a login bash
 # sources ~/.bashrc, which runs `pyenv init` (~185 ms) and `pyenv rehash`.

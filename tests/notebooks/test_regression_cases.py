@@ -42,16 +42,23 @@ def receipts(cell: Any) -> list[dict[str, Any]]:
     return [o["data"][RESULT_MIMETYPE] for o in cell.outputs if RESULT_MIMETYPE in o.get("data", {})]
 
 
-def pytest_run(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+@pytest.fixture
+def pytest_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Run pytest in this process (pytester's in-process run: no interpreter start-up, no second import of
+    the plugin) in ``cwd``; returns a ``CompletedProcess``-shaped result (``returncode``, ``stdout``,
+    ``stderr``) so the assertions read the same as for :func:`pytest_subprocess`."""
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        for name in list(os.environ):  # the outer run's worker and options must not leak into the inner one
+            if name.startswith(("HOLON_NB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
+                monkeypatch.delenv(name)
+        monkeypatch.chdir(cwd)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+        return subprocess.CompletedProcess(
+            list(args), int(result.ret), "\n".join(result.outlines), "\n".join(result.errlines)
+        )
+
+    return run
 
 
 GENERATED_RECEIPT = f"""\
@@ -65,7 +72,7 @@ display({{{RESULT_MIMETYPE!r}: {{"tool_name": "ExecCommand", "status": "success"
 
 
 @pytest.mark.slow
-def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp_path: Path) -> None:
+def test_nt01_nt02_receipts_compare_structurally_with_volatile_values_masked(tmp_path: Path, pytest_run: Any) -> None:
     nb = write_nb(tmp_path / "receipts.ipynb", "%load_ext holon_nb", GENERATED_RECEIPT, "%exec echo hello")
     first = check_notebook(nb, CheckOptions(update=True, timeout=60))
     assert not first.failed, first.report()
@@ -177,7 +184,7 @@ def test_nt06_a_task_left_running_fails_unless_allowed_then_it_is_stopped(tmp_pa
     assert "sleep 600.75" not in ps
 
 
-def test_nt07_update_rewrites_only_mismatching_cells_and_never_a_raising_one(tmp_path: Path) -> None:
+def test_nt07_update_rewrites_only_mismatching_cells_and_never_a_raising_one(tmp_path: Path, pytest_run: Any) -> None:
     nb = write_nb(tmp_path / "update.ipynb", "print('same')", "print('new')", "raise RuntimeError('late')")
 
     def saved(book: Any) -> None:
@@ -323,7 +330,7 @@ def test_repeat_names_the_cell_and_the_value_that_changed_between_runs(tmp_path:
 
 
 @pytest.mark.slow
-def test_per_cell_items_and_inert_without_the_option(tmp_path: Path) -> None:
+def test_per_cell_items_and_inert_without_the_option(tmp_path: Path, pytest_run: Any) -> None:
     nb = write_nb(tmp_path / "cells.ipynb", "print(1)", "print(2)", "print(3)")
     edit(nb, lambda book: [setattr(c, "outputs", [stream(f"{i + 1}\n")]) for i, c in enumerate(book.cells)])
     edit(nb, lambda book: setattr(book.cells[1], "outputs", [stream("two\n")]))
@@ -343,7 +350,7 @@ def test_per_cell_items_and_inert_without_the_option(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_user_normalisers_from_metadata_and_pytest_configuration(tmp_path: Path) -> None:
+def test_user_normalisers_from_metadata_and_pytest_configuration(tmp_path: Path, pytest_run: Any) -> None:
     nb = write_nb(
         tmp_path / "norm.ipynb",
         "import os\nprint('pid', os.getpid())\nprint('port', 1000 + os.getpid())",
@@ -399,7 +406,7 @@ def test_holon_nb_run_closes_the_store_before_it_stops_the_kernel(
 
 
 @pytest.mark.slow
-def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path) -> None:
+def test_repeat_scales_pytest_timeout_for_the_notebook_items(tmp_path: Path, pytest_run: Any) -> None:
     # one item runs its notebook N times: pytest-timeout's limit (chosen for one run) is multiplied by N
     write_nb(tmp_path / "quick.ipynb", "print(1)")
     (tmp_path / "pytest.ini").write_text("[pytest]\ntimeout = 7\n")
@@ -436,7 +443,7 @@ def test_an_error_output_in_an_ok_cell_fails_the_test_and_is_never_recorded(tmp_
     assert "error only in saved" in check.report()
 
 
-def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_path: Path) -> None:
+def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_path: Path, pytest_run: Any) -> None:
     # issue 24 A1: nbval skips a cell saved with no outputs and no execution count; holon-nb compared it
     nb = write_nb(tmp_path / "unrun.ipynb", "print('ran')", "print('never ran when saved')")
     edit(nb, lambda book: setattr(book.cells[0], "outputs", [stream("ran\n")]))
@@ -452,7 +459,7 @@ def test_cells_saved_without_running_are_skipped_and_listed_unless_strict(tmp_pa
     assert proc.returncode == 1 and "cell 1 (print('never ran when saved')): mismatch" in proc.stdout
 
 
-def test_nbval_legacy_marker_and_sanitize_file(tmp_path: Path) -> None:
+def test_nbval_legacy_marker_and_sanitize_file(tmp_path: Path, pytest_run: Any) -> None:
     # issue 24 A3: nbval's `# PYTEST_VALIDATE_IGNORE_OUTPUT` and `--nbval-sanitize-with` files
     cfg = Path(__file__).parent / "fidelity" / "nbval_sanitize_defaults.cfg"
     nb = write_nb(
