@@ -541,8 +541,10 @@ def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = 
 
 
 def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
-    """D12: scrub each run of adjacent stream outputs of one name as one text (a secret printed in two
-    writes arrives as two outputs); each output keeps its place, the redaction goes where the secret starts."""
+    """D12: scrub each run of adjacent stream outputs as one text (a secret printed in two writes arrives
+    as two outputs, and a front end shows a cell's stdout and stderr outputs one after the other, so a
+    secret printed half to each reads whole); each output keeps its place, the redaction goes where the
+    secret starts."""
     i = 0
     while i < len(outputs):
         out = outputs[i]
@@ -550,11 +552,7 @@ def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
             i += 1
             continue
         j = i
-        while (
-            j + 1 < len(outputs)
-            and outputs[j + 1].get("output_type") == "stream"
-            and outputs[j + 1].get("name") == out.get("name")
-        ):
+        while j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream":
             j += 1
         if j > i:
             texts = [

@@ -18,7 +18,7 @@ import html
 import re
 from typing import Any
 
-__all__ = ["ansi_to_html", "strip_ansi", "terminal_text", "without_escapes"]
+__all__ = ["ansi_to_html", "strip_ansi", "terminal_cells", "terminal_text", "without_escapes"]
 
 # CSI sequences (ESC [ params final), OSC sequences (ESC ] … BEL or ESC \), and lone two-byte escapes
 _ESCAPE = re.compile(r"\x1b\[([0-?]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
@@ -96,6 +96,44 @@ def terminal_text(text: str, keep_colour: bool = False) -> str:
             line = _overwrite(_SGR.sub("", line) if keep_colour else line)
         out.append(line)
     return "\n".join(out)
+
+
+def terminal_cells(line: str) -> tuple[str, list[int]]:
+    """One line as :func:`terminal_text` shows it, and where in ``line`` each shown character came from.
+
+    Escape sequences are removed, ``\r`` returns to column 0 and ``\b`` steps one column back; a later
+    character overwrites the cell it lands on. Used to map a secret found in the shown text back to the
+    raw characters (escapes between them included) that drew it.
+
+    Args:
+        line: One line of decoded output, without ``\n``.
+
+    Returns:
+        ``(shown, where)``: ``shown == terminal_text(line)`` and ``shown[i] == line[where[i]]``.
+    """
+    chars: list[int] = []  # indices of the characters that are not part of an escape sequence
+    pos = 0
+    for m in _ESCAPE.finditer(line):
+        chars.extend(range(pos, m.start()))
+        pos = m.end()
+    chars.extend(range(pos, len(line)))
+    cells: list[str] = []
+    where: list[int] = []
+    col = 0
+    for i in chars:
+        ch = line[i]
+        if ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(col - 1, 0)
+        else:
+            if col < len(cells):
+                cells[col], where[col] = ch, i
+            else:
+                cells.append(ch)
+                where.append(i)
+            col += 1
+    return "".join(cells), where
 
 
 def without_escapes(value: Any) -> Any:

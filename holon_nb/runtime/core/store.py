@@ -278,7 +278,7 @@ class Store:
             # a proxy that stands in for the connection: execute/executemany scrub, the rest is delegated
             db = (
                 cast(sqlite3.Connection, _ScrubbingConnection(self._db, scrubber.text))
-                if scrubber is not None and scrubber.values
+                if scrubber is not None
                 else self._db
             )
             queued = len(self._pending)  # deferred tool executions go first, in this transaction

@@ -216,7 +216,10 @@ class AgentTasks:
                 head = terminal_text(scrub(head))
                 total = len(head)
                 preview, truncated = cut(head, budget)
-            else:
+            else:  # cut from the log: a partial secret where the head ends or the tail starts goes too
+                scrubber = self.svc.make_scrubber()
+                if scrubber is not None:
+                    head, tail = scrubber.edges(head, end=True), scrubber.edges(tail, start=True)
                 preview, truncated = (
                     cut_head_tail(terminal_text(scrub(head)), terminal_text(scrub(tail)), budget),
                     total > budget,

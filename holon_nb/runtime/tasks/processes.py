@@ -61,7 +61,8 @@ class StreamCapture:
 
     def __init__(self, name: str, spool_dir: Path, cap: int, scrubber: Scrubber | None = None) -> None:
         self.name = name
-        self._stream_scrub = scrubber.stream() if scrubber is not None and scrubber.values else None
+        self._scrubber = scrubber
+        self._stream_scrub = scrubber.stream() if scrubber is not None else None
         self.total_chars = 0
         self.lossy = False
         self.bytes_dropped = 0
@@ -113,12 +114,20 @@ class StreamCapture:
             self._fd = None
 
     def tail(self) -> str:
-        """Return the last characters of the stream (at most 128,000; 256,000 for combined)."""
+        """Return the last characters of the stream (at most 128,000; 256,000 for combined).
+
+        The tail is raw text (callers scrub it before they cut it), except that when it starts where
+        the stream was cut, a partial secret at its start is already ``[redacted]`` (D6): no scrub of
+        the tail alone could recognise it.
+        """
         if len(self._pieces) != 1:
             text = "".join(self._pieces)[-self._limit :]
             self._pieces = collections.deque([text] if text else ())
             self._size = len(text)
-        return self._pieces[0] if self._pieces else ""
+        text = self._pieces[0] if self._pieces else ""
+        if self._scrubber is not None and self.total_chars > len(text):
+            text = self._scrubber.edges(text, start=True)
+        return text
 
     def read_all(self) -> str:
         """Return the complete kept text from the spool file.

@@ -1,13 +1,17 @@
 """External trigger records in the runtime's SQLite store (workspace spec §14).
 
-One table holds the capabilities (the token is kept so the URL can be rebuilt, and its SHA-256
-``token_hash`` is what a delivery is looked up by); a second holds the audit trail
-(``external_trigger_created``, ``external_trigger_revoked``). Nothing here logs a token.
+One table holds the capabilities, a second the tokens of each capability, a third the audit trail
+(``external_trigger_created``, ``external_trigger_token_added``, ``external_trigger_revoked``).
+A token is a bearer secret (issue 25): at rest only its SHA-256 (``token_hash``) is kept, so a
+delivery is looked up by the hash of the token it carries and the hashes are compared in constant
+time; the token itself lives only in the memory of the process that minted it. The ``token`` column
+of homes written before is emptied when the table is opened. Nothing here logs a token.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from typing import Any
 
@@ -28,6 +32,12 @@ CREATE TABLE IF NOT EXISTS external_triggers (
     last_delivered_at TEXT
 );
 CREATE INDEX IF NOT EXISTS external_triggers_agent ON external_triggers(target_agent_id, status);
+CREATE TABLE IF NOT EXISTS external_trigger_tokens (
+    token_hash TEXT PRIMARY KEY,
+    external_trigger_id TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS external_trigger_tokens_trigger ON external_trigger_tokens(external_trigger_id);
 CREATE TABLE IF NOT EXISTS external_trigger_audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     external_trigger_id TEXT NOT NULL,
@@ -80,9 +90,23 @@ class TriggerRecords:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+        if store.query("SELECT 1 FROM external_triggers WHERE token <> '' LIMIT 1"):
+            self._forget_stored_tokens()
+
+    def _forget_stored_tokens(self) -> None:
+        """Homes written before kept each token in plain text: keep only its hash (overwriting the freed
+        bytes, so the database file no longer holds the token)."""
+        with self.store.tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO external_trigger_tokens(token_hash, external_trigger_id, created_at)"
+                " SELECT token_hash, id, created_at FROM external_triggers"
+            )
+            db.execute("PRAGMA secure_delete=ON")
+            db.execute("UPDATE external_triggers SET token='' WHERE token <> ''")
+            db.execute("PRAGMA secure_delete=OFF")
 
     def active_default(self, agent_id: str) -> dict[str, Any] | None:
-        """The agent's active default trigger (with its token), or None."""
+        """The agent's active default trigger (its row: no token, only the first token's hash), or None."""
         rows = self.store.query(
             "SELECT * FROM external_triggers WHERE target_agent_id=? AND status='active' "
             "ORDER BY created_at DESC LIMIT 1",
@@ -91,14 +115,15 @@ class TriggerRecords:
         return dict(rows[0]) if rows else None
 
     def create(self, trigger_id: str, agent_id: str, token: str, now: str) -> dict[str, Any]:
-        """Insert an active trigger and its ``external_trigger_created`` audit row; return the row."""
+        """Insert an active trigger, its token's hash and its ``external_trigger_created`` audit row;
+        return the row (without the token)."""
         row = {
             "id": trigger_id,
             "target_agent_id": agent_id,
             "scope": "agent",
             "delivery_mode": "wake_hint",
             "status": "active",
-            "token": token,
+            "token": "",
             "token_hash": token_hash(token),
             "delivery_count": 0,
             "created_at": now,
@@ -109,13 +134,46 @@ class TriggerRecords:
             db.execute(
                 "INSERT INTO external_triggers(id, target_agent_id, scope, delivery_mode, status, token,"
                 " token_hash, delivery_count, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (trigger_id, agent_id, "agent", "wake_hint", "active", token, row["token_hash"], 0, now),
+                (trigger_id, agent_id, "agent", "wake_hint", "active", "", row["token_hash"], 0, now),
+            )
+            db.execute(
+                "INSERT INTO external_trigger_tokens(token_hash, external_trigger_id, created_at) VALUES (?,?,?)",
+                (row["token_hash"], trigger_id, now),
             )
             db.execute(
                 "INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at) VALUES (?,?,?,?)",
                 (trigger_id, agent_id, "external_trigger_created", now),
             )
         return row
+
+    def add_token(self, trigger_id: str, agent_id: str, token: str, now: str) -> None:
+        """Give an active trigger one more token (its hash; audited ``external_trigger_token_added``).
+
+        A process that did not mint the trigger's token cannot rebuild its URL (only the hash is kept):
+        it adds a token of its own, and the earlier URLs keep working until the trigger is revoked.
+        """
+        with self.store.tx() as db:
+            db.execute(
+                "INSERT INTO external_trigger_tokens(token_hash, external_trigger_id, created_at) VALUES (?,?,?)",
+                (token_hash(token), trigger_id, now),
+            )
+            db.execute(
+                "INSERT INTO external_trigger_audit(external_trigger_id, agent_id, event, at) VALUES (?,?,?,?)",
+                (trigger_id, agent_id, "external_trigger_token_added", now),
+            )
+
+    def has_token(self, trigger_id: str, token: str) -> bool:
+        """True when ``token`` is a token of ``trigger_id`` (compared by hash, in constant time)."""
+        return self._trigger_of(token_hash(token)) == trigger_id
+
+    def _trigger_of(self, digest: str) -> str | None:
+        """The trigger a token hash belongs to, or None; the stored hash is compared in constant time."""
+        rows = self.store.query(
+            "SELECT token_hash, external_trigger_id FROM external_trigger_tokens WHERE token_hash=?", (digest,)
+        )
+        if rows and hmac.compare_digest(str(rows[0][0]), digest):
+            return str(rows[0][1])
+        return None
 
     def get(self, trigger_id: str) -> dict[str, Any] | None:
         """The public record of ``trigger_id`` (no token), or None."""
@@ -147,17 +205,23 @@ class TriggerRecords:
         return rec
 
     def record_delivery(self, token: str, now: str) -> dict[str, Any] | None:
-        """Count a delivery to an active trigger by its token; None when no active trigger has that token."""
-        digest = token_hash(token)
+        """Count a delivery to an active trigger by its token; None when no active trigger has that token.
+
+        The token is looked up by its SHA-256, and the stored hash found is compared with it in constant
+        time (``hmac.compare_digest``); the token itself is neither stored nor logged.
+        """
+        trigger_id = self._trigger_of(token_hash(token))
+        if trigger_id is None:
+            return None
         with self.store.tx() as db:
             cur = db.execute(
                 "UPDATE external_triggers SET delivery_count = delivery_count + 1, last_delivered_at=?"
-                " WHERE token_hash=? AND status='active'",
-                (now, digest),
+                " WHERE id=? AND status='active'",
+                (now, trigger_id),
             )
             if not cur.rowcount:
                 return None
-            row = db.execute("SELECT * FROM external_triggers WHERE token_hash=?", (digest,)).fetchone()
+            row = db.execute("SELECT * FROM external_triggers WHERE id=?", (trigger_id,)).fetchone()
         return _public(row)
 
     def any_active(self) -> bool:

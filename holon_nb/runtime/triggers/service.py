@@ -6,8 +6,12 @@ active trigger exists. A POST to the URL wakes the agent: when it waits on an ``
 (``WaitFor`` with ``wake = "external"``) the delivery queues a ``callback_event`` correlated with
 that wait, which wakes it (a following ``%%agent --follow`` run resumes); otherwise one hint
 message stays queued and further deliveries coalesce into it. A delivery never completes a
-WorkItem. The token appears only in the create result's ``trigger_url`` and in command tasks'
-``HOLON_EXTERNAL_TRIGGER_URL``; it is never logged.
+WorkItem. The token appears only in the in-memory result returned to the caller of
+CreateExternalTrigger (``trigger_url``) and in command tasks' ``HOLON_EXTERNAL_TRIGGER_URL``; it is never
+logged, and everything shown or stored has it as ``cb_[redacted]`` (D6, issue 25). At rest only its hash
+is kept: the process that minted a token keeps it in memory to rebuild the URL (an idempotent create,
+the command variable); a later process adds a token of its own to the active trigger when it is asked
+for the URL (:meth:`TriggerService.create`), and the earlier URLs keep working until revocation.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class TriggerService:
         self._start_soon = start_soon
         self._from_thread = from_thread
         self.server = CallbackServer(self.deliver, start_soon)
+        #: the tokens this process minted, by trigger id (memory only: the store keeps their hashes)
+        self._tokens: dict[str, str] = {}
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -116,10 +122,17 @@ class TriggerService:
             ) from None
         row = self.records.active_default(agent_id)
         if row is None:
-            row = self.records.create(f"trigger_{secrets.token_hex(8)[:15]}", agent_id, new_token(), fmt(utcnow()))
+            token = new_token()
+            row = self.records.create(f"trigger_{secrets.token_hex(8)[:15]}", agent_id, token, fmt(utcnow()))
+        else:
+            token = self._tokens.get(row["id"], "")
+            if not token or not self.records.has_token(row["id"], token):  # minted elsewhere: only its hash
+                token = new_token()
+                self.records.add_token(row["id"], agent_id, token, fmt(utcnow()))
+        self._tokens[row["id"]] = token
         return {
             "external_trigger_id": row["id"],
-            "trigger_url": self.url_for(row["token"]),
+            "trigger_url": self.url_for(token),
             "target_agent_id": agent_id,
             "delivery_mode": "wake_hint",
             "status": "active",
@@ -147,13 +160,15 @@ class TriggerService:
         return self.records.owned_by(agent_id)
 
     def env_for(self, agent_id: str) -> dict[str, str]:
-        """``{"HOLON_EXTERNAL_TRIGGER_URL": url}`` for an agent with an active trigger, else ``{}``."""
+        """``{"HOLON_EXTERNAL_TRIGGER_URL": url}`` for an agent with an active trigger whose token this
+        process holds (it minted it, or CreateExternalTrigger added one here), else ``{}``."""
         if not self.server.running and not self._settings().callback_base_url:
             return {}  # first: no query per command while no trigger serves (issue 12)
         row = self.records.active_default(agent_id)
-        if row is None:
+        token = self._tokens.get(row["id"]) if row is not None else None
+        if token is None:
             return {}
-        return {"HOLON_EXTERNAL_TRIGGER_URL": self.url_for(row["token"])}
+        return {"HOLON_EXTERNAL_TRIGGER_URL": self.url_for(token)}
 
     # ------------------------------------------------------------ deliveries
     async def deliver(self, token: str, body: bytes, content_type: str | None) -> dict[str, Any] | None:

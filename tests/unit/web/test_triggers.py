@@ -173,7 +173,8 @@ def test_command_tasks_get_the_url_and_notebook_displays_never_show_the_token(rt
     assert str(len(made["trigger_url"])) in json.dumps(out)
     token = made["trigger_url"].rsplit("/", 1)[1]
     result = rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"})
-    assert token in result.receipt  # the model-visible create result carries trigger_url
+    assert result.result["trigger_url"] == made["trigger_url"]  # the in-memory result carries trigger_url
+    assert token not in result.receipt and "cb_[redacted]" in result.receipt  # issue 25: never in a receipt
     bundle = result._repr_mimebundle_()
     assert token not in json.dumps(bundle) and "cb_[redacted]" in bundle["text/plain"]
 
@@ -240,6 +241,10 @@ def test_active_triggers_work_again_after_a_restart(tmp_path: Path) -> None:
         url = ok(first.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"]
     with Runtime(home=tmp_path / "h", workspace=tmp_path, settings=settings) as second:
         eventually(lambda: second.triggers.server.running)
-        assert ok(second.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"] == url
         assert post(url)[0] == 202
-        assert second.triggers.env_for("default") == {"HOLON_EXTERNAL_TRIGGER_URL": url}
+        # only the token's hash is kept (issue 25): this process adds a token of its own to the same trigger
+        assert second.triggers.env_for("default") == {}
+        renewed = ok(second.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"]
+        assert renewed != url and renewed.rsplit("/", 2)[0] == url.rsplit("/", 2)[0]
+        assert post(url)[0] == 202 and post(renewed)[0] == 202
+        assert second.triggers.env_for("default") == {"HOLON_EXTERNAL_TRIGGER_URL": renewed}

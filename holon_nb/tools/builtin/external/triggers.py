@@ -6,12 +6,12 @@ capability lives in the runtime's trigger plane (``ctx.triggers``,
 :mod:`holon_nb.runtime.triggers`).
 
 :func:`redact_tokens` removes capability tokens from anything a notebook shows or saves: the
-token is a bearer credential, returned only in the create result's ``trigger_url``.
+token is a bearer credential, returned only in the in-memory create result's ``trigger_url``; the
+D6 scrubber (:mod:`holon_nb.tools.scrubbing`) replaces it in everything shown or stored.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -19,12 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
+from ...scrubbing import TOKEN_PATTERN
 from ...spec import Family, Stability, ToolSpec
 
 __all__ = ["SPECS", "TOKEN_PATTERN", "CancelExternalTriggerInput", "CreateExternalTriggerInput", "redact_tokens"]
 
-#: A capability token (``cb_`` + 64 hex digits).
-TOKEN_PATTERN = re.compile(r"cb_[0-9a-f]{64}")
 _SURFACES = ("external trigger capability URLs",)
 
 
