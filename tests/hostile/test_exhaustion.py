@@ -1,0 +1,189 @@
+"""Resource exhaustion (issue 25 item 2): idle callback connections, chunk-bomb images, 1 ms timers.
+
+(a) The trigger callback port needs no token to connect. A runtime that kept every connection open had its
+1,024 file descriptors taken by 1,100 idle sockets: ExecCommand failed with "Too many open files" and valid
+wakes timed out. The runtime here is a real second process whose soft ``RLIMIT_NOFILE`` is 1,024, as a
+kernel's is; the test process opens the idle sockets (its own soft limit raised for them, up to the hard
+limit), so only the server's accepted sockets count against the runtime's descriptors, as in the real failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from _support import eventually, ok, read_db
+
+from holon_nb.runtime import Runtime
+
+IDLE_SOCKETS = 2000
+RUNTIME_FD_LIMIT = 1024
+
+#: A runtime in its own process: prints its trigger URL, then answers ``[tool, args]`` lines with envelopes.
+CHILD = textwrap.dedent("""
+    import json, resource, sys
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[3]), hard))
+    from holon_nb.runtime import Runtime
+    rt = Runtime(home=sys.argv[1], workspace=sys.argv[2])
+    try:
+        made = rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}).envelope["result"]
+        print(json.dumps(made["trigger_url"]), flush=True)
+        for line in sys.stdin:
+            name, args = json.loads(line)
+            print(json.dumps(rt.call(name, args).envelope), flush=True)
+    finally:
+        rt.close()
+""")
+
+
+class _Child:
+    """A runtime process driven over its stdin/stdout."""
+
+    def __init__(self, home: Path, workspace: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(home), str(workspace), str(RUNTIME_FD_LIMIT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url: str = json.loads(self.proc.stdout.readline())
+        self.peak_fds = 0
+
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps([name, args]) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def fds(self) -> int:
+        """How many descriptors the runtime process holds now (also kept as :attr:`peak_fds`)."""
+        n = len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+        self.peak_fds = max(self.peak_fds, n)
+        return n
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@contextlib.contextmanager
+def _fd_limit(n: int) -> Iterator[None]:
+    """This process's soft descriptor limit raised to ``n`` (the client sockets are ours), then restored."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < n:
+        pytest.skip(f"the hard descriptor limit ({hard}) is below the {n} this test needs for its client sockets")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, n), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _connected(sock: socket.socket, addr: tuple[str, int]) -> bool:
+    code = sock.connect_ex(addr)
+    return code in (0, errno.EISCONN)
+
+
+def test_idle_callback_connections_exhaust_nothing_and_wakes_still_land(tmp_path: Path) -> None:
+    (tmp_path / "W").mkdir()
+    socks: list[socket.socket] = []
+    with _fd_limit(IDLE_SOCKETS + 512):
+        child = _Child(tmp_path / "home", tmp_path / "W")
+        try:
+            port = httpx.URL(child.url).port
+            assert port is not None
+            addr = ("127.0.0.1", port)
+            baseline = child.fds()
+            for _ in range(IDLE_SOCKETS):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                socks.append(s)
+                s.connect_ex(addr)
+            pending = list(socks)
+
+            def settled() -> bool:
+                # every idle socket is connected (so the server has taken nearly all of them from its backlog of
+                # 128), or the runtime is out of descriptors (what happened before the fix)
+                pending[:] = [s for s in pending if not _connected(s, addr)]
+                return not pending or child.fds() >= RUNTIME_FD_LIMIT - 8
+
+            eventually(settled, timeout=120)
+            child.fds()
+
+            alive = child.call("ExecCommand", {"cmd": "echo alive", "yield_time_ms": 30000})
+            assert alive["status"] == "success", alive.get("error")
+            assert alive["result"]["stdout_preview"] == "alive"
+            with httpx.Client(timeout=30) as client:
+                for _ in range(5):
+                    answer = client.post(child.url, json={"n": 1}, headers={"connection": "close"})
+                    assert answer.status_code == 202, answer.text
+                    child.fds()
+            db = tmp_path / "home" / "holon.sqlite3"
+            rows = read_db(db, "SELECT delivery_count FROM external_triggers")
+            assert rows == [(5,)]
+            print(f"runtime fds: {baseline} before, peak {child.peak_fds} with {IDLE_SOCKETS} idle sockets")
+            assert child.peak_fds < RUNTIME_FD_LIMIT // 2
+        finally:
+            for s in socks:
+                s.close()
+            child.close()
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(4096) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        return True
+
+
+def test_a_connection_that_stalls_in_its_headers_or_body_is_closed(rt: Runtime) -> None:
+    from holon_nb.runtime.triggers.server import CallbackLimits
+
+    rt.triggers.server.limits = CallbackLimits(header_timeout_s=0.3, body_timeout_s=0.3)
+    url = httpx.URL(ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"])
+    assert url.port is not None
+    head = f"POST {url.raw_path.decode()} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    stalls = {
+        "silent": b"",
+        "half a header": head.encode(),
+        "half a body": (head + "Content-Length: 100\r\nContent-Type: application/json\r\n\r\n{").encode(),
+    }
+    socks = {}
+    try:
+        for name, data in stalls.items():
+            s = socket.create_connection(("127.0.0.1", url.port))
+            s.sendall(data)
+            s.setblocking(False)
+            socks[name] = s
+        for s in socks.values():
+            eventually(lambda s=s: _closed_by_server(s), timeout=30)
+        # nothing was delivered, and a valid wake still lands
+        assert rt.triggers.list("default")[0]["delivery_count"] == 0
+        assert httpx.post(str(url), json={}).status_code == 202
+    finally:
+        for s in socks.values():
+            s.close()
