@@ -5,6 +5,11 @@
 wakes timed out. The runtime here is a real second process whose soft ``RLIMIT_NOFILE`` is 1,024, as a
 kernel's is; the test process opens the idle sockets (its own soft limit raised for them, up to the hard
 limit), so only the server's accepted sockets count against the runtime's descriptors, as in the real failure.
+
+(c) ViewImage parsed images on the runtime's loop thread: a 20 MB PNG of 1.4 M tiny text chunks blocked
+every other call for 18 s. Whether another call runs while an image is checked is shown with events, not
+a stopwatch: the check is held (a wrapper around ``probe_image`` waits) until a ListTimers call has
+completed; on the loop thread that call could not run until the hold gave up.
 """
 
 from __future__ import annotations
@@ -15,16 +20,19 @@ import json
 import os
 import resource
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
+import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from _support import eventually, ok, read_db
+from _support import err, eventually, ok, read_db
 
 from holon_nb.runtime import Runtime
 
@@ -187,3 +195,76 @@ def test_a_connection_that_stalls_in_its_headers_or_body_is_closed(rt: Runtime) 
     finally:
         for s in socks.values():
             s.close()
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _chunk_bomb(text_chunks: int = 1_390_000) -> bytes:
+    """A valid 1x1 grey PNG whose 20 MB (under ViewImage's 20 MiB cap) are ``text_chunks`` 3-byte tEXt chunks."""
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)),
+            _png_chunk(b"tEXt", b"a\0b") * text_chunks,
+            _png_chunk(b"IDAT", zlib.compress(b"\0\0")),
+            _png_chunk(b"IEND", b""),
+        ]
+    )
+
+
+def test_a_png_chunk_bomb_is_refused_with_a_clear_error(rt: Runtime, workspace: Path) -> None:
+    bomb = _chunk_bomb()
+    assert len(bomb) <= 20 * 1024 * 1024
+    (workspace / "bomb.png").write_bytes(bomb)
+    error = err(rt.call("ViewImage", {"path": "bomb.png", "prompt": "what is it?"}), "invalid_tool_input")
+    assert error["details"]["validation_error"] == "too many PNG chunks", error
+    assert error["details"]["field"] == "path"
+    assert error["details"]["chunks_seen"] > error["details"]["max_chunk_count"]
+    assert "chunks" in error["message"] and error["recovery_hint"]
+    # a PNG just under the chunk budget is still checked (no vision model here: its reference is recorded)
+    fine = _chunk_bomb(error["details"]["max_chunk_count"] - 4)
+    (workspace / "fine.png").write_bytes(fine)
+    ref = err(rt.call("ViewImage", {"path": "fine.png", "prompt": "x"}), "vision_adapter_unavailable")
+    assert ref["details"]["visual_reference"]["size"] == {"width": 1, "height": 1}
+
+
+def test_other_calls_proceed_while_an_image_is_checked(
+    rt: Runtime, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holon_nb.runtime.images import service
+
+    (workspace / "bomb.png").write_bytes(_chunk_bomb())
+    checking, other_done = threading.Event(), threading.Event()
+    real = service.probe_image
+
+    def held(path: Path, tool: str = "ViewImage") -> Any:
+        checking.set()
+        other_done.wait(timeout=20)  # on the loop thread, ListTimers cannot complete before this gives up
+        return real(path, tool)
+
+    monkeypatch.setattr(service, "probe_image", held)
+    results: dict[str, Any] = {}
+
+    def view() -> None:
+        results["view"] = rt.call("ViewImage", {"path": "bomb.png", "prompt": "x"})
+
+    def list_timers() -> None:
+        results["timers"] = rt.call("ListTimers", {})
+        other_done.set()
+
+    viewer, other = threading.Thread(target=view), threading.Thread(target=list_timers)
+    viewer.start()
+    try:
+        assert checking.wait(20), "ViewImage never started checking the image"
+        other.start()
+        completed = other_done.wait(20)
+    finally:
+        other_done.set()
+        viewer.join(60)
+        if other.is_alive() or other.ident is not None:
+            other.join(60)
+    assert completed, "ListTimers did not complete while ViewImage was checking an image"
+    ok(results["timers"])
+    assert err(results["view"], "invalid_tool_input")["details"]["validation_error"] == "too many PNG chunks"
