@@ -10,6 +10,11 @@ limit), so only the server's accepted sockets count against the runtime's descri
 every other call for 18 s. Whether another call runs while an image is checked is shown with events, not
 a stopwatch: the check is held (a wrapper around ``probe_image`` waits) until a ListTimers call has
 completed; on the loop thread that call could not run until the hold gave up.
+
+(b) Ten ``CreateTimer {interval_ms: 1}`` left the runtime unresponsive for 30 s and more: each tick was a
+transaction and a queued message, a thousand a second per timer. A repeating timer now has a minimum
+interval (CreateTimer refuses less; an older home's faster timer is fired at that pace), and its ticks
+coalesce while the last one is undelivered. Timer tests run on a :class:`ManualClock`.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import pytest
 from _support import err, eventually, ok, read_db
 
 from holon_nb.runtime import Runtime
+from holon_nb.runtime.core.clock import ManualClock, parse
+from holon_nb.runtime.core.settings import RuntimeSettings
 
 IDLE_SOCKETS = 2000
 RUNTIME_FD_LIMIT = 1024
@@ -268,3 +275,87 @@ def test_other_calls_proceed_while_an_image_is_checked(
     assert completed, "ListTimers did not complete while ViewImage was checking an image"
     ok(results["timers"])
     assert err(results["view"], "invalid_tool_input")["details"]["validation_error"] == "too many PNG chunks"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A clock that moves only when the test says so (the runtime's timer scheduler follows it)."""
+    return ManualClock()
+
+
+@pytest.fixture
+def clocked(tmp_path: Path, workspace: Path, clock: ManualClock) -> Iterator[Runtime]:
+    """A runtime whose timers run on :func:`clock`."""
+    runtime = Runtime(home=tmp_path / "home", workspace=workspace, settings=RuntimeSettings(clock=clock))
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def test_a_repeating_timer_faster_than_the_minimum_is_refused(rt: Runtime) -> None:
+    for interval in (1, 999):
+        error = err(rt.call("CreateTimer", {"duration_ms": 1, "interval_ms": interval}), "invalid_tool_input")
+        assert error["details"]["field"] == "interval_ms"
+        assert error["details"]["min_interval_ms"] == 1000 and "1000" in error["message"], error
+        assert "1000" in error["recovery_hint"]
+    assert ok(rt.call("ListTimers", {}))["timers"] == []  # nothing was created
+    timer = ok(rt.call("CreateTimer", {"duration_ms": 1000, "interval_ms": 1000}))["timer"]
+    assert timer["repeat"] and timer["interval_ms"] == 1000
+    # a one-shot timer may still be short: it fires once
+    assert ok(rt.call("CreateTimer", {"duration_ms": 1}))["timer"]["repeat"] is False
+
+
+def _ticks(rt: Runtime, timer_id: str, status: str | None = None) -> list[dict[str, Any]]:
+    return [
+        m
+        for m in rt.messages(kind="timer_tick")
+        if m["metadata"].get("timer_id") == timer_id and status in (None, m["status"])
+    ]
+
+
+def test_repeating_ticks_coalesce_while_the_last_is_undelivered(clocked: Runtime, clock: ManualClock) -> None:
+    rt = clocked
+    timer = ok(rt.call("CreateTimer", {"duration_ms": 1000, "interval_ms": 1000, "summary": "poll"}))["timer"]
+    fired = lambda n: rt.work.timer(timer["id"])["fire_count"] == n  # noqa: E731
+    for n in (1, 2, 3):
+        clock.advance(1000)
+        eventually(lambda n=n: fired(n))
+    assert len(_ticks(rt, timer["id"])) == 1  # three ticks, one undelivered message
+    rt.work.process_message(_ticks(rt, timer["id"])[0]["id"])  # the agent takes it
+    clock.advance(1000)
+    eventually(lambda: fired(4))
+    assert [m["status"] for m in _ticks(rt, timer["id"])] == ["processed", "queued"]
+    # a wait registered while a tick is queued is woken by the next tick, which is never coalesced
+    work_item = ok(rt.call("CreateWorkItem", {"objective": "parked on the timer"}))["work_item"]["id"]
+    wait = ok(rt.call("WaitFor", {"reason": "tick", "wake": "timer", "resource": timer["id"], "delivery": "silent"}))
+    clock.advance(1000)
+    eventually(lambda: rt.work.waits_of("default", ("triggered",)))
+    triggered = rt.work.waits_of("default", ("triggered",))[0]
+    assert triggered["id"] == wait["wait_condition"]["id"]
+    queued = _ticks(rt, timer["id"], "queued")
+    assert len(queued) == 2 and triggered["trigger_message_id"] == queued[-1]["id"]
+    assert queued[-1]["work_item_id"] == work_item
+
+
+def test_an_older_homes_one_ms_timers_fire_at_the_minimum_pace(clocked: Runtime, clock: ManualClock) -> None:
+    rt = clocked
+    # ten timers as an earlier version let CreateTimer write them: interval_ms 1
+    ids = [ok(rt.call("CreateTimer", {"duration_ms": 1000, "interval_ms": 1000}))["timer"]["id"] for _ in range(10)]
+    db = rt.home / "holon.sqlite3"
+    import sqlite3
+
+    conn = sqlite3.connect(db, timeout=30)
+    with conn:
+        conn.execute("UPDATE timers SET interval_ms=1")
+    conn.close()
+    clock.advance(1000)
+    eventually(lambda: all(rt.work.timer(i)["fire_count"] == 1 for i in ids))
+    for i in ids:
+        rec = rt.work.timer(i)
+        assert (parse(rec["next_fire_at"]) - parse(rec["last_fired_at"])).total_seconds() == 1.0, rec
+    clock.advance(999)
+    assert rt.work.timers.fire_due() == 0
+    clock.advance(1)
+    eventually(lambda: all(rt.work.timer(i)["fire_count"] == 2 for i in ids))
+    assert all(len(_ticks(rt, i)) == 1 for i in ids)  # and the undelivered ticks coalesced
