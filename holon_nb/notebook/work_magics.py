@@ -17,14 +17,16 @@ from IPython.core.error import UsageError
 from IPython.core.magic import line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from ..runtime.work.timers import MIN_INTERVAL_MS
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
 __all__ = ["WorkMagics", "parse_duration_ms", "parse_todo"]
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
-#: Shortest ``%timer create --every`` (ms): below it, most likely a slip of ``1ms`` for ``1m``.
-MIN_EVERY_MS = 1000
+#: Shortest ``%timer create --every`` (ms): the runtime's minimum for repeating timers (CreateTimer refuses
+#: less); the magic says so first, since below it is most likely a slip of ``1ms`` for ``1m``.
+MIN_EVERY_MS = MIN_INTERVAL_MS
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _TODO = re.compile(r"^\s*\[(.)\]\s*(.*)$")
 _TODO_STATES = {" ": "pending", "x": "completed", "X": "completed", ">": "in_progress", "~": "in_progress"}
@@ -314,12 +316,10 @@ class WorkMagics(SessionMagics):
                 payload["fire_at"] = args.at
             if args.every is not None:
                 payload["interval_ms"] = parse_duration_ms(args.every)
-                if payload["interval_ms"] < MIN_EVERY_MS:  # "1ms" for "1m": a tick a millisecond, kept by the home
+                if payload["interval_ms"] < MIN_EVERY_MS:  # "1ms" for "1m": said before the runtime refuses it
                     raise UsageError(
-                        f"--every {args.every}: a timer repeating that often would queue "
-                        f"{1000 // max(1, payload['interval_ms'])} messages a second for its agent; "
-                        "the least is 1s (ms is a millisecond, m a minute). "
-                        "CreateTimer itself takes any interval_ms ≥ 1: %tool CreateTimer {...}"
+                        f"--every {args.every}: a timer repeats at most once a second (CreateTimer refuses "
+                        "a shorter interval_ms); the least is 1s (ms is a millisecond, m a minute)."
                     )
             if args.summary is not None and args.words:
                 raise UsageError("%timer create takes the summary once: as words or as --summary, not both")

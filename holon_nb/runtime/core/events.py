@@ -31,7 +31,8 @@ class RuntimeEvent:
             ``focus_changed`` (agent_id, current_work_item_id?, current_turn_work_item_id?),
             ``wait_changed`` (agent_id, wait_id, status, work_item_id),
             ``timer_changed`` (agent_id, timer_id, status), ``timer_fired`` (agent_id,
-            timer_id, message_id, fire_count, status, due_at, fired_at),
+            timer_id, message_id, fire_count, status, due_at, fired_at, coalesced: the tick joined
+            its timer's still-queued previous tick, ``message_id``, instead of queuing one),
             ``message_enqueued`` (agent_id, message_id, message_kind, priority,
             triggered_wait_id), ``message_processed`` (agent_id, message_id,
             consumed_wait_id), ``brief_published`` (agent_id, brief_id, work_item_id).

@@ -9,13 +9,18 @@ Order (each step before the next, so a hostile file costs as little as possible)
    grew since ``stat`` gets the same error); open/read failure → ``image_read_failed``.
 3. Content sniffing (the extension is ignored): PNG signature, ``FFD8FF``, ``GIF87a``/``GIF89a``,
    ``RIFF…WEBP``. No match → ``validation_error: "unsupported image header"`` with ``supported_media_types``.
-4. Dimensions from the header through Pillow's format plugins (``PngImageFile``, ``JpegImageFile`` — the SOF
+4. A PNG's chunks are counted first (a walk over the lengths, no chunk parsed) and one with more than
+   :data:`MAX_PNG_CHUNKS` → ``invalid_tool_input`` (``validation_error: "too many PNG chunks"``,
+   ``chunks_seen``, ``max_chunk_count``): Pillow parses every chunk before the image data in Python, and a
+   20 MB file of 1.4 M tiny text chunks took 18 s (issue 25 item 2c). Real encoders write image data in
+   chunks of 8 KiB or more, so a 20 MiB PNG has a few thousand.
+5. Dimensions from the header through Pillow's format plugins (``PngImageFile``, ``JpegImageFile`` — the SOF
    marker walk —, ``GifImageFile``, ``WebPImageFile``), instantiated directly: that parses headers only and
    decodes no pixel, and it skips ``Image.open``'s global ``MAX_IMAGE_PIXELS`` check, which would refuse a
    bomb without telling its size and would make the limit depend on a process-wide setting. A sniffed file
    whose header Pillow cannot parse (truncated, corrupt) is refused as ``"unsupported image header"`` too,
    with ``details.header_error`` (designed here: an image of unknown size is not passed on).
-5. ``width × height`` over :data:`MAX_PIXELS` → ``invalid_tool_input`` (``width``, ``height``,
+6. ``width × height`` over :data:`MAX_PIXELS` → ``invalid_tool_input`` (``width``, ``height``,
    ``pixel_count``, ``max_pixel_count``).
 """
 
@@ -25,6 +30,7 @@ import hashlib
 import io
 import os
 import stat as stat_mod
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +38,25 @@ from typing import Any
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 
-__all__ = ["MAX_BYTES", "MAX_PIXELS", "SUPPORTED_MEDIA_TYPES", "ImageFacts", "sniff_mime", "probe_image", "probe_bytes"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_PIXELS",
+    "MAX_PNG_CHUNKS",
+    "png_chunks_seen",
+    "SUPPORTED_MEDIA_TYPES",
+    "ImageFacts",
+    "sniff_mime",
+    "probe_image",
+    "probe_bytes",
+]
 
 #: File size limit (bytes; §12 "Limits": 20 MiB).
 MAX_BYTES = 20 * 1024 * 1024
 #: Decoded pixel limit (width × height; §12).
 MAX_PIXELS = 50_000_000
+#: Chunks a PNG may have (its IEND included); more is refused before Pillow parses any (20 MiB / 65,536 is
+#: 320 bytes a chunk on average).
+MAX_PNG_CHUNKS = 65_536
 #: Media types ViewImage accepts, by content (§12).
 SUPPORTED_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -91,6 +110,25 @@ def sniff_mime(head: bytes) -> str | None:
     return None
 
 
+def png_chunks_seen(data: bytes, limit: int = MAX_PNG_CHUNKS) -> int:
+    """Count the chunks of the PNG ``data`` up to its IEND or its end, stopping once past ``limit``.
+
+    Only the chunk lengths are read (no chunk is parsed or CRC-checked), so the walk costs at most
+    ``limit + 1`` steps.
+
+    Returns:
+        The chunks seen: the PNG's chunk count when it is at most ``limit``, else ``limit + 1``.
+    """
+    pos, seen, end = 8, 0, len(data)
+    while pos + 8 <= end and seen <= limit:
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        seen += 1
+        if kind == b"IEND":
+            break
+        pos += 12 + length
+    return seen
+
+
 def _header_size(data: bytes, mime: str) -> tuple[int, int]:
     """(width, height) from the header, through Pillow's plugin for ``mime`` (no pixel decoded)."""
     if mime == "image/png":
@@ -126,6 +164,19 @@ def probe_bytes(data: bytes, path: Path, tool: str = "ViewImage") -> ImageFacts:
             path=str(path),
             supported_media_types=supported,
         )
+    if mime == "image/png":
+        seen = png_chunks_seen(data)
+        if seen > MAX_PNG_CHUNKS:
+            raise _invalid(
+                tool,
+                "too many PNG chunks",
+                f"{tool}: {path} has more than {MAX_PNG_CHUNKS} PNG chunks; it is refused unparsed",
+                "Re-encode the image (for example with Pillow or optipng): real encoders write a few "
+                "thousand chunks at most.",
+                path=str(path),
+                chunks_seen=seen,
+                max_chunk_count=MAX_PNG_CHUNKS,
+            )
     try:
         width, height = _header_size(data, mime)
     except Exception as exc:  # Pillow raises SyntaxError, OSError, ValueError… for a damaged header

@@ -6,6 +6,12 @@ process (defaults: :func:`holon_nb.providers.media.observe_image` and
 (:class:`holon_nb.providers.cassettes.media.MediaCassette`) replaces them and the model selection through
 :meth:`ImagePlane.use_cassette`. Thumbnails of the images a call saw or wrote wait in
 :meth:`ImagePlane.take_preview` until the runtime puts them in the call's ``ToolResult``.
+
+Reading, checking and thumbnailing an image run in a worker thread (:func:`checked_image`,
+:meth:`ImagePlane._preview`), never on the runtime's loop: a hostile file once held every other call
+for 18 s (issue 25 item 2c). Each has a time budget: past :data:`CHECK_TIMEOUT_S` the call is refused
+(``invalid_tool_input``), past :data:`PREVIEW_TIMEOUT_S` it goes on without a thumbnail; the abandoned
+thread ends by itself (the checks are bounded: size, chunk count, pixels).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from ...providers.catalog import ResolvedProvider
 from ...providers.media import MediaCallError, generate_images, observe_image
@@ -28,11 +36,52 @@ from .preview import make_preview
 from .probe import ImageFacts, probe_image
 from .selection import Selection, select_generator, select_vision
 
-__all__ = ["ImagePlane", "AgentImages", "SIZES", "BACKGROUNDS", "OUTPUT_FORMATS"]
+__all__ = [
+    "ImagePlane",
+    "AgentImages",
+    "SIZES",
+    "BACKGROUNDS",
+    "OUTPUT_FORMATS",
+    "CHECK_TIMEOUT_S",
+    "PREVIEW_TIMEOUT_S",
+    "checked_image",
+]
 
 SIZES = ("1024x1024", "1536x1024", "1024x1536")
 BACKGROUNDS = ("auto", "transparent", "opaque")
 OUTPUT_FORMATS = ("png", "jpeg", "webp")
+#: Seconds an image's checks (stat, bounded read, chunk count, header) may take in their worker thread.
+CHECK_TIMEOUT_S = 20.0
+#: Seconds a notebook thumbnail may take; past it the call's receipt has no thumbnail.
+PREVIEW_TIMEOUT_S = 10.0
+
+
+async def checked_image(path: Path, tool: str = "ViewImage") -> ImageFacts:
+    """:func:`~.probe.probe_image` in a worker thread, within :data:`CHECK_TIMEOUT_S` (loop thread).
+
+    Raises:
+        ToolFailure: what ``probe_image`` raises; ``invalid_tool_input`` (``validation_error: "image check
+            timed out"``) when the checks outlast the budget (their thread is abandoned, not waited for).
+    """
+    try:
+        with anyio.fail_after(CHECK_TIMEOUT_S):
+            # probe_image is looked up when the thread runs (a test holds it to show the loop stays free)
+            return await anyio.to_thread.run_sync(lambda: probe_image(path, tool), abandon_on_cancel=True)
+    except TimeoutError:
+        raise ToolFailure(
+            ToolError(
+                kind="invalid_tool_input",
+                message=f"{tool}: checking {path} took more than {CHECK_TIMEOUT_S:g} s; it was abandoned",
+                details={
+                    "tool_name": tool,
+                    "field": "path",
+                    "validation_error": "image check timed out",
+                    "path": str(path),
+                    "time_budget_s": CHECK_TIMEOUT_S,
+                },
+                recovery_hint="Re-encode the image with a common encoder, or retry when the machine is less busy.",
+            )
+        ) from None
 
 
 class ImagePlane:
@@ -91,9 +140,13 @@ class ImagePlane:
             return _replayed(self.cassette, "generate")
         return select_generator(self._environ(), self._settings_providers())
 
-    def _preview(self, execution_id: str, facts: ImageFacts, label: str) -> None:
-        preview = make_preview(facts)
-        if preview is not None and execution_id:
+    async def _preview(self, execution_id: str, facts: ImageFacts, label: str) -> None:
+        if not execution_id:
+            return
+        preview = None
+        with anyio.move_on_after(PREVIEW_TIMEOUT_S):
+            preview = await anyio.to_thread.run_sync(make_preview, facts, abandon_on_cancel=True)
+        if preview is not None:
             preview["label"] = label
             with self._lock:
                 self._previews.setdefault(execution_id, []).append(preview)
@@ -122,9 +175,9 @@ class AgentImages:
                 (``details.visual_reference`` included), ``vision_observation_failed``.
         """
         plane = self._plane
-        facts = probe_image(path)
+        facts = await checked_image(path)
         ref = visual_reference(facts, fmt(utcnow()))
-        plane._preview(self._call.execution_id, facts, str(path))
+        await plane._preview(self._call.execution_id, facts, str(path))
         cached = plane.cache.get(ref["id"], prompt)
         if cached is not None:
             return _view_result(ref, prompt, cached, reused=True)
@@ -225,7 +278,7 @@ class AgentImages:
                 raise _write_failed(folder / filename, exc) from None
             rel = (GENERATED_DIR / written.name).as_posix()
             try:  # rule 6: the written file, re-read from disk with ViewImage's rules 3-6
-                facts = probe_image(written, "GenerateImage")
+                facts = await checked_image(written, "GenerateImage")
             except ToolFailure as exc:
                 import hashlib
 
@@ -242,7 +295,7 @@ class AgentImages:
                         recovery_hint="Retry, or check the image model's output.",
                     )
                 ) from None
-            plane._preview(self._call.execution_id, facts, rel)
+            await plane._preview(self._call.execution_id, facts, rel)
             out.append(
                 {
                     "type": "generated_image",

@@ -10,6 +10,20 @@ scheduler saw, so two runtimes on one home never fire the same tick twice,
 and a restart never replays a tick already committed. The same scheduler fires
 the fallback recheck of a wait registered with ``recheck_after_ms``: a
 ``system_tick`` correlated with that wait.
+
+Repeating timers are bounded (issue 25 item 2b: ten timers of ``interval_ms: 1``
+left the runtime unresponsive for 30 s and more, a transaction and a queued
+message per millisecond each). Designed here, beyond agents spec §5.7 (which
+takes any ``interval_ms`` ≥ 1) and §4.7 (a message per tick):
+
+- CreateTimer refuses an ``interval_ms`` under :data:`MIN_INTERVAL_MS`
+  (``invalid_tool_input`` naming the minimum); a faster timer already in a home
+  (written by an earlier version) fires at that minimum pace.
+- A repeating timer's tick *coalesces* while its previous tick is still queued
+  (undelivered): the tick counts (``fire_count``, ``last_fired_at``, the next
+  time move on) but no second message is queued; the agent sees one tick, and
+  the timer record says how many fired. A tick that would wake an active wait on
+  the timer is always queued, so a wait registered meanwhile is never missed.
 """
 
 from __future__ import annotations
@@ -30,7 +44,7 @@ from .queue import MessageQueue
 from .records import Tx, decode, fail, safe_text, transaction
 from .waiting import WaitPlane
 
-__all__ = ["RESCAN_S", "TimerPlane", "timer_view"]
+__all__ = ["MIN_INTERVAL_MS", "RESCAN_S", "TimerPlane", "timer_view"]
 
 log = logging.getLogger("holon_nb.timers")
 
@@ -38,6 +52,10 @@ log = logging.getLogger("holon_nb.timers")
 #: ``holon-nb call CreateTimer``) are noticed within it, so they fire about a second late at most.
 #: Each rescan is two indexed MIN queries (``timers_due``, ``waits_recheck``) plus the due scans.
 RESCAN_S = 1.0
+#: Shortest interval of a repeating timer (ms): CreateTimer refuses less, and a faster timer an earlier
+#: version wrote fires at this pace. A tick wakes an agent; more than one a second is a slip (``1ms`` for
+#: ``1m``) or a flood, never a schedule.
+MIN_INTERVAL_MS = 1000
 
 
 def timer_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -57,13 +75,18 @@ def timer_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _invalid(field: str, error: str, tool: str = "CreateTimer", **extra: Any) -> Exception:
+_TIMING_HINT = (
+    "Pass exactly one of duration_ms (milliseconds from now, at least 1) or fire_at "
+    "(an RFC 3339 time in the future, with its UTC offset)."
+)
+
+
+def _invalid(field: str, error: str, tool: str = "CreateTimer", hint: str = _TIMING_HINT, **extra: Any) -> Exception:
     return fail(
         "invalid_tool_input",
         f"invalid {field} for {tool}: {error}",
         {"tool_name": tool, "field": field, "validation_error": error, **extra},
-        "Pass exactly one of duration_ms (milliseconds from now, at least 1) or fire_at "
-        "(an RFC 3339 time in the future, with its UTC offset).",
+        hint,
     )
 
 
@@ -123,6 +146,14 @@ class TimerPlane:
         if interval_ms is not None:
             if interval_ms < 1:
                 raise _invalid("interval_ms", "must be greater than 0")
+            if interval_ms < MIN_INTERVAL_MS:
+                raise _invalid(
+                    "interval_ms",
+                    f"must be at least {MIN_INTERVAL_MS} ms for a repeating timer",
+                    hint=f"Use interval_ms {MIN_INTERVAL_MS} (one second) or more; for a single short delay "
+                    "leave interval_ms out (duration_ms alone fires once).",
+                    min_interval_ms=MIN_INTERVAL_MS,
+                )
             try:
                 add_ms(now, interval_ms)
             except OverflowError:
@@ -258,37 +289,46 @@ class TimerPlane:
         t.emit("timer_changed", agent_id=agent_id, timer_id=timer_id, status="cancelled")
         return {**row, "status": "cancelled", "next_fire_at": None, "updated_at": now}, True, ids
 
+    @staticmethod
+    def _undelivered_tick(db: Any, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The repeating timer's previous tick when it is still queued and no active wait would take a new
+        one (the tick coalesces into it); else None (a new tick is queued)."""
+        if not row["repeat"]:
+            return None
+        waiting = db.execute(
+            "SELECT 1 FROM waits WHERE agent_id=? AND kind='timer' AND status='active'"
+            " AND (subject_ref IS NULL OR subject_ref=?) LIMIT 1",
+            (row["agent_id"], row["id"]),
+        ).fetchone()
+        if waiting is not None:
+            return None
+        return decode(
+            db.execute(
+                "SELECT * FROM messages WHERE agent_id=? AND status='queued' AND kind='timer_tick'"
+                " AND json_extract(metadata, '$.timer_id')=? ORDER BY seq DESC LIMIT 1",
+                (row["agent_id"], row["id"]),
+            ).fetchone()
+        )
+
     def fire(self, t: Tx, timer_id: str, expected_next: str) -> dict[str, Any] | None:
         """Fire one due timer inside ``t`` (agents spec §4.7); None when it changed meanwhile.
 
+        A repeating timer's tick coalesces into its previous one while that is still queued (see the module
+        docstring): the timer record moves on, no message is added.
+
         Returns:
-            The enqueued ``timer_tick`` message.
+            The ``timer_tick`` message: the one enqueued, or the queued one the tick coalesced into.
         """
         row = decode(t.db.execute("SELECT * FROM timers WHERE id=?", (timer_id,)).fetchone())
         if row is None or row["status"] not in ("active", "scheduled") or row["next_fire_at"] != expected_next:
             return None
-        owners = t.db.execute(
-            "SELECT work_item_id FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=? AND status='active'",
-            (row["agent_id"], timer_id),
-        ).fetchall()
-        owner = owners[0][0] if len(owners) == 1 else None
-        msg = self.queue.enqueue(
-            t,
-            agent_id=row["agent_id"],
-            kind="timer_tick",
-            text=row["summary"] or f"timer {timer_id} fired",
-            origin={"kind": "timer", "timer_id": timer_id},
-            authority="runtime_instruction",
-            priority="next",
-            work_item_id=owner,
-            source_refs={"timer_id": timer_id},
-            metadata={"timer_id": timer_id},
-        )
+        pending = self._undelivered_tick(t.db, row)
+        msg = pending if pending is not None else self._enqueue_tick(t, row)
         now_dt = self.clock.now()
         now = fmt(now_dt)
         if row["repeat"] and row["interval_ms"]:
             try:
-                nxt: str | None = fmt(add_ms(now_dt, row["interval_ms"]))
+                nxt: str | None = fmt(add_ms(now_dt, max(row["interval_ms"], MIN_INTERVAL_MS)))
                 status = "active"
             except OverflowError:
                 nxt, status = None, "completed"
@@ -308,8 +348,30 @@ class TimerPlane:
             status=status,
             due_at=expected_next,
             fired_at=now,
+            coalesced=pending is not None,
         )
         return msg
+
+    def _enqueue_tick(self, t: Tx, row: dict[str, Any]) -> dict[str, Any]:
+        """Queue the ``timer_tick`` of ``row`` (agents spec §4.7), attributed to the one owner waiting on it."""
+        timer_id = row["id"]
+        owners = t.db.execute(
+            "SELECT work_item_id FROM waits WHERE agent_id=? AND kind='timer' AND subject_ref=? AND status='active'",
+            (row["agent_id"], timer_id),
+        ).fetchall()
+        owner = owners[0][0] if len(owners) == 1 else None
+        return self.queue.enqueue(
+            t,
+            agent_id=row["agent_id"],
+            kind="timer_tick",
+            text=row["summary"] or f"timer {timer_id} fired",
+            origin={"kind": "timer", "timer_id": timer_id},
+            authority="runtime_instruction",
+            priority="next",
+            work_item_id=owner,
+            source_refs={"timer_id": timer_id},
+            metadata={"timer_id": timer_id},
+        )
 
     # ------------------------------------------------------------ scheduler
     def rearm_after_restart(self) -> int:
@@ -321,7 +383,8 @@ class TimerPlane:
             for row in rows:
                 base = parse(row["last_fired_at"] or row["created_at"])
                 try:
-                    nxt = fmt(add_ms(base, row["interval_ms"] or row["duration_ms"]))
+                    step = max(row["interval_ms"], MIN_INTERVAL_MS) if row["interval_ms"] else row["duration_ms"]
+                    nxt = fmt(add_ms(base, step))
                 except OverflowError:
                     nxt = None
                 t.db.execute("UPDATE timers SET next_fire_at=?, status='active' WHERE id=?", (nxt, row["id"]))

@@ -25,7 +25,9 @@ class CreateTimerInput(Strict):
 
     duration_ms: UInt64 | None = Field(None, description="Fire this many milliseconds from now (at least 1).")
     fire_at: str | None = Field(None, description="Fire at this RFC 3339 time with a UTC offset, in the future.")
-    interval_ms: UInt64 | None = Field(None, description="Repeat every this many milliseconds; null fires once.")
+    interval_ms: UInt64 | None = Field(
+        None, description="Repeat every this many milliseconds (at least 1000); null fires once."
+    )
     summary: str | None = Field(None, description="Text of each tick message; null: 'timer <id> fired'.")
 
 

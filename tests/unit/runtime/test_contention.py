@@ -64,7 +64,7 @@ def test_twelve_second_lock_while_a_task_ends_a_timer_is_due_and_a_call_is_in_fl
         home=home, workspace=workspace, settings=RuntimeSettings(store_busy_timeout_s=3.0, memory_index_interval_s=0.5)
     )
     try:
-        timer_id = ok(rt.call("CreateTimer", {"duration_ms": 200, "interval_ms": 300}))["timer"]["id"]
+        timer_id = ok(rt.call("CreateTimer", {"duration_ms": 200, "interval_ms": 1000}))["timer"]["id"]
         fires = lambda: read_db(db_path, "SELECT fire_count FROM timers WHERE id=?", (timer_id,))[0][0]  # noqa: E731
         eventually(lambda: fires() >= 1)
         handle = ok(rt.call("ExecCommand", {"cmd": "sleep 1; echo finished", "yield_time_ms": 0}))["task_handle"]
