@@ -2,7 +2,7 @@
 
 Order (commands spec §2.1, spec README consistency notes): round exposure →
 truncated-mutation guard → registry lookup → profile gate → JSON parse →
-input limits (depth, lone surrogates; :func:`.coerce.input_problem`) →
+input limits (depth, lone surrogates, integers past 4,300 digits; :func:`.coerce.input_problem`) →
 schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
 handler → envelope. Nothing escapes as an exception (D5).
 """
@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .coerce import coerce_args, input_problem, loads_bounded
+from .coerce import IntegerTooLong, coerce_args, input_problem, loads_bounded
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
@@ -101,6 +101,8 @@ def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseM
         text = raw
         try:
             raw = loads_bounded(text) if text.strip() else {}
+        except IntegerTooLong as exc:  # valid JSON no tool can take: refused like a too-deep input
+            raise ToolFailure(_guard_failure(spec.name, str(exc))) from None
         except ValueError as exc:  # like a model's malformed arguments: validation then fails on `_raw`
             raw = {"_raw": text}
             json_error = f"arguments are not valid JSON ({exc})"
@@ -216,7 +218,7 @@ def check_text_sizes(tool: str, args: BaseModel) -> None:
 
 
 def _guard_failure(name: str, parse_error: str, field: str | None = None) -> ToolError:
-    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :func:`.coerce.input_problem`."""
+    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates, huge integers); see :func:`.coerce.input_problem`."""
     details: dict[str, Any] = {"tool_name": name, "parse_error": parse_error}
     if field is not None:
         details["field"] = field
@@ -225,8 +227,8 @@ def _guard_failure(name: str, parse_error: str, field: str | None = None) -> Too
         message=f"input for {name} does not match the tool schema",
         details=details,
         recovery_hint=(
-            "Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
-            f"as the published schema of {name} describes."
+            "Send arguments as one JSON object of valid Unicode text, nested at most a few levels, "
+            f"with integers in the ranges the published schema of {name} describes."
         ),
     )
 
