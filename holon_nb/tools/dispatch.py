@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import re
 import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,26 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _variant(value: Any) -> str:
+    """A rejected enum value as the caller wrote it: a string bare (serde style), anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
+#: A Python literal in pydantic's ``expected`` text: a quoted string, None, True or False.
+_PY_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\b(None|True|False)\b")
+_JSON_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def _json_spelling(expected: str) -> str:
+    """pydantic's ``'a', 'b' or None`` as serde spells it: ```a`, `b` or `null```."""
+    return _PY_LITERAL.sub(lambda m: f"`{m[1]}`" if m[1] is not None else f"`{_JSON_WORDS[m[2]]}`", expected)
+
+
 def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     """Render pydantic errors with serde-style phrases; return (text, unknown keys)."""
     phrases: list[str] = []
@@ -72,7 +93,8 @@ def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
         elif kind == "missing":
             phrase = f"missing field `{name}`{at}"
         elif kind in ("literal_error", "enum"):
-            phrase = f"unknown variant `{e.get('input')}` for `{_loc(loc)}`, expected {e['ctx'].get('expected', '')}"
+            expected = _json_spelling(str((e.get("ctx") or {}).get("expected", "")))
+            phrase = f"unknown variant `{_variant(e.get('input'))}` for `{_loc(loc)}`, expected {expected}"
         else:
             phrase = f"invalid type or value for `{_loc(loc)}`: {e['msg']} (got {json.dumps(e.get('input'), default=repr)[:80]})"
         phrases.append(phrase)
@@ -134,9 +156,9 @@ def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseM
         if json_error:
             failure.recovery_hint = "Send the arguments as one JSON object. " + (failure.recovery_hint or "")
         hint_fields = [u for u in unknown if u in RESULT_FIELDS]
-        if hint_fields and failure.recovery_hint and spec.parse_hint is None:
-            failure.recovery_hint = (
-                f"`{hint_fields[0]}` is a result field, not a startup input; remove it. " + failure.recovery_hint
+        if hint_fields:  # on every tool, before the tool's own hint (commands spec §2.5; issue 25 item 6)
+            failure.recovery_hint = f"`{hint_fields[0]}` is a result field, not a startup input; remove it. " + (
+                failure.recovery_hint or ""
             )
         raise ToolFailure(failure) from None
     if spec.normalize is not None:
