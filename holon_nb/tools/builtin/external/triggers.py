@@ -44,28 +44,34 @@ class _Strict(BaseModel):
 
 
 class CreateExternalTriggerInput(_Strict):
-    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``."""
+    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``.
+
+    The published enum lists the alias ``wake_only`` too, so the schema accepts exactly what validation
+    accepts (issue 25 item 6).
+    """
 
     description: str | None = Field(None, description="Accepted and ignored.")
     source: str | None = Field(None, description="Accepted and ignored.")
-    delivery_mode: Literal["enqueue_message", "wake_hint"] = Field(
-        description="Requested delivery; the capability is always wake_hint (alias wake_only accepted)."
+    delivery_mode: Literal["enqueue_message", "wake_hint", "wake_only"] = Field(
+        description="Requested delivery; the capability is always wake_hint (wake_only is its alias)."
     )
 
-    @field_validator("delivery_mode", mode="before")
+    @field_validator("delivery_mode", mode="after")
     @classmethod
-    def _alias(cls, value: Any) -> Any:
+    def _alias(cls, value: str) -> str:
         return "wake_hint" if value == "wake_only" else value
 
 
 class CancelExternalTriggerInput(_Strict):
-    """Arguments of CancelExternalTrigger (§14.2)."""
+    """Arguments of CancelExternalTrigger (§14.2): ``external_trigger_id`` is required in the schema too."""
 
-    external_trigger_id: str | None = Field(None, description="The trigger to revoke (required).")
+    external_trigger_id: str = Field(
+        description="The trigger to revoke (external_trigger_id from CreateExternalTrigger)."
+    )
 
 
 def _require_id(args: CancelExternalTriggerInput, tool_name: str) -> CancelExternalTriggerInput:
-    value = (args.external_trigger_id or "").strip()
+    value = args.external_trigger_id.strip()
     if not value:
         raise ToolFailure(
             ToolError(
@@ -89,7 +95,7 @@ async def create_external_trigger(args: CreateExternalTriggerInput, ctx: ToolCon
 
 async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of CancelExternalTrigger (§14.2)."""
-    return ctx.triggers.cancel(ctx.call.agent_id, str(args.external_trigger_id))
+    return ctx.triggers.cancel(ctx.call.agent_id, args.external_trigger_id)
 
 
 SPECS: tuple[ToolSpec[Any], ...] = (
