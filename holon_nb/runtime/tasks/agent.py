@@ -267,20 +267,21 @@ class AgentTasks:
             kind = "command_task_output"
         else:
             kind = "command_task_failed"
-        return {
+        metadata = {
+            "command": d.get("cmd"),
+            "output_path": d.get("output_path"),
+            "error_present": "true" if d.get("error") else "false",
+            "task_status": rec["status"],
+        }
+        return {  # upstream's published FailureArtifact: `summary` required, `metadata` values are strings
             "category": "task",
             "domain": "task",
             "kind": kind,
             "retryable": False,
             "task_id": rec["id"],
             "exit_status": code,
-            "message": f"command task {rec['status']}" + (f" with exit status {code}" if code is not None else ""),
-            "metadata": {
-                "command": d.get("cmd"),
-                "output_path": d.get("output_path"),
-                "error_present": bool(d.get("error")),
-                "task_status": rec["status"],
-            },
+            "summary": f"command task {rec['status']}" + (f" with exit status {code}" if code is not None else ""),
+            "metadata": {k: v for k, v in metadata.items() if isinstance(v, str)},
         }
 
     # ------------------------------------------------------------ TaskInput
