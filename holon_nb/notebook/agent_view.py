@@ -26,10 +26,10 @@ from typing import Any
 from ipywidgets import HTML, Button, HBox, Layout, VBox
 
 from ..runtime.core.result import preview_html
-from ..tools.ansi import ansi_to_html
 from ..tools.card import card_root, render_card
 from ..tools.human import clip, glance, pretty_input, render_human, shorten_paths
 from ..tools.registry import REGISTRY
+from ..tools.terminal.ansi import ansi_to_html
 
 #: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.
 VIEW_MIMETYPE = "application/vnd.holon.view+json"

@@ -19,8 +19,8 @@ from typing import Any
 from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
-from ..tools.ansi import ansi_to_html, strip_ansi
 from ..tools.card import TAIL_BOX, card_root
+from ..tools.terminal.ansi import ansi_to_html, strip_ansi
 
 __all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget", "render_task_view", "static_task_view"]
 

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..tools.ansi import without_escapes
 from ..tools.context import CallContext, resolve_shell
 from ..tools.dispatch import classify_exception, dispatch
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
@@ -31,6 +30,7 @@ from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
 from ..tools.spec import Profile
+from ..tools.terminal.ansi import without_escapes
 from .agents.approvals import ApprovalBroker
 from .agents.plane import AgentPlane
 from .core.context import RuntimeToolContext

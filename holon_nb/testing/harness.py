@@ -48,9 +48,9 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 
-from ..tools.ansi import strip_ansi
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
+from ..tools.terminal.ansi import strip_ansi
 from .kernel_code import FINISH, FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters

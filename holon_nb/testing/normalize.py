@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tools.ansi import terminal_text as _terminal
+from ..tools.terminal.ansi import terminal_text as _terminal
 
 __all__ = [
     "ADDRESS_RE",
@@ -140,7 +140,7 @@ def terminal_text(text: str) -> str:
     (``"\\r10%\\r50%\\r100%\\n"`` -> ``"100%\\n"``; ``"abc\\rX"`` -> ``"Xbc"``).
     ``\\r\\n`` is a plain newline.
     """
-    # the same rendering as a receipt's command output (tools/ansi.py), after this module's ANSI mask
+    # the same rendering as a receipt's command output (tools/terminal/ansi.py), after this module's ANSI mask
     return _terminal(strip_ansi(text))
 
 

@@ -19,10 +19,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 from .human import shorten_paths, shorten_value
 from .human.commands import OUTPUT_SHOWN_BELOW, stream_notices
+from .terminal.ansi import ansi_to_html
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 

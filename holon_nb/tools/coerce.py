@@ -17,10 +17,23 @@ from typing import Any
 from .schema import slot_types
 from .text import has_surrogate
 
-__all__ = ["MAX_INPUT_DEPTH", "coerce_args", "input_problem", "loads_bounded"]
+__all__ = [
+    "MAX_INPUT_DEPTH",
+    "MAX_INT_DIGITS",
+    "IntegerTooLong",
+    "coerce_args",
+    "input_problem",
+    "loads_bounded",
+    "parse_int_literal",
+]
 
 #: Deepest nesting of arrays and objects a tool input may have (the argument object itself is depth 1).
 MAX_INPUT_DEPTH = 64
+
+#: Most decimal digits of an integer in a tool input: Python's default int-to-str limit
+#: (``sys.set_int_max_str_digits``), past which an integer cannot be written into an error message
+#: or a record (issue 25 item 2(d)). No tool takes an integer anywhere near this long.
+MAX_INT_DIGITS = 4300
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -39,7 +52,7 @@ def _coerce_scalar(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
-    if _INT.fullmatch(text):
+    if len(text) <= 24 and _INT.fullmatch(text):  # longer digit strings are past i64: left as text
         value = int(text)
         if _I64[0] <= value <= _I64[1]:
             return value
@@ -99,6 +112,19 @@ def _field(path: list[Any]) -> str | None:
     return path[0] if path and isinstance(path[0], str) else None
 
 
+def _too_many_digits(value: int) -> bool:
+    """Whether ``value`` has more than :data:`MAX_INT_DIGITS` decimal digits (decided without printing it)."""
+    bits = value.bit_length()
+    if bits <= 3 * MAX_INT_DIGITS:  # 2**(3n) = 8**n < 10**n: at most n digits
+        return False
+    if bits > 4 * MAX_INT_DIGITS:  # 2**(4n) = 16**n > 10**n: more than n digits
+        return True
+    try:
+        return len(str(abs(value))) > MAX_INT_DIGITS
+    except ValueError:  # a process-wide int-to-str limit set below ours
+        return True
+
+
 def _where(path: list[Any]) -> str:
     out = ""
     for part in path:
@@ -115,12 +141,17 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, st
 
     Returns:
         ``(phrase, field)``: a serde-style phrase for ``details.parse_error`` (``nested deeper than
-        64 levels at `a.b` ``, ``lone surrogate \\ud800 in `cmd` ``) and the top-level field it is in
-        (None at the top level); None when the input is acceptable.
+        64 levels at `a.b` ``, ``lone surrogate \\ud800 in `cmd` ``, ``integer with more than 4300
+        digits in `n` ``) and the top-level field it is in (None at the top level); None when the
+        input is acceptable.
     """
     stack: list[tuple[Any, int, list[Any]]] = [(value, 1, [])]
     while stack:
         item, depth, path = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > 64 and _too_many_digits(item):
+                return _long_integer(_where(path)), _field(path)
+            continue
         if isinstance(item, str):
             if has_surrogate(item):
                 code = _surrogate_code(item)
@@ -144,13 +175,33 @@ def input_problem(value: Any, max_depth: int = MAX_INPUT_DEPTH) -> tuple[str, st
     return None
 
 
+def _long_integer(where: str) -> str:
+    return f"integer with more than {MAX_INT_DIGITS} digits in `{where}` (no tool takes an integer that long)"
+
+
+class IntegerTooLong(ValueError):
+    """JSON text holds an integer literal longer than :data:`MAX_INT_DIGITS` digits (its message is the phrase)."""
+
+
+def parse_int_literal(literal: str) -> int:
+    """``json.loads``'s ``parse_int`` for tool inputs: a literal past :data:`MAX_INT_DIGITS` digits is refused.
+
+    Raises:
+        IntegerTooLong: the literal has more than :data:`MAX_INT_DIGITS` digits.
+    """
+    if len(literal) - literal.startswith("-") > MAX_INT_DIGITS:
+        raise IntegerTooLong(_long_integer("arguments"))
+    return int(literal)
+
+
 def loads_bounded(text: str) -> Any:
     """``json.loads`` whose nesting overflow is a ``ValueError`` like any other malformed JSON.
 
     Raises:
+        IntegerTooLong: an integer literal has more than :data:`MAX_INT_DIGITS` digits.
         ValueError: the text is not JSON, or nests too deeply for the decoder.
     """
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=parse_int_literal)
     except RecursionError:
         raise ValueError(f"arguments nested deeper than the JSON decoder allows (limit {MAX_INPUT_DEPTH})") from None

@@ -2,7 +2,7 @@
 
 Order (commands spec §2.1, spec README consistency notes): round exposure →
 truncated-mutation guard → registry lookup → profile gate → JSON parse →
-input limits (depth, lone surrogates; :func:`.coerce.input_problem`) →
+input limits (depth, lone surrogates, integers past 4,300 digits; :func:`.coerce.input_problem`) →
 schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
 handler → envelope. Nothing escapes as an exception (D5).
 """
@@ -12,11 +12,12 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import re
 import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .coerce import coerce_args, input_problem, loads_bounded
+from .coerce import IntegerTooLong, coerce_args, input_problem, loads_bounded
 from .context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext, ToolContext
 from .envelope import ToolError, error_envelope, success_envelope
 from .errors import ToolFailure
@@ -56,6 +57,26 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _variant(value: Any) -> str:
+    """A rejected enum value as the caller wrote it: a string bare (serde style), anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
+#: A Python literal in pydantic's ``expected`` text: a quoted string, None, True or False.
+_PY_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\b(None|True|False)\b")
+_JSON_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def _json_spelling(expected: str) -> str:
+    """pydantic's ``'a', 'b' or None`` as serde spells it: ```a`, `b` or `null```."""
+    return _PY_LITERAL.sub(lambda m: f"`{m[1]}`" if m[1] is not None else f"`{_JSON_WORDS[m[2]]}`", expected)
+
+
 def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     """Render pydantic errors with serde-style phrases; return (text, unknown keys)."""
     phrases: list[str] = []
@@ -72,7 +93,8 @@ def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
         elif kind == "missing":
             phrase = f"missing field `{name}`{at}"
         elif kind in ("literal_error", "enum"):
-            phrase = f"unknown variant `{e.get('input')}` for `{_loc(loc)}`, expected {e['ctx'].get('expected', '')}"
+            expected = _json_spelling(str((e.get("ctx") or {}).get("expected", "")))
+            phrase = f"unknown variant `{_variant(e.get('input'))}` for `{_loc(loc)}`, expected {expected}"
         else:
             phrase = f"invalid type or value for `{_loc(loc)}`: {e['msg']} (got {json.dumps(e.get('input'), default=repr)[:80]})"
         phrases.append(phrase)
@@ -101,6 +123,8 @@ def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseM
         text = raw
         try:
             raw = loads_bounded(text) if text.strip() else {}
+        except IntegerTooLong as exc:  # valid JSON no tool can take: refused like a too-deep input
+            raise ToolFailure(_guard_failure(spec.name, str(exc))) from None
         except ValueError as exc:  # like a model's malformed arguments: validation then fails on `_raw`
             raw = {"_raw": text}
             json_error = f"arguments are not valid JSON ({exc})"
@@ -132,9 +156,9 @@ def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseM
         if json_error:
             failure.recovery_hint = "Send the arguments as one JSON object. " + (failure.recovery_hint or "")
         hint_fields = [u for u in unknown if u in RESULT_FIELDS]
-        if hint_fields and failure.recovery_hint and spec.parse_hint is None:
-            failure.recovery_hint = (
-                f"`{hint_fields[0]}` is a result field, not a startup input; remove it. " + failure.recovery_hint
+        if hint_fields:  # on every tool, before the tool's own hint (commands spec §2.5; issue 25 item 6)
+            failure.recovery_hint = f"`{hint_fields[0]}` is a result field, not a startup input; remove it. " + (
+                failure.recovery_hint or ""
             )
         raise ToolFailure(failure) from None
     if spec.normalize is not None:
@@ -216,7 +240,7 @@ def check_text_sizes(tool: str, args: BaseModel) -> None:
 
 
 def _guard_failure(name: str, parse_error: str, field: str | None = None) -> ToolError:
-    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates); see :func:`.coerce.input_problem`."""
+    """``invalid_tool_input`` for input no tool can take (too deep, lone surrogates, huge integers); see :func:`.coerce.input_problem`."""
     details: dict[str, Any] = {"tool_name": name, "parse_error": parse_error}
     if field is not None:
         details["field"] = field
@@ -225,8 +249,8 @@ def _guard_failure(name: str, parse_error: str, field: str | None = None) -> Too
         message=f"input for {name} does not match the tool schema",
         details=details,
         recovery_hint=(
-            "Send arguments as one JSON object of valid Unicode text, nested at most a few levels "
-            f"as the published schema of {name} describes."
+            "Send arguments as one JSON object of valid Unicode text, nested at most a few levels, "
+            f"with integers in the ranges the published schema of {name} describes."
         ),
     )
 

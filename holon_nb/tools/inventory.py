@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +40,22 @@ __all__ = [
     "default_differences_path",
     "parse_differences",
     "schema_differences",
+    "tool_differences",
     "compare_with_upstream",
 ]
 
 #: Format version of the inventory file (upstream's ``version: 2`` layout).
 INVENTORY_VERSION = 2
 
-#: What the upstream comparison looks at, per input field (D8: input schemas only).
-DIFFERENCE_ASPECTS = ("field", "type", "required", "enum")
+#: What the upstream comparison looks at (D8). Per input field: ``field`` (exists on one side only),
+#: ``type``, ``required``, ``enum`` and ``default`` (a default given on one side only, or another value).
+#: Per tool: ``tool`` (path ``name``: model-facing on one side only; ``family``, ``stability``,
+#: ``model_rendering``, ``success_result``: that attribute differs) and ``result`` (path
+#: ``success_result_schema``: a result schema published on one side only, or another one).
+DIFFERENCE_ASPECTS = ("field", "type", "required", "enum", "default", "tool", "result")
+
+#: Tool attributes compared by :func:`tool_differences` (``result_envelope`` keys for the last two).
+TOOL_ATTRIBUTES = ("family", "stability", "model_rendering", "success_result")
 
 _SOURCE_OF_TRUTH = {
     "tool_definitions": "holon_nb/tools/registry.py REGISTRY (one ToolSpec per tool)",
@@ -152,8 +160,10 @@ def parse_differences(text: str) -> tuple[dict[DifferenceKey, str], list[str]]:
     ``## `` heading). There, every line starting with ``- ` `` is an entry and
     must read ``- `Tool` `path` aspect: reason`` where ``path`` is a dotted
     input field path (``items[].tty`` for a field of the array ``items``'
-    elements), ``aspect`` is one of :data:`DIFFERENCE_ASPECTS` and ``reason``
-    is not empty. Every other line is commentary.
+    elements) or, for the ``tool`` and ``result`` aspects, the tool attribute
+    (``name``, ``family``, …, ``success_result_schema``); ``aspect`` is one of
+    :data:`DIFFERENCE_ASPECTS` and ``reason`` is not empty. Every other line is
+    commentary.
 
     Args:
         text: The Markdown text.
@@ -194,13 +204,19 @@ def _enum(node: Mapping[str, Any]) -> list[Any] | None:
     return None if values is None else sorted(values, key=lambda v: json.dumps(v))
 
 
+def _default(node: Mapping[str, Any]) -> str:
+    return json.dumps(node["default"], sort_keys=True) if "default" in node else "omitted"
+
+
 def schema_differences(
     tool: str, ours: Mapping[str, Any], upstream: Mapping[str, Any], path: str = ""
 ) -> dict[DifferenceKey, str]:
-    """Compare two input schemas on field names, types, required and enum values.
+    """Compare two input schemas on field names, types, required, enum values and defaults.
 
     Object nodes are walked through ``properties`` and array ``items``;
-    ``description``, ``default``, ``format`` and ``minimum`` are not compared.
+    ``description``, ``format`` and ``minimum`` are not compared. A default is
+    compared as JSON (``false`` is not ``0``); an omitted default differs from
+    ``"default": null``.
 
     Args:
         tool: Tool name (first element of each key).
@@ -233,10 +249,60 @@ def schema_differences(
             )
         if _enum(a) != _enum(b):
             out[(tool, fpath, "enum")] = f"enum {_enum(a)} here, {_enum(b)} upstream"
+        if _default(a) != _default(b):
+            out[(tool, fpath, "default")] = f"default {_default(a)} here, {_default(b)} upstream"
         out.update(schema_differences(tool, a, b, f"{fpath}."))
         if isinstance(a.get("items"), Mapping) and isinstance(b.get("items"), Mapping):
             out.update(schema_differences(tool, a["items"], b["items"], f"{fpath}[]."))
     return out
+
+
+def _attribute(entry: Mapping[str, Any], name: str) -> Any:
+    if name in ("model_rendering", "success_result", "success_result_schema"):
+        return (entry.get("result_envelope") or {}).get(name)
+    return entry.get(name)
+
+
+def tool_differences(tool: str, ours: Mapping[str, Any], upstream: Mapping[str, Any]) -> dict[DifferenceKey, str]:
+    """Compare two inventory entries of one tool on :data:`TOOL_ATTRIBUTES` and the success result schema.
+
+    Args:
+        tool: Tool name (first element of each key).
+        ours, upstream: The two entries (``family``, ``stability``, ``result_envelope``, …).
+
+    Returns:
+        ``{(tool, attribute, "tool" | "result"): explanation}``, empty when they agree.
+    """
+    out: dict[DifferenceKey, str] = {}
+    for name in TOOL_ATTRIBUTES:
+        a, b = _attribute(ours, name), _attribute(upstream, name)
+        if a != b:
+            out[(tool, name, "tool")] = f"{name} {a!r} here, {b!r} upstream"
+    a, b = _attribute(ours, "success_result_schema"), _attribute(upstream, "success_result_schema")
+    if (a is None) != (b is None):
+        out[(tool, "success_result_schema", "result")] = (
+            "result schema published upstream, none here"
+            if a is None
+            else "result schema published here, none upstream"
+        )
+    elif a is not None and json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+        out[(tool, "success_result_schema", "result")] = "the published result schemas differ"
+    return out
+
+
+def _tool_pairs(
+    ours: Mapping[str, Any], upstream: Mapping[str, Any]
+) -> Iterator[tuple[str, Mapping[str, Any] | None, Mapping[str, Any] | None]]:
+    """``(name, ours, upstream)`` for every tool model-facing on either side (a side without it: None).
+
+    Upstream's inventory lists no hidden tools, so our hidden tools are paired only with upstream tools of
+    the same name (an alias such as ``AgentGet``).
+    """
+    facing = {t["name"]: t for t in ours.get("tools", [])}
+    hidden = {t["name"]: t for t in ours.get("hidden_tools", [])}
+    up_tools = {t["name"]: t for t in upstream.get("tools", [])}
+    for name in sorted(set(facing) | set(up_tools)):
+        yield name, facing.get(name) or hidden.get(name), up_tools.get(name)
 
 
 def compare_with_upstream(
@@ -244,11 +310,13 @@ def compare_with_upstream(
     upstream: Mapping[str, Any],
     differences: Mapping[DifferenceKey, str] | Iterable[DifferenceKey] | str,
 ) -> list[str]:
-    """Compare our inventory with upstream's for the tools both contain (D8).
+    """Compare our inventory with upstream's (D8).
 
-    Tools of ``ours["tools"]`` and ``ours["hidden_tools"]`` that upstream also
-    lists are compared with :func:`schema_differences`. A difference must be
-    listed in ``differences``; a listed difference that no longer exists is
+    A tool model-facing on one side only is a ``tool`` difference at path
+    ``name``. Tools of ``ours["tools"]`` and ``ours["hidden_tools"]`` that
+    upstream also lists are compared with :func:`tool_differences` and, input
+    schema by input schema, with :func:`schema_differences`. A difference must
+    be listed in ``differences``; a listed difference that no longer exists is
     a problem too (the list must stay true).
 
     Args:
@@ -266,12 +334,15 @@ def compare_with_upstream(
         allowed: set[DifferenceKey] = set(listed)
     else:
         allowed = set(differences)
-    up_tools = {t["name"]: t for t in upstream.get("tools", [])}
     found: dict[DifferenceKey, str] = {}
-    for entry in [*ours.get("tools", []), *ours.get("hidden_tools", [])]:
-        up = up_tools.get(entry["name"])
-        if up is not None:
-            found.update(schema_differences(entry["name"], entry["input_schema"], up["input_schema"]))
+    for name, entry, up in _tool_pairs(ours, upstream):
+        if entry is None or up is None:
+            found[(name, "name", "tool")] = (
+                "in upstream's inventory, not registered here" if entry is None else "model-facing here, not upstream"
+            )
+            continue
+        found.update(tool_differences(name, entry, up))
+        found.update(schema_differences(name, entry["input_schema"], up["input_schema"]))
     for key in sorted(found):
         if key not in allowed:
             problems.append(f"{key[0]} `{key[1]}` {key[2]}: {found[key]} (not listed in docs/inventory-differences.md)")

@@ -1,7 +1,7 @@
 """Model-visible receipts: rendering by tool, secret scrubbing (D6), projection guard.
 
 ``render_receipt`` picks the tool's text receipt or the canonical JSON one
-(commands spec §3.4 rules 1–3); :class:`Scrubber` (from :mod:`holon_nb.tools.scrubbing`)
+(commands spec §3.4 rules 1–3); :class:`Scrubber` (from :mod:`holon_nb.tools.terminal.scrubbing`)
 replaces secret values by ``[redacted]`` (rule 5, D6, D12).
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from .envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, render_error_receipt, render_json_receipt
 from .registry import REGISTRY, Registry
-from .scrubbing import REDACTED, Scrubber, StreamScrubber
 from .spec import Rendering
+from .terminal.scrubbing import REDACTED, Scrubber, StreamScrubber
 
 __all__ = ["render_receipt", "ReceiptContext", "Scrubber", "StreamScrubber", "REDACTED"]
 

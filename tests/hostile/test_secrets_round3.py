@@ -26,7 +26,7 @@ import pytest
 from _support import eventually, ok
 
 from holon_nb import Runtime
-from holon_nb.tools.ansi import strip_ansi
+from holon_nb.tools.terminal.ansi import strip_ansi
 
 SECRET = "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj"  # 23 characters, no piece of it occurs by chance
 # 110 characters for the tail case (item b)

@@ -17,6 +17,7 @@ thread ends by itself (the checks are bounded: size, chunk count, pixels).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -260,6 +261,8 @@ class AgentImages:
             )
         except MediaCallError as exc:
             raise _gen_failed(str(exc)) from None
+        if not images:  # a provider or a replayed cassette answered with nothing to save (issue 25 item 6)
+            raise _gen_failed("the provider returned no image")
         folder = agent_home / GENERATED_DIR
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -268,33 +271,10 @@ class AgentImages:
         now = utcnow()
         stem = name or default_stem(now)
         agent_id = self._call.agent_id
+        checked = await _save_all(folder, stem, images, output_format)
         out = []
-        for i, image in enumerate(images):
-            ext = extension_for(image.mime, output_format)
-            filename = f"{stem}.{ext}" if i == 0 else f"{stem}-{i + 1}.{ext}"
-            try:
-                written = create_exclusive(folder, filename, image.data)
-            except OSError as exc:
-                raise _write_failed(folder / filename, exc) from None
+        for written, facts in checked:
             rel = (GENERATED_DIR / written.name).as_posix()
-            try:  # rule 6: the written file, re-read from disk with ViewImage's rules 3-6
-                facts = await checked_image(written, "GenerateImage")
-            except ToolFailure as exc:
-                import hashlib
-
-                raise ToolFailure(
-                    ToolError(
-                        kind="generated_image_invalid",
-                        message=f"GenerateImage: the provider's image is not a valid image ({exc.error.message})",
-                        details={
-                            "tool_name": "GenerateImage",
-                            "path": rel,
-                            "sha256": hashlib.sha256(image.data).hexdigest(),
-                            "error": exc.error.details,
-                        },
-                        recovery_hint="Retry, or check the image model's output.",
-                    )
-                ) from None
             await plane._preview(self._call.execution_id, facts, rel)
             out.append(
                 {
@@ -375,6 +355,60 @@ def _gen_failed(error: str, **details: Any) -> ToolFailure:
             details={"tool_name": "GenerateImage", "error": error, **details},
             recovery_hint="Set HOLON_IMAGE_GENERATION_MODEL to an authenticated OpenAI-compatible "
             "image model (openai/gpt-image-1).",
+        )
+    )
+
+
+async def _save_all(
+    folder: Path, stem: str, images: list[Any], output_format: str | None
+) -> list[tuple[Path, ImageFacts]]:
+    """Write and re-check every image of a reply (§13 rules 5, 6): all are saved, or none.
+
+    Returns:
+        ``[(path written, its facts)]`` in reply order.
+
+    Raises:
+        ToolFailure: ``generated_media_write_failed`` or ``generated_image_invalid``; every file this
+            call wrote is removed first (issue 25 item 6: nothing invalid is left on disk).
+    """
+    written_paths: list[Path] = []
+    checked: list[tuple[Path, ImageFacts]] = []
+    try:
+        for i, image in enumerate(images):
+            ext = extension_for(image.mime, output_format)
+            filename = f"{stem}.{ext}" if i == 0 else f"{stem}-{i + 1}.{ext}"
+            try:
+                written = create_exclusive(folder, filename, image.data)
+            except OSError as exc:
+                raise _write_failed(folder / filename, exc) from None
+            written_paths.append(written)
+            try:  # rule 6: the written file, re-read from disk with ViewImage's rules 3-6
+                checked.append((written, await checked_image(written, "GenerateImage")))
+            except ToolFailure as exc:
+                raise _invalid_image(i, (GENERATED_DIR / written.name).as_posix(), image.data, exc) from None
+    except BaseException:  # an invalid image, a failed write, a cancelled call: no partial result stays
+        for path in written_paths:
+            path.unlink(missing_ok=True)
+        raise
+    return checked
+
+
+def _invalid_image(index: int, rel: str, data: bytes, exc: ToolFailure) -> ToolFailure:
+    """``generated_image_invalid`` for image ``index`` of a reply (§13 rule 6); its file is removed by the caller."""
+    return ToolFailure(
+        ToolError(
+            kind="generated_image_invalid",
+            message=f"GenerateImage: the provider's image is not a valid image ({exc.error.message}); "
+            "nothing was saved",
+            details={
+                "tool_name": "GenerateImage",
+                "path": rel,
+                "image_index": index,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "error": exc.error.details,
+                "removed": True,
+            },
+            recovery_hint="Retry, or check the image model's output.",
         )
     )
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import anyio
 
-from ...tools.ansi import terminal_text
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ...tools.terminal.ansi import terminal_text
 from ...tools.text import cut, cut_head_tail, kept_chars
 from ..core.store import new_id
 from .process_groups import end_group
@@ -270,20 +270,21 @@ class AgentTasks:
             kind = "command_task_output"
         else:
             kind = "command_task_failed"
-        return {
+        metadata = {
+            "command": d.get("cmd"),
+            "output_path": d.get("output_path"),
+            "error_present": "true" if d.get("error") else "false",
+            "task_status": rec["status"],
+        }
+        return {  # upstream's published FailureArtifact: `summary` required, `metadata` values are strings
             "category": "task",
             "domain": "task",
             "kind": kind,
             "retryable": False,
             "task_id": rec["id"],
             "exit_status": code,
-            "message": f"command task {rec['status']}" + (f" with exit status {code}" if code is not None else ""),
-            "metadata": {
-                "command": d.get("cmd"),
-                "output_path": d.get("output_path"),
-                "error_present": bool(d.get("error")),
-                "task_status": rec["status"],
-            },
+            "summary": f"command task {rec['status']}" + (f" with exit status {code}" if code is not None else ""),
+            "metadata": {k: v for k, v in metadata.items() if isinstance(v, str)},
         }
 
     # ------------------------------------------------------------ TaskInput

@@ -122,6 +122,7 @@ class TurnLoop:
         self.binding: dict[str, Any] = {}
         self.rounds: list[RoundRecord] = []
         self.obligation: Obligation | None = None
+        self.obligation_rounds: set[int] = set()  # rounds that answered a text-only obligation (brief attempts)
         self.recoveries = 0
         self.text_history: list[str] = []
         self.cancel_requested: str | None = None
@@ -552,6 +553,7 @@ class TurnLoop:
     async def _obligation_round(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> TurnResult | None:
         ob = self.obligation
         assert ob is not None
+        self.obligation_rounds.add(rnd.round)
         text = rnd.text.strip()
         if calls:
             violation = "tool_call_not_allowed"
@@ -572,7 +574,8 @@ class TurnLoop:
                     return self._finish("completed", text, "text_only_round")
                 return self._result()
             reason = ((env or {}).get("error") or {}).get("details", {}).get("reason") or "settlement_failed"
-            return self._finish("aborted", text, f"{ob.kind}_interrupted:{reason}")
+            # nothing was published: the refused brief (or report) is not this turn's final text (issue 25 item 6)
+            return self._finish("aborted", "", f"{ob.kind}_interrupted:{reason}")
         for block in calls:
             outcome = self.executor.synthetic(
                 block,
@@ -724,8 +727,9 @@ class TurnLoop:
         self._push(rnd)
 
     def _last_text(self) -> str:
+        """The last assistant text of this turn, brief or report attempts that were never committed left out."""
         for rnd in reversed(self.rounds):
-            if rnd.text:
+            if rnd.text and rnd.round not in self.obligation_rounds:
                 return rnd.text
         return ""
 

@@ -89,7 +89,7 @@ class TurnResult:
         reason: Why it ended (``end_turn``, ``wait_for_silent``, ``work_item_completed``, ``max_tool_rounds``,
             ``provider_error``, ``cancelled``, …).
         final_text: The turn-final text (the brief or the completion report when one was committed; empty
-            for a silent wait).
+            for a silent wait and when a brief or report was refused; never an uncommitted attempt).
         rounds: Every round, with its tool calls and their envelopes.
         usage: Winning attempts' tokens of this turn (what agent totals add).
         aggregated_usage: Every attempt's tokens (failed ones included).

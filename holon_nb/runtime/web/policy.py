@@ -23,6 +23,7 @@ __all__ = [
     "blocked_reason",
     "check_addresses",
     "check_url",
+    "embedded_ipv4",
     "parse_host_rules",
     "redact_url",
     "unwrap_ipv4",
@@ -60,6 +61,7 @@ _PRIVATE_V4 = tuple(
 )
 _PRIVATE_V6 = tuple(ipaddress.ip_network(n) for n in ("::1/128", "::/128", "fe80::/10", "fc00::/7", "ff00::/8"))
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT (RFC 2765); ipv4_mapped does not cover it
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _USERINFO_HINT = (
     "Do not put credentials in the URL; WebFetch sends no credentials. Fetch a public URL, "
@@ -143,28 +145,58 @@ def parse_host_rules(rules: Iterable[str]) -> tuple[HostRule, ...]:
 
 
 def unwrap_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """The IPv4 address inside an IPv4-mapped, IPv4-compatible or NAT64 IPv6 address, else ``ip`` (designed here)."""
+    """The IPv4 address inside an IPv4-mapped, IPv4-compatible, IPv4-translated or NAT64 IPv6 address, else ``ip``
+    (designed here). 6to4 and Teredo addresses are left as they are: see :func:`embedded_ipv4`."""
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             return ip.ipv4_mapped
         value = int(ip)
         if value >> 32 == 0 and value > 1:  # ::a.b.c.d (deprecated IPv4-compatible form), not :: or ::1
             return ipaddress.IPv4Address(value)
-        if ip in _NAT64:
+        if ip in _NAT64 or ip in _IPV4_TRANSLATED:
             return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     return ip
 
 
-def blocked_reason(address: str) -> str | None:
-    """``"metadata"``, ``"private"`` or None for one resolved address (§9.1 rules 8-9)."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if ip in METADATA_IPS:
-        return "metadata"
-    ip = unwrap_ipv4(ip)
+def embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address an IPv6 address carries (issue 25 item 6), in the order a router would use them.
+
+    IPv4-mapped (``::ffff:a.b.c.d``), IPv4-compatible (``::a.b.c.d``), IPv4-translated
+    (``::ffff:0:a.b.c.d``, ``::ffff:0:0:0/96``) and NAT64 (``64:ff9b::/96``) carry one; 6to4
+    (``2002::/16``, :attr:`~ipaddress.IPv6Address.sixtofour`) one; Teredo (``2001::/32``,
+    :attr:`~ipaddress.IPv6Address.teredo`) two, the server's and the (de-obfuscated) client's.
+    An IPv4 address or a plain IPv6 address carries none.
+    """
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    unwrapped = unwrap_ipv4(ip)
+    if isinstance(unwrapped, ipaddress.IPv4Address):
+        return [unwrapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    return []
+
+
+def _reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if ip in METADATA_IPS:
         return "metadata"
     nets = _PRIVATE_V4 if isinstance(ip, ipaddress.IPv4Address) else _PRIVATE_V6
     return "private" if any(ip in net for net in nets) else None
+
+
+def blocked_reason(address: str) -> str | None:
+    """``"metadata"``, ``"private"`` or None for one resolved address (§9.1 rules 8-9).
+
+    An IPv6 address that carries an IPv4 address (:func:`embedded_ipv4`) is judged by that address too:
+    ``2002:7f00:1::1`` (6to4 of 127.0.0.1) is private, ``2002:a9fe:a9fe::`` is the metadata address.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    reasons = [_reason(ip), *(_reason(v4) for v4 in embedded_ipv4(ip))]
+    if "metadata" in reasons:
+        return "metadata"
+    return "private" if "private" in reasons else None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..coerce import IntegerTooLong, parse_int_literal
 from ..context import CallContext, ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
@@ -93,7 +94,9 @@ def prepare_input(raw: Any, call: CallContext) -> Any:
         if codex and not raw.strip():
             raise _empty("input")
         try:
-            value = json.loads(raw) if raw.strip() else None
+            value = json.loads(raw, parse_int=parse_int_literal) if raw.strip() else None
+        except IntegerTooLong:  # JSON no tool can take: dispatch's parser refuses it (invalid_tool_input)
+            return raw
         except ValueError as exc:
             if not codex and raw.lstrip().startswith(("{", "[")):  # broken JSON arguments, not a patch
                 raise _invalid(

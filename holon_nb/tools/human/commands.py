@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ansi import strip_ansi
+from ..terminal.ansi import strip_ansi
 from .builders import aligned, clip, wrap
 
 __all__ = ["exec_human", "batch_human", "task_output_human"]

@@ -96,13 +96,14 @@ def test_48_no_model_and_non_image_bytes(rt: Runtime, drawing: WireServer, monke
     assert err(rt.call("GenerateImage", {"prompt": "x"}), "image_generation_failed")["details"]["error"]
 
 
-def test_oversized_generated_file_is_invalid_and_kept(rt: Runtime, drawing: WireServer) -> None:
+def test_oversized_generated_file_is_invalid_and_removed(rt: Runtime, drawing: WireServer) -> None:
     blob = b"\x89PNG\r\n\x1a\n" + b"\0" * (20 * 1024 * 1024)
     drawing.script(_images(blob))
     e = err(rt.call("GenerateImage", {"prompt": "x", "name": "huge"}), "generated_image_invalid")
     assert e["details"]["error"]["byte_count"] == len(blob) and e["details"]["path"] == "media/generated/huge.png"
+    assert e["details"]["removed"] is True
     home = rt.tool_context(CallContext("default")).agent_home
-    assert (home / "media/generated/huge.png").stat().st_size == len(blob)  # left on disk for inspection (spec)
+    assert not (home / "media/generated/huge.png").exists()  # issue 25 item 6: nothing invalid stays on disk
 
 
 def test_cassette_records_and_replays_both_calls(rt: Runtime, tmp_path: Path, monkeypatch, wire: WireServer) -> None:

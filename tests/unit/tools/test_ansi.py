@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from holon_nb.tools.ansi import ansi_to_html, strip_ansi
 from holon_nb.tools.card import render_card
+from holon_nb.tools.terminal.ansi import ansi_to_html, strip_ansi
 
 
 def test_pytest_colours_become_spans_and_text_is_escaped() -> None:

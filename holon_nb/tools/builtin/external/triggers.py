@@ -7,7 +7,7 @@ capability lives in the runtime's trigger plane (``ctx.triggers``,
 
 :func:`redact_tokens` removes capability tokens from anything a notebook shows or saves: the
 token is a bearer credential, returned only in the in-memory create result's ``trigger_url``; the
-D6 scrubber (:mod:`holon_nb.tools.scrubbing`) replaces it in everything shown or stored.
+D6 scrubber (:mod:`holon_nb.tools.terminal.scrubbing`) replaces it in everything shown or stored.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
-from ...scrubbing import TOKEN_PATTERN
 from ...spec import Family, Stability, ToolSpec
+from ...terminal.scrubbing import TOKEN_PATTERN
 
 __all__ = ["SPECS", "TOKEN_PATTERN", "CancelExternalTriggerInput", "CreateExternalTriggerInput", "redact_tokens"]
 
@@ -43,28 +43,34 @@ class _Strict(BaseModel):
 
 
 class CreateExternalTriggerInput(_Strict):
-    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``."""
+    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``.
+
+    The published enum lists the alias ``wake_only`` too, so the schema accepts exactly what validation
+    accepts (issue 25 item 6).
+    """
 
     description: str | None = Field(None, description="Accepted and ignored.")
     source: str | None = Field(None, description="Accepted and ignored.")
-    delivery_mode: Literal["enqueue_message", "wake_hint"] = Field(
-        description="Requested delivery; the capability is always wake_hint (alias wake_only accepted)."
+    delivery_mode: Literal["enqueue_message", "wake_hint", "wake_only"] = Field(
+        description="Requested delivery; the capability is always wake_hint (wake_only is its alias)."
     )
 
-    @field_validator("delivery_mode", mode="before")
+    @field_validator("delivery_mode", mode="after")
     @classmethod
-    def _alias(cls, value: Any) -> Any:
+    def _alias(cls, value: str) -> str:
         return "wake_hint" if value == "wake_only" else value
 
 
 class CancelExternalTriggerInput(_Strict):
-    """Arguments of CancelExternalTrigger (§14.2)."""
+    """Arguments of CancelExternalTrigger (§14.2): ``external_trigger_id`` is required in the schema too."""
 
-    external_trigger_id: str | None = Field(None, description="The trigger to revoke (required).")
+    external_trigger_id: str = Field(
+        description="The trigger to revoke (external_trigger_id from CreateExternalTrigger)."
+    )
 
 
 def _require_id(args: CancelExternalTriggerInput, tool_name: str) -> CancelExternalTriggerInput:
-    value = (args.external_trigger_id or "").strip()
+    value = args.external_trigger_id.strip()
     if not value:
         raise ToolFailure(
             ToolError(
@@ -88,7 +94,7 @@ async def create_external_trigger(args: CreateExternalTriggerInput, ctx: ToolCon
 
 async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of CancelExternalTrigger (§14.2)."""
-    return ctx.triggers.cancel(ctx.call.agent_id, str(args.external_trigger_id))
+    return ctx.triggers.cancel(ctx.call.agent_id, args.external_trigger_id)
 
 
 SPECS: tuple[ToolSpec[Any], ...] = (

@@ -1,7 +1,7 @@
 """Secret scrubbing (D6, D12): secret values become ``[redacted]`` in what is shown and what is stored.
 
 A secret is looked for twice: in the raw text, and in the text as a terminal shows it (escape
-sequences removed, ``\\r`` and ``\\b`` applied per line, :func:`~holon_nb.tools.ansi.terminal_cells`).
+sequences removed, ``\\r`` and ``\\b`` applied per line, :func:`~holon_nb.tools.terminal.ansi.terminal_cells`).
 A program that colours its output (``grep --color=always`` puts escape codes inside the value) or
 draws over a line can show a secret that the raw text holds only in pieces; such a match is mapped
 back to the raw characters that drew it, and that whole raw span, escapes between them included, is
