@@ -11,6 +11,9 @@ process killed with SIGKILL, real ``sleep`` commands; nothing is mocked.
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
+import signal
 import subprocess
 import sys
 import textwrap
@@ -80,3 +83,66 @@ def test_a_record_deferred_by_a_foreign_write_lock_is_written_once_the_lock_goes
             eventually(lambda: rt.store.stats()["busy_refusals"] >= before + 2, timeout=30)
         eventually(lambda: _recorded(rt.home, again.execution_id), timeout=30)
         assert rt._loop.background_failures == 0
+
+
+_KILLED_RUNTIME = textwrap.dedent("""
+    import sys, threading
+    from holon_nb.runtime import Runtime
+    rt = Runtime(home=sys.argv[1], workspace=sys.argv[2])
+    threading.Thread(target=rt.call, args=("ExecCommand", {"cmd": sys.argv[3], "yield_time_ms": 600_000})).start()
+    print("calling", flush=True)
+    threading.Event().wait()
+""")
+
+
+def _pids_running(argv: list[str]) -> list[int]:
+    """Pids whose command line is exactly ``argv``."""
+    want = ("\0".join(argv) + "\0").encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if Path(f"/proc/{name}/cmdline").read_bytes() == want:
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_command_in_its_yield_window_is_ended_by_the_next_runtime_after_a_sigkill(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Item 4(b): ``sleep`` runs in its own session, so it survives its runtime's SIGKILL; the next runtime
+    on the home ends it (its group was recorded before the runtime's first wait for it)."""
+    home = tmp_path / "home"
+    seconds = f"600.{secrets.randbelow(10**6):06d}"  # a command line no other process has
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_RUNTIME, str(home), str(workspace), f"sleep {seconds}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SHELL": "/bin/sh"},
+    )
+    sleeps: list[int] = []
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "calling"
+        sleeps = eventually(lambda: _pids_running(["sleep", seconds]), timeout=60)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+        assert all(_alive(pid) for pid in sleeps)  # the kill alone leaves the command running
+        with Runtime(home=home, workspace=workspace):
+            eventually(lambda: not any(_alive(pid) for pid in sleeps), timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=60)
+        for pid in sleeps:  # a failing run must not leave the sleep behind
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
