@@ -198,6 +198,9 @@ class Store:
             str(path), check_same_thread=False, isolation_level=None, timeout=_ATTEMPT_BUSY_MS / 1000
         )
         self._db.row_factory = sqlite3.Row
+        # a new file gives freed pages back on PRAGMA incremental_vacuum (issue 25 item 3b: the database is part
+        # of the home's size cap); a file that already has tables keeps its mode (housekeeping converts it once)
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._retrying(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._retrying(lambda: self._db.executescript(_SCHEMA))

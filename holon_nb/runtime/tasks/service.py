@@ -142,6 +142,9 @@ class TaskService:
         # D6: the runtime's current Scrubber, given to each spawn so task logs and artifacts are
         # scrubbed as they are written (None: nothing to scrub)
         self.make_scrubber: Callable[[], Any] = lambda: None
+        #: issue 25 item 3a: ``disk_grant(n)`` → bytes a spool write may add under the home's size cap (the
+        #: runtime's DiskBudget); None: no cap
+        self.disk_grant: Callable[[int], int] | None = None
 
     def command_env(self, agent_id: str | None = None) -> dict[str, str]:
         """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
@@ -409,6 +412,7 @@ class TaskService:
             "output_lossy": proc.combined.lossy,
             "output_chars": proc.combined.total_chars,
             "output_bytes_dropped": proc.combined.bytes_dropped,
+            "output_capped_by": proc.combined.capped_by,
         }
         if proc.exit_status is None and proc.signal_name and status == "failed":
             updates["error"] = f"terminated by {proc.signal_name}"
