@@ -488,6 +488,7 @@ class Runtime:
             with self.store.patience(0.25):
                 # the WAL first: what it holds is not in the database file yet, and a measure taken with it
                 # there would miss the database's growth when it is checkpointed
+                self.store.flush_executions()  # the queued records are part of what is measured
                 truncate_wal(self.store)
                 return self.prune(max_home_bytes=target).home_bytes_after
         except Exception:  # housekeeping never breaks a call; the budget grants from its estimate

@@ -101,9 +101,11 @@ def _forget_documents(db: Any, records: list[tuple[str, str]]) -> None:
 def truncate_wal(store: Any) -> None:
     """Checkpoint the WAL into the database and truncate the ``-wal`` file (it otherwise keeps its largest size)."""
     try:
-        store.query("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy = store.query("PRAGMA wal_checkpoint(TRUNCATE)")[0][0]
     except sqlite3.OperationalError as exc:  # a reader of another process holds the WAL: the next one truncates
-        log.debug("WAL not truncated: %s", exc)
+        busy = str(exc)
+    if busy:
+        log.info("WAL not truncated (a reader holds it): %s", busy)
 
 
 def _shrink(store: Any, step_bytes: int) -> None:
