@@ -41,6 +41,8 @@ from .core.records import ExecutionRecords
 from .core.result import ToolResult
 from .core.settings import RuntimeSettings, resolve_home
 from .core.store import Store, is_busy, new_id
+from .housekeeping.budget import DiskBudget
+from .housekeeping.records import REFUSED_KEEP_CHARS, refused_input_digest
 from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
@@ -62,6 +64,7 @@ __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
 log = logging.getLogger("holon_nb.runtime")
 _args_json = json.JSONEncoder(default=str).encode  # json.dumps(args, default=str), its encoder made once
+_ROW_PAGES_BYTES = 8192  # the B-tree pages an execution record's insert rewrites besides its own (two 4 KiB pages)
 
 
 def _check_call_types(name: Any, agent: Any, context: Any) -> None:
@@ -168,6 +171,9 @@ class Runtime:
             lambda text: self._scrubber().text(text),
         )
         self.tasks.make_scrubber = self._scrubber
+        # issue 25 item 3a: the home's size cap holds while output is written, not only when pruned later
+        self.disk = DiskBudget(lambda: self.settings.max_home_bytes, self._reclaim)
+        self.tasks.disk_grant = self.disk.grant
         self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
         self.records = ExecutionRecords(self.store, self._loop)  # each call's record, written off its path
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
@@ -340,6 +346,8 @@ class Runtime:
         except (TypeError, ValueError, RecursionError):
             args_text = f"<arguments of type {type(args).__name__} that cannot be recorded as JSON>"
         stored_args = scrub.text(args_text)
+        if len(stored_args) > REFUSED_KEEP_CHARS and env.get("error", {}).get("kind") == "invalid_tool_input":
+            stored_args = refused_input_digest(stored_args, args, scrub.text)  # issue 25 item 3b: not in full
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id,
@@ -354,6 +362,9 @@ class Runtime:
             "scrubbed_envelope": stored_env,
         }
         self.records.add(record)
+        # the home's cap counts the database: its growth is asked for (twice: the WAL, then the database file;
+        # with the B-tree pages a row rewrites), and a call that would pass the cap reclaims first (issue 25 3b)
+        self.disk.grant(2 * (2 * (len(stored_args) + len(stored_env)) + len(full) + _ROW_PAGES_BYTES))
         if '"artifacts"' in stored_env and time.monotonic() - self._pruned_at > 30:
             self._auto_prune()
         return ToolResult(
@@ -422,33 +433,67 @@ class Runtime:
     def prune(
         self, *, dry_run: bool = False, max_home_bytes: int | None = None, max_age_days: float | None = None
     ) -> PruneReport:
-        """Prune command artifacts and ended tasks' logs of the home by the settings' policy (D13).
+        """Prune command artifacts and ended tasks' logs of the home by the settings' policy (D13); when the
+        home is still over its cap, old execution records too (issue 25 item 3b).
 
         Args:
-            dry_run: Report what would be removed; remove nothing.
+            dry_run: Report what would be removed; remove nothing (records are not weighed).
             max_home_bytes, max_age_days: Override ``settings.max_home_bytes`` / ``artifact_max_age_days``.
 
         Returns:
             A :class:`~holon_nb.runtime.housekeeping.PruneReport` (``.text()`` says what was removed).
+
+        Raises:
+            RuntimeClosed: after ``close()``.
+            StoreBusy: another process held the home's write lock past ``store_busy_timeout_s``.
         """
         from .housekeeping import PrunePolicy, prune_home
-        from .housekeeping.prune import StoreReader, record_task_pruned
+        from .housekeeping.prune import StoreReader, home_bytes, record_task_pruned
+        from .housekeeping.records import prune_records, truncate_wal
 
         self._check_open()
         cap = self.settings.max_home_bytes if max_home_bytes is None else max_home_bytes
         days = self.settings.artifact_max_age_days if max_age_days is None else max_age_days
         policy = PrunePolicy(max_home_bytes=cap, max_age_s=days * 86400 if days else None)
-        report = prune_home(
-            self.home,
-            StoreReader(self.store),
-            policy,
-            dry_run=dry_run,
-            record=lambda task_id, info: record_task_pruned(self.store, task_id, info),
-        )
+
+        def record(task_id: str, info: dict[str, Any]) -> None:
+            try:
+                record_task_pruned(self.store, task_id, info)
+            except sqlite3.OperationalError as exc:  # the file is gone either way; TaskOutput then finds no log
+                log.warning("task %s: its pruned log not recorded: %s", task_id, exc)
+
+        report = prune_home(self.home, StoreReader(self.store), policy, dry_run=dry_run, record=record)
+        if report.over_cap and not dry_run:  # files were not enough: the WAL, then old records (issue 25 item 3b)
+            truncate_wal(self.store)
+            report.home_bytes_after = home_bytes(self.home)
+            if report.home_bytes_after > cap:
+                report.records_removed, _ = prune_records(
+                    self.store, report.home_bytes_after - cap, max(cap // 64, 4096)
+                )
+                report.home_bytes_after = home_bytes(self.home)
+            report.over_cap = report.home_bytes_after > cap
         self._pruned_at = time.monotonic()
-        if report.removed and not dry_run:
-            log.info("%s", report.text(limit=5))
+        if not dry_run:
+            self.disk.measured(report.home_bytes_after)
+            if report.removed or report.records_removed:
+                log.info("%s", report.text(limit=5))
         return report
+
+    def _reclaim(self, target: int) -> int | None:
+        """Prune the home down to ``target`` bytes for the disk budget (a write would pass the cap); return the
+        home's size after, or None when the prune failed. Waits at most a quarter second for the write lock."""
+        from .housekeeping.records import truncate_wal
+
+        try:
+            with self.store.patience(0.25):
+                # the WAL first: what it holds is not in the database file yet, and a measure taken with it
+                # there would miss the database's growth when it is checkpointed
+                self.store.flush_executions()  # the queued records are part of what is measured
+                truncate_wal(self.store)
+                return self.prune(max_home_bytes=target).home_bytes_after
+        except Exception:  # housekeeping never breaks a call; the budget grants from its estimate
+            log.warning("pruning the holon home for its size cap failed", exc_info=True)
+            return None
 
     def _auto_prune(self) -> None:
         """Prune at start and, at most every 30 s, after a call that kept an artifact (never raises)."""

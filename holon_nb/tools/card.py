@@ -21,7 +21,7 @@ from typing import Any
 
 from .diff_view import render_file_diffs
 from .human import shorten_paths, shorten_value
-from .human.commands import OUTPUT_SHOWN_BELOW, stream_notices
+from .human.commands import OUTPUT_SHOWN_BELOW, capped_note, stream_notices
 from .terminal.ansi import ansi_to_html
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
@@ -208,7 +208,9 @@ def _task_output(task: dict[str, Any]) -> str:
     if task.get("output_lossy"):
         notices.append(_notice("output decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD"))
     if task.get("output_bytes_dropped"):
-        notices.append(_notice(f"output log capped: {task['output_bytes_dropped']} bytes were not kept"))
+        notices.append(
+            _notice(f"output log capped: {task['output_bytes_dropped']} bytes were not kept{capped_note(task)}")
+        )
     return _section("output", _pre(preview.rstrip("\n")) + "".join(notices))
 
 

@@ -18,8 +18,6 @@ import sqlite3
 import time
 from typing import Any
 
-import anyio
-
 from .loop import LoopThread
 from .store import Store, is_busy
 
@@ -33,6 +31,9 @@ FLUSH_AFTER_S = 0.001
 RECHECK_S = 0.05
 #: The longest a queued row waits, calls in flight or not (seconds).
 FLUSH_WITHIN_S = 0.25
+#: After a write the home's lock refused, the first retry comes this much later, doubling up to RETRY_MAX_S (seconds).
+RETRY_FIRST_S = 0.2
+RETRY_MAX_S = 2.0
 
 
 class ExecutionRecords:
@@ -48,7 +49,7 @@ class ExecutionRecords:
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
         self._queued_at = 0.0  # time.monotonic() when the timer was armed for the queue's first row
-        self._retrying = False
+        self._retry_s = RETRY_FIRST_S  # the wait before the next retry of a queue a locked home refused
 
     def add(self, record: dict[str, Any]) -> None:
         """Record one tool execution (``Store.record_execution``'s ``rec``).
@@ -67,37 +68,29 @@ class ExecutionRecords:
 
     def _flush(self) -> None:
         """Write the queue (loop thread) unless calls are in flight and it is younger than
-        ``FLUSH_WITHIN_S``; a locked home is retried in the background."""
+        ``FLUSH_WITHIN_S``; a locked home is retried with backoff until the queue is written.
+
+        Runs as a plain asyncio callback (``call_later``), outside any anyio task, so the retry is
+        another ``call_later`` of itself, never a task started from here (issue 25 item 4a: starting
+        one raised ``NoEventLoopError`` and left the retries off).
+        """
         self._timer = None
         if self._store.closed or not self._store.deferred_executions:  # its close, or a read, wrote the queue
+            self._retry_s = RETRY_FIRST_S
             return
+        loop = asyncio.get_running_loop()
         waited = time.monotonic() - self._queued_at
-        if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S:
-            self._timer = asyncio.get_running_loop().call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited), self._flush)
+        if self._loop.calls_in_flight and waited < FLUSH_WITHIN_S and self._retry_s == RETRY_FIRST_S:
+            self._timer = loop.call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited), self._flush)
             return
         try:
             with self._store.patience(0.25):
                 self._store.flush_executions()
-        except sqlite3.Error as exc:  # they stay queued: the next transaction, or close, writes them
+        except sqlite3.Error as exc:  # they stay queued: retried below; the next transaction or close also writes them
             if not is_busy(exc):
                 log.warning("tool executions not recorded yet: %s", exc, exc_info=True)
-            elif not self._retrying and not self._store.closed:
-                self._retrying = True
-                self._loop.start_soon(self._flush_later)
-
-    async def _flush_later(self) -> None:
-        """Retry the queue with backoff until it is written or the store closes (a queued row's
-        ``output_ref`` resolves once it is written; the store's close tries once more)."""
-        delay = 0.2
-        try:
-            while not self._store.closed and self._store.deferred_executions:
-                await anyio.sleep(delay)
-                try:
-                    with self._store.patience(0.25):
-                        self._store.flush_executions()
-                except sqlite3.OperationalError as exc:
-                    if not is_busy(exc):
-                        raise
-                    delay = min(delay * 2, 2.0)
-        finally:
-            self._retrying = False
+            if not self._store.closed:
+                self._timer = loop.call_later(self._retry_s, self._flush)
+                self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
+            return
+        self._retry_s = RETRY_FIRST_S

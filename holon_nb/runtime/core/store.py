@@ -187,6 +187,7 @@ class Store:
         self._tx_max_cpu_s = 0.0  # most CPU time one transaction's thread spent inside it
         self._tx_max_s_cpu = 0.0  # CPU time of the longest one (the rest of it was waiting for a CPU)
         self._busy_retries = 0
+        self._busy_refusals = 0  # StoreBusy raised: a write gave up waiting for another process's lock
         #: tool executions recorded with ``defer=True``, not yet written (``flush_executions``)
         self._pending: list[tuple[dict[str, Any], float]] = []  # (record, time.time() when recorded)
         #: rows this connection wrote that no cached read depends on (``version`` leaves them out): the
@@ -197,6 +198,9 @@ class Store:
             str(path), check_same_thread=False, isolation_level=None, timeout=_ATTEMPT_BUSY_MS / 1000
         )
         self._db.row_factory = sqlite3.Row
+        # a new file gives freed pages back on PRAGMA incremental_vacuum (issue 25 item 3b: the database is part
+        # of the home's size cap); a file that already has tables keeps its mode (housekeeping converts it once)
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._retrying(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._retrying(lambda: self._db.executescript(_SCHEMA))
@@ -235,6 +239,7 @@ class Store:
                     raise
                 waited = time.monotonic() - started
                 if self.closed or waited + delay >= bound:
+                    self._busy_refusals += 1
                     raise StoreBusy(self.path, waited, attempts) from exc
                 self._busy_retries += 1
                 time.sleep(delay)
@@ -334,7 +339,8 @@ class Store:
 
         Returns:
             ``{tx_count, tx_mean_ms, tx_max_ms, tx_max_cpu_ms_of_longest, tx_max_cpu_ms, tx_max_where,
-            tx_over_50ms, busy_retries}`` — ``tx_max_ms`` is the longest time (wall clock) one transaction
+            tx_over_50ms, busy_retries, busy_refusals}`` — ``busy_refusals`` counts the writes that gave up
+            waiting for another process's lock (``StoreBusy``); ``tx_max_ms`` is the longest time (wall clock) one transaction
             held the write lock (BEGIN to COMMIT); ``tx_max_cpu_ms_of_longest`` is the CPU time its thread
             spent in it (the difference is waiting for a CPU or Python's GIL), ``tx_max_cpu_ms`` the most
             CPU time any transaction used.
@@ -349,6 +355,7 @@ class Store:
                 "tx_max_where": self._tx_max_where,
                 "tx_over_50ms": self._tx_over_50ms,
                 "busy_retries": self._busy_retries,
+                "busy_refusals": self._busy_refusals,
             }
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -10,11 +10,14 @@ What is never removed:
 - the log of a task that is ``queued``, ``running`` or ``cancelling`` (a live task writes it);
 - any file whose path (or whose task id) a work item names (objective, plan
   metadata, ``work_refs``, todo list): work that refers to output keeps it;
-- any file changed in the last :data:`GRACE_S` seconds (a command just wrote it).
+- by age, any file changed in the last :data:`GRACE_S` seconds (a command just wrote it). The size
+  cap has no such grace (issue 25 item 3a: a burst of output grew the home far past its cap for a
+  minute): a finished artifact or an ended task's log is complete, however young.
 
 Order: every removable file older than ``max_age_s`` goes first; then, while the
 home (every file under it) is larger than ``max_home_bytes``, the oldest
-removable files go, one by one. Records stay: a pruned task's ``detail`` gets
+removable files go, one by one. When files are not enough, the runtime also prunes
+old execution records (:mod:`.records`). Records stay: a pruned task's ``detail`` gets
 ``output_pruned`` ``{at, bytes, reason}``, and ``output_ref``\\ s keep resolving
 through MemoryGet from the stored execution record (its previews), with the
 artifact pointer marked ``pruned`` (see :mod:`holon_nb.runtime.memory_sources`).
@@ -30,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GRACE_S", "PrunePolicy", "PruneReport", "StoreReader", "prune_home", "record_task_pruned"]
+__all__ = ["GRACE_S", "PrunePolicy", "PruneReport", "StoreReader", "home_bytes", "prune_home", "record_task_pruned"]
 
-#: Files changed within this many seconds are never removed.
+#: Files changed within this many seconds are never removed by age (the size cap may remove them).
 GRACE_S = 60.0
 _LIVE = ("queued", "running", "cancelling")
 
@@ -61,6 +64,7 @@ class PruneReport:
         home_bytes_before, home_bytes_after: Size of every file under the home, bytes.
         over_cap: The home is still over ``max_home_bytes`` (nothing more may be removed).
         dry_run: Nothing was removed; ``removed`` lists what would be.
+        records_removed: Execution records pruned because files were not enough (the runtime's prune, issue 25).
     """
 
     removed: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +74,7 @@ class PruneReport:
     home_bytes_after: int = 0
     over_cap: bool = False
     dry_run: bool = False
+    records_removed: int = 0
 
     @property
     def removed_bytes(self) -> int:
@@ -84,6 +89,8 @@ class PruneReport:
             f"{_mib(self.home_bytes_before)} -> {_mib(self.home_bytes_after)}; kept {self.kept_live} of live "
             f"tasks, {self.kept_referenced} named by work items"
         )
+        if self.records_removed:
+            head += f"; pruned {self.records_removed} old execution record(s)"
         if self.over_cap:
             head += "; still over max_home_bytes (the rest is not removable)"
         lines = [head] + [f"  {r['reason']:<4} {_mib(r['bytes']):>10}  {r['path']}" for r in self.removed[:limit]]
@@ -102,6 +109,7 @@ class PruneReport:
             "home_bytes_after": self.home_bytes_after,
             "over_cap": self.over_cap,
             "dry_run": self.dry_run,
+            "records_removed": self.records_removed,
         }
 
 
@@ -124,7 +132,8 @@ def _mib(n: int) -> str:
     return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n / 1024:.1f} KiB"
 
 
-def _home_bytes(home: Path) -> int:
+def home_bytes(home: Path) -> int:
+    """Bytes of every file under ``home`` (``lstat`` sizes; a file removed while walked counts 0)."""
     total = 0
     for dirpath, _, files in os.walk(home):
         for name in files:
@@ -183,7 +192,7 @@ def prune_home(
         The :class:`PruneReport`.
     """
     now = time.time() if now is None else now
-    report = PruneReport(dry_run=dry_run, home_bytes_before=_home_bytes(home))
+    report = PruneReport(dry_run=dry_run, home_bytes_before=home_bytes(home))
     live, named = _protected(db)
     removable: list[tuple[float, Path, int, str | None]] = []
     for path, st, task_id in _candidates(home):
@@ -191,14 +200,14 @@ def prune_home(
             report.kept_live += 1
         elif str(path) in named or path.name in named or (task_id is not None and task_id in named):
             report.kept_referenced += 1
-        elif now - st.st_mtime >= GRACE_S:
+        else:
             removable.append((st.st_mtime, path, st.st_size, task_id))
     removable.sort(key=lambda c: (c[0], str(c[1])))
     size = report.home_bytes_before
     cap = policy.max_home_bytes or 0
     age = policy.max_age_s or 0
     for mtime, path, nbytes, task_id in removable:
-        if age > 0 and now - mtime > age:
+        if age > 0 and now - mtime > max(age, GRACE_S):
             reason = "age"
         elif cap > 0 and size > cap:
             reason = "size"

@@ -92,6 +92,7 @@ class AgentTasks:
             accepts_input=accepts_input,
             max_log_bytes=self.svc.settings().max_task_log_bytes,
             scrubber=self.svc.make_scrubber(),
+            disk_grant=self.svc.disk_grant,
         )
         proc = await CommandProcess.spawn(spec)
         self.svc.register_group(proc)  # ended at close even if its leader exits first (issue 9)
@@ -247,6 +248,9 @@ class AgentTasks:
             snap["output_lossy"] = True
         if dropped:
             snap["output_bytes_dropped"] = dropped
+            capped_by = capture.capped_by if capture is not None else d.get("output_capped_by")
+            if capped_by:
+                snap["output_capped_by"] = capped_by
         if path is not None and path.exists():
             snap["artifacts"] = [{"path": str(path)}]
             snap["output_artifact"] = 0

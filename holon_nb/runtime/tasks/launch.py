@@ -15,7 +15,7 @@ import struct
 import subprocess
 import termios
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,8 @@ class LaunchSpec:
         scrubber: D6: secret values written to the spool files (task logs, artifacts) become
             ``[redacted]`` as they are written, also when a value is split across reads; None keeps
             the text as read (the in-memory tails are never scrubbed: previews scrub them before cutting).
+        disk_grant: ``disk_grant(n)`` before each spool write of ``n`` bytes returns how many may be written
+            (the home's size cap, :class:`~holon_nb.runtime.housekeeping.budget.DiskBudget`); None: no home cap.
     """
 
     argv: tuple[str, ...]
@@ -51,6 +53,7 @@ class LaunchSpec:
     accepts_input: bool = False
     max_log_bytes: int = 256 * 1024 * 1024
     scrubber: Scrubber | None = None
+    disk_grant: Callable[[int], int] | None = None
 
 
 def launch(

@@ -57,12 +57,23 @@ class StreamCapture:
         lossy: True once the decoder replaced an invalid byte with U+FFFD.
         spool_path: file holding the kept stream as UTF-8; None once discarded.
         bytes_dropped: UTF-8 bytes not written to the spool because of the cap.
+        capped_by: why the spool stopped growing: ``max_task_log_bytes`` (its own cap), ``max_home_bytes``
+            (the home's cap: ``disk_grant`` granted less than asked) or ``write_failed``; None while it grows.
     """
 
-    def __init__(self, name: str, spool_dir: Path, cap: int, scrubber: Scrubber | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        spool_dir: Path,
+        cap: int,
+        scrubber: Scrubber | None = None,
+        disk_grant: Callable[[int], int] | None = None,
+    ) -> None:
         self.name = name
         self._scrubber = scrubber
         self._stream_scrub = scrubber.stream() if scrubber is not None else None
+        self.capped_by: str | None = None
+        self._grant = disk_grant
         self.total_chars = 0
         self.lossy = False
         self.bytes_dropped = 0
@@ -164,6 +175,12 @@ class StreamCapture:
         if self._fd is None and not self._full:
             self._open()
         keep = 0 if self._full else min(len(data), self._cap - self._written)
+        if keep < len(data) and not self._full:
+            self.capped_by = "max_task_log_bytes"
+        if keep and self._grant is not None:  # issue 25 item 3a: the home's cap holds while output is written
+            granted = self._grant(keep)
+            if granted < keep:
+                keep, self.capped_by = granted, "max_home_bytes"
         if keep < len(data):  # cap reached: cut at a UTF-8 boundary; the file stops growing
             self._full = True
             while keep > 0 and 0x80 <= data[keep] <= 0xBF:
@@ -176,7 +193,7 @@ class StreamCapture:
                 view = view[n:]
         except OSError as exc:  # e.g. ENOSPC: stop growing, count the rest as dropped
             _log.warning("spool %s: write failed: %s", self.spool_path, exc)
-            self._full = True
+            self._full, self.capped_by = True, "write_failed"
             keep -= len(view)
         self.bytes_dropped += len(data) - keep
 
@@ -295,7 +312,7 @@ class CommandProcess:
             for fd in opened:
                 os.close(fd)
         captures = {
-            name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber)
+            name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber, spec.disk_grant)
             for name in ("stdout", "stderr", "combined")
         }
         return cls(spec, popen, captures, read_fds, input_fd)

@@ -21,6 +21,7 @@ import anyio
 
 from ...tools.text import cut
 from ..core.store import Store, is_busy, new_id, now_rfc3339
+from .group_journal import GroupJournal, reap
 from .process_groups import end_group
 from .processes import CommandProcess
 from .snapshot import ShellSnapshots
@@ -129,6 +130,8 @@ class TaskService:
         #: where running commands spool their output (made once: a path join per command costs, issue 12)
         self.spool_dir = home / "spool"
         self.spool_dir.mkdir(parents=True, exist_ok=True)
+        #: every group this runtime starts, journaled before its first wait: a SIGKILL leaves it to the next runtime
+        self.journal = GroupJournal(self.spool_dir / "groups", self.owner)
         self.snapshots = ShellSnapshots(home)
         # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
         # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
@@ -139,6 +142,9 @@ class TaskService:
         # D6: the runtime's current Scrubber, given to each spawn so task logs and artifacts are
         # scrubbed as they are written (None: nothing to scrub)
         self.make_scrubber: Callable[[], Any] = lambda: None
+        #: issue 25 item 3a: ``disk_grant(n)`` → bytes a spool write may add under the home's size cap (the
+        #: runtime's DiskBudget); None: no cap
+        self.disk_grant: Callable[[int], int] | None = None
 
     def command_env(self, agent_id: str | None = None) -> dict[str, str]:
         """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
@@ -187,11 +193,14 @@ class TaskService:
         """Mark tasks left active by a dead runtime ``interrupted``; kill their orphaned groups (D7).
 
         Tasks whose owning runtime still runs — another kernel or CLI on the
-        same home, or another runtime in this process — are left alone.
+        same home, or another runtime in this process — are left alone. Process groups a dead
+        runtime journaled (a command still in its foreground window when it was killed, with no
+        task record) are ended too (:mod:`.group_journal`, issue 25 item 4b).
 
         Returns:
             The ids of the tasks that were interrupted.
         """
+        reap(self.journal.path.parent, owner_alive, _proc_start)
         done = []
         for rec in self.store.tasks("status IN ('queued','running','cancelling')"):
             if owner_alive(rec.get("owner")):
@@ -403,6 +412,7 @@ class TaskService:
             "output_lossy": proc.combined.lossy,
             "output_chars": proc.combined.total_chars,
             "output_bytes_dropped": proc.combined.bytes_dropped,
+            "output_capped_by": proc.combined.capped_by,
         }
         if proc.exit_status is None and proc.signal_name and status == "failed":
             updates["error"] = f"terminated by {proc.signal_name}"
@@ -478,8 +488,10 @@ class TaskService:
         return list(self.live)
 
     def register_group(self, proc: CommandProcess) -> None:
-        """Remember a process group this runtime started (ended by :meth:`close` if still alive)."""
+        """Remember a process group this runtime started (ended by :meth:`close` if still alive), in memory
+        and in the journal a later runtime reads if this one is killed (call it before the first wait)."""
         self.groups.add(proc.pgid)
+        self.journal.record(proc.pgid, _proc_start(proc.pid))
 
     def forget_owner(self) -> None:
         """This runtime owns nothing any more (it closed, or failed to start)."""
@@ -507,6 +519,7 @@ class TaskService:
             if end_group(pgid):
                 ended += 1
         self.groups.clear()
+        self.journal.close()
         return ended
 
     def close_sync(self) -> None:

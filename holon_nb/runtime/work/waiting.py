@@ -342,8 +342,14 @@ class WaitPlane:
 
         Raises:
             ToolFailure: ``wait_settlement_stale`` (``details.reason``) when a fence fails;
-                ``revision_conflict`` if the owner moved under the compare-and-set.
+                ``revision_conflict`` if the owner moved under the compare-and-set; ``timer_not_active`` /
+                ``timer_not_found`` when a ``wake=timer`` wait's timer was cancelled (or removed) since
+                :meth:`prepare` read it.
         """
+        if staged.wake == "timer":
+            # issue 25 item 5: read again in this transaction, so a CancelTimer committed since the call (another
+            # runtime on the home) is seen; its cancel found no wait to cancel, this one would block forever
+            self._timer(t.db, staged)
         reason = self.fence(t.db, staged)
         if reason is not None:
             raise fail(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext, resolve_shell
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import batch_human, exec_human
+from ..human import batch_human, capped_note, exec_human
 from ..spec import Family, Rendering, ToolSpec
 from ..terminal.ansi import strip_ansi, terminal_text
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
@@ -214,6 +214,9 @@ def completed_payload(
             out[f"{st.name}_kept_chars"] = kept_chars(st.total, share)
             out[f"{st.name}_artifact"] = len(artifacts)
             artifacts.append({"path": str(ctx.commands.keep_artifact(st.capture, st.name))})
+            if st.capture.bytes_dropped:  # [D] issue 25 item 3a: the artifact is not the whole stream; say why
+                out[f"{st.name}_artifact_bytes_dropped"] = st.capture.bytes_dropped
+                out[f"{st.name}_artifact_capped_by"] = st.capture.capped_by
     proc.discard_spools()
     if artifacts:
         out["artifacts"] = artifacts
@@ -305,6 +308,9 @@ def _notices(result: dict[str, Any], name: str) -> list[str]:
         omitted = total - result.get(f"{name}_kept_chars", total)
         path = result["artifacts"][result[f"{name}_artifact"]]["path"]
         lines.append(f"[{name} truncated: {omitted} of {total} characters not shown; full output: {path}]")
+        if result.get(f"{name}_artifact_bytes_dropped"):
+            dropped, note = result[f"{name}_artifact_bytes_dropped"], capped_note(result, f"{name}_artifact_capped_by")
+            lines.append(f"[{name} artifact incomplete: its last {dropped} bytes were not kept{note}]")
     if result.get(f"{name}_lossy"):
         lines.append(f"[{name} decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
     return lines

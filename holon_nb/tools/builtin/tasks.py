@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, record, shape, table, task_output_human
+from ..human import capped_note, fields, record, shape, table, task_output_human
 from ..spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = [
@@ -158,7 +158,7 @@ def render_task_output_receipt(env: dict[str, Any], context: Any = None) -> str:
         if t.get("output_lossy"):
             lines.append("[output decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
         if t.get("output_bytes_dropped"):
-            lines.append(f"[output log capped: {t['output_bytes_dropped']} bytes were not kept]")
+            lines.append(f"[output log capped: {t['output_bytes_dropped']} bytes were not kept{capped_note(t)}]")
     if t.get("artifacts"):
         lines += ["", "Artifacts:", *[a["path"] for a in t["artifacts"]]]
     return "\n".join(lines)

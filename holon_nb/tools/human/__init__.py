@@ -25,13 +25,14 @@ from .builders import (
     todos,
     wrap,
 )
-from .commands import batch_human, exec_human, task_output_human
+from .commands import batch_human, capped_note, exec_human, task_output_human
 from .inputs import glance, pretty_input
 
 __all__ = [
     "MAX_LINE",
     "Renderer",
     "aligned",
+    "capped_note",
     "clip",
     "error_lines",
     "fields",

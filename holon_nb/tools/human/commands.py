@@ -13,7 +13,7 @@ from typing import Any
 from ..terminal.ansi import strip_ansi
 from .builders import aligned, clip, wrap
 
-__all__ = ["exec_human", "batch_human", "task_output_human"]
+__all__ = ["exec_human", "batch_human", "task_output_human", "capped_note"]
 
 _IN = "  "
 
@@ -22,6 +22,19 @@ def _block(label: str, text: str | None) -> list[str]:
     if text is None or not text.strip():
         return []
     return [f"{_IN}{label}:", *(f"{_IN * 2}{line}".rstrip() for line in strip_ansi(text).rstrip("\n").splitlines())]
+
+
+_CAPPED_BY = {
+    "max_home_bytes": "the holon home reached its size cap, max_home_bytes",
+    "max_task_log_bytes": "the log reached max_task_log_bytes",
+    "write_failed": "writing the file failed",
+}
+
+
+def capped_note(r: dict[str, Any], key: str = "output_capped_by") -> str:
+    """`` (why)`` for a result whose output file stopped growing (``r[key]``: ``max_home_bytes``, …); "" without one."""
+    why = r.get(key)
+    return f" ({_CAPPED_BY.get(why, why)})" if why else ""
 
 
 def stream_notices(r: dict[str, Any], name: str, *, bare_truncation: bool = False) -> list[str]:
@@ -36,6 +49,10 @@ def stream_notices(r: dict[str, Any], name: str, *, bare_truncation: bool = Fals
         index = r[f"{name}_artifact"]
         path = arts[index]["path"] if isinstance(index, int) and index < len(arts) else "(artifact)"
         out.append(f"{name} truncated: {omitted} of {total} characters not shown; full output: {path}")
+        if r.get(f"{name}_artifact_bytes_dropped"):  # issue 25 item 3a: the artifact itself was cut
+            dropped = r[f"{name}_artifact_bytes_dropped"]
+            note = capped_note(r, f"{name}_artifact_capped_by")
+            out.append(f"{name} artifact incomplete: its last {dropped} bytes were not kept{note}")
     elif bare_truncation and r.get("truncated") and r.get(f"{name}_preview"):
         out.append(f"{name} truncated")
     if r.get(f"{name}_lossy"):
@@ -137,5 +154,5 @@ def task_output_human(r: dict[str, Any]) -> list[str]:
     if t.get("output_lossy"):
         lines.append(f"{_IN * 2}[output decoded lossily: invalid UTF-8 bytes were replaced by U+FFFD]")
     if t.get("output_bytes_dropped"):
-        lines.append(f"{_IN * 2}[output log capped: {t['output_bytes_dropped']} bytes were not kept]")
+        lines.append(f"{_IN * 2}[output log capped: {t['output_bytes_dropped']} bytes were not kept{capped_note(t)}]")
     return lines

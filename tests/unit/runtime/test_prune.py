@@ -79,10 +79,13 @@ def test_a_live_tasks_log_and_a_file_a_work_item_names_are_kept(rt: Runtime) -> 
     ok(rt.call("TaskStop", {"task_id": live_id}))
 
 
-def test_a_recent_file_is_never_removed(rt: Runtime) -> None:
+def test_a_recent_file_is_removed_by_the_size_cap_but_never_by_age(rt: Runtime) -> None:
+    """Issue 25 item 3a: the cap holds during a burst, so the size cap has no grace; age keeps one (GRACE_S)."""
     path, _ = _artifact(rt)
-    assert rt.prune(max_home_bytes=1, max_age_days=0).removed == []  # written less than a minute ago
+    assert rt.prune(max_age_days=1e-6).removed == []  # older than 0.09 s, written less than a minute ago
     assert os.path.exists(path)
+    assert [r["path"] for r in rt.prune(max_home_bytes=1, max_age_days=0).removed] == [path]
+    assert not os.path.exists(path)
 
 
 def test_pruned_outputs_are_said_so_by_task_output_and_memory_get(rt: Runtime) -> None:

@@ -20,6 +20,10 @@ def test_task_log_cap(tmp_path: Path) -> None:
         assert log.stat().st_size <= 10_000
         full = len("".join(f"{i}\n" for i in range(1, 20001))) + len("last-line\n")
         assert task["output_bytes_dropped"] == full - log.stat().st_size
-        assert f"[output log capped: {task['output_bytes_dropped']} bytes were not kept]" in out.receipt
+        assert task["output_capped_by"] == "max_task_log_bytes"
+        assert (
+            f"[output log capped: {task['output_bytes_dropped']} bytes were not kept "
+            "(the log reached max_task_log_bytes)]" in out.receipt
+        )
         # the in-memory tail keeps following the stream past the cap
         assert "last-line" in task["result_summary"]
