@@ -28,7 +28,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
-# the project the agent fixes is this copy of holon_nb/tools/ansi.py, refreshed only by --record: the recorded patch
+# the project the agent fixes is this copy of holon_nb/tools/terminal/ansi.py, refreshed only by --record
+# --refresh-project: the recorded patch
 # fits it, so reformatting or editing the package's module changes nothing the notebook is expected to show
 FROZEN = HERE / "04-agent-turns.holon" / "ansi.py"
 OUT = HERE / "04-agent-turns.ipynb"
@@ -70,7 +71,7 @@ project.mkdir()
 # the installed package's
 source = Path("04-agent-turns.holon", "ansi.py")
 if not source.is_file():
-    source = Path(holon_nb.__file__).parent / "tools" / "ansi.py"
+    source = Path(holon_nb.__file__).parent / "tools" / "terminal" / "ansi.py"
 good = source.read_text()
 bad = good.replace('32: "#1a7f37"', '32: "#cf222e"')               # the bug: green drawn red
 assert bad != good
@@ -347,5 +348,6 @@ if __name__ == "__main__":
     nbformat.write(build(), OUT)
     print("wrote", OUT)
     if "--record" in sys.argv:
-        FROZEN.write_text((ROOT / "holon_nb" / "tools" / "ansi.py").read_text())
+        if "--refresh-project" in sys.argv:  # take a new copy of the package's module (the patch must still fit)
+            FROZEN.write_text((ROOT / "holon_nb" / "tools" / "terminal" / "ansi.py").read_text())
         record()
