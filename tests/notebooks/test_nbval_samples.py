@@ -4,8 +4,8 @@ nbval states the verdict of each of these notebooks (in the file name, or its Ma
 test`` runs with its defaults, which compare images where nbval never does: the PNGs these notebooks
 saved were drawn by an older sympy / matplotlib, and agree all the same because a PNG beside
 ``text/latex`` is a rendering of the LaTeX (compared instead), and a figure whose saved PNG names another
-matplotlib version is listed as not compared (docs/notebook-tests.md, "Coming from nbval"). With
-``--holon-nb-strict-images`` the three notebooks nbval passes fail on those images.
+matplotlib version is listed as not compared (docs/notebook-tests.md, "Images" and "The peers' own
+notebooks"). With ``--holon-nb-strict-images`` the three notebooks nbval passes fail on those images.
 """
 
 from __future__ import annotations
