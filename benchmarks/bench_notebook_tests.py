@@ -16,6 +16,10 @@ Parts (all by default; ``--part NAME`` to pick, repeatable):
   nbmake and nbval) and on a 200-cell generated notebook (``--targets`` picks); runs interleaved, median
   of ``--reps`` (default 2); plus the extension's import (``import holon_nb`` and ``%load_ext holon_nb``
   in a fresh interpreter). Goal: holon <= 1.1 x nbmake + import.
+- ``peers``: the peer suites' own notebooks (``tests/notebooks/{nbval,pytest_notebook,nbmake}``, each with the
+  verdicts its tests state) under the peer itself and under ``holon-nb test``: agreement and false passes.
+- ``nbval``: ``holon-nb test`` against ``pytest --nbval`` on the same five ordinary notebooks (the
+  determinism set's d1-d5), interleaved, median of ``--nbval-reps`` rounds (default 7). Goal: <= 1.1x.
 - ``phases``: per tutorial, where ``holon-nb test``'s time goes (kernel start and ready, the notebook's
   cells, the harness's own requests, kernel shutdown, folder copy, compare) and a bare nbclient run of
   the same notebook (nbmake's core) for the ratio.
@@ -35,6 +39,7 @@ import copy
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -211,6 +216,89 @@ def part_regressions() -> dict:
     return results
 
 
+# ------------------------------------------------------------------------------------------------ peers
+PEER_SUITES = ROOT / "tests" / "notebooks"
+#: pytest-notebook's own settings for a notebook, as its test of that notebook gives them
+#: (tests/test_nb_regression.py: test_regression_diff_ignore_pass); others run with its defaults
+PYTEST_NOTEBOOK_INI = {
+    "different_outputs.ipynb": [
+        "/metadata/language_info/version",
+        "/cells/*/execution_count",
+        "/cells/*/outputs/*/traceback",
+        "/cells/*/outputs/*/execution_count",
+        "/cells/12/outputs/0/data/text/latex",
+        "/cells/9/outputs/0/metadata/application/json",
+    ]
+}
+
+
+def _verdicts(suite: str) -> dict[str, str]:
+    """``{notebook: expected verdict}`` of a peer suite, from its test module (tests/notebooks/test_<suite>_samples.py)."""
+    import importlib.util
+
+    path = PEER_SUITES / f"test_{suite}_samples.py"
+    spec = importlib.util.spec_from_file_location(f"_samples_{suite}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: (v if isinstance(v, str) else v[0]) for name, v in module.VERDICTS.items()}
+
+
+def _peer_run(suite: str, tool: str, name: str, folder: Path) -> str:
+    """One notebook of a peer suite (its folder copied to ``folder``) under ``tool``: pass, fail or skip."""
+    ini = folder / "pytest.ini"
+    lines = ["[pytest]"]
+    if tool == "holon-nb test":
+        args = ["--holon-nb"]
+        if suite == "nbval" and name == "sample_notebook.ipynb":  # nbval's Makefile runs it with this file
+            args += ["--holon-nb-sanitize-with", str(PEER_SUITES / "fidelity" / "nbval_sanitize_defaults.cfg")]
+    elif tool == "nbval":
+        args = ["--nbval", "-p", "no:holon_nb"]
+        if name == "sample_notebook.ipynb":
+            args += ["--nbval-sanitize-with", str(PEER_SUITES / "fidelity" / "nbval_sanitize_defaults.cfg")]
+    elif tool == "nbmake":
+        args = ["--nbmake", "-p", "no:holon_nb"]
+    else:  # pytest-notebook
+        args = ["--nb-test-files", "-p", "no:holon_nb", "--nb-exec-cwd", str(folder)]
+        if name in PYTEST_NOTEBOOK_INI:
+            lines += ["nb_diff_ignore ="] + [f"    {x}" for x in PYTEST_NOTEBOOK_INI[name]]
+    ini.write_text("\n".join(lines) + "\n")
+    code, _, out = _pytest([*args, "-rs", name], folder)
+    if code == 0:
+        return "skip" if " skipped" in out and " passed" not in out else "pass"
+    return "fail" if code == 1 else f"exit {code}"
+
+
+def part_peers() -> dict:
+    """Each peer suite's notebooks (tests/notebooks/{nbval,pytest_notebook,nbmake}) under the peer itself and
+    under ``holon-nb test``: agreement with the verdicts the peer's own tests state (a skip counts as a pass),
+    and false passes (a pass where the verdict is fail)."""
+    peers = {"nbval": "nbval", "pytest_notebook": "pytest-notebook", "nbmake": "nbmake"}
+    out: dict = {}
+    for suite, peer in peers.items():
+        verdicts = _verdicts(suite)
+        rows: dict = {}
+        for name, want in verdicts.items():
+            row: dict = {"expected": want}
+            for tool in (peer, "holon-nb test"):
+                with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
+                    folder = Path(tmp) / suite
+                    shutil.copytree(PEER_SUITES / suite, folder, ignore=shutil.ignore_patterns("*.md"))
+                    row[tool] = _peer_run(suite, tool, name, folder)
+            rows[name] = row
+        summary = {}
+        for tool in (peer, "holon-nb test"):
+            got = {n: ("pass" if r[tool] == "skip" else r[tool]) for n, r in rows.items()}
+            summary[tool] = {
+                "agree": f"{sum(got[n] == r['expected'] for n, r in rows.items())}/{len(rows)}",
+                "false_passes": [n for n, r in rows.items() if r["expected"] == "fail" and got[n] == "pass"],
+                "false_failures": [n for n, r in rows.items() if r["expected"] == "pass" and got[n] != "pass"],
+            }
+        out[suite] = {"notebooks": rows, "summary": summary}
+        print(suite, json.dumps(summary), flush=True)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ tools
 def _import_ms() -> float:
     code = (
@@ -315,6 +403,83 @@ def part_tools(reps: int = 2, targets: tuple[str, ...] = ("tutorials", "tutorial
             row["goal holon <= s"] = round(1.1 * nbmake + results["extension_import_ms"] / 1000 * count, 2)
             results[label] = row
     return results
+
+
+# ------------------------------------------------------------------------------------------------ nbval
+#: ordinary notebooks both tools run as they are: the determinism set's first five (seeded random data,
+#: timestamps, a progress bar, warnings, pandas); nbval fails some of them (it masks nothing), which
+#: costs it no extra time
+NBVAL_BOOKS = ("d1-random", "d2-timestamps", "d3-progress", "d4-warnings", "d5-pandas")
+
+
+def part_nbval(reps: int = 7) -> dict:
+    """``holon-nb test`` against ``pytest --nbval`` on the same five notebooks (:data:`NBVAL_BOOKS`, copied to a
+    temporary folder), one session of each per round, the order alternating each round so drift in the
+    machine's speed reaches both alike; the ratio of the medians (goal <= 1.1)."""
+    # each tool with the other notebook plugins off (a user has one), and this checkout's bytecode compiled
+    # as installing a wheel compiles it (a machine with PYTHONDONTWRITEBYTECODE=1 never writes it, and every
+    # kernel would compile holon_nb from source: ~0.3 s per notebook that an installed holon_nb never pays)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "holon_nb")], check=True, capture_output=True)
+    others = ["-p", "no:nbmake", "-p", "no:nb_regression"]
+    commands = {
+        "holon-nb test": [
+            sys.executable,
+            "-m",
+            "holon_nb.cli",
+            "test",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-p",
+            "no:nbval",
+        ],
+        "pytest --nbval": [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--nbval",
+            "-p",
+            "no:holon_nb",
+        ],
+    }
+    commands = {tool: [*cmd, *others] for tool, cmd in commands.items()}
+    times: dict[str, list[float]] = {t: [] for t in commands}
+    codes: dict[str, list[int]] = {t: [] for t in commands}
+    with tempfile.TemporaryDirectory(prefix="bench-nbval-") as tmp:
+        folder = Path(tmp)
+        books = []
+        for name in NBVAL_BOOKS:
+            shutil.copy(PEER_SUITES / "determinism" / f"{name}.ipynb", folder)
+            books.append(f"{name}.ipynb")
+        order = list(commands)
+        for _ in range(reps):
+            for tool in order:
+                t0 = time.monotonic()
+                proc = subprocess.run(
+                    [*commands[tool], *books], cwd=folder, env=_env(), capture_output=True, text=True, timeout=1800
+                )
+                times[tool].append(time.monotonic() - t0)
+                codes[tool].append(proc.returncode)
+            order.reverse()
+    row: dict = {
+        tool: {
+            "median_s": round(statistics.median(times[tool]), 2),
+            "min_s": round(min(times[tool]), 2),
+            "runs_s": [round(t, 2) for t in times[tool]],
+            "exit": codes[tool],
+        }
+        for tool in commands
+    }
+    row["notebooks"] = list(NBVAL_BOOKS)
+    row["ratio (medians)"] = round(row["holon-nb test"]["median_s"] / row["pytest --nbval"]["median_s"], 3)
+    row["ratio (per round, median)"] = round(
+        statistics.median(a / b for a, b in zip(times["holon-nb test"], times["pytest --nbval"], strict=True)), 3
+    )
+    row["goal"] = 1.1
+    return row
 
 
 # ----------------------------------------------------------------------------------------------- phases
@@ -455,17 +620,20 @@ def part_repeat(n: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", action="append", choices=["compare", "regressions", "tools", "phases", "xdist", "repeat"]
+        "--part",
+        action="append",
+        choices=["compare", "regressions", "peers", "tools", "nbval", "phases", "xdist", "repeat"],
     )
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--reps", type=int, default=2, help="runs of each tool in the tools part (median)")
+    parser.add_argument("--nbval-reps", type=int, default=7, help="rounds of the nbval part (median)")
     parser.add_argument(
         "--targets",
         default="tutorials,tutorials-no-restart,big",
         help="tools part: comma list of tutorials, tutorials-no-restart, big",
     )
     ns = parser.parse_args()
-    parts = ns.part or ["compare", "regressions", "tools", "phases", "xdist", "repeat"]
+    parts = ns.part or ["compare", "regressions", "peers", "tools", "nbval", "phases", "xdist", "repeat"]
     data: dict = {"measured_under_load": os.getloadavg()[0], "load_at_start": [round(x, 2) for x in os.getloadavg()]}
     for part in parts:
         t0 = time.monotonic()
@@ -473,6 +641,8 @@ def main() -> None:
             data[part] = part_repeat(ns.repeat)
         elif part == "tools":
             data[part] = part_tools(ns.reps, tuple(ns.targets.split(",")))
+        elif part == "nbval":
+            data[part] = part_nbval(ns.nbval_reps)
         else:
             data[part] = globals()[f"part_{part}"]()
         data[part]["_part_s"] = round(time.monotonic() - t0, 1)

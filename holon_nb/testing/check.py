@@ -126,6 +126,9 @@ class NotebookCheck:
         not_run: Code cells not run because an earlier cell failed.
         unrun: Code cells saved without running (no outputs, no execution count): not compared
             unless ``strict_unrun``.
+        not_compared: Outputs left uncompared, a line each (``cell 12 (plt.plot(…)): output 1: image/png saved
+            by matplotlib version 2.2.2, …; this run by Matplotlib version3.11.2, …``): an image the saved
+            notebook and this run drew with different software (``ImageTolerance.strict`` compares them).
         runs: How many runs were made.
         compare_s: Seconds spent comparing (all runs).
         executed: The first run's executed notebook (what ``holon-nb run`` would have saved).
@@ -138,6 +141,7 @@ class NotebookCheck:
     updated_cells: list[int] = field(default_factory=list)
     not_run: list[int] = field(default_factory=list)
     unrun: list[int] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)
     runs: int = 1
     compare_s: float = 0.0
     executed: NotebookNode | None = None
@@ -336,7 +340,9 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     ran = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
     # a cell saved without running has nothing to compare with; runs of it are still compared with each other
     compared = [i for i in ran if i not in check.unrun]
-    diffs: list[CellDiff] = compare_notebooks(saved, executed, norm, cells=compared, options=compare)
+    diffs: list[CellDiff] = compare_notebooks(
+        saved, executed, norm, cells=compared, options=compare, notes=check.not_compared
+    )
     for k, (_, other) in enumerate(runs[1:], start=2):
         for d in compare_notebooks(
             executed,

@@ -14,7 +14,9 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   else ``text/plain``, and ``text/html`` (as :func:`~holon_nb.testing.markup.normalize_html` text) when
   ``text/plain`` is absent or a placeholder repr (``<IPython.core.display.HTML object>``); images by
   content (:class:`~holon_nb.testing.images.ImageValue`: size within a tolerance, then the
-  fraction of pixels that differ beyond a threshold; SVG as normalised markup); widget views by their
+  pixels that differ beyond a threshold; an image saved and drawn by different software, as the images
+  name it, is listed as not compared; a raster image beside ``text/latex`` is a rendering of the
+  LaTeX, which is compared instead; SVG as normalised markup); widget views by their
   model's saved state (:class:`WidgetValue`: class, ``value``, ``description``), except a holon_nb view
   marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn): its ``text/plain`` is its
   final transcript and is compared; other types as masked text;
@@ -53,6 +55,7 @@ __all__ = [
     "compare_notebooks",
     "compared_cells",
     "first_line",
+    "not_compared",
     "is_lax",
     "widget_states",
 ]
@@ -257,8 +260,11 @@ def _bundle_items(
         chosen = [m for m in data if not (m == "text/html" and not html_counts)]
         if html_counts and plain is not None:  # the placeholder says nothing the markup does not
             chosen.remove("text/plain")
+    # a raster image beside LaTeX (sympy's pretty printing) is a rendering of that LaTeX, which is compared:
+    # its pixels would add only the renderer's (an older sympy or matplotlib draws other pixels)
+    rendered_latex = "text/latex" in chosen and not options.ignored("text/latex") and not options.image.strict
     for mime in sorted(chosen):
-        if options.ignored(mime):
+        if options.ignored(mime) or (rendered_latex and mime in _IMAGE_TYPES):
             continue
         value = data[mime]
         if mime in _IMAGE_TYPES:
@@ -370,6 +376,19 @@ def _unified(expected: str, actual: str, labels: tuple[str, str]) -> str:
     return "\n".join(lines) if lines else f"(differs only in whitespace) {expected!r} != {actual!r}"
 
 
+def not_compared(want: list[Item], got: list[Item]) -> list[str]:
+    """The images of two item lists (saved, fresh) left uncompared because each names other software as its
+    writer (:meth:`~holon_nb.testing.images.ImageValue.other_renderer`), as ``output N: image/png saved by
+    …; this run by …``."""
+    found = []
+    for position, (e, a) in enumerate(zip(want, got, strict=False)):  # a longer side is a difference anyway
+        if isinstance(e.value, ImageValue) and isinstance(a.value, ImageValue) and not e.value.tolerance.strict:
+            reason = e.value.other_renderer(a.value)
+            if reason:
+                found.append(f"output {position}: {e.kind} {reason}")
+    return found
+
+
 def compare_cells(
     index: int,
     expected: Mapping[str, Any],
@@ -378,10 +397,14 @@ def compare_cells(
     labels: tuple[str, str] = ("saved", "this run"),
     options: CompareOptions | None = None,
     widgets: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] = (None, None),
+    notes: list[str] | None = None,
 ) -> CellDiff | None:
     """Compare one cell of two notebooks; None when equal after normalisation. ``widgets``: each
-    notebook's saved widget state (:func:`widget_states`)."""
+    notebook's saved widget state (:func:`widget_states`). ``notes`` gets a line per output left
+    uncompared (:func:`not_compared`: ``cell N (first line): output 0: image/png saved by …``)."""
     want, got = cell_items(expected, norm, options, widgets[0]), cell_items(actual, norm, options, widgets[1])
+    if notes is not None:
+        notes += [f"cell {index} ({first_line(_source(actual))}): {n}" for n in not_compared(want, got)]
     if want == got:
         return None
     for position in range(max(len(want), len(got))):
@@ -400,8 +423,10 @@ def compare_notebooks(
     labels: tuple[str, str] = ("saved", "this run"),
     cells: Iterable[int] | None = None,
     options: CompareOptions | None = None,
+    notes: list[str] | None = None,
 ) -> list[CellDiff]:
-    """Compare every compared cell (default :func:`compared_cells` of ``expected``) under ``options``.
+    """Compare every compared cell (default :func:`compared_cells` of ``expected``) under ``options``;
+    ``notes`` gets a line per output left uncompared (see :func:`compare_cells`).
 
     Raises:
         ValueError: when the two notebooks do not have the same cells (count and types).
@@ -412,7 +437,7 @@ def compare_notebooks(
     diffs = []
     states = (widget_states(expected), widget_states(actual))
     for i in compared_cells(expected) if cells is None else cells:
-        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options, states)
+        diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options, states, notes)
         if diff is not None:
             diffs.append(diff)
     return diffs

@@ -10,6 +10,15 @@ saved; a cell that raises outside a ``raises-exception`` cell fails the run.
 Before saving, secret values (D6) are replaced in every output and in the
 widget state (D12); cell sources are left as written.
 
+Other tools' notebook settings are read as they mean them: nbclient's
+``metadata.execution`` (``timeout``: the per-cell timeout of the notebook's
+cells, over the configured one; ``allow_errors: true``: a cell that raises neither
+stops nor fails the run; its error is compared with the saved outputs like
+any output), its ``skip-execution``
+cell tag, and nbmake's cell metadata ``nbmake.mock`` (names assigned after the
+cell) and ``nbmake.post_cell_execute`` (code run after the cell; if it raises,
+the cell fails).
+
 After the last cell the kernel runs
 ``holon_nb.notebook.wait_and_report(<timeout>)``; its outputs (final receipts
 of tasks that ended meanwhile, late output included) are appended to the last
@@ -112,6 +121,11 @@ class _Run:
         final_wait: float | None = None,
     ):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
+        settings = _execution_settings(nb)
+        # the notebook's own per-cell timeout and allow_errors (nbclient's metadata.execution, as nbmake
+        # reads it) apply to its cells; the harness's own requests keep the configured timeout
+        self.cell_limit: float = settings.get("timeout", timeout)
+        self.allow_errors: bool = settings.get("allow_errors", False)
         self.final_wait_s = timeout if final_wait is None else final_wait
         self.progress = progress
         self.keep_going = keep_going
@@ -175,6 +189,27 @@ class _Run:
             return None
         return json.loads(ast.literal_eval(value["data"]["text/plain"]))
 
+    async def after_cell(self, cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
+        """Run the code nbmake's cell metadata asks for after a cell that raised nothing, silently:
+        ``metadata.nbmake.mock`` (``{name: value}`` assigned in the kernel) then
+        ``metadata.nbmake.post_cell_execute`` (lines of code). Returns ``content``, or an error reply
+        (also shown as an ``error`` output of the cell) when that code failed, which fails the cell as
+        it fails nbmake's run."""
+        code = _nbmake_code(cell)
+        if not code:
+            return content
+        kc = self.client.kc
+        assert kc is not None
+        msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False))
+        reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), min(self.cell_limit, self.remaining()))
+        done = (reply or {}).get("content", {})
+        if done.get("status") == "ok":
+            return content
+        ename = done.get("ename") or "Error"
+        evalue = f"nbmake's post-cell code failed ({done.get('evalue', '')}):\n{code}"
+        cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[]))
+        return {**content, "status": "error", "ename": ename, "evalue": evalue}
+
     async def cells(self) -> bool:
         """Run every code cell; return False when the kernel can no longer be used."""
         code_cells = [(i, c) for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
@@ -196,7 +231,9 @@ class _Run:
             try:
                 if RESTART_TAG in _tags(cell):
                     await self.restart()
-                content = await self.execute(cell, index, min(self.timeout, self.remaining()), count)
+                content = await self.execute(cell, index, min(self.cell_limit, self.remaining()), count)
+                if content.get("status") == "ok" and _late_error(cell, content) is content:
+                    content = await self.after_cell(cell, content)
             except DeadKernelError:
                 report.status, report.ename = "error", "DeadKernelError"
                 self.summary.kernel_died, usable = True, False
@@ -207,9 +244,10 @@ class _Run:
                     report.ename, report.evalue = content.get("ename"), content.get("evalue")
                     if report.ename == _TIMEOUT_ENAME:
                         report.status = "timeout"
-                        _say_timeout(cell, self.cell_timeout)
+                        _say_timeout(cell, self.cell_timeout, self.cell_limit != self.timeout)
                     else:
-                        report.status = "expected-error" if has_tag(cell, "raises") else "error"
+                        expected = has_tag(cell, "raises") or self.allow_errors
+                        report.status = "expected-error" if expected else "error"
             report.duration_s = time.monotonic() - started
             if self.progress:
                 self.progress(_progress_line(report, len(self.nb.cells), done=True))
@@ -390,6 +428,40 @@ def _view_ids(obj: Any) -> list[str]:
     return found
 
 
+def _execution_settings(nb: NotebookNode) -> dict[str, Any]:
+    """The notebook's ``metadata.execution`` settings nbclient and nbmake read: ``timeout`` (a positive
+    number of seconds per cell) and ``allow_errors`` (a bool); others, and values of another type, are
+    left out."""
+    meta = nb.metadata.get("execution")
+    if not isinstance(meta, Mapping):
+        return {}
+    found: dict[str, Any] = {}
+    timeout = meta.get("timeout")
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        found["timeout"] = float(timeout)
+    if isinstance(meta.get("allow_errors"), bool):
+        found["allow_errors"] = meta["allow_errors"]
+    return found
+
+
+def _nbmake_code(cell: NotebookNode) -> str:
+    """The code nbmake runs after ``cell``: an assignment per ``metadata.nbmake.mock`` entry, then the
+    lines of ``metadata.nbmake.post_cell_execute`` ("" when it has neither)."""
+    meta = (cell.get("metadata") or {}).get("nbmake")
+    if not isinstance(meta, Mapping):
+        return ""
+    mock = meta.get("mock")
+    lines = (
+        [f"{name} = {value!r}" for name, value in mock.items() if str(name).isidentifier()]
+        if isinstance(mock, Mapping)
+        else []
+    )
+    post = meta.get("post_cell_execute")
+    if isinstance(post, list):
+        lines += [str(line) for line in post]
+    return "\n".join(lines)
+
+
 def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
     """The reply of a cell whose body ran but which still shows an ``error`` output (issue 24, B1).
 
@@ -442,10 +514,12 @@ def _resolve_paths(
     return src, out, kernel_cwd.resolve()
 
 
-def _say_timeout(cell: NotebookNode, limit: float) -> None:
+def _say_timeout(cell: NotebookNode, limit: float, notebooks_own: bool = False) -> None:
     """Make the saved cell say it timed out: the ``KeyboardInterrupt`` the interrupt raised becomes a
-    ``CellTimeoutError`` naming the timeout (a reader of the saved notebook sees why it stopped)."""
-    text = f"the cell ran past its timeout of {limit:g} s and was interrupted (holon-nb run --timeout)"
+    ``CellTimeoutError`` naming the timeout and where it was set (``notebooks_own``: the notebook's
+    ``metadata.execution.timeout``), so a reader of the saved notebook sees why it stopped."""
+    where = "the notebook's metadata.execution.timeout" if notebooks_own else "holon-nb run --timeout"
+    text = f"the cell ran past its timeout of {limit:g} s and was interrupted ({where})"
     error = nbformat.v4.new_output("error", ename=_TIMEOUT_ENAME, evalue=text, traceback=[f"{_TIMEOUT_ENAME}: {text}"])
     for i, out in enumerate(cell.outputs):
         if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":

@@ -21,8 +21,10 @@ Options:
   answered from ``<stem>.holon/cassettes/``, network blocked).
 - ``--holon-nb-mimetypes LIST`` / ini ``holon_nb_mimetypes``: compare exactly these mimetypes of display
   outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
-- ``--holon-nb-image-fraction F`` (default 0.01) and ``--holon-nb-image-pixel P`` (default 0.1): images
+- ``--holon-nb-image-fraction F`` (default 0) and ``--holon-nb-image-pixel P`` (default 0.1): images
   differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
+- ``--holon-nb-strict-images``: compare also images the saved notebook and this run drew with different
+  software (listed as not compared by default) and raster images beside ``text/latex``.
 - ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
   ``durations``, ``addresses``, ``uuids``, ``tmp``); by default user output keeps them, receipts never.
 - ``--holon-nb-sanitize-with FILE``: an nbval sanitize file's ``regex:``/``replace:`` pairs, added to the
@@ -123,9 +125,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--holon-nb-image-fraction",
         type=float,
-        default=0.01,
+        default=0.0,
         metavar="F",
-        help="images differ when more than this fraction of pixels differ (default 0.01)",
+        help="images differ when more than this fraction of pixels differ (default 0: any pixel)",
     )
     group.addoption(
         "--holon-nb-image-pixel",
@@ -133,6 +135,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=0.1,
         metavar="P",
         help="a pixel differs when a channel differs by more than this fraction of 255 (default 0.1)",
+    )
+    group.addoption(
+        "--holon-nb-strict-images",
+        action="store_true",
+        default=False,
+        help="compare also images the saved notebook and this run drew with different software (as the images "
+        "name it), and raster images beside text/latex; by default those are listed as not compared",
     )
     group.addoption(
         "--holon-nb-mask",
@@ -234,7 +243,9 @@ def _compare_options(config: pytest.Config) -> Any:
         mimetypes=_listed(config, "holon_nb_mimetypes", "holon_nb_mimetypes"),
         ignore_mimetypes=_listed(config, "holon_nb_ignore_mimetypes", "holon_nb_ignore_mimetypes") or (),
         image=ImageTolerance(
-            pixel=config.getoption("holon_nb_image_pixel"), fraction=config.getoption("holon_nb_image_fraction")
+            pixel=config.getoption("holon_nb_image_pixel"),
+            fraction=config.getoption("holon_nb_image_fraction"),
+            strict=config.getoption("holon_nb_strict_images"),
         ),
     )
 
@@ -281,9 +292,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     if _UNRUN:
         terminalreporter.section(_UNRUN_SECTION)
-        for line in sorted(set(_UNRUN)):
+        lines = sorted({line for content in _UNRUN for line in content.splitlines()})
+        for line in lines:
             terminalreporter.write_line(line)
-        terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
+        if any("saved without running" in line for line in lines):
+            terminalreporter.write_line("(cells saved without running: --holon-nb-strict-unrun compares them)")
+        if any(" saved by " in line for line in lines):
+            terminalreporter.write_line(
+                "(images drawn by other software than the saved ones: --holon-nb-update re-records them, "
+                "--holon-nb-strict-images compares them)"
+            )
     if not config.getoption("holon_nb_update"):
         return
     terminalreporter.section(_SECTION)
@@ -326,12 +344,10 @@ class NotebookFile(pytest.File):
             item.add_report_section(
                 "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
             )
-        if check.unrun:
-            item.add_report_section(
-                "call",
-                _UNRUN_SECTION,
-                f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running, not compared",
-            )
+        lines = [f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running"] if check.unrun else []
+        lines += [f"{self.path}: {note}" for note in check.not_compared]
+        if lines:
+            item.add_report_section("call", _UNRUN_SECTION, "\n".join(lines))
 
     def collect(self) -> Iterator[pytest.Item]:
         import nbformat

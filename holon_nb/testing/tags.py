@@ -1,9 +1,11 @@
-"""Cell tags the harness and the comparison read (notebook-tests spec §3.4, §3.6), with nbval's spellings.
+"""Cell tags the harness and the comparison read (notebook-tests spec §3.4, §3.6), with nbval's spellings
+(and nbclient's ``skip-execution``, which nbmake documents).
 
 =====================  ======================================  ===========================
 meaning                holon_nb tag                            also accepted (nbval)
 =====================  ======================================  ===========================
-``skip``               ``holon-skip`` (not run, not compared)  ``nbval-skip``, ``# NBVAL_SKIP``
+``skip``               ``holon-skip`` (not run, not compared)  ``nbval-skip``, ``# NBVAL_SKIP``,
+                                                               ``skip-execution`` (nbclient's)
 ``ignore``             ``holon-ignore-output``                 ``nbval-ignore-output``, ``# NBVAL_IGNORE_OUTPUT``,
                                                                ``# PYTEST_VALIDATE_IGNORE_OUTPUT`` (legacy)
 ``check``              ``holon-check-output`` (in lax books)   ``nbval-check-output``, ``# NBVAL_CHECK_OUTPUT``
@@ -25,7 +27,7 @@ from typing import Any
 __all__ = ["TAGS", "has_tag"]
 
 TAGS: dict[str, tuple[str, ...]] = {
-    "skip": ("holon-skip", "nbval-skip"),
+    "skip": ("holon-skip", "nbval-skip", "skip-execution"),
     "ignore": ("holon-ignore-output", "nbval-ignore-output"),
     "check": ("holon-check-output", "nbval-check-output"),
     "raises": ("raises-exception", "nbval-raises-exception"),
