@@ -28,7 +28,7 @@ from IPython.display import display
 from ..runtime import ToolResult
 from ..runtime.core.ids import DEFAULT_AGENT_ID
 from .display import Note, raise_if_command_failed, show_result
-from .parsing import interpret_escapes, split_verbatim, unquote
+from .parsing import interpret_escapes, parse_line, split_verbatim, strip_comment, unquote
 from .status import config_table, status_table, tools_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,6 +89,20 @@ class SessionMagics(Magics):
         return result
 
 
+def _json_without_comment(rest: str) -> str:
+    """``rest`` without a trailing ``# comment`` when what is left before it is JSON (or JSON and
+    ``--raise``); otherwise unchanged, so text that is not JSON reaches the tool as typed."""
+    stripped = strip_comment(rest)
+    if stripped == rest:
+        return rest
+    candidate, _ = _trailing_raise(stripped)
+    try:
+        json.loads(candidate)
+    except ValueError:
+        return rest
+    return stripped
+
+
 def _trailing_raise(rest: str) -> tuple[str, bool]:
     """``(JSON, True)`` for ``JSON --raise`` (the option written after the arguments, where the README's
     "every tool magic takes --raise" leads people to put it); else ``(rest, False)`` unchanged. Text
@@ -143,9 +157,9 @@ class HolonMagics(SessionMagics):
         s = self._session
         words = line.split(None, 1)
         if words and words[0] == "say":
-            self._say(words[1] if len(words) > 1 else "")
+            self._say(strip_comment(words[1]) if len(words) > 1 else "")
             return
-        args = parse_argstring(self.holon, line)
+        args = parse_line(self.holon, line)
         if args.subcommand == "say":  # reached only through options before it: %holon --agent x say …
             raise UsageError('write %holon say [--agent ID] "message"')
         if args.text:
@@ -219,7 +233,7 @@ class HolonMagics(SessionMagics):
         """
         head, rest = split_verbatim(line, self.tool_line.parser, positionals=1)
         args = parse_argstring(self.tool_line, head)
-        rest, trailing_raise = _trailing_raise(rest)
+        rest, trailing_raise = _trailing_raise(_json_without_comment(rest))
         self._call(args.name, rest or {}, args.raise_error or trailing_raise)
 
     @cell_magic("tool")
@@ -235,7 +249,7 @@ class HolonMagics(SessionMagics):
             %%tool ExecCommandBatch
             {"items": [{"cmd": "echo one"}, {"cmd": "echo two"}]}
         """
-        args = parse_argstring(self.tool_cell, line)
+        args = parse_line(self.tool_cell, line)
         body = cell.strip()
         self._call(args.name, body or {}, args.raise_error)
 
@@ -337,7 +351,7 @@ class HolonMagics(SessionMagics):
             python -m pip --version
             git status --short
         """
-        args = parse_argstring(self.exec_cell, line)
+        args = parse_line(self.exec_cell, line)
         items = [{"cmd": c.strip()} for c in cell.splitlines() if c.strip() and not c.lstrip().startswith("#")]
         if not items:
             raise UsageError("%%exec needs at least one command line in the cell")
@@ -357,7 +371,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def tasks(self, line: str) -> None:
         """List active background tasks (ListTasks). Changes no task state."""
-        args = parse_argstring(self.tasks, line)
+        args = parse_line(self.tasks, line)
         self._call("ListTasks", {} if args.limit is None else {"limit": args.limit}, args.raise_error)
 
     @line_magic
@@ -369,7 +383,7 @@ class HolonMagics(SessionMagics):
 
         Changes no task state.
         """
-        args = parse_argstring(self.task, line)
+        args = parse_line(self.task, line)
         result = self._call("TaskStatus", {"task_id": args.task_id}, args.raise_error)
         status = ((result.result or {}).get("task") or {}).get("status")
         if status in ("queued", "running", "cancelling") and self._session.live.knows(args.task_id):
@@ -388,7 +402,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def task_output(self, line: str) -> None:
         """Show a task's output (TaskOutput); by default waits for it to end."""
-        args = parse_argstring(self.task_output, line)
+        args = parse_line(self.task_output, line)
         payload: dict[str, Any] = {"task_id": args.task_id}
         if args.no_block:
             payload["block"] = False
@@ -442,7 +456,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def task_stop(self, line: str) -> None:
         """Stop a task and its whole process tree (TaskStop); a second stop forces it."""
-        args = parse_argstring(self.task_stop, line)
+        args = parse_line(self.task_stop, line)
         self._call("TaskStop", {"task_id": args.task_id}, args.raise_error)
 
 
