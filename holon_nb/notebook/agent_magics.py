@@ -416,9 +416,9 @@ class AgentMagics(SessionMagics):
         mode = args.cassette_mode or s.config.cassette_mode
         cassette = args.cassette or s.config.cassette or None
         headless = bool(os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV))  # holon-nb run/test --cassettes
-        scripted = (model or "").startswith("scripted/")  # a script answers: no model is called
-        if not cassette and mode != "off" and headless and not (scripted and args.follow is not None):
-            if args.follow is not None:  # a scripted --follow turn calls no model and needs no cassette
+        scripted = (model or "").startswith("scripted/")  # a script answers: no model is called, no cassette
+        if not cassette and mode != "off" and headless and not scripted:
+            if args.follow is not None:
                 raise UsageError(
                     f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
                     f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
