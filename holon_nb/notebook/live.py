@@ -397,6 +397,12 @@ class LiveHub:
             track = self._tracks.get(task_id)
             return None if track is None else track.status
 
+    def ended(self, task_id: str) -> bool:
+        """True when ``task_id`` is tracked here and has ended (False for a running or unknown task)."""
+        with self._cond:
+            track = self._tracks.get(task_id)
+            return track is not None and track.ended
+
     def knows(self, task_id: str) -> bool:
         """True when ``task_id`` was promoted in this kernel since the extension loaded."""
         with self._cond:

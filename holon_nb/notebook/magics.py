@@ -27,7 +27,7 @@ from IPython.display import display
 
 from ..runtime import ToolResult
 from ..runtime.core.ids import DEFAULT_AGENT_ID
-from .display import Note, raise_if_command_failed, show_result
+from .display import Note, interrupted, raise_if_command_failed, show_result
 from .parsing import interpret_escapes, parse_line, split_verbatim, strip_comment, unquote
 from .status import config_table, status_table, tools_table
 
@@ -65,6 +65,17 @@ class SessionMagics(Magics):
         return self.shell
 
     # ------------------------------------------------------------ shared steps
+    def _rt_call(self, name: str, args: dict[str, Any] | str, **kwargs: Any) -> ToolResult:
+        """``Runtime.call``; Ctrl-C while it blocks ends the cell with one line naming what stopped.
+
+        Raises:
+            KeyboardInterrupt: when interrupted, shown by IPython as that one line (:func:`interrupted`).
+        """
+        try:
+            return self._session.rt.call(name, args, **kwargs)
+        except KeyboardInterrupt:
+            raise interrupted(_interrupted_call(name, args)) from None
+
     def _call(
         self, name: str, args: dict[str, Any] | str, raise_error: bool = False, context: dict[str, Any] | None = None
     ) -> ToolResult:
@@ -75,7 +86,7 @@ class SessionMagics(Magics):
         ``HolonNB.raise_on_tool_error`` raises for error envelopes only.
         """
         s = self._session
-        result = s.rt.call(name, args, context=context)
+        result = self._rt_call(name, args, context=context)
         r = result.result or {}
         task_id = (r.get("task_handle") or {}).get("task_id") if name == "ExecCommand" else None
         if r.get("disposition") == "promoted_to_task" and task_id in s.live.tracks():
@@ -87,6 +98,35 @@ class SessionMagics(Magics):
         if raise_error:
             raise_if_command_failed(result)
         return result
+
+
+def _interrupted_call(name: str, args: dict[str, Any] | str) -> str:
+    """What Ctrl-C during a blocking call of ``name`` stopped, and what keeps running, in one line.
+
+    Cancelling an ExecCommand or ExecCommandBatch in its foreground wait stops its commands; cancelling
+    a wait (TaskOutput, WaitFor, Sleep, ...) stops only the waiting.
+    """
+    fields: dict[str, Any] = {}
+    if isinstance(args, dict):
+        fields = args
+    else:
+        try:
+            parsed = json.loads(args)
+        except ValueError:
+            parsed = None
+        fields = parsed if isinstance(parsed, dict) else {}
+    if name == "ExecCommand":
+        cmd = str(fields.get("cmd", ""))
+        cmd = cmd if len(cmd) <= 60 else cmd[:59] + "…"
+        return f"stopped the command {cmd!r} in its foreground wait (--yield-ms 0 starts it as a background task)"
+    if name == "ExecCommandBatch":
+        return "stopped the batch's running command; the commands after it did not run"
+    task_id = fields.get("task_id")
+    if name == "TaskOutput" and task_id:
+        return f"stopped waiting for {task_id}; the task keeps running — %task_stop {task_id} ends it"
+    if name in ("WaitFor", "Sleep"):
+        return f"stopped waiting ({name}); nothing else was stopped"
+    return f"stopped {name} while it ran"
 
 
 def _json_without_comment(rest: str) -> str:
@@ -167,7 +207,15 @@ class HolonMagics(SessionMagics):
         if args.subcommand == "wait":
             from .session import wait_and_report
 
-            still = wait_and_report(args.timeout)
+            try:
+                still = wait_and_report(args.timeout)
+            except KeyboardInterrupt:
+                running = [t for t in s.live.tracks() if not s.live.ended(t)]
+                running += [f"the turn of {a}" for a in (s.turns.running() if s.turns is not None else [])]
+                keeps = (
+                    f"; still running: {', '.join(running)} — %task_stop ID ends a task" if running else ""
+                )
+                raise interrupted(f"stopped %holon wait{keeps}") from None
             tasks = s.live.ended_since_last_wait()
             turns = s.turns.ended_since_last_wait() if s.turns is not None else []
             display(Note(wait_note(tasks, turns, still, args.timeout)))
