@@ -33,7 +33,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
-from .harness import run_notebook
+from .harness import HarnessUsageError, read_notebook, run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
@@ -41,6 +41,7 @@ from .workdir import folder_lock, private_copy, shared_dir
 __all__ = [
     "CellProblem",
     "CheckOptions",
+    "NeverExecuted",
     "NotebookCheck",
     "check_notebook",
     "compare_options",
@@ -197,6 +198,17 @@ def unrun_cells(nb: NotebookNode) -> list[int]:
     ]
 
 
+class NeverExecuted(HarnessUsageError):
+    """Raised by :func:`check_notebook` (without ``update``) for a notebook none of whose code cells ran
+    when it was saved: every cell would be skipped, so the test would compare nothing."""
+
+
+def _never_executed(nb: NotebookNode) -> bool:
+    """True when the notebook has code cells and every one was saved without running."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return bool(code) and len(unrun_cells(nb)) == len(code)
+
+
 def _error_text(cell: NotebookNode) -> str:
     """``ename: evalue`` and the last lines of the traceback (ANSI removed), else the cell's stderr."""
     from .normalize import strip_ansi
@@ -279,14 +291,22 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         The :class:`NotebookCheck`; ``failed`` tells whether the test fails.
 
     Raises:
-        HarnessUsageError: the notebook cannot be read, or a usage mistake in ``options``.
+        HarnessUsageError: the notebook cannot be read, declares a kernel that is not Python, or a usage
+            mistake in ``options``.
+        NeverExecuted: (a HarnessUsageError) no code cell of the notebook was run when it was saved and
+            ``options.update`` is off.
         ValueError: a malformed normaliser in the notebook's metadata.
         FolderTooLarge: (a ValueError) the notebook's folder is too large to copy for a private run and
             the notebook does not set ``metadata.holon_nb.shared_dir``.
     """
     options = options or CheckOptions()
     path = Path(path)
-    saved = nbformat.read(path, as_version=4)
+    saved = read_notebook(path, options.kernel_name)
+    if not options.update and _never_executed(saved):
+        raise NeverExecuted(
+            f"{path} was never executed (no code cell has saved outputs): there is nothing to compare; "
+            f"record its outputs with: holon-nb test --holon-nb-update {path}"
+        )
     rules = notebook_rules(saved) + list(options.rules)
     compare = compare_options(saved, options.compare)
     # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records

@@ -57,7 +57,15 @@ from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
 from .tags import has_tag
 
-__all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
+__all__ = [
+    "run_notebook",
+    "read_notebook",
+    "RunSummary",
+    "CellReport",
+    "format_summary",
+    "HarnessUsageError",
+    "OVERALL_FACTOR",
+]
 
 #: ``--cassettes`` modes (spec §1, §5).
 CASSETTE_MODES = ("replay", "record", "auto", "off")
@@ -74,9 +82,10 @@ _NBCLIENT_LOG.addHandler(logging.NullHandler())
 class HarnessUsageError(HolonNBError, ValueError):
     """Raised by :func:`run_notebook` for a usage mistake (``holon-nb run`` exits 2).
 
-    When: the notebook is missing or unreadable, OUT would overwrite it, the
-    timeout is not positive, a parameter name is not an identifier, or the
-    kernel name is unknown.
+    When: the notebook is missing or unreadable, it declares a kernel that is not
+    Python (and no ``--kernel`` was chosen), OUT would overwrite it, the timeout
+    is not positive, a parameter name is not an identifier, or the kernel name is
+    unknown.
     """
 
 
@@ -525,6 +534,49 @@ def _read(src: Path) -> NotebookNode:
     raise HarnessUsageError(f"cannot read {src} as a notebook: {problem}")
 
 
+def _declared_language(nb: NotebookNode) -> tuple[str, str] | None:
+    """``(kernel, language)`` a notebook declares when its language is not Python, else None.
+
+    The language is ``metadata.kernelspec.language`` or ``metadata.language_info.name``; a notebook
+    that names neither, or names Python, passes (a custom kernelspec name such as ``myenv`` may run Python).
+    """
+    meta = nb.get("metadata") or {}
+    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    language = spec.get("language") or info.get("name")
+    if not isinstance(language, str) or not language.strip() or language.strip().lower() == "python":
+        return None
+    name = spec.get("display_name") or spec.get("name") or language
+    return str(name), language.strip()
+
+
+def read_notebook(path: str | os.PathLike[str], kernel_name: str | None = None) -> NotebookNode:
+    """Read and validate the notebook at ``path`` as ``holon-nb run`` and ``holon-nb test`` do.
+
+    Args:
+        path: The notebook file.
+        kernel_name: The kernelspec chosen for the run (``--kernel``); None means holon_nb's Python
+            kernel, and then a notebook declaring another language is refused.
+
+    Returns:
+        The notebook (nbformat 4).
+
+    Raises:
+        HarnessUsageError: with a one-line reason, when the file is not a readable notebook, or when it
+            declares a kernel that is not Python and ``kernel_name`` is None.
+    """
+    src = Path(path)
+    nb = _read(src)
+    declared = _declared_language(nb) if kernel_name is None else None
+    if declared is not None:
+        kernel, language = declared
+        raise HarnessUsageError(
+            f"{src} declares the {kernel} kernel (language {language}); holon_nb runs Python notebooks "
+            f"only (its magics live in an IPython kernel)"
+        )
+    return nb
+
+
 def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
     """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
 
@@ -646,7 +698,7 @@ def run_notebook(
     if cassettes is not None and cassettes not in CASSETTE_MODES:
         raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
-    nb = _read(src)
+    nb = read_notebook(src, kernel_name)
     for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

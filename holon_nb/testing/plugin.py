@@ -276,6 +276,13 @@ _UPDATED: list[str] = []
 _UNRUN: list[str] = []
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A collected file that is not a Python notebook makes the run a usage error (exit status 4)."""
+    state = session.config.stash.get(_STATE, None)
+    if state and state.get("usage_errors"):
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _STATE not in config.stash:
         return
@@ -334,11 +341,15 @@ class NotebookFile(pytest.File):
             )
 
     def collect(self) -> Iterator[pytest.Item]:
-        import nbformat
+        from .harness import HarnessUsageError, read_notebook
 
+        try:  # a file that is not a notebook, or a notebook of another language: one line, pytest's usage code
+            nb = read_notebook(self.path, self.config.getoption("holon_nb_kernel"))
+        except HarnessUsageError as exc:
+            self.config.stash[_STATE]["usage_errors"] = self.config.stash[_STATE].get("usage_errors", 0) + 1
+            raise NotebookFailure(str(exc)) from None
         items: list[pytest.Item]
         if self.config.getoption("holon_nb_per_cell"):
-            nb = nbformat.read(self.path, as_version=4)
             code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
             items = [CellItem.from_parent(self, name=f"cell_{i}", index=i, last=i == code[-1]) for i in code]
         else:
@@ -346,6 +357,12 @@ class NotebookFile(pytest.File):
         for item in items:
             _scale_timeout(item)
             yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """One line for a notebook that cannot be tested (:class:`NotebookFailure`); pytest's report else."""
+        if isinstance(excinfo.value, NotebookFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
     def check(self) -> Any:
         """Run and compare the notebook (once); the :class:`~holon_nb.testing.check.NotebookCheck`."""
@@ -367,8 +384,9 @@ class NotebookFile(pytest.File):
             )
             try:
                 self._check = check_notebook(self.path, options)
-            except ValueError as exc:  # HarnessUsageError, a malformed normaliser
-                raise NotebookFailure(f"notebook {self.path}: {exc}") from None
+            except ValueError as exc:  # HarnessUsageError (NeverExecuted too), a malformed normaliser
+                text = str(exc)
+                raise NotebookFailure(text if str(self.path) in text else f"notebook {self.path}: {text}") from None
         return self._check
 
 
