@@ -212,9 +212,7 @@ class HolonMagics(SessionMagics):
             except KeyboardInterrupt:
                 running = [t for t in s.live.tracks() if not s.live.ended(t)]
                 running += [f"the turn of {a}" for a in (s.turns.running() if s.turns is not None else [])]
-                keeps = (
-                    f"; still running: {', '.join(running)} — %task_stop ID ends a task" if running else ""
-                )
+                keeps = f"; still running: {', '.join(running)} — %task_stop ID ends a task" if running else ""
                 raise interrupted(f"stopped %holon wait{keeps}") from None
             tasks = s.live.ended_since_last_wait()
             turns = s.turns.ended_since_last_wait() if s.turns is not None else []

@@ -541,8 +541,10 @@ def _declared_language(nb: NotebookNode) -> tuple[str, str] | None:
     that names neither, or names Python, passes (a custom kernelspec name such as ``myenv`` may run Python).
     """
     meta = nb.get("metadata") or {}
-    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
-    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    spec = meta.get("kernelspec")
+    spec = spec if isinstance(spec, dict) else {}
+    info = meta.get("language_info")
+    info = info if isinstance(info, dict) else {}
     language = spec.get("language") or info.get("name")
     if not isinstance(language, str) or not language.strip() or language.strip().lower() == "python":
         return None

@@ -91,7 +91,9 @@ def test_interrupting_a_wait_stops_the_waiting_not_the_task(tmp_path: Path) -> N
         assert text == f"Interrupted: stopped %holon wait; still running: {task_id} — %task_stop ID ends a task"
         blocked = _when_blocked(kc, tmp_path, "concurrent/futures/_base.py", "result")
         text = _one_line(_interrupt(km, kc, f"%task_output {task_id} --timeout-ms 60000", blocked))
-        assert text == f"Interrupted: stopped waiting for {task_id}; the task keeps running — %task_stop {task_id} ends it"
+        assert (
+            text == f"Interrupted: stopped waiting for {task_id}; the task keeps running — %task_stop {task_id} ends it"
+        )
         assert "sleep 93.5" in _ps()  # neither interrupt stopped the task
         execute(kc, f"%task_stop {task_id}")
         eventually(lambda: "sleep 93.5" not in _ps(), timeout=30)
