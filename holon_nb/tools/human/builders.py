@@ -371,12 +371,15 @@ def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
 # ---------------------------------------------------------------- envelope
 
 
+_TASK_TOOLS = frozenset({"TaskOutput", "TaskStatus", "TaskStop"})  # tools whose subject is a task's state
+
+
 def shown_status(env: dict[str, Any]) -> str:
     """The status a receipt's first line shows: the call's, except that a successful call reporting one
     task (TaskOutput, TaskStatus, TaskStop) shows the task's (``cancelled``, not ``success`` beside it)."""
     status = str(env.get("status", "?"))
     result = env.get("result")
-    task = result.get("task") if isinstance(result, dict) else None
+    task = result.get("task") if isinstance(result, dict) and env.get("tool_name") in _TASK_TOOLS else None
     if status == "success" and isinstance(task, dict) and isinstance(task.get("status"), str):
         return task["status"]
     return status
