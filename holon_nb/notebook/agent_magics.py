@@ -412,16 +412,20 @@ class AgentMagics(SessionMagics):
         mode = args.cassette_mode or s.config.cassette_mode
         cassette = args.cassette or s.config.cassette or None
         headless = bool(os.environ.get(NOTEBOOK_ENV) and os.environ.get(MODE_ENV))  # holon-nb run/test --cassettes
-        scripted = (model or "").startswith("scripted/")  # a script answers: no model is called, no cassette
-        if not cassette and mode != "off" and headless and not scripted:
-            if args.follow is not None:
+        scripted = (model or "").startswith("scripted/")  # a script answers: no model is called
+        if not cassette and mode != "off" and headless and not (scripted and args.follow is not None):
+            if args.follow is not None:  # a scripted --follow turn calls no model and needs no cassette
                 raise UsageError(
                     f"%%agent --follow cannot be replayed from a cassette (a cassette holds one turn) "
                     f"and this run uses cassettes ({MODE_ENV}={mode}): use a scripted model, or run "
                     f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model"
                 )
             self._default_cassettes += 1  # under holon-nb run/test: the notebook's own cassette folder
-            cassette = str(default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes))
+            default = default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes)
+            # a scripted turn needs no cassette: replayed when one was recorded, else its script answers
+            # (record/auto still record it); the turn keeps its number either way
+            if not (scripted and mode == "replay" and not default.exists()):
+                cassette = str(default)
         cas = None
         if cassette and mode != "off":
             cas = _cassette(s, cassette, mode)
