@@ -290,7 +290,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section(_UNRUN_SECTION)
         for line in sorted(set(_UNRUN)):
             terminalreporter.write_line(line)
-        terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
+        if any("saved without running" in line for line in _UNRUN):
+            terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
     if not config.getoption("holon_nb_update"):
         return
     terminalreporter.section(_SECTION)
@@ -333,7 +334,12 @@ class NotebookFile(pytest.File):
             item.add_report_section(
                 "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
             )
-        if check.unrun:
+        if check.never_executed:  # one line (a failure's report says it already when strict)
+            from .check import never_executed_note
+
+            if not check.failed:
+                item.add_report_section("call", _UNRUN_SECTION, never_executed_note(self.path))
+        elif check.unrun:
             item.add_report_section(
                 "call",
                 _UNRUN_SECTION,
@@ -384,7 +390,7 @@ class NotebookFile(pytest.File):
             )
             try:
                 self._check = check_notebook(self.path, options)
-            except ValueError as exc:  # HarnessUsageError (NeverExecuted too), a malformed normaliser
+            except ValueError as exc:  # HarnessUsageError, a malformed normaliser
                 text = str(exc)
                 raise NotebookFailure(text if str(self.path) in text else f"notebook {self.path}: {text}") from None
         return self._check
