@@ -38,6 +38,9 @@ run          no unexpected cell error / a cell raised outside a
              kernel died
 prune        pruned (or nothing to prune) / — / usage error (no holon
              home there, a negative limit) / —
+test         pytest's: 0 passed / 1 failed / 2 interrupted / 3 internal
+             error; 4 usage (also a named file that is not a notebook,
+             or a notebook of another language: one line), 5 none
 ===========  ===========================================================
 
 Example::
@@ -205,8 +208,31 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_test(ns: argparse.Namespace) -> int:
     import pytest
 
+    from .testing.harness import HarnessUsageError, read_notebook
+
+    kernel = _option_value(ns.pytest_args, "--holon-nb-kernel")
+    for arg in ns.pytest_args:  # a notebook named on the command line that cannot be tested: one line
+        path = Path(arg.split("::", 1)[0])
+        if path.suffix == ".ipynb" and path.is_file():
+            try:
+                read_notebook(path, kernel)
+            except HarnessUsageError as exc:
+                print(f"holon-nb test: {exc}", file=sys.stderr)
+                return int(pytest.ExitCode.USAGE_ERROR)
+
     # holon_nb is imported already (this command is part of it): pytest cannot rewrite its asserts, and says so
     return int(pytest.main(["-W", "ignore::pytest.PytestAssertRewriteWarning", "--holon-nb", *ns.pytest_args]))
+
+
+def _option_value(args: Sequence[str], option: str) -> str | None:
+    """The value of ``option`` in ``args`` (``--opt VALUE`` or ``--opt=VALUE``; the last one wins)."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(option + "="):
+            value = arg.split("=", 1)[1]
+    return value
 
 
 def _cmd_call(ns: argparse.Namespace) -> int:

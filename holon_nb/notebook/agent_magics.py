@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .agent_view import AgentTurnView, TurnTrace  # loads ipywidgets: imported when a turn is shown
     from .session import _Session
 
-__all__ = ["AgentMagics", "TurnHub"]
+__all__ = ["AgentMagics", "TurnHub", "waking_excerpt"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -182,13 +182,9 @@ class TurnHub:
             run.follower = TurnFollower(self._rt, agent_id, max_wakes=follow)
 
         def woke(msg: dict[str, Any]) -> None:
-            first = str(msg.get("text") or "").strip().splitlines()[:1]
             with view._lock:
                 trace.items.append(
-                    {
-                        "kind": "note",
-                        "text": f"woken by {msg.get('kind')} {msg.get('id')}: {first[0][:160] if first else ''}",
-                    }
+                    {"kind": "note", "text": f"woken by {msg.get('kind')} {msg.get('id')}: {waking_excerpt(msg)}"}
                 )
                 trace.status, trace.ended_at = "running", None
             view.refresh()
@@ -425,7 +421,11 @@ class AgentMagics(SessionMagics):
                     f"with --cassettes off (holon-nb test --holon-nb-cassettes off) to call the model"
                 )
             self._default_cassettes += 1  # under holon-nb run/test: the notebook's own cassette folder
-            cassette = str(default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes))
+            default = default_cassette(os.environ[NOTEBOOK_ENV], self._default_cassettes)
+            # a scripted turn needs no cassette: replayed when one was recorded, else its script answers
+            # (record/auto still record it); the turn keeps its number either way
+            if not (scripted and mode == "replay" and not default.exists()):
+                cassette = str(default)
         cas = None
         if cassette and mode != "off":
             cas = _cassette(s, cassette, mode)
@@ -534,6 +534,18 @@ def _cassette(session: _Session, path: str, mode: str) -> Any:
 
 
 #: Set by ``holon-nb run``/``test`` in the kernel's environment: the notebook being run.
+def waking_excerpt(msg: dict[str, Any], width: int = 160) -> str:
+    """The waking message's first line as the ``--follow`` view notes it: whole words, ``…`` when cut
+    (or when more lines follow)."""
+    from ..tools.human import shorten
+
+    lines = [line for line in str(msg.get("text") or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = shorten(lines[0], width)
+    return first if first.endswith("…") or len(lines) == 1 else first + " …"
+
+
 NOTEBOOK_ENV = "HOLON_NB_NOTEBOOK"
 MODE_ENV = "HOLON_NB_CASSETTE_MODE"
 

@@ -20,7 +20,23 @@ from ..tools.card import card_root
 from ..tools.errors import CommandFailed, ToolCallError
 from ..tools.human import wrap
 
-__all__ = ["Note", "Table", "command_failures", "raise_if_command_failed", "show_result"]
+__all__ = ["Note", "Table", "command_failures", "interrupted", "raise_if_command_failed", "show_result"]
+
+
+def interrupted(what: str) -> KeyboardInterrupt:
+    """A ``KeyboardInterrupt`` that IPython shows as one line, ``KeyboardInterrupt: Interrupted: <what>``.
+
+    Raise it (``from None``) from a magic that caught Ctrl-C: the cell still ends with
+    ``KeyboardInterrupt`` (a headless run and nbclient see the usual error name), but its traceback
+    is this one line naming what was stopped, not the frames of holon_nb's internals (IPython's
+    ``_render_traceback_`` protocol).
+
+    Args:
+        what: What the interrupt stopped and what keeps running, e.g. ``stopped waiting for task_…``.
+    """
+    exc = KeyboardInterrupt(f"Interrupted: {what}")
+    exc._render_traceback_ = lambda: [f"KeyboardInterrupt: Interrupted: {what}"]  # type: ignore[attr-defined]
+    return exc
 
 
 class Note:

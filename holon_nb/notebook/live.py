@@ -282,10 +282,26 @@ class LiveHub:
 
     def _fetch_final(self, task_id: str) -> ToolResult | None:
         try:
-            return self._rt.call("TaskOutput", {"task_id": task_id, "block": False})
+            result = self._rt.call("TaskOutput", {"task_id": task_id, "block": False})
         except _CALL_ERRORS:
             log.debug("final receipt of %s unavailable (runtime closing)", task_id)
             return None
+        return result.as_final_receipt(self._ran_ms(task_id))
+
+    def _ran_ms(self, task_id: str) -> int | None:
+        """How long the ended task ran (its record's creation to its last update), in ms; None if unknown."""
+        from datetime import datetime
+
+        try:
+            rec = self._rt.store.task(task_id)
+            if rec is None:
+                return None
+            start, end = (
+                datetime.fromisoformat(str(rec[k]).replace("Z", "+00:00")) for k in ("created_at", "updated_at")
+            )
+        except (*_CALL_ERRORS, KeyError, ValueError):
+            return None
+        return max(0, round((end - start).total_seconds() * 1000))
 
     def _scrubber(self) -> Scrubber:
         return self._rt.scrubber()
@@ -396,6 +412,12 @@ class LiveHub:
         with self._cond:
             track = self._tracks.get(task_id)
             return None if track is None else track.status
+
+    def ended(self, task_id: str) -> bool:
+        """True when ``task_id`` is tracked here and has ended (False for a running or unknown task)."""
+        with self._cond:
+            track = self._tracks.get(task_id)
+            return track is not None and track.ended
 
     def knows(self, task_id: str) -> bool:
         """True when ``task_id`` was promoted in this kernel since the extension loaded."""

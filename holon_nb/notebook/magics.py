@@ -27,8 +27,8 @@ from IPython.display import display
 
 from ..runtime import ToolResult
 from ..runtime.core.ids import DEFAULT_AGENT_ID
-from .display import Note, raise_if_command_failed, show_result
-from .parsing import interpret_escapes, split_verbatim, unquote
+from .display import Note, interrupted, raise_if_command_failed, show_result
+from .parsing import interpret_escapes, parse_line, split_verbatim, strip_comment, unquote
 from .status import config_table, status_table, tools_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,6 +65,17 @@ class SessionMagics(Magics):
         return self.shell
 
     # ------------------------------------------------------------ shared steps
+    def _rt_call(self, name: str, args: dict[str, Any] | str, **kwargs: Any) -> ToolResult:
+        """``Runtime.call``; Ctrl-C while it blocks ends the cell with one line naming what stopped.
+
+        Raises:
+            KeyboardInterrupt: when interrupted, shown by IPython as that one line (:func:`interrupted`).
+        """
+        try:
+            return self._session.rt.call(name, args, **kwargs)
+        except KeyboardInterrupt:
+            raise interrupted(_interrupted_call(name, args)) from None
+
     def _call(
         self, name: str, args: dict[str, Any] | str, raise_error: bool = False, context: dict[str, Any] | None = None
     ) -> ToolResult:
@@ -75,7 +86,7 @@ class SessionMagics(Magics):
         ``HolonNB.raise_on_tool_error`` raises for error envelopes only.
         """
         s = self._session
-        result = s.rt.call(name, args, context=context)
+        result = self._rt_call(name, args, context=context)
         r = result.result or {}
         task_id = (r.get("task_handle") or {}).get("task_id") if name == "ExecCommand" else None
         if r.get("disposition") == "promoted_to_task" and task_id in s.live.tracks():
@@ -87,6 +98,49 @@ class SessionMagics(Magics):
         if raise_error:
             raise_if_command_failed(result)
         return result
+
+
+def _interrupted_call(name: str, args: dict[str, Any] | str) -> str:
+    """What Ctrl-C during a blocking call of ``name`` stopped, and what keeps running, in one line.
+
+    Cancelling an ExecCommand or ExecCommandBatch in its foreground wait stops its commands; cancelling
+    a wait (TaskOutput, WaitFor, Sleep, ...) stops only the waiting.
+    """
+    fields: dict[str, Any] = {}
+    if isinstance(args, dict):
+        fields = args
+    else:
+        try:
+            parsed = json.loads(args)
+        except ValueError:
+            parsed = None
+        fields = parsed if isinstance(parsed, dict) else {}
+    if name == "ExecCommand":
+        cmd = str(fields.get("cmd", ""))
+        cmd = cmd if len(cmd) <= 60 else cmd[:59] + "…"
+        return f"stopped the command {cmd!r} in its foreground wait (--yield-ms 0 starts it as a background task)"
+    if name == "ExecCommandBatch":
+        return "stopped the batch's running command; the commands after it did not run"
+    task_id = fields.get("task_id")
+    if name == "TaskOutput" and task_id:
+        return f"stopped waiting for {task_id}; the task keeps running — %task_stop {task_id} ends it"
+    if name in ("WaitFor", "Sleep"):
+        return f"stopped waiting ({name}); nothing else was stopped"
+    return f"stopped {name} while it ran"
+
+
+def _json_without_comment(rest: str) -> str:
+    """``rest`` without a trailing ``# comment`` when what is left before it is JSON (or JSON and
+    ``--raise``); otherwise unchanged, so text that is not JSON reaches the tool as typed."""
+    stripped = strip_comment(rest)
+    if stripped == rest:
+        return rest
+    candidate, _ = _trailing_raise(stripped)
+    try:
+        json.loads(candidate)
+    except ValueError:
+        return rest
+    return stripped
 
 
 def _trailing_raise(rest: str) -> tuple[str, bool]:
@@ -143,9 +197,9 @@ class HolonMagics(SessionMagics):
         s = self._session
         words = line.split(None, 1)
         if words and words[0] == "say":
-            self._say(words[1] if len(words) > 1 else "")
+            self._say(strip_comment(words[1]) if len(words) > 1 else "")
             return
-        args = parse_argstring(self.holon, line)
+        args = parse_line(self.holon, line)
         if args.subcommand == "say":  # reached only through options before it: %holon --agent x say …
             raise UsageError('write %holon say [--agent ID] "message"')
         if args.text:
@@ -153,7 +207,13 @@ class HolonMagics(SessionMagics):
         if args.subcommand == "wait":
             from .session import wait_and_report
 
-            still = wait_and_report(args.timeout)
+            try:
+                still = wait_and_report(args.timeout)
+            except KeyboardInterrupt:
+                running = [t for t in s.live.tracks() if not s.live.ended(t)]
+                running += [f"the turn of {a}" for a in (s.turns.running() if s.turns is not None else [])]
+                keeps = f"; still running: {', '.join(running)} — %task_stop ID ends a task" if running else ""
+                raise interrupted(f"stopped %holon wait{keeps}") from None
             tasks = s.live.ended_since_last_wait()
             turns = s.turns.ended_since_last_wait() if s.turns is not None else []
             display(Note(wait_note(tasks, turns, still, args.timeout)))
@@ -219,7 +279,7 @@ class HolonMagics(SessionMagics):
         """
         head, rest = split_verbatim(line, self.tool_line.parser, positionals=1)
         args = parse_argstring(self.tool_line, head)
-        rest, trailing_raise = _trailing_raise(rest)
+        rest, trailing_raise = _trailing_raise(_json_without_comment(rest))
         self._call(args.name, rest or {}, args.raise_error or trailing_raise)
 
     @cell_magic("tool")
@@ -235,7 +295,7 @@ class HolonMagics(SessionMagics):
             %%tool ExecCommandBatch
             {"items": [{"cmd": "echo one"}, {"cmd": "echo two"}]}
         """
-        args = parse_argstring(self.tool_cell, line)
+        args = parse_line(self.tool_cell, line)
         body = cell.strip()
         self._call(args.name, body or {}, args.raise_error)
 
@@ -337,7 +397,7 @@ class HolonMagics(SessionMagics):
             python -m pip --version
             git status --short
         """
-        args = parse_argstring(self.exec_cell, line)
+        args = parse_line(self.exec_cell, line)
         items = [{"cmd": c.strip()} for c in cell.splitlines() if c.strip() and not c.lstrip().startswith("#")]
         if not items:
             raise UsageError("%%exec needs at least one command line in the cell")
@@ -357,7 +417,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def tasks(self, line: str) -> None:
         """List active background tasks (ListTasks). Changes no task state."""
-        args = parse_argstring(self.tasks, line)
+        args = parse_line(self.tasks, line)
         self._call("ListTasks", {} if args.limit is None else {"limit": args.limit}, args.raise_error)
 
     @line_magic
@@ -369,7 +429,7 @@ class HolonMagics(SessionMagics):
 
         Changes no task state.
         """
-        args = parse_argstring(self.task, line)
+        args = parse_line(self.task, line)
         result = self._call("TaskStatus", {"task_id": args.task_id}, args.raise_error)
         status = ((result.result or {}).get("task") or {}).get("status")
         if status in ("queued", "running", "cancelling") and self._session.live.knows(args.task_id):
@@ -388,7 +448,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def task_output(self, line: str) -> None:
         """Show a task's output (TaskOutput); by default waits for it to end."""
-        args = parse_argstring(self.task_output, line)
+        args = parse_line(self.task_output, line)
         payload: dict[str, Any] = {"task_id": args.task_id}
         if args.no_block:
             payload["block"] = False
@@ -442,7 +502,7 @@ class HolonMagics(SessionMagics):
     @_raise
     def task_stop(self, line: str) -> None:
         """Stop a task and its whole process tree (TaskStop); a second stop forces it."""
-        args = parse_argstring(self.task_stop, line)
+        args = parse_line(self.task_stop, line)
         self._call("TaskStop", {"task_id": args.task_id}, args.raise_error)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["interpret_escapes", "parse_quoted", "split_verbatim", "unquote"]
+__all__ = ["interpret_escapes", "parse_line", "parse_quoted", "split_verbatim", "strip_comment", "unquote"]
 
 # one shell-like word: runs of double-quoted, single-quoted or plain segments
 _WORD = re.compile(r"""\s*((?:"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s"']+)+)""")
@@ -78,6 +78,46 @@ def split_verbatim(line: str, parser: argparse.ArgumentParser, positionals: int 
     return line[:head_end].strip(), line[head_end:].strip()
 
 
+def strip_comment(line: str) -> str:
+    """``line`` without a trailing ``# comment``, as Python and a shell would read it.
+
+    A comment starts at an unquoted ``#`` that begins a word and is followed by a
+    space or the end of the line (``%tasks  # the active ones``); a ``#`` inside
+    quotes or inside a word (``"#1"``, ``a#b``) and ``#12`` (an issue number) are
+    kept. A line whose quotes do not close is returned unchanged, so the parser
+    reports the quote.
+
+    Example::
+
+        strip_comment('--summary "see #3"  # why')  ->  '--summary "see #3"'
+    """
+    quote, i = "", 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1  # an escaped character inside double quotes
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()) and (i + 1 == len(line) or line[i + 1].isspace()):
+            return line[:i].rstrip()
+        i += 1
+    return line
+
+
+def parse_line(func: Any, line: str) -> argparse.Namespace:
+    """``parse_argstring(func, line)`` after :func:`strip_comment`: an option-parsing magic's line.
+
+    Raises:
+        UsageError: for an argparse error (IPython's parser raises it).
+    """
+    from IPython.core.magic_arguments import parse_argstring
+
+    return parse_argstring(func, strip_comment(line))
+
+
 def interpret_escapes(text: str) -> str:
     r"""Replace ``\n``, ``\r``, ``\t``, ``\0``, ``\e`` (ESC), ``\\``, ``\xHH`` and ``\uHHHH`` escapes.
 
@@ -108,7 +148,8 @@ def _unquote(value: Any) -> Any:
 
 def parse_quoted(func: Any, line: str) -> argparse.Namespace:
     """``parse_argstring`` with positionals allowed after options, plus quote removal:
-    ``--summary "check the build"`` gives ``check the build``.
+    ``--summary "check the build"`` gives ``check the build``; a trailing ``# comment``
+    is dropped first (:func:`strip_comment`).
 
     Raises:
         UsageError: for an unbalanced quote or an argparse error.
@@ -120,7 +161,7 @@ def parse_quoted(func: Any, line: str) -> argparse.Namespace:
     from IPython.utils.process import arg_split
 
     try:
-        argv = arg_split(line, strict=True)
+        argv = arg_split(strip_comment(line), strict=True)
     except ValueError as exc:  # shlex: "No closing quotation"
         raise UsageError(f"cannot read the line: {exc}; close the quote or escape it") from None
     # intermixed: words may follow options (%timer create --in 5m "check CI"); the parser's error() raises UsageError

@@ -18,7 +18,7 @@ from IPython.display import display
 from ..tools.errors import ToolCallError
 from .display import Table
 from .magics import SessionMagics, raise_option
-from .parsing import parse_quoted, split_verbatim, unquote
+from .parsing import parse_quoted, split_verbatim, strip_comment, unquote
 from .workspace_view import WorkspaceView, worktree_rows
 
 __all__ = ["WorkspaceMagics", "restore_blank_context"]
@@ -143,7 +143,7 @@ class WorkspaceMagics(SessionMagics):
             %workspace switch --id agent_home
             %workspace detach ws_0123456789abcde
         """
-        head, rest = split_verbatim(line, self.workspace.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it
+        head, rest = split_verbatim(strip_comment(line), self.workspace.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it
         args = parse_quoted(self.workspace, head)
         target = unquote(rest)  # verbatim: a path with spaces stays whole
         if args.action == "state":
@@ -229,6 +229,7 @@ class WorkspaceMagics(SessionMagics):
             %worktree list
             %worktree remove git_worktree_root:ws_…:/path --return-to canonical
         """
+        line = strip_comment(line)
         if line.split(None, 1)[:1] == ["remove"]:
             # the root id embeds a path (which may hold spaces): take it verbatim, options before or after it
             head, rest = split_verbatim(line, self.worktree.parser, positionals=1)  # type: ignore[union-attr]  # @magic_arguments sets .parser; IPython's decorators do not type it

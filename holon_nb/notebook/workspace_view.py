@@ -12,8 +12,8 @@ from typing import Any
 
 from ..runtime import ToolResult
 from ..runtime.core.result import RESULT_MIMETYPE
-from ..tools.human import shorten_value
-from .display import Table
+from ..tools.human import headline, shorten_value
+from .display import Note, Table
 
 __all__ = ["WorkspaceView", "worktree_rows"]
 
@@ -107,8 +107,10 @@ class WorkspaceView:
             return self.result._repr_mimebundle_(include, exclude)
         tables = [self.active, self.workspaces, self.roots]
         bundles = [t._repr_mimebundle_() for t in tables]
+        # the first line every receipt has: Tool · status · time — summary
+        first = headline(shorten_value(self.result.display_envelope, self.result.paths), self.result.duration_ms)
         return {
-            "text/plain": "\n\n".join(b["text/plain"] for b in bundles),
-            "text/html": "".join(b["text/html"] for b in bundles),
+            "text/plain": "\n\n".join([first, *(b["text/plain"] for b in bundles)]),
+            "text/html": Note(first)._repr_mimebundle_()["text/html"] + "".join(b["text/html"] for b in bundles),
             RESULT_MIMETYPE: self.result.display_envelope,
         }

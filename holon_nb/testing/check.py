@@ -33,7 +33,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
-from .harness import run_notebook
+from .harness import read_notebook, run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
@@ -44,6 +44,7 @@ __all__ = [
     "NotebookCheck",
     "check_notebook",
     "compare_options",
+    "never_executed_note",
     "notebook_masks",
     "notebook_rules",
 ]
@@ -132,6 +133,8 @@ class NotebookCheck:
         runs: How many runs were made.
         compare_s: Seconds spent comparing (all runs).
         executed: The first run's executed notebook (what ``holon-nb run`` would have saved).
+        never_executed: No code cell had run when the notebook was saved (and ``update`` was off):
+            nothing was compared (:func:`never_executed_note` says so; with ``strict_unrun`` it fails).
     """
 
     path: Path
@@ -145,6 +148,7 @@ class NotebookCheck:
     runs: int = 1
     compare_s: float = 0.0
     executed: NotebookNode | None = None
+    never_executed: bool = False
 
     @property
     def failed(self) -> bool:
@@ -199,6 +203,20 @@ def unrun_cells(nb: NotebookNode) -> list[int]:
         for i, c in enumerate(nb.cells)
         if c.cell_type == "code" and not c.get("outputs") and c.get("execution_count") is None
     ]
+
+
+def never_executed_note(path: Path | str) -> str:
+    """The one line said of a notebook none of whose code cells ran when it was saved."""
+    return (
+        f"{path} was never executed (no code cell has saved outputs): nothing was compared; "
+        f"record its outputs with: holon-nb test --holon-nb-update {path}"
+    )
+
+
+def _never_executed(nb: NotebookNode) -> bool:
+    """True when the notebook has code cells and every one was saved without running."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return bool(code) and len(unrun_cells(nb)) == len(code)
 
 
 def _error_text(cell: NotebookNode) -> str:
@@ -283,14 +301,15 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         The :class:`NotebookCheck`; ``failed`` tells whether the test fails.
 
     Raises:
-        HarnessUsageError: the notebook cannot be read, or a usage mistake in ``options``.
+        HarnessUsageError: the notebook cannot be read, declares a kernel that is not Python, or a usage
+            mistake in ``options``.
         ValueError: a malformed normaliser in the notebook's metadata.
         FolderTooLarge: (a ValueError) the notebook's folder is too large to copy for a private run and
             the notebook does not set ``metadata.holon_nb.shared_dir``.
     """
     options = options or CheckOptions()
     path = Path(path)
-    saved = nbformat.read(path, as_version=4)
+    saved = read_notebook(path, options.kernel_name)
     rules = notebook_rules(saved) + list(options.rules)
     compare = compare_options(saved, options.compare)
     # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
@@ -336,7 +355,12 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     if len(saved.cells) != len(executed.cells):
         check.problems.append("the executed notebook does not have the saved notebook's cells")
         return check
-    check.unrun = [] if options.strict_unrun else unrun_cells(saved)
+    check.never_executed = not options.update and _never_executed(saved)
+    # never executed: nothing to compare, strict or not; strict makes that a failure, in one line (not a
+    # JSON dump of every receipt as a mismatch)
+    check.unrun = [] if options.strict_unrun and not check.never_executed else unrun_cells(saved)
+    if check.never_executed and options.strict_unrun:
+        check.problems.append(never_executed_note(path))
     ran = [i for i in compared_cells(saved) if i not in errors and i not in check.not_run]
     # a cell saved without running has nothing to compare with; runs of it are still compared with each other
     compared = [i for i in ran if i not in check.unrun]

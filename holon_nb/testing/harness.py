@@ -42,7 +42,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -65,8 +64,17 @@ from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
 from .tags import has_tag
+from .widget_state import drop_unshown_widget_state
 
-__all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError", "OVERALL_FACTOR"]
+__all__ = [
+    "run_notebook",
+    "read_notebook",
+    "RunSummary",
+    "CellReport",
+    "format_summary",
+    "HarnessUsageError",
+    "OVERALL_FACTOR",
+]
 
 #: ``--cassettes`` modes (spec §1, §5).
 CASSETTE_MODES = ("replay", "record", "auto", "off")
@@ -83,9 +91,10 @@ _NBCLIENT_LOG.addHandler(logging.NullHandler())
 class HarnessUsageError(HolonNBError, ValueError):
     """Raised by :func:`run_notebook` for a usage mistake (``holon-nb run`` exits 2).
 
-    When: the notebook is missing or unreadable, OUT would overwrite it, the
-    timeout is not positive, a parameter name is not an identifier, or the
-    kernel name is unknown.
+    When: the notebook is missing or unreadable, it declares a kernel that is not
+    Python (and no ``--kernel`` was chosen), OUT would overwrite it, the timeout
+    is not positive, a parameter name is not an identifier, or the kernel name is
+    unknown.
     """
 
 
@@ -352,7 +361,7 @@ class _Run:
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
                 self.client.set_widgets_metadata()
-                _drop_unshown_widget_state(self.nb)
+                drop_unshown_widget_state(self.nb)
         except DeadKernelError:
             self.summary.kernel_died = True
         except asyncio.TimeoutError:
@@ -362,70 +371,6 @@ class _Run:
                 raise
             self.summary.kernel_died = True
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
-
-
-_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-
-
-def _drop_unshown_widget_state(nb: NotebookNode) -> None:
-    """Keep in ``metadata.widgets`` only the state of widgets an output still shows (and the models they use).
-
-    nbclient records every widget the run created, also those whose display was replaced by static
-    output when their work ended (and then closed); their state would only weigh down the file.
-    A model stays when any shown view or link reaches it (:func:`_reachable_models`). The entry is
-    left exactly as nbclient wrote it when nothing is dropped (an empty ``state`` included), and
-    removed only when every model it held was dropped.
-    """
-    state = ((nb.metadata.get("widgets") or {}).get(_WIDGET_STATE) or {}).get("state")
-    if not isinstance(state, dict) or not state:
-        return
-    keep = _reachable_models(nb, state)
-    if len(keep) == len(state):
-        return
-    if keep:
-        nb.metadata["widgets"][_WIDGET_STATE]["state"] = {k: v for k, v in state.items() if k in keep}
-    else:
-        del nb.metadata["widgets"]
-
-
-_LINK_MODELS = ("LinkModel", "DirectionalLinkModel")  # jslink / jsdlink: never shown, alive all the same
-
-
-def _reachable_models(nb: NotebookNode, state: dict[str, Any]) -> set[str]:
-    """The ids of the models in ``state`` that a shown view or a link reaches.
-
-    The roots are the models of the widget views the cells' outputs show and the link models
-    (``jslink``, ``jsdlink``). From a model, its state's ``IPY_MODEL_<id>`` references (children,
-    layouts, styles, a link's source and target) and the widget views inside it (the outputs an
-    ``Output`` widget holds) are followed.
-    """
-    todo = [m for c in nb.cells for o in c.get("outputs", []) for m in _view_ids(o)]
-    todo += [k for k, v in state.items() if isinstance(v, dict) and v.get("model_name") in _LINK_MODELS]
-    keep: set[str] = set()
-    while todo:
-        model_id = todo.pop()
-        if model_id in keep or model_id not in state:
-            continue
-        keep.add(model_id)
-        todo += re.findall(r"IPY_MODEL_([0-9a-zA-Z_-]+)", json.dumps(state[model_id]))
-        todo += _view_ids(state[model_id])
-    return keep
-
-
-def _view_ids(obj: Any) -> list[str]:
-    """The model ids of the widget views anywhere inside ``obj`` (an output, a model's saved state)."""
-    found: list[str] = []
-    if isinstance(obj, dict):
-        view = obj.get(_WIDGET_VIEW)
-        if isinstance(view, dict) and isinstance(view.get("model_id"), str):
-            found.append(view["model_id"])
-        for value in obj.values():
-            found += _view_ids(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            found += _view_ids(value)
-    return found
 
 
 def _execution_settings(nb: NotebookNode) -> dict[str, Any]:
@@ -599,6 +544,51 @@ def _read(src: Path) -> NotebookNode:
     raise HarnessUsageError(f"cannot read {src} as a notebook: {problem}")
 
 
+def _declared_language(nb: NotebookNode) -> tuple[str, str] | None:
+    """``(kernel, language)`` a notebook declares when its language is not Python, else None.
+
+    The language is ``metadata.kernelspec.language`` or ``metadata.language_info.name``; a notebook
+    that names neither, or names Python, passes (a custom kernelspec name such as ``myenv`` may run Python).
+    """
+    meta = nb.get("metadata") or {}
+    spec = meta.get("kernelspec")
+    spec = spec if isinstance(spec, dict) else {}
+    info = meta.get("language_info")
+    info = info if isinstance(info, dict) else {}
+    language = spec.get("language") or info.get("name")
+    if not isinstance(language, str) or not language.strip() or language.strip().lower() == "python":
+        return None
+    name = spec.get("display_name") or spec.get("name") or language
+    return str(name), language.strip()
+
+
+def read_notebook(path: str | os.PathLike[str], kernel_name: str | None = None) -> NotebookNode:
+    """Read and validate the notebook at ``path`` as ``holon-nb run`` and ``holon-nb test`` do.
+
+    Args:
+        path: The notebook file.
+        kernel_name: The kernelspec chosen for the run (``--kernel``); None means holon_nb's Python
+            kernel, and then a notebook declaring another language is refused.
+
+    Returns:
+        The notebook (nbformat 4).
+
+    Raises:
+        HarnessUsageError: with a one-line reason, when the file is not a readable notebook, or when it
+            declares a kernel that is not Python and ``kernel_name`` is None.
+    """
+    src = Path(path)
+    nb = _read(src)
+    declared = _declared_language(nb) if kernel_name is None else None
+    if declared is not None:
+        kernel, language = declared
+        raise HarnessUsageError(
+            f"{src} declares the {kernel} kernel (language {language}); holon_nb runs Python notebooks "
+            f"only (its magics live in an IPython kernel)"
+        )
+    return nb
+
+
 def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
     """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
 
@@ -718,7 +708,7 @@ def run_notebook(
     if cassettes is not None and cassettes not in CASSETTE_MODES:
         raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
-    nb = _read(src)
+    nb = read_notebook(src, kernel_name)
     for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -287,6 +287,13 @@ _UPDATED: list[str] = []
 _UNRUN: list[str] = []
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A collected file that is not a Python notebook makes the run a usage error (exit status 4)."""
+    state = session.config.stash.get(_STATE, None)
+    if state and state.get("usage_errors"):
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _STATE not in config.stash:
         return
@@ -296,7 +303,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for line in lines:
             terminalreporter.write_line(line)
         if any("saved without running" in line for line in lines):
-            terminalreporter.write_line("(cells saved without running: --holon-nb-strict-unrun compares them)")
+            terminalreporter.write_line("(--holon-nb-strict-unrun compares them)")
         if any(" saved by " in line for line in lines):
             terminalreporter.write_line(
                 "(images drawn by other software than the saved ones: --holon-nb-update re-records them, "
@@ -344,17 +351,28 @@ class NotebookFile(pytest.File):
             item.add_report_section(
                 "call", _SECTION, f"{self.path}: rewrote cells {', '.join(map(str, check.updated_cells))}"
             )
-        lines = [f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running"] if check.unrun else []
+        lines: list[str] = []
+        if check.never_executed:  # one line (a failure's report says it already when strict)
+            from .check import never_executed_note
+
+            if not check.failed:
+                lines.append(never_executed_note(self.path))
+        elif check.unrun:
+            lines.append(f"{self.path}: cells {', '.join(map(str, check.unrun))} saved without running, not compared")
         lines += [f"{self.path}: {note}" for note in check.not_compared]
         if lines:
             item.add_report_section("call", _UNRUN_SECTION, "\n".join(lines))
 
     def collect(self) -> Iterator[pytest.Item]:
-        import nbformat
+        from .harness import HarnessUsageError, read_notebook
 
+        try:  # a file that is not a notebook, or a notebook of another language: one line, pytest's usage code
+            nb = read_notebook(self.path, self.config.getoption("holon_nb_kernel"))
+        except HarnessUsageError as exc:
+            self.config.stash[_STATE]["usage_errors"] = self.config.stash[_STATE].get("usage_errors", 0) + 1
+            raise NotebookFailure(str(exc)) from None
         items: list[pytest.Item]
         if self.config.getoption("holon_nb_per_cell"):
-            nb = nbformat.read(self.path, as_version=4)
             code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
             items = [CellItem.from_parent(self, name=f"cell_{i}", index=i, last=i == code[-1]) for i in code]
         else:
@@ -362,6 +380,12 @@ class NotebookFile(pytest.File):
         for item in items:
             _scale_timeout(item)
             yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """One line for a notebook that cannot be tested (:class:`NotebookFailure`); pytest's report else."""
+        if isinstance(excinfo.value, NotebookFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
     def check(self) -> Any:
         """Run and compare the notebook (once); the :class:`~holon_nb.testing.check.NotebookCheck`."""
@@ -384,7 +408,8 @@ class NotebookFile(pytest.File):
             try:
                 self._check = check_notebook(self.path, options)
             except ValueError as exc:  # HarnessUsageError, a malformed normaliser
-                raise NotebookFailure(f"notebook {self.path}: {exc}") from None
+                text = str(exc)
+                raise NotebookFailure(text if str(self.path) in text else f"notebook {self.path}: {text}") from None
         return self._check
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .diff_view import render_file_diffs
-from .human import shorten_paths, shorten_value
+from .human import duration_text, shorten_paths, shorten_value, shown_status
 from .human.commands import OUTPUT_SHOWN_BELOW, capped_note, stream_notices
 from .terminal.ansi import ansi_to_html
 
@@ -277,19 +277,22 @@ def _diagnostics(r: dict[str, Any]) -> str:
     return "".join(_notice(f"{d.get('kind')} on {d.get('path') or 'unknown path'}: {d.get('message')}") for d in items)
 
 
-def _error(err: dict[str, Any]) -> str:
+def _error(err: dict[str, Any], summary: Any = None) -> str:
+    """The error part of a card; the message only when the headline's summary does not already say it."""
     details = err.get("details")
     field = details.get("field") if isinstance(details, dict) else None
     hint = err.get("recovery_hint")
+    message = err.get("message")
+    said = not message or message == summary
     parts = [
-        f"<div><b>{_e(err.get('kind'))}</b>: {_e(err.get('message'))}</div>",
+        f"<div><b>{_e(err.get('kind'))}</b>" + ("" if said else f": {_e(message)}") + "</div>",
         f"<div><span style='{_MUTED}'>field:</span> <code>{_e(field)}</code></div>" if isinstance(field, str) else "",
         (
             f"<div><span style='{_MUTED}'>parse error:</span> <code>{_e(details['parse_error'])}</code></div>"
             if isinstance(details, dict) and isinstance(details.get("parse_error"), str)
             else ""
         ),
-        f"<div><span style='{_MUTED}'>hint:</span> {_e(hint)}</div>" if hint else "",
+        f"<div style='white-space:pre-wrap'><span style='{_MUTED}'>hint:</span> {_e(hint)}</div>" if hint else "",
         f"<div style='{_MUTED}'>retryable: {'yes' if err.get('retryable') else 'no'}</div>",
     ]
     if details:
@@ -303,6 +306,7 @@ def render_card(
     duration_ms: int | None = None,
     human: str | None = None,
     paths: Iterable[tuple[str, str]] = (),
+    ran_ms: int | None = None,
 ) -> str:
     """Render a readable HTML card of one tool result.
 
@@ -315,17 +319,20 @@ def render_card(
             are the card's body for a result the card has no dedicated view of.
         paths: ``(absolute path, label)`` pairs shown shorter (``<holon home>/…``, workspace-relative),
             in the receipt a model sees too: a saved card never holds a run's temporary directory.
+        ran_ms: For a task's final receipt, how long the task ran (shown instead of ``duration_ms``).
 
     Returns:
         An HTML fragment; every value in it is escaped.
     """
     paths = tuple(paths)
     env, receipt = shorten_value(env, paths), shorten_paths(receipt, paths)
-    status = str(env.get("status", ""))
-    colour = _COLOURS.get(status, "#57606a")
+    status = shown_status(env)
+    colour = _COLOURS.get(status) or _TASK_COLOURS.get(status, "#57606a")
     tool = str(env.get("tool_name", ""))
     head = f"<b>{_e(tool)}</b> {_pill(status, colour)}"
-    if duration_ms is not None:
+    if ran_ms is not None:
+        head += f" <span style='{_MUTED}'>ran {_e(duration_text(ran_ms))}</span>"
+    elif duration_ms is not None:
         head += f" <span style='{_MUTED}'>{_e(duration_ms)} ms</span>"
     if env.get("summary_text"):
         head += f" <span>— {_e(env['summary_text'])}</span>"
@@ -337,7 +344,7 @@ def render_card(
         if fields.strip() and not _body(tool, result):
             body += _pre(fields)
     if isinstance(env.get("error"), dict):
-        body += _error(env["error"])
+        body += _error(env["error"], env.get("summary_text"))
     body += _details("what the model sees", _pre(receipt))
     return card_root(
         f"<div>{head}</div>{body}", f"border-left:3px solid {colour};padding:4px 8px;margin:2px 0", "holon-receipt"

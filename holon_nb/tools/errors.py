@@ -104,7 +104,14 @@ class CommandFailed(ToolCallError):
 class AgentTurnFailed(HolonNBError):
     """Raised by ``%%agent --wait`` (after the live view shows it) when the turn failed: a provider error,
     cassette drift or an exception — so a headless notebook run fails, as a regression test should.
-    A turn the model ended, or one stopped at ``--max-rounds``, is not a failure."""
+    A turn the model ended, or one stopped at ``--max-rounds``, is not a failure.
+
+    IPython shows it as one line (``_render_traceback_``): the view above already shows the cause, and
+    the frames of the magic that raised it say nothing more."""
+
+    def _render_traceback_(self) -> list[str]:
+        """The traceback IPython shows: the one line ``AgentTurnFailed: <message>``."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 class ToolFailure(Exception):

@@ -234,11 +234,17 @@ def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_
         "%%agent --model scripted/script.yaml --wait\nHow is the agent?",
         "print(connects)",
     )
-    check = check_notebook(nb, CheckOptions(update=True, timeout=60))  # replay is the default
-    assert [(p.index, p.kind) for p in check.cells] == [(2, "error")]
+    # a model that is not a script, replayed without its cassette, fails first with the record command
+    other = write_nb(tmp_path / "model.ipynb", "%load_ext holon_nb", "%%agent --model openai/gpt-5.4 --wait\nHi?")
+    check = check_notebook(other, CheckOptions(update=True, timeout=60))  # replay is the default
+    assert [(p.index, p.kind) for p in check.cells] == [(1, "error")]
     assert "raised UsageError" in check.report()
-    assert f"record it with: holon-nb run {nb} --cassettes record" in check.report()
+    assert f"record it with: holon-nb run {other} --cassettes record" in check.report()
     assert "agent-1.jsonl" in check.report()
+    # a scripted model needs none: its script answers (issue 26 #9), and no cassette is written in replay
+    check = check_notebook(nb, CheckOptions(update=True, timeout=60))
+    assert not check.failed, check.report()
+    assert not (tmp_path / "agent.holon").exists()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOLON_NB_")}
     rec = subprocess.run(

@@ -70,7 +70,7 @@ class WebMagics(SessionMagics):
             payload: dict[str, Any] = {"url": target, "extract_mode": args.mode}
             if args.max_chars is not None:
                 payload["max_chars"] = args.max_chars
-            result = self._session.rt.call("WebFetch", payload)
+            result = self._rt_call("WebFetch", payload)
             self._show(FetchView(result, args.mode), result, args.raise_error)
             return
         if not target:
@@ -80,7 +80,7 @@ class WebMagics(SessionMagics):
             payload["provider"] = args.provider
         if args.max_results is not None:
             payload["max_results"] = args.max_results
-        result = self._session.rt.call("WebSearch", payload)
+        result = self._rt_call("WebSearch", payload)
         self._show(SearchView(result), result, args.raise_error)
 
     # ------------------------------------------------------------ %xsearch
@@ -110,7 +110,7 @@ class WebMagics(SessionMagics):
         for field in ("from_date", "to_date"):
             if getattr(args, field):
                 payload[field] = getattr(args, field)
-        result = self._session.rt.call("XSearch", payload)
+        result = self._rt_call("XSearch", payload)
         self._show(XSearchView(result), result, args.raise_error)
 
     # ------------------------------------------------------------ %trigger

@@ -37,6 +37,9 @@ class ToolResult:
             when the result is first displayed (a caller that never displays it never reads them).
         registry: The registry the call went through (its renderers make ``display_text``);
             None means the built-in one.
+        ran_ms: Display only: for a task's final receipt (a TaskOutput fetched once the task ended), how
+            long the task ran in milliseconds; the first line shows it instead of the call's few ms
+            (:meth:`as_final_receipt`).
     """
 
     envelope: dict[str, Any]
@@ -49,6 +52,7 @@ class ToolResult:
     previews: tuple[dict[str, Any], ...] = ()
     path_labels: tuple[tuple[str, str], ...] | Callable[[], tuple[tuple[str, str], ...]] = ()
     registry: Any = None
+    ran_ms: int | None = None
 
     @cached_property
     def paths(self) -> tuple[tuple[str, str], ...]:
@@ -97,7 +101,7 @@ class ToolResult:
 
         # trigger tokens are redacted before the human rendering cuts long values (a cut token would survive)
         envelope = redact_tokens(self.display_envelope)
-        text = render_human(envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths)
+        text = render_human(envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths, ran_ms=self.ran_ms)
         if not self.projected:
             return text
         return (
@@ -123,6 +127,7 @@ class ToolResult:
                     self.duration_ms,
                     redact_tokens(self.display_text),
                     self.paths,
+                    ran_ms=self.ran_ms,
                 )
             ),
             RESULT_MIMETYPE: encodable_value(envelope),
@@ -133,6 +138,19 @@ class ToolResult:
             bundle[first["mime"]] = base64.b64encode(first["data"]).decode("ascii")
             bundle["text/html"] += "".join(preview_html(p) for p in self.previews)
         return bundle
+
+    def as_final_receipt(self, ran_ms: int | None) -> ToolResult:
+        """This result shown as a task's final receipt: its first line says how long the task ran.
+
+        Args:
+            ran_ms: The task's run time in milliseconds (None: keep the call's duration).
+
+        Returns:
+            A copy with :attr:`ran_ms` set; the envelope and the receipt JSON are unchanged.
+        """
+        import dataclasses
+
+        return dataclasses.replace(self, path_labels=self.paths, ran_ms=ran_ms)
 
     def output_shown_below(self) -> dict[str, Any]:
         """This result's mimebundle for a cell that shows a promoted command's output in a task view below.

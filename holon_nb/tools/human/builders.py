@@ -36,9 +36,12 @@ from ..terminal.ansi import strip_ansi
 
 __all__ = [
     "MAX_LINE",
+    "PROSE_LINE",
     "Renderer",
     "render_human",
     "headline",
+    "shown_status",
+    "duration_text",
     "error_lines",
     "generic",
     "fields",
@@ -49,6 +52,7 @@ __all__ = [
     "text_block",
     "receipt_body",
     "clip",
+    "shorten",
     "wrap",
     "aligned",
     "shorten_paths",
@@ -76,6 +80,19 @@ def clip(text: str, width: int) -> str:
         return one
     keep = max(width - 16, 8)
     return f"{one[:keep]}… [+{len(one) - keep} chars]"
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, cut at the last word boundary before ``width`` characters and ended with
+    ``…`` when it was cut (a line of prose to glance at: a waking message, a title)."""
+    one = " ".join(str(text).split())
+    if len(one) <= width:
+        return one
+    cut = one[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:  # a word boundary not too far back; else cut the long word itself
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
 
 
 def _scalar(value: Any) -> str:
@@ -119,22 +136,66 @@ def aligned(pairs: Sequence[tuple[str, str]], indent: str) -> list[str]:
     width = min(max(len(k) for k, _ in pairs), 28)
     lines = []
     for k, v in pairs:
+        if isinstance(v, _Prose) and not v.fixed:  # once: to the width the label column leaves
+            room = max(PROSE_LINE - len(indent) - width - 2, 40)
+            v = "\n".join(_wrap_lines(v.source, room, v.max_lines, v.keep_lines))
         first, *more = v.split("\n")  # a wrapped value (wrap): its lines align under the first
         lines.append(f"{indent}{k:<{width}}  {first}".rstrip())
         lines += [f"{indent}{'':<{width}}  {line}".rstrip() for line in more]
     return lines
 
 
-def wrap(text: Any, width: int = MAX_LINE - 30, max_lines: int = 4) -> str:
-    """``text`` on one line, or wrapped at word boundaries into at most ``max_lines`` lines of about
-    ``width`` characters (joined by newlines, for :func:`aligned`); what is left past them is clipped
-    with the ``… [+N chars]`` marker. For prose a person must read whole: messages and hints."""
-    one = " ".join(_scalar(text).split())
-    lines = textwrap.wrap(one, width, break_long_words=True, break_on_hyphens=False)
+#: A wrapped value's line, label column included, fits this many characters: about a notebook output's
+#: width, so the front end does not wrap our wrapped lines a second time.
+PROSE_LINE = 100
+
+
+class _Prose(str):
+    """A value :func:`wrap` wrapped: the text keeps its source, so :func:`aligned` can wrap it again to the
+    width its label column leaves."""
+
+    source: str
+    max_lines: int
+    keep_lines: bool
+    fixed: bool
+
+
+def _wrap_lines(text: str, width: int, max_lines: int, keep_lines: bool) -> list[str]:
+    paragraphs = text.split("\n") if keep_lines else [text]
+    lines: list[str] = []
+    for para in paragraphs:
+        one = " ".join(para.split())
+        lines += textwrap.wrap(one, width, break_long_words=True, break_on_hyphens=False) or (
+            [""] if keep_lines else []
+        )
+    while keep_lines and lines and not lines[-1]:
+        lines.pop()
     if len(lines) > max_lines:
-        rest = " ".join(lines[max_lines - 1 :])
-        lines = [*lines[: max_lines - 1], clip(rest, width)]
-    return "\n".join(lines)
+        if keep_lines:
+            lines = [*lines[: max_lines - 1], f"… {len(lines) - max_lines + 1} more lines"]
+        else:
+            rest = " ".join(lines[max_lines - 1 :])
+            lines = [*lines[: max_lines - 1], clip(rest, width)]
+    return lines
+
+
+def wrap(text: Any, width: int | None = None, max_lines: int = 4, keep_lines: bool = False) -> str:
+    """``text`` on one line, or wrapped at word boundaries into at most ``max_lines`` lines (joined by
+    newlines, for :func:`aligned`); what is left past them is clipped with the ``… [+N chars]`` marker.
+    For prose a person must read whole: messages and hints.
+
+    Args:
+        text: The value.
+        width: Line width in characters; None: what the label column leaves of :data:`PROSE_LINE`
+            (decided by :func:`aligned`; 130 until then).
+        max_lines: Most lines; past them the text is clipped (``keep_lines``: ``… N more lines``).
+        keep_lines: Keep the text's own line breaks (an excerpt of a file in a hint), wrapping each line.
+    """
+    source = strip_ansi(str(text)) if text is not None else "none"
+    source = source if keep_lines else _scalar(text)
+    out = _Prose("\n".join(_wrap_lines(source, width or MAX_LINE - 30, max_lines, keep_lines)))
+    out.source, out.max_lines, out.keep_lines, out.fixed = source, max_lines, keep_lines, width is not None
+    return out
 
 
 def _table(records: Sequence[dict[str, Any]], columns: Sequence[str], indent: str) -> list[str]:
@@ -310,10 +371,42 @@ def generic(result: dict[str, Any], indent: str = _INDENT) -> list[str]:
 # ---------------------------------------------------------------- envelope
 
 
-def headline(env: dict[str, Any], duration_ms: int | None = None) -> str:
-    """The first line: ``Tool · status · N ms — summary`` (clipped to :data:`MAX_LINE`)."""
-    parts = [str(env.get("tool_name", "?")), str(env.get("status", "?"))]
-    if duration_ms is not None:
+_TASK_TOOLS = frozenset({"TaskOutput", "TaskStatus", "TaskStop"})  # tools whose subject is a task's state
+
+
+def shown_status(env: dict[str, Any]) -> str:
+    """The status a receipt's first line shows: the call's, except that a successful call reporting one
+    task (TaskOutput, TaskStatus, TaskStop) shows the task's (``cancelled``, not ``success`` beside it)."""
+    status = str(env.get("status", "?"))
+    result = env.get("result")
+    task = result.get("task") if isinstance(result, dict) and env.get("tool_name") in _TASK_TOOLS else None
+    if status == "success" and isinstance(task, dict) and isinstance(task.get("status"), str):
+        return task["status"]
+    return status
+
+
+def duration_text(ms: int) -> str:
+    """A duration for a reader: ``850 ms``, ``2.9 s``, ``3 min 5 s``."""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms // 60_000} min {ms % 60_000 // 1000} s"
+
+
+def headline(env: dict[str, Any], duration_ms: int | None = None, ran_ms: int | None = None) -> str:
+    """The first line: ``Tool · status · N ms — summary`` (clipped to :data:`MAX_LINE`).
+
+    Args:
+        env: The envelope.
+        duration_ms: The call's duration.
+        ran_ms: For a task's final receipt: how long the task ran, shown (``ran 2.9 s``) instead of the
+            call's duration (a final receipt is fetched in a few ms, after the task ended).
+    """
+    parts = [str(env.get("tool_name", "?")), shown_status(env)]
+    if ran_ms is not None:
+        parts.append(f"ran {duration_text(ran_ms)}")
+    elif duration_ms is not None:
         parts.append(f"{duration_ms} ms")
     line = " · ".join(parts)
     summary = env.get("summary_text")
@@ -337,7 +430,7 @@ def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
     if isinstance(details.get("parse_error"), str):
         pairs.append(("parse error", wrap(details["parse_error"])))
     if err.get("recovery_hint"):
-        pairs.append(("hint", wrap(err["recovery_hint"])))
+        pairs.append(("hint", wrap(err["recovery_hint"], max_lines=16, keep_lines=True)))  # an excerpt keeps its lines
     pairs.append(("retryable", "yes" if err.get("retryable") else "no"))
     lines = aligned(pairs, _INDENT)
     rest = {k: v for k, v in details.items() if k not in _DETAIL_SKIP}
@@ -347,7 +440,11 @@ def error_lines(err: dict[str, Any], summary: str | None = None) -> list[str]:
 
 
 def render_human(
-    env: dict[str, Any], duration_ms: int | None = None, registry: Any = None, paths: Iterable[tuple[str, str]] = ()
+    env: dict[str, Any],
+    duration_ms: int | None = None,
+    registry: Any = None,
+    paths: Iterable[tuple[str, str]] = (),
+    ran_ms: int | None = None,
 ) -> str:
     """The human receipt of an envelope (``text/plain`` of a notebook output).
 
@@ -357,6 +454,7 @@ def render_human(
         registry: Where the tool's renderer is looked up (``.get(name) -> ToolSpec``; the caller
             passes its registry, since declarations import this module); None: :func:`generic`.
         paths: ``(absolute path, label)`` pairs shown shorter, e.g. ``(holon home, "<holon home>")``.
+        ran_ms: For a task's final receipt, how long the task ran (see :func:`headline`).
 
     Returns:
         Text whose first line is :func:`headline`; never raises for an odd envelope
@@ -364,7 +462,7 @@ def render_human(
     """
     paths = tuple(paths)
     env = shorten_value(env, paths)  # before values are clipped, so a clipped value keeps its label
-    lines = [headline(env, duration_ms)]
+    lines = [headline(env, duration_ms, ran_ms)]
     result, err = env.get("result"), env.get("error")
     if isinstance(err, dict):
         lines += error_lines(err, env.get("summary_text"))

@@ -135,6 +135,19 @@ def test_stop_cancels_a_running_turn(ip: Any, tmp_path: Path) -> None:
     assert run.result.terminal == "aborted"
 
 
+def test_a_scripted_turn_needs_no_cassette_under_holon_nb_test(
+    ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what holon-nb test sets (replay mode, the notebook's path): the README's scripted example, with
+    # and without --follow, runs its script; no "no cassette … mode replay" error
+    monkeypatch.setenv("HOLON_NB_NOTEBOOK", str(tmp_path / "readme.ipynb"))
+    monkeypatch.setenv("HOLON_NB_CASSETTE_MODE", "replay")
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    run, _ = _run_agent(ip, "--model scripted/script.yaml --wait", "How is the agent?")
+    assert not run.error and run.result is not None and run.result.terminal == "completed"
+    assert not (tmp_path / "readme.holon").exists()  # no cassette was written or looked for
+
+
 def test_agent_cell_records_then_replays_a_cassette_offline(
     ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

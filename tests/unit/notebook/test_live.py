@@ -8,6 +8,7 @@ lock file behind, which then stalls every login shell on the machine for 60 s.
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -70,6 +71,9 @@ def test_final_receipt_updates_the_origin_display(ip: Any) -> None:
     updates = [o for o in cap.outputs if RESULT in o.data and o.data[RESULT]["tool_name"] == "TaskOutput"]
     assert updates and all(o.update for o in updates)
     assert all("final-marker" in o.data["text/plain"] for o in updates)
+    # the first line says how the task ended and how long it ran, not "success · 0 ms" (issue 26 #7)
+    assert all(re.match(r"TaskOutput · completed · ran \d", o.data["text/plain"]) for o in updates), updates[0].data
+    assert all("success" not in o.data["text/plain"].splitlines()[0] for o in updates)
 
 
 def test_wait_and_report_displays_receipts_of_tasks_started_from_python_once(ip: Any) -> None:

@@ -108,6 +108,27 @@ def test_usage_errors(ip: Any) -> None:
         ip.run_cell_magic("exec", "", "\n  \n")
 
 
+def test_trailing_comments_are_dropped_from_option_parsing_magics(ip: Any, run: Any, receipts: Any) -> None:
+    # the README's first session writes them so; before, each was a UsageError or part of the query
+    (env,) = receipts(run("tasks", "  # the active tasks"))
+    assert env["tool_name"] == "ListTasks" and env["status"] == "success"
+    assert "nothing was running" in run("holon", "wait   # wait for it")[0]["text/plain"]
+    assert "ExecCommand" in run("holon", "tools # every tool")[0]["text/plain"]
+    run("memory", "search release notes   # search everything")
+    rt = holon_nb.get_runtime()
+    (row,) = rt.store.query("SELECT args FROM tool_executions WHERE tool_name='MemorySearch'")
+    assert json.loads(row["args"]) == {"query": "release notes"}
+    (env,) = receipts(run("tool", "ListTasks {}  # JSON, then a comment"))
+    assert env["status"] == "success"
+    (env,) = receipts(run("workitem", "create Fix bug #12  # a note"))
+    assert env["result"]["work_item"]["objective"] == "Fix bug #12"
+    (env,) = receipts(run("timer", 'create --in 1h --summary "see # 3"  # a note'))
+    assert env["result"]["timer"]["summary"] == "see # 3"
+    # %exec hands the line to the shell, which reads ` # …` as a comment itself
+    (env,) = receipts(run("exec", "echo 'a # b' # c"))
+    assert env["result"]["stdout_preview"] == "a # b"
+
+
 def test_exec_options_map_to_tool_fields(ip: Any, run: Any, receipts: Any, tmp_path: Any) -> None:
     (tmp_path / "sub").mkdir()
     (env,) = receipts(run("exec", "--workdir sub --no-login --shell sh --max-output-tokens 50 -- pwd"))

@@ -6,7 +6,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from holon_nb.notebook.magics import HolonMagics
-from holon_nb.notebook.parsing import interpret_escapes, split_verbatim
+from holon_nb.notebook.parsing import interpret_escapes, split_verbatim, strip_comment
 
 EXEC = HolonMagics.exec_line.parser
 TOOL = HolonMagics.tool_line.parser
@@ -64,3 +64,22 @@ def test_unknown_long_option_and_missing_value_are_usage_errors() -> None:
 )
 def test_escapes(text: str, expected: str) -> None:
     assert interpret_escapes(text) == expected
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        ("wait   # wait for it", "wait"),
+        ("# only a comment", ""),
+        ("#", ""),
+        ("a#b # c", "a#b"),  # inside a word: kept
+        ('--summary "see # 3"  # why', '--summary "see # 3"'),  # inside quotes: kept
+        ("--summary 'a # b' # c", "--summary 'a # b'"),
+        (r'"a\" # b" # c', r'"a\" # b"'),  # an escaped quote does not end the quoted text
+        ("Fix bug #12", "Fix bug #12"),  # an issue number, not a comment
+        ('unclosed "a # b', 'unclosed "a # b'),  # the parser reports the quote
+        ('--todo "[>] collect changes" --todo "draft"', '--todo "[>] collect changes" --todo "draft"'),
+    ],
+)
+def test_strip_comment(line: str, expected: str) -> None:
+    assert strip_comment(line) == expected

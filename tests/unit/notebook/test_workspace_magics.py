@@ -78,7 +78,9 @@ def test_failed_patch_cell_is_an_error_receipt_and_changes_nothing(run: Any, not
 def test_workspace_state_is_a_readable_table(run: Any, tmp_path: Path) -> None:
     (bundle,) = run("workspace")
     text = bundle["text/plain"]
-    assert text.startswith("active projection of agent default")
+    first, second = text.split("\n\n", 2)[:2]
+    assert re.fullmatch(r"GetWorkspaceState · success · \d+ ms — .+", first), first  # like every receipt (issue 26 #7)
+    assert second.startswith("active projection of agent default")
     assert "workspaces" in text and "execution roots" in text
     assert str(tmp_path) not in text  # the workspace's own paths read relative to it, the holon home as a label
     assert re.search(r"^execution_root +\.$", text, re.M), text

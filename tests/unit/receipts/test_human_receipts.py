@@ -19,10 +19,14 @@ from _tool_calls import success_calls
 
 from holon_nb import Runtime
 from holon_nb.tools import REGISTRY, render_receipt
-from holon_nb.tools.human import MAX_LINE
+from holon_nb.tools.human import MAX_LINE, shown_status
 from holon_nb.tools.receipts import ReceiptContext, Scrubber
 
-_HEAD = re.compile(r"^(?P<tool>[A-Za-z]+) · (?P<status>success|error|deferred) · \d+ ms( — .+)?$")
+# the status is the call's, or for a successful call reporting one task the task's (`cancelled`, not `success`)
+_HEAD = re.compile(
+    r"^(?P<tool>[A-Za-z]+) · (?P<status>success|error|deferred|queued|running|cancelling|completed|failed|"
+    r"cancelled|interrupted) · \d+ ms( — .+)?$"
+)
 
 
 def _output_lines(env: dict[str, Any]) -> set[str]:
@@ -48,7 +52,7 @@ def check_rules(result: Any, home: Path, workspace: Path) -> str:
     lines = text.splitlines()
     m = _HEAD.match(lines[0])
     assert m, lines[0]
-    assert (m["tool"], m["status"]) == (result.tool_name, result.status)
+    assert (m["tool"], m["status"]) == (result.tool_name, shown_status(result.display_envelope))
     if result.envelope.get("summary_text"):
         assert lines[0].split(" — ", 1)[1][:40] == result.envelope["summary_text"][:40]
     with pytest.raises(ValueError):
@@ -159,7 +163,9 @@ def test_every_tool_error_receipt_names_kind_and_hint(rt: Runtime, workspace: Pa
         assert not r.ok, name
         text = check_rules(r, rt.home, workspace)
         assert re.search(r"^  kind +invalid_tool_input$", text, re.M), text
-        assert re.search(r"^  parse error +.*unknown field `_no_such_field`", text, re.M), text
+        # the parse error may wrap (its continuation lines align under it): read it as one text
+        parse = re.search(r"^  parse error +(.*(?:\n {6,}\S.*)*)", text, re.M)
+        assert parse and "unknown field `_no_such_field`" in " ".join(parse.group(1).split()), text
         assert re.search(r"^  hint +\S", text, re.M), text
         assert re.search(r"^  retryable +no$", text, re.M), text
 
@@ -235,3 +241,133 @@ def test_a_result_shown_while_its_runtime_runs_labels_the_home(tmp_path: Path) -
         r = rt.call("ExecCommand", {"cmd": "seq 1 40000", "max_output_tokens": 100, "shell": "sh", "login": False})
         assert "full output: <holon home>/agents/default/" in r.display_text, r.display_text
         assert "&lt;holon home&gt;/agents/default/" in r._repr_mimebundle_()["text/html"]
+
+
+# ---------------------------------------------------------------- issue 26, item 7: debug-dump receipts
+
+from holon_nb.tools.card import render_card  # noqa: E402
+from holon_nb.tools.human import PROSE_LINE, render_human  # noqa: E402
+
+LONG_PATH = "/srv/data/projects/illustrations/generated/2026-12-03/a-very-long-descriptive-file-name-of-the-image.png"
+
+
+def _view_image_env() -> dict[str, Any]:
+    return {
+        "tool_name": "ViewImage",
+        "status": "success",
+        "summary_text": "ViewImage image/png 64x64: observed by standin/eye",
+        "result": {
+            "selected_mode": "vision_adapter",
+            "visual_reference": {
+                "id": "vis_5c9063b436cedf05",
+                "mime": "image/png",
+                "byte_count": 2180,
+                "sha256": "5c" * 32,
+                "path": LONG_PATH,
+                "size": {"width": 64, "height": 64},
+            },
+            "observation": {
+                "generated_by": {"provider": "standin", "model": "eye", "mode": "vision_adapter"},
+                "prompt": "What does this logo show?",
+                "summary": "The Python logo: two stylised snakes, one blue and one yellow, interlocked head to tail "
+                "so that together they form a cross-like shape with rounded ends, on a transparent background.",
+                "elements": [{"description": "blue snake, upper left"}, {"description": "yellow snake, lower right"}],
+                "relations": [{"description": "the two snakes interlock"}],
+                "uncertainties": ["the image is only 64x64 pixels"],
+            },
+        },
+    }
+
+
+def test_view_image_receipt_is_not_a_debug_dump() -> None:
+    text = render_human(_view_image_env(), 97, REGISTRY)
+    assert "[+" not in text  # nothing the cell is about is cut: path, summary
+    assert LONG_PATH in text
+    summary = _view_image_env()["result"]["observation"]["summary"]
+    assert " ".join(summary.split()) in " ".join(line.strip() for line in text.splitlines())
+    assert '[{"description"' not in text and "Elements:" not in text
+    assert "    - blue snake, upper left" in text and "    - the two snakes interlock" in text
+
+
+def test_generate_image_receipt_shows_the_generated_file_whole() -> None:
+    uri = "workspace://agent_home/generated-images/2026-12-03/blue-square-10546476f59c88f4.png"
+    env = {
+        "tool_name": "GenerateImage",
+        "status": "success",
+        "summary_text": "GenerateImage created one image",
+        "result": {
+            "provider": "standin",
+            "model": "brush",
+            "prompt": "a flat blue square",
+            "images": [
+                {
+                    "id": "img_10546476f59c88f4",
+                    "mime": "image/png",
+                    "byte_count": 4575,
+                    "sha256": "10" * 32,
+                    "uri": uri,
+                    "size": {"width": 1024, "height": 1024},
+                }
+            ],
+        },
+    }
+    text = render_human(env, 27, REGISTRY)
+    assert uri in text and "[+" not in text
+
+
+def _error_env(message: str, hint: str, kind: str = "invalid_tool_input") -> dict[str, Any]:
+    return {
+        "tool_name": "ApplyPatch",
+        "status": "error",
+        "summary_text": message,
+        "error": {"kind": kind, "message": message, "recovery_hint": hint, "retryable": False, "details": {}},
+    }
+
+
+def test_long_values_wrap_once_to_fit_an_output_area() -> None:
+    # wrapped at 130 characters after a label column, a line was ~145 wide and the front end wrapped it again
+    hint = "read the target region first and submit a hunk whose context lines match the current file exactly; " * 3
+    text = render_human(_error_env("short", hint), 3, REGISTRY)
+    hint_lines = [line for line in text.splitlines()[1:] if line.strip()]
+    assert all(len(line) <= PROSE_LINE for line in hint_lines), max(hint_lines, key=len)
+    assert " ".join(hint.split()) in " ".join(line.split("hint", 1)[-1].strip() for line in hint_lines)
+
+
+def test_context_not_found_hint_keeps_the_file_excerpt_on_its_own_lines() -> None:
+    hint = (
+        "read the exact target region in pyproject.toml and submit a hunk with matching context. "
+        'Nearby current content:\n1: [build-system]\n2: requires = ["hatchling>=1.18"]\n3: build-backend = "x"'
+    )
+    text = render_human(_error_env("hunk context does not match", hint, "context_not_found"), 2, REGISTRY)
+    lines = [line.strip() for line in text.splitlines()]
+    assert "1: [build-system]" in lines and '2: requires = ["hatchling>=1.18"]' in lines
+    assert '3: build-backend = "x"' in lines
+
+
+def test_an_error_card_states_its_message_once() -> None:
+    message = "cannot update missing file nope.txt"
+    card = render_card(_error_env(message, "read nope.txt first"), "receipt text", 7)
+    before_model_view = card.split("what the model sees")[0]
+    assert before_model_view.count(message) == 1, card
+
+
+def test_a_task_receipt_shows_the_task_status_and_how_long_it_ran() -> None:
+    env = {
+        "tool_name": "TaskOutput",
+        "status": "success",
+        "result": {"retrieval_status": "success", "task": {"task_id": "task_0123456789abcde", "status": "cancelled"}},
+    }
+    assert render_human(env, 0, REGISTRY).splitlines()[0] == "TaskOutput · cancelled · 0 ms"
+    assert render_human(env, 0, REGISTRY, ran_ms=2884).splitlines()[0] == "TaskOutput · cancelled · ran 2.9 s"
+    assert "ran 2.9 s" in render_card(env, "r", 0, ran_ms=2884) and ">success<" not in render_card(env, "r", 0)
+
+
+def test_the_follow_views_waking_message_is_cut_at_a_word_with_an_ellipsis() -> None:
+    from holon_nb.notebook.agent_magics import waking_excerpt
+
+    text = "CI finished: " + "the integration suite passed on every platform " * 5
+    shown = waking_excerpt({"text": text}, width=80)
+    assert shown.endswith("…") and len(shown) <= 80
+    assert text.startswith(shown[:-1]) and text[len(shown) - 1] == " "  # whole words only
+    assert waking_excerpt({"text": "short\nsecond line"}) == "short …"
+    assert waking_excerpt({"text": "all done"}) == "all done"

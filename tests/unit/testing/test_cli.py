@@ -134,3 +134,69 @@ def test_inventory_writes_and_detects_staleness(tmp_path: Path) -> None:
     assert proc.stdout.startswith("---") and "+" in proc.stdout and "holon-nb inventory" in proc.stderr
     missing = cli("inventory", "--check", "--output", str(tmp_path / "absent.json"), cwd=tmp_path)
     assert missing.returncode == 1
+
+
+def _notebook(path: Path, source: str = "print(1)", metadata: dict | None = None, ran: bool = True) -> Path:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata=metadata or {})
+    cell = nbformat.v4.new_code_cell(source)
+    if ran:
+        cell.execution_count, cell.outputs = 1, [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells.append(cell)
+    nbformat.write(nb, path)
+    return path
+
+
+R_KERNEL = {"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}, "language_info": {"name": "R"}}
+BASH_KERNEL = {"kernelspec": {"name": "bash", "language": "bash", "display_name": "Bash"}}
+
+
+def test_test_on_a_file_that_is_not_a_notebook_prints_one_line_and_exits_4(tmp_path: Path) -> None:
+    # issue 26 #11: `{}` gave a 1,162-line traceback
+    (tmp_path / "empty.ipynb").write_text("{}")
+    proc = cli("test", "empty.ipynb", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert [line for line in proc.stderr.splitlines() if "Warning" not in line and "warnings.warn" not in line] == [
+        "holon-nb test: cannot read empty.ipynb as a notebook: the notebook object has no integer `nbformat` field"
+    ]
+
+
+@pytest.mark.parametrize("metadata,kernel", [(R_KERNEL, "R"), (BASH_KERNEL, "Bash")])
+def test_a_notebook_of_another_language_is_refused_in_one_line(tmp_path: Path, metadata: dict, kernel: str) -> None:
+    # issue 26 #11: it ran in Python and failed with a misleading NameError
+    _notebook(tmp_path / "other.ipynb", "x <- c(1, 2)", metadata)
+    run = cli("run", "other.ipynb", cwd=tmp_path, env={"HOLON_NB_HOME": str(tmp_path / "home")})
+    assert run.returncode == 2 and run.stdout == "", run.stdout + run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"holon-nb run: other.ipynb declares the {kernel} kernel") and "Python" in line
+    assert not (tmp_path / "other.executed.ipynb").exists()  # nothing ran
+    test = cli("test", "other.ipynb", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert test.returncode == 4 and test.stdout == "", test.stdout + test.stderr
+    assert f"holon-nb test: other.ipynb declares the {kernel} kernel" in test.stderr
+
+
+def test_bad_notebooks_found_in_a_folder_are_one_line_collection_errors_and_exit_4(tmp_path: Path) -> None:
+    (tmp_path / "empty.ipynb").write_text("{}")
+    _notebook(tmp_path / "r.ipynb", "x <- 1", R_KERNEL)
+    proc = cli("test", ".", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout and "nbformat/" not in proc.stdout
+    assert f"\ncannot read {tmp_path / 'empty.ipynb'} as a notebook: " in proc.stdout
+    assert f"\n{tmp_path / 'r.ipynb'} declares the R kernel (language R);" in proc.stdout
+
+
+def test_test_on_a_never_executed_notebook_points_at_update(tmp_path: Path) -> None:
+    # issue 26 #11: every cell was skipped silently, or (strict) each receipt was dumped as JSON; now one line
+    # naming the fix. Not strict it still runs (a cell that raises fails it) and passes: nothing to compare
+    nb = _notebook(tmp_path / "fresh.ipynb", "%exec echo hi", ran=False)
+    note = (
+        f"{nb} was never executed (no code cell has saved outputs): nothing was compared; "
+        f"record its outputs with: holon-nb test --holon-nb-update {nb}"
+    )
+    for extra, code in (((), 0), (("--holon-nb-strict-unrun",), 1)):
+        proc = cli("test", "fresh.ipynb", "-p", "no:cacheprovider", *extra, cwd=tmp_path)
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert [line.strip() for line in proc.stdout.splitlines() if "never executed" in line][:1] == [note]
+        assert '"tool_name"' not in proc.stdout and "strict-unrun compares them" not in proc.stdout

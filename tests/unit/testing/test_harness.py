@@ -523,13 +523,13 @@ def test_widget_state_keeps_the_models_of_a_jslink(tmp_path: Path) -> None:
 
 
 def test_widget_state_leaves_an_empty_widgets_entry_as_nbclient_writes_it() -> None:
-    from holon_nb.testing.harness import _drop_unshown_widget_state
+    from holon_nb.testing.widget_state import drop_unshown_widget_state
 
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_code_cell("comm.send(...)"))
     entry = {WIDGET_STATE: {"state": {}, "version_major": 2, "version_minor": 0}}
     nb.metadata["widgets"] = json.loads(json.dumps(entry))
-    _drop_unshown_widget_state(nb)
+    drop_unshown_widget_state(nb)
     assert nb.metadata["widgets"] == entry
 
 

@@ -75,8 +75,9 @@ def test_a_folder_too_large_to_copy_fails_before_any_kernel_and_names_shared_dir
     folder.mkdir()
     for i in range(6):
         (folder / f"f{i}.txt").write_text("x")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
-    nbformat.write(nb, folder / "nb.ipynb")
+    saved_run = nbformat.v4.new_code_cell("print(1)", execution_count=1)  # run once: there is something to compare
+    saved_run.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[saved_run]), folder / "nb.ipynb")
     monkeypatch.setattr(workdir, "MAX_FILES", 3)
     kernels: list[str] = []
     monkeypatch.setattr(harness, "kernel_manager", lambda name: kernels.append(name))

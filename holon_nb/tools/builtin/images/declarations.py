@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
-from ...human import receipt_body
+from ...human import aligned, wrap
 from ...spec import Family, Rendering, Stability, ToolSpec
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
     "GenerateImageInput",
     "render_view_image_receipt",
     "render_generate_image_receipt",
+    "view_image_human",
+    "generate_image_human",
     "ENUMS",
     "SPECS",
 ]
@@ -193,6 +195,78 @@ def render_generate_image_receipt(env: dict[str, Any], context: Any = None) -> s
     return "\n".join(lines)
 
 
+def _describe(item: Any) -> str:
+    """One element, relation or issue as a person reads it: its description (or its text), else compact JSON."""
+    if isinstance(item, dict):
+        for key in ("description", "text", "summary", "label", "name"):
+            if isinstance(item.get(key), str) and item[key].strip():
+                extra = {k: v for k, v in item.items() if k != key and v not in (None, "", [], {})}
+                return item[key] + (f" ({_compact(extra)})" if extra else "")
+        return _compact(item)
+    return str(item)
+
+
+def view_image_human(result: dict[str, Any]) -> list[str]:
+    """ViewImage's human receipt: the image (path whole, size, bytes), who observed it, the prompt, the
+    summary whole, then elements, relations, text read, issues and uncertainties as bullet lists."""
+    ref, obs = result.get("visual_reference") or {}, result.get("observation") or {}
+    by = obs.get("generated_by") or {}
+    who = "/".join(x for x in (by.get("provider"), by.get("model")) if x) or "unknown"
+    mode = by.get("mode") or result.get("selected_mode")
+    pairs = [
+        ("image", str(ref.get("path", "?"))),  # whole: it is what the cell is about
+        (
+            "reference",
+            f"{ref.get('id', '?')}  {ref.get('mime', '?')}  {_size(ref.get('size'))}  {ref.get('byte_count', '?')} bytes",
+        ),
+        ("observed by", f"{who} ({mode})" if mode else who),
+    ]
+    if obs.get("prompt"):
+        pairs.append(("prompt", wrap(obs["prompt"], max_lines=8)))
+    if obs.get("summary"):
+        pairs.append(("summary", wrap(obs["summary"], max_lines=12)))
+    lines = aligned(pairs, "  ")
+    for key, label in (
+        ("elements", "elements"),
+        ("relations", "relations"),
+        ("ocr", "text read"),
+        ("issues", "issues"),
+        ("uncertainties", "uncertainties"),
+        ("external_sources", "external sources"),
+    ):
+        items = obs.get(key)
+        if not items:
+            continue
+        items = items if isinstance(items, list) else [items]
+        lines.append(f"  {label}:")
+        for item in items[:25]:
+            first, *more = wrap(_describe(item), max_lines=6).split("\n")
+            lines += [f"    - {first}", *(f"      {line}" for line in more)]
+        if len(items) > 25:
+            lines.append(f"    … {len(items) - 25} more")
+    return lines
+
+
+def generate_image_human(result: dict[str, Any]) -> list[str]:
+    """GenerateImage's human receipt: provider and model, the prompt, then each image's file (its
+    ``workspace://`` URI and path whole: the generated name is what the cell is about), size and bytes."""
+    lines = aligned(
+        [
+            ("model", f"{result.get('provider', '?')}/{result.get('model', '?')}"),
+            ("prompt", wrap(result.get("prompt", ""), max_lines=8)),
+        ],
+        "  ",
+    )
+    for img in result.get("images") or []:
+        lines.append(f"  image {img.get('id', '?')}:")
+        pairs = [("uri", str(img.get("uri", "?")))]
+        if img.get("path"):
+            pairs.append(("path", str(img["path"])))
+        pairs.append(("file", f"{img.get('mime', '?')}  {_size(img.get('size'))}  {img.get('byte_count', '?')} bytes"))
+        lines += aligned(pairs, "    ")
+    return lines
+
+
 SPECS = (
     ToolSpec(
         name="ViewImage",
@@ -204,7 +278,7 @@ SPECS = (
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_view_image_receipt,
         normalize=_normalize_view,
-        human=receipt_body(render_view_image_receipt),
+        human=view_image_human,
     ),
     ToolSpec(
         name="GenerateImage",
@@ -215,6 +289,6 @@ SPECS = (
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_generate_image_receipt,
         normalize=_normalize_generate,
-        human=receipt_body(render_generate_image_receipt),
+        human=generate_image_human,
     ),
 )
