@@ -851,6 +851,7 @@ def _report(parent: Parent, end: dict[str, Any], wall_s: float) -> dict[str, Any
     lat: list[float] = []
     lat_failed = 0
     slow_in_lock = 0  # samples over 250 ms whose call overlapped a foreign write lock
+    outside: list[float] = []  # samples whose call overlapped no foreign write lock
     per_gen = {}
     for p in sorted(run.glob("latency-*.txt"), key=lambda p: int(p.stem.split("-")[1])):
         mine = []
@@ -860,8 +861,10 @@ def _report(parent: Parent, end: dict[str, Any], wall_s: float) -> dict[str, Any
                 end_t, ms = float(parts[0]), float(parts[1])
                 mine.append(ms)
                 lat_failed += parts[2] == "0"
-                if ms > 250:
-                    slow_in_lock += any(s0 <= end_t and end_t - ms / 1000 <= s1 for s0, s1 in parent.lock_windows)
+                in_lock = any(s0 <= end_t and end_t - ms / 1000 <= s1 for s0, s1 in parent.lock_windows)
+                slow_in_lock += ms > 250 and in_lock
+                if not in_lock:
+                    outside.append(ms)
         lat += mine
         per_gen[p.stem.split("-")[1]] = {"n": len(mine), "p99": _pct(mine, 0.99), "max": _pct(mine, 1.0)}
     lost, extra = parent.acked_lost()
@@ -870,8 +873,10 @@ def _report(parent: Parent, end: dict[str, Any], wall_s: float) -> dict[str, Any
     return {
         "minutes": a.minutes,
         "wall_s": round(wall_s, 1),
-        "main_commit": _git("rev-parse", "--short", "main"),
-        "branch_commit": _git("rev-parse", "--short", "HEAD"),
+        "commit": _git("rev-parse", "--short", "HEAD"),
+        # the newest commit of main the code that ran contains
+        "on_main": _git("rev-parse", "--short", _git("merge-base", "HEAD", "main") or "main"),
+        "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "secrets_persisted": len(persisted),
         "secrets_persisted_files": dict(list(persisted.items())[:20]),
         "secrets_shown": sum(shown.values()),
@@ -890,6 +895,7 @@ def _report(parent: Parent, end: dict[str, Any], wall_s: float) -> dict[str, Any
             "max": _pct(lat, 1.0),
             "over_250": sum(v > 250 for v in lat),
             "over_250_overlapping_a_foreign_lock": slow_in_lock,
+            "p99_of_calls_overlapping_no_foreign_lock": _pct(outside, 0.99),
             "by_generation": per_gen,
         },
         "orphan_process_groups": len({p["pgid"] for p in orphans}),
