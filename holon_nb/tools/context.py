@@ -87,6 +87,9 @@ class ToolContext(Protocol):
         """``text`` with the runtime's secret values replaced by ``[redacted]`` (D6). Previews and
         summaries are cut from scrubbed text, so a secret straddling a cut leaves no prefix."""
 
+    def scrub_streams(self, stdout: str, stderr: str) -> tuple[str, str]:
+        """``(stdout, stderr)`` scrubbed as one text too: a secret printed half to each is replaced (D6)."""
+
     @property
     def commands(self) -> Any:
         """The command/task service (``holon_nb.runtime.tasks.agent.AgentTasks``)."""

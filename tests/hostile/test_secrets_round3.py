@@ -245,6 +245,30 @@ def test_a_saved_notebook_shows_no_secret_split_between_stdout_and_stderr_or_col
     assert leaked(summary.output.read_text(encoding="utf-8")) is None
 
 
+SPLIT = "printf 'a %s' \"${MY_SERVICE_TOKEN%${MY_SERVICE_TOKEN#???????????}}\"; printf '%s b\\n' \"${MY_SERVICE_TOKEN#???????????}\" >&2"
+
+
+def test_a_secret_split_between_stdout_and_stderr_is_not_shown_in_a_commands_two_sections(srt: Runtime) -> None:
+    # the soak (benchmarks/soak_hostile.py) found each half in the receipt's stdout and stderr sections,
+    # the display and the record: shown one above the other, they read as the secret
+    result = srt.call("ExecCommand", {"cmd": SPLIT})
+    r = ok(result)
+    assert r["stdout_preview"] == "a [redacted]" and r["stderr_preview"] == " b", r
+    shown = everything(srt, result)
+    assert SECRET[:11] not in shown and SECRET[11:] not in shown
+
+
+def test_a_secret_split_between_stdout_and_stderr_is_not_in_a_tasks_summary(srt: Runtime) -> None:
+    tid = ok(srt.call("ExecCommand", {"cmd": "sleep 0.2; " + SPLIT, "yield_time_ms": 0}))["task_handle"]["task_id"]
+    out = srt.call("TaskOutput", {"task_id": tid, "block": True, "timeout_ms": 60000})
+    assert ok(out)["retrieval_status"] == "success"
+    shown = everything(srt, out)
+    assert SECRET[:11] not in shown and SECRET[11:] not in shown, shown
+    row = srt.store.query("SELECT * FROM tasks WHERE id=?", (tid,))[0]
+    stored = json.dumps(dict(row), default=str)
+    assert SECRET[:11] not in stored and SECRET[11:] not in stored
+
+
 # ---------------------------------------------------------------- (d) the external-trigger token
 
 

@@ -76,6 +76,11 @@ class RuntimeToolContext:
         """``text`` with the runtime's D6 secrets replaced (previews are cut from scrubbed text)."""
         return self._rt._scrubber().text(text)
 
+    def scrub_streams(self, stdout: str, stderr: str) -> tuple[str, str]:
+        """``(stdout, stderr)`` scrubbed apart and as one text (a secret split between them, issue 25 1c)."""
+        scrubber = self._rt._scrubber()
+        return scrubber.pair(scrubber.text(stdout), scrubber.text(stderr))
+
     @property
     def commands(self) -> Any:
         if self._commands is None:

@@ -448,8 +448,11 @@ class TaskService:
 
     def _output_summary(self, proc: CommandProcess, tokens: int) -> str | None:
         # D6: scrub first, then cut, so a secret straddling the cut leaves no prefix behind
-        out = self.scrub(proc.stdout.tail()).strip()
-        err = self.scrub(proc.stderr.tail()).strip()
+        out, err = self.scrub(proc.stdout.tail()), self.scrub(proc.stderr.tail())
+        scrubber = self.make_scrubber()
+        if out.strip() and err.strip() and scrubber is not None:  # a secret printed half to each (issue 25 1c)
+            out, err = scrubber.pair(out, err)
+        out, err = out.strip(), err.strip()
         if out and err:
             text = f"stdout:\n{out}\n\nstderr:\n{err}"
         elif err:

@@ -217,6 +217,8 @@ def completed_payload(
             if st.capture.bytes_dropped:  # [D] issue 25 item 3a: the artifact is not the whole stream; say why
                 out[f"{st.name}_artifact_bytes_dropped"] = st.capture.bytes_dropped
                 out[f"{st.name}_artifact_capped_by"] = st.capture.capped_by
+    if out["stdout_preview"] and out["stderr_preview"]:  # D6: a secret printed half to each (issue 25 item 1c)
+        out["stdout_preview"], out["stderr_preview"] = ctx.scrub_streams(out["stdout_preview"], out["stderr_preview"])
     proc.discard_spools()
     if artifacts:
         out["artifacts"] = artifacts

@@ -259,6 +259,20 @@ class Scrubber:
             pos = end
         return out
 
+    def pair(self, first: str, second: str) -> tuple[str, str]:
+        """Scrub the two streams of one command where they are shown apart (stdout, stderr).
+
+        A program can print half of a secret to each stream; shown in two sections, neither half is a
+        secret to :meth:`text`. Here a secret the two complete as one text, in either order, is replaced
+        as by :meth:`pieces` (issue 25 item 1c).
+
+        Returns:
+            ``(first, second)`` scrubbed.
+        """
+        a, b = self.pieces([first, second])
+        b, a = self.pieces([b, a])
+        return a, b
+
     def value(self, value: Any) -> Any:
         """Return a deep copy of a JSON value with secrets replaced in every string (keys too)."""
         if isinstance(value, str):
