@@ -179,8 +179,10 @@ def test_scoped_css_left_aligns_cells_and_single_spaces_text(results: dict[str, 
     batch = results["ExecCommandBatch"]._repr_mimebundle_()["text/html"]
     assert "<table" in batch and "<td>" in batch
     rules = _rules(batch)
-    # every rule is scoped under the card's root: nothing outside a holon card changes
-    assert all(sel.startswith(f"{SCOPE}") for sel in rules), list(rules)
+    # every rule is scoped under the card's root: nothing outside a holon card changes (the dark theme's
+    # colours apply under JupyterLab's dark-theme marker on <body>)
+    dark = "body[data-jp-theme-light='false'] "
+    assert all(sel.removeprefix(dark).startswith(f"{SCOPE}") for sel in rules), list(rules)
     # outranks JupyterLab's ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td {text-align:right}``
     for cell in ("tr", "th", "td"):
         assert "text-align:left" in rules[f"{SCOPE} {cell}"], cell
