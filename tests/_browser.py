@@ -507,3 +507,34 @@ def run_cells(
         if not cut:
             return
     raise AssertionError(f"Run > {item} was cut short {attempts} times (cells cancelled)")
+
+
+# A task that runs until the test says so, and a live board: what a restart leaves of their views
+RESTART_TASK = "%exec --yield-ms 300 --no-login i=0; while [ ! -e done ]; do i=$((i+1)); echo tick-$i; sleep 0.2; done"
+DEAD_VIEW = r"""(i) => {
+  const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+  const shown = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  return {
+    text: cell.innerText,
+    stop: [...cell.querySelectorAll('.jupyter-button')].filter(shown).length,
+    disconnected: [...cell.querySelectorAll('.jupyter-widgets-disconnected')].filter(shown).length,
+    running: [...cell.querySelectorAll('.holon-card span')].filter(shown)
+               .filter(s => s.textContent.trim() === 'running').length,
+  };
+}"""
+
+
+def restart_checks(page, task_cell: int, board_cell: int) -> dict[str, dict]:
+    """What cells ``task_cell`` (a live task view) and ``board_cell`` (a live board) show (:data:`DEAD_VIEW`)."""
+    return {"task": page.evaluate(DEAD_VIEW, task_cell), "board": page.evaluate(DEAD_VIEW, board_cell)}
+
+
+def assert_dead_views(state: dict[str, dict], when: str) -> None:
+    """After a restart (issue 26 items 3, 4): the task view reads as interrupted, the board as no longer updated."""
+    task, board = state["task"], state["board"]
+    assert "interrupted by a kernel restart" in task["text"], (when, task["text"][-1500:])
+    assert "Error displaying widget" not in task["text"] and "Loading widget" not in task["text"], (when, task)
+    assert task["stop"] == 0 and task["disconnected"] == 0 and task["running"] == 0, (when, task)
+    assert "tick-" in task["text"], (when, task["text"])  # its last output is still there to read
+    assert "no longer updated since" in board["text"] and "Shown on the board" in board["text"], (when, board)
+    assert "Error displaying widget" not in board["text"] and board["disconnected"] == 0, (when, board)

@@ -28,6 +28,7 @@ from ipywidgets import HTML, Button, HBox, Layout, VBox
 from ..runtime.core.result import preview_html
 from ..tools.card import card_root, render_card
 from ..tools.human import clip, glance, pretty_input, render_human, shorten_paths
+from ..tools.palette import fg, muted_style
 from ..tools.registry import REGISTRY
 from ..tools.terminal.ansi import ansi_to_html
 
@@ -45,7 +46,7 @@ _COLOURS = {
     "provider_failed_needs_recovery": "#cf222e",
     "baseline_over_budget": "#cf222e",
 }
-_MUTED = "color:#57606a"
+_MUTED = muted_style()
 _PRE = (
     "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
 )
@@ -358,7 +359,7 @@ class AgentTurnView(VBox):
         last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
         if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
             body += (
-                f"<div style='margin-top:6px;border-top:1px solid #d0d7de;padding-top:4px'>"
+                f"<div style='margin-top:6px;border-top:1px solid {fg('border')};padding-top:4px'>"
                 f"<span style='{_MUTED}'>final text</span><div style='white-space:pre-wrap'>"
                 f"{_e(t.final_text)}</div></div>"
             )

@@ -11,7 +11,12 @@ output is displayed with a display id and updated in place, so a saved or
 headless notebook, or a page whose kernel restarted, holds the board as it
 last was (D12: scrubbed). A board that stops following (a newer board beyond
 :data:`MAX_LIVE_BOARDS`, the extension unloaded, a kernel restart) is drawn a
-last time with a note saying why.
+last time with a note saying why. A front end that restarts the kernel drops
+its display routes first, so a board can never be told its kernel is gone: a
+hidden beacon widget follows each live board, and CSS alone shows the board's
+"no longer updated since …" note once that beacon is disconnected or missing
+(:mod:`holon_nb.notebook.liveness`); an unchanged board is redrawn every
+:data:`HEARTBEAT_S` seconds to keep that time current.
 
 Reading the board changes no state: it reads the work service directly
 (no tool execution is recorded per refresh).
@@ -31,6 +36,8 @@ from ..runtime import Runtime
 from ..runtime.core.events import RuntimeEvent
 from ..tools.card import card_root
 from ..tools.context import CallContext
+from ..tools.palette import fg, muted_style
+from .liveness import OWNER, STYLE, WHEN_DEAD, hidden_beacon, spent_bundle
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import _Session
@@ -38,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "BOARD_EVENTS",
     "DEFAULT_LIMIT",
+    "HEARTBEAT_S",
     "MAX_LIVE_BOARDS",
     "BoardHub",
     "WorkBoard",
@@ -62,6 +70,8 @@ BOARD_EVENTS = frozenset(
     }
 )
 _MIN_PERIOD_S = 0.25
+#: Seconds between two redraws of an unchanged live board, which date its "no longer updated since" note.
+HEARTBEAT_S = 30.0
 #: Rows a board shows unless ``--limit`` says otherwise (ListWorkItems' default).
 DEFAULT_LIMIT = 20
 #: Boards kept live at once; an older one freezes (says so) when a newer one is displayed.
@@ -125,9 +135,19 @@ def _e(value: Any) -> str:
 
 
 def render_board_html(
-    agent_id: str, items: list[dict[str, Any]], timers: list[dict[str, Any]], total: int | None = None, note: str = ""
+    agent_id: str,
+    items: list[dict[str, Any]],
+    timers: list[dict[str, Any]],
+    total: int | None = None,
+    note: str = "",
+    drawn_at: str | None = None,
 ) -> str:
-    """The board as an HTML table (every value escaped); arguments as :func:`render_board_text`."""
+    """The board as an HTML table (every value escaped); arguments as :func:`render_board_text`.
+
+    Args:
+        drawn_at: For a live board (followed by its beacon, :mod:`holon_nb.notebook.liveness`): when it was
+            last drawn; a note saying it is no longer updated since then shows once its kernel is gone.
+    """
     total = len(items) if total is None else total
     rows = []
     for item in items:
@@ -137,12 +157,14 @@ def render_board_html(
         )
         waits = "".join(f"<div>waits for {_e(_wait_text(w))}</div>" for w in item.get("waits") or [])
         blocker = (
-            f"<div style='color:#cf222e'>blocked by: {_e(item['blocked_by'])}</div>" if item.get("blocked_by") else ""
+            f"<div style='color:{fg('error')}'>blocked by: {_e(item['blocked_by'])}</div>"
+            if item.get("blocked_by")
+            else ""
         )
         focus = "★ " if item.get("is_current") else ""
         rows.append(
             f"<tr style='vertical-align:top'><td>{focus}<b>{_e(item['objective'])}</b>"
-            f"<div style='color:#57606a;font-size:85%'><code>{_e(item['id'])}</code></div></td>"
+            f"<div style='{muted_style()};font-size:85%'><code>{_e(item['id'])}</code></div></td>"
             f"<td>{_e(item['state'])}</td>"
             f"<td><span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
             f"{_e(item['readiness'])}</span></td><td>{_e(item.get('focus'))}</td>"
@@ -155,15 +177,21 @@ def render_board_html(
     table = (
         f"<table class='holon-board'>{head}{''.join(rows)}</table>"
         if rows
-        else "<div style='color:#57606a'>(no work items)</div>"
+        else f"<div style='{muted_style()}'>(no work items)</div>"
     )
     timer_rows = "".join(f"<li>{_e(_timer_text(t))}</li>" for t in timers)
     timers_html = f"<div><b>active timers</b><ul style='margin:2px 0'>{timer_rows}</ul></div>" if timers else ""
     shown = f" (the first {len(items)} shown; --limit N for more)" if total > len(items) else ""
-    note_html = f"<div style='color:#9a6700;font-style:italic'>{_e(note)}</div>" if note else ""
+    note_html = f"<div style='color:{fg('warn')};font-style:italic'>{_e(note)}</div>" if note else ""
+    if drawn_at is not None:  # shown by CSS alone once the kernel is gone (the page cannot be told any more)
+        note_html += (
+            f"<div class='{WHEN_DEAD}' style='color:{fg('warn')};font-style:italic'>"
+            f"no longer updated since {_e(drawn_at)}: its kernel restarted or shut down; "
+            f"re-run this cell to refresh it</div>{STYLE}"
+        )
     return card_root(
         f"<b>work items of agent {_e(agent_id)}</b>: {total}{_e(shown)}{table}{timers_html}{note_html}",
-        classes="holon-board-view",
+        classes="holon-board-view" + (f" {OWNER}" if drawn_at is not None else ""),
     )
 
 
@@ -191,6 +219,9 @@ class WorkBoard:
         self.value = ""  # the HTML
         self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
         self.handle: Any = None
+        self.drawn: str | None = None  # the HTML without its time stamp, to see whether anything changed
+        self.beacon: Any = None  # the hidden widget after a live board (liveness.py)
+        self.beacon_handle: Any = None
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return {"text/plain": self.text, "text/html": self.value}
@@ -228,15 +259,23 @@ class BoardHub:
         timers = view.list_timers("active", 100).get("timers", [])
         return items, timers
 
-    def render(self, board: WorkBoard) -> None:
-        """Re-read and redraw one board (and its cell's saved text)."""
+    def render(self, board: WorkBoard, restamp: bool = False) -> None:
+        """Re-read and redraw one board (and its cell's saved text).
+
+        Args:
+            board: The board.
+            restamp: Send it even when nothing changed, with a new "drawn at" time (the heartbeat that
+                dates its "no longer updated since" note).
+        """
         items, timers = self.snapshot(board.agent_id, board.filter_name)
         total, items = len(items), items[: board.limit]
         scrub = self._rt.scrubber()
         text = scrub.text(render_board_text(board.agent_id, items, timers, total, board.note))
-        value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
-        if text != board.text or value != board.value:
-            board.text, board.value = text, value
+        drawn = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
+        if text != board.text or drawn != board.drawn or restamp:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S") if board.beacon is not None else None
+            board.text, board.drawn = text, drawn
+            board.value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note, stamp))
             if board.handle is not None:
                 board.handle.update(board)
 
@@ -250,9 +289,17 @@ class BoardHub:
             self._freeze(old, "no longer updated: a newer board was displayed; re-run this cell to refresh")
 
     def _freeze(self, board: WorkBoard, note: str) -> None:
-        """Draw ``board`` a last time with ``note`` and stop updating it."""
+        """Draw ``board`` a last time with ``note`` and stop updating it; its beacon goes."""
         board.note = note
         handle, board.handle = board.handle, None
+        beacon, board.beacon = board.beacon, None
+        try:
+            if board.beacon_handle is not None:
+                board.beacon_handle.update(spent_bundle("board"), raw=True)
+            if beacon is not None:
+                beacon.close()
+        except Exception:  # a closed kernel channel must not break an unload
+            log.debug("board beacon removal failed", exc_info=True)
         try:
             self.render(board)
         except Exception:  # the runtime may already be closing: the last drawn state is kept
@@ -266,19 +313,19 @@ class BoardHub:
     def _pump(self) -> None:
         while True:
             with self._cond:
-                while not self._dirty and not self._stopping:
-                    self._cond.wait()
+                if not self._dirty and not self._stopping:
+                    self._cond.wait(HEARTBEAT_S)
                 if self._stopping:
                     return
-                self._dirty = False
+                restamp, self._dirty = not self._dirty, False  # nothing changed for a while: a heartbeat
                 boards = list(self._boards)
-            self._render_all(boards)
+            self._render_all(boards, restamp)
             time.sleep(_MIN_PERIOD_S)  # coalesce bursts of transitions
 
-    def _render_all(self, boards: list[WorkBoard]) -> None:
+    def _render_all(self, boards: list[WorkBoard], restamp: bool = False) -> None:
         for board in boards:
             try:
-                self.render(board)
+                self.render(board, restamp)
             except Exception:  # a closed runtime or a closed comm must not end the pump
                 log.debug("board refresh failed", exc_info=True)
 
@@ -363,11 +410,14 @@ def show_board(
     hub = session.boards
     limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))
     board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
-    hub.render(board)
     if not live:
+        hub.render(board)
         display(board)
         return None
+    board.beacon = hidden_beacon()  # right after the board: once it is dead, the board says so (liveness.py)
+    hub.render(board)
     board.handle = display(board, display_id=True)
+    board.beacon_handle = display(board.beacon, display_id=True)
     board.confirmed_text = board.text  # shown by this cell itself
     hub.add(board)
     return board

@@ -19,6 +19,7 @@ from ..runtime import ToolResult
 from ..tools.card import card_root
 from ..tools.errors import CommandFailed, ToolCallError
 from ..tools.human import wrap
+from ..tools.palette import muted_style
 
 __all__ = ["Note", "Table", "command_failures", "interrupted", "raise_if_command_failed", "show_result"]
 
@@ -50,7 +51,7 @@ class Note:
         self.text = text
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text, "text/html": card_root(html.escape(self.text), "color:#57606a", "holon-note")}
+        return {"text/plain": self.text, "text/html": card_root(html.escape(self.text), muted_style(), "holon-note")}
 
     def __repr__(self) -> str:
         return self.text

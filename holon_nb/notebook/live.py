@@ -14,6 +14,11 @@ Threads and who calls what:
   the view in the cell where the task started becomes the final receipt, a
   view shown by ``%task`` becomes its final state; the widget is then closed,
   so a saved, reopened or restarted notebook holds no widget of an ended task;
+  each live view is displayed right after its standby fallback (its state as
+  interrupted, at most a second old), which CSS shows instead of the view once
+  the kernel restarts under the page or the notebook is reopened without the
+  view's widget model (:mod:`holon_nb.notebook.liveness`); the fallback is spent
+  (hidden) when the view is replaced;
 - the **kernel thread** (magics) calls :meth:`LiveHub.show_live`,
   :meth:`LiveHub.add_view`, :meth:`LiveHub.wait` and :meth:`LiveHub.report`.
 """
@@ -26,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import DisplayHandle, display
@@ -34,6 +40,7 @@ from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
+from .liveness import spent_bundle
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
     from .widgets import TaskWidget
@@ -45,6 +52,12 @@ log = logging.getLogger("holon_nb.notebook")
 PUMP_THREAD_NAME = "holon-nb-live"
 _KEEP_CHARS = 64_000  # output characters kept per task for its views
 _CALL_ERRORS = (HolonNBError, RuntimeError, concurrent.futures.CancelledError)
+_FALLBACK_PERIOD_S = 1.0  # a live view's standby fallback lags it by at most this
+
+
+def _stamp() -> str:
+    """The local time, as a standby fallback dates its state."""
+    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
 
 
 @dataclass
@@ -54,8 +67,23 @@ class _Shown:
     view: TaskWidget
     handle: DisplayHandle
     origin: bool  # the promotion cell's view: replaced by the final receipt
+    fallback: DisplayHandle | None = None  # its standby fallback, the output before it (liveness.py)
+    fallback_at: float = 0.0  # when the fallback was last sent (monotonic)
     replaced: bool = False  # static output sent (from any thread)
     confirmed: bool = False  # static output sent from the kernel thread inside a cell
+
+    def send_fallback(self, force: bool = False) -> None:
+        """Send the view's state as its standby fallback (at most once a second unless ``force``)."""
+        now = time.monotonic()
+        if self.fallback is None or (not force and now - self.fallback_at < _FALLBACK_PERIOD_S):
+            return
+        self.fallback_at = now
+        self.fallback.update(self.view.fallback_bundle(_stamp()), raw=True)
+
+    def spend_fallback(self) -> None:
+        """The live view is replaced by static output: its fallback is no longer needed (it hides itself)."""
+        if self.fallback is not None:
+            self.fallback.update(spent_bundle(self.view.task_id), raw=True)
 
 
 @dataclass
@@ -163,6 +191,7 @@ class LiveHub:
             if s.origin:
                 s.view.apply(note=f"{note}; no final receipt: TaskOutput shows what it printed")
             s.handle.update(s.view.static_bundle(), raw=True)
+            s.spend_fallback()
             s.view.close()
 
     # ------------------------------------------------------------ runtime thread
@@ -223,17 +252,20 @@ class LiveHub:
                     track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
                     track.pending, track.pending_chars = [], 0
                 if track.views and (track.dirty or not track.ended):
-                    updates.append((list(track.views), self._view_state(track)))
+                    live = [s for s in track.shown if not s.replaced and s.view in track.views]
+                    updates.append((list(track.views), live, self._view_state(track)))
                     if track.ended:
                         track.views = []  # final state rendered below; nothing more to feed
                 track.dirty = False
                 if track.ended and not track.finalized:
                     to_finalize.append(track)
         scrub = self._scrubber()
-        for views, state in updates:
+        for views, live, state in updates:
             state["output"] = scrub.text(state["output"])
             for view in views:
                 view.apply(**state)
+            for shown in live:
+                shown.send_fallback()
         for track in to_finalize:
             self._finalize(track)
 
@@ -278,6 +310,7 @@ class LiveHub:
                 state["output"] = self._scrubber().text(state["output"])
                 s.view.apply(**state)
                 s.handle.update(s.view.static_bundle(), raw=True)
+            s.spend_fallback()
             s.view.close()  # its display no longer shows it: the frontend drops the model
 
     def _fetch_final(self, task_id: str) -> ToolResult | None:
@@ -371,8 +404,10 @@ class LiveHub:
             replaced_by="its final receipt" if origin else "its final state",
         )
         view.apply(**state)
+        # first its standby fallback (hidden while the view lives), then the view: see liveness.py
+        fallback = display(view.fallback_bundle(_stamp()), raw=True, display_id=True)
         handle = display(view, display_id=True)
-        shown = _Shown(view, handle, origin)
+        shown = _Shown(view, handle, origin, fallback, time.monotonic())
         with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
             track.shown.append(shown)
             if not track.finalized:

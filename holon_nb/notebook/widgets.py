@@ -19,10 +19,12 @@ from typing import Any
 from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
-from ..tools.card import TAIL_BOX, card_root
+from ..tools.card import card_root
+from ..tools.palette import muted_style
 from ..tools.terminal.ansi import ansi_to_html, strip_ansi
+from .liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE
 
-__all__ = ["VIEW_CHARS", "VIEW_LINES", "TaskWidget", "render_task_view", "static_task_view"]
+__all__ = ["TAIL_FOLLOW", "VIEW_CHARS", "VIEW_LINES", "TaskWidget", "render_task_view", "static_task_view"]
 
 log = logging.getLogger("holon_nb.notebook")
 
@@ -41,6 +43,21 @@ _COLOURS = {
     "cancelled": "#9a6700",
     "interrupted": "#cf222e",
 }
+
+
+#: Class of the live view's tail widget: the scroll box that follows the newest line (:data:`_LIVE_CSS`).
+TAIL_FOLLOW = "holon-tail-follow"
+_TAIL_PRE = "margin:0;padding:4px 6px;white-space:pre-wrap;word-break:break-word"
+_BOX = "max-height:28em;overflow:auto;display:flex;flex-direction:column-reverse;background:rgba(127,127,127,0.08)"
+_STATIC_BOX = _BOX + ";margin:2px 0"
+# The live tail: its widget element stays in the page while each update replaces its HTML, so its scroll
+# position outlives updates. ``column-reverse`` measures that position from the bottom: at the bottom it
+# follows new lines, like a terminal; scrolled up, the reader keeps their distance from the newest line
+# (ipywidgets' own rules make the element a row; these win by specificity).
+_LIVE_CSS = (
+    f"<style>.widget-html.{TAIL_FOLLOW}{{{_BOX};overflow-anchor:none;align-items:stretch;margin:2px 0}}"
+    f".widget-html.{TAIL_FOLLOW}:not(:has(.holon-task-output)){{background:none}}</style>"
+)
 
 
 def _tail(text: str) -> tuple[str, int]:
@@ -63,8 +80,13 @@ def render_task_view(
     output: str,
     omitted_chars: int,
     note: str,
+    live: bool = False,
 ) -> tuple[str, str]:
     """The header and the tail of a task view as HTML fragments (every value escaped).
+
+    Args:
+        live: For the live widget, whose tail widget is the scroll box (:data:`TAIL_FOLLOW`); a static
+            view's tail is a box of its own. Both start at the newest line.
 
     Returns:
         ``(header, body)``, each a card root (:func:`holon_nb.tools.card.card_root`).
@@ -76,33 +98,33 @@ def render_task_view(
         f"<span style='background:{colour};color:#fff;border-radius:8px;padding:0 6px'>"
         f"{html.escape(_label(status, exit_status))}</span>",
         # whole seconds while running, so the header changes about once a second
-        f"<span style='color:#57606a'>{elapsed_s:.1f} s</span>"
+        f"<span style='{muted_style()}'>{elapsed_s:.1f} s</span>"
         if ended
-        else f"<span style='color:#57606a'>{elapsed_s:.0f} s</span>",
+        else f"<span style='{muted_style()}'>{elapsed_s:.0f} s</span>",
     ]
     if summary:
         parts.append(f"<code>{html.escape(summary)}</code>")
     if note:
         parts.append(f"<i>{html.escape(note)}</i>")
-    header = card_root(" ".join(parts), classes="holon-task-header")
+    header = card_root((_LIVE_CSS if live else "") + " ".join(parts), classes="holon-task-header")
     omitted = (
         (
-            f"<div style='color:#57606a'>… {omitted_chars} earlier characters not shown "
+            f"<div style='{muted_style()}'>… {omitted_chars} earlier characters not shown "
             "(TaskOutput or the task log has them)</div>"
         )
         if omitted_chars
         else ""
     )
-    body = card_root(
-        omitted
-        + (
-            # the final receipt's capped, scrollable box: 40 long lines stay a box, not a 1,400 px cell
-            f"<pre class='holon-task-output' style='{TAIL_BOX}'>{ansi_to_html(output)}</pre>"
-            if output
-            else f"<i style='color:#57606a'>{'(no output)' if ended else '(no output yet)'}</i>"
-        ),
-        classes="holon-task-tail",
-    )
+    if not output:
+        tail = f"<i style='{muted_style()}'>{'(no output)' if ended else '(no output yet)'}</i>"
+    elif live:  # the tail widget itself scrolls (it outlives each redraw, so a reader's scroll is kept)
+        tail = f"<pre class='holon-task-output' style='{_TAIL_PRE}'>{ansi_to_html(output)}</pre>"
+    else:  # a capped box of its own, showing its newest lines first (column-reverse starts at the end)
+        tail = (
+            f"<div class='holon-task-tail-box' style='{_STATIC_BOX}'>"
+            f"<pre class='holon-task-output' style='{_TAIL_PRE}'>{ansi_to_html(output)}</pre></div>"
+        )
+    body = card_root(omitted + tail, classes="holon-task-tail")
     return header, body
 
 
@@ -115,16 +137,19 @@ def static_task_view(
     output: str,
     omitted_chars: int,
     note: str,
+    classes: str = "",
 ) -> dict[str, Any]:
     """A task view as a static mimebundle: ``text/plain`` (header line, then the tail) and ``text/html``.
 
-    The HTML root carries the ``holon-task-static`` class (no widget: nothing breaks after a restart).
+    The HTML root carries the ``holon-task-static`` class (no widget: nothing breaks after a restart)
+    and ``classes``.
     """
     header, body = render_task_view(task_id, summary, status, exit_status, elapsed_s, output, omitted_chars, note)
     line = " · ".join(p for p in (task_id, _label(status, exit_status), f"{elapsed_s:.1f} s", summary, note) if p)
     omitted = f"[… {omitted_chars} earlier characters not shown]\n" if omitted_chars else ""
     text = line + ("\n" + omitted + strip_ansi(output).rstrip("\n") if output else "\n(no output)")
-    return {"text/plain": text, "text/html": card_root(header + body, classes="holon-task-static")}
+    root = card_root(header + body, classes=" ".join(c for c in ("holon-task-static", classes) if c))
+    return {"text/plain": text, "text/html": root}
 
 
 class TaskWidget(VBox):
@@ -173,6 +198,8 @@ class TaskWidget(VBox):
             layout=Layout(width="90px"),
         )
         super().__init__(children=(self._header, self._body, self._stop), task_id=task_id, **kwargs)
+        self.add_class(BEACON)  # its standby fallback, displayed right before it, shows once it is dead
+        self._body.add_class(TAIL_FOLLOW)
         self._stop.on_click(self._clicked)
         self._render()
 
@@ -225,6 +252,7 @@ class TaskWidget(VBox):
             self.output,
             self.omitted_chars,
             self.note,
+            live=True,
         )
         if self._header.value != header:
             self._header.value = header
@@ -251,6 +279,33 @@ class TaskWidget(VBox):
                 self.omitted_chars,
                 self.note,
             )
+
+    def fallback_bundle(self, when: str) -> dict[str, Any]:
+        """The standby fallback displayed right before the view: its state as of ``when``, as interrupted.
+
+        Hidden in JupyterLab and Notebook 7 while the view is live; shown (and the view hidden) once the
+        kernel restarted under the page or the notebook was reopened without the view's widget model
+        (:mod:`holon_nb.notebook.liveness`). A kernel restart or shutdown interrupts every task it ran.
+
+        Args:
+            when: When the state shown was last updated (local time, as text).
+        """
+        with self._lock:
+            data = static_task_view(
+                self.task_id,
+                self._summary,
+                "interrupted",
+                None,
+                self.elapsed_s,
+                self.output,
+                self.omitted_chars,
+                f"interrupted by a kernel restart or shutdown; last updated {when}; "
+                "TaskOutput in the new kernel shows what it printed",
+                classes=f"{OWNER} {STANDBY}",
+            )
+        data["text/html"] += STYLE
+        data[FALLBACK_MIMETYPE] = {"of": self.task_id, "state": "standby"}
+        return data
 
     def close(self) -> None:
         """Close the view and the widgets it is built of (their frontend models go too)."""

@@ -19,7 +19,8 @@ What is compared, per code cell (after :func:`apply_display_updates`):
   LaTeX, which is compared instead; SVG as normalised markup); widget views by their
   model's saved state (:class:`WidgetValue`: class, ``value``, ``description``), except a holon_nb view
   marked with ``application/vnd.holon.view+json`` (an ``%%agent`` turn): its ``text/plain`` is its
-  final transcript and is compared; other types as masked text;
+  final transcript and is compared; other types as masked text; a live view's standby fallback or
+  spent marker (``application/vnd.holon.live-fallback+json``) is skipped;
 - an error output: its exception name and message (the message through the same masks as user text).
   A fresh error outside a ``raises-exception`` cell fails the
   run before any comparison (also one raised after the cell body, e.g. by a ``_repr_html_``); a saved
@@ -64,6 +65,8 @@ WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE_MIMETYPE = "application/vnd.jupyter.widget-state+json"
 #: Set by holon_nb views whose text/plain is their readable final state (notebook/agent_view.py).
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
+#: Marks a live view's extra outputs, its standby fallback and spent markers (notebook/liveness.py): skipped.
+FALLBACK_MIMETYPE = "application/vnd.holon.live-fallback+json"
 LAX_TAG = "holon-lax"
 _HOLON_PREFIX = "application/vnd.holon."
 _HOLON_CARD = re.compile(r"\s*<div class=['\"]holon-card\b")
@@ -307,6 +310,8 @@ def cell_items(
             name = out.get("name", "stdout")
             streams[name] = streams.get(name, "") + _joined(out.get("text", ""))
         elif kind in ("display_data", "execute_result"):
+            if FALLBACK_MIMETYPE in (out.get("data") or {}):
+                continue  # a live view's standby fallback or a spent marker: never part of what a cell shows
             items.extend(_bundle_items(out.get("data") or {}, norm, options, widgets))
         elif kind == "error":
             error = Item("error", f"{out.get('ename')}: {norm.text(str(out.get('evalue', '')))}")

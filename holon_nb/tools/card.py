@@ -22,6 +22,7 @@ from typing import Any
 from .diff_view import render_file_diffs
 from .human import duration_text, shorten_paths, shorten_value, shown_status
 from .human.commands import OUTPUT_SHOWN_BELOW, capped_note, stream_notices
+from .palette import css, fg, muted_style
 from .terminal.ansi import ansi_to_html
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
@@ -36,12 +37,12 @@ _TASK_COLOURS = {
     "queued": "#57606a",
     "cancelling": "#9a6700",
 }
-_MUTED = "color:#57606a"
+_MUTED = muted_style()
 _PRE = (
     "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;"
     "word-break:break-word;max-height:28em;overflow:auto"
 )
-_NOTICE = "color:#9a6700;font-style:italic"
+_NOTICE = f"color:{fg('warn')};font-style:italic"
 
 #: Classes MathJax 2 (``tex2jax_ignore``) and MathJax 3 (``mathjax_ignore``) skip, with all they hold: command
 #: output such as ``\\[ … \\]`` or ``$5 … $6`` is shown as printed, never typeset.
@@ -57,7 +58,7 @@ TAIL_BOX = _PRE
 # element's own inline style (a diff's right-aligned line numbers) still wins.
 _R = f"div.{CARD_CLASS}.mathjax_ignore"
 _CSS = (
-    f"<style>{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
+    f"<style>{css(_R)}{_R} table{{border-collapse:collapse;margin:2px 0;table-layout:auto}}"
     f"{_R} tr,{_R} th,{_R} td{{text-align:left;vertical-align:top;padding:1px 12px 1px 0;line-height:normal;"
     f"white-space:normal}}"
     f"{_R} th{{font-weight:bold;border-bottom:1px solid rgba(127,127,127,0.4)}}"

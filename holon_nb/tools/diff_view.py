@@ -17,11 +17,13 @@ import html
 import re
 from typing import Any
 
+from .palette import fg
+
 __all__ = ["render_diff", "render_file_diffs"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _CELL = "padding:0 6px;text-align:left;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:90%"
-_NUM = "padding:0 6px;text-align:right;color:#8c959f;font-family:monospace;font-size:85%;user-select:none"
+_NUM = f"padding:0 6px;text-align:right;color:{fg('muted')};font-family:monospace;font-size:85%;user-select:none"
 _ROW = {"+": "background:rgba(26,127,55,0.15)", "-": "background:rgba(207,34,46,0.15)", " ": ""}
 _ACTION = {"add": ("A", "#1a7f37"), "modify": ("M", "#0969da"), "delete": ("D", "#cf222e"), "move": ("R", "#8250df")}
 
@@ -52,7 +54,7 @@ def render_diff(diff: str) -> str:
             left_old = int(counts.group(1)) if counts and counts.group(1) is not None else 1
             left_new = int(counts.group(2)) if counts and counts.group(2) is not None else 1
             rows.append(
-                f"<tr><td colspan='3' style='{_CELL};color:#57606a;background:rgba(9,105,218,0.08)'>"
+                f"<tr><td colspan='3' style='{_CELL};color:{fg('muted')};background:rgba(9,105,218,0.08)'>"
                 f"{_e(line)}</td></tr>"
             )
             continue
@@ -60,7 +62,7 @@ def render_diff(diff: str) -> str:
         if not in_hunk or tag not in _ROW:
             if line.startswith(("diff --git", "index ")):
                 continue
-            style = "font-weight:bold" if line.startswith(("--- ", "+++ ")) else "color:#9a6700;font-style:italic"
+            style = "font-weight:bold" if line.startswith(("--- ", "+++ ")) else f"color:{fg('warn')};font-style:italic"
             rows.append(f"<tr><td colspan='3' style='{_CELL};{style}'>{_e(line)}</td></tr>")
             continue
         left = right = ""

@@ -6,7 +6,18 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from _browser import chromium_page, open_notebook, require, run_cells, settle, shots_dir
+from _browser import (
+    DEAD_VIEW,
+    RESTART_TASK,
+    assert_dead_views,
+    chromium_page,
+    open_notebook,
+    require,
+    restart_kernel,
+    run_cells,
+    settle,
+    shots_dir,
+)
 from nbformat.v4 import new_code_cell, new_notebook
 
 require("playwright", "notebook")
@@ -14,7 +25,9 @@ pytestmark = pytest.mark.browser
 
 CHECKS = r"""() => {
   const cards = [...document.querySelectorAll('.jp-Notebook .holon-card')];
-  const tail = document.querySelector('.jp-Notebook .holon-task-output');
+  // the live view's tail, in its scroll box (the standby fallback before it, hidden, has one too)
+  const pre = [...document.querySelectorAll('.jp-Notebook .holon-task-output')].find(e => e.getClientRects().length);
+  const tail = pre && (pre.closest('.holon-tail-follow') || pre);
   return {
     cards: cards.length,
     mathjax: cards.filter(c => c.querySelector('mjx-container, .MathJax')).length,
@@ -65,3 +78,56 @@ def test_live_task_and_its_stop_button_in_notebook_7(lab_folder) -> None:
     for state in (running, ended):
         assert state["mathjax"] == 0 and state["notLeft"] == 0, state
     assert ended["cards"] >= 2, ended
+
+
+def test_restart_during_a_task_leaves_static_views_in_notebook_7(lab_folder) -> None:
+    """Issue 26 items 3 and 4 in Notebook 7: after Kernel > Restart Kernel…, and again after a save and a
+    reload, the live task view reads as "interrupted by a kernel restart" (no Stop button, no running badge,
+    no broken-link icon, no widget error) and the live board says since when it is no longer updated."""
+    server, folder, rel = lab_folder
+    nb = new_notebook(
+        cells=[
+            new_code_cell(src)
+            for src in ("%load_ext holon_nb", '%workitem create "Shown on the board"', RESTART_TASK, "%workitems")
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, folder / "restart.ipynb")
+    shots = shots_dir(folder)
+    try:
+        with chromium_page(1200, 1100) as page:
+            open_notebook(page, server.base, f"{rel}/restart.ipynb", app="notebooks")
+            run_cells(page, "Run All Cells")
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.holon-task-output')].some(e => /tick-5\\b/.test(e.textContent))",
+                timeout=60_000,
+            )
+            settle(page)
+            live = page.evaluate(DEAD_VIEW, 2)
+            restart_kernel(page)
+            page.wait_for_function(
+                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
+            )
+            page.wait_for_timeout(300)
+            after_restart = {"task": page.evaluate(DEAD_VIEW, 2), "board": page.evaluate(DEAD_VIEW, 3)}
+            page.screenshot(path=str(shots / "notebook7-restart-live-page.png"), full_page=True)
+            page.locator(".jp-Notebook").first.click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("Control+s")  # File > Save, as a person types it
+            page.wait_for_timeout(1500)
+            settle(page)
+            page.reload()
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            settle(page)
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
+                timeout=30_000,
+            )  # the widgets' outputs gave up on their models ("model not found")
+            page.wait_for_timeout(300)
+            reopened = {"task": page.evaluate(DEAD_VIEW, 2), "board": page.evaluate(DEAD_VIEW, 3)}
+            page.screenshot(path=str(shots / "notebook7-restart-reopened.png"), full_page=True)
+    finally:
+        (folder / "done").touch()
+    assert live["stop"] == 1 and "interrupted by a kernel restart" not in live["text"], live
+    assert_dead_views(after_restart, "after the restart")
+    assert_dead_views(reopened, "after save and reload")

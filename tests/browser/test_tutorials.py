@@ -65,8 +65,12 @@ DOM = r"""() => {
       unmarked: cards.filter(c => !(c.classList.contains('tex2jax_ignore') && c.classList.contains('mathjax_ignore'))).length,
       notLeft: cellsOf.filter(td => !td.style.textAlign && !['left', 'start'].includes(getComputedStyle(td).textAlign))
                       .map(td => getComputedStyle(td).textAlign + ': ' + td.textContent.trim().slice(0, 40)),
-      tails: out ? [...out.querySelectorAll('.holon-task-output')].map(t => Math.round(t.getBoundingClientRect().height)) : [],
-      broken: out ? [...out.querySelectorAll('.jp-OutputArea-output')]
+      // a live tail's scroll box is its widget (holon-tail-follow); a static tail's, its own box
+      tails: out ? [...out.querySelectorAll('.holon-task-output')]
+                     .map(t => t.closest('.holon-tail-follow, .holon-task-tail-box') || t)
+                     .map(t => Math.round(t.getBoundingClientRect().height)) : [],
+      // what a person sees: a dead widget hidden by its static fallback (notebook/liveness.py) is not broken
+      broken: out ? [...out.querySelectorAll('.jp-OutputArea-output')].filter(o => o.checkVisibility())
                       .filter(o => /Error displaying widget|Loading widget\.\.\./.test(o.textContent)
                                    || o.querySelector('.jupyter-widgets-disconnected'))
                       .map(o => o.querySelector('.jupyter-widgets-disconnected')

@@ -126,7 +126,7 @@ class SearchView:
         )
         body = "".join(
             "<tr><td style='text-align:right'>{}</td><td style='text-align:left'><a href='{}' target='_blank' "
-            "rel='noopener noreferrer'>{}</a><br><span style='color:#57606a'>{}</span></td>"
+            "rel='noopener noreferrer'>{}</a><br><span style='color:var(--holon-muted, #57606a)'>{}</span></td>"
             "<td style='text-align:left'>{}</td><td style='text-align:left'>{}</td></tr>".format(
                 html.escape(str(row.get("rank", i + 1))),
                 html.escape(_safe_href(str(row.get("url", ""))), quote=True),

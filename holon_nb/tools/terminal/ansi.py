@@ -9,7 +9,7 @@ receipt is not changed.
 
 Example::
 
-    ansi_to_html("\\x1b[32m2 passed\\x1b[0m")  # "<span style='color:#1a7f37'>2 passed</span>"
+    ansi_to_html("\\x1b[32m2 passed\\x1b[0m")  # "<span style='color:var(--holon-ansi-32, #1a7f37)'>2 passed</span>"
 """
 
 from __future__ import annotations
@@ -18,28 +18,13 @@ import html
 import re
 from typing import Any
 
+from ..palette import ANSI, fg
+
 __all__ = ["ansi_to_html", "strip_ansi", "terminal_cells", "terminal_text", "without_escapes"]
 
 # CSI sequences (ESC [ params final), OSC sequences (ESC ] … BEL or ESC \), and lone two-byte escapes
 _ESCAPE = re.compile(r"\x1b\[([0-?]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
-_COLOURS = {
-    30: "#24292f",
-    31: "#cf222e",
-    32: "#1a7f37",
-    33: "#9a6700",
-    34: "#0969da",
-    35: "#8250df",
-    36: "#1b7c83",
-    37: "#6e7781",
-    90: "#57606a",
-    91: "#ff5c57",
-    92: "#2da44e",
-    93: "#bf8700",
-    94: "#218bff",
-    95: "#a475f9",
-    96: "#3192aa",
-    97: "#8c959f",
-}
+_COLOURS = {code: fg(f"ansi-{code}") for code in ANSI}
 
 
 def strip_ansi(text: str) -> str:

@@ -18,7 +18,7 @@ from holon_nb import Runtime
 from holon_nb.notebook.agent_view import AgentTurnView, TurnTrace, render_transcript_html
 from holon_nb.notebook.board import render_board_html
 from holon_nb.notebook.display import Note, Table
-from holon_nb.notebook.widgets import VIEW_LINES, TaskWidget
+from holon_nb.notebook.widgets import TAIL_FOLLOW, VIEW_LINES, TaskWidget
 from holon_nb.tools.card import CARD_CLASS, MATH_IGNORE, render_card
 from holon_nb.tools.diff_view import render_diff
 
@@ -179,8 +179,10 @@ def test_scoped_css_left_aligns_cells_and_single_spaces_text(results: dict[str, 
     batch = results["ExecCommandBatch"]._repr_mimebundle_()["text/html"]
     assert "<table" in batch and "<td>" in batch
     rules = _rules(batch)
-    # every rule is scoped under the card's root: nothing outside a holon card changes
-    assert all(sel.startswith(f"{SCOPE}") for sel in rules), list(rules)
+    # every rule is scoped under the card's root: nothing outside a holon card changes (the dark theme's
+    # colours apply under JupyterLab's dark-theme marker on <body>)
+    dark = "body[data-jp-theme-light='false'] "
+    assert all(sel.removeprefix(dark).startswith(f"{SCOPE}") for sel in rules), list(rules)
     # outranks JupyterLab's ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td {text-align:right}``
     for cell in ("tr", "th", "td"):
         assert "text-align:left" in rules[f"{SCOPE} {cell}"], cell
@@ -222,8 +224,16 @@ def test_live_tail_is_the_receipts_capped_scroll_box(results: dict[str, Any]) ->
     view.apply(status="running", elapsed_s=1.0, output="".join(f"line {i} " + "x" * 150 + "\n" for i in range(60)))
     tail = view.children[1].value
     assert tail.count("line ") == VIEW_LINES  # the tail keeps its 40 lines, in a box of capped height
-    style = _pre_style(tail, "holon-task-output")
-    assert re.search(r"max-height:\d+(\.\d+)?em", style) and "overflow:auto" in style, style
-    # the very box the final receipt (TaskOutput card) uses
+    # the tail widget itself is the scroll box (it outlives each update, so a reader's scroll is kept), and
+    # column-reverse keeps it at the newest line (issue 26 item 6); the header's <style> says so
+    assert TAIL_FOLLOW in view.children[1]._dom_classes
+    box = re.search(r"\.widget-html\." + TAIL_FOLLOW + r"\{([^}]*)\}", view.children[0].value)
+    assert box, view.children[0].value[:500]
+    assert "overflow:auto" in box.group(1) and "flex-direction:column-reverse" in box.group(1), box.group(1)
+    # as tall as the final receipt's (TaskOutput card) box
     final = results["TaskOutput"]._repr_mimebundle_()["text/html"]
-    assert style == _pre_style(final)
+    height = re.search(r"max-height:\d+(\.\d+)?em", _pre_style(final))
+    assert height and height.group(0) in box.group(1)
+    # a static view's tail is a capped box of its own that starts at the newest line too
+    static = view.static_bundle()["text/html"]
+    assert "holon-task-tail-box" in static and "column-reverse" in static and height.group(0) in static

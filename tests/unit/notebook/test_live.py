@@ -24,6 +24,7 @@ from holon_nb.notebook.widgets import VIEW_LINES, TaskWidget
 
 RESULT = "application/vnd.holon.tool-result+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
+FALLBACK = "application/vnd.holon.live-fallback+json"
 TICKS = "for i in 1 2 3 4; do echo tick-$i; sleep 0.15; done"
 
 
@@ -34,6 +35,11 @@ def _widget(bundles: list[dict[str, Any]]) -> TaskWidget:
     return widget
 
 
+def _own(outputs: Any) -> list[Any]:
+    """The outputs other than live views' standby fallbacks and spent markers (notebook/liveness.py)."""
+    return [o for o in outputs if FALLBACK not in o.data]
+
+
 def _display_id(output: Any) -> str:
     return output.transient.get("display_id", "")
 
@@ -41,7 +47,7 @@ def _display_id(output: Any) -> str:
 def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", f"--yield-ms 100 {TICKS}")
-        first = list(cap.outputs)
+        first = _own(cap.outputs)
         widget = _widget([o.data for o in first])
         assert wait_and_report(10) == []
         eventually(lambda: widget.status == "completed", timeout=60)
@@ -50,7 +56,7 @@ def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
     assert "its final receipt replaces it" in first[1].data["text/plain"]
     view_id = _display_id(first[1])
     assert view_id
-    later = cap.outputs[2:]
+    later = _own(cap.outputs)[2:]
     # every later output updates the view's own display, with the final receipt (no widget left in the cell)
     assert later and all(o.update and _display_id(o) == view_id for o in later)
     assert all(o.data[RESULT]["tool_name"] == "TaskOutput" and WIDGET not in o.data for o in later)
@@ -61,6 +67,12 @@ def test_promoted_exec_view_is_replaced_by_its_final_receipt(ip: Any) -> None:
     assert widget.exit_status == 0 and widget._stop.disabled
     assert "tick-4" in widget.children[1].value  # the synced HTML child carries the tail
     assert widget.comm is None and widget.children[1].comm is None  # closed once replaced (children too)
+    # right before the view, its standby fallback (shown only once the view is dead); spent at the end
+    fallbacks = [o for o in cap.outputs if FALLBACK in o.data]
+    assert FALLBACK in cap.outputs[1].data and not fallbacks[0].update
+    assert fallbacks[0].data[FALLBACK]["state"] == "standby" and "interrupted" in fallbacks[0].data["text/plain"]
+    assert fallbacks[-1].update and fallbacks[-1].data[FALLBACK]["state"] == "spent"
+    assert {_display_id(o) for o in fallbacks} == {_display_id(fallbacks[0])}
 
 
 def test_final_receipt_updates_the_origin_display(ip: Any) -> None:
@@ -117,12 +129,12 @@ def test_task_magic_shows_a_live_view_replaced_by_its_final_state(ip: Any) -> No
         task_id = cap.outputs[0].data[RESULT]["result"]["task_handle"]["task_id"]
     with capture_output() as cap:
         ip.run_line_magic("task", task_id)
-    bundles = [o.data for o in cap.outputs]
+    bundles = [o.data for o in _own(cap.outputs)]
     assert bundles[0][RESULT]["tool_name"] == "TaskStatus"
     widget = _widget(bundles)
     assert len(bundles) == 2  # no second final receipt: that lives in the promotion cell
     assert "its final state replaces it" in bundles[1]["text/plain"]
-    view_id = _display_id(cap.outputs[1])
+    view_id = _display_id(_own(cap.outputs)[1])
     with capture_output() as after:
         wait_and_report(10)
     eventually(lambda: widget.status == "completed", timeout=60)
@@ -217,13 +229,14 @@ def test_unload_replaces_running_views_by_their_last_state(ip: Any) -> None:
     with capture_output() as cap:
         ip.run_line_magic("exec", "--no-login --yield-ms 0 sleep 30")
         widget = _widget([o.data for o in cap.outputs])
-    view_id = _display_id(cap.outputs[1])
+    view_id = _display_id(_own(cap.outputs)[1])
     with capture_output() as after:
         ip.run_line_magic("unload_ext", "holon_nb")
     try:
-        (update,) = after.outputs  # ...the view is replaced by its last state, saying why no receipt will come
+        update, spent = after.outputs  # ...the view is replaced by its last state, saying why no receipt will come
         assert update.update and _display_id(update) == view_id and WIDGET not in update.data
         assert "no final receipt" in update.data["text/plain"] and "closed" in update.data["text/plain"]
+        assert spent.update and spent.data[FALLBACK]["state"] == "spent"  # its standby fallback is not needed
         assert widget.status == "interrupted" and "unloaded" in widget.note and widget._stop.disabled
         assert widget.comm is None
     finally:
@@ -261,7 +274,7 @@ def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any, monkeypa
     with capture_output() as cap:
         ip.run_line_magic("task", task_id)
     widget = _widget([o.data for o in cap.outputs])
-    view_id = _display_id(cap.outputs[1])
+    view_id = _display_id(_own(cap.outputs)[1])
     assert _session is not None
     eventually(lambda: task_id in _session.live.tracks(), timeout=60)  # its start is on the view's clock
     now[0] += 1.5
@@ -270,6 +283,6 @@ def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any, monkeypa
         assert wait_and_report(60) == []
     eventually(lambda: widget.status == "cancelled", timeout=60)
     now[0] += 30  # after the end: the view stays frozen at it
-    (static,) = [o.data for o in cap.outputs if _display_id(o) == view_id][-1:]
+    (static,) = [o.data for o in _own(cap.outputs) if _display_id(o) == view_id][-1:]
     assert static["text/plain"].startswith(f"{task_id} · cancelled · 1.5 s")
     assert widget.elapsed_s == 1.5

@@ -14,6 +14,7 @@ from holon_nb.notebook.work_magics import parse_duration_ms, parse_todo
 
 RESULT = "application/vnd.holon.tool-result+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
+FALLBACK = "application/vnd.holon.live-fallback+json"
 
 
 def _env(bundles: list[dict[str, Any]], tool: str) -> dict[str, Any]:
@@ -154,9 +155,17 @@ def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
     boards = list(_session.boards._boards)
     assert len(boards) == MAX_LIVE_BOARDS
     # a live board is display output (text and HTML), never a widget: a kernel restart in JupyterLab drops
-    # the old kernel's comms before the kernel hears of it, and a widget would be left a broken-link icon
-    shown = [o for o in cap.outputs if not o.update]
+    # the old kernel's comms before the kernel hears of it, and a widget would be left a broken-link icon.
+    # Right after it, a hidden beacon widget (marked as a live view's extra output), whose death shows the
+    # board's "no longer updated since" note by CSS alone (notebook/liveness.py)
+    extra = [o for o in cap.outputs if FALLBACK in o.data]
+    assert extra and all(o.data[FALLBACK]["of"] in ("beacon", "board") for o in extra)
+    shown = [o for o in cap.outputs if not o.update and FALLBACK not in o.data]
     assert all(WIDGET not in o.data and "holon-board-view" in o.data["text/html"] for o in shown)
+    assert all(
+        "holon-when-dead" in o.data["text/html"] and "no longer updated since" in o.data["text/html"] for o in shown
+    )
+    assert all("no longer updated since" not in o.data["text/plain"] for o in shown)
     # the oldest board froze: drawn a last time, with a note saying why
     shown_ids = [o.transient["display_id"] for o in shown]
     first_id, live_ids = shown_ids[0], set(shown_ids[1:])
@@ -168,7 +177,13 @@ def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
     try:
         assert all("no longer updated" in b.text for b in boards)
         # unloading (as at kernel exit) replaces every live board by its static board
-        replaced = {o.transient.get("display_id") for o in cap.outputs if o.update and WIDGET not in o.data}
+        replaced = {
+            o.transient.get("display_id")
+            for o in cap.outputs
+            if o.update and WIDGET not in o.data and FALLBACK not in o.data
+        }
+        spent = [o for o in cap.outputs if FALLBACK in o.data]  # each live board's beacon goes
+        assert len(spent) == MAX_LIVE_BOARDS and all(o.data[FALLBACK]["state"] == "spent" for o in spent)
         assert replaced == live_ids and all(b.handle is None for b in boards)
     finally:
         ip.run_line_magic("load_ext", "holon_nb")

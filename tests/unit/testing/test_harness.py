@@ -20,6 +20,8 @@ from holon_nb.testing.parameters import inject_parameters, python_literal
 REPO = Path(holon_nb.__file__).resolve().parents[1]
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
 
+LIVE_FALLBACK = "application/vnd.holon.live-fallback+json"
+
 
 def write_nb(path: Path, *cells: str | tuple[str, list[str]]) -> Path:
     """Write a notebook whose code cells are ``source`` or ``(source, tags)``."""
@@ -427,8 +429,10 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
     assert summary.restarts == 1 and "kernel restarts: 1" in format_summary(summary)
     nb = nbformat.read(summary.output, as_version=4)
     first, _, board, after = [c for c in nb.cells if c.cell_type == "code"]
-    # the old kernel's live board was frozen before the restart: static in the saved notebook, no widget
-    (shown,) = board.outputs
+    # the old kernel's live board was frozen before the restart: static in the saved notebook, no widget;
+    # its beacon (notebook/liveness.py) was spent with it
+    (shown,) = [o for o in board.outputs if LIVE_FALLBACK not in o["data"]]
+    assert [o["data"][LIVE_FALLBACK]["state"] for o in board.outputs if LIVE_FALLBACK in o["data"]] == ["spent"]
     assert "application/vnd.jupyter.widget-view+json" not in shown["data"]
     assert "the kernel restarted" in shown["data"]["text/plain"]
     pid_before = text_of(first).split()[1]
@@ -452,12 +456,16 @@ def test_saved_notebook_holds_no_widget_of_ended_work(tmp_path: Path) -> None:
     nb = nbformat.read(summary.output, as_version=4)
     board, task, _ = [c for c in nb.cells if c.cell_type == "code"]
     widget = "application/vnd.jupyter.widget-view+json"
-    # the live board froze at the end of the run: a static board (it saw the later work item), no widget
-    (shown,) = board.outputs
+    # the live board froze at the end of the run: a static board (it saw the later work item), no widget;
+    # its beacon and the task view's standby fallback (notebook/liveness.py) are spent markers
+    spent = [o for c in (board, task) for o in c.outputs if LIVE_FALLBACK in o["data"]]
+    assert len(spent) == 2 and all(o["data"][LIVE_FALLBACK]["state"] == "spent" for o in spent)
+    (shown,) = [o for o in board.outputs if LIVE_FALLBACK not in o["data"]]
     assert widget not in shown["data"] and "Ship it" in shown["data"]["text/plain"]
     assert "the headless run ended" in shown["data"]["text/plain"] and "holon-board-view" in shown["data"]["text/html"]
     # the promoted command: its receipt, then its live view replaced by the final receipt (output shown once)
-    assert [o["data"][RESULT_MIMETYPE]["tool_name"] for o in task.outputs] == ["ExecCommand", "TaskOutput"]
+    own = [o for o in task.outputs if LIVE_FALLBACK not in o["data"]]
+    assert [o["data"][RESULT_MIMETYPE]["tool_name"] for o in own] == ["ExecCommand", "TaskOutput"]
     assert sum("finished-marker" in o["data"]["text/plain"] for o in task.outputs) == 1
     assert not any(widget in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
     assert "widgets" not in nb.metadata  # no saved state of widgets no output shows

@@ -8,7 +8,7 @@ from holon_nb.tools.terminal.ansi import ansi_to_html, strip_ansi
 
 def test_pytest_colours_become_spans_and_text_is_escaped() -> None:
     out = ansi_to_html("\x1b[32m\x1b[1m2 passed\x1b[0m in 0.5s <b>&")
-    assert "<span style='color:#1a7f37;font-weight:bold'>2 passed</span>" in out
+    assert "<span style='color:var(--holon-ansi-32, #1a7f37);font-weight:bold'>2 passed</span>" in out
     assert out.endswith(" in 0.5s &lt;b&gt;&amp;") and "\x1b" not in out
 
 
@@ -25,4 +25,4 @@ def test_card_renders_coloured_stdout() -> None:
         "result": {"disposition": "completed", "exit_status": 0, "stdout_preview": "\x1b[31mFAILED\x1b[0m x"},
     }
     html = render_card(env, "receipt")
-    assert "<span style='color:#cf222e'>FAILED</span> x" in html and "[31m" not in html
+    assert "<span style='color:var(--holon-ansi-31, #cf222e)'>FAILED</span> x" in html and "[31m" not in html
