@@ -278,6 +278,7 @@ def test_nt08_replay_without_a_cassette_fails_first_with_the_record_command_and_
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # two nested pytest runs with two workers and kernels each: minutes on a loaded 2-core box
 def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -303,7 +304,7 @@ def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(
         env=env,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=420,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 passed" in proc.stdout
@@ -320,7 +321,7 @@ def test_nt09_xdist_workers_each_have_their_own_kernel_and_holon_home(
         env=env | {"HOLON_NB_HOME": str(fixed)},
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=420,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [json.loads(line) for line in probe_file.read_text().splitlines()]

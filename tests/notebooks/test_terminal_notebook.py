@@ -81,7 +81,7 @@ def test_progress_lines_show_their_last_frame(executed: Any) -> None:
     assert "Counting objects: 100%" in text and "Counting objects:  50%" not in text
     assert "\r" not in text
     promoted = _text(_cell(executed, "%exec --yield-ms 0"))
-    final = promoted.split("TaskOutput · success", 1)[1]
+    final = promoted.split("TaskOutput · completed", 1)[1]  # the final receipt names the task's status
     assert "100%" in final and " 25%" not in final and "\r" not in final
 
 
