@@ -137,7 +137,9 @@ def test_workspace_table_and_cleanup(executed: Any) -> None:
             else [c for c in executed.cells if c.source == "%workspace"][0]
         )
     ]
-    assert table.startswith("active projection of agent default") and "canonical_root" in table
+    # the receipt's first line, as every receipt starts, then the tables
+    assert table.startswith("GetWorkspaceState · success") and "active projection of agent default" in table
+    assert "canonical_root" in table
     (detached,) = _receipts(_cells(executed, "clone_id = ")[0])
     assert detached["tool_name"] == "DetachWorkspace" and detached["result"]["detached"] is True
 
