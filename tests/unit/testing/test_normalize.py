@@ -586,3 +586,21 @@ def test_a_warning_from_a_cell_names_the_kernel_folder_without_its_pid() -> None
     assert Normalizer().text("/tmp/ipykernel_1/1.py /tmp/ipykernel_1/2.py my-ipykernel_7/x") == (
         "/tmp/ipykernel_<pid>/1.py /tmp/ipykernel_<pid>/2.py my-ipykernel_7/x"
     )
+
+
+def test_final_wait_outputs_of_an_ignored_last_cell_are_compared() -> None:
+    """Issue 26 item 1: a task that failed after the last cell (its final receipt appended by the final wait)
+    fails the comparison even when the last cell's own outputs are ignored."""
+    own_a = {"output_type": "stream", "name": "stdout", "text": "cleanup at 12:00"}
+    own_b = {"output_type": "stream", "name": "stdout", "text": "cleanup at 12:01"}
+    late = {"output_type": "stream", "name": "stdout", "text": "Traceback (most recent call last):\nFileNotFoundError"}
+    saved, run = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    saved.cells = [_cell(own_a), _cell(own_a, tags=["holon-ignore-output"])]
+    run.cells = [_cell(own_a), _cell(own_b, late, tags=["holon-ignore-output"])]
+    run.cells[1].metadata["holon_nb"] = {"trailing_outputs_from": 1}
+    (diff,) = compare_notebooks(saved, run, Normalizer())
+    assert diff.index == 1 and diff.message.startswith("after the last cell (final wait): ")
+    assert "FileNotFoundError" in diff.message
+    run.cells[1].outputs = [own_b]  # no late output: the cell's own outputs stay ignored
+    del run.cells[1].metadata["holon_nb"]
+    assert compare_notebooks(saved, run, Normalizer()) == []
