@@ -21,6 +21,7 @@ __all__ = [
     "RuntimeSettings",
     "ToolResult",
     "agent_turns",
+    "clear_home",
     "get_runtime",
     "load_ipython_extension",
     "unload_ipython_extension",
@@ -53,6 +54,20 @@ def agent_turns() -> list[Any]:
     if _session is None:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     return _session.turns.results()
+
+
+def clear_home() -> Any:
+    """Empty this notebook's own holon home (``.holon/notebooks/<notebook stem>/``) before
+    ``%load_ext holon_nb``, so a notebook run top to bottom starts from nothing; unloads holon_nb first
+    when it is loaded. A home named by ``$HOLON_NB_HOME``, or the shared ``.holon/`` of a kernel that
+    does not know its notebook, is left alone.
+
+    Returns:
+        The emptied home (a ``Path``), or None when nothing was cleared.
+    """
+    from .notebook.home import clear_home as _clear
+
+    return _clear()
 
 
 def _set_runtime(rt: Runtime | None) -> None:

@@ -2,7 +2,8 @@
 
 ``%load_ext holon_nb`` calls :func:`load`: it creates the ``HolonNB`` config
 object, starts a :class:`~holon_nb.runtime.Runtime` in the kernel's working
-directory (the notebook's directory), registers the magics and starts the
+directory (the notebook's directory) on the notebook's own holon home
+(:mod:`~holon_nb.notebook.home`), registers the magics and starts the
 live hub. ``%reload_ext holon_nb`` first calls :func:`unload`, which shuts
 all of that down, so exactly one runtime thread exists afterwards.
 
@@ -25,6 +26,7 @@ from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
 from .config import SETTINGS_INPUTS, HolonNB
+from .home import kernel_home
 from .image_magics import ImageMagics
 from .live import LiveHub
 from .magics import HolonMagics
@@ -64,7 +66,7 @@ def load(ip: Any) -> None:
     if current_session() is not None:
         unload(ip)
     config = HolonNB(parent=ip)
-    rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
+    rt = Runtime(home=kernel_home(ip)[0], workspace=os.getcwd(), settings=config.to_settings())
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)
