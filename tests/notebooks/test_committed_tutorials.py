@@ -68,9 +68,9 @@ def _canon(name: str) -> str:
 def _closure(requirements: list[str]) -> set[str]:
     """Distributions ``pip install -r`` of these lines installs, read from this environment's metadata
     (``.`` is this project: its ``pyproject.toml`` dependencies)."""
-    import tomllib
     from importlib import metadata
 
+    import tomllib
     from packaging.requirements import Requirement
 
     todo: list[str] = []
@@ -98,9 +98,7 @@ def test_binder_requirements_cover_every_tutorial_import() -> None:
     standard library, holon_nb itself, or a distribution its requirements install."""
     from importlib import metadata
 
-    lines = [
-        ln.split("#")[0].strip() for ln in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    ]
+    lines = [ln.split("#")[0].strip() for ln in (ROOT / "binder" / "requirements.txt").read_text().splitlines()]
     installed = _closure([ln for ln in lines if ln])
     providers = metadata.packages_distributions()
     missing = {}
