@@ -604,3 +604,30 @@ def test_final_wait_outputs_of_an_ignored_last_cell_are_compared() -> None:
     run.cells[1].outputs = [own_b]  # no late output: the cell's own outputs stay ignored
     del run.cells[1].metadata["holon_nb"]
     assert compare_notebooks(saved, run, Normalizer()) == []
+
+
+def test_a_root_cut_short_by_a_receipt_is_masked_and_saved_outputs_name_no_root(tmp_path: Path) -> None:
+    """Issue 26 item 12: what --holon-nb-update saves names no folder of this machine, a cut one included."""
+    from holon_nb.testing.saved import mask_saved_paths
+
+    site = "/opt/venv/lib/python3.11/site-packages"
+    norm = Normalizer(Roots(site=(site,), workspace=(str(tmp_path),), tmp=("/tmp",)))
+    assert norm.paths("sha x /opt/venv/lib/py… [+57 chars]") == "sha x <site-packages>… [+57 chars]"
+    assert norm.paths("/usr/lib/py… stays") == "/usr/lib/py… stays"
+    nb = nbformat.v4.new_notebook()
+    receipt = {"tool_name": "ViewImage", "result": {"path": f"{site}/ipykernel/logo.png"}}
+    nb.cells = [
+        _cell(
+            {"output_type": "stream", "name": "stdout", "text": f"wrote {tmp_path}/out.txt\n"},
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {RESULT_MIMETYPE: receipt, "text/plain": "ViewImage · success\n  /opt/venv/lib/py…"},
+            },
+        )
+    ]
+    assert mask_saved_paths(nb, norm) is True
+    saved = nbformat.writes(nb)
+    assert site not in saved and str(tmp_path) not in saved and "/opt/venv" not in saved
+    assert "<site-packages>/ipykernel/logo.png" in saved and "<WS>/out.txt" in saved
+    assert mask_saved_paths(nb, norm) is False  # idempotent: a second update changes nothing
