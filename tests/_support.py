@@ -154,29 +154,20 @@ def check_tutorial(name: str, timeout: float = 120) -> Any:
 
 
 def receipt_text_drift(check: Any) -> list[str]:
-    """Receipts of a checked tutorial whose saved ``text/plain`` is not what this run's renderer wrote for the
-    same receipt (issue 26 item 12): the comparison reads only a receipt's JSON, so a renderer change would
-    otherwise leave stale text in the committed notebook. Receipts whose JSON differs are left to that
-    comparison; text is compared after the runtime's masks (ids, durations, paths)."""
+    """Cells of a checked tutorial holding a receipt whose saved ``text/plain`` is not what this run's renderer
+    wrote for the same receipt JSON (issue 26 item 12; :func:`~holon_nb.testing.compare.receipt_text_differs`):
+    the comparison reads only a receipt's JSON, so a renderer change would otherwise leave stale text in the
+    committed notebook. Text is compared after the runtime's masks (ids, durations, paths)."""
     import nbformat
 
-    from holon_nb.testing.compare import compared_cells
-    from holon_nb.testing.normalize import RESULT_MIMETYPE, Normalizer, Roots
+    from holon_nb.testing.compare import compared_cells, receipt_text_differs
+    from holon_nb.testing.normalize import Normalizer, Roots
 
     saved = nbformat.read(check.path, as_version=4)
     home = (check.summary.holon_home,) if check.summary.holon_home else ()
     norm = Normalizer(Roots.current(workspace=Path(check.path).resolve().parent).merged(Roots(home=home)))
-    drift = []
-    for i in compared_cells(saved):
-        pairs = zip(
-            [o for o in saved.cells[i].get("outputs", []) if RESULT_MIMETYPE in o.get("data", {})],
-            [o for o in check.executed.cells[i].get("outputs", []) if RESULT_MIMETYPE in o.get("data", {})],
-            strict=False,
-        )
-        for old, new in pairs:
-            if norm.json(old["data"][RESULT_MIMETYPE]) != norm.json(new["data"][RESULT_MIMETYPE]):
-                continue
-            want, got = (norm.runtime_text(o["data"].get("text/plain", "")) for o in (old, new))
-            if want != got:
-                drift.append(f"cell {i}:\n--- saved\n{want}\n--- current renderer\n{got}")
-    return drift
+    return [
+        f"cell {i} ({saved.cells[i].source.splitlines()[0][:60]}): saved text/plain differs from the current renderer's"
+        for i in compared_cells(saved)
+        if receipt_text_differs(saved.cells[i], check.executed.cells[i], norm)
+    ]

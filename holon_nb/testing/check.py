@@ -33,7 +33,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
+from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
 from .harness import read_notebook, run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
 from .saved import mask_saved_paths
@@ -394,7 +394,12 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
             and i not in errors
             and i not in check.not_run
         ]
-        changed = sorted({d.index for d in diffs} | set(empty))
+        differing = {d.index for d in diffs}
+        # a receipt saved with an older renderer's text is rewritten too (its JSON alone compares equal)
+        stale_text = {
+            i for i in compared if i not in differing and receipt_text_differs(saved.cells[i], executed.cells[i], norm)
+        }
+        changed = sorted(differing | set(empty) | stale_text)
         stale = "recorded_roots" in (saved.metadata.get("holon_nb") or {})
         if changed or stale or mask_saved_paths(copy.deepcopy(saved), norm):
             _update(path, saved, executed, changed, norm)

@@ -62,6 +62,7 @@ __all__ = [
     "first_line",
     "not_compared",
     "is_lax",
+    "receipt_text_differs",
     "widget_states",
 ]
 
@@ -475,3 +476,19 @@ def _trailing_compared(expected: Mapping[str, Any], actual: Mapping[str, Any], n
     if not has_tag(expected, "ignore") or has_tag(expected, "skip") or is_lax(nb):
         return False
     return not any(o.get("output_type") == "error" for o in actual.get("outputs") or [])
+
+
+def receipt_text_differs(expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer) -> bool:
+    """True when a receipt whose JSON compares equal in the two cells has another ``text/plain`` (after the
+    runtime's masks): the saved text is an older renderer's. The comparison reads a receipt's JSON only, so
+    ``--holon-nb-update`` rewrites such a cell too (issue 26 item 12)."""
+
+    def receipts(cell: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [o["data"] for o in cell.get("outputs") or [] if RESULT_MIMETYPE in (o.get("data") or {})]
+
+    for old, new in zip(receipts(expected), receipts(actual), strict=False):
+        if norm.json(old[RESULT_MIMETYPE]) == norm.json(new[RESULT_MIMETYPE]):
+            texts = (norm.runtime_text(_joined(d.get("text/plain", ""))) for d in (old, new))
+            if len(set(texts)) > 1:
+                return True
+    return False

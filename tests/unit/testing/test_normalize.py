@@ -631,3 +631,24 @@ def test_a_root_cut_short_by_a_receipt_is_masked_and_saved_outputs_name_no_root(
     assert site not in saved and str(tmp_path) not in saved and "/opt/venv" not in saved
     assert "<site-packages>/ipykernel/logo.png" in saved and "<WS>/out.txt" in saved
     assert mask_saved_paths(nb, norm) is False  # idempotent: a second update changes nothing
+
+
+def test_receipt_text_from_an_older_renderer_is_found() -> None:
+    """Issue 26 item 12: equal receipt JSON with another text/plain is stale text (--holon-nb-update rewrites it)."""
+    from holon_nb.testing.compare import receipt_text_differs
+
+    receipt = {"tool_name": "ExecCommand", "status": "success", "result": {"exit_status": 0}}
+
+    def out(text: str) -> dict:
+        return {"output_type": "display_data", "metadata": {}, "data": {RESULT_MIMETYPE: receipt, "text/plain": text}}
+
+    norm = Normalizer()
+    assert (
+        receipt_text_differs(
+            _cell(out("ExecCommand · 12 ms\n  exit 0")), _cell(out("ExecCommand · 9 ms\n  exit 0")), norm
+        )
+        is False
+    )
+    assert (
+        receipt_text_differs(_cell(out("old layout: exit 0")), _cell(out("ExecCommand · 9 ms\n  exit 0")), norm) is True
+    )
