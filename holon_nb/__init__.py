@@ -56,18 +56,48 @@ def agent_turns() -> list[Any]:
     return _session.turns.results()
 
 
-def clear_home() -> Any:
-    """Empty this notebook's own holon home (``.holon/notebooks/<notebook stem>/``) before
-    ``%load_ext holon_nb``, so a notebook run top to bottom starts from nothing; unloads holon_nb first
-    when it is loaded. A home named by ``$HOLON_NB_HOME``, or the shared ``.holon/`` of a kernel that
-    does not know its notebook, is left alone.
+def clear_home(ip: Any = None) -> Any:
+    """Empty this notebook's own holon home, so what follows starts from nothing (issue 26 item 2).
+
+    Call it before ``%load_ext holon_nb``: a notebook that starts with it can be run top to bottom any
+    number of times and shows only that run's state. When holon_nb is loaded in this kernel it is
+    unloaded first (its tasks stop); the next ``%load_ext holon_nb`` opens the emptied home. Only a
+    per-notebook home, ``.holon/notebooks/<notebook stem>/``
+    (:func:`~holon_nb.runtime.core.settings.kernel_home`), is cleared: with ``$HOLON_NB_HOME`` set, or
+    in a kernel that does not know its notebook (the shared ``.holon/``), nothing happens.
+
+    Args:
+        ip: The IPython shell; None: the running one, if any.
 
     Returns:
         The emptied home (a ``Path``), or None when nothing was cleared.
-    """
-    from .notebook.home import clear_home as _clear
 
-    return _clear()
+    Example::
+
+        import holon_nb
+        holon_nb.clear_home()
+        %load_ext holon_nb
+    """
+    import shutil
+
+    from .runtime.core.settings import kernel_home
+
+    if ip is None:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    home, source = kernel_home(getattr(ip, "user_ns", None))
+    if source != "notebook":
+        return None
+    manager = getattr(ip, "extension_manager", None)
+    if manager is not None and "holon_nb" in getattr(manager, "loaded", ()):
+        manager.unload_extension("holon_nb")  # IPython forgets it too: the next %load_ext loads afresh
+    elif ip is not None:
+        from .notebook import unload
+
+        unload(ip)  # loaded without the extension manager (idempotent when not loaded)
+    shutil.rmtree(home, ignore_errors=True)
+    return home
 
 
 def _set_runtime(rt: Runtime | None) -> None:

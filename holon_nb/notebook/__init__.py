@@ -3,7 +3,7 @@
 ``%load_ext holon_nb`` calls :func:`load`: it creates the ``HolonNB`` config
 object, starts a :class:`~holon_nb.runtime.Runtime` in the kernel's working
 directory (the notebook's directory) on the notebook's own holon home
-(:mod:`~holon_nb.notebook.home`), registers the magics and starts the
+(:func:`~holon_nb.runtime.core.settings.kernel_home`), registers the magics and starts the
 live hub. ``%reload_ext holon_nb`` first calls :func:`unload`, which shuts
 all of that down, so exactly one runtime thread exists afterwards.
 
@@ -22,11 +22,11 @@ import os
 from typing import Any
 
 from ..runtime import Runtime
+from ..runtime.core.settings import kernel_home
 from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
 from .config import SETTINGS_INPUTS, HolonNB
-from .home import kernel_home
 from .image_magics import ImageMagics
 from .live import LiveHub
 from .magics import HolonMagics
@@ -66,7 +66,9 @@ def load(ip: Any) -> None:
     if current_session() is not None:
         unload(ip)
     config = HolonNB(parent=ip)
-    rt = Runtime(home=kernel_home(ip)[0], workspace=os.getcwd(), settings=config.to_settings())
+    rt = Runtime(
+        home=kernel_home(getattr(ip, "user_ns", None))[0], workspace=os.getcwd(), settings=config.to_settings()
+    )
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)

@@ -267,7 +267,7 @@ def _roots(saved: NotebookNode, summaries: Sequence[RunSummary], workspace: Path
 def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequence[int], norm: Normalizer) -> None:
     for i in cells:
         fresh = executed.cells[i]
-        saved.cells[i].outputs = fresh.outputs
+        saved.cells[i].outputs = copy.deepcopy(fresh.outputs)  # masked below; the run keeps its own
         saved.cells[i].execution_count = fresh.get("execution_count")
         meta = fresh.metadata.get("holon_nb")
         if meta is not None:

@@ -696,7 +696,7 @@ def run_notebook(
             uses ``<stem>.holon/cassettes/agent-<n>.jsonl``.
         notebook_home: Run the kernel as a Jupyter server does (``JPY_SESSION_NAME`` names the notebook,
             no ``HOLON_NB_HOME``), so ``%load_ext holon_nb`` opens the notebook's own home,
-            ``<cwd>/.holon/notebooks/<stem>/`` (:mod:`holon_nb.notebook.home`), kept after the run: a
+            ``<cwd>/.holon/notebooks/<stem>/`` (:func:`holon_nb.runtime.core.settings.kernel_home`), kept after the run: a
             second run in the folder finds the first one's state there, as in JupyterLab.
 
     Returns:
@@ -728,7 +728,7 @@ def run_notebook(
 
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
     own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
-    if notebook_home:  # where holon_nb.notebook.home puts a kernel that knows its notebook
+    if notebook_home:  # where kernel_home puts a kernel that knows its notebook
         home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
     else:
         home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]

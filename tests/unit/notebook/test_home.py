@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from holon_nb.notebook.home import clear_home, kernel_home, notebook_name
+from holon_nb import clear_home
+from holon_nb.runtime.core.settings import kernel_home, notebook_name
 from holon_nb.runtime.housekeeping.prune import home_bytes
 
 
@@ -23,14 +24,14 @@ def test_a_kernel_that_knows_its_notebook_gets_a_home_of_its_own(tmp_path: Path,
     assert kernel_home(None, tmp_path) == (tmp_path / ".holon" / "notebooks" / "03-work-items-waits-timers", "notebook")
     no_env.delenv("JPY_SESSION_NAME")
     vscode = SimpleNamespace(user_ns={"__vsc_ipynb_file__": "/x/y/analysis.ipynb"})
-    assert kernel_home(vscode, tmp_path)[0] == tmp_path / ".holon" / "notebooks" / "analysis"
-    assert notebook_name(SimpleNamespace(user_ns={"__session__": "a.ipynb"})) == "a.ipynb"
+    assert kernel_home(vscode.user_ns, tmp_path)[0] == tmp_path / ".holon" / "notebooks" / "analysis"
+    assert notebook_name({"__session__": "a.ipynb"}) == "a.ipynb"
 
 
 def test_explicit_and_unknown_notebooks_keep_their_homes(tmp_path: Path, no_env) -> None:
-    assert kernel_home(SimpleNamespace(user_ns={}), tmp_path) == (tmp_path / ".holon", "folder")
+    assert kernel_home({}, tmp_path) == (tmp_path / ".holon", "folder")
     for odd in ("", "   ", ".hidden.ipynb", "..ipynb"):
-        assert kernel_home(SimpleNamespace(user_ns={"__session__": odd}), tmp_path)[1] == "folder", odd
+        assert kernel_home({"__session__": odd}, tmp_path)[1] == "folder", odd
     no_env.setenv("HOLON_NB_HOME", str(tmp_path / "mine"))
     no_env.setenv("JPY_SESSION_NAME", "a.ipynb")
     assert kernel_home(None, tmp_path) == (tmp_path / "mine", "env")
