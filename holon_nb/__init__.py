@@ -21,6 +21,7 @@ __all__ = [
     "RuntimeSettings",
     "ToolResult",
     "agent_turns",
+    "clear_home",
     "get_runtime",
     "load_ipython_extension",
     "unload_ipython_extension",
@@ -53,6 +54,50 @@ def agent_turns() -> list[Any]:
     if _session is None:
         raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
     return _session.turns.results()
+
+
+def clear_home(ip: Any = None) -> Any:
+    """Empty this notebook's own holon home, so what follows starts from nothing (issue 26 item 2).
+
+    Call it before ``%load_ext holon_nb``: a notebook that starts with it can be run top to bottom any
+    number of times and shows only that run's state. When holon_nb is loaded in this kernel it is
+    unloaded first (its tasks stop); the next ``%load_ext holon_nb`` opens the emptied home. Only a
+    per-notebook home, ``.holon/notebooks/<notebook stem>/``
+    (:func:`~holon_nb.runtime.core.settings.kernel_home`), is cleared: with ``$HOLON_NB_HOME`` set, or
+    in a kernel that does not know its notebook (the shared ``.holon/``), nothing happens.
+
+    Args:
+        ip: The IPython shell; None: the running one, if any.
+
+    Returns:
+        The emptied home (a ``Path``), or None when nothing was cleared.
+
+    Example::
+
+        import holon_nb
+        holon_nb.clear_home()
+        %load_ext holon_nb
+    """
+    import shutil
+
+    from .runtime.core.settings import kernel_home
+
+    if ip is None:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    home, source = kernel_home(getattr(ip, "user_ns", None))
+    if source != "notebook":
+        return None
+    manager = getattr(ip, "extension_manager", None)
+    if manager is not None and "holon_nb" in getattr(manager, "loaded", ()):
+        manager.unload_extension("holon_nb")  # IPython forgets it too: the next %load_ext loads afresh
+    elif ip is not None:
+        from .notebook import unload
+
+        unload(ip)  # loaded without the extension manager (idempotent when not loaded)
+    shutil.rmtree(home, ignore_errors=True)
+    return home
 
 
 def _set_runtime(rt: Runtime | None) -> None:

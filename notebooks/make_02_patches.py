@@ -84,7 +84,9 @@ def build() -> nbformat.NotebookNode:
             'subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "--quiet", repo, str(clone)], check=True)\n'
             'print("cloned into a scratch directory (removed at the end):", clone.name)'
         ),
-        new_code_cell("%load_ext holon_nb\nimport holon_nb\nrt = holon_nb.get_runtime()"),
+        new_code_cell(
+            "import holon_nb\nholon_nb.clear_home()  # this notebook's own holon home starts empty: each run shows only its own state\n%load_ext holon_nb\nrt = holon_nb.get_runtime()"
+        ),
         new_markdown_cell(
             "## Attach the clone and make it active\n\n"
             "The notebook's own directory is the default workspace. `AttachWorkspace` adds the clone to what the agent\n"

@@ -36,7 +36,9 @@ def build() -> nbformat.NotebookNode:
             "(CreateTimer, CancelTimer, GetTimer, ListTimers), `%agent_status` (GetAgent), `%memory`\n"
             "(MemorySearch, MemoryGet)."
         ),
-        new_code_cell("%load_ext holon_nb\nimport holon_nb, time\nrt = holon_nb.get_runtime()"),
+        new_code_cell(
+            "import holon_nb, time\nholon_nb.clear_home()  # this notebook's own holon home starts empty: each run shows only its own state\n%load_ext holon_nb\nrt = holon_nb.get_runtime()"
+        ),
         new_markdown_cell(
             "## Plan an objective\n\n"
             "A work item has an objective, a todo list (`[ ]` pending, `[>]` in progress, `[x]` completed) and a\n"

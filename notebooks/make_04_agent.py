@@ -41,6 +41,9 @@ MESSAGE1 = (
     "The tests of the project in the active workspace fail. Track the fix as a work item, find the bug, fix it "
     "with ApplyPatch, then run the tests in the background and wait for the result."
 )
+# the project's tests, as the notebook runs them: the whole output is short (no header, one line a test), and
+# pytest's own exit status is the command's (no pipe through `tail`, whose status would hide a failure)
+PYTEST = '"$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --no-header --tb=no -rN --color=no'
 MESSAGE2 = "The test run has finished. Check the result and complete your work item with a short report."
 
 TESTS = """from ansi import ansi_to_html, strip_ansi
@@ -98,17 +101,20 @@ def build() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## A small real project with a bug\n\n"
-            "The project is a copy of `holon_nb/tools/ansi.py` (it turns terminal colours into HTML; the copy in\n"
+            "The project is a copy of `holon_nb/tools/terminal/ansi.py` (it turns terminal colours into HTML; the copy in\n"
             "`04-agent-turns.holon/ansi.py`, taken when the cassettes were recorded, since their patch fits it)\n"
-            "and three tests; the notebook breaks one colour."
+            "and three tests; the notebook breaks one colour.\n\n"
+            "`--yield-ms 100000` keeps each test run in the foreground for up to 100 s instead of the default 10 s,\n"
+            "so on a slow or busy machine the cell still waits for the result rather than turning the run into a\n"
+            "background task."
         ),
         new_code_cell(f"TESTS = {TESTS!r}\n\n" + SETUP),
-        new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
+        new_code_cell(
+            "holon_nb.clear_home()  # this notebook's own holon home starts empty: each run shows only its own state\n%load_ext holon_nb\nrt = holon_nb.get_runtime()"
+        ),
         new_code_cell("%workspace attach $project"),
         new_code_cell("%workspace switch $project"),
-        new_code_cell(
-            '%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'
-        ),
+        new_code_cell(f"%exec --yield-ms 100000 {PYTEST}"),
         new_markdown_cell(
             "## The agent's turn\n\n"
             "The turn creates a work item, reproduces the failure, reads the code, patches it, starts the tests as a\n"
@@ -136,18 +142,22 @@ def build() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## Apply the agent's patch for real\n\nThe replay did not run the tools, so the project "
-            "still has its bug. Apply the patch the agent wrote (taken from its turn) and run the tests:"
+            "still has its bug. Apply the patch the agent wrote (taken from its turn) and run the tests (`--raise`:\n"
+            "the cell fails if they do):"
         ),
         new_code_cell(
             'patch = next(c.input["patch"] for c in (c for r in holon_nb.agent_turns()[0].rounds for c in r.tool_calls)\n'
             '             if c.name == "ApplyPatch")\n'
             'rt.call("ApplyPatch", {"patch": patch})'
         ),
-        new_code_cell(
-            '%exec "$TUTORIAL_PYTHON" -m pytest -p no:cacheprovider -v --tb=no -rN --color=no 2>&1 | tail -n 5'
-        ),
+        new_code_cell(f"%exec --raise --yield-ms 100000 {PYTEST}"),
         ignore_output(
-            new_code_cell("%workspace switch {os.getcwd()}\nshutil.rmtree(project.parent)"),
+            new_code_cell(
+                "# remove the project only once nothing runs in it any more\n"
+                'assert not rt.wait_for_tasks(120), "a task still runs in the project"\n'
+                "%workspace switch {os.getcwd()}\n"
+                "shutil.rmtree(project.parent)"
+            ),
             "its projection differs when this checkout is a linked git worktree rather than a clone",
         ),
     ]

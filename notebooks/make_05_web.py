@@ -143,7 +143,9 @@ def build() -> nbformat.NotebookNode:
             "page per section, each with the navigation sidebar, header and footer a real site has."
         ),
         new_code_cell(SITE),
-        new_code_cell("%load_ext holon_nb\nrt = holon_nb.get_runtime()"),
+        new_code_cell(
+            "holon_nb.clear_home()  # this notebook's own holon home starts empty: each run shows only its own state\n%load_ext holon_nb\nrt = holon_nb.get_runtime()"
+        ),
         new_markdown_cell(
             "## The web policy refuses local addresses by default\n\n"
             "WebFetch refuses private, loopback and link-local addresses (and URLs with credentials) unless the "

@@ -39,8 +39,6 @@ SETUP = """import os, struct, tempfile, zlib
 from pathlib import Path
 import ipykernel
 
-# a fresh holon home, so the generated files below start from an empty media/generated/ every run
-os.environ.setdefault("HOLON_NB_HOME", tempfile.mkdtemp(prefix="holon-nb-06-"))
 # a real image no one here drew: the Python logo ipykernel ships (a dependency of holon_nb)
 LOGO = Path(ipykernel.__file__).parent / "resources" / "logo-64x64.png"
 print(LOGO, LOGO.stat().st_size, "bytes")"""
@@ -76,7 +74,9 @@ def build() -> nbformat.NotebookNode:
             "`openai/gpt-image-1`) with the provider's key in the environment."
         ),
         new_code_cell(SETUP),
-        new_code_cell("%load_ext holon_nb\nimport holon_nb\nrt = holon_nb.get_runtime()"),
+        new_code_cell(
+            "import holon_nb\nholon_nb.clear_home()  # this notebook's own holon home starts empty: each run shows only its own state\n%load_ext holon_nb\nrt = holon_nb.get_runtime()"
+        ),
         new_markdown_cell(
             "## Look at a real image\n\n"
             "The file's content decides its type (the extension is ignored). The receipt gives the\n"

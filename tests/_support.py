@@ -151,3 +151,23 @@ def check_tutorial(name: str, timeout: float = 120) -> Any:
     assert path.read_bytes() == before  # the tutorial itself is never modified
     assert check.executed is not None
     return check
+
+
+def receipt_text_drift(check: Any) -> list[str]:
+    """Cells of a checked tutorial holding a receipt whose saved ``text/plain`` is not what this run's renderer
+    wrote for the same receipt JSON (issue 26 item 12; :func:`~holon_nb.testing.compare.receipt_text_differs`):
+    the comparison reads only a receipt's JSON, so a renderer change would otherwise leave stale text in the
+    committed notebook. Text is compared after the runtime's masks (ids, durations, paths)."""
+    import nbformat
+
+    from holon_nb.testing.compare import compared_cells, receipt_text_differs
+    from holon_nb.testing.normalize import Normalizer, Roots
+
+    saved = nbformat.read(check.path, as_version=4)
+    home = (check.summary.holon_home,) if check.summary.holon_home else ()
+    norm = Normalizer(Roots.current(workspace=Path(check.path).resolve().parent).merged(Roots(home=home)))
+    return [
+        f"cell {i} ({saved.cells[i].source.splitlines()[0][:60]}): saved text/plain differs from the current renderer's"
+        for i in compared_cells(saved)
+        if receipt_text_differs(saved.cells[i], check.executed.cells[i], norm)
+    ]

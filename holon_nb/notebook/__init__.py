@@ -2,7 +2,8 @@
 
 ``%load_ext holon_nb`` calls :func:`load`: it creates the ``HolonNB`` config
 object, starts a :class:`~holon_nb.runtime.Runtime` in the kernel's working
-directory (the notebook's directory), registers the magics and starts the
+directory (the notebook's directory) on the notebook's own holon home
+(:func:`~holon_nb.runtime.core.settings.kernel_home`), registers the magics and starts the
 live hub. ``%reload_ext holon_nb`` first calls :func:`unload`, which shuts
 all of that down, so exactly one runtime thread exists afterwards.
 
@@ -21,6 +22,7 @@ import os
 from typing import Any
 
 from ..runtime import Runtime
+from ..runtime.core.settings import kernel_home
 from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
 from .board import BoardHub
@@ -64,7 +66,9 @@ def load(ip: Any) -> None:
     if current_session() is not None:
         unload(ip)
     config = HolonNB(parent=ip)
-    rt = Runtime(workspace=os.getcwd(), settings=config.to_settings())
+    rt = Runtime(
+        home=kernel_home(getattr(ip, "user_ns", None))[0], workspace=os.getcwd(), settings=config.to_settings()
+    )
     try:
         session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
         session.boards = BoardHub(rt)

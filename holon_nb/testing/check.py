@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import os
 import shutil
@@ -32,9 +33,10 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells
+from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
 from .harness import read_notebook, run_notebook
 from .normalize import Normalizer, Roots, UserRule, parse_rules
+from .saved import mask_saved_paths
 from .summary import RunSummary
 from .workdir import folder_lock, private_copy, shared_dir
 
@@ -262,33 +264,28 @@ def _roots(saved: NotebookNode, summaries: Sequence[RunSummary], workspace: Path
     return recorded.merged(Roots.current(home=None, workspace=workspace)).merged(Roots(home=homes))
 
 
-def _recorded(saved: NotebookNode, roots: Roots) -> dict[str, list[str]]:
-    """``metadata.holon_nb.recorded_roots`` with this run's workspace, temp dir and checkout added (the
-    holon home is not recorded: a harness run's home is always ``<tmp>/holon-nb-run-*/home``)."""
-    previous = Roots.from_mapping((saved.metadata.get("holon_nb") or {}).get("recorded_roots"))
-    merged = (
-        Roots(workspace=previous.workspace, tmp=previous.tmp, repo=previous.repo, site=previous.site)
-        .merged(Roots(workspace=roots.workspace, tmp=roots.tmp, repo=roots.repo, site=roots.site))
-        .as_mapping()
-    )
-    return {k: list(dict.fromkeys(v))[-4:] for k, v in merged.items() if v}
-
-
-def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequence[int], roots: Roots) -> None:
+def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequence[int], norm: Normalizer) -> None:
     for i in cells:
         fresh = executed.cells[i]
-        saved.cells[i].outputs = fresh.outputs
+        saved.cells[i].outputs = copy.deepcopy(fresh.outputs)  # masked below; the run keeps its own
         saved.cells[i].execution_count = fresh.get("execution_count")
         meta = fresh.metadata.get("holon_nb")
         if meta is not None:
             saved.cells[i].metadata["holon_nb"] = meta
         else:
             saved.cells[i].metadata.pop("holon_nb", None)
-    saved.metadata.setdefault("holon_nb", {})["recorded_roots"] = _recorded(saved, roots)
     if "widgets" in executed.metadata:
         saved.metadata["widgets"] = executed.metadata["widgets"]
     else:  # the run left no widget shown: no saved state of older ones either
         saved.metadata.pop("widgets", None)
+    # no path of this machine in what is committed (issue 26 item 12): the outputs are saved masked, as a
+    # comparison would read them, so the recorded roots that used to stand in for them are not kept
+    mask_saved_paths(saved, norm)
+    meta = saved.metadata.get("holon_nb")
+    if meta is not None:
+        meta.pop("recorded_roots", None)
+        if not meta:
+            del saved.metadata["holon_nb"]
     tmp = path.with_name(path.name + ".tmp")
     nbformat.write(saved, tmp)
     os.replace(tmp, path)
@@ -397,10 +394,15 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
             and i not in errors
             and i not in check.not_run
         ]
-        changed = sorted({d.index for d in diffs} | set(empty))
-        current = Roots.current(workspace=workspace)
-        if changed or (saved.metadata.get("holon_nb") or {}).get("recorded_roots") != _recorded(saved, current):
-            _update(path, saved, executed, changed, current)
+        differing = {d.index for d in diffs}
+        # a receipt saved with an older renderer's text is rewritten too (its JSON alone compares equal)
+        stale_text = {
+            i for i in compared if i not in differing and receipt_text_differs(saved.cells[i], executed.cells[i], norm)
+        }
+        changed = sorted(differing | set(empty) | stale_text)
+        stale = "recorded_roots" in (saved.metadata.get("holon_nb") or {})
+        if changed or stale or mask_saved_paths(copy.deepcopy(saved), norm):
+            _update(path, saved, executed, changed, norm)
         check.updated_cells = changed
     else:
         check.cells += [CellProblem(d.index, d.first_line, "mismatch", d.message) for d in diffs]

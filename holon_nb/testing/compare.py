@@ -28,11 +28,15 @@ What is compared, per code cell (after :func:`apply_display_updates`):
 
 Cells tagged ``holon-skip`` or ``holon-ignore-output`` are not compared, and the stdout or stderr of a
 cell tagged ``holon-ignore-stdout`` or ``holon-ignore-stderr`` is not; in a
-notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are.
+notebook tagged ``holon-lax`` only cells tagged ``holon-check-output`` are. The outputs the harness's
+final wait appends to the last code cell (``metadata.holon_nb.trailing_outputs_from`` onwards: final
+receipts of tasks that ended after the last cell) are compared even when that cell is tagged
+``holon-ignore-output``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -58,6 +62,7 @@ __all__ = [
     "first_line",
     "not_compared",
     "is_lax",
+    "receipt_text_differs",
     "widget_states",
 ]
 
@@ -441,8 +446,49 @@ def compare_notebooks(
         raise ValueError("the notebooks do not have the same cells")
     diffs = []
     states = (widget_states(expected), widget_states(actual))
-    for i in compared_cells(expected) if cells is None else cells:
+    chosen = compared_cells(expected) if cells is None else list(cells)
+    for i in chosen:
         diff = compare_cells(i, a_cells[i], b_cells[i], norm, labels, options, states, notes)
         if diff is not None:
             diffs.append(diff)
+    last = next((i for i in reversed(range(len(a_cells))) if a_cells[i].get("cell_type") == "code"), None)
+    if last is not None and last not in chosen and _trailing_compared(a_cells[last], b_cells[last], expected):
+        # the final wait's outputs (late receipts of tasks other cells started) are compared even when the
+        # last cell's own outputs are not: a task that failed after the last cell must not pass unseen
+        diff = compare_cells(
+            last, _trailing(a_cells[last]), _trailing(b_cells[last]), norm, labels, options, states, notes
+        )
+        if diff is not None:
+            diffs.append(dataclasses.replace(diff, message="after the last cell (final wait): " + diff.message))
     return diffs
+
+
+def _trailing(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """``cell`` with only the outputs the harness's final wait appended (``trailing_outputs_from``)."""
+    outputs = list(cell.get("outputs") or [])
+    start = ((cell.get("metadata") or {}).get("holon_nb") or {}).get("trailing_outputs_from", len(outputs))
+    return {**cell, "outputs": outputs[start:] if isinstance(start, int) else []}
+
+
+def _trailing_compared(expected: Mapping[str, Any], actual: Mapping[str, Any], nb: Mapping[str, Any]) -> bool:
+    """True when the last cell is left out only by ``holon-ignore-output`` (not skipped, not lax) and ran
+    without an error: then its trailing outputs are compared on their own."""
+    if not has_tag(expected, "ignore") or has_tag(expected, "skip") or is_lax(nb):
+        return False
+    return not any(o.get("output_type") == "error" for o in actual.get("outputs") or [])
+
+
+def receipt_text_differs(expected: Mapping[str, Any], actual: Mapping[str, Any], norm: Normalizer) -> bool:
+    """True when a receipt whose JSON compares equal in the two cells has another ``text/plain`` (after the
+    runtime's masks): the saved text is an older renderer's. The comparison reads a receipt's JSON only, so
+    ``--holon-nb-update`` rewrites such a cell too (issue 26 item 12)."""
+
+    def receipts(cell: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [o["data"] for o in cell.get("outputs") or [] if RESULT_MIMETYPE in (o.get("data") or {})]
+
+    for old, new in zip(receipts(expected), receipts(actual), strict=False):
+        if norm.json(old[RESULT_MIMETYPE]) == norm.json(new[RESULT_MIMETYPE]):
+            texts = (norm.runtime_text(_joined(d.get("text/plain", ""))) for d in (old, new))
+            if len(set(texts)) > 1:
+                return True
+    return False

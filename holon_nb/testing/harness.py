@@ -671,6 +671,7 @@ def run_notebook(
     keep_going: bool = False,
     cassettes: str | None = None,
     final_wait: float | None = None,
+    notebook_home: bool = False,
 ) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
@@ -693,6 +694,10 @@ def run_notebook(
             ``auto`` or ``off``; None leaves the notebook's own setting. Given, the kernel gets
             ``HOLON_NB_CASSETTE_MODE`` and ``HOLON_NB_NOTEBOOK``, and a turn without ``--cassette``
             uses ``<stem>.holon/cassettes/agent-<n>.jsonl``.
+        notebook_home: Run the kernel as a Jupyter server does (``JPY_SESSION_NAME`` names the notebook,
+            no ``HOLON_NB_HOME``), so ``%load_ext holon_nb`` opens the notebook's own home,
+            ``<cwd>/.holon/notebooks/<stem>/`` (:func:`holon_nb.runtime.core.settings.kernel_home`), kept after the run: a
+            second run in the folder finds the first one's state there, as in JupyterLab.
 
     Returns:
         The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
@@ -722,8 +727,11 @@ def run_notebook(
         raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
 
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
-    own_home = not os.environ.get("HOLON_NB_HOME")
-    home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
+    own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
+    if notebook_home:  # where kernel_home puts a kernel that knows its notebook
+        home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
+    else:
+        home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
     summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home)
     if progress is None:
         progress = sys.stderr.isatty()
@@ -739,6 +747,9 @@ def run_notebook(
     )
     runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait)
     env = kernel_env(home, kernel_name)
+    if notebook_home:
+        del env["HOLON_NB_HOME"]
+        env["JPY_SESSION_NAME"] = str(src)
     if cassettes is not None:
         env["HOLON_NB_CASSETTE_MODE"] = cassettes
         env["HOLON_NB_NOTEBOOK"] = str(src.resolve())

@@ -22,7 +22,8 @@ of :data:`MASK_PRESETS` a notebook or the configuration asks for (issue 24, B4):
    notebook's outputs do not depend on where the repository was cloned.
    The Python installation's package directories (``site-packages``: purelib and
    platlib) become ``<site-packages>``, so a file a dependency ships reads the same
-   from any virtual environment. See :class:`Roots`.
+   from any virtual environment. A root's path that a receipt cut short with an ellipsis
+   (``/work/venv/lib/py…``) becomes its placeholder and the ellipsis (``<site-packages>…``). See :class:`Roots`.
 3. Runtime ids, ``<prefix>_`` + 15 lowercase hex digits (``task_0123456789abcde``),
    become ``<prefix>_<id>`` (:data:`ID_RE`).
 4. RFC 3339 timestamps (``2026-12-01T15:07:32.123Z``) become ``<time>`` (:data:`TIME_RE`).
@@ -122,6 +123,8 @@ KERNEL_CELL_DIR_RE = re.compile(r"(?<![\w-])ipykernel_\d+(?=[/\\])")
 MASK_PRESETS = ("timestamps", "durations", "addresses", "uuids", "tmp")
 
 MASKED = "<masked>"
+#: An absolute path a receipt cut short with an ellipsis (at least 5 characters before it).
+_CUT_PATH_RE = re.compile(r"(?<![\w<>/])(/[^\s\"'`<>\u2026]{4,})\u2026")
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
 # a tested notebook's private copy of its folder (holon_nb.testing.workdir): the workspace of that run
 _HARNESS_COPY = re.compile(r"holon-nb-copy-[A-Za-z0-9_]+/[^/\s\"'`:,;)\]}]+")
@@ -360,7 +363,19 @@ class Normalizer:
             text = pattern.sub(lambda m: tokens[int(m.lastgroup[1:])], text)  # type: ignore[index]
         text = re.sub(r"<TMP>/" + _HARNESS_HOME.pattern, "<HOME>", text)  # a harness run's own home
         text = re.sub(r"<TMP>/" + _HARNESS_COPY.pattern, "<WS>", text)  # a tested notebook's folder copy
-        return re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
+        text = re.sub(r"<TMP>/(?!<)[^/\s\"'`:,;)\]}]+", "<TMP>/<tmp>", text)
+        return _CUT_PATH_RE.sub(lambda m: self._cut_root(m, all_tmp), text) if "\u2026" in text else text
+
+    def _cut_root(self, match: re.Match[str], all_tmp: bool) -> str:
+        """A root's path cut short by a receipt (``/work/venv/lib/py…``) as its placeholder (``<site-packages>…``)."""
+        cut = match.group(1)
+        pairs = [(p, "<HOME>") for p in self.roots.home] + [(p, "<WS>") for p in self.roots.workspace]
+        pairs += [(p, "<REPO>") for p in self.roots.repo] + [(p, "<site-packages>") for p in self.roots.site]
+        pairs += [(p, "<TMP>") for p in self.roots.tmp] if all_tmp else []
+        for root, token in sorted(pairs, key=lambda pair: len(pair[0]), reverse=True):
+            if root.startswith(cut) or cut.startswith(root + "/"):
+                return token + "\u2026"
+        return match.group(0)
 
     def _masks(self, text: str, masks: frozenset[str] | set[str]) -> str:
         text = ID_RE.sub(r"\1_<id>", text)

@@ -14,7 +14,7 @@ from typing import Any
 import nbformat
 import pytest
 from _reader import assert_reads_as_text
-from _support import check_tutorial
+from _support import check_tutorial, receipt_text_drift
 
 from holon_nb.runtime import RESULT_MIMETYPE
 
@@ -165,3 +165,9 @@ def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: 
 def test_matches_its_committed_outputs(check: Any) -> None:
     """What ``holon-nb test`` checks: the run's outputs equal the committed ones, after normalisation."""
     assert not check.failed, check.report()
+
+
+def test_saved_receipt_text_is_the_current_renderers(check: Any) -> None:
+    """Issue 26 item 12: each saved receipt's text/plain is what the current renderer writes for it
+    (regenerate with ``python notebooks/make_all.py`` when it is not)."""
+    assert not receipt_text_drift(check), "\n\n".join(receipt_text_drift(check))

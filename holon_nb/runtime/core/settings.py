@@ -54,6 +54,51 @@ def resolve_home(home: str | os.PathLike[str] | None = None, workspace: str | os
     return (Path(workspace) if workspace is not None else Path.cwd()).resolve() / ".holon"
 
 
+#: Folder of the per-notebook homes inside ``.holon/`` (so a notebook called ``agents`` or ``spool`` cannot
+#: land inside the shared home's own folders).
+NOTEBOOK_HOMES = "notebooks"
+
+
+def notebook_name(namespace: Mapping[str, Any] | None = None) -> str | None:
+    """The path (or name) of the notebook a kernel runs, when its front end said so; else None.
+
+    Jupyter Server and JupyterLab set ``JPY_SESSION_NAME`` in the kernel's environment (ipykernel also puts it
+    in ``__session__``); VS Code sets ``__vsc_ipynb_file__`` in the user namespace ``namespace``.
+    """
+    ns = namespace or {}
+    for value in (os.environ.get("JPY_SESSION_NAME"), ns.get("__session__"), ns.get("__vsc_ipynb_file__")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def kernel_home(
+    namespace: Mapping[str, Any] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> tuple[Path, str]:
+    """The holon home ``%load_ext holon_nb`` opens in a kernel, and why (issue 26 item 2).
+
+    1. ``$HOLON_NB_HOME`` when it is set (an explicit home: ``holon-nb run`` gives each run a temporary one);
+    2. else ``<cwd>/.holon/notebooks/<notebook stem>/`` when the kernel knows its notebook (:func:`notebook_name`):
+       two notebooks of one folder never see each other's tasks, work items, messages or token counts;
+    3. else ``<cwd>/.holon/`` (a console, a kernel started by hand).
+
+    Args:
+        namespace: The kernel's user namespace (may name the notebook); None: only the environment is read.
+        cwd: The kernel's working directory; None: the current one.
+
+    Returns:
+        ``(absolute home path, source)`` with source ``"env"``, ``"notebook"`` or ``"folder"``.
+    """
+    if os.environ.get("HOLON_NB_HOME"):
+        return resolve_home(), "env"
+    base = Path(cwd if cwd is not None else os.getcwd()).resolve() / ".holon"
+    name = notebook_name(namespace)
+    stem = Path(name.replace("\\", "/")).stem.strip() if name else ""
+    if stem and stem not in (".", "..") and not stem.startswith("."):
+        return base / NOTEBOOK_HOMES / stem, "notebook"
+    return base, "folder"
+
+
 @dataclass(frozen=True)
 class RuntimeSettings:
     """Options of one runtime. Units are in the names or stated.

@@ -133,9 +133,12 @@ def _mib(n: int) -> str:
 
 
 def home_bytes(home: Path) -> int:
-    """Bytes of every file under ``home`` (``lstat`` sizes; a file removed while walked counts 0)."""
+    """Bytes of every file under ``home`` (``lstat`` sizes; a file removed while walked counts 0), not
+    counting another home nested in it (a folder with its own ``holon.sqlite3``, as the per-notebook homes
+    ``.holon/notebooks/<stem>/`` are inside a shared ``.holon/``): that one keeps its own cap."""
     total = 0
-    for dirpath, _, files in os.walk(home):
+    for dirpath, dirs, files in os.walk(home):
+        dirs[:] = [d for d in dirs if not os.path.exists(os.path.join(dirpath, d, "holon.sqlite3"))]
         for name in files:
             try:
                 total += os.lstat(os.path.join(dirpath, name)).st_size

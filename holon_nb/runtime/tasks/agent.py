@@ -110,7 +110,8 @@ class AgentTasks:
 
     def find_active_command(self, identity: dict[str, Any]) -> dict[str, Any] | None:
         """An active command task of this agent with the same identity (commands spec §4.6 step 2),
-        started by this runtime.
+        started by this runtime; its ``changed_files`` lists the files ApplyPatch changed since it started
+        that it may read (:mod:`~holon_nb.runtime.tasks.edits`; such a task is not reused).
 
         A task another kernel on the home runs is not reused: its process, output pipes and input
         channel live in that kernel, which ends it when it closes, and a notebook that got it back
@@ -129,8 +130,18 @@ class AgentTasks:
                     "status": rec["status"],
                     "summary": rec["summary"],
                     "command": self.svc.command_snapshot(rec, full=False),
+                    "changed_files": self.svc.edits.changed_since(d.get("edit_mark", 0), identity["workdir"]),
                 }
         return None
+
+    def edit_mark(self) -> int:
+        """Where the runtime's log of ApplyPatch edits stands: taken when a command starts, it tells later
+        whether a file it may read changed after it started (``changed_files`` of :meth:`find_active_command`)."""
+        return self.svc.edits.mark()
+
+    def note_edits(self, execution_root: str, paths: list[str]) -> None:
+        """Record that ApplyPatch, run in ``execution_root``, changed ``paths`` (absolute)."""
+        self.svc.edits.record(execution_root, paths)
 
     def promote(self, proc: CommandProcess, detail: dict[str, Any]) -> dict[str, Any]:
         """Promote a still-running process to a command task; return its ``TaskHandle``."""

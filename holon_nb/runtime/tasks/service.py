@@ -21,6 +21,7 @@ import anyio
 
 from ...tools.text import cut
 from ..core.store import Store, is_busy, new_id, now_rfc3339
+from .edits import FileEdits
 from .group_journal import GroupJournal, reap
 from .process_groups import end_group
 from .processes import CommandProcess
@@ -133,6 +134,8 @@ class TaskService:
         #: every group this runtime starts, journaled before its first wait: a SIGKILL leaves it to the next runtime
         self.journal = GroupJournal(self.spool_dir / "groups", self.owner)
         self.snapshots = ShellSnapshots(home)
+        #: files ApplyPatch changed: an identical running command started before them is not reused (issue 26)
+        self.edits = FileEdits()
         # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
         # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
         # a call after each such transaction commits, and the work item a new task captures

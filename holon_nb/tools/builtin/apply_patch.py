@@ -174,7 +174,7 @@ async def apply_patch_handler(args: ApplyPatchInput, ctx: ToolContext) -> dict[s
     """
     ws = ctx.workspaces
     roots = tuple(str(r) for r in ws.bound_roots())
-    return await anyio.to_thread.run_sync(
+    result = await anyio.to_thread.run_sync(
         _run,
         args.patch,
         str(ws.execution_root),
@@ -183,6 +183,9 @@ async def apply_patch_handler(args: ApplyPatchInput, ctx: ToolContext) -> dict[s
         str(ctx.cwd),
         surface_for_route(ctx.call.model_route),
     )
+    # an identical command still running from before this edit is not reused by ExecCommand (issue 26)
+    ctx.commands.note_edits(str(ws.execution_root), list(result.get("changed_paths") or ()))
+    return result
 
 
 SPECS = (

@@ -52,7 +52,9 @@ class ExecCommandInput(_LaunchFields):
     cmd: str = Field(description="Shell script text, passed to the shell unmodified.")
     tty: bool | None = Field(None, description="Run on a pseudo-terminal; null means false.")
     duplicate_policy: Literal["reuse_running", "start_new"] = Field(
-        "reuse_running", description="reuse_running returns an identical active task instead of starting another."
+        "reuse_running",
+        description="reuse_running returns an identical active task instead of starting another, unless ApplyPatch "
+        "changed files under its workdir or execution root since it started.",
     )
     accepts_input: bool | None = Field(None, description="Keep stdin open for TaskInput; null: the value of tty.")
     yield_time_ms: UInt | None = Field(
@@ -268,10 +270,13 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
     accepts_input = tty if args.accepts_input is None else args.accepts_input
     yield_ms = 10_000 if args.yield_time_ms is None else args.yield_time_ms
     identity = _identity(args.cmd, workdir, args.shell, login, tty)
+    stale = None
     if args.duplicate_policy == "reuse_running":
         running = ctx.commands.find_active_command(identity)
-        if running is not None:
+        if running is not None and not running.get("changed_files"):
             return _already_running(running, tokens, args.cmd, ctx)
+        stale = running  # [D] issue 26: started before ApplyPatch changed files it may read; a new run starts
+    edit_mark = ctx.commands.edit_mark()
     shell = resolve_shell(args.shell)
     try:
         proc = await ctx.commands.spawn(shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input)
@@ -279,7 +284,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         raise _spawn_error(args.cmd, shell, workdir, exc) from None
     diagnostics = command_diagnostics(args.cmd, tokens, ctx.scrub)  # made while the command starts (issue 12)
     if yield_ms > 0 and await _wait_or_stop(proc, yield_ms / 1000):
-        return completed_payload(proc, args.cmd, tokens, ctx, diagnostics)
+        return _not_reused(completed_payload(proc, args.cmd, tokens, ctx, diagnostics), stale)
     proc.read_ready()  # output written before the yield ended, not yet read by the loop, is initial output
     initial = _Stream(proc.combined, ctx.scrub)
     preview, truncated = initial.preview(tokens * 4) if not initial.blank else (None, False)
@@ -289,6 +294,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         "max_output_tokens": tokens,
         "accepts_input": accepts_input,
         "initial_output": preview,
+        "edit_mark": edit_mark,
     }
     handle = ctx.commands.promote(proc, detail)
     out: dict[str, Any] = {
@@ -300,6 +306,18 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
     }
     if preview is not None:
         out["initial_output_preview"] = preview
+    return _not_reused(out, stale)
+
+
+def _not_reused(out: dict[str, Any], stale: dict[str, Any] | None) -> dict[str, Any]:
+    """Say in ``out`` which identical running task was not reused because files changed since it started."""
+    if stale is not None:
+        changed = stale["changed_files"]
+        out["not_reused_task"] = {"task_id": stale["task_id"], "status": stale["status"], "changed_files": changed}
+        out["summary_text"] += (
+            f"; the identical command still running as {stale['task_id']} was not reused: "
+            f"{len(changed)} file(s) it may read changed since it started"
+        )
     return out
 
 
@@ -333,6 +351,17 @@ def _completed_lines(result: dict[str, Any], blank_lines: bool) -> list[str]:
     return lines
 
 
+def _not_reused_lines(r: dict[str, Any]) -> list[str]:
+    stale = r.get("not_reused_task")
+    if not stale:
+        return []
+    return [
+        "",
+        f"[an identical command still runs as {stale['task_id']}, started before {len(stale['changed_files'])} "
+        "file(s) it may read were changed by ApplyPatch: not reused; stop it with TaskStop if it is not needed]",
+    ]
+
+
 def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
     """Text receipt of a successful ExecCommand (commands spec §4.6)."""
     r = env["result"]
@@ -346,19 +375,18 @@ def render_exec_receipt(env: dict[str, Any], context: Any = None) -> str:
                 "process group; they are ended when the runtime closes]"
             )
             lines += ["", note]
-        return "\n".join(lines)
+        return "\n".join(lines + _not_reused_lines(r))
     task = r["task_handle"]
     if disp == "promoted_to_task":
         preview = r.get("initial_output_preview")
-        return "\n".join(
-            [
-                "Command promoted to background task",
-                f"Task: {task['task_id']}",
-                "",
-                "Initial output:",
-                preview if preview and preview.strip() else "(none captured before promotion)",
-            ]
-        )
+        lines = [
+            "Command promoted to background task",
+            f"Task: {task['task_id']}",
+            "",
+            "Initial output:",
+            preview if preview and preview.strip() else "(none captured before promotion)",
+        ]
+        return "\n".join(lines + _not_reused_lines(r))
     lines = ["Command is already running", f"Task: {task['task_id']}", f"Status: {task['status'].title()}"]
     cmd = r.get("command") or {}
     if r.get("summary"):

@@ -586,3 +586,69 @@ def test_a_warning_from_a_cell_names_the_kernel_folder_without_its_pid() -> None
     assert Normalizer().text("/tmp/ipykernel_1/1.py /tmp/ipykernel_1/2.py my-ipykernel_7/x") == (
         "/tmp/ipykernel_<pid>/1.py /tmp/ipykernel_<pid>/2.py my-ipykernel_7/x"
     )
+
+
+def test_final_wait_outputs_of_an_ignored_last_cell_are_compared() -> None:
+    """Issue 26 item 1: a task that failed after the last cell (its final receipt appended by the final wait)
+    fails the comparison even when the last cell's own outputs are ignored."""
+    own_a = {"output_type": "stream", "name": "stdout", "text": "cleanup at 12:00"}
+    own_b = {"output_type": "stream", "name": "stdout", "text": "cleanup at 12:01"}
+    late = {"output_type": "stream", "name": "stdout", "text": "Traceback (most recent call last):\nFileNotFoundError"}
+    saved, run = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    saved.cells = [_cell(own_a), _cell(own_a, tags=["holon-ignore-output"])]
+    run.cells = [_cell(own_a), _cell(own_b, late, tags=["holon-ignore-output"])]
+    run.cells[1].metadata["holon_nb"] = {"trailing_outputs_from": 1}
+    (diff,) = compare_notebooks(saved, run, Normalizer())
+    assert diff.index == 1 and diff.message.startswith("after the last cell (final wait): ")
+    assert "FileNotFoundError" in diff.message
+    run.cells[1].outputs = [own_b]  # no late output: the cell's own outputs stay ignored
+    del run.cells[1].metadata["holon_nb"]
+    assert compare_notebooks(saved, run, Normalizer()) == []
+
+
+def test_a_root_cut_short_by_a_receipt_is_masked_and_saved_outputs_name_no_root(tmp_path: Path) -> None:
+    """Issue 26 item 12: what --holon-nb-update saves names no folder of this machine, a cut one included."""
+    from holon_nb.testing.saved import mask_saved_paths
+
+    site = "/opt/venv/lib/python3.11/site-packages"
+    norm = Normalizer(Roots(site=(site,), workspace=(str(tmp_path),), tmp=("/tmp",)))
+    assert norm.paths("sha x /opt/venv/lib/py… [+57 chars]") == "sha x <site-packages>… [+57 chars]"
+    assert norm.paths("/usr/lib/py… stays") == "/usr/lib/py… stays"
+    nb = nbformat.v4.new_notebook()
+    receipt = {"tool_name": "ViewImage", "result": {"path": f"{site}/ipykernel/logo.png"}}
+    nb.cells = [
+        _cell(
+            {"output_type": "stream", "name": "stdout", "text": f"wrote {tmp_path}/out.txt\n"},
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {RESULT_MIMETYPE: receipt, "text/plain": "ViewImage · success\n  /opt/venv/lib/py…"},
+            },
+        )
+    ]
+    assert mask_saved_paths(nb, norm) is True
+    saved = nbformat.writes(nb)
+    assert site not in saved and str(tmp_path) not in saved and "/opt/venv" not in saved
+    assert "<site-packages>/ipykernel/logo.png" in saved and "<WS>/out.txt" in saved
+    assert mask_saved_paths(nb, norm) is False  # idempotent: a second update changes nothing
+
+
+def test_receipt_text_from_an_older_renderer_is_found() -> None:
+    """Issue 26 item 12: equal receipt JSON with another text/plain is stale text (--holon-nb-update rewrites it)."""
+    from holon_nb.testing.compare import receipt_text_differs
+
+    receipt = {"tool_name": "ExecCommand", "status": "success", "result": {"exit_status": 0}}
+
+    def out(text: str) -> dict:
+        return {"output_type": "display_data", "metadata": {}, "data": {RESULT_MIMETYPE: receipt, "text/plain": text}}
+
+    norm = Normalizer()
+    assert (
+        receipt_text_differs(
+            _cell(out("ExecCommand · 12 ms\n  exit 0")), _cell(out("ExecCommand · 9 ms\n  exit 0")), norm
+        )
+        is False
+    )
+    assert (
+        receipt_text_differs(_cell(out("old layout: exit 0")), _cell(out("ExecCommand · 9 ms\n  exit 0")), norm) is True
+    )

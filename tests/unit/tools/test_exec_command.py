@@ -246,3 +246,39 @@ def test_signal_death_has_no_exit_code(rt: Runtime) -> None:
     res = ok(r)
     assert res["exit_status"] is None and r.receipt.startswith("Process exited")
     assert "SIGKILL" in r.envelope["summary_text"]
+
+
+def _fix_patch(name: str, old: str, new: str) -> str:
+    return f"--- a/{name}\n+++ b/{name}\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+
+
+def test_running_command_not_reused_after_apply_patch_changed_its_files(rt: Runtime, workspace: Path) -> None:
+    """Issue 26 item 1: a slow test run promoted before a fix must not answer the identical run after it.
+
+    The command waits for ``go``, so the first run still runs when the identical call comes after the
+    patch: that call starts a run of its own (it reads the patched file) and names the one it did not reuse."""
+    (workspace / "value.txt").write_text("old\n")
+    cmd = "while [ ! -e go ]; do sleep 0.05; done; cat value.txt"
+    first = ok(rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 0}))["task_handle"]["task_id"]
+    assert ok(rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 0}))["disposition"] == "already_running"
+    ok(rt.call("ApplyPatch", {"patch": _fix_patch("value.txt", "old", "new")}))
+    (workspace / "go").write_text("")
+    again = rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 60_000})
+    res = ok(again)
+    assert res["disposition"] == "completed" and res["stdout_preview"] == "new", res
+    assert res["not_reused_task"]["task_id"] == first
+    assert res["not_reused_task"]["changed_files"] == [str(workspace / "value.txt")]
+    assert f"still running as {first} was not reused" in again.envelope["summary_text"]
+    assert f"an identical command still runs as {first}" in again.receipt
+
+
+def test_running_command_still_reused_when_the_edit_is_elsewhere(rt: Runtime, workspace: Path) -> None:
+    """An edit outside the command's folder and execution root leaves the identical command reusable."""
+    (workspace / "other").mkdir()
+    (workspace / "other" / "v.txt").write_text("a\n")
+    first = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 0, "workdir": "sub"}))
+    assert rt.tasks.edits.changed_since(0, str(workspace / "sub")) == []
+    rt.tasks.edits.record(str(workspace / "other"), [str(workspace / "other" / "v.txt")])  # another root's edit
+    again = ok(rt.call("ExecCommand", {"cmd": "sleep 1000", "yield_time_ms": 0, "workdir": "sub"}))
+    assert again["disposition"] == "already_running"
+    assert again["task_handle"]["task_id"] == first["task_handle"]["task_id"]
