@@ -633,6 +633,16 @@ def _write_stderr(text: str) -> None:
     sys.stderr.flush()
 
 
+def _lost_its_ports(summary: RunSummary, log: Path) -> bool:
+    """True when the kernel never started because a port chosen for it was taken (zmq's EADDRINUSE)."""
+    if not summary.kernel_died or not any(p.startswith("the kernel did not start") for p in summary.problems):
+        return False
+    try:
+        return "Address already in use" in log.read_text(errors="replace")
+    except OSError:
+        return False
+
+
 def _log_tail(path: Path, lines: int = 15) -> list[str]:
     try:
         tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
@@ -754,8 +764,16 @@ def run_notebook(
         env["HOLON_NB_CASSETTE_MODE"] = cassettes
         env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
     try:
-        with open(scratch / "kernel.log", "wb") as log:
-            run_sync(runner.run)(env, kernel_cwd, log)
+        for attempt in (1, 2):
+            with open(scratch / "kernel.log", "wb") as log:
+                run_sync(runner.run)(env, kernel_cwd, log)
+            if attempt == 2 or not _lost_its_ports(summary, scratch / "kernel.log"):
+                break
+            # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel
+            # starting on a busy machine) can take one in between. Nothing ran yet: start a new kernel once.
+            summary.kernel_died = False
+            summary.problems = [p for p in summary.problems if not p.startswith("the kernel did not start")]
+            client.km = kernel_manager(kernel_name)
     finally:
         if summary.kernel_died:
             summary.tasks_left_running = _reap(home, kernel_cwd)
