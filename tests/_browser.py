@@ -524,6 +524,20 @@ DEAD_VIEW = r"""(i) => {
 }"""
 
 
+def wait_until_shown(page, cell: int, text: str, timeout_ms: int = 90_000) -> None:
+    """Wait until cell ``cell`` of the open notebook shows ``text`` (its rendered, visible text) and no widget
+    is still loading in it: after a restart or a reload, the page marks dead widgets on its own schedule,
+    later on a loaded machine."""
+    page.wait_for_function(
+        """([i, text]) => {
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+          return !!cell && cell.innerText.includes(text) && !cell.innerText.includes('Loading widget');
+        }""",
+        arg=[cell, text],
+        timeout=timeout_ms,
+    )
+
+
 def restart_checks(page, task_cell: int, board_cell: int) -> dict[str, dict]:
     """What cells ``task_cell`` (a live task view) and ``board_cell`` (a live board) show (:data:`DEAD_VIEW`)."""
     return {"task": page.evaluate(DEAD_VIEW, task_cell), "board": page.evaluate(DEAD_VIEW, board_cell)}

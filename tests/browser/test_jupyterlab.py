@@ -25,6 +25,7 @@ from _browser import (
     save_and_reload,
     settle,
     shots_dir,
+    wait_until_shown,
 )
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -256,9 +257,10 @@ def test_board_updates_between_cells_and_survives_restart_and_reload(lab) -> Non
         page.wait_for_selector(f"{board}:has-text('Added while no cell ran')", timeout=60_000)
         page.screenshot(path=str(shots / "board-updated.png"), full_page=True)
         restart_kernel(page)
-        page.wait_for_timeout(1500)
+        wait_until_shown(page, 2, "no longer updated since")
         after_restart = page.evaluate(DEAD_VIEW, 2)
         save_and_reload(page)
+        wait_until_shown(page, 2, "no longer updated since")
         page.screenshot(path=str(shots / "board-reopened.png"), full_page=True)
         reopened = page.evaluate(DEAD_VIEW, 2)
     for shown in (after_restart, reopened):
