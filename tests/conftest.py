@@ -49,6 +49,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 @pytest.fixture
+def own_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook run of its own: no holon home and no cassette mode inherited from the environment
+    (each run makes a temporary home; use with ``pytestmark = pytest.mark.usefixtures("own_home")``)."""
+    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
+    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+
+
+@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """The acceptance fixture W: ``a.txt`` = ``one\\ntwo\\nthree\\n`` and ``sub/``."""
     w = tmp_path / "W"

@@ -30,10 +30,7 @@ NEEDS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
-    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def test_the_set_is_recorded() -> None:

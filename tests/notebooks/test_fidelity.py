@@ -24,10 +24,7 @@ BOOKS = sorted(p.name for p in SUITE.glob("*.ipynb"))
 OPTIONS = {"b6-ansi.ipynb": {"compare_ansi": True}}
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
-    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def planted(nb: nbformat.NotebookNode) -> dict[int, str]:

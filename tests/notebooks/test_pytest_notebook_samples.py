@@ -35,10 +35,7 @@ VERDICTS: dict[str, str] = {
 MUST_FAIL = {"images-rearranged.ipynb": {0: "image/png differs", 2: "image/jpeg differs"}}
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
-    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def test_every_sample_has_a_verdict() -> None:

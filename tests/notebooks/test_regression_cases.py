@@ -22,10 +22,7 @@ from holon_nb.testing.normalize import RESULT_MIMETYPE
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
-    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def edit(path: Path, fn: Any) -> None:

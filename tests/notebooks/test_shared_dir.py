@@ -22,10 +22,7 @@ COUNT = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
-    monkeypatch.delenv("HOLON_NB_CASSETTE_MODE", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def _stdout(cell: nbformat.NotebookNode) -> str:

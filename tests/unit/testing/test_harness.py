@@ -59,9 +59,7 @@ def cli_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def test_passing_notebook_is_saved_beside_the_input(tmp_path: Path) -> None:

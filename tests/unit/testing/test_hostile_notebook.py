@@ -19,9 +19,7 @@ def write_nb(path: Path, *sources: str) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def _own_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HOLON_NB_HOME", raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def test_a_lone_surrogate_in_a_magic_shows_an_error_receipt(tmp_path: Path) -> None:
