@@ -429,6 +429,8 @@ def restart_kernel(page) -> None:
 def save_and_reload(page) -> None:
     """File > Save Notebook, then a reload of the page, as a person reopening the notebook; waits until the
     widget manager has given up on any missing model (after 2 s), so a broken widget would show."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     menu(page, "File", "Save Notebook")
     page.wait_for_timeout(1000)
     settle(page)
@@ -436,6 +438,15 @@ def save_and_reload(page) -> None:
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     settle(page)
     page.wait_for_timeout(3000)
+    # on a loaded machine the widget manager takes longer to resolve each saved widget (to a live view, or to
+    # the error a dead one shows, which the static fallback hides): wait until no visible output still says
+    # 'Loading widget...'; one that never resolves stays on the page for the caller's checks to report
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            """() => ![...document.querySelectorAll('.jp-OutputArea-output')]
+                        .some(o => o.checkVisibility() && o.textContent.includes('Loading widget...'))""",
+            timeout=90_000,
+        )
 
 
 def notebook_screenshot(page, path: Path, max_height: int = 16_000, cells: dict[int, Path] | None = None) -> None:
