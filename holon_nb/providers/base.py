@@ -19,6 +19,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..tools.errors import HolonNBError
+
 __all__ = [
     "TextBlock",
     "CitationsBlock",
@@ -298,7 +300,7 @@ class TurnResponse:
         return "\n\n".join(b.text for b in self.blocks if isinstance(b, TextBlock) and b.text.strip())
 
 
-class ProviderTransportError(Exception):
+class ProviderTransportError(HolonNBError):
     """A classified provider failure (§2.4).
 
     Attributes:

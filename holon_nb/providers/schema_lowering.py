@@ -35,6 +35,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..tools.errors import HolonNBError
+
 __all__ = [
     "CONTRACTS",
     "COMBINATORS",
@@ -63,7 +65,7 @@ _SUB_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUB_MAP = ("properties", "patternProperties")
 
 
-class SchemaDefinitionError(ValueError):
+class SchemaDefinitionError(HolonNBError, ValueError):
     """A tool's schema cannot be made self-contained: an unknown, non-local or recursive ``$ref`` (§3.1).
 
     Attributes:
@@ -75,7 +77,7 @@ class SchemaDefinitionError(ValueError):
         self.ref = ref
 
 
-class ToolSchemaInvalid(ValueError):
+class ToolSchemaInvalid(HolonNBError, ValueError):
     """A lowered schema failed the validator (§3.3 preflight), raised before any network call.
 
     Attributes:

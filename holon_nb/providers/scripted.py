@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..tools.errors import HolonNBError
 from .base import (
     AssistantBlocks,
     Block,
@@ -77,7 +78,7 @@ _STEP_KINDS = ("text", "tool_use", "tool_uses", "response", "error", "failure")
 _EXPECT_KEYS = ("last_message", "tools_include", "tools_exclude", "system_contains")
 
 
-class ScriptError(ValueError):
+class ScriptError(HolonNBError, ValueError):
     """A script file or step definition is malformed (names the step and the problem)."""
 
 
@@ -92,12 +93,12 @@ class ScriptExhausted(ProviderTransportError):
         self.request_count = count
 
 
-class ScriptedFailure(Exception):
+class ScriptedFailure(HolonNBError):
     """The untyped parity failure of ``Step.failure(message)`` (the lineage wrapper classifies it
     ``unknown``/``fail_fast``)."""
 
 
-class ScriptExpectationError(AssertionError):
+class ScriptExpectationError(HolonNBError, AssertionError):
     """An ``expect`` check failed against the incoming request (spec §4.2).
 
     Attributes:
@@ -459,7 +460,7 @@ def _match(expected: Any, actual: Any, path: str) -> None:
         raise _Mismatch(path, f"expected {json.dumps(expected)}, got {json.dumps(actual, default=str)[:200]}")
 
 
-class _Mismatch(Exception):
+class _Mismatch(HolonNBError):
     def __init__(self, path: str, detail: str):
         super().__init__(detail)
         self.path = path

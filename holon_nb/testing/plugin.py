@@ -53,12 +53,14 @@ from typing import Any
 
 import pytest
 
+from ..tools.errors import HolonNBError
+
 __all__ = ["NotebookFile", "NotebookItem", "CellItem", "NotebookFailure"]
 
 _STATE = pytest.StashKey[dict]()
 
 
-class NotebookFailure(Exception):
+class NotebookFailure(HolonNBError):
     """A notebook test failed; ``str()`` is the readable report."""
 
 

@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..tools.errors import HolonNBError
+
 __all__ = [
     "IGNORED",
     "MAX_BYTES",
@@ -68,7 +70,7 @@ MAX_BYTES = 200 * 1024 * 1024
 COPY_PREFIX = "holon-nb-copy-"
 
 
-class FolderTooLarge(ValueError):
+class FolderTooLarge(HolonNBError, ValueError):
     """The notebook's folder is too large to copy (or holds the temporary directory); the message says
     how to run the notebook in place instead."""
 

@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from .errors import HolonNBError
 from .schema import slot_types
 from .text import has_surrogate
 
@@ -179,7 +180,7 @@ def _long_integer(where: str) -> str:
     return f"integer with more than {MAX_INT_DIGITS} digits in `{where}` (no tool takes an integer that long)"
 
 
-class IntegerTooLong(ValueError):
+class IntegerTooLong(HolonNBError, ValueError):
     """JSON text holds an integer literal longer than :data:`MAX_INT_DIGITS` digits (its message is the phrase)."""
 
 

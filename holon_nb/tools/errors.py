@@ -114,7 +114,7 @@ class AgentTurnFailed(HolonNBError):
         return [f"{type(self).__name__}: {self}"]
 
 
-class ToolFailure(Exception):
+class ToolFailure(HolonNBError):
     """Raised inside a handler to return a typed :class:`ToolError` envelope.
 
     Never escapes ``dispatch()``.

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import HolonNBError
+
 __all__ = [
     "PREFIXES",
     "SELECTORS",
@@ -55,7 +57,7 @@ _SHAPE_ERROR = (
 )
 
 
-class SourceRefError(ValueError):
+class SourceRefError(HolonNBError, ValueError):
     """A ``source_ref`` that does not follow the grammar.
 
     Attributes:

@@ -21,6 +21,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from ...tools.errors import HolonNBError
 from ..catalog import ResolvedProvider
 
 __all__ = [
@@ -47,7 +48,7 @@ VISION_SYSTEM_PROMPT = (
 )
 
 
-class MediaCallError(Exception):
+class MediaCallError(HolonNBError):
     """An image call failed (transport, status, or a reply without the expected content); ``str`` is one line."""
 
 

@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...tools.errors import HolonNBError, ToolFailure
+from ...providers.cassettes.errors import CassetteError
+from ...providers.catalog import ProviderConfigError
+from ...tools.errors import (
+    AgentTurnFailed,
+    RuntimeClosed,
+    RuntimeDied,
+    RuntimeStartupError,
+    ToolCallError,
+    ToolFailure,
+)
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost
@@ -42,8 +51,21 @@ __all__ = [
 log = logging.getLogger("holon_nb.agents")
 
 #: Failures of an invoked agent's turn that are conditions, not bugs (no model configured, a model ref that does
-#: not resolve, a provider that cannot be built): the task fails with the message, the log gets one warning line.
-EXPECTED_RUN_ERRORS: tuple[type[BaseException], ...] = (HolonNBError, ValueError, LookupError, OSError)
+#: not resolve, a provider that cannot be built, a cassette that does not match, a closed runtime): the task fails
+#: with the message, the log gets one warning line. Named one by one: every holon_nb exception is a
+#: ``HolonNBError`` (``holon_nb.errors``), including control flow such as ``TurnCancelled``, which is not one.
+EXPECTED_RUN_ERRORS: tuple[type[BaseException], ...] = (
+    ProviderConfigError,
+    CassetteError,
+    RuntimeClosed,
+    RuntimeStartupError,
+    RuntimeDied,
+    ToolCallError,
+    AgentTurnFailed,
+    ValueError,  # ModelRefError among them
+    LookupError,
+    OSError,
+)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from ...tools.errors import HolonNBError
+
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 
 _log = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
-class StoreBusy(sqlite3.OperationalError):
+class StoreBusy(HolonNBError, sqlite3.OperationalError):
     """The home's database stayed locked by another connection past the retry bound.
 
     Dispatch turns it into a ``runtime_db_busy`` envelope (commands spec §3.2 rule 4,

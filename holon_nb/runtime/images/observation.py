@@ -7,6 +7,7 @@ import re
 import threading
 from typing import Any
 
+from ...tools.errors import HolonNBError
 from .probe import ImageFacts
 
 __all__ = [
@@ -25,7 +26,7 @@ ADAPTER_CONTRACT = "openai-compatible-image-input.v1"
 _ARRAYS = ("ocr", "elements", "relations", "issues", "external_sources")
 
 
-class ObservationError(ValueError):
+class ObservationError(HolonNBError, ValueError):
     """A vision reply that is not a ``visual_observation.v1`` object (→ ``vision_observation_failed``)."""
 
 

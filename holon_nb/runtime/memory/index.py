@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...tools.errors import HolonNBError
+
 __all__ = [
     "Doc",
     "MemoryIndexUnavailable",
@@ -65,7 +67,7 @@ CREATE TABLE IF NOT EXISTS memory_cursors (
 _FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(title, body, grams, tokenize='unicode61')"
 
 
-class MemoryIndexUnavailable(RuntimeError):
+class MemoryIndexUnavailable(HolonNBError, RuntimeError):
     """The Python ``sqlite3`` module here was built without FTS5, so memory search cannot run."""
 
 

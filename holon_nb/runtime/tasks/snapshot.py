@@ -50,6 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...tools.errors import HolonNBError
+
 __all__ = ["ShellSnapshots", "shell_kind"]
 
 _log = logging.getLogger(__name__)
@@ -324,8 +326,8 @@ class ShellSnapshots:
                 continue
 
 
-class _Unsupported(Exception):
-    pass
+class _Unsupported(HolonNBError):
+    """This platform or file system cannot take the snapshot this way (caught here, never raised out)."""
 
 
 def _remove(path: Path) -> None:

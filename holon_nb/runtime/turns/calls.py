@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...providers.base import ToolResultBlock, ToolUseBlock
+from ...tools.errors import HolonNBError
 from ..work.waiting import StagedWait
 
 __all__ = [
@@ -136,7 +137,7 @@ class Obligation:
     corrective_sent: bool = False
 
 
-class TurnCancelled(Exception):
+class TurnCancelled(HolonNBError):
     """Raised by the tool executor when the turn was cancelled before the call could run (while it waited for
     the user's approval, or right after); the loop answers the call ``turn_cancelled`` (not executed).
 

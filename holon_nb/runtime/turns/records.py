@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ...providers.base import Block, TokenUsage, to_dict
+from ...tools.errors import HolonNBError
 from .calls import ToolCallRecord
 
 __all__ = ["RoundRecord", "TurnHooks", "TurnResult", "TurnError", "TURN_EVENT_KINDS"]
@@ -29,7 +30,7 @@ TURN_EVENT_KINDS = (
 )
 
 
-class TurnError(RuntimeError):
+class TurnError(HolonNBError, RuntimeError):
     """Raised by :meth:`TurnResult.raise_for_error` for a turn that failed (carries the result)."""
 
     def __init__(self, result: TurnResult):

@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, urlparse
 
 import anyio
 
+from ...tools.errors import HolonNBError
+
 __all__ = [
     "ADAPTERS",
     "DEFAULT_BASE_URLS",
@@ -67,7 +69,7 @@ SHELLS = frozenset(
 )
 
 
-class ProviderError(Exception):
+class ProviderError(HolonNBError):
     """A failed provider attempt: ``kind`` is one of the §10 error kinds."""
 
     def __init__(self, kind: str, message: str):

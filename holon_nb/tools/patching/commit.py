@@ -32,6 +32,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from ..errors import HolonNBError
+
 __all__ = ["Change", "ChangedOnDisk", "CommitError", "Signature", "SwappedPath", "commit", "current_umask"]
 
 TEMP_SUFFIX = ".holon-patch.tmp"
@@ -66,12 +68,12 @@ class Change:
     signature: Signature | None = None
 
 
-class ChangedOnDisk(Exception):
+class ChangedOnDisk(HolonNBError):
     """A file changed on disk between its read and its commit (another writer)."""
 
 
 @dataclass
-class CommitError(Exception):
+class CommitError(HolonNBError):
     """A commit failed and was rolled back.
 
     Attributes:
@@ -95,7 +97,7 @@ class CommitError(Exception):
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class SwappedPath(OSError):
+class SwappedPath(HolonNBError, OSError):
     """A directory on a target's path is no longer a plain directory (a symlink or file was swapped in)."""
 
 
