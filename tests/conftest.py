@@ -26,7 +26,7 @@ os.environ["SHELL"] = "/bin/sh"
 # Tiers (README "Run the tests"): `browser` (tests/browser, marked there), `kernel` (starts a real Jupyter
 # kernel: every test under tests/notebooks and these unit modules) and `slow` (marked on the test: nested
 # pytest runs, long lock contention). `-m "not browser and not kernel"` is the quick local tier.
-KERNEL_MODULES = {"test_harness.py", "test_hostile_notebook.py", "test_workdir.py"}
+KERNEL_MODULES = {"test_cli.py", "test_harness.py", "test_hostile_notebook.py", "test_workdir.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -38,6 +38,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or (path.parent.name == "testing" and path.name in KERNEL_MODULES)
         ):
             item.add_marker(pytest.mark.kernel)
+    # Longest first, so that under xdist the quick unit tests fill the workers at the end instead of one kernel
+    # or browser test running alone on the last busy worker: the modules with a browser test, then those with a
+    # kernel or slow test, then the rest; each module stays whole and in its own order (its module-scoped
+    # fixtures run once), and the order is otherwise collection order (a stable sort).
+    weight: dict[str, int] = {}
+    for item in items:
+        rank = 0 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("kernel") else 2
+        if rank == 2 and item.get_closest_marker("slow"):
+            rank = 1
+        module = item.nodeid.split("::", 1)[0]
+        weight[module] = min(weight.get(module, 2), rank)
+    items.sort(key=lambda item: weight[item.nodeid.split("::", 1)[0]])
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

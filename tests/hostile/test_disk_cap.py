@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from _support import err, ok, read_db
 
 from holon_nb.runtime import Runtime, RuntimeSettings
@@ -109,6 +110,7 @@ def test_refused_oversize_inputs_are_stored_as_bounded_digests(tmp_path: Path, w
         assert digest["chars"] > 1_200_000 and len(digest["sha256"]) == 64 and digest["fields"] == ["cmd"]
 
 
+@pytest.mark.slow  # 200 commands, 40 MB through the store
 def test_execution_records_are_pruned_when_the_database_would_pass_the_cap(tmp_path: Path, workspace: Path) -> None:
     """Item 3(b): 200 accepted calls with 100 KB inputs (stored with their records: 40 MB) against a 16 MiB cap
     (SQLite's WAL alone may reach 4 MB before it is checkpointed): the oldest records go and the file is
