@@ -63,7 +63,7 @@ from .kernel_code import FINISH, FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOA
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
-from .tags import has_tag
+from .tags import execution_settings, has_tag, nbmake_code
 from .widget_state import drop_unshown_widget_state
 
 __all__ = [
@@ -130,7 +130,7 @@ class _Run:
         final_wait: float | None = None,
     ):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
-        settings = _execution_settings(nb)
+        settings = execution_settings(nb)
         # the notebook's own per-cell timeout and allow_errors (nbclient's metadata.execution, as nbmake
         # reads it) apply to its cells; the harness's own requests keep the configured timeout
         self.cell_limit: float = settings.get("timeout", timeout)
@@ -204,7 +204,7 @@ class _Run:
         ``metadata.nbmake.post_cell_execute`` (lines of code). Returns ``content``, or an error reply
         (also shown as an ``error`` output of the cell) when that code failed, which fails the cell as
         it fails nbmake's run."""
-        code = _nbmake_code(cell)
+        code = nbmake_code(cell)
         if not code:
             return content
         kc = self.client.kc
@@ -371,40 +371,6 @@ class _Run:
                 raise
             self.summary.kernel_died = True
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
-
-
-def _execution_settings(nb: NotebookNode) -> dict[str, Any]:
-    """The notebook's ``metadata.execution`` settings nbclient and nbmake read: ``timeout`` (a positive
-    number of seconds per cell) and ``allow_errors`` (a bool); others, and values of another type, are
-    left out."""
-    meta = nb.metadata.get("execution")
-    if not isinstance(meta, Mapping):
-        return {}
-    found: dict[str, Any] = {}
-    timeout = meta.get("timeout")
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-        found["timeout"] = float(timeout)
-    if isinstance(meta.get("allow_errors"), bool):
-        found["allow_errors"] = meta["allow_errors"]
-    return found
-
-
-def _nbmake_code(cell: NotebookNode) -> str:
-    """The code nbmake runs after ``cell``: an assignment per ``metadata.nbmake.mock`` entry, then the
-    lines of ``metadata.nbmake.post_cell_execute`` ("" when it has neither)."""
-    meta = (cell.get("metadata") or {}).get("nbmake")
-    if not isinstance(meta, Mapping):
-        return ""
-    mock = meta.get("mock")
-    lines = (
-        [f"{name} = {value!r}" for name, value in mock.items() if str(name).isidentifier()]
-        if isinstance(mock, Mapping)
-        else []
-    )
-    post = meta.get("post_cell_execute")
-    if isinstance(post, list):
-        lines += [str(line) for line in post]
-    return "\n".join(lines)
 
 
 def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
