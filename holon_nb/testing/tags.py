@@ -27,7 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TAGS", "execution_settings", "has_tag", "nbmake_code"]
+__all__ = ["RESTART_TAG", "TAGS", "execution_settings", "has_tag", "nbmake_code"]
+
+#: Cell tag: restart the kernel (as JupyterLab's Restart Kernel does) before running this cell.
+RESTART_TAG = "holon-restart-kernel"
 
 TAGS: dict[str, tuple[str, ...]] = {
     "skip": ("holon-skip", "nbval-skip", "skip-execution"),
