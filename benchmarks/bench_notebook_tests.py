@@ -20,6 +20,8 @@ Parts (all by default; ``--part NAME`` to pick, repeatable):
   verdicts its tests state) under the peer itself and under ``holon-nb test``: agreement and false passes.
 - ``nbval``: ``holon-nb test`` against ``pytest --nbval`` on the same five ordinary notebooks (the
   determinism set's d1-d5), interleaved, median of ``--nbval-reps`` rounds (default 7). Goal: <= 1.1x.
+  ``--nbval-baseline DIR`` times the ``holon_nb`` of another checkout (say, the commit before a change) as a
+  third command in the same rounds, so before and after meet the same machine.
 - ``phases``: per tutorial, where ``holon-nb test``'s time goes (kernel start and ready, the notebook's
   cells, the harness's own requests, kernel shutdown, folder copy, compare) and a bare nbclient run of
   the same notebook (nbmake's core) for the ratio.
@@ -27,7 +29,8 @@ Parts (all by default; ``--part NAME`` to pick, repeatable):
 - ``repeat``: ``holon-nb test notebooks/ --holon-nb-repeat N`` (``--repeat N``, default 20): pass/fail, time.
 
 nbval and nbmake are not dependencies: ``pip install nbval nbmake`` in the benchmark's environment.
-Results go to ``benchmarks/results/notebook_tests.json``.
+Results go to ``benchmarks/results/notebook_tests.json``; a run of some parts (``--part``) replaces those parts
+there and keeps the others' last results.
 
 Run: ``python benchmarks/bench_notebook_tests.py [--part compare] [--repeat 20]``.
 """
@@ -412,14 +415,18 @@ def part_tools(reps: int = 2, targets: tuple[str, ...] = ("tutorials", "tutorial
 NBVAL_BOOKS = ("d1-random", "d2-timestamps", "d3-progress", "d4-warnings", "d5-pandas")
 
 
-def part_nbval(reps: int = 7) -> dict:
+def part_nbval(reps: int = 7, baseline: Path | None = None) -> dict:
     """``holon-nb test`` against ``pytest --nbval`` on the same five notebooks (:data:`NBVAL_BOOKS`, copied to a
-    temporary folder), one session of each per round, the order alternating each round so drift in the
-    machine's speed reaches both alike; the ratio of the medians (goal <= 1.1)."""
+    temporary folder), one session of each per round, the order rotating each round so drift in the
+    machine's speed reaches every command alike; the ratio of the medians (goal <= 1.1). With ``baseline`` (a
+    checkout holding ``holon_nb/``), ``holon-nb test`` of that checkout runs in the same rounds too."""
     # each tool with the other notebook plugins off (a user has one), and this checkout's bytecode compiled
     # as installing a wheel compiles it (a machine with PYTHONDONTWRITEBYTECODE=1 never writes it, and every
     # kernel would compile holon_nb from source: ~0.3 s per notebook that an installed holon_nb never pays)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "holon_nb")], check=True, capture_output=True)
+    for root in (ROOT, *([baseline] if baseline else [])):
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(root / "holon_nb")], check=True, capture_output=True
+        )
     others = ["-p", "no:nbmake", "-p", "no:nb_regression"]
     commands = {
         "holon-nb test": [
@@ -446,6 +453,12 @@ def part_nbval(reps: int = 7) -> dict:
         ],
     }
     commands = {tool: [*cmd, *others] for tool, cmd in commands.items()}
+    envs = {tool: _env() for tool in commands}
+    if baseline is not None:  # its harness and, through kernel_env, its kernels import the baseline's holon_nb
+        tool = f"holon-nb test ({baseline})"
+        commands[tool] = commands["holon-nb test"]
+        path = os.pathsep.join(filter(None, [str(baseline), os.environ.get("PYTHONPATH")]))
+        envs[tool] = _env(PYTHONPATH=path)
     times: dict[str, list[float]] = {t: [] for t in commands}
     codes: dict[str, list[int]] = {t: [] for t in commands}
     with tempfile.TemporaryDirectory(prefix="bench-nbval-") as tmp:
@@ -455,15 +468,14 @@ def part_nbval(reps: int = 7) -> dict:
             shutil.copy(PEER_SUITES / "determinism" / f"{name}.ipynb", folder)
             books.append(f"{name}.ipynb")
         order = list(commands)
-        for _ in range(reps):
-            for tool in order:
+        for i in range(reps):
+            for tool in order[i % len(order) :] + order[: i % len(order)]:
                 t0 = time.monotonic()
                 proc = subprocess.run(
-                    [*commands[tool], *books], cwd=folder, env=_env(), capture_output=True, text=True, timeout=1800
+                    [*commands[tool], *books], cwd=folder, env=envs[tool], capture_output=True, text=True, timeout=1800
                 )
                 times[tool].append(time.monotonic() - t0)
                 codes[tool].append(proc.returncode)
-            order.reverse()
     row: dict = {
         tool: {
             "median_s": round(statistics.median(times[tool]), 2),
@@ -479,6 +491,14 @@ def part_nbval(reps: int = 7) -> dict:
         statistics.median(a / b for a, b in zip(times["holon-nb test"], times["pytest --nbval"], strict=True)), 3
     )
     row["goal"] = 1.1
+    if baseline is not None:
+        before = times[f"holon-nb test ({baseline})"]
+        row["baseline ratio (medians)"] = round(
+            statistics.median(before) / statistics.median(times["pytest --nbval"]), 3
+        )
+        row["this / baseline (medians)"] = round(
+            statistics.median(times["holon-nb test"]) / statistics.median(before), 3
+        )
     return row
 
 
@@ -617,38 +637,50 @@ def part_repeat(n: int) -> dict:
     return {"repeat": n, "exit": proc.returncode, "wall_s": round(secs, 1), "summary": summary, "failures": failures}
 
 
+ALL_PARTS = ("compare", "regressions", "peers", "tools", "nbval", "phases", "xdist", "repeat")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--part",
-        action="append",
-        choices=["compare", "regressions", "peers", "tools", "nbval", "phases", "xdist", "repeat"],
-    )
+    parser.add_argument("--part", action="append", choices=ALL_PARTS)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--reps", type=int, default=2, help="runs of each tool in the tools part (median)")
     parser.add_argument("--nbval-reps", type=int, default=7, help="rounds of the nbval part (median)")
+    parser.add_argument(
+        "--nbval-baseline",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="nbval part: also time holon-nb test of the checkout DIR (its holon_nb/) in the same rounds",
+    )
     parser.add_argument(
         "--targets",
         default="tutorials,tutorials-no-restart,big",
         help="tools part: comma list of tutorials, tutorials-no-restart, big",
     )
     ns = parser.parse_args()
-    parts = ns.part or ["compare", "regressions", "peers", "tools", "nbval", "phases", "xdist", "repeat"]
+    parts = ns.part or list(ALL_PARTS)
     data: dict = {"measured_under_load": os.getloadavg()[0], "load_at_start": [round(x, 2) for x in os.getloadavg()]}
     for part in parts:
         t0 = time.monotonic()
+        load_before = [round(x, 2) for x in os.getloadavg()]
         if part == "repeat":
             data[part] = part_repeat(ns.repeat)
         elif part == "tools":
             data[part] = part_tools(ns.reps, tuple(ns.targets.split(",")))
         elif part == "nbval":
-            data[part] = part_nbval(ns.nbval_reps)
+            data[part] = part_nbval(ns.nbval_reps, ns.nbval_baseline.resolve() if ns.nbval_baseline else None)
         else:
             data[part] = globals()[f"part_{part}"]()
         data[part]["_part_s"] = round(time.monotonic() - t0, 1)
+        data[part]["_load_before"] = load_before
         data[part]["_load_after"] = [round(x, 2) for x in os.getloadavg()]
         print(part, json.dumps(data[part]), flush=True)
-    save("notebook_tests" + ("" if ns.part is None else "_" + "_".join(parts)), data)
+    previous = RESULTS_DIR / "notebook_tests.json"
+    if ns.part is not None and previous.exists():  # the parts not run keep their last results
+        kept = {k: v for k, v in json.loads(previous.read_text()).items() if k in ALL_PARTS and k not in parts}
+        data = {**data, **kept}
+    save("notebook_tests", data)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,11 @@
 A run executes the notebook with nbclient in a fresh kernel
 (:mod:`holon_nb.testing.kernels` chooses it) whose ``HOLON_NB_HOME`` is a
 temporary directory of its own unless the variable is already set. Before the
-first cell the kernel runs ``%load_ext holon_nb`` (outputs discarded); the
+first cell the kernel runs ``%load_ext holon_nb`` (outputs discarded) when the
+notebook may use holon_nb (:func:`~holon_nb.testing.kernel_code.needs_holon`); the
 notebook's own ``%load_ext holon_nb`` then loads nothing twice and prints
-nothing. Every cell runs with ``allow_errors`` so the executed copy is always
+nothing. A notebook that never names holon_nb runs without it, as in a plain
+kernel. Every cell runs with ``allow_errors`` so the executed copy is always
 saved; a cell that raises outside a ``raises-exception`` cell fails the run.
 Before saving, secret values (D6) are replaced in every output and in the
 widget state (D12); cell sources are left as written.
@@ -59,11 +61,11 @@ from nbformat import NotebookNode
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
 from ..tools.terminal.ansi import strip_ansi
-from .kernel_code import FINISH, FREEZE, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD
+from .kernel_code import FINISH, FINISH_PLAIN, FREEZE, LOAD, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD, needs_holon
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters
 from .summary import CellReport, RunSummary, count_receipts, format_summary
-from .tags import has_tag
+from .tags import RESTART_TAG, execution_settings, has_tag, nbmake_code
 from .widget_state import drop_unshown_widget_state
 
 __all__ = [
@@ -103,10 +105,6 @@ def _first_line(source: str) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
-#: Cell tag: restart the kernel (as JupyterLab's Restart Kernel does) before running this cell.
-RESTART_TAG = "holon-restart-kernel"
-
-
 def _tags(cell: NotebookNode) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
@@ -128,9 +126,11 @@ class _Run:
         progress: Callable[[str], None] | None,
         keep_going: bool = False,
         final_wait: float | None = None,
+        preload: bool = True,
     ):
         self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
-        settings = _execution_settings(nb)
+        self.preload = preload  # holon_nb is loaded before the first cell (the notebook may use it)
+        settings = execution_settings(nb)
         # the notebook's own per-cell timeout and allow_errors (nbclient's metadata.execution, as nbmake
         # reads it) apply to its cells; the harness's own requests keep the configured timeout
         self.cell_limit: float = settings.get("timeout", timeout)
@@ -204,7 +204,7 @@ class _Run:
         ``metadata.nbmake.post_cell_execute`` (lines of code). Returns ``content``, or an error reply
         (also shown as an ``error`` output of the cell) when that code failed, which fails the cell as
         it fails nbmake's run."""
-        code = _nbmake_code(cell)
+        code = nbmake_code(cell)
         if not code:
             return content
         kc = self.client.kc
@@ -313,7 +313,14 @@ class _Run:
         if content.get("status") == "error":
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
-        finish = await self.silent(FINISH, "_holon_nb_finish", _GRACE_S)
+        finish = await self.silent(FINISH if self.preload else FINISH_PLAIN, "_holon_nb_finish", _GRACE_S)
+        if isinstance(finish, dict):  # holon_nb never came into the kernel: its environment's secrets, as the
+            self.kernel_secrets.update(Scrubber(finish).values)  # runtime's scrubber would have found them
+            self.client.shutdown_kernel = "immediate"  # nothing of holon_nb to close; as after an unload
+            return
+        if not self.preload:  # it came after all, or may be configured to name secrets: ask a loaded runtime
+            await self.silent(LOAD, "True", _GRACE_S)
+            finish = await self.silent(FINISH, "_holon_nb_finish", _GRACE_S)
         if isinstance(finish, list) and len(finish) == 3:
             secrets, left, unloaded = finish
             self.kernel_secrets.update(v for v in secrets or [] if isinstance(v, str))
@@ -352,11 +359,12 @@ class _Run:
                 info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
                 if info and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
-                _, content = await self.synthetic(PRELOAD, self.timeout)
-                if content.get("status") == "error":
-                    self.summary.problems.append(
-                        f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}"
-                    )
+                if self.preload:
+                    _, content = await self.synthetic(PRELOAD, self.timeout)
+                    if content.get("status") == "error":
+                        self.summary.problems.append(
+                            f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}"
+                        )
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
@@ -371,40 +379,6 @@ class _Run:
                 raise
             self.summary.kernel_died = True
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
-
-
-def _execution_settings(nb: NotebookNode) -> dict[str, Any]:
-    """The notebook's ``metadata.execution`` settings nbclient and nbmake read: ``timeout`` (a positive
-    number of seconds per cell) and ``allow_errors`` (a bool); others, and values of another type, are
-    left out."""
-    meta = nb.metadata.get("execution")
-    if not isinstance(meta, Mapping):
-        return {}
-    found: dict[str, Any] = {}
-    timeout = meta.get("timeout")
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-        found["timeout"] = float(timeout)
-    if isinstance(meta.get("allow_errors"), bool):
-        found["allow_errors"] = meta["allow_errors"]
-    return found
-
-
-def _nbmake_code(cell: NotebookNode) -> str:
-    """The code nbmake runs after ``cell``: an assignment per ``metadata.nbmake.mock`` entry, then the
-    lines of ``metadata.nbmake.post_cell_execute`` ("" when it has neither)."""
-    meta = (cell.get("metadata") or {}).get("nbmake")
-    if not isinstance(meta, Mapping):
-        return ""
-    mock = meta.get("mock")
-    lines = (
-        [f"{name} = {value!r}" for name, value in mock.items() if str(name).isidentifier()]
-        if isinstance(mock, Mapping)
-        else []
-    )
-    post = meta.get("post_cell_execute")
-    if isinstance(post, list):
-        lines += [str(line) for line in post]
-    return "\n".join(lines)
 
 
 def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
@@ -724,6 +698,7 @@ def run_notebook(
         raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
     src, out, kernel_cwd = _resolve_paths(path, output, cwd)
     nb = read_notebook(src, kernel_name)
+    preload = needs_holon(nb)  # (before the saved outputs are dropped: holon_nb's receipts among them count)
     for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -742,7 +717,7 @@ def run_notebook(
         home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
     else:
         home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
-    summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home)
+    summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home, preloaded=preload)
     if progress is None:
         progress = sys.stderr.isatty()
     client = NotebookClient(
@@ -755,7 +730,9 @@ def run_notebook(
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
         resources={"metadata": {"path": str(kernel_cwd)}},
     )
-    runner = _Run(nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait)
+    runner = _Run(
+        nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait, preload
+    )
     env = kernel_env(home, kernel_name)
     if notebook_home:
         del env["HOLON_NB_HOME"]

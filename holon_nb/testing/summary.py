@@ -63,6 +63,8 @@ class RunSummary:
             failed, kernel start failed), each one line.
         stopped_after: Index of the failed cell after which the run stopped (later cells not run), or
             None (no failure, or ``keep_going``).
+        preloaded: True when holon_nb was loaded before the first cell: the notebook may use it
+            (:func:`~holon_nb.testing.kernel_code.needs_holon`); False for a notebook that never names it.
     """
 
     notebook: Path
@@ -79,6 +81,7 @@ class RunSummary:
     restarts: int = 0
     problems: list[str] = field(default_factory=list)
     stopped_after: int | None = None
+    preloaded: bool = True
 
     @property
     def cells_run(self) -> int:

@@ -17,6 +17,9 @@ meaning                holon_nb tag                            also accepted (nb
 =====================  ======================================  ===========================
 
 A ``# NBVAL_…`` marker counts when it is a comment line of the cell's source, as nbval reads it.
+
+Also here, the other notebook settings the harness reads as nbclient and nbmake mean them: the notebook's
+``metadata.execution`` (:func:`execution_settings`) and a cell's ``metadata.nbmake`` (:func:`nbmake_code`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TAGS", "has_tag"]
+__all__ = ["RESTART_TAG", "TAGS", "execution_settings", "has_tag", "nbmake_code"]
+
+#: Cell tag: restart the kernel (as JupyterLab's Restart Kernel does) before running this cell.
+RESTART_TAG = "holon-restart-kernel"
 
 TAGS: dict[str, tuple[str, ...]] = {
     "skip": ("holon-skip", "nbval-skip", "skip-execution"),
@@ -53,3 +59,37 @@ def has_tag(cell: Mapping[str, Any], meaning: str) -> bool:
     return any(
         line.strip().lstrip("#").strip() in markers for line in source.splitlines() if line.strip().startswith("#")
     )
+
+
+def execution_settings(nb: Mapping[str, Any]) -> dict[str, Any]:
+    """The notebook's ``metadata.execution`` settings nbclient and nbmake read: ``timeout`` (a positive
+    number of seconds per cell) and ``allow_errors`` (a bool); others, and values of another type, are
+    left out."""
+    meta = (nb.get("metadata") or {}).get("execution")
+    if not isinstance(meta, Mapping):
+        return {}
+    found: dict[str, Any] = {}
+    timeout = meta.get("timeout")
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        found["timeout"] = float(timeout)
+    if isinstance(meta.get("allow_errors"), bool):
+        found["allow_errors"] = meta["allow_errors"]
+    return found
+
+
+def nbmake_code(cell: Mapping[str, Any]) -> str:
+    """The code nbmake runs after ``cell``: an assignment per ``metadata.nbmake.mock`` entry, then the
+    lines of ``metadata.nbmake.post_cell_execute`` ("" when it has neither)."""
+    meta = (cell.get("metadata") or {}).get("nbmake")
+    if not isinstance(meta, Mapping):
+        return ""
+    mock = meta.get("mock")
+    lines = (
+        [f"{name} = {value!r}" for name, value in mock.items() if str(name).isidentifier()]
+        if isinstance(mock, Mapping)
+        else []
+    )
+    post = meta.get("post_cell_execute")
+    if isinstance(post, list):
+        lines += [str(line) for line in post]
+    return "\n".join(lines)
