@@ -169,7 +169,8 @@ class WriteLock:
             waited = time.monotonic() - started
             if self.closed or waited + delay > bound:
                 self._busy_refusals += 1
-                self._note_loop_wait(waited)
+                if attempts > 1:  # it slept
+                    self._note_loop_wait(waited)
                 raise StoreBusy(self.path, waited, attempts)
             self._busy_retries += 1
             time.sleep(delay)
