@@ -498,8 +498,8 @@ class Runtime:
                 self.store.flush_executions()  # the queued records are part of what is measured
                 truncate_wal(self.store)
                 return self.prune(max_home_bytes=target).home_bytes_after
-        except Exception:  # housekeeping never breaks a call; the budget grants from its estimate
-            log.warning("pruning the holon home for its size cap failed", exc_info=True)
+        except Exception as exc:  # housekeeping never breaks a call; the budget grants from its estimate
+            log.warning("pruning the holon home for its size cap failed: %s", exc, exc_info=not is_busy(exc))
             return None
 
     def _auto_prune(self) -> None:

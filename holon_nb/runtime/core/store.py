@@ -424,8 +424,9 @@ class Store(WriteLock):
         Raises:
             StoreBusy: (``defer=False``) the write lock stayed taken; the row is queued then, not lost.
         """
-        with self._lock:
-            self._pending.append((rec, time.time()))  # the row is made when written (issue 12)
+        # the row is made when written (issue 12); no lock: a list's append is atomic, and a transaction takes
+        # (and then deletes) only the rows queued when it began, so a call never waits for another thread's write
+        self._pending.append((rec, time.time()))
         if not defer:
             self.flush_executions()
 
