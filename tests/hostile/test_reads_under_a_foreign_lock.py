@@ -136,7 +136,9 @@ def test_get_work_item_answers_while_another_process_holds_the_write_lock_and_no
                 timeout=60,
             )
         stats = rt.store.stats()
-        assert stats["loop_lock_waits"] == 0, stats["loop_lock_wait_where"]  # nothing slept on the loop thread waiting for the lock
+        assert stats["loop_lock_waits"] == 0, stats[
+            "loop_lock_wait_where"
+        ]  # nothing slept on the loop thread waiting for the lock
         assert rt.status()["background_failures"] == 0
         for thread in (create, waker, reader):
             thread.join(10)
