@@ -47,6 +47,9 @@ end it asks the last generation to close, then reports (goals from issue 25):
   the database at the end (goal 0). Tool-execution records of calls that returned are reported apart
   (``execution_records_lost``): they are written off the call's path.
 
+Each generation also reports its store's lock statistics (``store_by_generation``): ``loop_lock_waits`` counts
+writes that slept on the runtime's loop thread waiting for the foreign lock (each held up every call).
+
 Run: ``python benchmarks/soak_hostile.py [--minutes 10] [--cap-mib 200]``.
 """
 
@@ -102,6 +105,9 @@ BIG = (
     "w('s=' + sys.argv[1])\n"
     "w(('g' * 99 + '\\n') * 1279 + 'g' * 31 + '\\n')\n"
 )
+
+#: What each generation reports of ``Store.stats()``
+_STORE_STATS = ("loop_lock_waits", "loop_lock_wait_max_ms", "loop_lock_wait_where", "busy_retries", "busy_refusals")
 
 #: (operation, weight) of the worker's mixed calls
 _OPS = (
@@ -300,8 +306,10 @@ def worker(cfg_path: str, gen: int) -> None:
         _write_atomic(run / f"trigger-{gen}.txt", url)
 
     def write_stats() -> None:
+        store = rt.store.stats()  # the loop's waits for the home's write lock (each held up every call on the loop)
+        store = {k: store.get(k) for k in _STORE_STATS}
         with lock:
-            text = json.dumps({**stats, "ready_s": ready_s, "tasks": len(tasks)})
+            text = json.dumps({**stats, "ready_s": ready_s, "tasks": len(tasks), "store": store})
         _write_atomic(run / f"stats-{gen}.json", text)
 
     ready_s = round(time.monotonic() - started, 2)
@@ -913,6 +921,8 @@ def _report(parent: Parent, end: dict[str, Any], wall_s: float) -> dict[str, Any
         "ops": ops,
         "errors": errors,
         "worker_ready_s": [s.get("ready_s") for s in stats],
+        # writes that slept on the runtime's loop thread waiting for another process's lock, by generation
+        "store_by_generation": [s.get("store") for s in stats],
         "worker_log_exceptions": _log_exceptions(run),
         "load_average_at_end": os.getloadavg(),
     }

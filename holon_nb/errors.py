@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
     from .providers.modelref import ModelRefError
     from .providers.schema_lowering import SchemaDefinitionError, ToolSchemaInvalid
     from .providers.scripted import ScriptedFailure, ScriptError, ScriptExhausted, ScriptExpectationError
-    from .runtime.core.store import StoreBusy
+    from .runtime.core.locking import StoreBusy
     from .runtime.images.observation import ObservationError
     from .runtime.memory.index import MemoryIndexUnavailable
     from .runtime.turns.calls import TurnCancelled
@@ -105,7 +105,7 @@ _WHERE = {
     "CassetteDrift": "providers.cassettes.errors",
     "CassetteExhausted": "providers.cassettes.errors",
     "NetworkBlocked": "providers.cassettes.errors",
-    "StoreBusy": "runtime.core.store",
+    "StoreBusy": "runtime.core.locking",
     "ObservationError": "runtime.images.observation",
     "MemoryIndexUnavailable": "runtime.memory.index",
     "TurnCancelled": "runtime.turns.calls",

@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import json
 import logging
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.context import CallContext, resolve_shell
-from ..tools.dispatch import classify_exception, dispatch
+from ..tools.dispatch import classify_exception
 from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
@@ -41,6 +42,7 @@ from .core.records import ExecutionRecords
 from .core.result import ToolResult
 from .core.settings import RuntimeSettings, resolve_home
 from .core.store import Store, is_busy, new_id
+from .core.writing import dispatch_call
 from .housekeeping.budget import DiskBudget
 from .housekeeping.records import REFUSED_KEEP_CHARS, refused_input_digest
 from .images.service import ImagePlane
@@ -175,6 +177,7 @@ class Runtime:
         self.disk = DiskBudget(lambda: self.settings.max_home_bytes, self._reclaim)
         self.tasks.disk_grant = self.disk.grant
         self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
+        self.store.on_loop_thread = self._loop.in_loop_thread  # its waits there are counted (issue 25)
         self.records = ExecutionRecords(self.store, self._loop)  # each call's record, written off its path
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
         self.workspaces = WorkspaceService(self)
@@ -304,7 +307,9 @@ class Runtime:
             try:
                 rec = self.store.agent(agent_id)
                 if rec is None:  # an operator naming a new agent in a direct call: a public named agent from now on
-                    self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+                    await self.store.write(
+                        lambda: self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+                    )
             except sqlite3.OperationalError as exc:  # locked past store_busy_timeout_s: an envelope, not a traceback
                 if not is_busy(exc):
                     raise
@@ -315,7 +320,8 @@ class Runtime:
                 self._profiles[agent_id] = profile
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}), execution_id=execution_id)
         started = time.monotonic()
-        env = await dispatch(name, {} if args is None else args, RuntimeToolContext(self, call), registry=self.registry)
+        ctx = RuntimeToolContext(self, call)
+        env = await dispatch_call(self.store, name, {} if args is None else args, ctx, self.registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         return self._finish_call(env, args, agent_id, execution_id, duration_ms)
 
@@ -481,26 +487,30 @@ class Runtime:
 
     def _reclaim(self, target: int) -> int | None:
         """Prune the home down to ``target`` bytes for the disk budget (a write would pass the cap); return the
-        home's size after, or None when the prune failed. Waits at most a quarter second for the write lock."""
+        home's size after, or None when the prune failed. Tries the write lock once on the loop thread (the
+        loop goes on; the budget grants from its estimate meanwhile), waits at most a quarter second elsewhere."""
         from .housekeeping.records import truncate_wal
 
         try:
-            with self.store.patience(0.25):
+            with self.store.patience(0 if self._loop.in_loop_thread() else 0.25):
                 # the WAL first: what it holds is not in the database file yet, and a measure taken with it
                 # there would miss the database's growth when it is checkpointed
                 self.store.flush_executions()  # the queued records are part of what is measured
                 truncate_wal(self.store)
                 return self.prune(max_home_bytes=target).home_bytes_after
-        except Exception:  # housekeeping never breaks a call; the budget grants from its estimate
-            log.warning("pruning the holon home for its size cap failed", exc_info=True)
+        except Exception as exc:  # housekeeping never breaks a call; the budget grants from its estimate
+            log.warning("pruning the holon home for its size cap failed: %s", exc, exc_info=not is_busy(exc))
             return None
 
     def _auto_prune(self) -> None:
-        """Prune at start and, at most every 30 s, after a call that kept an artifact (never raises)."""
+        """Prune at start and, at most every 30 s, after a call that kept an artifact (never raises). On the loop
+        thread each write of the prune tries the lock once, so another process holding it never holds up the
+        loop: what could not be written is logged (a pruned log's record: TaskOutput then finds no log)."""
         try:
-            self.prune()
-        except Exception:  # housekeeping never breaks a call
-            log.warning("pruning the holon home failed", exc_info=True)
+            with self.store.patience(0) if self._loop.in_loop_thread() else contextlib.nullcontext():
+                self.prune()
+        except Exception as exc:  # housekeeping never breaks a call
+            log.warning("pruning the holon home failed: %s", exc, exc_info=not is_busy(exc))
 
     def _scrubber(self) -> Scrubber:
         """The D6 scrubber, rebuilt when the environment or the configured secrets may have changed."""

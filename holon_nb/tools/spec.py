@@ -105,6 +105,9 @@ class ToolSpec(Generic[ArgsT]):
             raise ``ToolFailure``.
         human: The body renderer of the human receipt (notebook ``text/plain``), ``result dict ->
             lines``, built with :mod:`holon_nb.tools.human`; None means its generic renderer.
+        writes_store: The handler writes the holon home's store before it first awaits (its first step
+            is synchronous code that opens a transaction). The runtime then waits for the store's write
+            lock before running it, without blocking other calls while another process holds the lock.
     """
 
     name: str
@@ -122,6 +125,7 @@ class ToolSpec(Generic[ArgsT]):
     prepare: Callable[[Any, Any], Any] | None = None
     related_surfaces: tuple[str, ...] = field(default=())
     human: Callable[[dict[str, Any]], list[str]] | None = None
+    writes_store: bool = False
 
     @property
     def model_facing(self) -> bool:

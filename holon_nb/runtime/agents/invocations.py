@@ -124,12 +124,11 @@ class InvocationRuns:
         a locked store is retried with backoff until the runtime closes, nothing escapes the loop."""
         delay = 0.1
         while True:
-            try:
-                with self.rt.store.patience(0.25):
-                    if outcome is not None:
-                        self.finish(task_id, outcome)
-                    elif child_id:  # stopped (TaskStop) or interrupted: the child is archived all the same
-                        self._archive(child_id)
+            try:  # each try waits for the lock without blocking the loop (Store.write), up to its bound
+                if outcome is not None:
+                    await self.rt.store.write(lambda: self.finish(task_id, outcome))
+                elif child_id:  # stopped (TaskStop) or interrupted: the child is archived all the same
+                    await self.rt.store.write(lambda: self._archive(child_id))
                 return
             except Exception as exc:
                 if not is_busy(exc) or self.rt.store.closed:

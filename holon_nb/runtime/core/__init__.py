@@ -1,7 +1,9 @@
 """The runtime's foundation: the loop thread, the SQLite store, events, the clock, settings, results.
 
 Owns: :class:`~.loop.LoopThread` (the runtime thread and its anyio portal), :class:`~.store.Store`
-(one SQLite database under the holon home), the :class:`~.events.EventBus`, the clock, ``RuntimeSettings``,
+(one SQLite database under the holon home: its read connections in :mod:`.readers`, its waits for the write
+lock in :mod:`.locking`, tool calls that wait for that lock without blocking the loop in :mod:`.writing`),
+the :class:`~.events.EventBus`, the clock, ``RuntimeSettings``,
 ``ToolResult``, agent ids, the ``ToolContext`` a direct call sees (:mod:`.context`) and
 :class:`~.host.RuntimeHost`, the protocol through which every plane sees the runtime.
 

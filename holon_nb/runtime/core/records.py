@@ -84,7 +84,7 @@ class ExecutionRecords:
             self._timer = loop.call_later(min(RECHECK_S, FLUSH_WITHIN_S - waited), self._flush)
             return
         try:
-            with self._store.patience(0.25):
+            with self._store.patience(0):  # one try: while another process holds the lock, the loop goes on
                 self._store.flush_executions()
         except sqlite3.Error as exc:  # they stay queued: retried below; the next transaction or close also writes them
             if not is_busy(exc):

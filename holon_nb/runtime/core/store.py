@@ -3,148 +3,41 @@
 Every state transition is one transaction (``with store.tx() as db:``).
 Tables: ``agents``, ``tasks``, ``messages``, ``tool_executions``. JSON
 columns hold the task ``detail`` and message ``metadata`` (D7).
+
+Another process (a second kernel on the home) may hold the database's write lock for seconds. Reads never
+wait for it: they run on read-only connections of their own (:mod:`.readers`; WAL readers do not wait for
+a writer). A write must wait; code running on the runtime's event loop waits asynchronously with
+:meth:`Store.write`, so the loop (and every other call on it) goes on meanwhile (issue 25).
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
+import re
 import secrets
 import sqlite3
 import threading
 import time
 import traceback
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ...tools.errors import HolonNBError
+from .locking import ATTEMPT_BUSY_MS, DEFAULT_BUSY_TIMEOUT_S, StoreBusy, WriteLock, is_busy
+from .readers import ReadPool
+from .rows import INSERT_EXECUTION, SCHEMA, ScrubbingConnection, execution_row, rfc3339
+from .rows import safe as _safe
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-#: How long a write waits for another process's SQLite write lock, in total, before
-#: :class:`StoreBusy` (seconds; ``RuntimeSettings.store_busy_timeout_s``).
-DEFAULT_BUSY_TIMEOUT_S = 30.0
-_ATTEMPT_BUSY_MS = 2000  # SQLite's own busy handler per attempt; between attempts we back off
-_BACKOFF_S = (0.05, 1.0)  # first and longest sleep between attempts
-#: A shorter wait for the code running in this context (``Store.patience``): background work waits briefly,
-#: then retries asynchronously, so the loop thread is not blocked while another process holds the lock.
-_PATIENCE: contextvars.ContextVar[float | None] = contextvars.ContextVar("holon_store_patience", default=None)
-
-
-def is_busy(exc: BaseException) -> bool:
-    """True for SQLite's "database is locked" / "database is busy" (another connection holds the lock)."""
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
-
-
-class StoreBusy(HolonNBError, sqlite3.OperationalError):
-    """The home's database stayed locked by another connection past the retry bound.
-
-    Dispatch turns it into a ``runtime_db_busy`` envelope (commands spec §3.2 rule 4,
-    retryable); background work catches it and retries until the runtime closes.
-
-    Attributes:
-        waited_s: Seconds spent waiting, over all attempts.
-        attempts: How many times the write lock was requested.
-    """
-
-    def __init__(self, path: Path, waited_s: float, attempts: int):
-        super().__init__(
-            f"database is locked: another process held the write lock of {path} for more than "
-            f"{waited_s:.1f} s ({attempts} attempts)"
-        )
-        self.waited_s = waited_s
-        self.attempts = attempts
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS agents (
-    id TEXT PRIMARY KEY, profile TEXT NOT NULL, name TEXT, parent_id TEXT,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tasks (
-    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, work_item_id TEXT, kind TEXT NOT NULL,
-    status TEXT NOT NULL, summary TEXT, detail TEXT NOT NULL DEFAULT '{}',
-    pgid INTEGER, proc_start TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-    seq INTEGER NOT NULL DEFAULT 0, owner TEXT
-);
-CREATE INDEX IF NOT EXISTS tasks_agent_status ON tasks(agent_id, status);
-CREATE INDEX IF NOT EXISTS tasks_seq ON tasks(seq);
-CREATE TABLE IF NOT EXISTS messages (
-    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, kind TEXT NOT NULL, origin_task_id TEXT,
-    text TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL,
-    seq INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_agent ON messages(agent_id, seq);
-CREATE INDEX IF NOT EXISTS messages_seq ON messages(seq);
-CREATE TABLE IF NOT EXISTS tool_executions (
-    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, tool_name TEXT NOT NULL, status TEXT NOT NULL,
-    args TEXT NOT NULL, envelope TEXT NOT NULL, receipt TEXT NOT NULL,
-    created_at TEXT NOT NULL, duration_ms INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-
-def _safe(text: str) -> str:
-    """Make text storable: lone surrogates (unencodable in UTF-8) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-
-
-class _ScrubbingConnection:
-    """A connection whose ``execute``/``executemany`` scrub every ``str`` parameter first (D6)."""
-
-    def __init__(self, db: sqlite3.Connection, scrub: Callable[[str], str]):
-        self._db = db
-        self._scrub = scrub
-
-    def _params(self, params: Any) -> Any:
-        if isinstance(params, dict):
-            return {k: self._scrub(v) if isinstance(v, str) else v for k, v in params.items()}
-        return tuple(self._scrub(v) if isinstance(v, str) else v for v in params)
-
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        return self._db.execute(sql, self._params(params))
-
-    def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
-        return self._db.executemany(sql, (self._params(p) for p in seq))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
-
-
-_INSERT_EXECUTION = (
-    "INSERT INTO tool_executions(id, agent_id, tool_name, status, args, envelope, receipt,"
-    " created_at, duration_ms, scrubbed_args, scrubbed_envelope) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-)
-
-
-def _execution_row(rec: dict[str, Any], at: float) -> tuple[Any, ...]:
-    """The ``tool_executions`` row of a :meth:`Store.record_execution` record made at ``at`` (``time.time()``)."""
-    scrubbed_args, scrubbed_env = rec.get("scrubbed_args"), rec.get("scrubbed_envelope")
-    return (
-        rec["id"],
-        rec["agent_id"],
-        rec["tool_name"],
-        rec["status"],
-        _safe(rec["args"]),
-        _safe(rec["envelope"]),
-        _safe(rec["receipt"]),
-        _rfc3339(datetime.fromtimestamp(at, timezone.utc)),
-        rec["duration_ms"],
-        _safe(scrubbed_args) if scrubbed_args is not None else None,
-        _safe(scrubbed_env) if scrubbed_env is not None else None,
-    )
+#: Statements that only read (run on a read connection unless inside this thread's transaction).
+_READ = re.compile(r"\s*(?:SELECT|WITH)\b", re.IGNORECASE)
 
 
 def new_id(prefix: str) -> str:
@@ -154,21 +47,23 @@ def new_id(prefix: str) -> str:
 
 def now_rfc3339() -> str:
     """Current UTC time as RFC 3339 with microseconds (``2026-11-30T03:17:44.123456Z``)."""
-    return _rfc3339(datetime.now(timezone.utc))
+    return rfc3339(datetime.now(timezone.utc))
 
 
-def _rfc3339(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-class Store:
+class Store(WriteLock):
     """SQLite store of one holon home.
 
     Args:
         path: Database file (created with its parent directories).
 
-    The connection is shared between the runtime thread and callers; a lock
-    serialises access, and ``tx()`` makes each transition atomic.
+    The write connection is shared between the runtime thread and callers; a lock serialises its use,
+    and ``tx()`` makes each transition atomic. Reads outside a transaction use read connections
+    (:class:`~.readers.ReadPool`) and take no lock.
+
+    Attributes:
+        on_loop_thread: Tells whether the calling thread runs the runtime's event loop (set by the runtime):
+            a read there never waits for the queued tool executions to be written, and a write there that
+            waits for another process's lock without :meth:`write` is counted (``stats()["loop_lock_waits"]``).
     """
 
     def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
@@ -179,7 +74,12 @@ class Store:
         self._lock = threading.RLock()
         #: Returns the runtime's current D6 ``Scrubber`` (set by the runtime); None writes text as given.
         self.scrubber: Callable[[], Any] | None = None
+        self.on_loop_thread: Callable[[], bool] = lambda: False
         self._attempt_ms = -1
+        #: the thread whose write transaction is open on the write connection (or who holds the lock for one:
+        #: ``_reserved``, see :meth:`write`); its reads use the write connection
+        self._tx_thread: int | None = None
+        self._reserved = False
         #: write-lock statistics (``stats()``): transactions, total and longest hold (seconds), where
         self._tx_count = 0
         self._tx_total_s = 0.0
@@ -190,6 +90,10 @@ class Store:
         self._tx_max_s_cpu = 0.0  # CPU time of the longest one (the rest of it was waiting for a CPU)
         self._busy_retries = 0
         self._busy_refusals = 0  # StoreBusy raised: a write gave up waiting for another process's lock
+        #: the loop thread slept waiting for another process's lock (a write made without :meth:`write`)
+        self._loop_waits = 0
+        self._loop_wait_max_s = 0.0
+        self._loop_wait_where = ""
         #: tool executions recorded with ``defer=True``, not yet written (``flush_executions``)
         self._pending: list[tuple[dict[str, Any], float]] = []  # (record, time.time() when recorded)
         #: rows this connection wrote that no cached read depends on (``version`` leaves them out): the
@@ -197,15 +101,16 @@ class Store:
         self._unversioned = 0
         self._cache: dict[Hashable, tuple[tuple[int, int], Any]] = {}  # ``cached``: key -> (version, value)
         self._db = sqlite3.connect(
-            str(path), check_same_thread=False, isolation_level=None, timeout=_ATTEMPT_BUSY_MS / 1000
+            str(path), check_same_thread=False, isolation_level=None, timeout=ATTEMPT_BUSY_MS / 1000
         )
         self._db.row_factory = sqlite3.Row
+        self._readers = ReadPool(path)
         # a new file gives freed pages back on PRAGMA incremental_vacuum (issue 25 item 3b: the database is part
         # of the home's size cap); a file that already has tables keeps its mode (housekeeping converts it once)
         self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._retrying(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._retrying(lambda: self._db.executescript(_SCHEMA))
+        self._retrying(lambda: self._db.executescript(SCHEMA))
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(tasks)")}
         if "owner" not in columns:  # homes written before task ownership was recorded
             self._db.execute("ALTER TABLE tasks ADD COLUMN owner TEXT")
@@ -213,53 +118,6 @@ class Store:
         for column in ("scrubbed_args", "scrubbed_envelope"):  # D6 copies memory serves (homes written before: NULL)
             if column not in columns:
                 self._db.execute(f"ALTER TABLE tool_executions ADD COLUMN {column} TEXT")
-
-    def _retrying(self, op: Any) -> Any:
-        """Run ``op()`` (one statement that may need a lock), retrying "database is locked" with backoff.
-
-        SQLite's busy handler waits up to 2 s per attempt; between attempts this sleeps 50 ms,
-        doubling to 1 s, until ``busy_timeout_s`` passed in total. Call with ``self._lock`` held.
-
-        Raises:
-            StoreBusy: the lock stayed taken past ``busy_timeout_s`` (or the store closed meanwhile).
-        """
-        started = time.monotonic()
-        bound = _PATIENCE.get()
-        bound = self.busy_timeout_s if bound is None else min(bound, self.busy_timeout_s)
-        delay, attempts = _BACKOFF_S[0], 0
-        while True:
-            remaining = bound - (time.monotonic() - started)
-            attempt_ms = max(1, min(_ATTEMPT_BUSY_MS, int(remaining * 1000)))
-            if attempt_ms != self._attempt_ms:
-                self._db.execute(f"PRAGMA busy_timeout={attempt_ms}")
-                self._attempt_ms = attempt_ms
-            attempts += 1
-            try:
-                return op()
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc) or isinstance(exc, StoreBusy):
-                    raise
-                waited = time.monotonic() - started
-                if self.closed or waited + delay >= bound:
-                    self._busy_refusals += 1
-                    raise StoreBusy(self.path, waited, attempts) from exc
-                self._busy_retries += 1
-                time.sleep(delay)
-                delay = min(delay * 2, _BACKOFF_S[1])
-
-    @staticmethod
-    @contextmanager
-    def patience(seconds: float) -> Iterator[None]:
-        """Within this block (this thread or asyncio task), wait at most ``seconds`` for the write lock.
-
-        Background work uses it so that a locked home costs the loop thread a short wait per attempt;
-        it then retries asynchronously (``anyio.sleep``) instead of blocking the loop.
-        """
-        token = _PATIENCE.set(seconds)
-        try:
-            yield
-        finally:
-            _PATIENCE.reset(token)
 
     @contextmanager
     def tx(self, *, unversioned: bool = False) -> Iterator[sqlite3.Connection]:
@@ -270,7 +128,8 @@ class Store:
         does not move for it (issue 12: the cached reads outlive the indexer's passes).
 
         Waiting for another process's write lock is retried with backoff up to ``busy_timeout_s``
-        in total; how long each transaction then holds the lock is measured (:meth:`stats`).
+        in total (the patience in force, :meth:`patience`); inside :meth:`write`, the first transaction
+        uses the lock taken there. How long each transaction then holds the lock is measured (:meth:`stats`).
 
         D6: when :attr:`scrubber` is set, every text parameter of the transaction's statements has
         the secret values replaced by ``[redacted]``, so nothing written to the home keeps a secret.
@@ -279,12 +138,16 @@ class Store:
             StoreBusy: the write lock stayed taken past ``busy_timeout_s``.
         """
         scrubber = self.scrubber() if self.scrubber is not None else None
-        with self._lock:
-            self._retrying(lambda: self._db.execute("BEGIN IMMEDIATE"))
+        if self._reserved and self._tx_thread == threading.get_ident():
+            self._lock.acquire()  # this thread holds it (``write``): one more level, let go below
+            self._reserved = False
+        else:
+            self._begin()
+        try:
             started, cpu_started = time.perf_counter(), time.thread_time()
             # a proxy that stands in for the connection: execute/executemany scrub, the rest is delegated
             db = (
-                cast(sqlite3.Connection, _ScrubbingConnection(self._db, scrubber.text))
+                cast(sqlite3.Connection, ScrubbingConnection(self._db, scrubber.text))
                 if scrubber is not None
                 else self._db
             )
@@ -300,6 +163,9 @@ class Store:
             del self._pending[:queued]
             self._unversioned += self._db.total_changes - before if unversioned else written
             self._note_tx(time.perf_counter() - started, time.thread_time() - cpu_started)
+        finally:
+            self._tx_thread = None
+            self._lock.release()
 
     def _write_pending(self, n: int, db: Any) -> int:
         """Insert the first ``n`` queued tool executions through ``db`` (the transaction's connection, which
@@ -309,15 +175,15 @@ class Store:
         logged and skipped, never left in the queue to fail every later transaction.
         """
         before = self._db.total_changes
-        rows = [_execution_row(rec, at) for rec, at in self._pending[:n]]
+        rows = [execution_row(rec, at) for rec, at in self._pending[:n]]
         self._db.execute("SAVEPOINT deferred_executions")
         try:
-            db.executemany(_INSERT_EXECUTION, rows)
+            db.executemany(INSERT_EXECUTION, rows)
         except sqlite3.IntegrityError:
             self._db.execute("ROLLBACK TO deferred_executions")
             for row in rows:
                 try:
-                    db.execute(_INSERT_EXECUTION, row)
+                    db.execute(INSERT_EXECUTION, row)
                 except sqlite3.IntegrityError:
                     _log.warning("tool execution %s is recorded already: this record of it is dropped", row[0])
         self._db.execute("RELEASE deferred_executions")
@@ -341,11 +207,14 @@ class Store:
 
         Returns:
             ``{tx_count, tx_mean_ms, tx_max_ms, tx_max_cpu_ms_of_longest, tx_max_cpu_ms, tx_max_where,
-            tx_over_50ms, busy_retries, busy_refusals}`` — ``busy_refusals`` counts the writes that gave up
-            waiting for another process's lock (``StoreBusy``); ``tx_max_ms`` is the longest time (wall clock) one transaction
-            held the write lock (BEGIN to COMMIT); ``tx_max_cpu_ms_of_longest`` is the CPU time its thread
-            spent in it (the difference is waiting for a CPU or Python's GIL), ``tx_max_cpu_ms`` the most
-            CPU time any transaction used.
+            tx_over_50ms, busy_retries, busy_refusals, loop_lock_waits, loop_lock_wait_max_ms,
+            loop_lock_wait_where, read_connections}`` — ``busy_refusals`` counts the writes that gave up
+            waiting for another process's lock (``StoreBusy``); ``tx_max_ms`` is the longest time (wall clock) one
+            transaction held the write lock (BEGIN to COMMIT); ``tx_max_cpu_ms_of_longest`` is the CPU time its
+            thread spent in it (the difference is waiting for a CPU or Python's GIL), ``tx_max_cpu_ms`` the most
+            CPU time any transaction used; ``loop_lock_waits`` counts the writes that slept on the runtime's loop
+            thread waiting for another process's lock (each held up every call on the loop; the longest, and
+            where it was made); ``read_connections`` how many read connections are open.
         """
         with self._lock:
             return {
@@ -358,20 +227,38 @@ class Store:
                 "tx_over_50ms": self._tx_over_50ms,
                 "busy_retries": self._busy_retries,
                 "busy_refusals": self._busy_refusals,
+                "loop_lock_waits": self._loop_waits,
+                "loop_lock_wait_max_ms": round(1000 * self._loop_wait_max_s, 3),
+                "loop_lock_wait_where": self._loop_wait_where,
+                "read_connections": self._readers.size,
             }
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Run one statement outside a transaction and return all rows (reads; DDL at startup).
 
+        A read (``SELECT``/``WITH``) runs on a read connection and never waits for a writer, unless this
+        thread is inside its own transaction (then it sees that transaction's writes). Other statements
+        run on the write connection.
+
         A statement that names ``tool_executions`` first writes the executions recorded with
-        ``defer=True`` (:meth:`record_execution`), so it reads every call this store recorded.
+        ``defer=True`` (:meth:`record_execution`), so it reads every call this store recorded. On the
+        loop thread that write is tried once: while another process holds the lock the read goes on
+        without the queued rows (their writer retries), rather than holding up the loop.
 
         Raises:
             StoreBusy: when the statement needs a lock another process holds past ``busy_timeout_s``.
+            sqlite3.ProgrammingError: after :meth:`close`.
         """
+        own = self._tx_thread == threading.get_ident()
+        if self._pending and not own and "tool_executions" in sql:
+            if self.on_loop_thread():
+                with self.patience(0), suppress(StoreBusy):
+                    self.flush_executions()
+            else:
+                self.flush_executions()
+        if not own and _READ.match(sql):
+            return self._readers.query(sql, params)
         with self._lock:
-            if self._pending and "tool_executions" in sql and not self._db.in_transaction:
-                self.flush_executions()  # (inside a transaction, its start wrote them)
             return self._retrying(lambda: self._db.execute(sql, params).fetchall())
 
     def version(self) -> tuple[int, int]:
@@ -411,15 +298,16 @@ class Store:
         return value
 
     def close(self) -> None:
-        """Close the connection (idempotent), writing the deferred tool executions first; retries still
+        """Close the connections (idempotent), writing the deferred tool executions first; retries still
         waiting for a lock give up (a deferred execution that could not be written is logged, not kept)."""
         already, self.closed = self.closed, True  # first: a retry waiting for the lock gives up
+        if self._pending and not already:
+            try:
+                self.flush_executions()  # one attempt (SQLite's busy handler, 2 s)
+            except sqlite3.Error as exc:
+                _log.warning("%d tool execution(s) not recorded at close: %s", len(self._pending), exc)
         with self._lock:
-            if self._pending and not already:
-                try:
-                    self.flush_executions()  # one attempt (SQLite's busy handler, 2 s)
-                except sqlite3.Error as exc:
-                    _log.warning("%d tool execution(s) not recorded at close: %s", len(self._pending), exc)
+            self._readers.close()
             try:
                 self._db.close()
             except sqlite3.ProgrammingError:
@@ -536,10 +424,11 @@ class Store:
         Raises:
             StoreBusy: (``defer=False``) the write lock stayed taken; the row is queued then, not lost.
         """
-        with self._lock:
-            self._pending.append((rec, time.time()))  # the row is made when written (issue 12)
-            if not defer:
-                self.flush_executions()
+        # the row is made when written (issue 12); no lock: a list's append is atomic, and a transaction takes
+        # (and then deletes) only the rows queued when it began, so a call never waits for another thread's write
+        self._pending.append((rec, time.time()))
+        if not defer:
+            self.flush_executions()
 
     @property
     def deferred_executions(self) -> int:
@@ -552,10 +441,10 @@ class Store:
         Raises:
             StoreBusy: the write lock stayed taken past the patience in force; the rows stay queued.
         """
-        with self._lock:
-            if self._pending and not self._db.in_transaction:  # inside one, the next transaction writes them
-                with self.tx():
-                    pass  # a transaction writes the queue first
+        inside = self._tx_thread == threading.get_ident() and not self._reserved
+        if self._pending and not inside:  # inside this thread's transaction, its next one writes them
+            with self.tx():
+                pass  # a transaction writes the queue first
 
     def execution(self, execution_id: str) -> dict[str, Any] | None:
         """A stored tool execution, or None."""

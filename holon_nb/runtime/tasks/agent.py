@@ -143,9 +143,14 @@ class AgentTasks:
         """Record that ApplyPatch, run in ``execution_root``, changed ``paths`` (absolute)."""
         self.svc.edits.record(execution_root, paths)
 
-    def promote(self, proc: CommandProcess, detail: dict[str, Any]) -> dict[str, Any]:
-        """Promote a still-running process to a command task; return its ``TaskHandle``."""
-        return self.svc.promote(self.agent_id, proc, detail)
+    async def promote(self, proc: CommandProcess, detail: dict[str, Any]) -> dict[str, Any]:
+        """Promote a still-running process to a command task; return its ``TaskHandle``. While another process
+        holds the home's write lock this waits for it without blocking the runtime's loop (``Store.write``).
+
+        Raises:
+            StoreBusy: the lock stayed taken past ``store_busy_timeout_s``.
+        """
+        return await self.svc.store.write(lambda: self.svc.promote(self.agent_id, proc, detail))
 
     def list_active(self, agent_id: str) -> list[dict[str, Any]]:
         """``TaskListEntry`` dicts of the agent's active tasks, newest update first (commands spec §7)."""

@@ -31,9 +31,6 @@ __all__ = ["TaskService", "ACTIVE", "TERMINAL"]
 
 log = logging.getLogger("holon_nb.tasks")
 
-#: How long one background write attempt waits for another process's lock before retrying later (seconds).
-_BACKGROUND_PATIENCE_S = 0.25
-
 ACTIVE = ("queued", "running", "cancelling")
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 _PHASE = {"queued": 0, "running": 1, "cancelling": 2, **{s: 3 for s in TERMINAL}}
@@ -369,8 +366,7 @@ class TaskService:
         delay, failures = 0.1, 0
         while True:
             try:
-                with self.store.patience(_BACKGROUND_PATIENCE_S):  # the loop thread waits briefly, then sleeps
-                    await self._finish(task_id, live)
+                await self._finish(task_id, live)  # waits for a locked home without blocking the loop
                 if failures:
                     log.info("task %s: its end was recorded after %d failed attempts", task_id, failures)
                 return
@@ -429,7 +425,7 @@ class TaskService:
         if updates.get("error"):
             lines.append(f"error: {updates['error']}")
         meta = {"status": status, "exit_status": proc.exit_status}
-        self._set_status(task_id, status, updates, ("\n".join(lines), meta))
+        await self.store.write(lambda: self._set_status(task_id, status, updates, ("\n".join(lines), meta)))
         self.publish("task_ended", task_id, status=status, exit_status=proc.exit_status)
 
     async def _interrupt(self, rec: dict[str, Any], reason: str) -> None:
@@ -446,7 +442,7 @@ class TaskService:
         }
         text = f"task {rec['id']} was interrupted because the runtime closed"
         meta = {"status": "interrupted", "status_before_restart": before, "interrupted_reason": reason}
-        self._set_status(rec["id"], "interrupted", updates, (text, meta))
+        await self.store.write(lambda: self._set_status(rec["id"], "interrupted", updates, (text, meta)))
         self.publish("task_ended", rec["id"], status="interrupted", exit_status=None)
 
     def _output_summary(self, proc: CommandProcess, tokens: int) -> str | None:

@@ -162,6 +162,10 @@ class TriggerRecords:
                 (trigger_id, agent_id, "external_trigger_token_added", now),
             )
 
+    def known(self, token: str) -> bool:
+        """True when ``token`` is a token of some trigger (active or not; compared by hash, in constant time)."""
+        return self._trigger_of(token_hash(token)) is not None
+
     def has_token(self, trigger_id: str, token: str) -> bool:
         """True when ``token`` is a token of ``trigger_id`` (compared by hash, in constant time)."""
         return self._trigger_of(token_hash(token)) == trigger_id

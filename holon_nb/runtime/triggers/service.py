@@ -172,8 +172,17 @@ class TriggerService:
 
     # ------------------------------------------------------------ deliveries
     async def deliver(self, token: str, body: bytes, content_type: str | None) -> dict[str, Any] | None:
-        """Count a delivery and wake the target agent (coalescing); None for an unknown or revoked token."""
-        rec = self.records.record_delivery(token, fmt(utcnow()))
+        """Count a delivery and wake the target agent (coalescing); None for an unknown or revoked token.
+
+        While another process holds the home's write lock, each write waits for it without blocking the
+        runtime's loop (``Store.write``); the caller answers only once the delivery is recorded.
+
+        Raises:
+            StoreBusy: the lock stayed taken past ``store_busy_timeout_s``.
+        """
+        if not self.records.known(token):  # read first: an unknown token never waits for the lock
+            return None
+        rec = await self.store.write(lambda: self.records.record_delivery(token, fmt(utcnow())))
         if rec is None:
             return None
         trigger_id, agent_id = rec["external_trigger_id"], rec["target_agent_id"]
@@ -190,14 +199,16 @@ class TriggerService:
         }
         origin = {"kind": "external", "external_trigger_id": trigger_id}
         refs = {"external_trigger_id": trigger_id, **({"wait_id": wait_id} if wait_id else {})}
-        msg = self.work.enqueue(
-            agent_id,
-            "callback_event",
-            text,
-            origin=origin,
-            authority="integration_signal",
-            source_refs=refs,
-            metadata=metadata,
+        msg = await self.store.write(
+            lambda: self.work.enqueue(
+                agent_id,
+                "callback_event",
+                text,
+                origin=origin,
+                authority="integration_signal",
+                source_refs=refs,
+                metadata=metadata,
+            )
         )
         return {"external_trigger_id": trigger_id, "coalesced": False, "woke_wait": bool(msg.get("triggered_wait_id"))}
 

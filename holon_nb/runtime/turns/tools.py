@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ToolUseBlock
 from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
-from ...tools.dispatch import dispatch
 from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
 from ...tools.errors import ToolFailure
 from ..core.context import RuntimeToolContext
+from ..core.writing import dispatch_call
 from ..work.agent import AgentWork
 from ..work.focus import complete, todo_warning
 from .calls import Obligation, ToolOutcome, TurnCancelled
@@ -261,7 +261,7 @@ class TurnToolExecutor:
         cancelled = getattr(self.turn, "cancel_requested", None)
         if cancelled:  # Stop was pressed while the user was asked: the call does not run
             raise TurnCancelled(cancelled)
-        env = denied or await dispatch(call.name, call.input, ctx, registry=self.rt.registry)
+        env = denied or await dispatch_call(self.rt.store, call.name, call.input, ctx, self.rt.registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         if execution_id in self._deferred:
             if env.get("status") == "success":

@@ -405,9 +405,8 @@ class TimerPlane:
                 while True:
                     self._wake = anyio.Event()
                     try:
-                        with self.store.patience(0.25):  # a locked home: retry soon, never block the loop long
-                            fired = self.fire_due()
-                            delay = self._delay()
+                        fired = await self._fire_pass()
+                        delay = self._delay()
                     except Exception:  # the store failed (busy, closing): never let it kill the loop's task group
                         passes_failed += 1
                         if passes_failed == 1:  # logged once per streak, retried every second
@@ -422,6 +421,20 @@ class TimerPlane:
                             await self._wake.wait()
         finally:
             self._done.set()
+
+    async def _fire_pass(self) -> int:
+        """Fire what is due now once this process holds the home's write lock: while another process holds it,
+        the scheduler waits without blocking the loop (``Store.write``), then fires. Past the first fire, each
+        tries the lock once: one the other process took back in between fails, backs off and is retried."""
+        due = self.due_now()
+        if not due[0] and not due[1]:
+            return 0
+
+        def fire() -> int:
+            with self.store.patience(0):
+                return self.fire_due(due)
+
+        return await self.store.write(fire)
 
     def _delay(self) -> float:
         now_mono = time.monotonic()
@@ -495,18 +508,28 @@ class TimerPlane:
             source_refs={"wait_id": wait_id},
         )
 
-    def fire_due(self) -> int:
-        """Fire every timer due now (each in its own transaction); return how many fired."""
+    def due_now(self) -> tuple[builtins.list[Any], builtins.list[Any]]:
+        """``(timers, wait rechecks)`` due now and not backing off after a failed fire: rows with ``id`` (a
+        timer's also ``next_fire_at``)."""
         now = fmt(self.clock.now())
-        due = self.store.query(
+        timers = self.store.query(
             "SELECT id, next_fire_at FROM timers WHERE status IN ('active','scheduled')"
             " AND next_fire_at IS NOT NULL AND next_fire_at<=? ORDER BY next_fire_at",
             (now,),
         )
+        rechecks = self.store.query(
+            "SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
+            " AND recheck_fired_at IS NULL AND recheck_at<=?",
+            (now,),
+        )
+        return [r for r in timers if not self._skip(r["id"])], [r for r in rechecks if not self._skip(r["id"])]
+
+    def fire_due(self, due: tuple[builtins.list[Any], builtins.list[Any]] | None = None) -> int:
+        """Fire every timer and wait recheck due now (each in its own transaction), or those of ``due``
+        (:meth:`due_now`); return how many fired."""
+        timers, rechecks = self.due_now() if due is None else due
         count = 0
-        for row in due:
-            if self._skip(row["id"]):
-                continue
+        for row in timers:
             try:
                 with transaction(self.store, self.publish) as t:
                     if self.fire(t, row["id"], row["next_fire_at"]) is not None:
@@ -516,14 +539,7 @@ class TimerPlane:
             else:
                 self._succeeded(row["id"], f"timer {row['id']}")
         self.fired += count
-        rechecks = self.store.query(
-            "SELECT id FROM waits WHERE status='active' AND recheck_at IS NOT NULL"
-            " AND recheck_fired_at IS NULL AND recheck_at<=?",
-            (now,),
-        )
         for row in rechecks:
-            if self._skip(row["id"]):
-                continue
             try:
                 with transaction(self.store, self.publish) as t:
                     count += self.recheck(t, row["id"]) is not None

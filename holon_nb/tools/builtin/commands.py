@@ -296,7 +296,7 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
         "initial_output": preview,
         "edit_mark": edit_mark,
     }
-    handle = ctx.commands.promote(proc, detail)
+    handle = await ctx.commands.promote(proc, detail)
     out: dict[str, Any] = {
         "disposition": "promoted_to_task",
         "task_handle": handle,

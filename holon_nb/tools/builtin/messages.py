@@ -58,6 +58,7 @@ async def send_agent_message(args: SendAgentMessageInput, ctx: ToolContext) -> d
 MESSAGE_SPECS = (
     ToolSpec(
         name="Enqueue",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=EnqueueInput,
         handler=enqueue,
@@ -66,6 +67,7 @@ MESSAGE_SPECS = (
     ),
     ToolSpec(
         name="SendAgentMessage",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=SendAgentMessageInput,
         handler=send_agent_message,

@@ -225,6 +225,7 @@ SPECS = (
     ),
     ToolSpec(
         name="TaskStop",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=TaskIdInput,
         handler=task_stop,

@@ -89,6 +89,7 @@ TIMER_LIST = shape(
 SPECS = (
     ToolSpec(
         name="CreateTimer",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=CreateTimerInput,
         handler=create_timer,
@@ -116,6 +117,7 @@ SPECS = (
     ),
     ToolSpec(
         name="CancelTimer",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=TimerIdInput,
         handler=cancel_timer,

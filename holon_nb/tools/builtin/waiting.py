@@ -62,6 +62,7 @@ async def wait_for(args: WaitForInput, ctx: ToolContext) -> dict[str, Any]:
 SPECS = (
     ToolSpec(
         name="WaitFor",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=WaitForInput,
         handler=wait_for,

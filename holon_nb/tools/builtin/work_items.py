@@ -226,6 +226,7 @@ COMPLETION = shape(
 SPECS = (
     ToolSpec(
         name="CreateWorkItem",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=CreateWorkItemInput,
         handler=create_work_item,
@@ -236,6 +237,7 @@ SPECS = (
     ),
     ToolSpec(
         name="PickWorkItem",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=PickWorkItemInput,
         handler=pick_work_item,
@@ -263,6 +265,7 @@ SPECS = (
     ),
     ToolSpec(
         name="UpdateWorkItem",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=UpdateWorkItemInput,
         handler=update_work_item,
@@ -273,6 +276,7 @@ SPECS = (
     ),
     ToolSpec(
         name="CompleteWorkItem",
+        writes_store=True,
         family=Family.CORE_AGENT,
         input_model=CompleteWorkItemInput,
         handler=complete_work_item,

@@ -109,6 +109,7 @@ SPECS: tuple[ToolSpec[Any], ...] = (
     ),
     ToolSpec(
         name="CancelExternalTrigger",
+        writes_store=True,
         family=Family.EXTERNAL_TRIGGER,
         input_model=CancelExternalTriggerInput,
         handler=cancel_external_trigger,
