@@ -210,6 +210,36 @@ def run_once(page, server: LabServer, rel: str, path: Path, shot: Path) -> tuple
     return findings + file_findings(path), notes
 
 
+# Lines of the server's log (kernels write there too) that say why a run failed outside holon_nb
+CAUSES = ("Address already in use", "Timeout waiting for kernel_info", "KernelRestarter", "Kernel died")
+
+
+def one_run(server: LabServer, log: Path, name: str, k: int, artifacts: Path) -> dict:
+    """Run ``k`` of tutorial ``name`` in a page of its own; every kernel is ended afterwards. A failed run
+    leaves a screenshot of the page when a step failed (``NN-runKK-failed.png``), the notebook it saved
+    (``NN-runKK.ipynb``) and, in its notes, the server log's lines that name a cause (:data:`CAUSES`)."""
+    rel, path = f"holon_nb/notebooks/{name}", server.root / "holon_nb" / "notebooks" / name
+    t0, wall0, offset = time.monotonic(), time.time(), log.stat().st_size
+    with chromium_page(1300, 1000) as page:
+        try:
+            findings, notes = run_once(page, server, rel, path, artifacts / f"{name[:2]}-run{k:02d}.png")
+        except Exception as exc:  # noqa: BLE001 - a step timed out: a failed run, go on
+            findings, notes = [f"step failed: {type(exc).__name__}: {str(exc)[:300]}"], []
+            with contextlib.suppress(Exception):
+                page.screenshot(path=str(artifacts / f"{name[:2]}-run{k:02d}-failed.png"), full_page=True)
+    with contextlib.suppress(Exception):
+        server.end_sessions()
+    if findings:
+        if path.stat().st_mtime >= wall0:  # this run saved it
+            shutil.copy2(path, artifacts / f"{name[:2]}-run{k:02d}.ipynb")
+        with log.open("rb") as f:
+            f.seek(offset)
+            said = f.read().decode(errors="replace").splitlines()
+        notes += [f"server log: {line.strip()[:200]}" for line in said if any(c in line for c in CAUSES)][:5]
+    wall = round(time.monotonic() - t0, 1)
+    return {"run": k, "clean": not findings, "wall_s": wall, "findings": findings, "notes": notes}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -237,38 +267,21 @@ def main() -> None:
         }
         with jupyter_server(root, None, **env) as base:
             server = LabServer(base, root)
+            log = scratch / f"jupyterlab-{base.rsplit(':', 1)[1]}.log"  # tests/_browser.py's jupyter_server
             browser = Chromium(scratch / "chromium-profile")
             _CHROMIUM.append(browser)
             try:
                 for name in names:
-                    rel, path = f"holon_nb/notebooks/{name}", root / "holon_nb" / "notebooks" / name
                     runs: list[dict] = []
                     for k in range(1, ns.runs + 1):
                         if (time.monotonic() - started) / 60 > ns.max_minutes:
                             print(f"{name[:2]} run {k}: not started (--max-minutes {ns.max_minutes})", flush=True)
                             break
-                        shot = artifacts / f"{name[:2]}-run{k:02d}.png"
-                        t0 = time.monotonic()
-                        with chromium_page(1300, 1000) as page:
-                            try:
-                                findings, notes = run_once(page, server, rel, path, shot)
-                            except Exception as exc:  # noqa: BLE001 - a step timed out: a failed run, go on
-                                findings, notes = [f"step failed: {type(exc).__name__}: {str(exc)[:300]}"], []
-                                with contextlib.suppress(Exception):
-                                    page.screenshot(
-                                        path=str(artifacts / f"{name[:2]}-run{k:02d}-failed.png"), full_page=True
-                                    )
-                        with contextlib.suppress(Exception):
-                            server.end_sessions()
-                        wall = round(time.monotonic() - t0, 1)
-                        if findings:
-                            shutil.copy2(path, artifacts / f"{name[:2]}-run{k:02d}.ipynb")
-                        runs.append(
-                            {"run": k, "clean": not findings, "wall_s": wall, "findings": findings, "notes": notes}
-                        )
-                        verdict = "clean" if not findings else "FAIL: " + "; ".join(findings[:4])
-                        extra = f" ({'; '.join(notes)})" if notes else ""
-                        print(f"{name[:2]} run {k:2d}/{ns.runs}: {wall:6.1f} s {verdict}{extra}", flush=True)
+                        run = one_run(server, log, name, k, artifacts)
+                        runs.append(run)
+                        verdict = "clean" if run["clean"] else "FAIL: " + "; ".join(run["findings"][:4])
+                        extra = f" ({'; '.join(run['notes'])})" if run["notes"] else ""
+                        print(f"{name[:2]} run {k:2d}/{ns.runs}: {run['wall_s']:6.1f} s {verdict}{extra}", flush=True)
                     walls = [r["wall_s"] for r in runs] or [0.0]
                     summary[name] = {
                         "clean": sum(r["clean"] for r in runs),
@@ -281,6 +294,8 @@ def main() -> None:
             finally:
                 _CHROMIUM.remove(browser)
                 browser.close()
+                with contextlib.suppress(OSError):
+                    shutil.copy2(log, artifacts / "jupyterlab.log")
     finally:
         for proc in busy:
             proc.kill()
