@@ -31,7 +31,10 @@ Usage::
 Prints one line per run and a JSON summary (also in ``benchmarks/results/lab_run_all.json``): per
 tutorial clean/total, each failure with its reasons, wall times. A screenshot of the final state after
 the reload of every run goes to ``--artifacts`` (default ``benchmarks/results/lab_run_all/``) as
-``NN-runKK.png``; a failed run also leaves its saved notebook there (``NN-runKK.ipynb``).
+``NN-runKK.png``; a failed run also leaves its saved notebook there (``NN-runKK.ipynb``). First a control
+notebook with the defects looked for (an already_running receipt, a traceback in a success receipt, an
+error output) is run the same way: the summary says which of them the checks missed (``--no-control``
+skips it).
 """
 
 from __future__ import annotations
@@ -87,9 +90,9 @@ CHECKS = r"""() => {
       index,
       traceback: receipts.filter(r => ['success', 'completed'].includes(pill(r)))
                          .filter(r => /Traceback \(most recent call last\)/.test(r.textContent))
-                         .map(r => r.textContent.slice(0, 200)),
+                         .map(r => r.innerText.slice(0, 200)),
       already: all.filter(o => /already_running|command already running as/.test(o.textContent))
-                  .map(o => o.textContent.slice(0, 200)),
+                  .map(o => o.innerText.slice(0, 200)),
       running: out ? [...out.querySelectorAll('.holon-card span')].filter(shown).filter(live)
                        .map(s => s.textContent.trim()).filter(t => ['running', 'queued', 'cancelling'].includes(t)) : [],
       placeholder: /its final receipt will replace this line|replaces it when the task ends/.test(visible),
@@ -240,6 +243,34 @@ def one_run(server: LabServer, log: Path, name: str, k: int, artifacts: Path) ->
     return {"run": k, "clean": not findings, "wall_s": wall, "findings": findings, "notes": notes}
 
 
+# A notebook with the defects the checks look for: they must report each of them (``--no-control`` skips it)
+CONTROL = [
+    "%load_ext holon_nb",
+    "%exec --yield-ms 0 sleep 8",
+    "%exec --yield-ms 0 sleep 8",  # the same command while it runs: an already_running receipt
+    "%exec python3 -c \"print('Traceback (most recent call last):')\"",  # a success receipt with a traceback
+    "raise ValueError('control')",  # an error output
+]
+CONTROL_EXPECTS = ("cell 2 already_running", "cell 3 traceback in a success receipt", "file: cell 4 error output")
+
+
+def control(server: LabServer, artifacts: Path) -> dict:
+    """Run :data:`CONTROL` (in a folder of its own) as a tutorial is run; which expected findings were missed."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    path, rel = server.folder("control")
+    nb = new_notebook(cells=[new_code_cell(src) for src in CONTROL])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path / "control.ipynb")
+    with chromium_page(1300, 1000) as page:
+        findings, _ = run_once(page, server, f"{rel}/control.ipynb", path / "control.ipynb", artifacts / "control.png")
+    with contextlib.suppress(Exception):
+        server.end_sessions()
+    missed = [e for e in CONTROL_EXPECTS if not any(e in f for f in findings)]
+    return {"findings": findings, "missed": missed}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -248,6 +279,7 @@ def main() -> None:
     )
     parser.add_argument("--load", type=int, default=1, help="busy Python loops running meanwhile")
     parser.add_argument("--artifacts", default=str(RESULTS / "lab_run_all"))
+    parser.add_argument("--no-control", action="store_true", help="skip the control notebook (CONTROL)")
     parser.add_argument("--max-minutes", type=float, default=300, help="start no run after this")
     ns = parser.parse_args()
     artifacts = Path(ns.artifacts)
@@ -257,6 +289,7 @@ def main() -> None:
     names = [n for n in names if not only or any(n.startswith(p) for p in only)]
     started = time.monotonic()
     summary: dict[str, dict] = {}
+    checked: dict = {}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(ns.load)]
     scratch = Path(tempfile.mkdtemp(prefix="holon-lab-run-all-"))
     try:
@@ -271,6 +304,9 @@ def main() -> None:
             browser = Chromium(scratch / "chromium-profile")
             _CHROMIUM.append(browser)
             try:
+                if not ns.no_control:
+                    checked = control(server, artifacts)
+                    print(f"control: the checks missed {checked['missed'] or 'nothing'}", flush=True)
                 for name in names:
                     runs: list[dict] = []
                     for k in range(1, ns.runs + 1):
@@ -310,6 +346,7 @@ def main() -> None:
             "artifacts": str(artifacts),
             "minutes": round((time.monotonic() - started) / 60, 1),
             "clean_per_tutorial": table,
+            "control": checked,
             "tutorials": summary,
         },
     )
