@@ -92,6 +92,17 @@ def _site_dirs() -> set[Path]:
     return {Path(d).resolve() for d in dirs}
 
 
+#: What pytest and pytest-xdist set for their own run; a notebook's kernel does not inherit them.
+OUTER_PYTEST_ENV = (
+    "PYTEST_ADDOPTS",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_VERSION",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+)
+
+
 def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
     """Return the environment of the run's kernel.
 
@@ -101,11 +112,18 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
     source checkout rather than from site-packages, the checkout is prepended
     to ``PYTHONPATH`` so the kernel imports the same code.
 
+    Inside a pytest run (``holon-nb test``, the pytest plugin) the variables that configure or describe
+    that outer run (:data:`OUTER_PYTEST_ENV`) are left out: a CI that sets ``PYTEST_ADDOPTS=--junitxml=…``
+    would otherwise reach a notebook's own ``%exec pytest`` and change its output.
+
     Args:
         holon_home: The run's holon home (absolute path).
         kernel_name: The ``--kernel`` name, or None for this interpreter.
     """
     env = dict(os.environ)
+    if "PYTEST_VERSION" in env:  # set by pytest (8.2+) for the length of its run
+        for name in OUTER_PYTEST_ENV:
+            env.pop(name, None)
     env["HOLON_NB_HOME"] = holon_home
     env[HEADLESS_ENV] = "1"  # no person at the keyboard: a notebook may shorten what waits for one
     if kernel_name is None:

@@ -550,3 +550,15 @@ def test_a_notebook_saved_with_an_empty_widgets_entry_keeps_it(tmp_path: Path) -
     summary = run_notebook(src, timeout=60)
     assert summary.exit_code == 0, format_summary(summary)
     assert nbformat.read(summary.output, as_version=4).metadata["widgets"] == entry
+
+
+def test_a_notebook_kernel_does_not_inherit_the_outer_pytest_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CI that sets PYTEST_ADDOPTS=--junitxml=… changed tutorial 04's own `%exec pytest` output
+    from holon_nb.testing.kernels import kernel_env
+
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--junitxml=/tmp/outer.xml")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    monkeypatch.setenv("SOMETHING_ELSE", "kept")
+    env = kernel_env("/tmp/home", None)
+    assert "PYTEST_ADDOPTS" not in env and "PYTEST_XDIST_WORKER" not in env and "PYTEST_CURRENT_TEST" not in env
+    assert env["SOMETHING_ELSE"] == "kept" and env["HOLON_NB_HOME"] == "/tmp/home"
