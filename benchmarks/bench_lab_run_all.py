@@ -21,7 +21,9 @@ Restart Kernel…, select that cell and Run > Run Selected Cell and All Below. L
 10 s instead of the two minutes it gives a person. The steps are tests/_browser.py's.
 
 ``--load N`` starts N busy Python loops (``while True: pass``) for the whole benchmark: "another
-CPU-heavy process". Kernels import this checkout's holon_nb (``PYTHONPATH``). Bounded: every wait has a
+CPU-heavy process". Kernels import this checkout's holon_nb (``PYTHONPATH``), or with ``--installed`` the one
+installed beside the Python that runs the benchmark (issue 26's binder check: run it with the Python of a fresh
+``pip install -r binder/requirements.txt`` environment, plus playwright to drive the browser). Bounded: every wait has a
 timeout, and no run starts after ``--max-minutes``. Loopback only.
 
 Usage::
@@ -281,6 +283,11 @@ def main() -> None:
     parser.add_argument("--artifacts", default=str(RESULTS / "lab_run_all"))
     parser.add_argument("--no-control", action="store_true", help="skip the control notebook (CONTROL)")
     parser.add_argument("--max-minutes", type=float, default=300, help="start no run after this")
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="kernels import the holon_nb installed beside this Python (e.g. a binder environment), not this checkout",
+    )
     ns = parser.parse_args()
     artifacts = Path(ns.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -294,10 +301,9 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="holon-lab-run-all-"))
     try:
         root = copy_checkout(scratch / "lab" / "holon_nb").parent
-        env = {
-            "HOLON_NB_HEADLESS": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        }
+        env = {"HOLON_NB_HEADLESS": "1"}
+        if not ns.installed:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         with jupyter_server(root, None, **env) as base:
             server = LabServer(base, root)
             log = scratch / f"jupyterlab-{base.rsplit(':', 1)[1]}.log"  # tests/_browser.py's jupyter_server
