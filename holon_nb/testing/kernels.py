@@ -92,15 +92,10 @@ def _site_dirs() -> set[Path]:
     return {Path(d).resolve() for d in dirs}
 
 
-#: What pytest and pytest-xdist set for their own run; a notebook's kernel does not inherit them.
-OUTER_PYTEST_ENV = (
-    "PYTEST_ADDOPTS",
-    "PYTEST_CURRENT_TEST",
-    "PYTEST_VERSION",
-    "PYTEST_XDIST_WORKER",
-    "PYTEST_XDIST_WORKER_COUNT",
-    "PYTEST_XDIST_TESTRUNUID",
-)
+#: What configures the outer pytest run (its options) or changes from test to test; a notebook's kernel does
+#: not inherit them. pytest-xdist's ``PYTEST_XDIST_WORKER`` stays: it says where the notebook runs, and a
+#: notebook may use it to keep its ports or folders apart from another worker's.
+OUTER_PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")
 
 
 def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
@@ -113,7 +108,7 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
     to ``PYTHONPATH`` so the kernel imports the same code.
 
     Inside a pytest run (``holon-nb test``, the pytest plugin) the variables that configure or describe
-    that outer run (:data:`OUTER_PYTEST_ENV`) are left out: a CI that sets ``PYTEST_ADDOPTS=--junitxml=…``
+    that outer run's options (:data:`OUTER_PYTEST_ENV`) are left out: a CI that sets ``PYTEST_ADDOPTS=--junitxml=…``
     would otherwise reach a notebook's own ``%exec pytest`` and change its output.
 
     Args:

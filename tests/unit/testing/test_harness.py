@@ -557,8 +557,10 @@ def test_a_notebook_kernel_does_not_inherit_the_outer_pytest_run(monkeypatch: py
     from holon_nb.testing.kernels import kernel_env
 
     monkeypatch.setenv("PYTEST_ADDOPTS", "--junitxml=/tmp/outer.xml")
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")  # where the notebook runs: kept (tests/notebooks probe it)
     monkeypatch.setenv("SOMETHING_ELSE", "kept")
     env = kernel_env("/tmp/home", None)
-    assert "PYTEST_ADDOPTS" not in env and "PYTEST_XDIST_WORKER" not in env and "PYTEST_CURRENT_TEST" not in env
-    assert env["SOMETHING_ELSE"] == "kept" and env["HOLON_NB_HOME"] == "/tmp/home"
+    assert "PYTEST_ADDOPTS" not in env and "PYTEST_CURRENT_TEST" not in env
+    assert (
+        env["PYTEST_XDIST_WORKER"] == "gw3" and env["SOMETHING_ELSE"] == "kept" and env["HOLON_NB_HOME"] == "/tmp/home"
+    )
