@@ -302,91 +302,127 @@ class TurnLoop:
             self.rt.work.end_execution(self.agent_id, self.turn_id)
 
     async def _rounds(self) -> TurnResult:
+        """Run rounds until one settles the turn.
+
+        Each round is four named steps: :meth:`_gate` (cancel request, round cap, interjections for a
+        continuation), :meth:`_request_round` (build the request, ask the provider, record its response), then the
+        step its response calls for: :meth:`_obligation_round` while a text-only reply is owed,
+        :meth:`_text_round` for a reply without tool calls, :meth:`_tool_round` otherwise. A step returns the
+        settled :class:`TurnResult`, or None to go on with the next round.
+        """
         while True:
-            if self.cancel_requested:
-                return self._finish("aborted", self._last_text(), self.cancel_requested)
-            number = len(self.rounds) + 1
-            if self.max_rounds and number > self.max_rounds:
-                cap = f"Stopped after reaching the maximum tool loop depth ({self.max_rounds})."
-                return self._finish("aborted", cap, "max_tool_rounds")
-            if number > 1 and self.obligation is None and self.rounds:
-                self._drain_interjections("before_provider_continuation", self.rounds[-1], persist=True)
-            request = self.service.build_request(self)
-            if request is None:
-                return self._finish("baseline_over_budget", "", "prompt_budget_exceeded")
-            self.emit("round_started", round=number)
-            response = timeline = None
-            with self.interruptible() as wait:
-                try:
-                    response, timeline = await self._complete(request)
-                except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (§1.8)
-                    if self.cancel_requested and wait.cancel_called:
-                        return self._finish("aborted", self._last_text(), self.cancel_requested)
-                    return self._provider_failed(exc, number)
-            if response is None:  # cancel() interrupted the provider request (or its backoff)
-                return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
-            blocks, renamed = unique_call_ids(response.blocks)
-            if renamed:
-                log.warning(
-                    "round %d: the model repeated tool-call ids; renamed %s",
-                    number,
-                    ", ".join(f"{old}->{new}" for old, new in renamed),
-                )
-                response = dataclasses.replace(response, blocks=blocks)
-            rnd = RoundRecord(
-                number,
-                response.blocks,
-                response.text,
-                response.stop_reason,
-                response.usage,
-                timeline=timeline.to_dict() if timeline is not None else None,
-            )
-            self._record_response(rnd, response, timeline)
+            result = self._gate()
+            if result is not None:
+                return result
+            requested = await self._request_round(len(self.rounds) + 1)
+            if isinstance(requested, TurnResult):
+                return requested
+            rnd, response = requested
             calls = response.tool_uses
             if self.obligation is not None:
                 result = await self._obligation_round(rnd, calls)
-                if result is not None:
-                    return result
-                continue
-            if not calls:
-                if self._drain_interjections("after_provider_round", rnd):
-                    self._push(rnd)
-                    continue
-                if response.stop_reason in MAX_OUTPUT_STOP_REASONS and self.recoveries < MAX_OUTPUT_RECOVERIES:
-                    self.recoveries += 1
-                    if rnd.text:
-                        self.text_history.append(rnd.text)
-                    rnd.follow_ups.append(("max_output_tokens", CONTINUE_PROMPT))
-                    self._push(rnd)
-                    continue
-                self._push(rnd)
-                return self._finish(
-                    "completed",
-                    "\n\n".join([*self.text_history, rnd.text] if rnd.text else self.text_history),
-                    "end_turn",
-                )
-            self._drain_interjections("before_tool_execution", rnd)
-            effects = await self._run_calls(rnd, calls)
-            ends = any(e.ends_turn for e in effects)
-            obligation = next((e.obligation for e in effects if e.obligation), None)
-            if not ends and obligation is None:
-                self._drain_interjections("after_tool_results", rnd)
+            elif not calls:
+                result = self._text_round(rnd, response)
+            else:
+                result = await self._tool_round(rnd, calls)
+            if result is not None:
+                return result
+
+    def _gate(self) -> TurnResult | None:
+        """Before a round: settle on a cancel request or past the round cap; drain interjections for a continuation."""
+        if self.cancel_requested:
+            return self._finish("aborted", self._last_text(), self.cancel_requested)
+        number = len(self.rounds) + 1
+        if self.max_rounds and number > self.max_rounds:
+            cap = f"Stopped after reaching the maximum tool loop depth ({self.max_rounds})."
+            return self._finish("aborted", cap, "max_tool_rounds")
+        if number > 1 and self.obligation is None and self.rounds:
+            self._drain_interjections("before_provider_continuation", self.rounds[-1], persist=True)
+        return None
+
+    async def _request_round(self, number: int) -> TurnResult | tuple[RoundRecord, TurnResponse]:
+        """Round *number*'s provider request: the recorded round and its response, or the turn settled.
+
+        The turn settles ``baseline_over_budget`` when no request fits the prompt budget, ``aborted`` when a
+        cancel interrupts the request, and by :meth:`_provider_failed` when the provider fails.
+        """
+        request = self.service.build_request(self)
+        if request is None:
+            return self._finish("baseline_over_budget", "", "prompt_budget_exceeded")
+        self.emit("round_started", round=number)
+        response = timeline = None
+        with self.interruptible() as wait:
+            try:
+                response, timeline = await self._complete(request)
+            except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (§1.8)
+                if self.cancel_requested and wait.cancel_called:
+                    return self._finish("aborted", self._last_text(), self.cancel_requested)
+                return self._provider_failed(exc, number)
+        if response is None:  # cancel() interrupted the provider request (or its backoff)
+            return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
+        blocks, renamed = unique_call_ids(response.blocks)
+        if renamed:
+            log.warning(
+                "round %d: the model repeated tool-call ids; renamed %s",
+                number,
+                ", ".join(f"{old}->{new}" for old, new in renamed),
+            )
+            response = dataclasses.replace(response, blocks=blocks)
+        rnd = RoundRecord(
+            number,
+            response.blocks,
+            response.text,
+            response.stop_reason,
+            response.usage,
+            timeline=timeline.to_dict() if timeline is not None else None,
+        )
+        self._record_response(rnd, response, timeline)
+        return rnd, response
+
+    def _text_round(self, rnd: RoundRecord, response: TurnResponse) -> TurnResult | None:
+        """A reply without tool calls: go on for queued interjections or a cut-off reply, else complete the turn."""
+        if self._drain_interjections("after_provider_round", rnd):
             self._push(rnd)
-            if self.settled:
-                return self._result()
-            if obligation is not None:
-                continue
-            if ends:
-                effect = next(e for e in effects if e.ends_turn)
-                if effect.reason is not None:
-                    return self._finish(
-                        "completed", effect.final_text if effect.final_text is not None else rnd.text, effect.reason
-                    )
-                return self._finish("completed", rnd.text, "terminal_transition")
-            if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
-                durations = [(c.envelope.get("result") or {}).get("duration_ms") for c in rnd.tool_calls]
-                self.sleep_duration_ms = next((d for d in reversed(durations) if isinstance(d, int) and d > 0), None)
-                return self._finish("completed", rnd.text or self._last_text(), "sleep")
+            return None
+        if response.stop_reason in MAX_OUTPUT_STOP_REASONS and self.recoveries < MAX_OUTPUT_RECOVERIES:
+            self.recoveries += 1
+            if rnd.text:
+                self.text_history.append(rnd.text)
+            rnd.follow_ups.append(("max_output_tokens", CONTINUE_PROMPT))
+            self._push(rnd)
+            return None
+        self._push(rnd)
+        return self._finish(
+            "completed",
+            "\n\n".join([*self.text_history, rnd.text] if rnd.text else self.text_history),
+            "end_turn",
+        )
+
+    async def _tool_round(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> TurnResult | None:
+        """Run a round's tool calls; settle when a call ends the turn or every call yields, else go on."""
+        self._drain_interjections("before_tool_execution", rnd)
+        effects = await self._run_calls(rnd, calls)
+        ends = any(e.ends_turn for e in effects)
+        obligation = next((e.obligation for e in effects if e.obligation), None)
+        if not ends and obligation is None:
+            self._drain_interjections("after_tool_results", rnd)
+        self._push(rnd)
+        if self.settled:
+            return self._result()
+        if obligation is not None:
+            return None
+        if ends:
+            effect = next(e for e in effects if e.ends_turn)
+            if effect.reason is not None:
+                return self._finish(
+                    "completed", effect.final_text if effect.final_text is not None else rnd.text, effect.reason
+                )
+            return self._finish("completed", rnd.text, "terminal_transition")
+        if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
+            durations = [(c.envelope.get("result") or {}).get("duration_ms") for c in rnd.tool_calls]
+            self.sleep_duration_ms = next((d for d in reversed(durations) if isinstance(d, int) and d > 0), None)
+            return self._finish("completed", rnd.text or self._last_text(), "sleep")
+        return None
 
     # ------------------------------------------------------------ provider
     async def _complete(self, request: TurnRequest) -> tuple[TurnResponse, Any]:
