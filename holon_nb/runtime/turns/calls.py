@@ -87,6 +87,22 @@ class ToolCallRecord:
     display_envelope: dict[str, Any] = field(default_factory=dict)
     settled_envelope: dict[str, Any] | None = None
 
+    @classmethod
+    def not_executed(cls, block: ToolUseBlock, outcome: ToolOutcome) -> ToolCallRecord:
+        """The record of a call the loop answered without running it (a synthetic error ``outcome``)."""
+        return cls(
+            block.id,
+            block.name,
+            block.input,
+            outcome.envelope,
+            outcome.receipt,
+            True,
+            None,
+            0,
+            "not_executed",
+            outcome.display_envelope or {},
+        )
+
     def block(self) -> ToolResultBlock:
         """The result block sent back to the provider."""
         return ToolResultBlock(

@@ -620,20 +620,7 @@ class TurnLoop:
                 f"({CORRECTIVE_PROMPTS[ob.kind][0]})",
                 {"tool_name": block.name, "reason": violation},
             )
-            rnd.tool_calls.append(
-                ToolCallRecord(
-                    block.id,
-                    block.name,
-                    block.input,
-                    outcome.envelope,
-                    outcome.receipt,
-                    True,
-                    None,
-                    0,
-                    "not_executed",
-                    outcome.display_envelope or {},
-                )
-            )
+            rnd.tool_calls.append(ToolCallRecord.not_executed(block, outcome))
         if not ob.corrective_sent:
             ob.corrective_sent = True
             rnd.follow_ups.append(CORRECTIVE_PROMPTS[ob.kind])
@@ -745,20 +732,7 @@ class TurnLoop:
                 out = self.executor.synthetic(
                     block, kind, f"{block.name} was not executed: {message}", {"tool_name": block.name}
                 )
-                rnd.tool_calls.append(
-                    ToolCallRecord(
-                        block.id,
-                        block.name,
-                        block.input,
-                        out.envelope,
-                        out.receipt,
-                        True,
-                        None,
-                        0,
-                        "not_executed",
-                        out.display_envelope or {},
-                    )
-                )
+                rnd.tool_calls.append(ToolCallRecord.not_executed(block, out))
         self._open_round, self._open_calls = None, []
         self._push(rnd)
 

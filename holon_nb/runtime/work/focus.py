@@ -7,6 +7,7 @@ transaction of :class:`~holon_nb.runtime.work.records.Tx`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .records import Tx, fail
@@ -79,56 +80,9 @@ def pick(w: AgentWork, work_item_id: str, reason: str | None, clear_blocker: boo
         if clear_blocker:
             target, cancelled = _clear_blocker(w, t, target)
         ctx = load_context(t.db.execute, w.agent_id)
-        d_target = derive(target, ctx)
         d_cur = derive(cur, ctx) if cur else None
-        frames = records.frames(t.db, w.agent_id)
-        created = resolved = None
-        warnings: list[dict[str, str]] = []
-        suspended_in = next((f for f in frames if f["suspended_work_item_id"] == target["id"]), None)
-        if cur is not None and cur["id"] == target["id"]:
-            kind = "same_work_item"
-        elif suspended_in is not None:
-            records.close_frame(t, suspended_in, "resumed", "explicit_pick")
-            for f in frames:
-                if f["created_at"] > suspended_in["created_at"] or (
-                    f["created_at"] == suspended_in["created_at"] and f["id"] > suspended_in["id"]
-                ):
-                    records.close_frame(t, f, "cancelled", "current_focus_reselected")
-            resolved = records.frame_summary(suspended_in, "explicit_pick")
-            kind = "explicit_yield_return"
-        else:
-            for f in frames:
-                if cur is not None and f["suspended_work_item_id"] == cur["id"]:
-                    records.close_frame(t, f, "cancelled", "current_focus_reselected")
-            if (
-                cur is not None
-                and d_cur is not None
-                and d_cur["readiness"] == "runnable"
-                and d_target["readiness"] != "yielded"
-            ):
-                if any(f["active_work_item_id"] == target["id"] for f in frames):
-                    raise fail(
-                        "continuation_conflict",
-                        f"work item {work_item_id} is already running on behalf of another work item",
-                        {"work_item_id": work_item_id},
-                        "Complete it, or pick the item waiting for it.",
-                    )
-                frame = records.add_frame(
-                    t, w.agent_id, cur["id"], target["id"], reason, binding.turn_id if binding else None
-                )
-                created = records.frame_summary(frame)
-                kind = "yield_current"
-            elif cur is not None:
-                kind = "explicit_focus_override"
-                if d_cur is not None and d_cur["readiness"] == "runnable" and not reason:
-                    warnings.append(
-                        {
-                            "code": "missing_pick_reason_for_runnable_focus_switch",
-                            "message": "switched away from a runnable work item without a reason",
-                        }
-                    )
-            else:
-                kind = "explicit_focus_pick"
+        switch = _switch(w, t, target, cur, derive(target, ctx), d_cur, reason)
+        kind = switch.kind
         terminal = bool(
             kind == "yield_current"
             and binding is not None
@@ -154,12 +108,8 @@ def pick(w: AgentWork, work_item_id: str, reason: str | None, clear_blocker: boo
         if cur is not None:
             transition["previous_work_item_id"] = cur["id"]
             transition["previous_readiness"] = d_cur["readiness"] if d_cur else None
-        if reason:
-            transition["reason"] = reason
-        if cancelled:
-            transition["cancelled_wait_condition_ids"] = cancelled
-        if warnings:
-            transition["warnings"] = warnings
+        optional = {"reason": reason, "cancelled_wait_condition_ids": cancelled, "warnings": switch.warnings}
+        transition.update({key: value for key, value in optional.items() if value})
         out: dict[str, Any] = {
             "current_work_item": raw_record(target, home),
             "current_work_item_id": target["id"],
@@ -168,15 +118,76 @@ def pick(w: AgentWork, work_item_id: str, reason: str | None, clear_blocker: boo
         }
         if cur is not None and cur["id"] != target["id"]:
             out["previous_work_item"] = raw_record(records.load(t.db, cur["id"]) or cur, home)
-        if created:
-            out["continuation_created"] = created
-        if resolved:
-            out["continuation_resolved"] = resolved
+        if switch.created:
+            out["continuation_created"] = switch.created
+        if switch.resolved:
+            out["continuation_resolved"] = switch.resolved
     out["binding_note"] = (
         "focus switch deferred: the target runs in the next activation" if terminal else "focus is durable now"
     )
     out["summary_text"] = f"picked work item {work_item_id} ({kind})"
     return out
+
+
+@dataclass
+class _Switch:
+    """What a pick does to the frames: its ``switch_kind``, the frame it opened or resumed, and its warnings."""
+
+    kind: str
+    created: dict[str, Any] | None = None
+    resolved: dict[str, Any] | None = None
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+def _switch(
+    w: AgentWork,
+    t: Tx,
+    target: dict[str, Any],
+    cur: dict[str, Any] | None,
+    d_target: dict[str, Any],
+    d_cur: dict[str, Any] | None,
+    reason: str | None,
+) -> _Switch:
+    """PickWorkItem rules 4–7: classify the switch and open, resume or close continuation frames."""
+    records = w.svc.records
+    frames = records.frames(t.db, w.agent_id)
+    suspended_in = next((f for f in frames if f["suspended_work_item_id"] == target["id"]), None)
+    if cur is not None and cur["id"] == target["id"]:
+        return _Switch("same_work_item")
+    if suspended_in is not None:
+        records.close_frame(t, suspended_in, "resumed", "explicit_pick")
+        for f in frames:
+            if f["created_at"] > suspended_in["created_at"] or (
+                f["created_at"] == suspended_in["created_at"] and f["id"] > suspended_in["id"]
+            ):
+                records.close_frame(t, f, "cancelled", "current_focus_reselected")
+        return _Switch("explicit_yield_return", resolved=records.frame_summary(suspended_in, "explicit_pick"))
+    if cur is None:
+        return _Switch("explicit_focus_pick")
+    for f in frames:
+        if f["suspended_work_item_id"] == cur["id"]:
+            records.close_frame(t, f, "cancelled", "current_focus_reselected")
+    cur_runnable = d_cur is not None and d_cur["readiness"] == "runnable"
+    if cur_runnable and d_target["readiness"] != "yielded":
+        if any(f["active_work_item_id"] == target["id"] for f in frames):
+            raise fail(
+                "continuation_conflict",
+                f"work item {target['id']} is already running on behalf of another work item",
+                {"work_item_id": target["id"]},
+                "Complete it, or pick the item waiting for it.",
+            )
+        binding = w.binding
+        frame = records.add_frame(t, w.agent_id, cur["id"], target["id"], reason, binding.turn_id if binding else None)
+        return _Switch("yield_current", created=records.frame_summary(frame))
+    switch = _Switch("explicit_focus_override")
+    if cur_runnable and not reason:
+        switch.warnings.append(
+            {
+                "code": "missing_pick_reason_for_runnable_focus_switch",
+                "message": "switched away from a runnable work item without a reason",
+            }
+        )
+    return switch
 
 
 def _check_binding(w: AgentWork, t: Tx, rec: dict[str, Any]) -> None:

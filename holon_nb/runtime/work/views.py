@@ -113,57 +113,28 @@ def derive(rec: dict[str, Any], ctx: ItemContext) -> dict[str, Any]:
     active = [w["kind"] for w in waits if w["status"] == "active"]
     triggered = [w.get("triggered_at") or "" for w in waits if w["status"] == "triggered"]
     state, yielded = rec["state"], rec["id"] in ctx.yielded
-    if state in ("completed", "completing"):
-        sched = reason = ready = state
-    elif yielded:
-        sched, reason, ready = "yielded_to_work_item", "continuation_yielded", "yielded"
-    elif active:
-        kind = min(active, key=_WAIT_ORDER.index)
-        sched, reason = f"waiting_{kind}", f"active_{kind}_wait"
-        ready = "waiting_for_operator" if kind == "operator" else "blocked"
-    elif rec.get("blocked_by"):
-        sched, reason, ready = "blocked", "manual_blocker", "blocked"
-    elif rec.get("plan_status") == "needs_input":
-        sched, reason, ready = "waiting_operator", "plan_needs_input", "waiting_for_operator"
-    else:
-        sched = reason = ready = "runnable"
+    terminalizing = state in ("completed", "completing")
+    sched, reason, ready = _scheduling(rec, yielded, active)
     focused = ctx.focus_id == rec["id"]
     is_current = focused and state == "open"
-    if state in ("completed", "completing"):
+    if terminalizing:
         focus = state
     elif is_current:
         focus = "current"
     elif yielded:
         focus = "yielded"
-    elif rec.get("blocked_by"):
-        focus = "blocked"
     else:
-        focus = "queued"
-    if state == "completed":
-        klass = "completed_recent"
-    elif state == "completing":
-        klass = "completing"
-    elif ready == "yielded":
-        klass = "yielded"
-    elif is_current and ready == "runnable":
-        klass = "current_runnable"
-    elif triggered and ready != "runnable":
-        klass = "triggered_blocked"
-    elif ready == "runnable":
-        klass = "queued_runnable"
-    elif ready == "waiting_for_operator":
-        klass = "waiting_for_operator"
-    else:
-        klass = "blocked"
-    diagnostics = []
-    if state in ("completed", "completing") and focused:
-        diagnostics.append("terminalizing_work_item_marked_current")
-    if yielded and focused:
-        diagnostics.append("yielded_work_item_marked_current")
-    if state in ("completed", "completing") and active:
-        diagnostics.append("terminalizing_work_item_has_active_wait")
-    if len(set(active)) > 1:
-        diagnostics.append("multiple_active_wait_kinds")
+        focus = "blocked" if rec.get("blocked_by") else "queued"
+    diagnostics = [
+        code
+        for code, holds in (
+            ("terminalizing_work_item_marked_current", terminalizing and focused),
+            ("yielded_work_item_marked_current", yielded and focused),
+            ("terminalizing_work_item_has_active_wait", terminalizing and bool(active)),
+            ("multiple_active_wait_kinds", len(set(active)) > 1),
+        )
+        if holds
+    ]
     return {
         "scheduling_state": sched,
         "reason_code": reason,
@@ -171,10 +142,44 @@ def derive(rec: dict[str, Any], ctx: ItemContext) -> dict[str, Any]:
         "is_current": is_current,
         "is_runnable": ready == "runnable",
         "focus": focus,
-        "candidate_class": klass,
+        "candidate_class": _candidate_class(state, ready, is_current, bool(triggered)),
         "diagnostics": diagnostics,
         "triggered_at": max(triggered) if triggered else None,
     }
+
+
+def _scheduling(rec: dict[str, Any], yielded: bool, active: list[str]) -> tuple[str, str, str]:
+    """``(scheduling_state, reason_code, readiness)`` of a record: agents spec §3.3's rules, first match wins."""
+    state = rec["state"]
+    if state in ("completed", "completing"):
+        return state, state, state
+    if yielded:
+        return "yielded_to_work_item", "continuation_yielded", "yielded"
+    if active:
+        kind = min(active, key=_WAIT_ORDER.index)
+        return f"waiting_{kind}", f"active_{kind}_wait", "waiting_for_operator" if kind == "operator" else "blocked"
+    if rec.get("blocked_by"):
+        return "blocked", "manual_blocker", "blocked"
+    if rec.get("plan_status") == "needs_input":
+        return "waiting_operator", "plan_needs_input", "waiting_for_operator"
+    return "runnable", "runnable", "runnable"
+
+
+def _candidate_class(state: str, ready: str, is_current: bool, triggered: bool) -> str:
+    """The ``candidate_class`` a record is listed under (agents spec §3.3)."""
+    if state == "completed":
+        return "completed_recent"
+    if state == "completing":
+        return "completing"
+    if ready == "yielded":
+        return "yielded"
+    if is_current and ready == "runnable":
+        return "current_runnable"
+    if triggered and ready != "runnable":
+        return "triggered_blocked"
+    if ready == "runnable":
+        return "queued_runnable"
+    return "waiting_for_operator" if ready == "waiting_for_operator" else "blocked"
 
 
 def _queued(sched: str, reason: str, ready: str, klass: str) -> dict[str, Any]:
