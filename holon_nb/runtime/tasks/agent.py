@@ -93,10 +93,10 @@ class AgentTasks:
             max_log_bytes=self.svc.settings().max_task_log_bytes,
             scrubber=self.svc.make_scrubber(),
             disk_grant=self.svc.disk_grant,
+            # journaled the moment it starts, and ended at close even if its leader exits first (issue 9)
+            on_start=self.svc.register_group,
         )
-        proc = await CommandProcess.spawn(spec)
-        self.svc.register_group(proc)  # ended at close even if its leader exits first (issue 9)
-        return proc
+        return await CommandProcess.spawn(spec)
 
     def keep_artifact(self, capture: Any, stream: str) -> Path:
         """Move a stream's complete spool to ``tool-artifacts/exec-command-<uuid>-<stream>.log``."""

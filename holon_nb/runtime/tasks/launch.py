@@ -43,6 +43,9 @@ class LaunchSpec:
             the text as read (the in-memory tails are never scrubbed: previews scrub them before cutting).
         disk_grant: ``disk_grant(n)`` before each spool write of ``n`` bytes returns how many may be written
             (the home's size cap, :class:`~holon_nb.runtime.housekeeping.budget.DiskBudget`); None: no home cap.
+        on_start: ``on_start(pid)`` the moment the child runs, before its channels and output capture are set up:
+            the runtime journals the new process group there, so a SIGKILL of the runtime an instant after the
+            start still leaves the group to the next runtime (issue 25 item 4b); None: nothing is called.
     """
 
     argv: tuple[str, ...]
@@ -54,6 +57,7 @@ class LaunchSpec:
     max_log_bytes: int = 256 * 1024 * 1024
     scrubber: Scrubber | None = None
     disk_grant: Callable[[int], int] | None = None
+    on_start: Callable[[int], None] | None = None
 
 
 def launch(
@@ -113,6 +117,8 @@ def launch(
             raise
         _EXECUTABLES.clear()  # the program found a moment ago is gone: search the PATH as given
         popen = start(None)
+    if spec.on_start is not None:
+        spec.on_start(popen.pid)
     if not spec.tty:  # our ends only, set while the command starts (issue 12); nothing was read from them yet
         for fd in read_fds:
             os.set_blocking(fd, False)

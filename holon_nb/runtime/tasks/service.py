@@ -489,11 +489,12 @@ class TaskService:
             await anyio.sleep(0.05)
         return list(self.live)
 
-    def register_group(self, proc: CommandProcess) -> None:
-        """Remember a process group this runtime started (ended by :meth:`close` if still alive), in memory
-        and in the journal a later runtime reads if this one is killed (call it before the first wait)."""
-        self.groups.add(proc.pgid)
-        self.journal.record(proc.pgid, _proc_start(proc.pid))
+    def register_group(self, pid: int) -> None:
+        """Remember the process group a command this runtime started leads (its ``pid`` is the group id), in
+        memory (ended by :meth:`close` if still alive) and in the journal a later runtime reads if this one is
+        killed: called by the launch the moment the child runs (:attr:`LaunchSpec.on_start`)."""
+        self.groups.add(pid)
+        self.journal.record(pid, _proc_start(pid))
 
     def forget_owner(self) -> None:
         """This runtime owns nothing any more (it closed, or failed to start)."""
