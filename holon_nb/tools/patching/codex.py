@@ -16,6 +16,8 @@ removing the file's final newline (Codex always leaves a final newline).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .failures import syntax_error
 from .model import ADD, CONTEXT, REMOVE, FilePatch, Hunk
 from .sniff import HEREDOC_OPENERS as _HEREDOC_OPENERS
@@ -114,92 +116,16 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
     while i < last:
         line = _header(lines[i])
         if line.startswith("*** Add File: "):
-            path = line[len("*** Add File: ") :]
-            i += 1
-            body: list[tuple[str, str]] = []
-            while i < last and not _header(lines[i]).startswith("*** "):  # a non-+ line ends the body
-                if not lines[i].startswith("+"):
-                    raise syntax_error(
-                        "invalid_codex_add_line",
-                        "Codex Add File lines must start with +",
-                        path,
-                        "prefix every added line with +",
-                        line=lineno(i),
-                    )
-                body.append((ADD, lines[i][1:]))
-                i += 1
-            if not body:
-                raise syntax_error(
-                    "missing_hunk",
-                    "Codex Add File must include at least one added line",
-                    path,
-                    "add one or more + lines",
-                )
-            patches.append(
-                FilePatch(
-                    old_path=None,
-                    new_path=path,
-                    hunks=[Hunk(old_start=0, old_count=0, new_start=1, new_count=len(body), lines=body)],
-                )
-            )
+            patch, i = _add_file(lines, i + 1, last, line[len("*** Add File: ") :], lineno)
+            patches.append(patch)
             continue
         if line.startswith("*** Delete File: "):
             patches.append(FilePatch(old_path=line[len("*** Delete File: ") :], new_path=None))
             i += 1
             continue
         if line.startswith("*** Update File: "):
-            path = line[len("*** Update File: ") :]
-            i += 1
-            move_to = None
-            if i < last and lines[i].startswith("*** Move to: "):
-                move_to = lines[i].rstrip()[len("*** Move to: ") :]
-                i += 1
-            hunks: list[Hunk] = []
-            current: list[tuple[str, str]] = []
-            eof = False
-            while i < last:
-                cur = lines[i]
-                if cur == "*** End of File":
-                    eof = True
-                    i += 1
-                    continue
-                if cur.startswith("*** "):
-                    break
-                if cur == "@@" or cur.startswith("@@ "):
-                    if current:
-                        hunks.append(_chunk(current, eof))
-                        current, eof = [], False
-                    i += 1
-                    continue
-                kind = cur[:1]
-                if kind not in (CONTEXT, ADD, REMOVE):
-                    raise syntax_error(
-                        "invalid_codex_change_line",
-                        f"Codex change lines must start with space, +, or -, got: {cur[:200]!r}",
-                        path,
-                        "prefix blank context lines with a space; use only context, added and removed lines",
-                        line=lineno(i),
-                    )
-                current.append((kind, cur[1:]))
-                i += 1
-            if current:
-                hunks.append(_chunk(current, eof))
-            if not hunks and move_to is None:
-                raise syntax_error(
-                    "missing_hunk",
-                    "Codex Update File must include a change or Move to",
-                    path,
-                    "add change lines or a *** Move to header",
-                )
-            patches.append(
-                FilePatch(
-                    old_path=path,
-                    new_path=move_to or path,
-                    rename_from=path if move_to else None,
-                    rename_to=move_to,
-                    hunks=hunks,
-                )
-            )
+            patch, i = _update_file(lines, i + 1, last, line[len("*** Update File: ") :], lineno)
+            patches.append(patch)
             continue
         raise syntax_error(
             "invalid_codex_hunk",
@@ -216,3 +142,82 @@ def parse_codex(text: str, line_offset: int = 0) -> list[FilePatch]:
             "add a file section between *** Begin Patch and *** End Patch",
         )
     return patches
+
+
+def _add_file(lines: list[str], i: int, last: int, path: str, lineno: Callable[[int], int]) -> tuple[FilePatch, int]:
+    """An ``*** Add File`` section's body from line ``i``: its file patch and the line after it."""
+    body: list[tuple[str, str]] = []
+    while i < last and not _header(lines[i]).startswith("*** "):  # a non-+ line ends the body
+        if not lines[i].startswith("+"):
+            raise syntax_error(
+                "invalid_codex_add_line",
+                "Codex Add File lines must start with +",
+                path,
+                "prefix every added line with +",
+                line=lineno(i),
+            )
+        body.append((ADD, lines[i][1:]))
+        i += 1
+    if not body:
+        raise syntax_error(
+            "missing_hunk",
+            "Codex Add File must include at least one added line",
+            path,
+            "add one or more + lines",
+        )
+    hunk = Hunk(old_start=0, old_count=0, new_start=1, new_count=len(body), lines=body)
+    return FilePatch(old_path=None, new_path=path, hunks=[hunk]), i
+
+
+def _update_file(lines: list[str], i: int, last: int, path: str, lineno: Callable[[int], int]) -> tuple[FilePatch, int]:
+    """An ``*** Update File`` section from line ``i`` (an optional ``*** Move to``, then ``@@`` chunks): its file
+    patch and the line after it."""
+    move_to = None
+    if i < last and lines[i].startswith("*** Move to: "):
+        move_to = lines[i].rstrip()[len("*** Move to: ") :]
+        i += 1
+    hunks: list[Hunk] = []
+    current: list[tuple[str, str]] = []
+    eof = False
+    while i < last:
+        cur = lines[i]
+        if cur == "*** End of File":
+            eof = True
+            i += 1
+            continue
+        if cur.startswith("*** "):
+            break
+        if cur == "@@" or cur.startswith("@@ "):
+            if current:
+                hunks.append(_chunk(current, eof))
+                current, eof = [], False
+            i += 1
+            continue
+        kind = cur[:1]
+        if kind not in (CONTEXT, ADD, REMOVE):
+            raise syntax_error(
+                "invalid_codex_change_line",
+                f"Codex change lines must start with space, +, or -, got: {cur[:200]!r}",
+                path,
+                "prefix blank context lines with a space; use only context, added and removed lines",
+                line=lineno(i),
+            )
+        current.append((kind, cur[1:]))
+        i += 1
+    if current:
+        hunks.append(_chunk(current, eof))
+    if not hunks and move_to is None:
+        raise syntax_error(
+            "missing_hunk",
+            "Codex Update File must include a change or Move to",
+            path,
+            "add change lines or a *** Move to header",
+        )
+    patch = FilePatch(
+        old_path=path,
+        new_path=move_to or path,
+        rename_from=path if move_to else None,
+        rename_to=move_to,
+        hunks=hunks,
+    )
+    return patch, i

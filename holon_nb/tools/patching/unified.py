@@ -193,12 +193,70 @@ class _Parser:
         return path, bool(stamp) and is_epoch(stamp)
 
     def file_patch(self, i: int) -> tuple[FilePatch, int]:
-        metadata: list[IgnoredMetadata] = []
-        rename_from = rename_to = None
+        """The file patch starting at line ``i`` (a ``diff --git`` or ``---`` line), and the line after it.
+
+        Raises:
+            ToolFailure: ``invalid_patch_syntax`` (rules ``unexpected_git_metadata``, ``missing_file_header``,
+                ``path_header_mismatch``, ``invalid_hunk_header``, ``missing_hunk``),
+                ``unsupported_git_patch_feature``, ``missing_git_header`` or ``rename_path_mismatch``.
+        """
         git: GitHeader | None = None
         if self.lines[i].startswith("diff --git "):
             git = self.git_header(i)
             i += 1
+        rename_from, rename_to, metadata, i = self.extended_header(i, git)
+        if i >= self.n or not self.lines[i].startswith("--- "):
+            return self.hunkless_git_block(git, rename_from, rename_to, metadata, i)
+
+        old_path, old_epoch = self.path_header(i, "---")
+        i += 1
+        if i >= self.n:
+            raise syntax_error(
+                "missing_file_header",
+                "expected +++ new_path after --- old_path",
+                old_path,
+                "add the matching +++ file header before unified diff hunks",
+                line=self.lineno(i - 1),
+            )
+        new_path, new_epoch = self.path_header(i, "+++")
+        i += 1
+        renamed = rename_from is not None and rename_to is not None
+        self.check_paths(git, rename_from, rename_to, old_path, new_path)
+        display = new_path or old_path or ""
+        for meta in metadata:
+            meta.path = display
+        hunks, diagnostics, i = self.hunks(i, display)
+        if old_epoch and not renamed and all(not h.old_block() for h in hunks):
+            old_path = None  # `diff -N`: the epoch marks the absent side
+        if new_epoch and not renamed and all(h.new_block_len() == 0 for h in hunks):
+            new_path = None
+        if not hunks and not renamed and (old_path is None) == (new_path is None):
+            raise syntax_error(
+                "missing_hunk",
+                "file patch must include at least one hunk unless it is rename-only",
+                display,
+                "add an @@ hunk, or use diff --git with rename from/rename to for a rename-only patch",
+            )
+        return FilePatch(
+            old_path=old_path,
+            new_path=new_path,
+            rename_from=rename_from if renamed else None,
+            rename_to=rename_to if renamed else None,
+            hunks=hunks,
+            ignored_metadata=metadata,
+            diagnostics=diagnostics,
+            deletes_empty=not hunks and new_path is None,
+        ), i
+
+    def extended_header(
+        self, i: int, git: GitHeader | None
+    ) -> tuple[str | None, str | None, list[IgnoredMetadata], int]:
+        """The lines between a file patch's start and its ``---``: ``(rename from, rename to, metadata, i)``.
+
+        ``i`` is the first line after them (a ``---``, the next file patch, or the end).
+        """
+        metadata: list[IgnoredMetadata] = []
+        rename_from = rename_to = None
         while i < self.n:
             line = self.lines[i]
             if line.startswith(("--- ", "diff --git ")) or (git is not None and foreign_header(line)):
@@ -226,23 +284,17 @@ class _Parser:
                     line=self.lineno(i),
                 )
             i += 1
+        return rename_from, rename_to, metadata, i
 
-        if i >= self.n or not self.lines[i].startswith("--- "):
-            return self.hunkless_git_block(git, rename_from, rename_to, metadata, i)
-
-        old_path, old_epoch = self.path_header(i, "---")
-        i += 1
-        if i >= self.n:
-            raise syntax_error(
-                "missing_file_header",
-                "expected +++ new_path after --- old_path",
-                old_path,
-                "add the matching +++ file header before unified diff hunks",
-                line=self.lineno(i - 1),
-            )
-        new_path, new_epoch = self.path_header(i, "+++")
-        i += 1
-        renamed = rename_from is not None and rename_to is not None
+    def check_paths(
+        self,
+        git: GitHeader | None,
+        rename_from: str | None,
+        rename_to: str | None,
+        old_path: str | None,
+        new_path: str | None,
+    ) -> None:
+        """A rename needs a ``diff --git`` header naming the same paths as ``---``/``+++``; so does any git header."""
         if rename_from is not None and rename_to is not None:  # renamed
             if git is None:
                 raise missing_git_header(rename_from, rename_to)
@@ -257,10 +309,9 @@ class _Parser:
                 new_path or old_path,
                 "make diff --git, ---, and +++ paths refer to the same file",
             )
-        display = new_path or old_path or ""
-        for meta in metadata:
-            meta.path = display
 
+    def hunks(self, i: int, display: str) -> tuple[list[Hunk], list[Diagnostic], int]:
+        """The ``@@`` hunks from line ``i`` to the next file patch: ``(hunks, diagnostics, i)``."""
         hunks: list[Hunk] = []
         diagnostics: list[Diagnostic] = []
         while i < self.n:
@@ -280,27 +331,7 @@ class _Parser:
                 )
             hunk, i = self.hunk(i, display, diagnostics)
             hunks.append(hunk)
-        if old_epoch and not renamed and all(not h.old_block() for h in hunks):
-            old_path = None  # `diff -N`: the epoch marks the absent side
-        if new_epoch and not renamed and all(h.new_block_len() == 0 for h in hunks):
-            new_path = None
-        if not hunks and not renamed and (old_path is None) == (new_path is None):
-            raise syntax_error(
-                "missing_hunk",
-                "file patch must include at least one hunk unless it is rename-only",
-                display,
-                "add an @@ hunk, or use diff --git with rename from/rename to for a rename-only patch",
-            )
-        return FilePatch(
-            old_path=old_path,
-            new_path=new_path,
-            rename_from=rename_from if renamed else None,
-            rename_to=rename_to if renamed else None,
-            hunks=hunks,
-            ignored_metadata=metadata,
-            diagnostics=diagnostics,
-            deletes_empty=not hunks and new_path is None,
-        ), i
+        return hunks, diagnostics, i
 
     def hunkless_git_block(
         self,
