@@ -337,6 +337,7 @@ def wire_strict_flag(contract: str) -> bool:
 
 
 def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
+    """Append to ``errors`` what breaks the §3.3 rules at ``node`` (JSON path ``path``) and below it."""
     if not isinstance(node, dict):
         if not isinstance(node, bool):
             errors.append(f"{path}: a schema must be an object, got {type(node).__name__}")
@@ -352,34 +353,7 @@ def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
             if key in node:
                 errors.append(f"{path}: the root must not contain {key}")
     if "object" in types:
-        props = node.get("properties")
-        if not isinstance(props, dict):
-            errors.append(f"{path}: an object schema must have properties")
-            props = {}
-        required = node.get("required")
-        names: list[str] = []
-        if required is not None and not isinstance(required, list):
-            errors.append(f"{path}: required must be an array")
-        elif isinstance(required, list):
-            for entry in required:
-                if not isinstance(entry, str):
-                    errors.append(f"{path}: required entries must be strings, got {entry!r}")
-                elif entry not in props:
-                    errors.append(f"{path}: required entry `{entry}` is missing from properties")
-                else:
-                    names.append(entry)
-        if node.get("additionalProperties", None) is not False:
-            errors.append(f"{path}: an object schema must set additionalProperties to false")
-        if strict:
-            if required is None:
-                errors.append(f"{path}: a strict object schema must have a required array")
-            elif names != list(props) or len(required) != len(props):
-                errors.append(
-                    f"{path}: strict required must list all properties in order "
-                    f"(expected {list(props)}, got {required})"
-                )
-        for name, child in props.items():
-            _validate(child, f"{path}.properties.{name}", strict, errors)
+        _validate_object(node, path, strict, errors)
     if "array" in types:
         if "items" not in node:
             errors.append(f"{path}: an array schema must define items")
@@ -390,6 +364,37 @@ def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
         if isinstance(variants, list):
             for i, variant in enumerate(variants):
                 _validate(variant, f"{path}.{key}[{i}]", strict, errors)
+
+
+def _validate_object(node: dict[str, Any], path: str, strict: bool, errors: list[str]) -> None:
+    """The object rules of §3.3 at ``node``: properties, required, additionalProperties; then each property."""
+    props = node.get("properties")
+    if not isinstance(props, dict):
+        errors.append(f"{path}: an object schema must have properties")
+        props = {}
+    required = node.get("required")
+    names: list[str] = []
+    if required is not None and not isinstance(required, list):
+        errors.append(f"{path}: required must be an array")
+    elif isinstance(required, list):
+        for entry in required:
+            if not isinstance(entry, str):
+                errors.append(f"{path}: required entries must be strings, got {entry!r}")
+            elif entry not in props:
+                errors.append(f"{path}: required entry `{entry}` is missing from properties")
+            else:
+                names.append(entry)
+    if node.get("additionalProperties", None) is not False:
+        errors.append(f"{path}: an object schema must set additionalProperties to false")
+    if strict:
+        if required is None:
+            errors.append(f"{path}: a strict object schema must have a required array")
+        elif names != list(props) or len(required) != len(props):
+            errors.append(
+                f"{path}: strict required must list all properties in order (expected {list(props)}, got {required})"
+            )
+    for name, child in props.items():
+        _validate(child, f"{path}.properties.{name}", strict, errors)
 
 
 def validate_lowered(schema: dict[str, Any], contract: str) -> list[str]:

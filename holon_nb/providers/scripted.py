@@ -360,6 +360,11 @@ def _call(raw: Any, where: str) -> tuple[str, str, Any]:
 
 
 def _step_from_dict(raw: Any, index: int, source: str) -> Step:
+    """Step ``index`` of a script from its mapping (one step kind, optional ``usage``/``expect``/``stop_reason``).
+
+    Raises:
+        ScriptError: the mapping is not a step; the message names ``source``, the step and the key.
+    """
     where = f"{source}: step {index}"
     if not isinstance(raw, Mapping):
         raise ScriptError(f"{where}: a step is a mapping")
@@ -369,45 +374,7 @@ def _step_from_dict(raw: Any, index: int, source: str) -> Step:
     unknown = sorted(set(raw) - set(_STEP_KINDS) - {"usage", "expect", "stop_reason"})
     if unknown:
         raise ScriptError(f"{where}: unknown key(s) {unknown}")
-    kind = kinds[0]
-    value = raw[kind]
-    stop = raw.get("stop_reason")
-    if kind == "text":
-        if not isinstance(value, str):
-            raise ScriptError(f"{where}: `text` must be a string")
-        step = Step.text(value, stop or "end_turn")
-    elif kind == "tool_use":
-        step = Step.tool_uses([_call(value, where)], stop or "tool_use")
-    elif kind == "tool_uses":
-        if not isinstance(value, list) or not value:
-            raise ScriptError(f"{where}: `tool_uses` must be a non-empty list of calls")
-        step = Step.tool_uses([_call(c, f"{where}.tool_uses[{i}]") for i, c in enumerate(value)], stop or "tool_use")
-    elif kind == "response":
-        if not isinstance(value, Mapping) or not isinstance(value.get("blocks"), list):
-            raise ScriptError(f"{where}: `response` is {{blocks: [...], stop_reason: ...}}")
-        try:
-            blocks = [block_from_dict(dict(b)) for b in value["blocks"]]
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ScriptError(f"{where}: bad block: {exc}") from None
-        step = Step.response(blocks, value.get("stop_reason", stop))
-        if "usage" in value:
-            step = step.with_usage(*_usage(value["usage"], where))
-    elif kind == "error":
-        if not isinstance(value, Mapping) or not isinstance(value.get("kind"), str):
-            raise ScriptError(f"{where}: `error` is {{kind: ..., status?, code?, disposition?, message?}}")
-        usage = _usage(value["token_usage"], where) if value.get("token_usage") is not None else None
-        step = Step.error(
-            value["kind"],
-            status=value.get("status"),
-            code=value.get("code"),
-            disposition=value.get("disposition"),
-            message=value.get("message"),
-            token_usage=usage,
-        )
-    else:
-        if not isinstance(value, str):
-            raise ScriptError(f"{where}: `failure` must be a message string")
-        step = Step.failure(value)
+    step = _step_of_kind(kinds[0], raw[kinds[0]], raw.get("stop_reason"), where)
     if "usage" in raw:
         if step.reply is None:
             raise ScriptError(f"{where}: `usage` applies to a response step")
@@ -420,6 +387,44 @@ def _step_from_dict(raw: Any, index: int, source: str) -> Step:
         except ScriptError as exc:
             raise ScriptError(f"{where}: {exc}") from None
     return step
+
+
+def _step_of_kind(kind: str, value: Any, stop: Any, where: str) -> Step:
+    """The step a ``kind: value`` entry of :data:`_STEP_KINDS` describes (``stop``: the step's ``stop_reason``)."""
+    if kind == "text":
+        if not isinstance(value, str):
+            raise ScriptError(f"{where}: `text` must be a string")
+        return Step.text(value, stop or "end_turn")
+    if kind == "tool_use":
+        return Step.tool_uses([_call(value, where)], stop or "tool_use")
+    if kind == "tool_uses":
+        if not isinstance(value, list) or not value:
+            raise ScriptError(f"{where}: `tool_uses` must be a non-empty list of calls")
+        return Step.tool_uses([_call(c, f"{where}.tool_uses[{i}]") for i, c in enumerate(value)], stop or "tool_use")
+    if kind == "response":
+        if not isinstance(value, Mapping) or not isinstance(value.get("blocks"), list):
+            raise ScriptError(f"{where}: `response` is {{blocks: [...], stop_reason: ...}}")
+        try:
+            blocks = [block_from_dict(dict(b)) for b in value["blocks"]]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ScriptError(f"{where}: bad block: {exc}") from None
+        step = Step.response(blocks, value.get("stop_reason", stop))
+        return step.with_usage(*_usage(value["usage"], where)) if "usage" in value else step
+    if kind == "error":
+        if not isinstance(value, Mapping) or not isinstance(value.get("kind"), str):
+            raise ScriptError(f"{where}: `error` is {{kind: ..., status?, code?, disposition?, message?}}")
+        usage = _usage(value["token_usage"], where) if value.get("token_usage") is not None else None
+        return Step.error(
+            value["kind"],
+            status=value.get("status"),
+            code=value.get("code"),
+            disposition=value.get("disposition"),
+            message=value.get("message"),
+            token_usage=usage,
+        )
+    if not isinstance(value, str):
+        raise ScriptError(f"{where}: `failure` must be a message string")
+    return Step.failure(value)
 
 
 # ---------------------------------------------------------------- expectations
