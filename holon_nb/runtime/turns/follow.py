@@ -136,7 +136,8 @@ class TurnFollower:
         Args:
             message: The operator's message of the first turn.
             on_wake: Called with the waking message (``{id, kind, text}``) before each wake turn starts.
-            on_waiting: Called with the number of open waits when following starts waiting for a wake.
+            on_waiting: Called with the number of open waits (active or triggered) once per wake, when following
+                starts waiting for it, even when the wake already came.
             **turn_kwargs: For every turn: ``model``, ``max_rounds``, ``hooks``, ``provider`` (see
                 ``TurnService.run``).
 
@@ -207,15 +208,18 @@ class TurnFollower:
             self._changed.clear()  # cleared before looking, so a change after the look still wakes us
             if self._stopped.is_set():
                 return "stopped"
+            # told before the wake is looked for: a wake that came before this first look is still preceded by
+            # the "waiting" report, so what a follow shows does not depend on timing (open waits count the
+            # triggered one)
+            open_waits = self.open_waits()
+            if on_waiting is not None and open_waits and not told:
+                told = True
+                on_waiting(open_waits)
             woken = self.next_wake()
             if woken is not None:
                 return woken
-            open_waits = self.open_waits()
             if open_waits == 0:
                 return "idle"
-            if on_waiting is not None and not told:
-                told = True
-                on_waiting(open_waits)
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return "timeout"

@@ -54,6 +54,30 @@ def test_an_operator_message_wakes_the_next_turn(rt: Runtime) -> None:
     assert follower.ended_because == "idle" and follower.open_waits() == 0
 
 
+def test_a_wake_that_came_before_following_looked_still_reports_the_wait(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view a follow draws does not depend on timing: a wake queued between the end of the turn and the
+    follower's first look is still preceded by ``on_waiting`` (a saved notebook showed the line or not, by luck)."""
+    script(rt, WAIT_FOR_GO, Step.text("thanks, all done"))
+    run_sync = rt.turns.run_sync
+
+    def answered_at_once(*args: Any, **kwargs: Any) -> Any:
+        result = run_sync(*args, **kwargs)
+        if "source_message_id" not in kwargs:  # the first turn: the operator answers before the follower looks
+            rt.work.operator_prompt("default", "go ahead")
+        return result
+
+    monkeypatch.setattr(rt.turns, "run_sync", answered_at_once)
+    told: list[Any] = []
+    follower = TurnFollower(rt, max_wakes=3, timeout_s=30)
+    results = follower.run(
+        "ask me first", model=REF, on_waiting=lambda n: told.append(n), on_wake=lambda m: told.append(m["kind"])
+    )
+    assert [r.final_text for r in results] == ["", "thanks, all done"]
+    assert told == [1, "operator_prompt"] and follower.ended_because == "idle"
+
+
 class _TestsInBackground:
     """Starts a background command, waits for its result, then reports what the woken turn was told."""
 
