@@ -18,7 +18,7 @@ Verbs:
   ended tasks' logs by the home's policy (D13; :mod:`holon_nb.runtime.housekeeping.prune`)
   and print what was removed.
 - ``holon-nb test [PATHS] [pytest options]`` — ``pytest --holon-nb``: test notebooks against
-  their saved outputs (spec §2; :mod:`holon_nb.testing.plugin`); exits with pytest's status.
+  their saved outputs (notebook-tests spec §2; :mod:`holon_nb.testing.plugin`); exits with pytest's status.
 
 Exit status:
 

@@ -56,7 +56,7 @@ __all__ = [
     "thinking_budget",
 ]
 
-#: The ``anthropic-version`` header value (§2.8).
+#: The ``anthropic-version`` header value (turn-loop spec §2.8).
 ANTHROPIC_VERSION = "2023-06-01"
 _CONTEXT = "anthropic messages request"
 _STRUCTURED_PREFIX = "structured_response_"
@@ -66,7 +66,7 @@ _log = logging.getLogger(__name__)
 
 def thinking_budget(max_tokens: int, effort: str | None) -> int | None:
     """``round(max_tokens × r)`` clamped to ``[1024, max_tokens − 1]`` (r: low .10, medium .25, high .50,
-    xhigh/max .80, unknown .25); None when no effort is configured or the budget cannot reach 1024 (§2.8)."""
+    xhigh/max .80, unknown .25); None when no effort is configured or the budget cannot reach 1024 (turn-loop spec §2.8)."""
     if not effort or max_tokens - 1 < 1024:
         return None
     budget = round(max_tokens * _EFFORT_RATIO.get(effort, 0.25))
@@ -158,7 +158,7 @@ def _system(req: TurnRequest) -> str | list[dict[str, Any]] | None:
 
 
 def build_messages_body(req: TurnRequest, resolved: ResolvedProvider) -> dict[str, Any]:
-    """The Messages JSON body (§2.8): ``model``, ``max_tokens``, ``stream: true``, ``system``, ``messages``,
+    """The Messages JSON body (turn-loop spec §2.8): ``model``, ``max_tokens``, ``stream: true``, ``system``, ``messages``,
     ``tools`` with the **source** ``input_schema``, ``tool_choice`` only for structured output, ``thinking``
     (or ``output_config`` for route ``deepseek``) only with a reasoning effort."""
     max_tokens = req.max_output_tokens or resolved.max_output_tokens
@@ -221,7 +221,7 @@ def _content_blocks(content: list[Any], context: str, usage: TokenUsage) -> list
 
 
 def parse_messages_body(data: Any, *, context: str = _CONTEXT) -> TurnResponse:
-    """A Messages JSON object (``{id, content, stop_reason, usage}``) → :class:`TurnResponse` (§2.8).
+    """A Messages JSON object (``{id, content, stop_reason, usage}``) → :class:`TurnResponse` (turn-loop spec §2.8).
 
     Raises:
         ProviderTransportError: ``empty_response`` for no content at all (usage kept); ``invalid_response`` for
@@ -263,7 +263,7 @@ def parse_messages_body(data: Any, *, context: str = _CONTEXT) -> TurnResponse:
 
 
 class AnthropicStream:
-    """Assembles a Messages SSE stream into the JSON message shape, then :func:`parse_messages_body` (§2.8)."""
+    """Assembles a Messages SSE stream into the JSON message shape, then :func:`parse_messages_body` (turn-loop spec §2.8)."""
 
     def __init__(
         self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "", url: str | None = None
@@ -431,10 +431,10 @@ class AnthropicMessagesProvider(HTTPTransport):
         return build_messages_body(req, self.resolved)
 
     async def complete_turn(self, req: TurnRequest) -> TurnResponse:
-        """One attempt (§2.8): SSE (or a JSON body) parsed into a :class:`TurnResponse`.
+        """One attempt (turn-loop spec §2.8): SSE (or a JSON body) parsed into a :class:`TurnResponse`.
 
         Raises:
-            ProviderTransportError: classified failure (§2.4); ``timeout`` when the stream stays silent
+            ProviderTransportError: classified failure (turn-loop spec §2.4); ``timeout`` when the stream stays silent
                 longer than ``HOLON_PROVIDER_STREAM_IDLE_TIMEOUT_MS``.
         """
         body = self.build_request_body(req)

@@ -4,7 +4,7 @@ Shapes follow turn-loop spec §2.1. Every value is a small frozen dataclass
 with a ``type`` tag in its dict form (``to_dict`` / ``from_dict``), so the
 turn loop, the transports, the scripted provider and cassettes share one
 vocabulary and a request or response round-trips through JSON exactly
-(cassettes, §4.3). No Jupyter import here.
+(cassettes, turn-loop spec §4.3). No Jupyter import here.
 
 Example::
 
@@ -53,11 +53,11 @@ __all__ = [
     "to_dict",
 ]
 
-#: Stop reasons that mean the model ran out of output budget (§1.8.2; Chat ``length`` and Gemini ``MAX_TOKENS`` ⚑).
+#: Stop reasons that mean the model ran out of output budget (turn-loop spec §1.8.2; Chat ``length`` and Gemini ``MAX_TOKENS`` ⚑).
 MAX_OUTPUT_STOP_REASONS = frozenset(
     {"max_tokens", "max_output_tokens", "model_context_window_exceeded", "length", "MAX_TOKENS"}
 )
-#: Failure kinds of the classification table (§2.4).
+#: Failure kinds of the classification table (turn-loop spec §2.4).
 FAILURE_KINDS = frozenset(
     {
         "rate_limited",
@@ -72,7 +72,7 @@ FAILURE_KINDS = frozenset(
         "unsupported_transport",
     }
 )
-#: ``retryable`` or ``fail_fast`` (§2.4).
+#: ``retryable`` or ``fail_fast`` (turn-loop spec §2.4).
 DISPOSITIONS = frozenset({"retryable", "fail_fast"})
 
 
@@ -97,7 +97,7 @@ class CitationsBlock:
 
 @dataclass(frozen=True)
 class ToolUseBlock:
-    """One tool call: ``input`` is the normalized argument object (``{"_raw": …}`` when unparseable, §1.6)
+    """One tool call: ``input`` is the normalized argument object (``{"_raw": …}`` when unparseable, turn-loop spec §1.6)
     or, for a ``custom`` (freeform) call, the raw string."""
 
     id: str
@@ -137,7 +137,7 @@ Block = TextBlock | CitationsBlock | ToolUseBlock | ThinkingBlock | ReasoningTex
 
 @dataclass(frozen=True)
 class ToolResultBlock:
-    """The answer to one tool call: ``content`` is the receipt string sent to the model (§1.7)."""
+    """The answer to one tool call: ``content`` is the receipt string sent to the model (turn-loop spec §1.7)."""
 
     tool_use_id: str
     content: str
@@ -159,7 +159,7 @@ class UserText:
 
 @dataclass(frozen=True)
 class ContextBlock:
-    """One prompt block: ``stability`` is ``stable``, ``agent_scoped`` or ``turn_scoped`` (§1.2)."""
+    """One prompt block: ``stability`` is ``stable``, ``agent_scoped`` or ``turn_scoped`` (turn-loop spec §1.2)."""
 
     text: str
     stability: str = "turn_scoped"
@@ -195,7 +195,7 @@ class AssistantBlocks:
 
 @dataclass(frozen=True)
 class UserToolResults:
-    """The results of one round's calls, in call order (exactly one per call, §1.5)."""
+    """The results of one round's calls, in call order (exactly one per call, turn-loop spec §1.5)."""
 
     results: tuple[ToolResultBlock, ...]
     type: str = field(default="user_tool_results", init=False)
@@ -209,7 +209,7 @@ Message = UserText | UserBlocks | UserImage | AssistantBlocks | UserToolResults
 
 @dataclass(frozen=True)
 class PromptFrame:
-    """System prompt and structured blocks (§1.2)."""
+    """System prompt and structured blocks (turn-loop spec §1.2)."""
 
     system_prompt: str = ""
     system_blocks: tuple[ContextBlock, ...] = ()
@@ -218,7 +218,7 @@ class PromptFrame:
 
 @dataclass(frozen=True)
 class ProviderToolSpec:
-    """A tool as offered to a provider: the **source** schema (each transport lowers it, §3)."""
+    """A tool as offered to a provider: the **source** schema (each transport lowers it, turn-loop spec §3)."""
 
     name: str
     description: str
@@ -228,7 +228,7 @@ class ProviderToolSpec:
 
 @dataclass(frozen=True)
 class TurnRequest:
-    """One provider request (§2.1). ``max_output_tokens`` None means the provider's default."""
+    """One provider request (turn-loop spec §2.1). ``max_output_tokens`` None means the provider's default."""
 
     conversation: tuple[Message, ...]
     tools: tuple[ProviderToolSpec, ...] = ()
@@ -273,7 +273,7 @@ class TokenUsage:
 
 @dataclass(frozen=True)
 class TurnResponse:
-    """One successful provider response (§2.1)."""
+    """One successful provider response (turn-loop spec §2.1)."""
 
     blocks: tuple[Block, ...]
     stop_reason: str | None = None
@@ -296,12 +296,12 @@ class TurnResponse:
 
     @property
     def text(self) -> str:
-        """Non-blank text blocks joined by a blank line (§1.3)."""
+        """Non-blank text blocks joined by a blank line (turn-loop spec §1.3)."""
         return "\n\n".join(b.text for b in self.blocks if isinstance(b, TextBlock) and b.text.strip())
 
 
 class ProviderTransportError(HolonNBError):
-    """A classified provider failure (§2.4).
+    """A classified provider failure (turn-loop spec §2.4).
 
     Attributes:
         kind: One of :data:`FAILURE_KINDS`.
@@ -311,7 +311,7 @@ class ProviderTransportError(HolonNBError):
         diagnostics: ``{stage, provider, model_ref, url, status, source_chain, …}`` (no secrets, no body).
         token_usage: Usage the failed attempt reported (an empty response still costs tokens).
         message: One line for people; never the response body.
-        tool_name: For a provider's schema rejection, the tool it names (§3.6), else None.
+        tool_name: For a provider's schema rejection, the tool it names (turn-loop spec §3.6), else None.
     """
 
     def __init__(
@@ -375,7 +375,7 @@ class ProviderTransportError(HolonNBError):
 
 @runtime_checkable
 class Provider(Protocol):
-    """A model provider (§2.1). Optional members have defaults in ``providers.base_provider``."""
+    """A model provider (turn-loop spec §2.1). Optional members have defaults in ``providers.base_provider``."""
 
     route_ref: str
 

@@ -37,7 +37,7 @@ __all__ = [
     "PROVIDER_SETTING_KEYS",
 ]
 
-#: Transport wire names (closed set, §2.2).
+#: Transport wire names (closed set, turn-loop spec §2.2).
 TRANSPORTS = frozenset(
     {
         "openai_codex_responses",
@@ -71,7 +71,7 @@ class ProviderDefinition:
         default_base_url: Base URL when no override is set.
         key_envs: Environment variables holding the credential, first set wins (empty: keyless).
         base_url_envs: Environment variables overriding the base URL, first set wins.
-        local: Local OpenAI-compatible server preset: tolerances on, no prompt cache key (§2.7).
+        local: Local OpenAI-compatible server preset: tolerances on, no prompt cache key (turn-loop spec §2.7).
         discovery: How ``ListProviderModels`` may list models (``openai_compatible``, ``ollama``, …) or None.
     """
 
@@ -92,7 +92,7 @@ class ProviderDefinition:
 
 
 def base_url_env_name(provider_id: str) -> str:
-    """``HOLON_<ID>_BASE_URL``: the id upper-cased, every non-alphanumeric character turned into ``_`` (§2.2)."""
+    """``HOLON_<ID>_BASE_URL``: the id upper-cased, every non-alphanumeric character turned into ``_`` (turn-loop spec §2.2)."""
     return "HOLON_" + re.sub(r"[^A-Za-z0-9]", "_", provider_id).upper() + "_BASE_URL"
 
 
@@ -341,10 +341,10 @@ class ResolvedProvider:
         auth_kind: ``bearer`` (``authorization: Bearer``), ``x_api_key`` (Anthropic ``x-api-key``) or ``none``.
         api_key: The credential, or None when keyless.
         key_env: The environment variable the credential came from (for messages; never the value).
-        local_tolerances: §2.7 tolerances (synthesized call ids, text-form tool-call detector).
+        local_tolerances: turn-loop spec §2.7 tolerances (synthesized call ids, text-form tool-call detector).
         send_prompt_cache_key: Send ``prompt_cache_key`` (Responses/Chat).
         send_strict_flag: Send ``strict`` on function tools (Responses/Chat).
-        schema_contract: ``relaxed`` (default) or ``strict`` (§3).
+        schema_contract: ``relaxed`` (default) or ``strict`` (turn-loop spec §3).
         stream: Use SSE where the transport makes it optional (Responses, Chat); Anthropic always streams.
         reasoning_effort: ``low|medium|high|xhigh|max`` or None.
         max_output_tokens: Default output budget when the request names none (tokens).
@@ -387,7 +387,7 @@ class ProviderTimeouts(TypedDict):
 
 
 def timeouts_from_env(environ: Mapping[str, str]) -> ProviderTimeouts:
-    """``{http_timeout_s, body_timeout_s, stream_idle_timeout_ms}`` from the environment (§1.9 defaults).
+    """``{http_timeout_s, body_timeout_s, stream_idle_timeout_ms}`` from the environment (turn-loop spec §1.9 defaults).
 
     Raises:
         ProviderConfigError: a value that is not a positive number.
@@ -578,7 +578,7 @@ def _auth(
             )
         return "none", None, None
     if kind == "api_key" or (transport == "anthropic_messages" and env_name == "ANTHROPIC_API_KEY"):
-        # ⚑ only ANTHROPIC_API_KEY set: sent as x-api-key (§2.8)
+        # ⚑ only ANTHROPIC_API_KEY set: sent as x-api-key (turn-loop spec §2.8)
         return ("x_api_key" if transport == "anthropic_messages" else "bearer"), value, env_name
     return "bearer", value, env_name
 
@@ -591,7 +591,7 @@ def resolve_provider(
     claude_settings: str | Path | None = None,
     require_credential: bool = False,
 ) -> ResolvedProvider:
-    """Resolve a route into a :class:`ResolvedProvider` (§2.2 table, base-URL and key env vars, §2.7 presets).
+    """Resolve a route into a :class:`ResolvedProvider` (turn-loop spec §2.2 table, base-URL and key env vars, turn-loop spec §2.7 presets).
 
     Config (optional; secrets never live here)::
 

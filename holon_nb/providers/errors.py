@@ -4,7 +4,7 @@ Transports catch their SDK's exceptions and call the builders here, so every fai
 wrapper is a :class:`~holon_nb.providers.base.ProviderTransportError` with a ``kind`` and a ``disposition``::
 
     ProviderTransportError            (base.py) classified failure: kind, disposition, status, code, diagnostics
-    └── ToolSchemaRejected            a 400/422 whose provider message names an advertised tool (§3.6 ⚑)
+    └── ToolSchemaRejected            a 400/422 whose provider message names an advertised tool (turn-loop spec §3.6 ⚑)
 
 Secret rule: displayed messages never include the response body (``<context> with status 400 Bad Request``);
 the provider's ``error.message``, scrubbed of secret values, goes to ``diagnostics["provider_message"]`` only.
@@ -41,7 +41,7 @@ __all__ = [
     "format_failure",
 ]
 
-#: Codes kept on the error because the loop acts on them (§2.4).
+#: Codes kept on the error because the loop acts on them (turn-loop spec §2.4).
 TYPED_CODES = frozenset({"context_length_exceeded", "non_persisted_item_id"})
 
 _CHAT_CODES = {
@@ -99,7 +99,7 @@ class RequestSite(TypedDict):
 
 
 class ToolSchemaRejected(ProviderTransportError):
-    """A provider rejected the request's tool schemas and named the tool (``contract_error``/``fail_fast``, §3.6).
+    """A provider rejected the request's tool schemas and named the tool (``contract_error``/``fail_fast``, turn-loop spec §3.6).
 
     Attributes:
         tool_name: The advertised tool the provider message names.
@@ -129,7 +129,7 @@ class ToolSchemaRejected(ProviderTransportError):
 
 
 def sanitize_url(url: str | None) -> str | None:
-    """Drop userinfo, query and fragment from a URL (diagnostics never carry credentials, §2.3).
+    """Drop userinfo, query and fragment from a URL (diagnostics never carry credentials, turn-loop spec §2.3).
 
     ``https://user:secret@example.com/v1/responses?api_key=token#frag`` → ``https://example.com/v1/responses``.
     """
@@ -145,7 +145,7 @@ def sanitize_url(url: str | None) -> str | None:
 
 
 def classify_status(status: int) -> tuple[str, str]:
-    """``(kind, disposition)`` of an HTTP status (§2.4 table)."""
+    """``(kind, disposition)`` of an HTTP status (turn-loop spec §2.4 table)."""
     if status == 429:
         return "rate_limited", "retryable"
     if status in (401, 403):
@@ -186,7 +186,7 @@ def error_fields(body: Any) -> dict[str, Any]:
 
 
 def classify_chat_error_body(status: int, body: Any) -> tuple[str, str, str | None]:
-    """Chat Completions: ``(kind, disposition, code)`` by body ``code``, then ``type``, then the status (§2.4 ⚑)."""
+    """Chat Completions: ``(kind, disposition, code)`` by body ``code``, then ``type``, then the status (turn-loop spec §2.4 ⚑)."""
     fields = error_fields(body)
     code, etype = fields.get("code"), fields.get("type")
     kind = _CHAT_CODES.get(code or "") or _CHAT_TYPES.get(etype or "")
@@ -198,7 +198,7 @@ def classify_chat_error_body(status: int, body: Any) -> tuple[str, str, str | No
 
 
 def classify_responses_failure_code(code: str | None) -> tuple[str, str]:
-    """Responses SSE failure code → ``(kind, disposition)``; unknown codes are ``contract_error`` (§2.4)."""
+    """Responses SSE failure code → ``(kind, disposition)``; unknown codes are ``contract_error`` (turn-loop spec §2.4)."""
     kind = _RESPONSES_CODES.get(code or "", "contract_error")
     return kind, _disposition(kind)
 
@@ -217,7 +217,7 @@ def _diag(
 
 
 def find_rejected_tool(message: str, tool_names: Iterable[str]) -> str | None:
-    """The advertised tool a provider message names: an exact token, else a ``tools[<i>]`` index (§3.6).
+    """The advertised tool a provider message names: an exact token, else a ``tools[<i>]`` index (turn-loop spec §3.6).
 
     Delegates to :func:`holon_nb.providers.schema_lowering.rejected_tool_name`.
     """
@@ -240,7 +240,7 @@ def status_error(
     scrubber: Scrubber | None = None,
     retry_after: str | None = None,
 ) -> ProviderTransportError:
-    """A non-success HTTP status as a classified error; the body never enters the message (§2.4, §3.6).
+    """A non-success HTTP status as a classified error; the body never enters the message (turn-loop spec §2.4, §3.6).
 
     Args:
         context: What was being done (``openai responses request``).
@@ -299,7 +299,7 @@ def invalid_response(
     url: str | None = None,
     token_usage: TokenUsage | None = None,
 ) -> ProviderTransportError:
-    """``invalid_response``/``fail_fast``: malformed JSON, missing call id/name, SSE protocol violation (§2.4)."""
+    """``invalid_response``/``fail_fast``: malformed JSON, missing call id/name, SSE protocol violation (turn-loop spec §2.4)."""
     return ProviderTransportError(
         "invalid_response",
         f"{context}: {detail}",
@@ -312,7 +312,7 @@ def invalid_response(
 def empty_response(
     context: str, usage: TokenUsage, *, provider: str = "", model_ref: str = "", url: str | None = None
 ) -> ProviderTransportError:
-    """``empty_response``/``retryable``: a completed response without output; its usage is kept (§2.4)."""
+    """``empty_response``/``retryable``: a completed response without output; its usage is kept (turn-loop spec §2.4)."""
     return ProviderTransportError(
         "empty_response",
         f"{context}: provider returned an empty response",
@@ -371,7 +371,7 @@ def _chain(exc: BaseException) -> list[str]:
 def classify_exception(
     exc: BaseException, *, stage: str, context: str, provider: str, model_ref: str, url: str | None
 ) -> ProviderTransportError:
-    """Classify a non-HTTP-status exception by its type names and message chain (§2.4 rows 5–6, 11).
+    """Classify a non-HTTP-status exception by its type names and message chain (turn-loop spec §2.4 rows 5–6, 11).
 
     Timeouts (any ``*Timeout*`` type or ``TimeoutError``) → ``timeout``; connect failures → ``connection``;
     a body read cut short (unexpected EOF, reset, incomplete message, chunk size…) → ``connection``;
@@ -411,7 +411,7 @@ def _walk(exc: BaseException) -> list[BaseException]:
 
 def format_failure(model_ref: str, attempts: int, error: BaseException) -> str:
     """``<route>: retries_exhausted after N attempts (<kind>, status=<code>): <error>`` or
-    ``<route>: fail_fast (<kind>, status=<code>): <error>`` (§2.3; ``, status=`` omitted without a status)."""
+    ``<route>: fail_fast (<kind>, status=<code>): <error>`` (turn-loop spec §2.3; ``, status=`` omitted without a status)."""
     if isinstance(error, ProviderTransportError):
         kind, disposition, status = error.kind, error.disposition, error.status
     else:

@@ -1,5 +1,5 @@
 """Build providers from model refs (turn-loop spec §2.2): ``build_provider`` for one route, ``build_lineage`` for
-the turn's lineage ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]`` wrapped in the retry layer (§2.3).
+the turn's lineage ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]`` wrapped in the retry layer (turn-loop spec §2.3).
 
 Example::
 
@@ -25,7 +25,7 @@ __all__ = ["build_provider", "build_lineage", "UnsupportedTransportProvider"]
 
 class UnsupportedTransportProvider:
     """Stands in for a route whose transport holon_nb does not implement (``gemini_generate_content``,
-    ``openai_codex_responses``): every call fails fast with ``unsupported_transport`` (§2.4)."""
+    ``openai_codex_responses``): every call fails fast with ``unsupported_transport`` (turn-loop spec §2.4)."""
 
     def __init__(self, resolved: ResolvedProvider):
         self.resolved = resolved
@@ -103,7 +103,7 @@ def build_lineage(
     delta_listener: DeltaListener | None = None,
     **lineage_options: Any,
 ) -> LineageProvider:
-    """The turn's :class:`~holon_nb.providers.lineage.LineageProvider` (§1.1, §2.3).
+    """The turn's :class:`~holon_nb.providers.lineage.LineageProvider` (turn-loop spec §1.1, §2.3).
 
     The lineage is ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]`` (deduplicated; only the head when
     ``HOLON_DISABLE_PROVIDER_FALLBACK`` is true). Only the head is built; fallbacks are named for the pending

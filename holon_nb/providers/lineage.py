@@ -10,7 +10,7 @@ original head).
 
 Each attempt's request carries the model hint ``Runtime: active_model=<compact ref>`` (plus ``requested_model=…``
 when the active candidate differs), appended to the system prompt after a blank line and, when structured system
-blocks exist, as a ``turn_scoped`` block with ``cache_breakpoint=true`` (§1.4). The turn loop must not add it again.
+blocks exist, as a ``turn_scoped`` block with ``cache_breakpoint=true`` (turn-loop spec §1.4). The turn loop must not add it again.
 
 Example::
 
@@ -46,9 +46,9 @@ __all__ = [
     "with_model_hint",
 ]
 
-#: Attempts per candidate (2 retries, §1.9).
+#: Attempts per candidate (2 retries, turn-loop spec §1.9).
 MAX_ATTEMPTS = 3
-#: Backoff before attempt n+1 is ``BASE_BACKOFF_MS × n`` (ms, §1.9).
+#: Backoff before attempt n+1 is ``BASE_BACKOFF_MS × n`` (ms, turn-loop spec §1.9).
 BASE_BACKOFF_MS = 200
 _FAILURE_PREFIX = "all configured providers failed for this turn: "
 
@@ -64,7 +64,7 @@ class LineageCandidate:
 
 @dataclass
 class ProviderAttemptRecord:
-    """One attempt (§2.3). Times are RFC 3339 UTC strings; ``duration_ms`` and ``backoff_ms`` are milliseconds."""
+    """One attempt (turn-loop spec §2.3). Times are RFC 3339 UTC strings; ``duration_ms`` and ``backoff_ms`` are milliseconds."""
 
     provider: str
     model_ref: str
@@ -90,7 +90,7 @@ class ProviderAttemptRecord:
 
 @dataclass
 class ProviderAttemptTimeline:
-    """Every attempt of one provider round plus the lineage outcome (§2.3).
+    """Every attempt of one provider round plus the lineage outcome (turn-loop spec §2.3).
 
     ``aggregated_token_usage`` sums every attempt that reported usage (failed empty responses included); agent
     totals must add only the winning attempt's usage (the response's own).
@@ -159,7 +159,7 @@ def _compact(model_ref: str) -> str:
 
 
 def model_hint(active_model_ref: str, requested_model_ref: str) -> str:
-    """``Runtime: active_model=<compact>`` plus `` requested_model=<compact>`` when they differ (§1.4)."""
+    """``Runtime: active_model=<compact>`` plus `` requested_model=<compact>`` when they differ (turn-loop spec §1.4)."""
     active, requested = _compact(active_model_ref), _compact(requested_model_ref)
     hint = f"Runtime: active_model={active}"
     return hint + (f" requested_model={requested}" if requested and requested != active else "")
@@ -167,7 +167,7 @@ def model_hint(active_model_ref: str, requested_model_ref: str) -> str:
 
 def with_model_hint(req: TurnRequest, hint: str) -> TurnRequest:
     """``req`` with the hint appended to the system prompt (blank-line separated) and, when system blocks exist,
-    as a ``turn_scoped`` block with ``cache_breakpoint=True`` (§1.4)."""
+    as a ``turn_scoped`` block with ``cache_breakpoint=True`` (turn-loop spec §1.4)."""
     frame = req.prompt_frame
     prompt = f"{frame.system_prompt}\n\n{hint}" if frame.system_prompt else hint
     blocks = frame.system_blocks
@@ -185,7 +185,7 @@ def _rfc3339(dt: datetime) -> str:
 
 
 class LineageProvider:
-    """Retry/backoff wrapper over the head of a model lineage (§2.3); itself a :class:`Provider`.
+    """Retry/backoff wrapper over the head of a model lineage (turn-loop spec §2.3); itself a :class:`Provider`.
 
     Args:
         candidates: The lineage, head first (deduplicated by ``model_ref``); only the head needs a provider.
@@ -273,7 +273,7 @@ class LineageProvider:
 
         Raises:
             LineageFailed: the head's retries are exhausted or it failed fast; message
-                ``all configured providers failed for this turn: <route>: …`` (§2.3), ``.timeline`` attached.
+                ``all configured providers failed for this turn: <route>: …`` (turn-loop spec §2.3), ``.timeline`` attached.
         """
         head = self.head
         timeline = ProviderAttemptTimeline(
@@ -288,7 +288,7 @@ class LineageProvider:
             started, t0 = self._now(), self._monotonic()
             try:
                 response = await head.provider.complete_turn(attempt_req)
-            except Exception as exc:  # noqa: BLE001 - every failure is classified (§2.1: others are unknown)
+            except Exception as exc:  # noqa: BLE001 - every failure is classified (turn-loop spec §2.1: others are unknown)
                 record = self._failure_record(head, attempt, started, t0, exc)
                 timeline.attempts.append(record)
                 if record.outcome == "retrying":
@@ -349,7 +349,7 @@ class LineageProvider:
         )
 
     def _settle_failure(self, timeline: ProviderAttemptTimeline, record: ProviderAttemptRecord, exc: Exception) -> None:
-        # a context-length failure aborts the turn without a fallback (§1.8)
+        # a context-length failure aborts the turn without a fallback (turn-loop spec §1.8)
         if getattr(exc, "code", None) == "context_length_exceeded":
             return
         fallback = self.pending_fallback_model_ref

@@ -1,9 +1,9 @@
 """Transport ``openai_chat_completions``: Chat Completions through the official ``openai`` SDK (turn-loop spec §2.6),
-for OpenAI-compatible servers too (OpenRouter, LiteLLM, vLLM, Ollama, llama.cpp — §2.7 tolerances).
+for OpenAI-compatible servers too (OpenRouter, LiteLLM, vLLM, Ollama, llama.cpp — turn-loop spec §2.7 tolerances).
 
 ``stream: false`` by default (parity); with ``stream`` configured (⚑ UI mode) the chunk stream is assembled into the
 same JSON shape and parsed by the same function, so a streamed response equals the non-streamed one.
-Arguments (⚑ §1.6): an object is accepted as is; unparseable or non-object strings become ``{"_raw": …}``.
+Arguments (⚑ turn-loop spec §1.6): an object is accepted as is; unparseable or non-object strings become ``{"_raw": …}``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ _SUFFIX = "/chat/completions"
 
 
 def chat_completions_url(base_url: str) -> str:
-    """The request URL for a base (§2.6, case 28): a base ending in ``/chat/completions`` is used as is; a base
+    """The request URL for a base (turn-loop spec §2.6, case 28): a base ending in ``/chat/completions`` is used as is; a base
     whose last path segment is ``v<digits>`` gets ``/chat/completions``; any other gets ``/v1/chat/completions``.
 
     ``http://h:11434/v1`` → ``http://h:11434/v1/chat/completions``; ``http://h:8080`` →
@@ -119,11 +119,11 @@ def _messages(req: TurnRequest) -> list[dict[str, Any]]:
 
 
 def build_chat_body(req: TurnRequest, resolved: ResolvedProvider, *, stream: bool = False) -> dict[str, Any]:
-    """The Chat Completions JSON body (§2.6): ``model``, ``max_tokens``, ``stream``, ``messages``, relaxed-lowered
+    """The Chat Completions JSON body (turn-loop spec §2.6): ``model``, ``max_tokens``, ``stream``, ``messages``, relaxed-lowered
     ``tools`` with ``tool_choice: "auto"``, ``prompt_cache_key`` (unless disabled, e.g. local presets).
 
     Raises:
-        ToolSchemaRejected: strict preflight failure (§3.3).
+        ToolSchemaRejected: strict preflight failure (turn-loop spec §3.3).
     """
     body: dict[str, Any] = {
         "model": resolved.ref.model,
@@ -169,11 +169,11 @@ def _text(content: Any) -> str:
 def parse_chat_body(
     data: Any, *, local_tolerances: bool = False, round_no: int = 1, context: str = _CONTEXT
 ) -> TurnResponse:
-    """A Chat Completions JSON object → :class:`TurnResponse` (§2.6, §2.7).
+    """A Chat Completions JSON object → :class:`TurnResponse` (turn-loop spec §2.6, §2.7).
 
     Args:
         local_tolerances: Synthesize a missing call id as ``call_<round>_<index>`` and treat
-            ``finish_reason == "tool_calls"`` without parsed calls as ``invalid_response`` (§2.7).
+            ``finish_reason == "tool_calls"`` without parsed calls as ``invalid_response`` (turn-loop spec §2.7).
         round_no: The round, for synthesized ids.
 
     Raises:
@@ -228,7 +228,7 @@ def parse_chat_body(
 
 
 class ChatStream:
-    """Assembles Chat Completions chunks (§2.6 chunk format) into the non-streamed JSON shape, then parses it
+    """Assembles Chat Completions chunks (turn-loop spec §2.6 chunk format) into the non-streamed JSON shape, then parses it
     with :func:`parse_chat_body` — so both paths yield equal :class:`TurnResponse` values."""
 
     def __init__(
@@ -369,10 +369,10 @@ class OpenAIChatProvider(HTTPTransport):
         return build_chat_body(req, self.resolved, stream=self.resolved.stream)
 
     async def complete_turn(self, req: TurnRequest) -> TurnResponse:
-        """One attempt (§2.6).
+        """One attempt (turn-loop spec §2.6).
 
         Raises:
-            ProviderTransportError: classified failure (§2.4, Chat body codes first).
+            ProviderTransportError: classified failure (turn-loop spec §2.4, Chat body codes first).
         """
         body = self.build_request_body(req)
         round_no = round_index(req)

@@ -34,7 +34,7 @@ def make_openai_client(resolved: ResolvedProvider, sdk_base_url: str) -> openai.
 
 
 def _extra_headers(resolved: ResolvedProvider) -> dict[str, Any]:
-    # `authorization: Bearer <key>` only when a key is configured (§2.6)
+    # `authorization: Bearer <key>` only when a key is configured (turn-loop spec §2.6)
     return {} if resolved.api_key else {"Authorization": openai.Omit()}
 
 
@@ -63,13 +63,13 @@ async def openai_request(
         on_sse: Consumer of an ``text/event-stream`` reply (events arrive under the stream idle timeout).
         classify_body: ``(status, body_text) -> (kind, disposition, code)`` for non-success statuses
             (Chat's body codes); default: the status table.
-        tool_names: Advertised tools, so a schema rejection can name one (§3.6).
+        tool_names: Advertised tools, so a schema rejection can name one (turn-loop spec §3.6).
 
     Returns:
         The parsed response with ``provider_request_id`` from ``x-request-id``/``request-id``/``openai-request-id``.
 
     Raises:
-        ProviderTransportError: every failure, classified (§2.4); the body never enters the message.
+        ProviderTransportError: every failure, classified (turn-loop spec §2.4); the body never enters the message.
     """
     kwargs = {k: body[k] for k in primary if k in body}
     extra = {k: v for k, v in body.items() if k not in primary}

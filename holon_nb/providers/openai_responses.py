@@ -42,7 +42,7 @@ __all__ = [
     "MAX_STREAM_ITEMS",
 ]
 
-#: More collected ``output_item.done`` items than this is a protocol violation (§2.5).
+#: More collected ``output_item.done`` items than this is a protocol violation (turn-loop spec §2.5).
 MAX_STREAM_ITEMS = 128
 _CONTEXT = "openai responses request"
 
@@ -101,24 +101,24 @@ def _assistant_items(msg: AssistantBlocks, kinds: dict[str, str]) -> list[dict[s
                     }
                 )
             else:
-                # re-serialized as key-sorted compact JSON of the normalized input (`_raw` included, §1.6)
+                # re-serialized as key-sorted compact JSON of the normalized input (`_raw` included, turn-loop spec §1.6)
                 out.append(
                     {"type": "function_call", "call_id": b.id, "name": b.name, "arguments": compact_json(b.input)}
                 )
         elif isinstance(b, ReasoningTextBlock):
             out.append({"type": "reasoning", "content": [{"type": "reasoning_text", "text": b.text}]})
-        # thinking, redacted thinking and citations are not sent (§2.5)
+        # thinking, redacted thinking and citations are not sent (turn-loop spec §2.5)
     flush()
     return out
 
 
 def build_responses_body(req: TurnRequest, resolved: ResolvedProvider, *, stream: bool = False) -> dict[str, Any]:
-    """The Responses JSON body for ``req`` (§2.5): ``model``, ``instructions``, ``store: false``, ``input``, lowered
+    """The Responses JSON body for ``req`` (turn-loop spec §2.5): ``model``, ``instructions``, ``store: false``, ``input``, lowered
     ``tools`` with ``tool_choice: "auto"`` and ``parallel_tool_calls: false`` (only with tools),
     ``prompt_cache_key``, ``reasoning`` (only with an effort), ``max_output_tokens``, ``stream`` when streaming.
 
     Raises:
-        ToolSchemaRejected: strict preflight failure (§3.3).
+        ToolSchemaRejected: strict preflight failure (turn-loop spec §3.3).
     """
     from .wire import system_text
 
@@ -220,7 +220,7 @@ def _item_blocks(item: Any, context: str) -> list[Block]:
 
 
 def parse_responses_body(data: Any, *, context: str = _CONTEXT, output: list[Any] | None = None) -> TurnResponse:
-    """A Responses JSON object → :class:`TurnResponse` (§2.5).
+    """A Responses JSON object → :class:`TurnResponse` (turn-loop spec §2.5).
 
     Args:
         data: The response object (``{output, usage, status, incomplete_details, id}``).
@@ -260,7 +260,7 @@ def parse_responses_body(data: Any, *, context: str = _CONTEXT, output: list[Any
 
 
 class ResponsesStream:
-    """Assembles a Responses SSE stream into a :class:`TurnResponse` (§2.5 SSE rules)."""
+    """Assembles a Responses SSE stream into a :class:`TurnResponse` (turn-loop spec §2.5 SSE rules)."""
 
     def __init__(
         self, listener: DeltaListener | None = None, *, provider: str = "", model_ref: str = "", url: str | None = None
@@ -371,10 +371,10 @@ class OpenAIResponsesProvider(HTTPTransport):
         return build_responses_body(req, self.resolved, stream=self.resolved.stream)
 
     async def complete_turn(self, req: TurnRequest) -> TurnResponse:
-        """One attempt (§2.5).
+        """One attempt (turn-loop spec §2.5).
 
         Raises:
-            ProviderTransportError: classified failure (§2.4); :class:`~holon_nb.providers.errors.ToolSchemaRejected`
+            ProviderTransportError: classified failure (turn-loop spec §2.4); :class:`~holon_nb.providers.errors.ToolSchemaRejected`
                 for a rejected tool schema.
         """
         body = self.build_request_body(req)

@@ -87,7 +87,7 @@ _TRUE = {"1", "true", "yes", "on"}
 def lineage_refs_from_env(
     environ: Mapping[str, str], model: str | None = None, aliases: Mapping[str, tuple[str, str]] | None = None
 ) -> list[ModelRef]:
-    """The model lineage ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]``, parsed and deduplicated (§1.1, §2.2).
+    """The model lineage ``[model or HOLON_MODEL, *HOLON_MODEL_FALLBACKS]``, parsed and deduplicated (turn-loop spec §1.1, §2.2).
 
     ``HOLON_DISABLE_PROVIDER_FALLBACK`` (``1``/``true``/``yes``/``on``) keeps only the first candidate.
 

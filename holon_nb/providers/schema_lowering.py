@@ -1,23 +1,23 @@
 """Tool-schema lowering for providers (turn-loop spec §3).
 
-A tool's *source* schema (§3.1) is self-contained draft-07: no ``$ref``/``$defs``,
+A tool's *source* schema (turn-loop spec §3.1) is self-contained draft-07: no ``$ref``/``$defs``,
 no titles, every object node with ``properties`` and ``required``, optional
 fields as ``"type": [T, "null"]``, an ``additionalProperties: false`` root.
 :func:`source_tool_schema` brings raw pydantic output to that shape.
 
 Providers then get one of two *lowerings*:
 
-- ``relaxed`` (§3.2, the default everywhere): no root combinator, every object
+- ``relaxed`` (turn-loop spec §3.2, the default everywhere): no root combinator, every object
   node closed with ``additionalProperties: false``; wire flag ``"strict": false``.
-- ``strict`` (§3.3): additionally every object lists **all** its properties as
+- ``strict`` (turn-loop spec §3.3): additionally every object lists **all** its properties as
   required (lexicographic order) and the formerly optional ones become
   nullable; wire flag ``"strict": true``. The model then sends ``null`` for
   what it would have omitted; :func:`denull_strict_arguments` turns those nulls
   back into omissions where the source type does not admit ``null``.
 
-:func:`validate_lowered` is the validator of §3.3 (tests, and the strict
+:func:`validate_lowered` is the validator of turn-loop spec §3.3 (tests, and the strict
 preflight); :func:`rejected_tool_name` names the tool a provider's schema
-rejection is about (§3.6).
+rejection is about (turn-loop spec §3.6).
 
 Example::
 
@@ -51,13 +51,13 @@ __all__ = [
     "rejected_tool_name",
 ]
 
-#: The two lowering contracts (§3).
+#: The two lowering contracts (turn-loop spec §3).
 CONTRACTS = ("relaxed", "strict")
-#: Keys deleted at the root by both lowerings (§3.2 step 1) and refused there by the validator.
+#: Keys deleted at the root by both lowerings (turn-loop spec §3.2 step 1) and refused there by the validator.
 COMBINATORS = ("allOf", "anyOf", "oneOf", "enum", "not")
-#: Keywords removed from every schema node of a source schema (§3.1).
+#: Keywords removed from every schema node of a source schema (turn-loop spec §3.1).
 _DROPPED = ("$schema", "title", "definitions", "$defs")
-#: Numeric bounds written as floats in source schemas (§3.1: ``"minimum": 0.0``).
+#: Numeric bounds written as floats in source schemas (turn-loop spec §3.1: ``"minimum": 0.0``).
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 #: Keys whose value is one subschema / a list of subschemas / a map name → subschema.
 _SUB_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")
@@ -66,7 +66,7 @@ _SUB_MAP = ("properties", "patternProperties")
 
 
 class SchemaDefinitionError(HolonNBError, ValueError):
-    """A tool's schema cannot be made self-contained: an unknown, non-local or recursive ``$ref`` (§3.1).
+    """A tool's schema cannot be made self-contained: an unknown, non-local or recursive ``$ref`` (turn-loop spec §3.1).
 
     Attributes:
         ref: The offending reference (``#/$defs/Node``).
@@ -78,7 +78,7 @@ class SchemaDefinitionError(HolonNBError, ValueError):
 
 
 class ToolSchemaInvalid(HolonNBError, ValueError):
-    """A lowered schema failed the validator (§3.3 preflight), raised before any network call.
+    """A lowered schema failed the validator (turn-loop spec §3.3 preflight), raised before any network call.
 
     Attributes:
         tool_name: The tool whose schema is invalid.
@@ -107,7 +107,7 @@ def _types(node: dict[str, Any]) -> list[str]:
     return []
 
 
-# ------------------------------------------------------------------ §3.1 source schemas
+# ------------------------------------------------------------------ turn-loop spec §3.1 source schemas
 
 
 def _lookup(ref: str, root: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def _tidy(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def source_tool_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Bring a generated argument schema to the source rules of §3.1 (a new dict; idempotent).
+    """Bring a generated argument schema to the source rules of turn-loop spec §3.1 (a new dict; idempotent).
 
     Inlines local ``$ref`` (``#/$defs/X``, ``#/definitions/X``), removes ``$schema``,
     ``title``, ``definitions`` and ``$defs`` at every schema level (never a property
@@ -220,11 +220,11 @@ def source_tool_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# ------------------------------------------------------------------ §3.2 relaxed, §3.3 strict
+# ------------------------------------------------------------------ turn-loop spec §3.2 relaxed, turn-loop spec §3.3 strict
 
 
 def _close_objects(node: Any) -> None:
-    """§3.2 step 2: through properties, items, anyOf, oneOf, close every object node."""
+    """turn-loop spec §3.2 step 2: through properties, items, anyOf, oneOf, close every object node."""
     if not isinstance(node, dict):
         return
     if "object" in _types(node):
@@ -242,7 +242,7 @@ def _close_objects(node: Any) -> None:
 
 
 def _make_nullable(node: dict[str, Any]) -> None:
-    """§3.3 step 3 (⚑ an enum without ``type`` keeps ``type`` absent)."""
+    """turn-loop spec §3.3 step 3 (⚑ an enum without ``type`` keeps ``type`` absent)."""
     types = _types(node)
     if types:
         node["type"] = types if "null" in types else [*types, "null"]
@@ -251,7 +251,7 @@ def _make_nullable(node: dict[str, Any]) -> None:
 
 
 def _strengthen(node: Any, nullable: bool) -> None:
-    """§3.3 steps 1–3 on one node."""
+    """turn-loop spec §3.3 steps 1–3 on one node."""
     if not isinstance(node, dict):
         return
     types = _types(node)
@@ -291,7 +291,7 @@ def _note_null_default(node: dict[str, Any]) -> None:
 
 
 def lower_tool_schema(schema: dict[str, Any], contract: str = "relaxed") -> dict[str, Any]:
-    """Lower a tool's argument schema for an OpenAI-style provider (§3.2 / §3.3).
+    """Lower a tool's argument schema for an OpenAI-style provider (turn-loop spec §3.2 / §3.3).
 
     The input is first brought to the source rules (:func:`source_tool_schema`; a
     source schema is unchanged by it). Then: root ``allOf``/``anyOf``/``oneOf``/
@@ -328,7 +328,7 @@ def lower_tool_schema(schema: dict[str, Any], contract: str = "relaxed") -> dict
 
 
 def wire_strict_flag(contract: str) -> bool:
-    """The ``"strict"`` flag sent beside a lowered schema: False for relaxed, True for strict (§3.2 step 3, §3.3 step 4)."""
+    """The ``"strict"`` flag sent beside a lowered schema: False for relaxed, True for strict (turn-loop spec §3.2 step 3, §3.3 step 4)."""
     _check_contract(contract)
     return contract == "strict"
 
@@ -337,7 +337,7 @@ def wire_strict_flag(contract: str) -> bool:
 
 
 def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
-    """Append to ``errors`` what breaks the §3.3 rules at ``node`` (JSON path ``path``) and below it."""
+    """Append to ``errors`` what breaks the turn-loop spec §3.3 rules at ``node`` (JSON path ``path``) and below it."""
     if not isinstance(node, dict):
         if not isinstance(node, bool):
             errors.append(f"{path}: a schema must be an object, got {type(node).__name__}")
@@ -367,7 +367,7 @@ def _validate(node: Any, path: str, strict: bool, errors: list[str]) -> None:
 
 
 def _validate_object(node: dict[str, Any], path: str, strict: bool, errors: list[str]) -> None:
-    """The object rules of §3.3 at ``node``: properties, required, additionalProperties; then each property."""
+    """The object rules of turn-loop spec §3.3 at ``node``: properties, required, additionalProperties; then each property."""
     props = node.get("properties")
     if not isinstance(props, dict):
         errors.append(f"{path}: an object schema must have properties")
@@ -398,7 +398,7 @@ def _validate_object(node: dict[str, Any], path: str, strict: bool, errors: list
 
 
 def validate_lowered(schema: dict[str, Any], contract: str) -> list[str]:
-    """Check a lowered schema against the validator of §3.3; empty list when valid.
+    """Check a lowered schema against the validator of turn-loop spec §3.3; empty list when valid.
 
     Rules: root ``type`` includes ``object``; none of :data:`COMBINATORS` at the root;
     no ``$ref``/``$defs``/``definitions`` anywhere; every object node has ``properties``,
@@ -427,7 +427,7 @@ def validate_lowered(schema: dict[str, Any], contract: str) -> list[str]:
 
 
 def lower_for_provider(tool_name: str, schema: dict[str, Any], contract: str = "relaxed") -> dict[str, Any]:
-    """Lower one tool's schema and run the validator as a preflight (§3.3, §3.6 ⚑).
+    """Lower one tool's schema and run the validator as a preflight (turn-loop spec §3.3, §3.6 ⚑).
 
     Returns:
         The lowered schema.
@@ -451,7 +451,7 @@ def lower_for_provider(tool_name: str, schema: dict[str, Any], contract: str = "
 
 
 def denull_strict_arguments(arguments: Any, source_schema: dict[str, Any]) -> Any:
-    """Undo strict mode's forced nulls (§3.3 step 4): ``null`` for an optional field = omitted.
+    """Undo strict mode's forced nulls (turn-loop spec §3.3 step 4): ``null`` for an optional field = omitted.
 
     Under the strict contract the model must send every property, using ``null`` for
     the ones it would have left out. Where the source schema's type admits ``null``
@@ -496,14 +496,14 @@ def _denull(value: Any, node: Any) -> Any:
     return value
 
 
-# ------------------------------------------------------------------ §3.6 naming a rejected tool
+# ------------------------------------------------------------------ turn-loop spec §3.6 naming a rejected tool
 
 _TOOL_INDEX = re.compile(r"tools\[(\d+)\]")
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 
 
 def rejected_tool_name(message: str | None, tool_names: Sequence[str] | Iterable[str]) -> str | None:
-    """Name the tool a provider's schema rejection is about (§3.6 ⚑), or None.
+    """Name the tool a provider's schema rejection is about (turn-loop spec §3.6 ⚑), or None.
 
     Looks in the (already redacted) provider message for an advertised tool name as an
     exact token (``Invalid schema for function 'WaitFor': …`` → ``WaitFor``; ``GetAgent``

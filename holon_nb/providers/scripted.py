@@ -72,7 +72,7 @@ __all__ = [
 
 #: The ``format`` tag of a script file.
 SCRIPT_FORMAT = "holon_nb.script/v1"
-#: The scripted provider's route ref (spec §4.2).
+#: The scripted provider's route ref (turn-loop spec §4.2).
 SCRIPTED_ROUTE_REF = "scripted@default/scripted"
 _STEP_KINDS = ("text", "tool_use", "tool_uses", "response", "error", "failure")
 _EXPECT_KEYS = ("last_message", "tools_include", "tools_exclude", "system_contains")
@@ -99,7 +99,7 @@ class ScriptedFailure(HolonNBError):
 
 
 class ScriptExpectationError(HolonNBError, AssertionError):
-    """An ``expect`` check failed against the incoming request (spec §4.2).
+    """An ``expect`` check failed against the incoming request (turn-loop spec §4.2).
 
     Attributes:
         step_index: 0-based index of the step whose expectation failed.
@@ -169,7 +169,7 @@ class Step:
         message: str | None = None,
         token_usage: tuple[int, int] | None = None,
     ) -> Step:
-        """A classified :class:`ProviderTransportError` (``disposition`` defaults from spec §2.4)."""
+        """A classified :class:`ProviderTransportError` (``disposition`` defaults from turn-loop spec §2.4)."""
         return cls(
             typed_error={
                 "kind": kind,
@@ -191,7 +191,7 @@ class Step:
         )
 
     def expecting(self, **expect: Any) -> Step:
-        """A copy that checks the incoming request first (keys of spec §4.2 ``expect``).
+        """A copy that checks the incoming request first (keys of turn-loop spec §4.2 ``expect``).
 
         Raises:
             ScriptError: for an unknown key.

@@ -1,7 +1,7 @@
 """What every HTTP transport shares, SDK-free: identity, optional :class:`~holon_nb.providers.base.Provider`
 members with their defaults (turn-loop spec §2.1), the secret scrubber for provider messages, tool-schema
-lowering through :func:`holon_nb.providers.schema_lowering.lower_tool_schema` (§3.5) with the strict preflight
-(§3.3 ⚑).
+lowering through :func:`holon_nb.providers.schema_lowering.lower_tool_schema` (turn-loop spec §3.5) with the strict preflight
+(turn-loop spec §3.3 ⚑).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ __all__ = ["HTTPTransport", "lower_tools"]
 
 
 def lower_tools(tools: tuple[ProviderToolSpec, ...], contract: str) -> list[tuple[ProviderToolSpec, dict[str, Any]]]:
-    """Each tool with its schema lowered for ``contract`` (``relaxed``/``strict``), in order (§3.2–3.3).
+    """Each tool with its schema lowered for ``contract`` (``relaxed``/``strict``), in order (turn-loop spec §3.2–3.3).
 
     Raises:
         ToolSchemaRejected: strict preflight — a lowered schema fails the strict validator; the message names
-            the tool and the JSON path, and no request is sent (§3.3 ⚑).
+            the tool and the JSON path, and no request is sent (turn-loop spec §3.3 ⚑).
     """
     from .schema_lowering import SchemaDefinitionError, ToolSchemaInvalid, lower_for_provider, lower_tool_schema
 
@@ -55,7 +55,7 @@ class HTTPTransport:
         resolved: The route's resolved configuration.
         environ: Environment whose secret-named values are scrubbed from provider messages (default
             ``os.environ``).
-        delta_listener: Optional ``listener(kind, payload)`` fed while a stream arrives (§1.11).
+        delta_listener: Optional ``listener(kind, payload)`` fed while a stream arrives (turn-loop spec §1.11).
 
     Attributes:
         route_ref: Canonical ``provider@endpoint/model``.

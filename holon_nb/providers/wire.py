@@ -1,6 +1,6 @@
 """SDK-free wire helpers shared by the transports: argument normalization (turn-loop spec §1.6), key-sorted
 compact JSON, an incremental SSE decoder, idle-timeout iteration, prompt text helpers and the text-form
-tool-call detector (§2.7, §2.8).
+tool-call detector (turn-loop spec §2.7, §2.8).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: ``listener(kind, payload)`` for streaming UI deltas: kinds ``text_delta`` ``{text}``,
-#: ``tool_call_delta`` ``{index, id, name, arguments}`` (§1.11).
+#: ``tool_call_delta`` ``{index, id, name, arguments}`` (turn-loop spec §1.11).
 DeltaListener = Callable[[str, dict[str, Any]], None]
 
 
@@ -46,7 +46,7 @@ def emit(listener: DeltaListener | None, kind: str, payload: dict[str, Any]) -> 
 
 
 def normalize_arguments(value: Any) -> Any:
-    """Normalize a function call's ``arguments`` (§1.6, Responses rules; Chat ⚑ follows them).
+    """Normalize a function call's ``arguments`` (turn-loop spec §1.6, Responses rules; Chat ⚑ follows them).
 
     ``None``/empty/blank string → ``{}``; an object → itself (Chat ⚑); a string parsing to an object → that
     object; a string parsing to a non-object → ``{"_raw": <parsed value>}``; an unparseable string →
@@ -68,7 +68,7 @@ def normalize_arguments(value: Any) -> Any:
 
 
 def compact_json(value: Any) -> str:
-    """Key-sorted compact JSON without ASCII escaping (§1.7 rule 5; Responses/Chat re-serialized arguments)."""
+    """Key-sorted compact JSON without ASCII escaping (turn-loop spec §1.7 rule 5; Responses/Chat re-serialized arguments)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -157,7 +157,7 @@ def system_text(frame: PromptFrame) -> str:
 
 
 def blocks_text(msg: UserBlocks) -> str:
-    """Context blocks joined by blank lines (Chat user content, §2.6)."""
+    """Context blocks joined by blank lines (Chat user content, turn-loop spec §2.6)."""
     return "\n\n".join(b.text for b in msg.blocks if b.text)
 
 
@@ -170,7 +170,7 @@ _MARKUP = re.compile(
 
 def looks_like_text_tool_call(texts: Iterable[str]) -> bool:
     """True when assistant text carries tool-call markup (``<tool_call``, ``<function=``, ``<function name=``,
-    their HTML-escaped forms, DSML markers) instead of native calls (§2.7, §2.8)."""
+    their HTML-escaped forms, DSML markers) instead of native calls (turn-loop spec §2.7, §2.8)."""
     return any(_MARKUP.search(t or "") for t in texts)
 
 
@@ -179,7 +179,7 @@ _PUA = re.compile("[\ue200-\ue2ff]")
 
 
 def strip_citation_markers(text: str) -> str:
-    """Remove private-use citation markers (``\\ue200cite…\\ue201``) from Responses text (§2.5)."""
+    """Remove private-use citation markers (``\\ue200cite…\\ue201``) from Responses text (turn-loop spec §2.5)."""
     return _PUA.sub("", _CITE.sub("", text))
 
 

@@ -189,7 +189,8 @@ class Runtime:
         self.triggers = TriggerService(
             self.store, self.work, lambda: self.settings, self._start_soon, self._loop.portal_call
         )
-        self.tasks.extra_env = self.triggers.env_for  # HOLON_EXTERNAL_TRIGGER_URL for command tasks (§14.1 rule 3)
+        # HOLON_EXTERNAL_TRIGGER_URL for command tasks (workspace spec §14.1 rule 3)
+        self.tasks.extra_env = self.triggers.env_for
         self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
         self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)

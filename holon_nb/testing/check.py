@@ -3,7 +3,7 @@
 This is what the pytest plugin (:mod:`holon_nb.testing.plugin`) does for each
 notebook, without pytest: :func:`check_notebook` runs the notebook with
 :func:`~holon_nb.testing.harness.run_notebook` (model calls replayed from its
-cassettes by default, spec §5), compares every compared cell with the saved
+cassettes by default, notebook-tests spec §5), compares every compared cell with the saved
 outputs (:mod:`holon_nb.testing.compare`), and returns a :class:`NotebookCheck`
 whose :meth:`~NotebookCheck.report` names the notebook, each failing cell's
 index and first line, and what differs. Each run works in a private copy of the
@@ -58,10 +58,10 @@ class CheckOptions:
 
     Attributes:
         timeout: Per-cell timeout in seconds (the run stops at 10x).
-        cassettes: ``replay`` (default in tests), ``record``, ``auto`` or ``off`` (spec §5).
+        cassettes: ``replay`` (default in tests), ``record``, ``auto`` or ``off`` (notebook-tests spec §5).
         update: Rewrite the saved notebook's mismatching cells with the fresh outputs (never cells
             that raised unexpectedly).
-        repeat: Run the notebook this many times; any difference between runs fails (spec §6).
+        repeat: Run the notebook this many times; any difference between runs fails (notebook-tests spec §6).
         rules: User normalisers from the pytest configuration, applied after the notebook's own.
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
         compare: What the comparison looks at (:class:`~holon_nb.testing.compare.CompareOptions`); a
@@ -173,7 +173,7 @@ class NotebookCheck:
 
 
 def notebook_rules(nb: NotebookNode) -> list[UserRule]:
-    """User normalisers of ``metadata.holon_nb.normalize`` (spec §3.5).
+    """User normalisers of ``metadata.holon_nb.normalize`` (notebook-tests spec §3.5).
 
     Raises:
         ValueError: for a malformed entry (see :func:`~holon_nb.testing.normalize.parse_rules`).
@@ -239,7 +239,7 @@ def _error_text(cell: NotebookNode) -> str:
 
 
 def _run(path: Path, options: CheckOptions, scratch: Path, n: int, private: bool) -> tuple[RunSummary, NotebookNode]:
-    """Run ``path`` once; in a fresh copy of its folder when ``private`` (spec §2, :mod:`.workdir`)."""
+    """Run ``path`` once; in a fresh copy of its folder when ``private`` (notebook-tests spec §2, :mod:`.workdir`)."""
     out = scratch / f"run-{n}.ipynb"
     cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
     try:
@@ -292,7 +292,7 @@ def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequ
 
 
 def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = None) -> NotebookCheck:
-    """Run ``path`` ``options.repeat`` times and compare with its saved outputs (spec §2, §3, §6).
+    """Run ``path`` ``options.repeat`` times and compare with its saved outputs (notebook-tests spec §2, §3, notebook-tests spec §6).
 
     Returns:
         The :class:`NotebookCheck`; ``failed`` tells whether the test fails.
@@ -309,7 +309,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     saved = read_notebook(path, options.kernel_name)
     rules = notebook_rules(saved) + list(options.rules)
     compare = compare_options(saved, options.compare)
-    # spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
+    # notebook-tests spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
     # cassettes into it); runs in a folder itself never overlap (a lock across xdist workers)
     private = not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-test-"))

@@ -179,7 +179,7 @@ def is_lax(nb: Mapping[str, Any]) -> bool:
 
 
 def compared_cells(nb: Mapping[str, Any]) -> list[int]:
-    """Indices of the code cells whose outputs are compared (spec §3.6; nbval's tags too, see
+    """Indices of the code cells whose outputs are compared (notebook-tests spec §3.6; nbval's tags too, see
     :mod:`holon_nb.testing.tags`)."""
     lax = is_lax(nb)
     return [

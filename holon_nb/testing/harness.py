@@ -78,9 +78,9 @@ __all__ = [
     "OVERALL_FACTOR",
 ]
 
-#: ``--cassettes`` modes (spec §1, §5).
+#: ``--cassettes`` modes (notebook-tests spec §1, §5).
 CASSETTE_MODES = ("replay", "record", "auto", "off")
-#: The whole run stops at this many times the per-cell timeout (spec §1.4).
+#: The whole run stops at this many times the per-cell timeout (notebook-tests spec §1.4).
 OVERALL_FACTOR = 10
 _GRACE_S = 30.0  # slack (s) for the final wait and the silent stop request beyond their own timeouts
 _TIMEOUT_ENAME = "CellTimeoutError"
@@ -674,7 +674,7 @@ def run_notebook(
         keep_going: Run every cell even after one failed; by default the run stops at the first cell
             that raised outside a ``raises-exception`` cell (or timed out), as nbclient does, so the
             summary names the cause rather than what followed from it.
-        cassettes: Model-call cassette mode of ``%%agent`` turns (spec §5): ``replay``, ``record``,
+        cassettes: Model-call cassette mode of ``%%agent`` turns (notebook-tests spec §5): ``replay``, ``record``,
             ``auto`` or ``off``; None leaves the notebook's own setting. Given, the kernel gets
             ``HOLON_NB_CASSETTE_MODE`` and ``HOLON_NB_NOTEBOOK``, and a turn without ``--cassette``
             uses ``<stem>.holon/cassettes/agent-<n>.jsonl``.

@@ -136,7 +136,7 @@ def strip_ansi(text: str) -> str:
 
 
 def terminal_text(text: str) -> str:
-    """Render stream text as a terminal shows it (spec §3.1).
+    """Render stream text as a terminal shows it (notebook-tests spec §3.1).
 
     ANSI sequences are removed, then each line keeps its final state: ``\\r``
     goes back to column 0 and later characters overwrite earlier ones

@@ -213,7 +213,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(f"--holon-nb-sanitize-with: {exc}") from None
     worker, home = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("HOLON_NB_HOME")
-    if worker and home:  # a fixed holon home: each xdist worker gets its own folder in it (spec §2)
+    if worker and home:  # a fixed holon home: each xdist worker gets its own folder in it (notebook-tests spec §2)
         os.environ["HOLON_NB_HOME"] = os.path.join(home, worker)
     root = config.rootpath
     paths = [(root / p).resolve() for p in config.getini("holon_nb_paths")]

@@ -3,7 +3,7 @@
 Order (commands spec §2.1, spec README consistency notes): round exposure →
 truncated-mutation guard → registry lookup → profile gate → JSON parse →
 input limits (depth, lone surrogates, integers past 4,300 digits; :func:`.coerce.input_problem`) →
-schema-directed coercion (D4) → strict validation → normalisation (§2.4) →
+schema-directed coercion (D4) → strict validation → normalisation (commands spec §2.4) →
 handler → envelope. Nothing escapes as an exception (D5).
 """
 

@@ -1,6 +1,6 @@
 """Text helpers shared by the command/task plane: truncation, previews, diagnostics.
 
-Rules from commands spec §4.3 (``cut``) and §4.5 (command preview, redaction,
+Rules from commands spec §4.3 (``cut``) and commands spec §4.5 (command preview, redaction,
 diagnostics).
 """
 

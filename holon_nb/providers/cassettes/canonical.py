@@ -26,14 +26,14 @@ __all__ = [
     "sha256_hex",
 ]
 
-#: Domain prefix of every cassette hash (§4.3).
+#: Domain prefix of every cassette hash (turn-loop spec §4.3).
 HASH_DOMAIN = "holon_nb.cassette:v1:"
-#: Drift diffs are cut to this many lines (§4.3).
+#: Drift diffs are cut to this many lines (turn-loop spec §4.3).
 MAX_DIFF_LINES = 40
 
 
 def canonical_json(value: Any) -> str:
-    """Canonical JSON text of a JSON value (§4.3).
+    """Canonical JSON text of a JSON value (turn-loop spec §4.3).
 
     Raises:
         ValueError: for NaN/infinite floats (not JSON).

@@ -81,7 +81,7 @@ from .tools import ToolRunner, ToolTape
 
 __all__ = ["MODES", "MODE_ENV", "CassetteProvider", "cassette_path", "resolve_mode"]
 
-#: The modes of §4.3.
+#: The modes of turn-loop spec §4.3.
 MODES = ("record", "replay", "auto", "verify", "lenient")
 #: Environment variable naming the default mode.
 MODE_ENV = "HOLON_NB_CASSETTE_MODE"
@@ -410,7 +410,7 @@ class CassetteProvider:
     def preflight(
         self, tools: Sequence[ProviderToolSpec] | None = None, *, body: Mapping[str, Any] | None = None
     ) -> None:
-        """Check the header against this run before any model call (§4.3 Drift (1)): transport, route ref,
+        """Check the header against this run before any model call (turn-loop spec §4.3 Drift (1)): transport, route ref,
         schema contract and the lowered tools. Runs by itself on the first replayed attempt; a loop may call it
         at turn setup with the turn's tool list.
 

@@ -58,7 +58,7 @@ class CassetteMissing(CassetteError):
 
 
 class CassetteDrift(CassetteError):
-    """The live run no longer matches the recording (§4.3 "Drift").
+    """The live run no longer matches the recording (turn-loop spec §4.3 "Drift").
 
     Attributes:
         kind: ``preflight`` (header mismatch, before any model call), ``mismatch`` (request key differs),

@@ -15,7 +15,7 @@ One record per line, in the order they happened::
 ``tools`` (per-tool fingerprints, to name what changed), ``tool_specs`` (the normalized, lowered
 tools), ``provider`` (the recorded provider's capability answers, so a replay without the real
 provider answers the same) and ``recorded_at`` are holon_nb additions to the abridged header of
-§4.3. An interaction whose request carries the header's tools stores ``"tools":
+turn-loop spec §4.3. An interaction whose request carries the header's tools stores ``"tools":
 "<tools_fingerprint>"`` instead of repeating them; :func:`read_cassette` puts them back. Files are UTF-8, ``\\n``-separated.
 """
 
@@ -40,7 +40,7 @@ READABLE_VERSIONS = frozenset({1})
 
 def cassette_path(notebook: str | os.PathLike[str], cell_id: str) -> Path:
     """Where the cassette of one cell lives: ``<dir>/<stem>.holon/cassettes/<cell-id>.jsonl`` beside the notebook
-    (``demo.ipynb`` → ``demo.holon/cassettes/``; §4.3).
+    (``demo.ipynb`` → ``demo.holon/cassettes/``; turn-loop spec §4.3).
 
     Raises:
         ValueError: when ``cell_id`` is empty or not a plain file name (nbformat ≥ 4.5 ids are

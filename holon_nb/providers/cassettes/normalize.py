@@ -54,9 +54,9 @@ __all__ = [
 
 #: Major version of the cassette format (part of the ``contract`` component).
 FORMAT_VERSION = 1
-#: Component names, in the order drift reports look for the first difference (§4.3).
+#: Component names, in the order drift reports look for the first difference (turn-loop spec §4.3).
 COMPONENTS = ("contract", "request_controls", "system", "tools", "history_prefix", "tail")
-#: Transports that send relaxed/strict-lowered schemas (§3.5); the others send the source schema.
+#: Transports that send relaxed/strict-lowered schemas (turn-loop spec §3.5); the others send the source schema.
 LOWERED_TRANSPORTS = frozenset({"openai_responses", "openai_chat_completions", "openai_codex_responses"})
 
 _ID = re.compile(r"\b([a-z][a-z0-9]{0,15})_([0-9a-f]{15})\b")
@@ -173,7 +173,7 @@ class _Ordinals:
 
 @dataclass
 class Normalizer:
-    """Turns requests into normalized JSON (§4.3) and scrubs values before they are written.
+    """Turns requests into normalized JSON (turn-loop spec §4.3) and scrubs values before they are written.
 
     Args:
         roots: Placeholder → directory (see :func:`default_roots`); each root is matched as given and
@@ -284,7 +284,7 @@ class Normalizer:
     ) -> dict[str, Any]:
         """The normalized request of ``req`` (module docstring); pure apart from reading the environment
         for the D6 scrubber. The tools are normalized on their own (their own ordinals) and cached while the
-        loop passes the same tool tuple (it resolves the tool list once per turn, §1.2)."""
+        loop passes the same tool tuple (it resolves the tool list once per turn, turn-loop spec §1.2)."""
         scrubber = scrubber or self.make_scrubber()
         controls = dict(controls or {})
         tools = self.tools(req.tools, transport, schema_contract, scrubber)
@@ -313,7 +313,7 @@ class Normalizer:
     def tools(
         self, tools: Sequence[ProviderToolSpec], transport: str, schema_contract: str, scrubber: Scrubber | None = None
     ) -> list[dict[str, Any]]:
-        """The normalized tools component: each tool as lowered for ``transport`` (§3.5), then normalized like
+        """The normalized tools component: each tool as lowered for ``transport`` (turn-loop spec §3.5), then normalized like
         the rest of the request. Do not mutate the result (it is cached)."""
         scrubber = scrubber or self.make_scrubber()
         key = (transport, schema_contract, scrubber.values)
@@ -365,7 +365,7 @@ def component_fingerprints(request: Mapping[str, Any]) -> dict[str, str]:
 
 
 def request_key(request: Mapping[str, Any]) -> str:
-    """``"sha256:" + hex(sha256("holon_nb.cassette:v1:" + canonical_json(request)))`` (§4.3)."""
+    """``"sha256:" + hex(sha256("holon_nb.cassette:v1:" + canonical_json(request)))`` (turn-loop spec §4.3)."""
     return cassette_hash(dict(request))
 
 

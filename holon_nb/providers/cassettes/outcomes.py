@@ -5,7 +5,7 @@ A failed attempt is an interaction whose outcome is the error's JSON form
 ``class`` (``module:qualname``) and ``attrs`` (extra JSON attributes such as
 ``ToolSchemaRejected.provider_message``)). Replay raises the same class again, so the lineage
 wrapper classifies it and rebuilds the same attempt timeline. An untyped exception (``untyped:
-true``) is recorded as ``unknown``/``fail_fast`` (§2.1) and replayed as its own class when that is a
+true``) is recorded as ``unknown``/``fail_fast`` (turn-loop spec §2.1) and replayed as its own class when that is a
 holon_nb (or builtin) exception constructible from its message, else as a ``ProviderTransportError``.
 """
 
@@ -32,7 +32,7 @@ def error_outcome(exc: Exception) -> dict[str, Any]:
         out["diagnostics"] = redact_json(exc.diagnostics or {})
         base = set(ProviderTransportError("unknown", "").__dict__)
         out["attrs"] = {k: v for k, v in exc.__dict__.items() if k not in base and _jsonable(v)}
-    else:  # untyped: the lineage classifies it unknown/fail_fast (§2.1)
+    else:  # untyped: the lineage classifies it unknown/fail_fast (turn-loop spec §2.1)
         out = {
             "type": "error",
             "kind": "unknown",

@@ -36,10 +36,10 @@ __all__ = [
 
 #: Transports whose servers speak the OpenAI Chat Completions / Images wire protocol.
 OPENAI_COMPATIBLE = frozenset({"openai_chat_completions", "openai_responses"})
-#: Transports that can produce a visual observation (§12 rule 9).
+#: Transports that can produce a visual observation (workspace spec §12 rule 9).
 VISION_TRANSPORTS = OPENAI_COMPATIBLE | {"anthropic_messages"}
 
-#: What the vision model is told (the reply format of §12 rule 12).
+#: What the vision model is told (the reply format of workspace spec §12 rule 12).
 VISION_SYSTEM_PROMPT = (
     "You are a visual observer. Look at the image and answer the user's prompt with one JSON object only: "
     '{"type": "visual_observation", "schema": "visual_observation.v1", "summary": "<one paragraph>", '
@@ -161,11 +161,11 @@ async def generate_images(
 
     Args:
         resolved: An OpenAI-compatible route (``base_url`` of the server; ``ref.model`` the image model).
-        prompt, size, background, output_format: Sent as given when not None (§13's enumerations,
+        prompt, size, background, output_format: Sent as given when not None (workspace spec §13's enumerations,
             already validated).
 
     Returns:
-        Every image of the reply, in order (a provider may return more than one; §13 rule 7).
+        Every image of the reply, in order (a provider may return more than one; workspace spec §13 rule 7).
 
     Raises:
         MediaCallError: transport failure, an error status, a reply without ``b64_json`` data, or

@@ -17,7 +17,7 @@ Tables (created here, ``CREATE TABLE IF NOT EXISTS``):
 
 A later turn of the same agent starts from :meth:`ConversationStore.history`, so a conversation
 continues after a kernel restart; ``history_since`` limits it to turns admitted at or after an instant
-(a replayed cassette's turn must see only the turns of its own replay pass). Every turn gets exactly one terminal record (spec §1.1):
+(a replayed cassette's turn must see only the turns of its own replay pass). Every turn gets exactly one terminal record (turn-loop spec §1.1):
 :meth:`ConversationStore.settle` only moves a ``running`` turn.
 """
 
@@ -210,7 +210,7 @@ class ConversationStore:
     def add_usage(
         db: sqlite3.Connection, agent_id: str, turn_id: str, input_tokens: int, output_tokens: int, rounds: int = 1
     ) -> None:
-        """Add a winning attempt's usage to the agent totals and the turn's counters (spec §2.3)."""
+        """Add a winning attempt's usage to the agent totals and the turn's counters (turn-loop spec §2.3)."""
         db.execute("INSERT INTO agent_turn_totals(agent_id) VALUES (?) ON CONFLICT(agent_id) DO NOTHING", (agent_id,))
         db.execute(
             "UPDATE agent_turn_totals SET total_input_tokens=total_input_tokens+?,"

@@ -169,7 +169,8 @@ class InvocationRuns:
                     origin_task_id=task_id,
                 )
                 child = detail.get("child_agent_id")
-                if child and status in TERMINAL:  # the child is archived after its terminal result (§5.6 rule 3)
+                # the child is archived after its terminal result (agents spec §5.6 rule 3)
+                if child and status in TERMINAL:
                     _archive_in(t.db, child)
         self.rt.events.publish("task_status", task_id, status=status, exit_status=None)
         if status in TERMINAL:

@@ -11,7 +11,7 @@ the identity columns of the ``agents`` table (added here with guarded
   message through the work plane's one enqueue path (agents spec §1.4).
 - InvokeAgent creates a task owned by the caller — ``child_agent_task`` with a
   new private child, or ``agent_invocation_task`` for a resident agent —
-  capturing the caller's work item at creation (§3.4 rule 3), queues the input
+  capturing the caller's work item at creation (agents spec §3.4 rule 3), queues the input
   message to the invoked agent in the same transaction and returns the task
   handle at once. The invoked agent's turn then runs in the background
   (:mod:`.agent_invocations`), and the task's ``task_result`` rejoins the caller.
@@ -75,7 +75,7 @@ def _fail(kind: str, message: str, details: dict[str, Any], hint: str | None = N
 
 
 def _label(message: str) -> str:
-    """The supervision task label: whitespace collapsed, at most 120 characters (§5.6 rule 3)."""
+    """The supervision task label: whitespace collapsed, at most 120 characters (agents spec §5.6 rule 3)."""
     text = re.sub(r"\s+", " ", message).strip()
     return text if len(text) <= 120 else text[:119] + "…"
 
@@ -150,7 +150,7 @@ class AgentLifecycle:
     def resolve_model(
         self, caller_id: str, requested: dict[str, Any] | None, tool: str, route: str | None = None
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        """§5.5 rule 5: the model the new agent stores, and the ``model_resolution`` result.
+        """agents spec §5.5 rule 5: the model the new agent stores, and the ``model_resolution`` result.
 
         Without ``requested`` the new agent inherits the caller's *effective* model: the model ref of the
         caller's running turn (``route``, the call's ``CallContext.model_route``) when called from a turn — the
@@ -212,7 +212,7 @@ class AgentLifecycle:
         return dict(requested), out
 
     def _catalog_problem(self, requested: dict[str, Any]) -> tuple[str | None, list[str]]:
-        """``(why the model is not available or None, policy notes)`` for a requested model (§5.5 rule 5).
+        """``(why the model is not available or None, policy notes)`` for a requested model (agents spec §5.5 rule 5).
 
         Accepted: a provider installed on the runtime for that ref (``rt.providers``, e.g. a scripted
         provider), or a model the catalog (``rt.model_catalog``) lists as available. A model the catalog
@@ -265,7 +265,7 @@ class AgentLifecycle:
 
     # ------------------------------------------------------------ workspaces
     def _inherit_workspaces(self, caller_id: str, agent_id: str) -> None:
-        """§5.5 rule 4: the new agent's bindings gain the caller's attached workspaces (not its home, not
+        """agents spec §5.5 rule 4: the new agent's bindings gain the caller's attached workspaces (not its home, not
         its active entry or worktree)."""
         view = self.rt.workspaces
         inherited = [w for w in view.view(caller_id).ensure()["attached"] if not w.startswith("agent_home:")]
@@ -277,7 +277,7 @@ class AgentLifecycle:
             row = db.execute("SELECT active FROM ws_agent_state WHERE agent_id=?", (agent_id,)).fetchone()
             view.tables.put_agent_state(db, agent_id, attached, json.loads(row["active"]))
 
-    # ------------------------------------------------------------ CreateAgent (§5.5)
+    # ------------------------------------------------------------ CreateAgent (agents spec §5.5)
     async def create_agent(
         self,
         call: CallContext,
@@ -373,7 +373,7 @@ class AgentLifecycle:
 
     @staticmethod
     def _check_reusable(rec: dict[str, Any], template: str | None) -> None:
-        """§5.5 rule 3 for an existing record."""
+        """agents spec §5.5 rule 3 for an existing record."""
         agent_id = rec["id"]
         status = rec.get("status") or "active"
         if status in ("deleting", "deleted"):
@@ -403,7 +403,7 @@ class AgentLifecycle:
         home = self.rt.tasks.agent_home(agent_id)
         await anyio.to_thread.run_sync(tpl.apply, home)
 
-    # ------------------------------------------------------------ InvokeAgent (§5.6)
+    # ------------------------------------------------------------ InvokeAgent (agents spec §5.6)
     def _new_task(
         self, db: Any, caller_id: str, kind: str, summary: str, detail: dict[str, Any], work_item_id: str | None
     ) -> dict[str, Any]:
@@ -424,7 +424,7 @@ class AgentLifecycle:
         return rec
 
     async def invoke_resident(self, call: CallContext, target_id: str, message: str) -> dict[str, Any]:
-        """Resident mode (§5.6 rule 2): an ``agent_invocation_task`` and the message queued to ``target_id``.
+        """Resident mode (agents spec §5.6 rule 2): an ``agent_invocation_task`` and the message queued to ``target_id``.
 
         Raises:
             ToolFailure: ``agent_not_found``, ``agent_deleting``, ``agent_deleted``, ``agent_stopped``,
@@ -433,7 +433,7 @@ class AgentLifecycle:
         work = self.rt.work.bind(call)
         work.authorize_message(target_id)
         task_id = new_id("task")
-        captured = self.rt.tasks.capture_work_item(call.agent_id)  # at creation, never moved (§3.4)
+        captured = self.rt.tasks.capture_work_item(call.agent_id)  # at creation, never moved (agents spec §3.4)
         binding = work.binding
         with self.rt.work.tx() as t:
             msg = self.rt.work.queue.enqueue(
@@ -485,7 +485,7 @@ class AgentLifecycle:
         workspace_mode: str,
         model: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        """Private-child mode (§5.6 rule 3): a ``child_agent_task`` and a new private child supervised by it.
+        """Private-child mode (agents spec §5.6 rule 3): a ``child_agent_task`` and a new private child supervised by it.
 
         Raises:
             ToolFailure: ``invalid_tool_input`` / ``unsupported_runtime_capability`` (template),

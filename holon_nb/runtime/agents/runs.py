@@ -1,7 +1,7 @@
 """Background runs of invoked agents: the child/resident turn runner seam and result sanitising.
 
 An InvokeAgent task (``child_agent_task`` or ``agent_invocation_task``, agents
-spec §5.6) is carried by one background coroutine in the runtime's task group
+agents spec §5.6) is carried by one background coroutine in the runtime's task group
 (:meth:`~.agent_lifecycle.AgentLifecycle.start_run`). It runs the invoked
 agent's turn through a swappable :data:`ChildTurnRunner` and reports a
 :class:`ChildTurnOutcome`; the lifecycle then settles the task and enqueues its
@@ -94,7 +94,7 @@ class ChildTurnOutcome:
 
     Attributes:
         terminal: The turn's terminal kind (``completed``, ``aborted``, ``provider_failed_needs_recovery``, …);
-            only ``completed`` completes the task (§5.6 rule 2).
+            only ``completed`` completes the task (agents spec §5.6 rule 2).
         final_text: The turn-final assistant text (sanitised before it is reported).
         error: A short description of why the turn did not complete, if known.
         details: Extra facts stored in the task detail (``turn_id``, usage, …).

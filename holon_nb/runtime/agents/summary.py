@@ -5,7 +5,7 @@ count, children's tasks), ``messages`` (queued input), the memory documents
 (brief count), the conversations store (``turn_index``: the agent's turn count; ``token_usage``: its
 winning-attempt totals) and the work service's :meth:`~.work.WorkService.agent_summary`
 (current work item, waits, timers…), which is merged in as given. Nothing is
-written: building a summary changes no state (§5.2 rule 2).
+written: building a summary changes no state (agents spec §5.2 rule 2).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ _WAIT_POSTURE = {
 
 
 def _posture(summary: dict[str, Any]) -> dict[str, Any]:
-    """Project a scheduling posture from the assembled facts (never a scheduling input, §5.2 rule 3)."""
+    """Project a scheduling posture from the assembled facts (never a scheduling input, agents spec §5.2 rule 3)."""
     agent = summary["agent"]
     if summary["identity"]["status"] != "active":
         return {"posture": "stopped", "reason": f"agent is {summary['identity']['status']}"}

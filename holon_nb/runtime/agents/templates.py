@@ -1,7 +1,7 @@
 """Agent home templates for CreateAgent / InvokeAgent (agents spec §5.5 rule 4, §5.6 rule 3).
 
 A template initialises a new agent's home. holon_nb keeps it to the one file
-an agent home is read for: ``AGENTS.md``. Selectors (§5.5 ``template``):
+an agent home is read for: ``AGENTS.md``. Selectors (agents spec §5.5 ``template``):
 
 ============================  =====================================================
 ``holon-default``             the catalog's default layout (no ``AGENTS.md``);

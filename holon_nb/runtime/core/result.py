@@ -112,7 +112,7 @@ class ToolResult:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ...tools.builtin.external.triggers import (
             redact_tokens,
-        )  # trigger tokens never reach a saved notebook (spec §14)
+        )  # trigger tokens never reach a saved notebook (workspace spec §14)
         from ...tools.card import render_card
         from ...tools.text import encodable, encodable_value
 

@@ -107,7 +107,7 @@ class RuntimeSettings:
         default_tool_output_tokens: ExecCommand output budget when the call gives none
             (tokens; env ``HOLON_DEFAULT_TOOL_OUTPUT_TOKENS``; commands spec §4.3).
         max_tool_output_tokens: Upper cap of that budget (tokens; env ``HOLON_MAX_TOOL_OUTPUT_TOKENS``).
-        tool_output_budget_tokens: Provider-projection budget for one receipt (estimated tokens, §3.4).
+        tool_output_budget_tokens: Provider-projection budget for one receipt (estimated tokens, commands spec §3.4).
         max_task_log_bytes: Cap of each task log and output spool (bytes, D13).
         max_home_bytes: Size cap of the whole holon home (bytes; env ``HOLON_NB_MAX_HOME_BYTES``; default
             1 GiB; 0: no cap). Past it, the oldest command artifacts and ended tasks' logs are pruned
@@ -151,7 +151,7 @@ class RuntimeSettings:
             api_key_env, command, limits}}}``; env ``HOLON_NB_WEB_SEARCH`` (JSON) supplies defaults.
         x_search: XSearch configuration (workspace spec §11): ``{"enabled", "base_url", "api_key_env",
             "model", "timeout_seconds"}``; env ``XAI_API_KEY`` makes it available.
-        callback_base_url: Base of external trigger URLs (spec §14); empty means the local callback server's
+        callback_base_url: Base of external trigger URLs (workspace spec §14); empty means the local callback server's
             own ``http://127.0.0.1:<port>`` (env ``HOLON_NB_CALLBACK_BASE_URL``).
         callback_port: Port of the local callback server; 0 picks a free one (env ``HOLON_NB_CALLBACK_PORT``).
         clock: The clock that schedules timers and waits' rechecks (:class:`~.clock.Clock`, the system's

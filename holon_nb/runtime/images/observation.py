@@ -19,7 +19,7 @@ __all__ = [
     "ObservationCache",
 ]
 
-#: The observation schema a reply must name (§12 rule 12) and part of the cache key (rule 8).
+#: The observation schema a reply must name (workspace spec §12 rule 12) and part of the cache key (rule 8).
 OBSERVATION_SCHEMA = "visual_observation.v1"
 #: The adapter contract of the cache key (rule 8).
 ADAPTER_CONTRACT = "openai-compatible-image-input.v1"

@@ -50,14 +50,14 @@ __all__ = [
     "probe_bytes",
 ]
 
-#: File size limit (bytes; §12 "Limits": 20 MiB).
+#: File size limit (bytes; workspace spec §12 "Limits": 20 MiB).
 MAX_BYTES = 20 * 1024 * 1024
-#: Decoded pixel limit (width × height; §12).
+#: Decoded pixel limit (width × height; workspace spec §12).
 MAX_PIXELS = 50_000_000
 #: Chunks a PNG may have (its IEND included); more is refused before Pillow parses any (20 MiB / 65,536 is
 #: 320 bytes a chunk on average).
 MAX_PNG_CHUNKS = 65_536
-#: Media types ViewImage accepts, by content (§12).
+#: Media types ViewImage accepts, by content (workspace spec §12).
 SUPPORTED_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -98,7 +98,7 @@ def _invalid(tool: str, problem: str, message: str, hint: str, **details: Any) -
 
 
 def sniff_mime(head: bytes) -> str | None:
-    """The media type the first bytes announce (§12 rule 5 signatures), or None."""
+    """The media type the first bytes announce (workspace spec §12 rule 5 signatures), or None."""
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
     if head.startswith(b"\xff\xd8\xff"):
@@ -209,7 +209,7 @@ def probe_image(path: Path, tool: str = "ViewImage") -> ImageFacts:
     """Rules 3–6 on a file: stat, size before reading, bounded read, sniff, header, pixels.
 
     Args:
-        path: Absolute path (symlinks are followed by ``stat``; reads are not confined, §2.3).
+        path: Absolute path (symlinks are followed by ``stat``; reads are not confined, workspace spec §2.3).
         tool: The tool name put in error details.
 
     Raises:

@@ -173,7 +173,7 @@ def select_vision(
 def select_generator(
     environ: Mapping[str, str], settings_providers: Mapping[str, Any] | None = None, explicit: str | None = None
 ) -> Selection:
-    """Pick the image-generation model (§13 rule 3): explicit ``image_generation.default`` (``explicit`` or
+    """Pick the image-generation model (workspace spec §13 rule 3): explicit ``image_generation.default`` (``explicit`` or
     ``$HOLON_IMAGE_GENERATION_MODEL``), else the first configured model advertising ``image_generation``;
     only OpenAI-compatible transports can serve the Images API."""
     config = provider_config(environ, settings_providers)

@@ -130,13 +130,13 @@ class ImagePlane:
         return getattr(getattr(self._rt, "settings", None), "providers", None)
 
     def vision_selection(self) -> Selection:
-        """The vision model now (§12 rule 9); a replaying cassette answers with its recorded route."""
+        """The vision model now (workspace spec §12 rule 9); a replaying cassette answers with its recorded route."""
         if self.cassette is not None and self.cassette.replaying:
             return _replayed(self.cassette, "vision")
         return select_vision(self._environ(), self._settings_providers())
 
     def generator_selection(self) -> Selection:
-        """The image-generation model now (§13 rule 3)."""
+        """The image-generation model now (workspace spec §13 rule 3)."""
         if self.cassette is not None and self.cassette.replaying:
             return _replayed(self.cassette, "generate")
         return select_generator(self._environ(), self._settings_providers())
@@ -166,7 +166,7 @@ class AgentImages:
         self._call = call
 
     async def view(self, path: Path, prompt: str) -> dict[str, Any]:
-        """ViewImage (§12) on an absolute, lexically normalised ``path``.
+        """ViewImage (workspace spec §12) on an absolute, lexically normalised ``path``.
 
         Returns:
             ``{visual_reference, observation, selected_mode, vision_selection, summary_text}``.
@@ -242,7 +242,7 @@ class AgentImages:
         name: str | None,
         agent_home: Path,
     ) -> dict[str, Any]:
-        """GenerateImage (§13) with already validated enumerations and a sanitized ``name`` (or None).
+        """GenerateImage (workspace spec §13) with already validated enumerations and a sanitized ``name`` (or None).
 
         Raises:
             ToolFailure: ``image_generation_failed``, ``generated_media_write_failed``, ``generated_image_invalid``.
@@ -362,7 +362,7 @@ def _gen_failed(error: str, **details: Any) -> ToolFailure:
 async def _save_all(
     folder: Path, stem: str, images: list[Any], output_format: str | None
 ) -> list[tuple[Path, ImageFacts]]:
-    """Write and re-check every image of a reply (§13 rules 5, 6): all are saved, or none.
+    """Write and re-check every image of a reply (workspace spec §13 rules 5, 6): all are saved, or none.
 
     Returns:
         ``[(path written, its facts)]`` in reply order.
@@ -394,7 +394,7 @@ async def _save_all(
 
 
 def _invalid_image(index: int, rel: str, data: bytes, exc: ToolFailure) -> ToolFailure:
-    """``generated_image_invalid`` for image ``index`` of a reply (§13 rule 6); its file is removed by the caller."""
+    """``generated_image_invalid`` for image ``index`` of a reply (workspace spec §13 rule 6); its file is removed by the caller."""
     return ToolFailure(
         ToolError(
             kind="generated_image_invalid",

@@ -7,14 +7,14 @@ Two ways documents reach the index (tables: :mod:`.memory_index`):
   source, so search never sees a half-applied state.
 - The runtime's own records — tool executions, tasks, messages — and the
   agent's memory notes are indexed by a catch-up pass that each MemorySearch
-  runs first ("pending index work is consumed best-effort first", §5.17 rule
+  runs first ("pending index work is consumed best-effort first", agents spec §5.17 rule
   1): it reads rows past a stored cursor (``tool_executions`` rowid, ``tasks``
   and ``messages`` ``seq``), so nothing is missed across restarts and no
   other module has to call in.
 
 MemoryGet resolves runtime records from their own tables (never the index),
 and index-held namespaces from the documents table; a document of another
-agent is indistinguishable from a missing one (§5.18 rule 3).
+agent is indistinguishable from a missing one (agents spec §5.18 rule 3).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ class MemoryService:
             metadata: Extra provenance merged into the result's ``metadata``.
 
         Raises:
-            ValueError: when ``source_ref`` does not follow the §6 grammar (a producer bug).
+            ValueError: when ``source_ref`` does not follow the agents spec §6 grammar (a producer bug).
         """
         ref = parse_source_ref(source_ref)
         doc = Doc(
@@ -362,7 +362,7 @@ class MemoryService:
         return i
 
     def index_status(self, *, limited: bool = False, skipped: int = 0) -> dict[str, Any]:
-        """``index_status`` of MemorySearch (§5.17): cursors and high watermarks summed over sources."""
+        """``index_status`` of MemorySearch (agents spec §5.17): cursors and high watermarks summed over sources."""
         cursor = high = 0
         for source, (_, high_sql, _) in _SOURCES.items():
             cursor += self._cursor(source)

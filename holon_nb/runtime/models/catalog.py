@@ -116,7 +116,7 @@ class CatalogProvider:
         transport: One of the five wire names.
         key_envs: Variables any of which may hold the credential (names only); empty: keyless.
         base_url_envs: Variables overriding the base URL (names only).
-        local: A local server preset (keyless, §2.7).
+        local: A local server preset (keyless, turn-loop spec §2.7).
         models: Models it is known to serve.
         source: ``built_in`` or ``config``.
         auth_source: ``env``, ``none``, ``external_cli`` … (never a secret).
@@ -160,7 +160,7 @@ def builtin_catalog() -> tuple[CatalogProvider, ...]:
     out = []
     for d in BUILTIN_PROVIDERS:
         if d.transport == "openai_codex_responses":
-            source, kind = "external_cli", "oauth"  # Codex CLI OAuth: out of scope in v1 (§2.1)
+            source, kind = "external_cli", "oauth"  # Codex CLI OAuth: out of scope in v1 (turn-loop spec §2.1)
         elif not d.key_envs:
             source, kind = "none", "none"
         else:

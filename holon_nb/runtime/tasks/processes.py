@@ -3,7 +3,7 @@
 Every method runs on the runtime's event-loop thread (asyncio backend of anyio).
 Output is read with ``loop.add_reader`` on non-blocking pipes or a pty master (no
 reader threads), decoded incrementally as UTF-8 with ``errors="replace"``, kept as a
-bounded in-memory tail per stream and spooled to disk complete (spec §4.1, §4.2, §4.4,
+bounded in-memory tail per stream and spooled to disk complete (commands spec §4.1, §4.2, commands spec §4.4,
 §6.3; D13 caps each spool file). Exit is noticed through a pidfd (or 20 ms polling).
 
 Example::

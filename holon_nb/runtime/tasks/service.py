@@ -319,7 +319,7 @@ class TaskService:
             "exit_status": None,
         }
         ts = now_rfc3339()
-        work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (§3.4)
+        work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (agents spec §3.4)
         with self.store.tx() as db:
             Store.insert_task(
                 db,

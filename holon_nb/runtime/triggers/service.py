@@ -103,12 +103,12 @@ class TriggerService:
         return f"http://127.0.0.1:{port}"
 
     def url_for(self, token: str) -> str:
-        """The capability URL of ``token`` (spec §14.1 rule 3)."""
+        """The capability URL of ``token`` (workspace spec §14.1 rule 3)."""
         return f"{self.base_url()}/api/callbacks/wake/{token}"
 
     # ------------------------------------------------------------ tools
     async def create(self, agent_id: str) -> dict[str, Any]:
-        """CreateExternalTrigger: the agent's active default trigger, minted if none (spec §14.1)."""
+        """CreateExternalTrigger: the agent's active default trigger, minted if none (workspace spec §14.1)."""
         try:
             await self.ensure_server()
         except OSError as exc:
@@ -140,7 +140,7 @@ class TriggerService:
         }
 
     def cancel(self, agent_id: str, trigger_id: str) -> dict[str, Any]:
-        """CancelExternalTrigger (spec §14.2): revoke; idempotent; another agent's trigger is "not found"."""
+        """CancelExternalTrigger (workspace spec §14.2): revoke; idempotent; another agent's trigger is "not found"."""
         rec = self.records.get(trigger_id)
         if rec is None or rec["target_agent_id"] != agent_id:
             raise ToolFailure(

@@ -1,7 +1,7 @@
 """The records of one tool call in a turn, and what a result means for the loop.
 
-Turn-loop spec §1.5 (every call answered once, batch stop), §1.7 rule 4 (the loop reads only the
-envelope), §1.8.3 (text-only obligations); agents spec §2, §5.1 rule 7, §5.16 rule 1.
+Turn-loop spec §1.5 (every call answered once, batch stop), turn-loop spec §1.7 rule 4 (the loop reads only the
+envelope), turn-loop spec §1.8.3 (text-only obligations); agents spec §2, §5.1 rule 7, §5.16 rule 1.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class TurnCancelled(HolonNBError):
 
 @dataclass(frozen=True)
 class CallEffect:
-    """What a result means for the loop (read from the envelope alone, spec §1.7 rule 4).
+    """What a result means for the loop (read from the envelope alone, turn-loop spec §1.7 rule 4).
 
     Attributes:
         batch_stop: Later calls of the response are not executed.
@@ -215,7 +215,7 @@ def call_effect(env: dict[str, Any]) -> CallEffect:
 
 
 def unique_call_ids(blocks: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[str, str]]]:
-    """Give every tool call of one response its own id, so each is executed and answered once (§1.5).
+    """Give every tool call of one response its own id, so each is executed and answered once (turn-loop spec §1.5).
 
     Some OpenAI-compatible servers repeat an id within one response (``call_0`` twice). Executing both
     under one id would answer that id twice, which providers reject on the next request. A repeated id

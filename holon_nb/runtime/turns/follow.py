@@ -3,7 +3,7 @@
 A turn that ends on ``WaitFor`` (or leaves another wait active) stops the agent until something
 wakes the wait: a task result, a timer tick, an operator message, an external callback. Holon's
 runtime then runs the agent again with the waking message as the turn's input (turn-loop spec
-§0: a turn is "one activation of an agent (a notebook cell run, a queued message, a timer
+§1.1: a turn is "one activation of an agent (a notebook cell run, a queued message, a timer
 wake)"). :class:`TurnFollower` does that for one agent, on request: it runs the first turn, then
 waits (on runtime events, no polling) for a queued message that triggered a wait one of its own
 turns declared, and runs a turn admitting that message (``source_message_id``), until no wait of

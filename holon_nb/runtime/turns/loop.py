@@ -3,10 +3,10 @@
 One :class:`TurnLoop` runs one turn of one agent on the runtime thread. It is built and driven
 by :class:`~holon_nb.runtime.turns.service.TurnService`; see ``Runtime.run_turn`` for the public API.
 
-Turn ends (§1.8): a round without tool calls (``completed``, final text = that reply, with the
-text of output-limit-truncated rounds before it, §1.8.2); a silent ``WaitFor`` (settled in the
+Turn ends (turn-loop spec §1.8): a round without tool calls (``completed``, final text = that reply, with the
+text of output-limit-truncated rounds before it, turn-loop spec §1.8.2); a silent ``WaitFor`` (settled in the
 wait's own transaction); a committed ``CompleteWorkItem`` (same transaction); a ``WaitFor
-delivery=final`` or deferred ``CompleteWorkItem`` followed by a valid text-only round (§1.8.3, one
+delivery=final`` or deferred ``CompleteWorkItem`` followed by a valid text-only round (turn-loop spec §1.8.3, one
 corrective retry, D10); a terminal transition (``PickWorkItem``, ``task_result_queued``); a round
 made only of legacy ``Sleep``; ``max_tool_rounds``; provider failures (context length, pending
 fallback, plain failure); cancellation; a prompt that cannot fit (``baseline_over_budget``).
@@ -164,7 +164,7 @@ class TurnLoop:
         """The route ref tools see (ApplyPatch picks its surface from it)."""
         return getattr(self.provider, "route_ref", None) or self.model_ref
 
-    # ------------------------------------------------------------ cancellation (§1.3)
+    # ------------------------------------------------------------ cancellation (turn-loop spec §1.3)
     @contextmanager
     def interruptible(self) -> Iterator[anyio.CancelScope]:
         """A cancel scope around a wait that :meth:`request_cancel` interrupts (the provider request with its
@@ -193,7 +193,7 @@ class TurnLoop:
         self.rt.events.publish(event_kind, None, turn_id=self.turn_id, agent_id=self.agent_id, **data)
 
     def settle_in(self, db: Any, kind: str, final_text: str | None, reason: str | None) -> bool:
-        """Write this turn's one terminal record inside the open transaction ``db`` (spec §1.1)."""
+        """Write this turn's one terminal record inside the open transaction ``db`` (turn-loop spec §1.1)."""
         if self.settled:
             return False
         done = self.service.conversations.settle(db, self.turn_id, kind, final_text, reason, self.now())
@@ -283,7 +283,7 @@ class TurnLoop:
             owner = {"kind": "work_item", "work_item_id": wid} if wid else {"kind": "agent_lifecycle"}
         return row, owner
 
-    # ------------------------------------------------------------ the loop (§1.3)
+    # ------------------------------------------------------------ the loop (turn-loop spec §1.3)
     async def run(self) -> TurnResult:
         """Run rounds until the turn settles; return its :class:`TurnResult`.
 
@@ -354,7 +354,7 @@ class TurnLoop:
         with self.interruptible() as wait:
             try:
                 response, timeline = await self._complete(request)
-            except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (§1.8)
+            except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (turn-loop spec §1.8)
                 if self.cancel_requested and wait.cancel_called:
                     return self._finish("aborted", self._last_text(), self.cancel_requested)
                 return self._provider_failed(exc, number)
@@ -509,7 +509,7 @@ class TurnLoop:
         )
         return self._finish(kind, notice, "provider_lineage_failed")
 
-    # ------------------------------------------------------------ tool calls (§1.5)
+    # ------------------------------------------------------------ tool calls (turn-loop spec §1.5)
     async def _run_calls(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> list[CallEffect]:
         self._open_round, self._open_calls = rnd, list(calls)
         effects: list[CallEffect] = []
@@ -585,7 +585,7 @@ class TurnLoop:
         self._open_round, self._open_calls = None, []
         return effects
 
-    # ------------------------------------------------------------ text-only protocol (§1.8.3)
+    # ------------------------------------------------------------ text-only protocol (turn-loop spec §1.8.3)
     async def _obligation_round(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> TurnResult | None:
         ob = self.obligation
         assert ob is not None
@@ -640,7 +640,7 @@ class TurnLoop:
                     return rec
         return None
 
-    # ------------------------------------------------------------ interjections (§1.8.4)
+    # ------------------------------------------------------------ interjections (turn-loop spec §1.8.4)
     def _take_interjections(self, point: str, before_turn: bool = False) -> list[str]:
         """Admit the agent's queued operator interjections (oldest first); return their texts for the model."""
         rows = self.rt.store.query(
@@ -693,7 +693,7 @@ class TurnLoop:
         return bool(texts)
 
     def reminder(self) -> str | None:
-        """The runtime reminder of the next request (§1.4): after ``STALE_WORK_ITEM_ROUNDS`` rounds without a
+        """The runtime reminder of the next request (turn-loop spec §1.4): after ``STALE_WORK_ITEM_ROUNDS`` rounds without a
         work-item update while a work item is current, once per ``STALE_WORK_ITEM_ROUNDS`` rounds."""
         done = len(self.rounds)
         if done - self.last_work_update_round < STALE_WORK_ITEM_ROUNDS:

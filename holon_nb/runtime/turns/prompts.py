@@ -15,12 +15,12 @@ __all__ = [
     "stale_work_item_reminder",
 ]
 
-#: Follow-up after a text-only round cut at the output limit (reason ``max_output_tokens``, §1.8.2).
+#: Follow-up after a text-only round cut at the output limit (reason ``max_output_tokens``, turn-loop spec §1.8.2).
 CONTINUE_PROMPT = (
     "[Runtime: your previous reply stopped at the output limit] Continue exactly where it stopped. "
     "Do not restart or repeat what you already wrote."
 )
-#: Corrective prompts of the text-only protocol (§1.8.3), by obligation kind: (reason, text).
+#: Corrective prompts of the text-only protocol (turn-loop spec §1.8.3), by obligation kind: (reason, text).
 CORRECTIVE_PROMPTS = {
     "completion": (
         "completion_report_expected",
@@ -33,17 +33,17 @@ CORRECTIVE_PROMPTS = {
         "Reply with the operator-facing brief as plain text only, with no tool calls.",
     ),
 }
-#: First line of an operator interjection (§1.8.4).
+#: First line of an operator interjection (turn-loop spec §1.8.4).
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
 #: First line of an operator message queued while no turn ran; it opens the next turn (⚑ holon_nb).
 PRE_TURN_HEADER = "[Operator message sent before this turn started]"
-#: Output-limit recoveries per turn (§1.8.2).
+#: Output-limit recoveries per turn (turn-loop spec §1.8.2).
 MAX_OUTPUT_RECOVERIES = 2
-#: Rounds without a work-item update before the stale work-item reminder, and its cooldown (§1.4).
+#: Rounds without a work-item update before the stale work-item reminder, and its cooldown (turn-loop spec §1.4).
 STALE_WORK_ITEM_ROUNDS = 10
 #: Tools whose success counts as a work-item update for the reminder.
 WORK_ITEM_UPDATES = frozenset({"CreateWorkItem", "UpdateWorkItem", "PickWorkItem", "CompleteWorkItem"})
-#: Final text of a turn the provider refused for context length (§1.8).
+#: Final text of a turn the provider refused for context length (turn-loop spec §1.8).
 CONTEXT_LENGTH_NOTICE = (
     "Turn stopped because the provider rejected the request with context_length_exceeded. "
     "This usually means the configured model context window or prompt budget is too large for "
@@ -52,7 +52,7 @@ CONTEXT_LENGTH_NOTICE = (
 
 
 def interjection_text(message_id: str, body: str, *, before_turn: bool = False) -> str:
-    """An operator interjection as user text (§1.8.4): header, metadata lines, blank line, body.
+    """An operator interjection as user text (turn-loop spec §1.8.4): header, metadata lines, blank line, body.
 
     ``before_turn``: the message was queued while no turn ran (``%holon say``), so it opens the next turn
     (header :data:`PRE_TURN_HEADER`, ``admission_context=pre_turn``) instead of following a round.
@@ -66,7 +66,7 @@ def interjection_text(message_id: str, body: str, *, before_turn: bool = False) 
 
 
 def stale_work_item_reminder(rounds_without_update: int, work_item_id: str) -> str:
-    """The stale work-item reminder (§1.4)."""
+    """The stale work-item reminder (turn-loop spec §1.4)."""
     return (
         f"[Runtime reminder] {rounds_without_update} rounds passed without an update to work item "
         f"{work_item_id}. Record progress with UpdateWorkItem (todo_list, plan), or finish it with "

@@ -21,16 +21,16 @@ from typing import Any
 
 __all__ = ["KEEP_EXACT_ROUNDS", "RECAP_HEADER", "recap_header", "recap_text", "round_lines"]
 
-#: Completed rounds always kept exact at the end of the request (RFC §8: "at least 2").
+#: Completed rounds always kept exact at the end of the request (the compaction RFC's section 8: "at least 2").
 KEEP_EXACT_ROUNDS = 2
-#: First line of the recap text, so the model does not take it for an operator message (RFC §13).
+#: First line of the recap text, so the model does not take it for an operator message (the compaction RFC's section 13).
 RECAP_HEADER = "[Runtime-generated turn-local recap]"
 
 _TEXT_PREVIEW = 240  # characters of an old round's assistant text
 _FIELD_PREVIEW = 200  # characters of a summary, error message or hint
 _FOLLOW_UP_PREVIEW = 500  # characters of an operator interjection or runtime prompt
 _INPUT_PREVIEW = 120  # characters of a call's input (its ``cmd`` for commands)
-#: Result keys whose values a later round may refer to (RFC §9: handles and ids are preserved).
+#: Result keys whose values a later round may refer to (the compaction RFC's section 9: handles and ids are preserved).
 _ID_KEYS = (
     "task_id",
     "work_item_id",
@@ -67,7 +67,8 @@ def _ids(value: Any, out: dict[str, str], depth: int = 0) -> None:
 
 
 def _input_preview(value: Any) -> str:
-    if isinstance(value, dict) and isinstance(value.get("cmd"), str):  # the command digest of RFC §11
+    # the command digest of the compaction RFC's section 11
+    if isinstance(value, dict) and isinstance(value.get("cmd"), str):
         return _clip(value["cmd"], _INPUT_PREVIEW)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
     return "" if text in ("{}", "null") else _clip(text, _INPUT_PREVIEW)
@@ -118,7 +119,7 @@ def recap_header(first: int, last: int) -> str:
 
 
 def recap_text(rounds: Iterable[Any], scrub: Any = None, lines: Iterable[str] | None = None) -> str:
-    """One user text standing for ``rounds`` (older rounds of the current turn), RFC §9 and §13.
+    """One user text standing for ``rounds`` (older rounds of the current turn), the compaction RFC's sections 9 and 13.
 
     Args:
         rounds: :class:`~holon_nb.runtime.turns.records.RoundRecord` objects, oldest first (at least one).

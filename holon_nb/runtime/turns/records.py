@@ -1,6 +1,6 @@
 """What a turn returns and records: :class:`TurnResult`, :class:`RoundRecord`, :class:`TurnHooks`.
 
-Turn-loop spec §1.1 (vocabulary, terminal kinds), §1.11 (events), §2.3 (usage).
+Turn-loop spec §1.1 (vocabulary, terminal kinds), turn-loop spec §1.11 (events), turn-loop spec §2.3 (usage).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class TurnResult:
         totals: The agent's totals after the turn (``total_input_tokens``, ``total_output_tokens``,
             ``total_model_rounds``, ``turns``).
         sleep_duration_ms: For a turn ended by a round of legacy ``Sleep`` calls (reason ``sleep``), the
-            last positive ``duration_ms`` among them (milliseconds), else None (§1.8.4).
+            last positive ``duration_ms`` among them (milliseconds), else None (turn-loop spec §1.8.4).
         closure: The turn's ``ClosureOutcome`` (agents spec §2): ``{"outcome": "completed" | "continuable" |
             "failed" | "waiting", "waiting_reason"?: …, "turn_id": …}``, from the agent's state at the end.
     """

@@ -18,7 +18,7 @@ that to turns started at or after an instant: a cassette replay pass passes its 
 ``rt.turns.cancel(agent, reason)`` (any thread) stops a running turn at once when it waits on the
 provider or on an approval question, else before its next provider or tool call; it settles ``aborted``.
 
-Events on ``rt.events`` (spec §1.11; each with ``turn_id`` and ``agent_id``): ``turn_started``,
+Events on ``rt.events`` (turn-loop spec §1.11; each with ``turn_id`` and ``agent_id``): ``turn_started``,
 ``lineage_selected``, ``round_started{round}``, ``provider_attempt{round, record}``,
 ``assistant_round{round, blocks, stop_reason, usage, text}``, ``tool_call{round, tool_use_id, name,
 input}``, ``tool_result{round, tool_use_id, name, receipt, envelope, is_error, duration_ms, status}``,
@@ -94,8 +94,8 @@ class TurnService:
         hooks: Default injectable pieces of every turn.
         prompt_budget_tokens: Estimated-token budget of one request (``(chars + 3) // 4`` of its JSON);
             None means unlimited. Older turns of the agent's history are dropped first; a turn whose own
-            messages do not fit ends ``baseline_over_budget`` (spec §1.10).
-        tool_output_budget_tokens: Receipt budget (spec §1.7 rule 3); None means
+            messages do not fit ends ``baseline_over_budget`` (turn-loop spec §1.10).
+        tool_output_budget_tokens: Receipt budget (turn-loop spec §1.7 rule 3); None means
             ``rt.settings.tool_output_budget_tokens``.
         configured_tools: Names of normally unconfigured tools to advertise (e.g. ``{"XSearch"}``).
         system_prompt_template: The system prompt (``{agent_id}`` filled in).
@@ -145,7 +145,7 @@ class TurnService:
         history_since: str | None = None,
         runtime_notes: tuple[str, ...] = (),
     ) -> TurnResult:
-        """Run one turn on the runtime thread (spec §1.3).
+        """Run one turn on the runtime thread (turn-loop spec §1.3).
 
         Args:
             message: The operator's message (the turn's input).
@@ -267,7 +267,7 @@ class TurnService:
         )
 
     def _recovery_start(self, agent_id: str) -> str | None:
-        """A queued ``model_lineage_recovery`` message names the fallback this turn starts at (spec §2.3);
+        """A queued ``model_lineage_recovery`` message names the fallback this turn starts at (turn-loop spec §2.3);
         it is consumed here."""
         rows = self.rt.store.query(
             "SELECT id, metadata FROM messages WHERE agent_id=? AND status='queued' AND kind='internal_followup'"
@@ -290,7 +290,7 @@ class TurnService:
             return self._active.get(agent or DEFAULT_AGENT_ID)
 
     def cancel(self, agent: str | None = None, reason: str = "cancelled") -> bool:
-        """Stop the agent's running turn (spec §1.3); callable from any thread (the kernel's Stop button).
+        """Stop the agent's running turn (turn-loop spec §1.3); callable from any thread (the kernel's Stop button).
 
         Takes effect at once when the turn waits — on the provider (a request in flight or its retry
         backoff, also a server that never answers) or on an approval question (unanswered; it is
@@ -317,7 +317,7 @@ class TurnService:
         return True
 
     def interject(self, text: str, agent: str | None = None) -> dict[str, Any]:
-        """Queue an operator interjection; a running turn drains it at its next safe point (spec §1.8.4).
+        """Queue an operator interjection; a running turn drains it at its next safe point (turn-loop spec §1.8.4).
 
         Returns:
             The queued message.
@@ -326,7 +326,7 @@ class TurnService:
 
         return self.rt.work.operator_prompt(agent or DEFAULT_AGENT_ID, text, priority="interject")
 
-    # ------------------------------------------------------------ request assembly (§1.2, §1.4, §1.10)
+    # ------------------------------------------------------------ request assembly (turn-loop spec §1.2, §1.4, turn-loop spec §1.10)
     def default_new_id(self, prefix: str) -> str:
         """The runtime's id generator (``<prefix>_<15 hex>``)."""
         return new_id(prefix)
@@ -370,7 +370,7 @@ class TurnService:
         return budget if budget is not None and budget > 0 else None
 
     def build_request(self, loop: TurnLoop) -> TurnRequest | None:
-        """The request of the loop's next round (spec §1.4, §1.10): history (whole old turns, newest kept
+        """The request of the loop's next round (turn-loop spec §1.4, §1.10): history (whole old turns, newest kept
         under the budget), the operator message, the runtime reminder if any, a turn-local recap of older
         rounds when the turn no longer fits, then each exact round (assistant blocks, tool results,
         follow-ups).
@@ -480,7 +480,7 @@ def _round_messages(rnd: Any) -> list[Message]:
 
 
 class _DeltaRelay:
-    """Streaming deltas of a built provider → ``text_delta``/``tool_call_delta`` turn events (spec §1.11)."""
+    """Streaming deltas of a built provider → ``text_delta``/``tool_call_delta`` turn events (turn-loop spec §1.11)."""
 
     def __init__(self) -> None:
         self.loop: TurnLoop | None = None
@@ -491,6 +491,6 @@ class _DeltaRelay:
 
 
 def _estimate(values: list[Any]) -> int:
-    """``(chars + 3) // 4`` of the values' compact JSON (spec §1.7 rule 3's estimate)."""
+    """``(chars + 3) // 4`` of the values' compact JSON (turn-loop spec §1.7 rule 3's estimate)."""
     text = json.dumps(to_dict(values), separators=(",", ":"), ensure_ascii=False)
     return (len(text) + 3) // 4

@@ -61,7 +61,7 @@ class _Settling:
 
     The work plane's two-phase APIs each open one transaction (``svc.tx()``); running the turn's
     terminal write inside it makes "wait registration + turn terminal" (agents spec §4.5) and
-    "completion + turn terminal" (§5.16 rule 6) one commit.
+    "completion + turn terminal" (agents spec §5.16 rule 6) one commit.
     """
 
     def __init__(self, svc: WorkService, hook: Callable[[Any], None]):
@@ -96,7 +96,7 @@ class TurnWork(AgentWork):
         work_item_id: str | None,
         recheck_after_ms: int | None,
     ) -> dict[str, Any]:
-        """WaitFor in a model turn: silent settles with the turn; final stages and defers (§4.5)."""
+        """WaitFor in a model turn: silent settles with the turn; final stages and defers (agents spec §4.5)."""
         staged = self.stage_wait(reason, wake, delivery, resource, work_item_id, recheck_after_ms)
         if staged.fast_path is not None:
             return dict(staged.fast_path)
@@ -117,7 +117,7 @@ class TurnWork(AgentWork):
         return staged.deferred_payload()
 
     def complete_work_item(self, work_item_id: str) -> dict[str, Any]:
-        """CompleteWorkItem in a model turn: promote same-round text, else defer (§5.16 rules 1, 6, 7)."""
+        """CompleteWorkItem in a model turn: promote same-round text, else defer (agents spec §5.16 rules 1, 6, 7)."""
         report = self.call.execution.get("report")
         text = report.strip() if isinstance(report, str) else ""
         if text:
@@ -394,7 +394,7 @@ class TurnToolExecutor:
         return hook
 
     def _completion_invalid(self, ob: Obligation) -> str | None:
-        """§5.16 rule 7 invalidation reasons, or None."""
+        """agents spec §5.16 rule 7 invalidation reasons, or None."""
         rec = self.rt.work.record(ob.work_item_id or "")
         if rec is None:
             return "work_item_missing"

@@ -87,7 +87,7 @@ class WebFetcher:
         """Fetch ``url`` and return the ``WebFetchResult`` payload (with ``summary_text``).
 
         Raises:
-            ToolFailure: with the §9.3 kinds (``web_fetch_disabled``, ``invalid_url``, ``network_denied``,
+            ToolFailure: with the workspace spec §9.3 kinds (``web_fetch_disabled``, ``invalid_url``, ``network_denied``,
                 ``too_many_redirects``, ``redirect_without_location``, ``invalid_redirect_location``,
                 ``network_failed``).
         """

@@ -29,7 +29,7 @@ __all__ = [
     "unwrap_ipv4",
 ]
 
-#: Cloud metadata endpoints: refused even when allowlisted (§9.1 rule 8).
+#: Cloud metadata endpoints: refused even when allowlisted (workspace spec §9.1 rule 8).
 METADATA_IPS = frozenset(
     {
         ipaddress.ip_address("169.254.169.254"),
@@ -41,7 +41,7 @@ METADATA_IPS = frozenset(
 _PRIVATE_V4 = tuple(
     ipaddress.ip_network(n)
     for n in (
-        # the spec's set (§9.1 rule 9)
+        # the spec's set (workspace spec §9.1 rule 9)
         "10.0.0.0/8",
         "172.16.0.0/12",
         "192.168.0.0/16",
@@ -74,7 +74,7 @@ def _deny(message: str, details: dict, hint: str, kind: str = "network_denied") 
 
 
 def redact_url(url: str) -> str:
-    """``url`` with any userinfo replaced by ``[redacted]`` (§9.1 rule 3a); other text unchanged."""
+    """``url`` with any userinfo replaced by ``[redacted]`` (workspace spec §9.1 rule 3a); other text unchanged."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
@@ -187,7 +187,7 @@ def _reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
 
 
 def blocked_reason(address: str) -> str | None:
-    """``"metadata"``, ``"private"`` or None for one resolved address (§9.1 rules 8-9).
+    """``"metadata"``, ``"private"`` or None for one resolved address (workspace spec §9.1 rules 8-9).
 
     An IPv6 address that carries an IPv4 address (:func:`embedded_ipv4`) is judged by that address too:
     ``2002:7f00:1::1`` (6to4 of 127.0.0.1) is private, ``2002:a9fe:a9fe::`` is the metadata address.
@@ -221,7 +221,7 @@ class Target:
 def check_url(
     url: str | httpx.URL, *, allowed: tuple[HostRule, ...], denied: tuple[HostRule, ...], redirect: bool = False
 ) -> Target:
-    """Apply §9.1 rules 2-6 (and 3a) to ``url``.
+    """Apply workspace spec §9.1 rules 2-6 (and 3a) to ``url``.
 
     Args:
         url: The initial URL text, or a joined redirect target.
@@ -305,7 +305,7 @@ def _redact_exc(exc: Exception, text: str) -> str:
 
 
 def check_addresses(target: Target, addresses: list[str]) -> None:
-    """Apply §9.1 rules 8-9 to the resolved ``addresses`` of ``target``.
+    """Apply workspace spec §9.1 rules 8-9 to the resolved ``addresses`` of ``target``.
 
     Metadata addresses are refused even when allowlisted; private and local ones unless the host
     matched ``allowed_hosts``; a host with mixed public and private records is refused.

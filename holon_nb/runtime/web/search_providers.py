@@ -70,7 +70,7 @@ SHELLS = frozenset(
 
 
 class ProviderError(HolonNBError):
-    """A failed provider attempt: ``kind`` is one of the §10 error kinds."""
+    """A failed provider attempt: ``kind`` is one of the workspace spec §10 error kinds."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)

@@ -13,7 +13,7 @@ socket's destination changes.
 
 :func:`read_capped` streams the raw body and decodes ``Content-Encoding`` itself with a bound
 on every step (``zlib`` ``max_length``), so a compression bomb stops at the cap instead of
-inflating a whole chunk first (§9.2 rule 4). It hashes the kept bytes as they arrive (each
+inflating a whole chunk first (workspace spec §9.2 rule 4). It hashes the kept bytes as they arrive (each
 chunk is hashed while it is still in the CPU cache; no second pass over a 5 MB body).
 """
 
@@ -192,7 +192,7 @@ class FetchedBody:
     Attributes:
         chunks: The decoded bytes in order.
         size: Their total length (``bytes_read``).
-        sha256: The hex digest of their concatenation (§9.2 rule 5).
+        sha256: The hex digest of their concatenation (workspace spec §9.2 rule 5).
         truncated: True when the body went on past ``max_response_bytes``.
     """
 

@@ -112,7 +112,7 @@ class AgentWork:
         ws_id = entry.get("workspace_id") if isinstance(entry, dict) else None
         return ws_id if isinstance(ws_id, str) and ws_id else "agent_home"
 
-    # ------------------------------------------------------------ work items (§5.11-§5.16)
+    # ------------------------------------------------------------ work items (agents spec §5.11-§5.16)
     def create_work_item(
         self, objective: str, plan_status: str | None, plan: str | None, todo_list: list[dict[str, str]]
     ) -> dict[str, Any]:
@@ -189,7 +189,7 @@ class AgentWork:
             brief = self.svc.records.brief(db, rec.get("result_brief_id"))
             items.append(
                 work_item_view(rec, d, home, include_todo=include_todo, ctx=ctx, brief=brief, compact=True)
-            )  # compact list form: see work_views (§5.15 departure)
+            )  # compact list form: see work_views (agents spec §5.15 departure)
         return {
             "context": self._context(db),
             "filter": filter_name,
@@ -207,7 +207,7 @@ class AgentWork:
         """CompleteWorkItem (agents spec §5.16) with the report from ``context["report"]`` (D11)."""
         return complete(self, work_item_id, self.call.execution.get("report"))
 
-    # ------------------------------------------------------------ WaitFor (§5.1)
+    # ------------------------------------------------------------ WaitFor (agents spec §5.1)
     def stage_wait(
         self,
         reason: str,
@@ -217,7 +217,7 @@ class AgentWork:
         work_item_id: str | None,
         recheck_after_ms: int | None,
     ) -> StagedWait:
-        """Validate a WaitFor call and resolve its owner without committing anything (§4.5 "call time")."""
+        """Validate a WaitFor call and resolve its owner without committing anything (agents spec §4.5 "call time")."""
         staged = StagedWait(
             agent_id=self.agent_id,
             binding=self.binding or Binding.direct(),
@@ -231,7 +231,7 @@ class AgentWork:
         return self.svc.waits.prepare(self.svc.reader(), staged)
 
     def settle_wait(self, staged: StagedWait, brief: str | None = None) -> dict[str, Any]:
-        """Commit a staged wait in one transaction (fences re-checked, §4.5). Returns the WaitFor result."""
+        """Commit a staged wait in one transaction (fences re-checked, agents spec §4.5). Returns the WaitFor result."""
         with self.svc.tx() as t:
             result = self.svc.waits.settle(t, staged, brief)
             item = result.pop("_work_item")
@@ -253,7 +253,7 @@ class AgentWork:
         """WaitFor as a direct call (D11): validate, then settle at once; ``final`` needs ``context["brief"]``.
 
         Raises:
-            ToolFailure: the errors of §5.1, and ``empty_final_brief`` for ``final`` without a brief.
+            ToolFailure: the errors of agents spec §5.1, and ``empty_final_brief`` for ``final`` without a brief.
         """
         staged = self.stage_wait(reason, wake, delivery, resource, work_item_id, recheck_after_ms)
         if staged.fast_path is not None:
@@ -272,7 +272,7 @@ class AgentWork:
                 )
         return self.settle_wait(staged, brief)
 
-    # ------------------------------------------------------------ timers (§5.7-§5.10)
+    # ------------------------------------------------------------ timers (agents spec §5.7-§5.10)
     def create_timer(
         self, duration_ms: int | None, fire_at: str | None, interval_ms: int | None, summary: str | None
     ) -> dict[str, Any]:
@@ -299,7 +299,7 @@ class AgentWork:
         return {"timer": timer_view(self.svc.timers.get(self.svc.reader(), self.agent_id, timer_id))}
 
     def cancel_timer(self, timer_id: str) -> dict[str, Any]:
-        """CancelTimer (§5.10): idempotent for cancelled timers; cancels bound waits."""
+        """CancelTimer (agents spec §5.10): idempotent for cancelled timers; cancels bound waits."""
         with self.svc.tx() as t:
             row, changed, wait_ids = self.svc.timers.cancel(t, self.agent_id, timer_id)
         if changed:
@@ -310,9 +310,9 @@ class AgentWork:
         out["summary_text"] = f"timer {timer_id} cancelled" if changed else f"timer {timer_id} was already cancelled"
         return out
 
-    # ------------------------------------------------------------ messages (§5.3-§5.4)
+    # ------------------------------------------------------------ messages (agents spec §5.3-§5.4)
     def enqueue_followup(self, text: str, priority: str) -> dict[str, Any]:
-        """Enqueue (§5.4): a follow-up into the caller's own queue."""
+        """Enqueue (agents spec §5.4): a follow-up into the caller's own queue."""
         binding = self.binding
         with self.svc.tx() as t:
             work_item_id = binding.work_item_id if binding else None
@@ -337,7 +337,7 @@ class AgentWork:
         }
 
     def send_agent_message(self, target_id: str, message: str, priority: str) -> dict[str, Any]:
-        """SendAgentMessage (§5.3): durable, fire-and-forget, authorized targets only."""
+        """SendAgentMessage (agents spec §5.3): durable, fire-and-forget, authorized targets only."""
         self.authorize_message(target_id)
         binding = self.binding
         meta: dict[str, Any] = {"sender_agent_id": self.agent_id}

@@ -1,7 +1,7 @@
 """Focus transitions: PickWorkItem and CompleteWorkItem (agents spec §3.4, §3.6, §5.13, §5.16).
 
 Both move the agent's focus and continuation frames, and neither ever moves a
-task or a wait to another work item (§3.4 rule 4). Each runs as one
+task or a wait to another work item (agents spec §3.4 rule 4). Each runs as one
 transaction of :class:`~holon_nb.runtime.work.records.Tx`.
 """
 

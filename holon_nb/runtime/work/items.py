@@ -2,7 +2,7 @@
 
 The record-level layer of agents spec §3: every write runs inside a caller's
 :class:`~holon_nb.runtime.work.records.Tx`, checks the expected revision
-(§3.5) and bumps it by one, appends the revision to ``work_item_revisions``,
+(agents spec §3.5) and bumps it by one, appends the revision to ``work_item_revisions``,
 re-indexes the item for memory search and queues a ``work_item_changed``
 event for after the commit.
 """
@@ -160,7 +160,7 @@ class WorkItemRecords:
         )
 
     def refresh_plan(self, rec: dict[str, Any]) -> dict[str, Any]:
-        """Plan-artifact metadata read from disk now (stored with the next write, §5.12 rule 3)."""
+        """Plan-artifact metadata read from disk now (stored with the next write, agents spec §5.12 rule 3)."""
         return plan_meta_for(self.plan_path(rec["agent_id"], rec["id"]))
 
     @staticmethod
@@ -239,7 +239,7 @@ class WorkItemRecords:
             return None
         return decode(db.execute("SELECT * FROM briefs WHERE id=?", (brief_id,)).fetchone())
 
-    # ------------------------------------------------------------ continuation frames (§3.6)
+    # ------------------------------------------------------------ continuation frames (agents spec §3.6)
     @staticmethod
     def frames(db: Any, agent_id: str) -> list[dict[str, Any]]:
         """Active continuation frames of an agent, oldest first."""
@@ -285,7 +285,7 @@ class WorkItemRecords:
 
     @staticmethod
     def frame_summary(frame: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-        """``{frame_id, suspended_work_item_id, active_work_item_id, return_policy, reason}`` (§3.6)."""
+        """``{frame_id, suspended_work_item_id, active_work_item_id, return_policy, reason}`` (agents spec §3.6)."""
         return {
             "frame_id": frame["id"],
             "suspended_work_item_id": frame["suspended_work_item_id"],

@@ -3,11 +3,11 @@
 Every message — task results, timer ticks, follow-ups, agent messages,
 operator prompts, callback events — enters through :meth:`MessageQueue.enqueue`,
 which inserts it and triggers the matching wait in the caller's open
-transaction, so a wake can never be lost between the two (§4.6 rule 1).
+transaction, so a wake can never be lost between the two (agents spec §4.6 rule 1).
 
 Queue order: priority ``interject`` < ``next`` < ``normal`` < ``background``,
 then arrival (``seq``). A message is ``queued`` until processed; the
-processing call resolves the wait it triggered (§4.6 rules 3-4).
+processing call resolves the wait it triggered (agents spec §4.6 rules 3-4).
 """
 
 from __future__ import annotations

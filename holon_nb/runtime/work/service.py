@@ -158,9 +158,9 @@ class WorkService:
             except RuntimeError:
                 pass  # the loop is stopping
 
-    # ------------------------------------------------------------ task plane hooks (§3.4 rule 3, §4.6)
+    # ------------------------------------------------------------ task plane hooks (agents spec §3.4 rule 3, §4.6)
     def captured_work_item(self, agent_id: str) -> str | None:
-        """The ``work_item_id`` a task records at creation: turn binding, else focus, else None (§3.4 rule 3)."""
+        """The ``work_item_id`` a task records at creation: turn binding, else focus, else None (agents spec §3.4 rule 3)."""
         focus = self.records.focus(self.reader(), agent_id)
         return focus["current_turn_work_item_id"] or focus["current_work_item_id"]
 
@@ -213,7 +213,7 @@ class WorkService:
                     count += 1
         return count
 
-    # ------------------------------------------------------------ turn bindings (§2, for a turn loop)
+    # ------------------------------------------------------------ turn bindings (agents spec §2, for a turn loop)
     def begin_execution(self, agent_id: str, binding: dict[str, Any]) -> None:
         """Record a model turn's execution binding as the agent's current one (agents spec §2).
 
@@ -233,7 +233,7 @@ class WorkService:
             if cur.get("turn_id") == turn_id:
                 self.records.set_focus(t, agent_id, current_execution_binding=None, current_turn_work_item_id=None)
 
-    # ------------------------------------------------------------ the queue (§1.4, §4.6)
+    # ------------------------------------------------------------ the queue (agents spec §1.4, §4.6)
     def enqueue(self, agent_id: str, kind: str, text: str, **fields: Any) -> dict[str, Any]:
         """Enqueue one message in its own transaction (see :meth:`MessageQueue.enqueue` for ``fields``)."""
         fields.setdefault("origin", {"kind": "system"})
@@ -278,7 +278,7 @@ class WorkService:
         )
 
     def process_message(self, message_id: str) -> dict[str, Any]:
-        """Admit and process one queued message: its wait resolves, its owner unblocks (§4.6 rules 3-5).
+        """Admit and process one queued message: its wait resolves, its owner unblocks (agents spec §4.6 rules 3-5).
 
         Returns:
             The admission dict of :meth:`MessageQueue.process` (``work_item`` as a raw record or None).

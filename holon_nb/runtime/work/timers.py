@@ -14,7 +14,7 @@ the fallback recheck of a wait registered with ``recheck_after_ms``: a
 Repeating timers are bounded (issue 25 item 2b: ten timers of ``interval_ms: 1``
 left the runtime unresponsive for 30 s and more, a transaction and a queued
 message per millisecond each). Designed here, beyond agents spec §5.7 (which
-takes any ``interval_ms`` ≥ 1) and §4.7 (a message per tick):
+takes any ``interval_ms`` ≥ 1) and agents spec §4.7 (a message per tick):
 
 - CreateTimer refuses an ``interval_ms`` under :data:`MIN_INTERVAL_MS`
   (``invalid_tool_input`` naming the minimum); a faster timer already in a home

@@ -1,6 +1,6 @@
 """The waiting plane: wait records, WaitFor staging and atomic settlement, triggers, resolution.
 
-Agents spec §4. ``WaitFor`` is split in two so the settlement fences (§4.5)
+Agents spec §4. ``WaitFor`` is split in two so the settlement fences (agents spec §4.5)
 mean something: :meth:`WaitPlane.prepare` validates and records what the call
 saw (owner revision, last message seq); :meth:`WaitPlane.settle` re-checks
 those facts inside the one transaction that registers the wait (and, for
@@ -137,7 +137,7 @@ class WaitPlane:
             )
         return [decode(r) for r in rows.fetchall()]
 
-    # ------------------------------------------------------------ WaitFor: validate (§5.1 rules 3-7)
+    # ------------------------------------------------------------ WaitFor: validate (agents spec §5.1 rules 3-7)
     def prepare(self, db: Any, staged: StagedWait) -> StagedWait:
         """Validate a WaitFor call and resolve its owner (agents spec §4.3, §5.1).
 
@@ -256,7 +256,7 @@ class WaitPlane:
         return dict(row)
 
     def _resolve_owner(self, db: Any, staged: StagedWait) -> str | None:
-        """explicit → execution binding → turn binding → open focus → agent lifecycle (§4.3)."""
+        """explicit → execution binding → turn binding → open focus → agent lifecycle (agents spec §4.3)."""
         if staged.explicit_work_item_id:
             return staged.explicit_work_item_id
         if staged.binding.work_item_id:
@@ -296,9 +296,9 @@ class WaitPlane:
             )
         return rec
 
-    # ------------------------------------------------------------ WaitFor: settle (§4.4-§4.5)
+    # ------------------------------------------------------------ WaitFor: settle (agents spec §4.4-§4.5)
     def fence(self, db: Any, staged: StagedWait) -> str | None:
-        """The first failed settlement fence's reason, or None when every fence holds (§4.5)."""
+        """The first failed settlement fence's reason, or None when every fence holds (agents spec §4.5)."""
         if not staged.binding.ephemeral:
             cur = self.records.focus(db, staged.agent_id)["current_execution_binding"] or {}
             if cur.get("turn_id") != staged.binding.turn_id:
@@ -522,11 +522,11 @@ class WaitPlane:
             self.clear_blocker(t, w, "timer_cancelled")
         return ids
 
-    # ------------------------------------------------------------ trigger and resolve (§4.6)
+    # ------------------------------------------------------------ trigger and resolve (agents spec §4.6)
     def trigger(self, t: Tx, msg: dict[str, Any]) -> list[dict[str, Any]]:
         """Trigger the active waits a just-enqueued message matches, in the enqueue's transaction.
 
-        §4.6 rule 1: the wait correlated by ``source_refs.wait_id``, else the most recently
+        agents spec §4.6 rule 1: the wait correlated by ``source_refs.wait_id``, else the most recently
         updated match. Review fix (a user calls the upstream rule a bug): a ``timer_tick``
         triggers *every* active wait bound to its timer (``subject_ref`` = the timer id) —
         each of a different owner, since registering a wait cancels the owner's others —
@@ -575,7 +575,7 @@ class WaitPlane:
         return out
 
     def resolve(self, t: Tx, wait: dict[str, Any]) -> dict[str, Any] | None:
-        """Resolve a triggered wait whose message is being processed; unblock its owner (§4.6 rule 4).
+        """Resolve a triggered wait whose message is being processed; unblock its owner (agents spec §4.6 rule 4).
 
         Returns:
             The owner's new record when its blocker was cleared, else None.

@@ -35,12 +35,12 @@ CANONICAL_ROOT = "canonical_root"
 GIT_WORKTREE_ROOT = "git_worktree_root"
 SHARED_READ = "shared_read"
 EXCLUSIVE_WRITE = "exclusive_write"
-#: The bare alias every agent may use for its own home (§1.1).
+#: The bare alias every agent may use for its own home (workspace spec §1.1).
 AGENT_HOME_ALIAS = "agent_home"
 
 
 def normalize(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> str:
-    """Normalise a path lexically (§2.2): absolute, no ``.``, ``..`` pops one component, never above ``/``.
+    """Normalise a path lexically (workspace spec §2.2): absolute, no ``.``, ``..`` pops one component, never above ``/``.
 
     Args:
         path: The path; relative paths are joined to ``base``.
@@ -59,7 +59,7 @@ def normalize(path: str | os.PathLike[str], base: str | os.PathLike[str] | None 
 
 
 def contains(root: str, path: str) -> bool:
-    """True when normalised ``path`` equals ``root`` or lies below it (component-wise prefix, §2.2)."""
+    """True when normalised ``path`` equals ``root`` or lies below it (component-wise prefix, workspace spec §2.2)."""
     root_parts = [p for p in root.split("/") if p]
     path_parts = [p for p in path.split("/") if p]
     return path_parts[: len(root_parts)] == root_parts
@@ -92,7 +92,7 @@ def same_path(a: str, b: str) -> bool:
 
 @dataclass(frozen=True)
 class Discovery:
-    """What :func:`discover` found for a directory (§1.3).
+    """What :func:`discover` found for a directory (workspace spec §1.3).
 
     Attributes:
         anchor: The workspace anchor (repository root, or the directory itself).
@@ -165,7 +165,7 @@ def discover(path: str) -> Discovery:
 
 
 def workspace_id_for(anchor: str) -> str:
-    """``ws_`` + the first 15 hex digits of SHA-256 of the normalised anchor (§1.1).
+    """``ws_`` + the first 15 hex digits of SHA-256 of the normalised anchor (workspace spec §1.1).
 
     Callers pass the anchor through :func:`real_dir` first, so a symlinked
     spelling of an attached repository yields the same id.
@@ -174,17 +174,17 @@ def workspace_id_for(anchor: str) -> str:
 
 
 def agent_home_id(agent_id: str) -> str:
-    """The agent-home workspace id ``agent_home:<agent_id>`` (§1.1)."""
+    """The agent-home workspace id ``agent_home:<agent_id>`` (workspace spec §1.1)."""
     return f"{AGENT_HOME_ALIAS}:{agent_id}"
 
 
 def canonical_root_id(workspace_id: str) -> str:
-    """``canonical_root:<workspace_id>`` (§1.1)."""
+    """``canonical_root:<workspace_id>`` (workspace spec §1.1)."""
     return f"{CANONICAL_ROOT}:{workspace_id}"
 
 
 def worktree_root_id(workspace_id: str, path: str) -> str:
-    """Base id of a linked worktree root: ``git_worktree_root:<workspace_id>:<path>`` (§1.1)."""
+    """Base id of a linked worktree root: ``git_worktree_root:<workspace_id>:<path>`` (workspace spec §1.1)."""
     return f"{GIT_WORKTREE_ROOT}:{workspace_id}:{normalize(path)}"
 
 

@@ -8,10 +8,10 @@ sees (``ctx.workspaces``): the caller's cwd, execution root and bound roots
 
 The default workspace: the first time an agent is seen its bindings are
 ``[agent home, anchor of rt.workspace]`` (plus its parent's bindings for a
-child, §1.5) and its active projection is ``rt.workspace``'s discovered one
+child, workspace spec §1.5) and its active projection is ``rt.workspace``'s discovered one
 (cwd = ``rt.workspace``). All of it is in SQLite, so a runtime reopened on the
 same home (a kernel restart) keeps what the agent switched to. holon_nb always
-runs in host mode (§1.4): occupancy and cleanup leases always apply.
+runs in host mode (workspace spec §1.4): occupancy and cleanup leases always apply.
 
 Paths: every directory entering the plane (AttachWorkspace/SwitchWorkspace
 ``path``, the notebook directory, the agent home) is spelled by its
@@ -266,7 +266,7 @@ class AgentWorkspaces:
         return self.tables.agent_state(self.agent_id)  # type: ignore[return-value]
 
     def _parent_bindings(self) -> list[str]:
-        """A child's inherited bindings: its parent's attached workspaces except the parent's home (§1.5)."""
+        """A child's inherited bindings: its parent's attached workspaces except the parent's home (workspace spec §1.5)."""
         rec = self.tables.store.agent(self.agent_id) or {}
         parent = rec.get("parent_id")
         pst = self.tables.agent_state(parent) if parent else None
@@ -309,7 +309,7 @@ class AgentWorkspaces:
 
     def ensure_workspace_for(self, db: Any, anchor: str) -> dict[str, Any]:
         """The registry entry of an anchor, with its canonical root (created; the agent-home directory maps
-        to the agent home, §4 rule 3). The anchor is spelled by its realpath (module docstring)."""
+        to the agent home, workspace spec §4 rule 3). The anchor is spelled by its realpath (module docstring)."""
         anchor = real_dir(anchor)
         if same_path(anchor, self.home):
             return self._ensure_home(db)
@@ -325,7 +325,7 @@ class AgentWorkspaces:
         return ws
 
     def discover(self, path: str) -> Discovery:
-        """§1.3 discovery, except that anything inside the agent home is the agent home."""
+        """workspace spec §1.3 discovery, except that anything inside the agent home is the agent home."""
         if contains(self.home, path):
             return Discovery(self.home, self.home, CANONICAL_ROOT, path)
         return discover(path)
@@ -349,7 +349,7 @@ class AgentWorkspaces:
         return self.activate(db, home_ws, self._canonical_root(db, home_ws), SHARED_READ, fallback_cwd)
 
     def activate(self, db: Any, ws: dict[str, Any], root: dict[str, Any], mode: str, cwd: str) -> dict[str, Any]:
-        """Enter ``root`` inside an open transaction (§1.4 rule 1, §6 rule 8) and return the new active entry.
+        """Enter ``root`` inside an open transaction (workspace spec §1.4 rule 1, §6 rule 8) and return the new active entry.
 
         Acquires occupancy (refusing ``occupancy_conflict`` / ``root_being_removed``),
         persists the projection, then releases the previous occupancy.
@@ -395,7 +395,7 @@ class AgentWorkspaces:
         return active
 
     def directory(self, value: str, field: str, tool_name: str) -> str:
-        """Resolve a path argument against the active cwd (§2.3) and require an existing directory.
+        """Resolve a path argument against the active cwd (workspace spec §2.3) and require an existing directory.
 
         Returns:
             The directory's realpath (a symlinked spelling of an attached repository is that repository).
@@ -425,7 +425,7 @@ class AgentWorkspaces:
         activate: bool = True,
         on_existing: str = "reuse",
     ) -> dict[str, Any]:
-        """CreateWorktree (§7); see :func:`holon_nb.runtime.workspaces.worktrees.create_worktree`."""
+        """CreateWorktree (workspace spec §7); see :func:`holon_nb.runtime.workspaces.worktrees.create_worktree`."""
         return await worktrees.create_worktree(self, workspace_id, branch, base_ref, label, activate, on_existing)
 
     async def remove_worktree(
@@ -435,12 +435,12 @@ class AgentWorkspaces:
         branch_policy: str = "keep",
         merged_into: str | None = None,
     ) -> dict[str, Any]:
-        """RemoveWorktree (§8); see :func:`holon_nb.runtime.workspaces.worktrees.remove_worktree`."""
+        """RemoveWorktree (workspace spec §8); see :func:`holon_nb.runtime.workspaces.worktrees.remove_worktree`."""
         return await worktrees.remove_worktree(self, execution_root_id, return_to, branch_policy, merged_into)
 
-    # ------------------------------------------------------------ GetWorkspaceState (§3)
+    # ------------------------------------------------------------ GetWorkspaceState (workspace spec §3)
     async def state(self) -> dict[str, Any]:
-        """GetWorkspaceState's result (§3): bindings, active projection, visible roots (live git overlay), occupancy.
+        """GetWorkspaceState's result (workspace spec §3): bindings, active projection, visible roots (live git overlay), occupancy.
 
         A pending ``projection_repair`` (module docstring) is returned at the top level, next to ``active``.
         """
@@ -481,7 +481,7 @@ class AgentWorkspaces:
 
     # ------------------------------------------------------------ AttachWorkspace (§4)
     async def attach(self, path: str) -> dict[str, Any]:
-        """Bind the workspace of an existing directory ``path`` (absolute, normalised) without switching (§4)."""
+        """Bind the workspace of an existing directory ``path`` (absolute, normalised) without switching (workspace spec §4)."""
         async with self.svc.lock:
             self.active()
             disc = self.discover(path)
@@ -508,7 +508,7 @@ class AgentWorkspaces:
         }
 
     def _prune_stale(self, db: Any, cur: dict[str, Any]) -> list[str]:
-        """Drop bindings whose entry is gone or whose anchor is no longer a directory (§4 rule 5)."""
+        """Drop bindings whose entry is gone or whose anchor is no longer a directory (workspace spec §4 rule 5)."""
         keep: list[str] = []
         for ws_id in cur["attached"]:
             entry = self.tables.workspace(ws_id)
@@ -523,7 +523,7 @@ class AgentWorkspaces:
 
     # ------------------------------------------------------------ DetachWorkspace (§5)
     async def detach(self, workspace_id: str) -> dict[str, Any]:
-        """Remove one binding; an active target first switches to the agent home (§5)."""
+        """Remove one binding; an active target first switches to the agent home (workspace spec §5)."""
         if workspace_id in (AGENT_HOME_ALIAS, agent_home_id(self.agent_id)):
             raise ToolFailure(
                 ToolError(
@@ -575,7 +575,7 @@ class AgentWorkspaces:
         path: str | None = None,
         cwd: str | None = None,
     ) -> dict[str, Any]:
-        """Activate an attached workspace, a registered root, or the workspace of a directory (§6).
+        """Activate an attached workspace, a registered root, or the workspace of a directory (workspace spec §6).
 
         Args:
             workspace_id / execution_root_id / path: Exactly one selector (``path``
@@ -586,7 +586,7 @@ class AgentWorkspaces:
             ``SwitchWorkspaceResult`` (``disposition`` ``switched`` or ``no_op``).
 
         Raises:
-            ToolFailure: the §1.6 reasons; the previous projection is then intact.
+            ToolFailure: the workspace spec §1.6 reasons; the previous projection is then intact.
         """
         async with self.svc.lock:
             return await self.switch_locked(
@@ -668,7 +668,7 @@ def _missing_cleanup(path: str, record: Any, records: Any, err: str) -> dict[str
 
 
 async def _overlay_live_git(root: dict[str, Any], anchor: str, listings: dict[str, Any], agent_id: str) -> None:
-    """Overlay live git facts on a worktree root, in the response only (§3 rule 3).
+    """Overlay live git facts on a worktree root, in the response only (workspace spec §3 rule 3).
 
     Git runs in the anchor (the listing) and, only when the worktree folder exists,
     inside it (``git status``). A vanished folder is reported with status ``missing``.

@@ -254,7 +254,7 @@ class WorkspaceTables:
             )
 
     def grant_lease(self, db: sqlite3.Connection, execution_root_id: str, agent_id: str) -> str | None:
-        """Grant a cleanup lease when the root has no unreleased occupancy (§1.4 rule 5); return its id or None."""
+        """Grant a cleanup lease when the root has no unreleased occupancy (workspace spec §1.4 rule 5); return its id or None."""
         if self.live_occupancies_in(db, execution_root_id) or self.lease_in(db, execution_root_id):
             return None
         lease_id = new_id("lease")

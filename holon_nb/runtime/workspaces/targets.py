@@ -2,7 +2,7 @@
 (workspace spec §1.1, §6).
 
 Functions here take the caller's :class:`~holon_nb.runtime.workspaces.service.AgentWorkspaces` view.
-An id already in the registry gets a ``:gen_<15hex>`` generation suffix (§1.1).
+An id already in the registry gets a ``:gen_<15hex>`` generation suffix (workspace spec §1.1).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ __all__ = ["SwitchTarget", "resolve_target", "identity", "register_root"]
 
 @dataclass(frozen=True)
 class SwitchTarget:
-    """Where a switch goes (§6): the workspace entry, root path and kind, known root id, default cwd."""
+    """Where a switch goes (workspace spec §6): the workspace entry, root path and kind, known root id, default cwd."""
 
     workspace: dict[str, Any]
     root_path: str
@@ -47,7 +47,7 @@ class SwitchTarget:
     default_cwd: str
 
     def effective_cwd(self, requested: str | None) -> str:
-        """The cwd to enter: ``requested`` (relative joins the root) or the default (§6 rule 5).
+        """The cwd to enter: ``requested`` (relative joins the root) or the default (workspace spec §6 rule 5).
 
         Raises:
             ToolFailure: ``execution_root_not_found`` when the root directory is gone,
@@ -96,7 +96,7 @@ def resolve_target(
     execution_root_id: str | None = None,
     path: str | None = None,
 ) -> SwitchTarget:
-    """Resolve one switch selector (§6 rules 2-4) without changing anything.
+    """Resolve one switch selector (workspace spec §6 rules 2-4) without changing anything.
 
     Raises:
         ToolFailure: ``workspace_not_found``, ``workspace_not_attached``,
@@ -159,7 +159,7 @@ def resolve_target(
     bound = [w for w in (tables.workspace(i) for i in attached) if w]
     ws = next((w for w in bound if w["workspace_anchor"] == disc.anchor), None)
     if ws is None and disc.anchor == path and not os.path.isdir(os.path.join(path, ".git")):
-        # A plain directory (§1.3 rule 3) is its own anchor, so a subdirectory of an attached plain
+        # A plain directory (workspace spec §1.3 rule 3) is its own anchor, so a subdirectory of an attached plain
         # workspace would never match it; upstream then refuses a path that is inside an attached
         # workspace. Fixed here: the innermost attached anchor containing the path is used.
         inside = [w for w in bound if contains(w["workspace_anchor"], path)]
@@ -220,7 +220,7 @@ def register_root(
     requested_base_ref: str | None = None,
     resolved_base_commit: str | None = None,
 ) -> dict[str, Any]:
-    """Register or refresh a linked worktree root inside an open transaction (§6 rule 7, §7 rules 10 and 12).
+    """Register or refresh a linked worktree root inside an open transaction (workspace spec §6 rule 7, §7 rules 10 and 12).
 
     An existing live entry at ``path`` (same ``git_dir``) keeps its id, owner,
     authorized list and provenance; other live entries at ``path`` are

@@ -3,7 +3,7 @@
 Functions here take the caller's :class:`~holon_nb.runtime.workspaces.service.AgentWorkspaces`
 view. Worktree artifacts are ``ExecutionRootEntry`` records with ``worktree``
 metadata; removal is a tombstone; an id already in the registry gets a
-``:gen_<15hex>`` generation suffix (§1.1).
+``:gen_<15hex>`` generation suffix (workspace spec §1.1).
 
 Git runs in the workspace anchor, or inside a worktree only once its folder is
 known to exist. A worktree whose folder vanished can still be removed (designed
@@ -56,7 +56,7 @@ def _set_cleanup(
         view.tables.upsert_root(db, {**entry, "worktree": {**entry["worktree"], "last_cleanup": cleanup}})
 
 
-# ---------------------------------------------------------------- CreateWorktree (§7)
+# ---------------------------------------------------------------- CreateWorktree (workspace spec §7)
 
 
 async def create_worktree(
@@ -321,7 +321,7 @@ async def _create(
     return {k: v for k, v in res.items() if v is not None} | {"summary_text": "created and registered linked worktree"}
 
 
-# ---------------------------------------------------------------- RemoveWorktree (§8)
+# ---------------------------------------------------------------- RemoveWorktree (workspace spec §8)
 
 
 def _removal(root_id: str, disposition: str, summary: str, **fields: Any) -> dict[str, Any]:
@@ -339,7 +339,7 @@ def _removal(root_id: str, disposition: str, summary: str, **fields: Any) -> dic
 async def remove_worktree(
     view: AgentWorkspaces, execution_root_id: str, return_to: str | None, branch_policy: str, merged_into: str | None
 ) -> dict[str, Any]:
-    """Safely remove a registered linked worktree (§8); every check runs before the first change.
+    """Safely remove a registered linked worktree (workspace spec §8); every check runs before the first change.
 
     A worktree whose folder vanished (designed here, a review fix) goes through
     :func:`_remove_vanished`: git runs only in the anchor, nothing is dirty-checked
@@ -347,7 +347,7 @@ async def remove_worktree(
     disposition ``removed``.
 
     Raises:
-        ToolFailure: ``tool_execution_failed`` with the §8 reasons.
+        ToolFailure: ``tool_execution_failed`` with the workspace spec §8 reasons.
     """
     async with view.svc.lock:
         active = view.active()
@@ -420,7 +420,7 @@ def _repair_holders(view: AgentWorkspaces, execution_root_id: str) -> None:
 
     Each holder goes to its own agent home with a ``projection_repair`` record, which
     is exactly what its next tool call would do (:mod:`.workspaces`); its stale
-    occupancy then no longer blocks the cleanup (§8 rule 6 still applies to any
+    occupancy then no longer blocks the cleanup (workspace spec §8 rule 6 still applies to any
     occupancy that remains).
     """
     with view.tables.store.tx() as db:
@@ -430,7 +430,7 @@ def _repair_holders(view: AgentWorkspaces, execution_root_id: str) -> None:
 
 
 def _removable(view: AgentWorkspaces, execution_root_id: str) -> dict[str, Any]:
-    """§8 rules 1, 3 and 4: the entry exists, is a worktree, has identity metadata, and the caller may remove it."""
+    """workspace spec §8 rules 1, 3 and 4: the entry exists, is a worktree, has identity metadata, and the caller may remove it."""
     entry = view.tables.root(execution_root_id)
     if entry is None:
         raise refuse(
@@ -469,7 +469,7 @@ def _removable(view: AgentWorkspaces, execution_root_id: str) -> dict[str, Any]:
 
 
 def _return_selector(view: AgentWorkspaces, entry: dict[str, Any], return_to: str | None) -> dict[str, Any]:
-    """§8 rule 5: where an active target returns to, validated before any change."""
+    """workspace spec §8 rule 5: where an active target returns to, validated before any change."""
     root_id = entry["execution_root_id"]
     if return_to is None:
         raise refuse(
@@ -496,7 +496,7 @@ def _return_selector(view: AgentWorkspaces, entry: dict[str, Any], return_to: st
 
 
 async def _verify_live(entry: dict[str, Any], ws: dict[str, Any]) -> WorktreeRecord:
-    """§8 rule 7: live porcelain listing, generation identity, checkout identity, lock."""
+    """workspace spec §8 rule 7: live porcelain listing, generation identity, checkout identity, lock."""
     wt, path = entry["worktree"], entry["filesystem_path"]
     records, err = await worktree_records(ws["workspace_anchor"])
     record = next((r for r in records or [] if same_path(r.path, path)), None)
@@ -539,7 +539,7 @@ async def _verify_live(entry: dict[str, Any], ws: dict[str, Any]) -> WorktreeRec
 
 
 async def _prove_merged(record: WorktreeRecord, anchor: str, branch_policy: str, merged_into: str | None) -> None:
-    """§8 rule 9: a detached HEAD or ``delete_if_merged`` needs ``merged_into`` and ancestry."""
+    """workspace spec §8 rule 9: a detached HEAD or ``delete_if_merged`` needs ``merged_into`` and ancestry."""
     if not (record.detached or branch_policy == "delete_if_merged"):
         return
     if merged_into is None:
@@ -571,7 +571,7 @@ async def _remove_now(
     branch_policy: str,
     switched: bool,
 ) -> dict[str, Any]:
-    """§8 rules 10-11 under a cleanup lease: git worktree remove (never --force), tombstone, optional CAS delete."""
+    """workspace spec §8 rules 10-11 under a cleanup lease: git worktree remove (never --force), tombstone, optional CAS delete."""
     root_id, path, anchor = entry["execution_root_id"], entry["filesystem_path"], ws["workspace_anchor"]
     with view.tables.store.tx() as db:
         if view.tables.grant_lease(db, root_id, view.agent_id) is None:
@@ -605,7 +605,7 @@ async def _finish_removal(
     switched: bool,
     note: str | None = None,
 ) -> dict[str, Any]:
-    """§8 rule 11 once git no longer has the worktree: tombstone, optional compare-and-swap branch
+    """workspace spec §8 rule 11 once git no longer has the worktree: tombstone, optional compare-and-swap branch
     deletion (refused while another live worktree has the branch checked out), audit, result."""
     root_id = entry["execution_root_id"]
     with view.tables.store.tx() as db:
@@ -663,7 +663,7 @@ async def _remove_vanished(
 
     Git runs only in the anchor, never in the missing folder.
 
-    - Git still lists the path (it is ``prunable``): §8 rule 7 as far as a missing
+    - Git still lists the path (it is ``prunable``): workspace spec §8 rule 7 as far as a missing
       folder allows — the recorded ``git_dir`` must still belong to this path
       (``generation_mismatch``), a lock refuses (``worktree_locked``), and for
       ``delete_if_merged`` the live checkout must match the record

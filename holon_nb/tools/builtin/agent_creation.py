@@ -1,6 +1,6 @@
 """Agent-creation tools: CreateAgent and InvokeAgent (agents spec §5.5-§5.6, family ``agent_creation``).
 
-Both are ``public_named``-only (§1.1; the dispatcher's profile gate refuses a
+Both are ``public_named``-only (agents spec §1.1; the dispatcher's profile gate refuses a
 private child with ``unsupported_agent_profile_capability``, case 32). This
 module holds the input models and the argument rules; the records, messages,
 tasks and background runs live in :mod:`holon_nb.runtime.agents.lifecycle`,
@@ -23,7 +23,7 @@ __all__ = ["SPECS", "CreateAgentInput", "InvokeAgentInput", "ModelRequest", "che
 _SURFACES = ("runtime agent lifecycle APIs",)
 UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1, json_schema_extra={"format": "uint32"})]
 
-#: §5.5 rule 2: ``[A-Za-z0-9._-]+``, one normal path component; the runtime's agent-id rule
+#: agents spec §5.5 rule 2: ``[A-Za-z0-9._-]+``, one normal path component; the runtime's agent-id rule
 #: (first character a letter or digit, at most 64 characters, no ``..``) also applies, so every
 #: created agent can be addressed by ``Runtime.call(agent=...)`` and names one directory.
 _AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -33,7 +33,7 @@ _PROVIDER = re.compile(r"[a-z0-9_-]+(@[a-z0-9_-]+)?")
 
 
 class ModelRequest(Strict):
-    """The ``model`` object of CreateAgent/InvokeAgent (§5.5): no extra keys."""
+    """The ``model`` object of CreateAgent/InvokeAgent (agents spec §5.5): no extra keys."""
 
     provider: str = Field(description="Provider id, e.g. openai or anthropic (optionally provider@endpoint).")
     model: str = Field(description="Model name at that provider.")
@@ -83,7 +83,7 @@ class InvokeAgentInput(Strict):
 
 
 def check_agent_id(value: str, tool: str) -> str:
-    """Return the trimmed agent id, or raise ``invalid_tool_input`` (§5.5 rule 2, case 33-34).
+    """Return the trimmed agent id, or raise ``invalid_tool_input`` (agents spec §5.5 rule 2, case 33-34).
 
     Raises:
         ToolFailure: ``invalid_tool_input`` with ``field: "agent_id"`` for a malformed id, and
@@ -106,7 +106,7 @@ def check_agent_id(value: str, tool: str) -> str:
 
 
 def model_request(model: ModelRequest | None, tool: str) -> dict[str, Any] | None:
-    """The validated ``model`` object as a dict (None when absent); §5.5 rule 5 field checks.
+    """The validated ``model`` object as a dict (None when absent); agents spec §5.5 rule 5 field checks.
 
     Raises:
         ToolFailure: ``invalid_tool_input`` with ``field`` ``model.provider`` or ``model.model``.
@@ -139,7 +139,7 @@ def model_request(model: ModelRequest | None, tool: str) -> dict[str, Any] | Non
 
 
 async def create_agent(args: CreateAgentInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of CreateAgent: validate, then create or reuse through the agent lifecycle (§5.5)."""
+    """Handler of CreateAgent: validate, then create or reuse through the agent lifecycle (agents spec §5.5)."""
     agent_id = check_agent_id(args.agent_id, "CreateAgent")
     model = model_request(args.model, "CreateAgent")
     return await ctx.agents.lifecycle.create_agent(
@@ -152,7 +152,7 @@ async def create_agent(args: CreateAgentInput, ctx: ToolContext) -> dict[str, An
 
 
 async def invoke_agent(args: InvokeAgentInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of InvokeAgent: resident invocation or supervised private child (§5.6); never blocks."""
+    """Handler of InvokeAgent: resident invocation or supervised private child (agents spec §5.6); never blocks."""
     message = trim_required(args, "InvokeAgent", "message", hint="Pass what the agent should do in `message`.")
     lifecycle = ctx.agents.lifecycle
     if args.agent_id is None:

@@ -3,8 +3,8 @@
 The engine lives in :mod:`holon_nb.tools.patching`; this module adapts it to
 the tool surface. The advertised schema is ``{patch: string}`` on every route;
 what else is accepted depends on the surface of the call's model route
-(§10.1): a bare JSON string and raw (non-JSON) patch text are the patch on
-both surfaces (raw text on the unified surface goes beyond §10.1: dispatch
+(commands spec §10.1): a bare JSON string and raw (non-JSON) patch text are the patch on
+both surfaces (raw text on the unified surface goes beyond commands spec §10.1: dispatch
 would otherwise refuse it naming its internal ``_raw`` wrapper); on the
 ``codex_dsl_freeform`` surface an ``{input: …}`` wrapper is accepted too,
 while on ``unified_diff_json`` an ``input`` field is refused with a hint

@@ -156,7 +156,7 @@ async def memory_get(args: MemoryGetInput, ctx: ToolContext) -> dict[str, Any]:
 def _payload(doc: Any, n: int, total: int, level: int) -> dict[str, Any]:
     """The MemoryGet result with ``content`` = the first ``n`` characters, at a reduction ``level``.
 
-    Level 0 is the full §5.18 shape; level 1 drops provenance metadata, ``workspace_id`` and
+    Level 0 is the full agents spec §5.18 shape; level 1 drops provenance metadata, ``workspace_id`` and
     ``source_path``; level 2 (budgets under ~100 tokens) keeps only ``content``, ``truncated``
     and the character counts, with no ``summary_text``.
     """

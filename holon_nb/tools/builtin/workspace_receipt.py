@@ -157,7 +157,7 @@ def workspace_state_receipt(
 
 
 def render_workspace_state_receipt(env: dict[str, Any], context: Any = None) -> str:
-    """Render GetWorkspaceState's receipt within the budget (§3 halving rule).
+    """Render GetWorkspaceState's receipt within the budget (workspace spec §3 halving rule).
 
     While the compact JSON exceeds the budget (estimated tokens), halve the
     occupancy limit down to 0, then the root limit (1 → 0), then the workspace

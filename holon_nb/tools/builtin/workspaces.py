@@ -1,6 +1,6 @@
 """Workspace tools: GetWorkspaceState, Attach/Detach/SwitchWorkspace, Create/RemoveWorktree (workspace spec §3-§8).
 
-Input models, input normalisation (§0.4 trimming; NUL, non-UTF-8 and leading
+Input models, input normalisation (workspace spec §0.4 trimming; NUL, non-UTF-8 and leading
 ``-`` refusals) and handlers. State lives in the runtime's workspace service,
 reached through ``ctx.workspaces`` (``holon_nb.runtime.workspaces.service.AgentWorkspaces``).
 """
@@ -35,7 +35,7 @@ class _Strict(BaseModel):
 
 
 class GetWorkspaceStateInput(_Strict):
-    """GetWorkspaceState takes no arguments (§3)."""
+    """GetWorkspaceState takes no arguments (workspace spec §3)."""
 
 
 class AttachWorkspaceInput(_Strict):
@@ -71,7 +71,7 @@ class SwitchWorkspaceInput(_Strict):
 
 
 class CreateWorktreeInput(_Strict):
-    """Arguments of CreateWorktree (§7)."""
+    """Arguments of CreateWorktree (workspace spec §7)."""
 
     workspace_id: str = Field(description="Attached workspace id of a git repository.")
     branch: str = Field(description="Short branch name (without refs/heads/; a name starting with refs/ is refused).")
@@ -85,7 +85,7 @@ class CreateWorktreeInput(_Strict):
 
 
 class RemoveWorktreeInput(_Strict):
-    """Arguments of RemoveWorktree (§8)."""
+    """Arguments of RemoveWorktree (workspace spec §8)."""
 
     execution_root_id: str = Field(description="Registered linked worktree root id.")
     return_to: str | None = Field(
@@ -97,7 +97,7 @@ class RemoveWorktreeInput(_Strict):
     merged_into: str | None = Field(None, description="Git ref proving the worktree HEAD is merged (ancestry).")
 
 
-# ---------------------------------------------------------------- normalisation (§0.4)
+# ---------------------------------------------------------------- normalisation (workspace spec §0.4)
 
 
 def _invalid(tool: str, field: str, problem: str, hint: str, **details: Any) -> ToolFailure:
@@ -149,7 +149,7 @@ def _normalize(
 
 
 async def get_workspace_state(args: GetWorkspaceStateInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of GetWorkspaceState (§3); read-only apart from repairing a vanished projection
+    """Handler of GetWorkspaceState (workspace spec §3); read-only apart from repairing a vanished projection
     (reported as top-level ``projection_repair``, see :mod:`holon_nb.runtime.workspaces.service`)."""
     return await ctx.workspaces.state()
 
@@ -189,7 +189,7 @@ async def switch_workspace(args: SwitchWorkspaceInput, ctx: ToolContext) -> dict
 
 
 async def create_worktree(args: CreateWorktreeInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of CreateWorktree (§7).
+    """Handler of CreateWorktree (workspace spec §7).
 
     Refusals added here: a ``branch`` starting with ``refs/`` → ``invalid_tool_input``
     (field ``branch``); a workspace that is not a git repository root (the agent home,
@@ -202,7 +202,7 @@ async def create_worktree(args: CreateWorktreeInput, ctx: ToolContext) -> dict[s
 
 
 async def remove_worktree(args: RemoveWorktreeInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of RemoveWorktree (§8); a worktree whose directory vanished is removed too
+    """Handler of RemoveWorktree (workspace spec §8); a worktree whose directory vanished is removed too
     (disposition ``removed``, ``error`` noting the directory was already gone)."""
     return await ctx.workspaces.remove_worktree(
         args.execution_root_id, args.return_to, args.branch_policy or "keep", args.merged_into

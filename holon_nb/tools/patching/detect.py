@@ -158,7 +158,8 @@ def parse_patch(patch: str, surface: str = UNIFIED_SURFACE) -> ParsedPatch:
             raise
         try:
             patches = _parse(text, detected, offset)
-        except ToolFailure as second:  # the strict error stands (§10.2); its hint also says why the other failed
+        # the strict error stands (commands spec §10.2); its hint also says why the other failed
+        except ToolFailure as second:
             err = strict.error
             hint = (err.recovery_hint or "").rstrip()
             err.recovery_hint = (

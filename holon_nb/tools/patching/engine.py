@@ -92,7 +92,7 @@ def prepare(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) -> t
     """Parse, resolve and apply a patch in memory; nothing is written (the first half of :func:`apply_patch`).
 
     Raises:
-        ToolFailure: every §10.8 kind except a commit's ``io_error``.
+        ToolFailure: every commands spec §10.8 kind except a commit's ``io_error``.
     """
     parsed = parse_patch(patch, surface)
     if parsed.detected_format == UNIFIED:
@@ -147,7 +147,7 @@ def apply_patch(patch: str, policy: PathPolicy, surface: str = UNIFIED_SURFACE) 
         ``changed_file_count``, ``summary_text``, and ``ignored_metadata``/``diagnostics`` when non-empty.
 
     Raises:
-        ToolFailure: the §10.8 kinds (``invalid_patch_syntax`` with ``details.rule``,
+        ToolFailure: the commands spec §10.8 kinds (``invalid_patch_syntax`` with ``details.rule``,
             ``unsupported_git_patch_feature``, ``rename_path_mismatch``, ``missing_git_header``, ``path_escape``,
             ``tool_execution_failed``, ``missing_file``, ``existing_file``, ``context_not_found``,
             ``ambiguous_context``, ``io_error``).

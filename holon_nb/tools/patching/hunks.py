@@ -22,7 +22,7 @@ after any hunk that rewrites line 1, a leading U+FEFF on the new line 1 becomes
 the file's BOM again (never a second BOM). A git patch that drops the BOM
 from line 1 therefore drops it from the file, as ``git apply`` does.
 
-Relaxed matches (levels 1-3 of §10.6 step 3) succeed with a
+Relaxed matches (levels 1-3 of commands spec §10.6 step 3) succeed with a
 ``relaxed_context_match`` diagnostic naming the level and the first line that
 differs; context lines keep the file's text and added lines are written as
 given.

@@ -43,7 +43,7 @@ class _Strict(BaseModel):
 
 
 class CreateExternalTriggerInput(_Strict):
-    """Arguments of CreateExternalTrigger (§14.1); the mode is always normalised to ``wake_hint``.
+    """Arguments of CreateExternalTrigger (workspace spec §14.1); the mode is always normalised to ``wake_hint``.
 
     The published enum lists the alias ``wake_only`` too, so the schema accepts exactly what validation
     accepts (issue 25 item 6).
@@ -62,7 +62,7 @@ class CreateExternalTriggerInput(_Strict):
 
 
 class CancelExternalTriggerInput(_Strict):
-    """Arguments of CancelExternalTrigger (§14.2): ``external_trigger_id`` is required in the schema too."""
+    """Arguments of CancelExternalTrigger (workspace spec §14.2): ``external_trigger_id`` is required in the schema too."""
 
     external_trigger_id: str = Field(
         description="The trigger to revoke (external_trigger_id from CreateExternalTrigger)."
@@ -88,12 +88,12 @@ def _require_id(args: CancelExternalTriggerInput, tool_name: str) -> CancelExter
 
 
 async def create_external_trigger(args: CreateExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of CreateExternalTrigger (§14.1)."""
+    """Handler of CreateExternalTrigger (workspace spec §14.1)."""
     return await ctx.triggers.create(ctx.call.agent_id)
 
 
 async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of CancelExternalTrigger (§14.2)."""
+    """Handler of CancelExternalTrigger (workspace spec §14.2)."""
     return ctx.triggers.cancel(ctx.call.agent_id, args.external_trigger_id)
 
 

@@ -1,6 +1,6 @@
 """Image tools: ViewImage and GenerateImage (workspace spec §12, §13).
 
-Input models, input normalisation (§0.4 trimming; §13 rule 1 enumerations, rule 2 name sanitising),
+Input models, input normalisation (workspace spec §0.4 trimming; workspace spec §13 rule 1 enumerations, rule 2 name sanitising),
 handlers and the two text receipts. The work lives in the runtime's image plane, reached through
 ``ctx.images`` (``holon_nb.runtime.images.service.AgentImages``).
 """
@@ -32,7 +32,7 @@ __all__ = [
     "SPECS",
 ]
 
-#: The allowed values of GenerateImage's enumerated fields (§13; validated here, typed as strings in the schema).
+#: The allowed values of GenerateImage's enumerated fields (workspace spec §13; validated here, typed as strings in the schema).
 ENUMS: dict[str, tuple[str, ...]] = {
     "size": ("1024x1024", "1536x1024", "1024x1536"),
     "background": ("auto", "transparent", "opaque"),
@@ -45,14 +45,14 @@ class _Strict(BaseModel):
 
 
 class ViewImageInput(_Strict):
-    """Arguments of ViewImage (§12)."""
+    """Arguments of ViewImage (workspace spec §12)."""
 
     path: str = Field(description="Image file path; absolute, or relative to the active cwd.")
     prompt: str = Field(description="What to inspect in the image.")
 
 
 class GenerateImageInput(_Strict):
-    """Arguments of GenerateImage (§13)."""
+    """Arguments of GenerateImage (workspace spec §13)."""
 
     prompt: str = Field(description="Detailed image-generation prompt.")
     size: str | None = Field(None, description="One of 1024x1024, 1536x1024, 1024x1536.")
@@ -93,7 +93,7 @@ def _normalize_generate(args: GenerateImageInput, tool: str) -> GenerateImageInp
         value = getattr(args, field)
         if value is None:
             continue
-        if not value.strip():  # §13 rule 1: a supplied enumerated value that is empty is an error
+        if not value.strip():  # workspace spec §13 rule 1: a supplied enumerated value that is empty is an error
             raise _invalid(
                 tool,
                 field,
@@ -127,14 +127,14 @@ def _normalize_generate(args: GenerateImageInput, tool: str) -> GenerateImageInp
 
 
 async def view_image(args: ViewImageInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of ViewImage (§12): the path joins the active cwd when relative and is normalised lexically
-    (reads are not confined, §2.3); the plane checks the file and asks the vision model."""
+    """Handler of ViewImage (workspace spec §12): the path joins the active cwd when relative and is normalised lexically
+    (reads are not confined, workspace spec §2.3); the plane checks the file and asks the vision model."""
     path = Path(os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(args.path))))
     return await ctx.images.view(path, args.prompt)
 
 
 async def generate_image(args: GenerateImageInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of GenerateImage (§13); writes under ``<agent home>/media/generated/``."""
+    """Handler of GenerateImage (workspace spec §13); writes under ``<agent home>/media/generated/``."""
     return await ctx.images.generate(
         args.prompt,
         size=args.size,
@@ -156,7 +156,7 @@ def _compact(value: Any) -> str:
 
 
 def render_view_image_receipt(env: dict[str, Any], context: Any = None) -> str:
-    """ViewImage's text receipt (§12 "Receipt"), one item per line."""
+    """ViewImage's text receipt (workspace spec §12 "Receipt"), one item per line."""
     result = env["result"]
     ref, obs = result["visual_reference"], result["observation"]
     by = obs.get("generated_by", {})
@@ -180,7 +180,7 @@ def render_view_image_receipt(env: dict[str, Any], context: Any = None) -> str:
 
 
 def render_generate_image_receipt(env: dict[str, Any], context: Any = None) -> str:
-    """GenerateImage's text receipt (§13 "Receipt")."""
+    """GenerateImage's text receipt (workspace spec §13 "Receipt")."""
     result = env["result"]
     lines = [
         env.get("summary_text") or "GenerateImage",
