@@ -17,7 +17,7 @@ def test_the_contracts_cover_layers_jupyter_and_planes() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     kinds = sorted(c["type"] for c in config["contracts"])
-    assert kinds == ["forbidden", "layers", "layers", "layers"]
+    assert kinds == ["forbidden", "layers", "layers", "layers", "table_ownership"]
     forbidden = next(c for c in config["contracts"] if c["type"] == "forbidden")
     assert {"IPython", "ipykernel", "ipywidgets", "nbclient"} <= set(forbidden["forbidden_modules"])
 
