@@ -460,7 +460,7 @@ class AgentMagics(SessionMagics):
         s = self._session
         rows = []
         running = set(s.turns.running())
-        for rec in s.rt.store.query("SELECT id, profile, parent_id, created_at FROM agents ORDER BY created_at"):
+        for rec in s.rt.store.agents():
             totals = s.rt.conversations.totals(rec["id"]) if hasattr(s.rt, "conversations") else {}
             rows.append(
                 [

@@ -416,11 +416,12 @@ class Runtime:
     def _read_path_labels(self) -> tuple[tuple[str, str], ...]:
         labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
         try:
-            rows = self.store.query("SELECT workspace_anchor, repo_name FROM ws_workspaces")
-        except Exception:  # the workspace tables are made on first use; a closed store
+            rows = self.workspaces.tables.workspaces()
+        except Exception:  # a runtime still starting (no workspace plane yet) or a closed store
             rows = []
         for row in rows:
-            anchor, name = Path(row["workspace_anchor"]), row["repo_name"] or Path(row["workspace_anchor"]).name
+            anchor = Path(row["workspace_anchor"])
+            name = row.get("repo_name") or anchor.name
             if (
                 anchor == self.workspace
                 or self.workspace in anchor.parents

@@ -98,8 +98,7 @@ class InvocationRuns:
                     rec = self._transition(task_id, "running", {"started_at": now_rfc3339()})
                     if rec is None or rec["status"] != "running":
                         return
-                    rows = self.rt.store.query("SELECT * FROM messages WHERE id=?", (d["message_id"],))
-                    msg = decode(rows[0]) if rows else None
+                    msg = decode(self.rt.store.message(d["message_id"]))
                     request = ChildTurnRequest(
                         self.rt,
                         agent_id,

@@ -274,8 +274,8 @@ class AgentLifecycle:
         if attached == st["attached"]:
             return
         with self.rt.store.tx() as db:
-            row = db.execute("SELECT active FROM ws_agent_state WHERE agent_id=?", (agent_id,)).fetchone()
-            view.tables.put_agent_state(db, agent_id, attached, json.loads(row["active"]))
+            state = view.tables.agent_state_in(db, agent_id)
+            view.tables.put_agent_state(db, agent_id, attached, state["active"] if state else st["active"])
 
     # ------------------------------------------------------------ CreateAgent (agents spec §5.5)
     async def create_agent(

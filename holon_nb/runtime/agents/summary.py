@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from ..memory.index import document_count
 from ..tasks.service import ACTIVE
 from .conversations import ConversationStore
 
@@ -79,8 +80,7 @@ def _active_tasks(rt: RuntimeHost, agent_id: str) -> int:
 
 def _children(rt: RuntimeHost, agent_id: str) -> list[dict[str, Any]]:
     out = []
-    for row in rt.store.query("SELECT * FROM agents WHERE parent_id=? ORDER BY created_at, id", (agent_id,)):
-        rec = dict(row)
+    for rec in rt.store.agents(parent_id=agent_id):
         if (rec.get("status") or "active") != "active":
             continue
         out.append(
@@ -96,10 +96,7 @@ def _children(rt: RuntimeHost, agent_id: str) -> list[dict[str, Any]]:
 
 
 def _brief_count(rt: RuntimeHost, agent_id: str) -> int:
-    try:
-        return _count(rt, "SELECT COUNT(*) FROM memory_documents WHERE agent_id=? AND kind='brief'", (agent_id,))
-    except sqlite3.OperationalError:  # no memory tables (a runtime without the memory service)
-        return 0
+    return document_count(rt.store.query, agent_id, "brief")
 
 
 _WAIT_POSTURE = {

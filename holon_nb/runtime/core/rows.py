@@ -1,6 +1,8 @@
-"""The rows of the store's own tables: the schema, how text is made storable, and the tool-execution row.
+"""The rows of the store's own tables: the schema, how text is made storable, the tool-execution row, and the
+statements other planes use on these tables (issue 27 item 2: a table is read and written only by the package
+that creates it, here ``runtime.core``; ``tests/contract/table_ownership.py``).
 
-Split from :mod:`.store` (its size); :class:`~.store.Store` is the only user.
+Split from :mod:`.store` (its size).
 """
 
 from __future__ import annotations
@@ -10,7 +12,18 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["SCHEMA", "INSERT_EXECUTION", "ScrubbingConnection", "execution_row", "rfc3339", "safe"]
+__all__ = [
+    "INSERT_EXECUTION",
+    "JOURNALS",
+    "SCHEMA",
+    "ScrubbingConnection",
+    "delete_executions",
+    "execution_row",
+    "oldest_executions",
+    "rfc3339",
+    "safe",
+    "set_execution_status",
+]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS agents (
@@ -98,3 +111,62 @@ def execution_row(rec: dict[str, Any], at: float) -> tuple[Any, ...]:
 
 def rfc3339(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+#: The tables a reader follows in write order (the memory index): name → (the rows after a position, each with
+#: its position as ``pos``, parameters ``(position, limit)``; the highest position). Executions are ordered by
+#: ``rowid``, tasks and messages by ``seq``.
+JOURNALS: dict[str, tuple[str, str]] = {
+    "tool_executions": (
+        "SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
+        " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions",
+    ),
+    "tasks": (
+        "SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT COALESCE(MAX(seq), 0) FROM tasks",
+    ),
+    "messages": (
+        "SELECT seq AS pos, * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT COALESCE(MAX(seq), 0) FROM messages",
+    ),
+}
+
+#: An execution row's weight: the bytes of its texts.
+_EXECUTION_BYTES = (
+    "length(CAST(args AS BLOB)) + length(CAST(envelope AS BLOB)) + length(CAST(receipt AS BLOB))"
+    " + COALESCE(length(CAST(scrubbed_args AS BLOB)), 0) + COALESCE(length(CAST(scrubbed_envelope AS BLOB)), 0)"
+)
+
+
+def oldest_executions(query: Callable[..., Any], keep_newest: int, limit: int) -> list[tuple[str, str, int]]:
+    """``(id, agent_id, bytes)`` of the oldest execution rows, oldest first, never the newest ``keep_newest``.
+
+    Args:
+        query: The store's ``query`` (``(sql, params) -> rows``).
+        keep_newest: Rows at the end of the table that are never listed.
+        limit: Rows listed at most.
+    """
+    rows = query(
+        f"SELECT id, agent_id, {_EXECUTION_BYTES} FROM tool_executions WHERE rowid <="
+        " (SELECT COALESCE(MAX(rowid), 0) FROM tool_executions) - ? ORDER BY rowid LIMIT ?",
+        (keep_newest, limit),
+    )
+    return [(str(r[0]), str(r[1]), int(r[2] or 0)) for r in rows]
+
+
+def delete_executions(db: Any, ids: list[str]) -> None:
+    """Delete execution rows by id inside the open transaction ``db``."""
+    db.executemany("DELETE FROM tool_executions WHERE id=?", [(i,) for i in ids])
+
+
+def set_execution_status(db: Any, execution_id: str, status: str, envelope: str | None = None) -> None:
+    """Set an execution row's ``status`` (and, given ``envelope``, its stored and scrubbed envelope: the same
+    scrubbed text, D6) inside the open transaction ``db``."""
+    if envelope is None:
+        db.execute("UPDATE tool_executions SET status=? WHERE id=?", (status, execution_id))
+    else:
+        db.execute(
+            "UPDATE tool_executions SET status=?, envelope=?, scrubbed_envelope=? WHERE id=?",
+            (status, envelope, envelope, execution_id),
+        )

@@ -327,6 +327,14 @@ class Store(WriteLock):
         rows = self.query("SELECT * FROM agents WHERE id=?", (agent_id,))
         return dict(rows[0]) if rows else None
 
+    def agents(self, parent_id: str | None = None) -> list[dict[str, Any]]:
+        """Every agent record, oldest first (``parent_id``: only that agent's children, by creation then id)."""
+        if parent_id is None:
+            return [dict(r) for r in self.query("SELECT * FROM agents ORDER BY created_at, id")]
+        return [
+            dict(r) for r in self.query("SELECT * FROM agents WHERE parent_id=? ORDER BY created_at, id", (parent_id,))
+        ]
+
     # ------------------------------------------------------------ tasks
     @staticmethod
     def task_row(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
@@ -396,6 +404,11 @@ class Store(WriteLock):
             (mid, agent_id, kind, origin_task_id, _safe(text), json.dumps(metadata or {}), now_rfc3339()),
         )
         return mid
+
+    def message(self, message_id: str) -> dict[str, Any] | None:
+        """A message's row as stored (``metadata`` and the queue's JSON columns still text), or None."""
+        rows = self.query("SELECT * FROM messages WHERE id=?", (message_id,))
+        return dict(rows[0]) if rows else None
 
     def messages(self, agent_id: str, kind: str | None = None) -> list[dict[str, Any]]:
         """The agent's queued messages, oldest first (``metadata`` parsed)."""

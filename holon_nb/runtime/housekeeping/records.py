@@ -17,6 +17,9 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from ..core.rows import delete_executions, oldest_executions
+from ..memory.index import forget_executions
+
 __all__ = ["KEEP_NEWEST", "REFUSED_KEEP_CHARS", "prune_records", "refused_input_digest", "store_bytes", "truncate_wal"]
 
 log = logging.getLogger("holon_nb.runtime")
@@ -24,10 +27,6 @@ log = logging.getLogger("holon_nb.runtime")
 #: The newest execution records are never pruned (what a notebook just showed stays resolvable).
 KEEP_NEWEST = 10
 _BATCH = 200  # records weighed per query
-_SIZE = (
-    "length(CAST(args AS BLOB)) + length(CAST(envelope AS BLOB)) + length(CAST(receipt AS BLOB))"
-    " + COALESCE(length(CAST(scrubbed_args AS BLOB)), 0) + COALESCE(length(CAST(scrubbed_envelope AS BLOB)), 0)"
-)
 
 
 def store_bytes(store: Any) -> int:
@@ -58,44 +57,22 @@ def prune_records(store: Any, need_bytes: int, step_bytes: int = 1 << 20) -> tup
     if need_bytes <= 0:
         return 0, 0
     before = store_bytes(store)
-    rows = store.query(  # oldest first, all but the newest KEEP_NEWEST, with their weight
-        f"SELECT id, agent_id, {_SIZE} FROM tool_executions WHERE rowid <="
-        " (SELECT COALESCE(MAX(rowid), 0) FROM tool_executions) - ? ORDER BY rowid LIMIT ?",
-        (KEEP_NEWEST, _BATCH * 50),
-    )
     doomed: list[tuple[str, str]] = []
     freed = 0
-    for row in rows:
+    for execution_id, agent_id, size in oldest_executions(store.query, KEEP_NEWEST, _BATCH * 50):
         if freed >= need_bytes:
             break
-        doomed.append((row[0], row[1]))
-        freed += int(row[2] or 0)
+        doomed.append((execution_id, agent_id))
+        freed += size
     if not doomed:
         return 0, 0
     with store.tx(unversioned=True) as db:
         for start in range(0, len(doomed), _BATCH):
             chunk = doomed[start : start + _BATCH]
-            db.executemany("DELETE FROM tool_executions WHERE id=?", [(i,) for i, _ in chunk])
-            _forget_documents(db, chunk)
+            delete_executions(db, [i for i, _ in chunk])
+            forget_executions(db, chunk)
     _shrink(store, step_bytes)
     return len(doomed), max(0, before - store_bytes(store))
-
-
-def _forget_documents(db: Any, records: list[tuple[str, str]]) -> None:
-    """Delete the memory documents indexed from ``records`` (``source_ref`` ``tool_execution:<id>…``)."""
-    ranges = [(agent, f"tool_execution:{rid}", f"tool_execution:{rid}~") for rid, agent in records]
-    try:
-        db.executemany(
-            "DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_documents WHERE agent_id=?"
-            " AND source_ref >= ? AND source_ref < ?)",
-            ranges,
-        )
-    except sqlite3.OperationalError:  # no full-text index here (FTS5 missing, or never built)
-        pass
-    try:
-        db.executemany("DELETE FROM memory_documents WHERE agent_id=? AND source_ref >= ? AND source_ref < ?", ranges)
-    except sqlite3.OperationalError:  # the memory tables are made on first use
-        pass
 
 
 def truncate_wal(store: Any) -> None:

@@ -34,6 +34,8 @@ __all__ = [
     "ensure_schema",
     "upsert",
     "delete",
+    "document_count",
+    "forget_executions",
     "search",
     "fts_query",
     "cjk_bigrams",
@@ -372,6 +374,32 @@ def delete(db: sqlite3.Connection, agent_id: str, source_ref: str, *, fts: bool)
     db.execute("DELETE FROM memory_documents WHERE id=?", (row[0],))
     if fts:
         db.execute("DELETE FROM memory_fts WHERE rowid=?", (row[0],))
+
+
+def forget_executions(db: Any, records: list[tuple[str, str]]) -> None:
+    """Delete the documents indexed from execution records ``(id, agent_id)`` (``source_ref``
+    ``tool_execution:<id>…``) inside the open transaction ``db``; no memory tables yet is not an error."""
+    ranges = [(agent, f"tool_execution:{rid}", f"tool_execution:{rid}~") for rid, agent in records]
+    try:
+        db.executemany(
+            "DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_documents WHERE agent_id=?"
+            " AND source_ref >= ? AND source_ref < ?)",
+            ranges,
+        )
+    except sqlite3.OperationalError:  # no full-text index here (FTS5 missing, or never built)
+        pass
+    try:
+        db.executemany("DELETE FROM memory_documents WHERE agent_id=? AND source_ref >= ? AND source_ref < ?", ranges)
+    except sqlite3.OperationalError:  # the memory tables are made on first use
+        pass
+
+
+def document_count(read: Callable[[str, tuple[Any, ...]], list[Any]], agent_id: str, kind: str) -> int:
+    """How many documents of ``kind`` (``brief``, ``execution``, ...) the agent has; 0 when no memory tables exist."""
+    try:
+        return int(read("SELECT COUNT(*) FROM memory_documents WHERE agent_id=? AND kind=?", (agent_id, kind))[0][0])
+    except sqlite3.OperationalError:  # no memory tables (a runtime without the memory service)
+        return 0
 
 
 def search(

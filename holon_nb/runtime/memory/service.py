@@ -32,6 +32,7 @@ import anyio
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ...tools.source_refs import SourceRef, parse_source_ref
+from ..core.rows import JOURNALS
 from ..core.store import Store, is_busy, now_rfc3339
 from .index import (
     SEARCH_TEXT_MAX_CHARS,
@@ -93,27 +94,11 @@ def _message_docs(row: dict[str, Any]) -> list[Doc]:
     return [message_doc(row)]
 
 
-#: Catch-up sources: name → (rows after a position, highest position, documents of a row).
+#: Catch-up sources: name → (rows after a position, highest position, documents of a row); the statements are the
+#: store's journals (:data:`~holon_nb.runtime.core.rows.JOURNALS`).
 _SOURCES: dict[str, tuple[str, str, Callable[[dict[str, Any]], list[Doc]]]] = {
-    "tool_executions": (
-        (
-            "SELECT rowid AS pos, id, agent_id, tool_name, status, args, envelope, created_at,"
-            " scrubbed_args, scrubbed_envelope FROM tool_executions WHERE rowid > ? ORDER BY rowid"
-            " LIMIT ?"
-        ),
-        "SELECT COALESCE(MAX(rowid), 0) FROM tool_executions",
-        execution_docs,
-    ),
-    "tasks": (
-        "SELECT seq AS pos, * FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?",
-        "SELECT COALESCE(MAX(seq), 0) FROM tasks",
-        _task_docs,
-    ),
-    "messages": (
-        "SELECT seq AS pos, * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?",
-        "SELECT COALESCE(MAX(seq), 0) FROM messages",
-        _message_docs,
-    ),
+    name: (*JOURNALS[name], build)
+    for name, build in (("tool_executions", execution_docs), ("tasks", _task_docs), ("messages", _message_docs))
 }
 
 
@@ -441,8 +426,8 @@ class MemoryService:
             rec = self._store.task(ref.id)
             return task_doc(rec) if rec and rec["agent_id"] == agent_id else None
         if ref.prefix == "message":
-            rows = self._store.query("SELECT * FROM messages WHERE id=? AND agent_id=?", (ref.id, agent_id))
-            return message_doc(dict(rows[0])) if rows else None
+            msg = self._store.message(ref.id)
+            return message_doc(msg) if msg is not None and msg["agent_id"] == agent_id else None
         if ref.prefix == "agent_memory":
             return agent_memory_doc(self._rt.home, agent_id, ref.id)
         rows = self._store.query(

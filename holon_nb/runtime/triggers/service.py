@@ -16,7 +16,6 @@ for the URL (:meth:`TriggerService.create`), and the earlier URLs keep working u
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable
@@ -214,34 +213,23 @@ class TriggerService:
 
     def _external_wait(self, agent_id: str, trigger_id: str) -> str | None:
         """The agent's most recent active wait on an ``external`` wake this trigger may wake, or None."""
-        rows = self.store.query(
-            "SELECT id, wake_sources FROM waits WHERE agent_id=? AND status='active' "
-            "ORDER BY updated_at DESC, seq DESC",
-            (agent_id,),
+        waits = sorted(
+            self.work.waits_of(agent_id, ("active",)), key=lambda w: (w["updated_at"], w["seq"]), reverse=True
         )
-        for row in rows:
-            try:
-                sources = json.loads(row["wake_sources"] or "[]")
-            except (TypeError, ValueError):
-                continue
-            if any(
+        for wait in waits:
+            sources = wait.get("wake_sources") or []
+            if isinstance(sources, list) and any(
                 s.get("kind") == "external_ingress" and s.get("external_trigger_id") in (None, trigger_id)
                 for s in sources
                 if isinstance(s, dict)
             ):
-                return str(row["id"])
+                return str(wait["id"])
         return None
 
     def _pending_hint(self, agent_id: str, trigger_id: str) -> bool:
         """True when a hint of this trigger is still queued (a further delivery coalesces into it)."""
-        rows = self.store.query(
-            "SELECT source_refs FROM messages WHERE agent_id=? AND kind='callback_event' AND status='queued'",
-            (agent_id,),
+        return any(
+            isinstance(m.get("source_refs"), dict) and m["source_refs"].get("external_trigger_id") == trigger_id
+            for m in self.work.queued(agent_id)
+            if m["kind"] == "callback_event"
         )
-        for row in rows:
-            try:
-                if json.loads(row[0] or "{}").get("external_trigger_id") == trigger_id:
-                    return True
-            except (TypeError, ValueError, AttributeError):
-                continue
-        return False

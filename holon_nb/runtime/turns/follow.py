@@ -38,15 +38,6 @@ __all__ = ["BUDGET_HEADER", "TurnFollower", "wake_text"]
 #: First line of the turn budget warning a run's last turns carry (agents spec §2, ``max_turns``).
 BUDGET_HEADER = "[Runtime turn budget warning]"
 
-_WAKING = (
-    "SELECT m.id, m.kind, m.text FROM messages m JOIN waits w ON w.trigger_message_id = m.id "
-    "WHERE m.agent_id = ? AND m.status = 'queued' AND w.agent_id = ? AND w.status = 'triggered' "
-    "AND w.turn_id IN ({turns}) ORDER BY m.seq LIMIT 1"
-)
-_OPEN_WAITS = (
-    "SELECT COUNT(*) FROM waits WHERE agent_id = ? AND status IN ('active', 'triggered') AND turn_id IN ({turns})"
-)
-
 
 def wake_text(message: dict[str, Any]) -> str:
     """The input text of a turn a queued message woke: a header naming the message, then its body."""
@@ -108,20 +99,19 @@ class TurnFollower:
         Waits of earlier runs (a timer left by an earlier ``%%agent --follow`` cell) are not followed: their
         messages stay queued for whoever runs the agent next.
         """
-        turns = self._turn_ids()
+        turns = set(self._turn_ids())
         if not turns:
             return None
-        sql = _WAKING.format(turns=",".join("?" * len(turns)))
-        rows = self.rt.store.query(sql, (self.agent, self.agent, *turns))
-        return dict(rows[0]) if rows else None
+        woken = {
+            w["trigger_message_id"] for w in self.rt.work.waits_of(self.agent, ("triggered",)) if w["turn_id"] in turns
+        }
+        queued = sorted((m for m in self.rt.work.queued(self.agent) if m["id"] in woken), key=lambda m: m["seq"])
+        return {k: queued[0][k] for k in ("id", "kind", "text")} if queued else None
 
     def open_waits(self) -> int:
         """How many waits declared by this run's turns are active or triggered."""
-        turns = self._turn_ids()
-        if not turns:
-            return 0
-        sql = _OPEN_WAITS.format(turns=",".join("?" * len(turns)))
-        return int(self.rt.store.query(sql, (self.agent, *turns))[0][0])
+        turns = set(self._turn_ids())
+        return sum(1 for w in self.rt.work.waits_of(self.agent) if w["turn_id"] in turns) if turns else 0
 
     def run(
         self,

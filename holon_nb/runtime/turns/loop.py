@@ -643,10 +643,13 @@ class TurnLoop:
     # ------------------------------------------------------------ interjections (turn-loop spec §1.8.4)
     def _take_interjections(self, point: str, before_turn: bool = False) -> list[str]:
         """Admit the agent's queued operator interjections (oldest first); return their texts for the model."""
-        rows = self.rt.store.query(
-            "SELECT id, text, origin FROM messages WHERE agent_id=? AND status='queued'"
-            " AND kind='operator_prompt' AND priority='interject' ORDER BY seq",
-            (self.agent_id,),
+        rows = sorted(
+            (
+                m
+                for m in self.rt.work.queued(self.agent_id)
+                if m["kind"] == "operator_prompt" and m.get("priority") == "interject"
+            ),
+            key=lambda m: m["seq"],
         )
         texts = []
         for row in rows:

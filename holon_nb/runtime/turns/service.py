@@ -269,15 +269,18 @@ class TurnService:
     def _recovery_start(self, agent_id: str) -> str | None:
         """A queued ``model_lineage_recovery`` message names the fallback this turn starts at (turn-loop spec §2.3);
         it is consumed here."""
-        rows = self.rt.store.query(
-            "SELECT id, metadata FROM messages WHERE agent_id=? AND status='queued' AND kind='internal_followup'"
-            " AND origin LIKE '%model_lineage_recovery%' ORDER BY seq DESC LIMIT 1",
-            (agent_id,),
-        )
-        if not rows:
+        recoveries = [
+            m
+            for m in self.rt.work.queued(agent_id)
+            if m["kind"] == "internal_followup"
+            and isinstance(m.get("origin"), dict)
+            and m["origin"].get("subsystem") == "model_lineage_recovery"
+        ]
+        if not recoveries:
             return None
-        meta = json.loads(rows[0]["metadata"] or "{}").get("provider_recovery") or {}
-        self.rt.work.process_message(rows[0]["id"])
+        newest = max(recoveries, key=lambda m: m["seq"])
+        meta = (newest.get("metadata") or {}).get("provider_recovery") or {}
+        self.rt.work.process_message(newest["id"])
         ref = meta.get("fallback_model_ref")
         return ref if isinstance(ref, str) and ref else None
 

@@ -31,7 +31,6 @@ live one; a replayed deferral commits nothing here (its tool never ran).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,9 +41,11 @@ from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, Ca
 from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
 from ...tools.errors import ToolFailure
 from ..core.context import RuntimeToolContext
+from ..core.rows import set_execution_status
 from ..core.writing import dispatch_call
 from ..work.agent import AgentWork
 from ..work.focus import complete, todo_warning
+from ..work.items import WorkItemRecords
 from .calls import Obligation, ToolOutcome, TurnCancelled
 
 if TYPE_CHECKING:
@@ -204,11 +205,11 @@ class TurnToolExecutor:
         """A hook settling the turn when the transaction completed ``work_item_id`` for this turn."""
 
         def hook(t: Any) -> None:
-            row = t.db.execute("SELECT state, completion_intent FROM work_items WHERE id=?", (work_item_id,)).fetchone()
-            intent = json.loads(row["completion_intent"] or "{}") if row is not None else {}
-            if row is not None and row["state"] == "completed" and intent.get("source_turn_id") == self.turn.turn_id:
+            item = WorkItemRecords.load(t.db, work_item_id)
+            intent = (item or {}).get("completion_intent") or {}
+            if item is not None and item["state"] == "completed" and intent.get("source_turn_id") == self.turn.turn_id:
                 if execution_id:
-                    t.db.execute("UPDATE tool_executions SET status='success' WHERE id=?", (execution_id,))
+                    set_execution_status(t.db, execution_id, "success")
                 self.turn.settle_in(t.db, "completed", report, "work_item_completed")
 
         return hook
@@ -339,10 +340,7 @@ class TurnToolExecutor:
         env = success_envelope(name, payload)
         with self.rt.store.tx() as db:
             stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
-            db.execute(
-                "UPDATE tool_executions SET status='success', envelope=?, scrubbed_envelope=? WHERE id=?",
-                (stored, stored, ob.execution_id),
-            )
+            set_execution_status(db, ob.execution_id, "success", stored)
         return True, env
 
     def interrupt(self, ob: Obligation, reason: str, env: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -368,10 +366,7 @@ class TurnToolExecutor:
             )
         with self.rt.store.tx() as db:
             stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
-            db.execute(
-                "UPDATE tool_executions SET status='interrupted', envelope=?, scrubbed_envelope=? WHERE id=?",
-                (stored, stored, ob.execution_id),
-            )
+            set_execution_status(db, ob.execution_id, "interrupted", stored)
         self._deferred.pop(ob.execution_id, None)
         return env
 
@@ -388,7 +383,7 @@ class TurnToolExecutor:
 
     def _flip_hook(self, ob: Obligation, text: str) -> Callable[[Any], None]:
         def hook(t: Any) -> None:
-            t.db.execute("UPDATE tool_executions SET status='success' WHERE id=?", (ob.execution_id,))
+            set_execution_status(t.db, ob.execution_id, "success")
             self.turn.settle_in(t.db, "completed", text, "wait_for_final")
 
         return hook

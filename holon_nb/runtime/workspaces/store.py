@@ -120,6 +120,12 @@ class WorkspaceTables:
         return {"attached": json.loads(rows[0]["attached"]), "active": json.loads(rows[0]["active"])}
 
     @staticmethod
+    def agent_state_in(db: sqlite3.Connection, agent_id: str) -> dict[str, Any] | None:
+        """:meth:`agent_state` read inside an open transaction (it sees that transaction's writes)."""
+        row = db.execute("SELECT * FROM ws_agent_state WHERE agent_id=?", (agent_id,)).fetchone()
+        return None if row is None else {"attached": json.loads(row["attached"]), "active": json.loads(row["active"])}
+
+    @staticmethod
     def put_agent_state(db: sqlite3.Connection, agent_id: str, attached: list[str], active: dict[str, Any]) -> None:
         """Write an agent's bindings and active projection."""
         db.execute(
