@@ -40,6 +40,7 @@ from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
 from .core.loop import LoopThread
 from .core.records import ExecutionRecords
 from .core.result import ToolResult
+from .core.rows import task_status_counts
 from .core.settings import RuntimeSettings, resolve_home
 from .core.store import Store, is_busy, new_id
 from .core.writing import dispatch_call
@@ -653,9 +654,9 @@ class Runtime:
     def status(self) -> dict[str, Any]:
         """A read-only summary: home, workspace, loop thread, task counts. Changes no state."""
         try:
-            rows = self.store.query("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status")
+            counts = task_status_counts(self.store.query)
         except sqlite3.Error:  # closed, or locked past the bound: status still answers
-            rows = []
+            counts = {}
         return {
             "home": str(self.home),
             "workspace": str(self.workspace),
@@ -669,7 +670,7 @@ class Runtime:
             "store": self.store.stats(),
             "model_facing_tools": len([s for s in self.registry if s.model_facing]),
             "registered_tools": len(self.registry),
-            "tasks": {r["status"]: r["n"] for r in rows},
+            "tasks": counts,
             "agent": DEFAULT_AGENT_ID,
         }
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..core.events import RuntimeEvent
+from ..core.rows import archive_agent, task_in
 from ..core.store import Store, is_busy, now_rfc3339
 from ..tasks.service import TERMINAL
 from ..work.records import decode
@@ -50,10 +51,7 @@ _PHASE = {"queued": 0, "running": 1, **{s: 3 for s in TERMINAL}}
 
 def _archive_in(db: Any, child_id: str) -> None:
     """Archive a private child (registry status ``stopped``, ``archived_at``) inside an open transaction."""
-    db.execute(
-        "UPDATE agents SET status='stopped', archived_at=? WHERE id=? AND COALESCE(status,'active')='active'",
-        (now_rfc3339(), child_id),
-    )
+    archive_agent(db, child_id, now_rfc3339())
 
 
 class InvocationRuns:
@@ -146,10 +144,9 @@ class InvocationRuns:
     ) -> dict[str, Any] | None:
         """Monotone task transition in one transaction, with the ``TaskResult`` to the caller when given."""
         with self.rt.work.tx() as t:
-            row = t.db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
-            if row is None:
+            rec = task_in(t.db, task_id)
+            if rec is None:
                 return None
-            rec = Store.task_row(row)
             if rec["status"] in TERMINAL or _PHASE[status] < _PHASE.get(rec["status"], 0):
                 return rec
             detail = {**rec["detail"], **updates}

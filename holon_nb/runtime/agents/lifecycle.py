@@ -23,13 +23,14 @@ import json
 import logging
 import os
 import re
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ..core.rows import AGENT_COLUMNS, agent_in, insert_agent
+from ..core.rows import ensure_agent_columns as add_agent_columns
 from ..core.store import Store, new_id, now_rfc3339
 from .invocations import InvocationRuns
 from .runs import ChildTurnOutcome, ChildTurnRunner, agent_model, model_ref
@@ -43,31 +44,12 @@ __all__ = ["AGENT_COLUMNS", "AgentLifecycle", "ensure_agent_columns"]
 
 log = logging.getLogger("holon_nb.agents")
 
-#: Identity columns added to the ``agents`` table (name → declaration).
-AGENT_COLUMNS = {
-    "kind": "TEXT",
-    "visibility": "TEXT",
-    "ownership": "TEXT",
-    "status": "TEXT",
-    "lineage_parent_agent_id": "TEXT",
-    "delegated_from_task_id": "TEXT",
-    "model": "TEXT",
-    "template": "TEXT",
-    "archived_at": "TEXT",
-}
-
 
 def ensure_agent_columns(store: Store) -> None:
-    """Add the identity columns to ``agents`` (idempotent; a column added concurrently is not an error)."""
+    """Add the identity columns (:data:`~holon_nb.runtime.core.rows.AGENT_COLUMNS`) to ``agents`` (idempotent; a
+    column added concurrently is not an error)."""
     with store.tx() as db:
-        have = {r[1] for r in db.execute("PRAGMA table_info(agents)")}
-        for name, decl in AGENT_COLUMNS.items():
-            if name not in have:
-                try:
-                    db.execute(f"ALTER TABLE agents ADD COLUMN {name} {decl}")
-                except sqlite3.OperationalError as exc:
-                    if "duplicate column" not in str(exc):
-                        raise
+        add_agent_columns(db)
 
 
 def _fail(kind: str, message: str, details: dict[str, Any], hint: str | None = None) -> ToolFailure:
@@ -119,25 +101,7 @@ class AgentLifecycle:
 
     @staticmethod
     def _insert(db: Any, rec: dict[str, Any]) -> None:
-        db.execute(
-            "INSERT INTO agents(id, profile, name, parent_id, created_at, kind, visibility, ownership, status,"
-            " lineage_parent_agent_id, delegated_from_task_id, model, template) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rec["id"],
-                rec["profile"],
-                rec["id"],
-                rec.get("parent_id"),
-                now_rfc3339(),
-                rec["kind"],
-                rec["visibility"],
-                rec["ownership"],
-                "active",
-                rec.get("lineage_parent_agent_id"),
-                rec.get("delegated_from_task_id"),
-                json.dumps(rec["model"]) if rec.get("model") else None,
-                rec.get("template"),
-            ),
-        )
+        insert_agent(db, {**rec, "model": json.dumps(rec["model"]) if rec.get("model") else None}, now_rfc3339())
 
     def effective_model(self, agent_id: str) -> dict[str, Any] | None:
         """The agent's own model object, or None when it follows the runtime default."""
@@ -304,9 +268,9 @@ class AgentLifecycle:
         stored, resolution = self.resolve_model(call.agent_id, model, "CreateAgent", call.model_route)
         work = self.rt.work.bind(call)
         with self.rt.work.tx() as t:
-            row = t.db.execute("SELECT * FROM agents WHERE id=?", (agent_id,)).fetchone()
+            row = agent_in(t.db, agent_id)
             created = row is None
-            if created:
+            if row is None:
                 self._insert(
                     t.db,
                     {
@@ -321,7 +285,7 @@ class AgentLifecycle:
                     },
                 )
             else:
-                self._check_reusable(dict(row), template)
+                self._check_reusable(row, template)
             msg = None
             if initial_message is not None:
                 msg = self.rt.work.queue.enqueue(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from ..core.rows import message_count, task_count
 from ..memory.index import document_count
 from ..tasks.service import ACTIVE
 from .conversations import ConversationStore
@@ -59,23 +60,12 @@ def _identity(rec: dict[str, Any]) -> dict[str, Any]:
     return ident
 
 
-def _count(rt: RuntimeHost, sql: str, params: tuple[Any, ...]) -> int:
-    return int(rt.store.query(sql, params)[0][0])
-
-
-def _has_column(rt: RuntimeHost, table: str, column: str) -> bool:
-    return any(r[1] == column for r in rt.store.query(f"PRAGMA table_info({table})"))
-
-
 def _pending(rt: RuntimeHost, agent_id: str) -> int:
-    if _has_column(rt, "messages", "status"):  # the queue records consumption
-        return _count(rt, "SELECT COUNT(*) FROM messages WHERE agent_id=? AND status='queued'", (agent_id,))
-    return _count(rt, "SELECT COUNT(*) FROM messages WHERE agent_id=?", (agent_id,))
+    return message_count(rt.work.reader(), agent_id, queued_only=True)
 
 
 def _active_tasks(rt: RuntimeHost, agent_id: str) -> int:
-    marks = ",".join("?" * len(ACTIVE))
-    return _count(rt, f"SELECT COUNT(*) FROM tasks WHERE agent_id=? AND status IN ({marks})", (agent_id, *ACTIVE))
+    return task_count(rt.store.query, agent_id, ACTIVE)
 
 
 def _children(rt: RuntimeHost, agent_id: str) -> list[dict[str, Any]]:
@@ -175,7 +165,7 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
             t for t in (rt.triggers.list(agent_id) if getattr(rt, "triggers", None) else []) if t["status"] == "active"
         ],
         "recent_brief_count": _brief_count(rt, agent_id),
-        "recent_event_count": _count(rt, "SELECT COUNT(*) FROM messages WHERE agent_id=?", (agent_id,)),
+        "recent_event_count": message_count(rt.work.reader(), agent_id),
     }
     if rec.get("name"):
         identity["name"] = rec["name"]

@@ -7,6 +7,7 @@ Split from :mod:`.store` (its size).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -170,3 +171,217 @@ def set_execution_status(db: Any, execution_id: str, status: str, envelope: str 
             "UPDATE tool_executions SET status=?, envelope=?, scrubbed_envelope=? WHERE id=?",
             (status, envelope, envelope, execution_id),
         )
+
+
+# ------------------------------------------------------------------ agents (the registry's columns: the agents plane)
+#: The identity columns the agents plane keeps on ``agents`` (agents spec §5.5), added to a home made before them.
+AGENT_COLUMNS = {
+    "kind": "TEXT",
+    "visibility": "TEXT",
+    "ownership": "TEXT",
+    "status": "TEXT",
+    "lineage_parent_agent_id": "TEXT",
+    "delegated_from_task_id": "TEXT",
+    "model": "TEXT",
+    "template": "TEXT",
+    "archived_at": "TEXT",
+}
+
+
+def _add_columns(db: Any, have: set[str], table_columns: dict[str, str], alter: str) -> None:
+    for name, decl in table_columns.items():
+        if name not in have:
+            try:
+                db.execute(alter.format(name=name, decl=decl))
+            except sqlite3.OperationalError as exc:  # added concurrently by another runtime
+                if "duplicate column" not in str(exc):
+                    raise
+
+
+def ensure_agent_columns(db: Any) -> None:
+    """Add :data:`AGENT_COLUMNS` to ``agents`` inside the open transaction ``db`` (idempotent)."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(agents)")}
+    _add_columns(db, have, AGENT_COLUMNS, "ALTER TABLE agents ADD COLUMN {name} {decl}")
+
+
+def insert_agent(db: Any, rec: dict[str, Any], created_at: str) -> None:
+    """Insert an agent record (``id``, ``profile``, ``kind``, ``visibility``, ``ownership`` and the optional
+    ``parent_id``, ``lineage_parent_agent_id``, ``delegated_from_task_id``, ``model`` (JSON text), ``template``),
+    status ``active``, inside the open transaction ``db``."""
+    db.execute(
+        "INSERT INTO agents(id, profile, name, parent_id, created_at, kind, visibility, ownership, status,"
+        " lineage_parent_agent_id, delegated_from_task_id, model, template) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            rec["id"],
+            rec["profile"],
+            rec["id"],
+            rec.get("parent_id"),
+            created_at,
+            rec["kind"],
+            rec["visibility"],
+            rec["ownership"],
+            "active",
+            rec.get("lineage_parent_agent_id"),
+            rec.get("delegated_from_task_id"),
+            rec.get("model"),
+            rec.get("template"),
+        ),
+    )
+
+
+def agent_in(db: Any, agent_id: str) -> dict[str, Any] | None:
+    """An agent record read inside the open transaction ``db``, or None."""
+    row = db.execute("SELECT * FROM agents WHERE id=?", (agent_id,)).fetchone()
+    return None if row is None else dict(row)
+
+
+def archive_agent(db: Any, agent_id: str, at: str) -> None:
+    """Archive an active agent (status ``stopped``, ``archived_at``) inside the open transaction ``db``."""
+    db.execute(
+        "UPDATE agents SET status='stopped', archived_at=? WHERE id=? AND COALESCE(status,'active')='active'",
+        (at, agent_id),
+    )
+
+
+# ------------------------------------------------------------------ tasks
+def task_in(db: Any, task_id: str) -> dict[str, Any] | None:
+    """A task record (``detail`` parsed) read inside the open transaction ``db``, or None."""
+    row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
+    if row is None:
+        return None
+    rec = dict(row)
+    rec["detail"] = json.loads(rec.get("detail") or "{}")
+    return rec
+
+
+def task_status_counts(query: Callable[..., Any]) -> dict[str, int]:
+    """``{status: number of tasks}`` over every agent (``query``: the store's)."""
+    return {str(r[0]): int(r[1]) for r in query("SELECT status, COUNT(*) FROM tasks GROUP BY status")}
+
+
+def task_count(query: Callable[..., Any], agent_id: str, statuses: tuple[str, ...]) -> int:
+    """How many of the agent's tasks have one of ``statuses``."""
+    marks = ",".join("?" * len(statuses))
+    return int(
+        query(f"SELECT COUNT(*) FROM tasks WHERE agent_id=? AND status IN ({marks})", (agent_id, *statuses))[0][0]
+    )
+
+
+def task_ids_with_status(db: Any, statuses: tuple[str, ...]) -> set[str]:
+    """Ids of the tasks (any agent) with one of ``statuses``."""
+    marks = ",".join("?" * len(statuses))
+    return {str(r[0]) for r in db.execute(f"SELECT id FROM tasks WHERE status IN ({marks})", statuses)}
+
+
+def set_task_detail(db: Any, task_id: str, detail: dict[str, Any]) -> None:
+    """Replace a task's ``detail`` (status, ``updated_at`` and ``seq`` unchanged) inside the open transaction ``db``."""
+    db.execute("UPDATE tasks SET detail=? WHERE id=?", (json.dumps(detail), task_id))
+
+
+# ------------------------------------------------------------------ messages (the queue's columns: the work plane)
+#: The queue's columns on ``messages`` (agents spec §4.6), added to a home made before them.
+MESSAGE_QUEUE_COLUMNS = {
+    "status": "TEXT NOT NULL DEFAULT 'queued'",
+    "priority": "TEXT NOT NULL DEFAULT 'normal'",
+    "authority": "TEXT",
+    "origin": "TEXT",
+    "work_item_id": "TEXT",
+    "source_refs": "TEXT",
+    "turn_id": "TEXT",
+    "consumed_at": "TEXT",
+}
+
+
+def ensure_message_queue_columns(db: Any) -> None:
+    """Add :data:`MESSAGE_QUEUE_COLUMNS` and the queue's indexes to ``messages`` inside ``db`` (idempotent); give
+    ``TaskResult`` messages written without them (restart reconciliation) their origin, authority and work item."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(messages)")}
+    _add_columns(db, have, MESSAGE_QUEUE_COLUMNS, "ALTER TABLE messages ADD COLUMN {name} {decl}")
+    db.execute("CREATE INDEX IF NOT EXISTS messages_agent_status ON messages(agent_id, status, seq)")
+    db.execute("CREATE INDEX IF NOT EXISTS messages_origin_task ON messages(origin_task_id)")
+
+
+def backfill_task_messages(db: Any) -> None:
+    """Give ``TaskResult`` messages written without the queue columns their origin, authority and work item."""
+    db.execute(
+        "UPDATE messages SET origin=json_object('kind','task','task_id',origin_task_id),"
+        " authority='runtime_instruction',"
+        " work_item_id=(SELECT work_item_id FROM tasks WHERE tasks.id=messages.origin_task_id)"
+        " WHERE kind='TaskResult' AND origin IS NULL"
+    )
+
+
+def insert_queued_message(db: Any, msg: dict[str, Any]) -> None:
+    """Insert a queued message (``id``, ``agent_id``, ``kind``, ``text``, ``created_at`` and the JSON texts
+    ``metadata``, ``origin``, ``source_refs``; ``origin_task_id``, ``priority``, ``authority``, ``work_item_id``,
+    ``turn_id`` optional) after every other one (``seq``), inside the open transaction ``db``."""
+    db.execute(
+        "INSERT INTO messages(id, agent_id, kind, origin_task_id, text, metadata, created_at, seq, status,"
+        " priority, authority, origin, work_item_id, source_refs, turn_id) VALUES (?,?,?,?,?,?,?,"
+        " (SELECT COALESCE(MAX(seq),0)+1 FROM messages),'queued',?,?,?,?,?,?)",
+        (
+            msg["id"],
+            msg["agent_id"],
+            msg["kind"],
+            msg.get("origin_task_id"),
+            msg["text"],
+            msg["metadata"],
+            msg["created_at"],
+            msg.get("priority") or "normal",
+            msg.get("authority"),
+            msg["origin"],
+            msg.get("work_item_id"),
+            msg["source_refs"],
+            msg.get("turn_id"),
+        ),
+    )
+
+
+def message_in(db: Any, message_id: str) -> Any:
+    """A message's row read through ``db`` (anything with ``execute``), or None."""
+    return db.execute("SELECT * FROM messages WHERE id=?", (message_id,)).fetchone()
+
+
+def queued_messages_in(db: Any, agent_id: str) -> list[Any]:
+    """The agent's queued message rows, in arrival order (``seq``)."""
+    return list(db.execute("SELECT * FROM messages WHERE agent_id=? AND status='queued' ORDER BY seq", (agent_id,)))
+
+
+def mark_message_processed(db: Any, message_id: str, at: str) -> None:
+    """Mark a message ``processed`` at ``at`` inside the open transaction ``db``."""
+    db.execute("UPDATE messages SET status='processed', consumed_at=? WHERE id=?", (at, message_id))
+
+
+def newest_task_result(db: Any, task_id: str, *, queued_only: bool = False) -> Any:
+    """The newest ``TaskResult`` row of a task (only a still queued one when ``queued_only``), or None."""
+    return db.execute(
+        "SELECT * FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
+        + (" AND status='queued'" if queued_only else "")
+        + " ORDER BY seq DESC LIMIT 1",
+        (task_id,),
+    ).fetchone()
+
+
+def newest_queued_timer_tick(db: Any, agent_id: str, timer_id: str) -> Any:
+    """The newest queued ``timer_tick`` row of a timer, or None."""
+    return db.execute(
+        "SELECT * FROM messages WHERE agent_id=? AND status='queued' AND kind='timer_tick'"
+        " AND json_extract(metadata, '$.timer_id')=? ORDER BY seq DESC LIMIT 1",
+        (agent_id, timer_id),
+    ).fetchone()
+
+
+def message_count(db: Any, agent_id: str, *, queued_only: bool = False) -> int:
+    """How many messages the agent has (only queued ones when ``queued_only``: the queue's ``status`` column)."""
+    sql = "SELECT COUNT(*) FROM messages WHERE agent_id=?" + (" AND status='queued'" if queued_only else "")
+    return int(db.execute(sql, (agent_id,)).fetchone()[0])
+
+
+def last_message_seq(db: Any) -> int:
+    """The ``seq`` of the newest message of any agent (0 when none)."""
+    return int(db.execute("SELECT COALESCE(MAX(seq),0) FROM messages").fetchone()[0])
+
+
+def messages_after(db: Any, agent_id: str, seq: int) -> list[Any]:
+    """The agent's message rows after ``seq``, in arrival order."""
+    return list(db.execute("SELECT * FROM messages WHERE agent_id=? AND seq>? ORDER BY seq", (agent_id, seq)))

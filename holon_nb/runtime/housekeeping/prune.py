@@ -25,13 +25,15 @@ artifact pointer marked ``pruned`` (see :mod:`holon_nb.runtime.memory_sources`).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..core.rows import set_task_detail, task_ids_with_status, task_in
+from ..work.items import WorkItemRecords
 
 __all__ = ["GRACE_S", "PrunePolicy", "PruneReport", "StoreReader", "home_bytes", "prune_home", "record_task_pruned"]
 
@@ -168,12 +170,11 @@ def _candidates(home: Path) -> Iterable[tuple[Path, os.stat_result, str | None]]
 
 def _protected(db: Any) -> tuple[set[str], str]:
     """Ids of live tasks, and the text of every work item (paths and ids it names)."""
-    live = {r[0] for r in db.execute(f"SELECT id FROM tasks WHERE status IN ({','.join('?' * len(_LIVE))})", _LIVE)}
     try:
-        rows = db.execute("SELECT objective, plan_meta, todo_list, work_refs FROM work_items").fetchall()
+        texts = WorkItemRecords.texts(db)
     except Exception:  # a home without the work plane's tables
-        rows = []
-    return live, "\n".join(" ".join(str(v) for v in row if v) for row in rows)
+        texts = []
+    return task_ids_with_status(db, _LIVE), "\n".join(texts)
 
 
 def prune_home(
@@ -238,9 +239,7 @@ def prune_home(
 def record_task_pruned(store: Any, task_id: str, info: dict[str, Any]) -> None:
     """Store ``output_pruned`` in a task's detail (TaskOutput then says the log was pruned)."""
     with store.tx() as db:
-        row = db.execute("SELECT detail FROM tasks WHERE id=?", (task_id,)).fetchone()
-        if row is None:
+        rec = task_in(db, task_id)
+        if rec is None:
             return
-        detail = json.loads(row[0] or "{}")
-        detail["output_pruned"] = info
-        db.execute("UPDATE tasks SET detail=? WHERE id=?", (json.dumps(detail), task_id))
+        set_task_detail(db, task_id, {**rec["detail"], "output_pruned": info})

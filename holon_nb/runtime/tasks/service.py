@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from ...tools.text import cut
+from ..core.rows import task_in
 from ..core.store import Store, is_busy, new_id, now_rfc3339
 from .edits import FileEdits
 from .group_journal import GroupJournal, reap
@@ -276,10 +277,9 @@ class TaskService:
     ) -> dict[str, Any] | None:
         """Apply a monotone status transition in one transaction (commands spec §6.2)."""
         with self.store.tx() as db:
-            row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
-            if row is None:
+            rec = task_in(db, task_id)
+            if rec is None:
                 return None
-            rec = Store.task_row(row)
             cur = rec["status"]
             if _PHASE[status] < _PHASE[cur] or cur in TERMINAL:
                 return rec  # monotone: never lower a phase, never leave a terminal state

@@ -88,6 +88,13 @@ class WorkItemRecords:
         return decode(db.execute("SELECT * FROM work_items WHERE id=?", (work_item_id,)).fetchone())
 
     @staticmethod
+    def texts(db: Any) -> list[str]:
+        """Each work item's objective, plan, todo list and references as one line of text (every agent's; what
+        the home's pruning keeps the paths and ids of)."""
+        rows = db.execute("SELECT objective, plan_meta, todo_list, work_refs FROM work_items").fetchall()
+        return [" ".join(str(v) for v in row if v) for row in rows]
+
+    @staticmethod
     def focus(db: Any, agent_id: str) -> dict[str, Any]:
         """``{current_work_item_id, current_turn_work_item_id, current_execution_binding}`` of an agent."""
         row = decode(db.execute("SELECT * FROM agent_work_state WHERE agent_id=?", (agent_id,)).fetchone())

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from ..core.clock import fmt, utcnow
+from ..core.rows import insert_queued_message, mark_message_processed, message_in, queued_messages_in
 from ..core.store import new_id
 from .records import Tx, decode, fail, safe_text
 from .waiting import WaitPlane, message_trigger_kind
@@ -24,7 +25,8 @@ __all__ = ["PRIORITIES", "MessageQueue"]
 
 #: Queue priorities, first served first (agents spec §5.4 rule 2).
 PRIORITIES = ("interject", "next", "normal", "background")
-_ORDER = "CASE priority WHEN 'interject' THEN 0 WHEN 'next' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, seq"
+#: Service order: by priority (others after ``normal``), then arrival.
+_RANK = {"interject": 0, "next": 1, "normal": 2}
 
 
 class MessageQueue:
@@ -90,26 +92,15 @@ class MessageQueue:
             "source_refs": source_refs or {},
             "turn_id": turn_id,
         }
-        t.db.execute(
-            "INSERT INTO messages(id, agent_id, kind, origin_task_id, text, metadata, created_at, seq, status,"
-            " priority, authority, origin, work_item_id, source_refs, turn_id) VALUES (?,?,?,?,?,?,?,"
-            " (SELECT COALESCE(MAX(seq),0)+1 FROM messages),?,?,?,?,?,?,?)",
-            (
-                msg["id"],
-                agent_id,
-                kind,
-                origin_task_id,
-                msg["text"],
-                json.dumps(msg["metadata"]),
-                msg["created_at"],
-                "queued",
-                priority,
-                authority,
-                json.dumps(origin),
-                work_item_id,
-                json.dumps(msg["source_refs"]),
-                turn_id,
-            ),
+        insert_queued_message(
+            t.db,
+            {
+                **msg,
+                "origin_task_id": origin_task_id,
+                "metadata": json.dumps(msg["metadata"]),
+                "origin": json.dumps(origin),
+                "source_refs": json.dumps(msg["source_refs"]),
+            },
         )
         waits = self.waits.trigger(t, msg)
         msg["triggered_wait_id"] = waits[0]["id"] if waits else None
@@ -127,15 +118,13 @@ class MessageQueue:
     @staticmethod
     def load(db: Any, message_id: str) -> dict[str, Any] | None:
         """A decoded message, or None."""
-        return decode(db.execute("SELECT * FROM messages WHERE id=?", (message_id,)).fetchone())
+        return decode(message_in(db, message_id))
 
     @staticmethod
     def queued(db: Any, agent_id: str) -> list[dict[str, Any]]:
         """The agent's queued messages in service order (priority, then arrival)."""
-        rows = db.execute(
-            f"SELECT * FROM messages WHERE agent_id=? AND status='queued' ORDER BY {_ORDER}", (agent_id,)
-        ).fetchall()
-        return [decode(r) for r in rows]
+        rows = [decode(r) for r in queued_messages_in(db, agent_id)]
+        return sorted(rows, key=lambda m: (_RANK.get(m.get("priority"), len(_RANK)), m["seq"]))
 
     def process(self, t: Tx, message_id: str) -> dict[str, Any]:
         """Admit and process one queued message (agents spec §4.6 rules 3-5).
@@ -160,7 +149,7 @@ class MessageQueue:
                 {"message_id": message_id, "status": msg["status"] if msg else None},
             )
         now = fmt(utcnow())
-        t.db.execute("UPDATE messages SET status='processed', consumed_at=? WHERE id=?", (now, message_id))
+        mark_message_processed(t.db, message_id, now)
         # a timer tick may have triggered several waits (one per owner bound to the timer): all resolve;
         # the admission binds to the one whose owner the message names, else the most recently created
         rows = t.db.execute(

@@ -18,6 +18,7 @@ from typing import Any, overload
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+from ..core.rows import ensure_message_queue_columns
 from ..core.store import Store, new_id
 
 __all__ = ["Binding", "Tx", "decode", "ensure_schema", "fail", "safe_text", "transaction"]
@@ -84,17 +85,6 @@ CREATE INDEX IF NOT EXISTS briefs_agent ON briefs(agent_id, created_at);
 """
 
 #: Queue columns added to the runtime's ``messages`` table (agents spec §1.4): name → declaration.
-_MESSAGE_COLUMNS = {
-    "status": "TEXT NOT NULL DEFAULT 'queued'",
-    "priority": "TEXT NOT NULL DEFAULT 'normal'",
-    "authority": "TEXT",
-    "origin": "TEXT",
-    "work_item_id": "TEXT",
-    "source_refs": "TEXT",
-    "turn_id": "TEXT",
-    "consumed_at": "TEXT",
-}
-
 _JSON_COLUMNS = (
     "plan_meta",
     "todo_list",
@@ -176,16 +166,7 @@ def ensure_schema(store: Store) -> None:
                 "INSERT INTO timer_counts (agent_id, status, n) SELECT agent_id, status, COUNT(*)"
                 " FROM timers GROUP BY 1, 2"
             )
-        have = {r[1] for r in db.execute("PRAGMA table_info(messages)")}
-        for name, decl in _MESSAGE_COLUMNS.items():
-            if name not in have:
-                try:
-                    db.execute(f"ALTER TABLE messages ADD COLUMN {name} {decl}")
-                except sqlite3.OperationalError as exc:  # added concurrently by another runtime
-                    if "duplicate column" not in str(exc):
-                        raise
-        db.execute("CREATE INDEX IF NOT EXISTS messages_agent_status ON messages(agent_id, status, seq)")
-        db.execute("CREATE INDEX IF NOT EXISTS messages_origin_task ON messages(origin_task_id)")
+        ensure_message_queue_columns(db)  # the queue's columns on core's messages table
 
 
 @overload

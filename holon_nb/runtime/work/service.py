@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...tools.context import CallContext
+from ..core.rows import backfill_task_messages, message_count, newest_task_result, task_in
 from ..tasks.service import TERMINAL
 from .agent import AgentWork
 from .items import WorkItemRecords
@@ -132,12 +133,7 @@ class WorkService:
         """Give ``TaskResult`` messages written without the queue columns (before this service was
         constructed, e.g. by restart reconciliation) their origin, authority and work item."""
         with self.rt.store.tx() as db:
-            db.execute(
-                "UPDATE messages SET origin=json_object('kind','task','task_id',origin_task_id),"
-                " authority='runtime_instruction',"
-                " work_item_id=(SELECT work_item_id FROM tasks WHERE tasks.id=messages.origin_task_id)"
-                " WHERE kind='TaskResult' AND origin IS NULL"
-            )
+            backfill_task_messages(db)
 
     def reader(self) -> _Reader:
         """A read-only ``execute``-style view of the store (not a snapshot across queries)."""
@@ -169,8 +165,8 @@ class WorkService:
     ) -> str:
         """TaskService's enqueue path: the ``TaskResult`` message plus its wait trigger, in the task's transaction."""
         t = Tx(db)
-        row = db.execute("SELECT work_item_id FROM tasks WHERE id=?", (task_id,)).fetchone() if task_id else None
-        work_item_id = row[0] if row else None
+        task = task_in(db, task_id) if task_id else None
+        work_item_id = task["work_item_id"] if task else None
         msg = self.queue.enqueue(
             t,
             agent_id=agent_id,
@@ -202,13 +198,7 @@ class WorkService:
             if task is None or task["status"] not in TERMINAL:
                 continue
             with self.tx() as t:
-                msg = decode(
-                    t.db.execute(
-                        "SELECT * FROM messages WHERE origin_task_id=? AND kind='TaskResult'"
-                        " AND status='queued' ORDER BY seq DESC LIMIT 1",
-                        (task["id"],),
-                    ).fetchone()
-                )
+                msg = decode(newest_task_result(t.db, task["id"], queued_only=True))
                 if msg is not None and self.waits.trigger(t, msg):
                     count += 1
         return count
@@ -375,9 +365,7 @@ class WorkService:
             "SELECT COUNT(*), MIN(next_fire_at) FROM timers WHERE agent_id=? AND status IN ('active','scheduled')",
             (agent_id,),
         ).fetchone()
-        queued = db.execute(
-            "SELECT COUNT(*) FROM messages WHERE agent_id=? AND status='queued'", (agent_id,)
-        ).fetchone()
+        queued = message_count(db, agent_id, queued_only=True)
         cur = focus["current_work_item_id"]
         cur_rec = self.records.load(db, cur) if cur else None
         out: dict[str, Any] = {
@@ -390,7 +378,7 @@ class WorkService:
             "triggered_wait_count": len(waits) - len(active),
             "active_timer_count": timers[0],
             "next_timer_fire_at": timers[1],
-            "queued_message_count": queued[0],
+            "queued_message_count": queued,
         }
         if active:
             out["active_wait_conditions"] = [wait_summary(w) for w in active]

@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 
 from ..core.clock import Clock, add_ms, fmt, parse
+from ..core.rows import newest_queued_timer_tick
 from ..core.store import Store, is_busy, new_id
 from .queue import MessageQueue
 from .records import Tx, decode, fail, safe_text, transaction
@@ -302,13 +303,7 @@ class TimerPlane:
         ).fetchone()
         if waiting is not None:
             return None
-        return decode(
-            db.execute(
-                "SELECT * FROM messages WHERE agent_id=? AND status='queued' AND kind='timer_tick'"
-                " AND json_extract(metadata, '$.timer_id')=? ORDER BY seq DESC LIMIT 1",
-                (row["agent_id"], row["id"]),
-            ).fetchone()
-        )
+        return decode(newest_queued_timer_tick(db, row["agent_id"], row["id"]))
 
     def fire(self, t: Tx, timer_id: str, expected_next: str) -> dict[str, Any] | None:
         """Fire one due timer inside ``t`` (agents spec §4.7); None when it changed meanwhile.

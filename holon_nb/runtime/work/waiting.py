@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.clock import Clock, add_ms_saturating, fmt, utcnow
+from ..core.rows import last_message_seq, messages_after, newest_task_result, task_in
 from ..core.store import new_id
 from ..tasks.service import TERMINAL
 from .items import WorkItemRecords
@@ -147,7 +148,7 @@ class WaitPlane:
                 ``work_item_not_found``, ``work_item_access_denied``, ``work_item_completed``,
                 ``wait_owner_binding_mismatch``.
         """
-        staged.seen_seq = db.execute("SELECT COALESCE(MAX(seq),0) FROM messages").fetchone()[0]
+        staged.seen_seq = last_message_seq(db)
         if staged.wake == "task_result":
             self._prepare_task(db, staged)
             if staged.fast_path is not None:
@@ -179,7 +180,7 @@ class WaitPlane:
 
     def _prepare_task(self, db: Any, staged: StagedWait) -> None:
         task_id = staged.resource or ""
-        row = db.execute("SELECT id, agent_id, status, work_item_id FROM tasks WHERE id=?", (task_id,)).fetchone()
+        row = task_in(db, task_id)
         if row is None:
             raise fail(
                 "task_not_found",
@@ -210,10 +211,7 @@ class WaitPlane:
 
     @staticmethod
     def _task_fast_path(db: Any, task_id: str) -> dict[str, Any]:
-        msg = db.execute(
-            "SELECT id, status FROM messages WHERE origin_task_id=? AND kind='TaskResult' ORDER BY seq DESC LIMIT 1",
-            (task_id,),
-        ).fetchone()
+        msg = newest_task_result(db, task_id)
         if msg is None:
             raise fail(
                 "task_result_evidence_missing",
@@ -310,12 +308,10 @@ class WaitPlane:
             if rec["state"] != "open" or rec["revision"] != staged.seen_revision:
                 return "work_item_revision_changed"
         if staged.wake == "task_result":
-            row = db.execute("SELECT status FROM tasks WHERE id=?", (staged.resource,)).fetchone()
+            row = task_in(db, staged.resource or "")
             if row is None or row["status"] in TERMINAL:
                 return "task_result_arrived"
-        rows = db.execute(
-            "SELECT * FROM messages WHERE agent_id=? AND seq>? ORDER BY seq", (staged.agent_id, staged.seen_seq)
-        ).fetchall()
+        rows = messages_after(db, staged.agent_id, staged.seen_seq)
         for row in rows:
             msg = decode(row)
             assert msg is not None
