@@ -214,7 +214,7 @@ class ApprovalBroker:
     @property
     def policy(self) -> ApprovalPolicy:
         """The policy in force (``rt.settings.approval``; default ``never``)."""
-        return ApprovalPolicy.parse(getattr(self.rt.settings, "approval", "never"))
+        return ApprovalPolicy.parse(self.rt.settings.approval)
 
     @property
     def standing(self) -> frozenset[str]:
@@ -235,7 +235,7 @@ class ApprovalBroker:
     @property
     def timeout_s(self) -> float | None:
         """Seconds to wait for an answer (``rt.settings.approval_timeout_s``); None means forever (``<= 0``)."""
-        value = getattr(self.rt.settings, "approval_timeout_s", 120.0)
+        value = self.rt.settings.approval_timeout_s
         try:
             seconds = float(value)
         except (TypeError, ValueError):

@@ -108,7 +108,7 @@ class AgentLifecycle:
         return agent_model(self.rt.store, agent_id)
 
     def _default_ref(self) -> str | None:
-        ref = getattr(self.rt.settings, "default_model", None) or os.environ.get("HOLON_MODEL")
+        ref = os.environ.get("HOLON_MODEL")
         return ref.strip() if isinstance(ref, str) and ref.strip() else None
 
     def resolve_model(
@@ -184,16 +184,12 @@ class AgentLifecycle:
         available). Rejected: an unknown or unconfigured provider, a listed but unavailable model.
         """
         ref = model_ref(requested) or ""
-        registry = getattr(self.rt, "providers", None)
-        if registry is not None:
-            from ..models.providers import canonical_ref
+        from ..models.providers import canonical_ref
 
-            installed = registry.installed()
-            if ref in installed or canonical_ref(ref) in installed:
-                return None, []
-        catalog = getattr(self.rt, "model_catalog", None)
-        if catalog is None:
-            return None, ["no model catalog on this runtime: the model was not checked"]
+        installed = self.rt.providers.installed()
+        if ref in installed or canonical_ref(ref) in installed:
+            return None, []
+        catalog = self.rt.model_catalog
         family, _, endpoint = requested["provider"].partition("@")
         provider = family if endpoint in ("", "default") else f"{family}:{endpoint}"
         try:

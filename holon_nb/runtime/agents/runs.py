@@ -158,14 +158,12 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     The queued input message is admitted (``process_message``) and its text becomes the turn's
     message; when the turn service can admit a queued message itself (a ``source_message_id``
     parameter), it is handed over instead. The turn waits for a turn the agent is already running
-    (a notebook cell on a resident agent) to end first. A runtime without a turn loop reports a
-    failed outcome; so do the expected errors of the turn service (:data:`EXPECTED_RUN_ERRORS`: no
-    model configured, …), logged as one warning line; other errors propagate and fail the task.
+    (a notebook cell on a resident agent) to end first. The expected errors of the turn service
+    (:data:`EXPECTED_RUN_ERRORS`: no model configured, …) report a failed outcome, logged as one
+    warning line; other errors propagate and fail the task.
     """
     rt = request.runtime
-    turns = getattr(rt, "turns", None)
-    if turns is None:
-        return ChildTurnOutcome("failed", error="this runtime has no turn loop (rt.turns)")
+    turns = rt.turns
     while turns.active(request.agent_id) is not None:
         await anyio.sleep(0.05)
     kwargs: dict[str, Any] = {"agent": request.agent_id, "model": request.model_ref}

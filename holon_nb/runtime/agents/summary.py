@@ -162,7 +162,7 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
         "loaded_agents_md": [],
         "skills": [],
         "active_external_triggers": [  # the trigger plane's public records (never the token; workspace §14)
-            t for t in (rt.triggers.list(agent_id) if getattr(rt, "triggers", None) else []) if t["status"] == "active"
+            t for t in rt.triggers.list(agent_id) if t["status"] == "active"
         ],
         "recent_brief_count": _brief_count(rt, agent_id),
         "recent_event_count": message_count(rt.work.reader(), agent_id),

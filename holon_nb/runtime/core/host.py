@@ -3,10 +3,10 @@
 Plane services (tasks, work, agents, turns, workspaces, memory, models) are
 built by the :class:`~holon_nb.runtime.facade.Runtime` facade and given the
 facade itself, but they see it only through this protocol, so no plane
-imports the facade (which imports every plane). Attributes naming another
-plane's service are typed ``Any`` here on purpose: a plane that uses another
-plane imports that plane's module for the type it needs, and the
-import-linter contracts in ``pyproject.toml`` say which plane may use which.
+imports the facade (which imports every plane). Each plane's service is typed
+with its class, imported for type checking only: mypy checks every call a plane
+makes on another, while at run time no plane imports the ones above it (the
+import-linter contracts in ``pyproject.toml`` say which plane may use which).
 """
 
 from __future__ import annotations
@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     from ...tools.context import CallContext
     from ...tools.receipts import Scrubber
     from ...tools.registry import Registry
+    from ..agents.approvals import ApprovalBroker
+    from ..agents.conversations import ConversationStore
+    from ..agents.plane import AgentPlane
+    from ..images.service import ImagePlane
+    from ..memory.service import MemoryService
+    from ..models.catalog import ModelCatalogService
+    from ..models.providers import ProviderRegistry
+    from ..tasks.agent import AgentTasks
+    from ..tasks.service import TaskService
+    from ..triggers.service import TriggerService
+    from ..turns.records import TurnResult
+    from ..turns.service import TurnService
+    from ..web.service import WebService
+    from ..work.service import WorkService
+    from ..workspaces.service import WorkspaceService
+    from .context import RuntimeToolContext
     from .events import EventBus, RuntimeEvent
     from .loop import LoopThread
     from .result import ToolResult
@@ -35,7 +51,7 @@ class RuntimeHost(Protocol):
     ``registry``, ``events``, ``store``, the loop thread ``_loop`` and
     ``_start_soon``, the D6 scrubber. Plane services (``tasks``, ``work``,
     ``agents``, ``workspaces``, ``memory``, ``model_catalog``, ``approvals``,
-    ``turns``, ``providers``, ``conversations``) are ``Any``.
+    ``turns``, ``providers``, ``conversations``) by their classes.
     """
 
     home: Path
@@ -45,25 +61,25 @@ class RuntimeHost(Protocol):
     events: EventBus
     store: Store
     _loop: LoopThread
-    tasks: Any
-    work: Any
-    agents: Any
-    workspaces: Any
-    memory: Any
-    model_catalog: Any
-    approvals: Any
-    images: Any
-    web: Any
-    triggers: Any
+    tasks: TaskService
+    work: WorkService
+    agents: AgentPlane
+    workspaces: WorkspaceService
+    memory: MemoryService
+    model_catalog: ModelCatalogService
+    approvals: ApprovalBroker
+    images: ImagePlane
+    web: WebService
+    triggers: TriggerService
 
     @property
-    def turns(self) -> Any: ...
+    def turns(self) -> TurnService: ...
 
     @property
-    def providers(self) -> Any: ...
+    def providers(self) -> ProviderRegistry: ...
 
     @property
-    def conversations(self) -> Any: ...
+    def conversations(self) -> ConversationStore: ...
 
     def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None: ...
 
@@ -73,9 +89,9 @@ class RuntimeHost(Protocol):
 
     def scrubber(self) -> Scrubber: ...
 
-    def agent_tasks(self, agent_id: str) -> Any: ...
+    def agent_tasks(self, agent_id: str) -> AgentTasks: ...
 
-    def tool_context(self, call: CallContext) -> Any: ...
+    def tool_context(self, call: CallContext) -> RuntimeToolContext: ...
 
     def _finish_call(
         self,
@@ -107,6 +123,6 @@ class RuntimeHost(Protocol):
 
     def run_turn(
         self, message: str, agent: str | None = None, model: str | None = None, max_rounds: int | None = None
-    ) -> Any: ...
+    ) -> TurnResult: ...
 
     def subscribe(self, fn: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...

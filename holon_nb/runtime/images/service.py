@@ -121,13 +121,10 @@ class ImagePlane:
             self.cassette = previous
 
     def _environ(self) -> Any:
-        catalog = getattr(self._rt, "model_catalog", None)
-        import os
-
-        return getattr(catalog, "environ", None) or os.environ
+        return self._rt.model_catalog.environ
 
     def _settings_providers(self) -> Any:
-        return getattr(getattr(self._rt, "settings", None), "providers", None)
+        return self._rt.settings.providers
 
     def vision_selection(self) -> Selection:
         """The vision model now (workspace spec §12 rule 9); a replaying cassette answers with its recorded route."""

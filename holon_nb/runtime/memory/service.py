@@ -133,7 +133,7 @@ class MemoryService:
 
     def start(self) -> None:
         """Start the background indexer (``settings.memory_index_interval_s``; 0 leaves it to searches)."""
-        if float(getattr(self._rt.settings, "memory_index_interval_s", 1.0)) > 0:
+        if float(self._rt.settings.memory_index_interval_s) > 0:
             self._rt._loop.portal_call(self._rt._start_soon, self._background)
 
     def bind(self, call: CallContext) -> MemoryView:
@@ -149,7 +149,7 @@ class MemoryService:
         """Keep the index caught up: a short pass every ``memory_index_interval_s`` seconds while there is
         lag (issue 9: a search no longer catches up 500 commands inside one transaction). Failures
         (a locked store) are logged once per streak and retried with backoff; nothing escapes."""
-        interval = float(getattr(self._rt.settings, "memory_index_interval_s", 1.0))
+        interval = float(self._rt.settings.memory_index_interval_s)
         failures = 0
         with anyio.CancelScope() as scope:
             self._scope = scope
@@ -257,7 +257,7 @@ class MemoryService:
         Runtime records keep canonical text; the index is written once, so a later
         process that no longer knows a secret cannot reveal it through a snippet.
         """
-        scrub = getattr(self._rt.tasks, "scrub", None)
+        scrub = self._rt.tasks.scrub
         # only what the index keeps is scrubbed: cut first with a margin, so a secret that starts
         # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
         text = doc.search_text if doc.search_text is not None else doc.body

@@ -40,7 +40,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...providers.catalog import (
     BUILTIN_PROVIDERS,
@@ -52,6 +52,9 @@ from ...providers.catalog import (
     resolve_provider,
 )
 from ...providers.refs import DEFAULT_ENDPOINT, ModelRef, ModelRefError, parse_model_list, parse_model_ref
+
+if TYPE_CHECKING:
+    from ..core.host import RuntimeHost
 
 __all__ = [
     "CatalogModel",
@@ -352,7 +355,11 @@ class ModelCatalogService:
     """
 
     def __init__(
-        self, rt: Any = None, *, environ: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None
+        self,
+        rt: RuntimeHost | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config: Mapping[str, Any] | None = None,
     ):
         self._rt = rt
         self._environ = environ
@@ -376,7 +383,7 @@ class ModelCatalogService:
 
     # ---------------------------------------------------------------- building the view
     def _view(self) -> _View:
-        settings = getattr(getattr(self._rt, "settings", None), "providers", None) or {}
+        settings = (self._rt.settings.providers if self._rt is not None else None) or {}  # standalone: no runtime
         config = provider_config(self.environ, {**settings, **self._config})
         view = _View(config=config, providers=_apply_config(builtin_catalog(), config["providers"]))
         seen: set[tuple[str, str]] = set()

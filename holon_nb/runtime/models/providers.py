@@ -152,7 +152,7 @@ class ProviderRegistry:
             ) from None
         from .catalog import provider_config
 
-        config = provider_config(self.environ, getattr(self.rt.settings, "providers", None), strict=True)
+        config = provider_config(self.environ, self.rt.settings.providers, strict=True)
         return build_provider(
             ref, environ=self.environ, config=config, delta_listener=delta_listener, require_credential=True
         )

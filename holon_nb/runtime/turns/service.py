@@ -369,7 +369,7 @@ class TurnService:
         ``rt.settings.prompt_budget_tokens``; None or ``<= 0`` means unlimited."""
         budget = self.prompt_budget_tokens
         if budget is None:
-            budget = getattr(self.rt.settings, "prompt_budget_tokens", None)
+            budget = self.rt.settings.prompt_budget_tokens
         return budget if budget is not None and budget > 0 else None
 
     def build_request(self, loop: TurnLoop) -> TurnRequest | None:

@@ -286,8 +286,8 @@ class TurnToolExecutor:
         Raises:
             TurnCancelled: the turn was cancelled while the user was asked.
         """
-        approvals = getattr(self.rt, "approvals", None)
-        if approvals is None or (call.name not in self.turn.exposed and call.name != "Sleep"):
+        approvals = self.rt.approvals
+        if call.name not in self.turn.exposed and call.name != "Sleep":
             return None
         if stop_reason in TRUNCATION_STOP_REASONS and call.name in GUARDED_MUTATION_TOOLS:
             return None
