@@ -2,7 +2,7 @@
 
 A turn of ROUNDS scripted ``GetAgent`` rounds (each receipt ≈ 1.5 KB) runs twice: without a budget
 (every round exact) and with a budget that holds about 20 rounds (older ones recapped, spec §1.10).
-We time ``TurnService.build_request`` for every round and report the median over the last 20 rounds
+We time ``RequestBuilder.build`` (runtime/turns/requests.py) for every round and report the median over the last 20 rounds
 (where the recap covers most of the turn), and the size of the last request in estimated tokens.
 
 Run: ``python benchmarks/bench_recap.py [ROUNDS]``.
@@ -19,7 +19,8 @@ from _common import save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns.service import _estimate
+from holon_nb.runtime.turns.requests import RequestBuilder
+from holon_nb.runtime.turns.requests import estimate as _estimate
 from holon_nb.tools.spec import Profile
 
 REF = "scripted@default/scripted"
@@ -32,16 +33,19 @@ def turn(budget_rounds: int | None, rounds: int) -> dict:
         steps = [Step.tool_use(f"c{i}", "GetAgent", {}) for i in range(rounds)] + [Step.text("done")]
         provider = ScriptedProvider(steps)
         rt.providers.register(REF, provider)
-        build, times = rt.turns.build_request, []
+        build, times = RequestBuilder.build, []
 
-        def timed(loop):
+        def timed(self):
             t0 = time.perf_counter()
-            request = build(loop)
+            request = build(self)
             times.append((time.perf_counter() - t0) * 1000)
             return request
 
-        rt.turns.build_request = timed
-        result = rt.run_turn("go", model=REF)
+        RequestBuilder.build = timed
+        try:
+            result = rt.run_turn("go", model=REF)
+        finally:
+            RequestBuilder.build = build
         assert result.terminal == "completed", (result.terminal, result.error)
         last = provider.requests()[-1]
         return {

@@ -57,12 +57,11 @@ from .prompts import (
     CONTINUE_PROMPT,
     CORRECTIVE_PROMPTS,
     MAX_OUTPUT_RECOVERIES,
-    STALE_WORK_ITEM_ROUNDS,
     WORK_ITEM_UPDATES,
     interjection_text,
-    stale_work_item_reminder,
 )
 from .records import RoundRecord, TurnHooks, TurnResult
+from .requests import RequestBuilder
 from .tools import TurnToolExecutor
 
 log = logging.getLogger("holon_nb.turns")
@@ -137,11 +136,11 @@ class TurnLoop:
         run = self.executor.execute_call
         self.run_tool = hooks.wrap_tool_executor(run) if hooks.wrap_tool_executor else run
         self.last_work_update_round = 0
-        self.last_reminder_round: int | None = None
         self._open_round: RoundRecord | None = None
         self._open_calls: list[ToolUseBlock] = []
         self.sleep_duration_ms: int | None = None  # a round made only of Sleep calls: its last positive delay
-        self.recapped_rounds = 0  # older rounds sent as a turn-local recap (only grows; turns.build_request)
+        #: builds each round's request and keeps what it caches between them (recap lines, estimates)
+        self.requests = RequestBuilder(self, budget=service.budget, scrub=lambda text: self.rt._scrubber().text(text))
         self.pre_turn: list[str] = []  # interjections queued before the turn started: after its message
         self._waits: set[anyio.CancelScope] = set()
 
@@ -346,7 +345,7 @@ class TurnLoop:
         The turn settles ``baseline_over_budget`` when no request fits the prompt budget, ``aborted`` when a
         cancel interrupts the request, and by :meth:`_provider_failed` when the provider fails.
         """
-        request = self.service.build_request(self)
+        request = self.requests.build()
         if request is None:
             return self._finish("baseline_over_budget", "", "prompt_budget_exceeded")
         self.emit("round_started", round=number)
@@ -695,22 +694,6 @@ class TurnLoop:
                 )
         return bool(texts)
 
-    def reminder(self) -> str | None:
-        """The runtime reminder of the next request (turn-loop spec §1.4): after ``STALE_WORK_ITEM_ROUNDS`` rounds without a
-        work-item update while a work item is current, once per ``STALE_WORK_ITEM_ROUNDS`` rounds."""
-        done = len(self.rounds)
-        if done - self.last_work_update_round < STALE_WORK_ITEM_ROUNDS:
-            return None
-        if self.last_reminder_round is not None and done - self.last_reminder_round < STALE_WORK_ITEM_ROUNDS:
-            return None
-        summary = self.rt.work.agent_summary(self.agent_id)
-        current = self.binding.get("work_item_id") or summary.get("current_work_item_id")
-        if not current:
-            return None
-        self.last_reminder_round = done
-        return stale_work_item_reminder(done - self.last_work_update_round, current)
-
-    # ------------------------------------------------------------ bookkeeping
     def _push(self, rnd: RoundRecord) -> None:
         """Add the round to the turn and store its results and follow-ups in the transcript."""
         self.rounds.append(rnd)

@@ -35,7 +35,6 @@ or per turn ``await rt.turns.run(..., hooks=…, provider=…)``.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -43,15 +42,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ...providers.base import (
-    AssistantBlocks,
-    Message,
-    PromptFrame,
     Provider,
     ProviderToolSpec,
-    TurnRequest,
-    UserText,
-    UserToolResults,
-    to_dict,
 )
 from ...providers.lineage import LineageCandidate, LineageProvider
 from ...tools.schema import input_schema
@@ -60,7 +52,6 @@ from ..agents.conversations import ConversationStore
 from ..core.store import new_id, now_rfc3339
 from ..models.providers import ProviderRegistry
 from .loop import TurnLoop
-from .recap import KEEP_EXACT_ROUNDS, recap_header, recap_text, round_lines
 from .records import TurnHooks, TurnResult
 
 if TYPE_CHECKING:
@@ -372,115 +363,6 @@ class TurnService:
             budget = self.rt.settings.prompt_budget_tokens
         return budget if budget is not None and budget > 0 else None
 
-    def build_request(self, loop: TurnLoop) -> TurnRequest | None:
-        """The request of the loop's next round (turn-loop spec §1.4, §1.10): history (whole old turns, newest kept
-        under the budget), the operator message, the runtime reminder if any, a turn-local recap of older
-        rounds when the turn no longer fits, then each exact round (assistant blocks, tool results,
-        follow-ups).
-
-        Under a budget, old turns are dropped first (newest kept). When the turn's own rounds still do not
-        fit, the oldest rounds are compacted into one recap text (:mod:`~holon_nb.runtime.turns.recap`),
-        keeping at least the newest ``KEEP_EXACT_ROUNDS`` exact; the compacted prefix only grows within a
-        turn (``loop.recapped_rounds``), so requests keep a stable prefix between compactions. Each
-        compaction emits ``turn_local_recap{rounds, exact_rounds, estimated_tokens, budget}``.
-
-        Returns:
-            None when even the minimum (message, recap, newest exact rounds, tools, system prompt) exceeds
-            the budget (``baseline_over_budget``).
-        """
-        head: list[Message] = [UserText(loop.message), *(UserText(t) for t in getattr(loop, "pre_turn", ()))]
-        reminder = loop.reminder() if loop.rounds else None
-        if reminder:
-            head.append(UserText(reminder))
-        rounds = [_round_messages(rnd) for rnd in loop.rounds]
-        history = loop.history
-        budget = self.budget()
-        recapped = min(getattr(loop, "recapped_rounds", 0), len(rounds))
-        recap: UserText | None = None  # built once when a compaction measures it exactly
-        if budget is not None:
-            cache = loop.__dict__.setdefault("_projection_cache", {})
-            if "tools" not in cache:
-                cache["tools"] = _estimate(list(loop.tools))
-            tools_cost, system_cost = cache["tools"], len(loop.system_prompt) // 4
-            head_cost = _estimate(head)
-            fixed = tools_cost + system_cost + head_cost
-            costs, lines = [], []
-            for rnd, msgs in zip(loop.rounds, rounds, strict=False):  # per round, cached until its follow-ups change
-                key = (rnd.round, len(rnd.follow_ups))
-                if cache.get(rnd.round, (None,))[0] != key:
-                    line = round_lines(rnd)
-                    line_cost = (len(json.dumps(line, ensure_ascii=False)) + 4) // 4
-                    cache[rnd.round] = (key, _estimate(msgs), line, line_cost)
-                costs.append(cache[rnd.round][1])
-                lines.append(cache[rnd.round])
-
-            def recap_cost(n: int) -> int:  # the recap's estimate from cached line sizes (≈ exact)
-                return 0 if n == 0 else 16 + len(recap_header(1, n)) // 4 + sum(c[3] for c in lines[:n])
-
-            tail = sum(costs[recapped:])
-            used = fixed + recap_cost(recapped) + tail
-            limit = len(rounds) - KEEP_EXACT_ROUNDS
-            if used > budget:
-                line_sum = recap_cost(recapped)
-                while used > budget * 3 // 4 and recapped < limit:  # compact down to a target below the budget
-                    tail -= costs[recapped]
-                    recapped += 1
-                    line_sum = recap_cost(recapped) if recapped == 1 else line_sum + lines[recapped - 1][3]
-                    used = fixed + line_sum + tail
-                if recapped:  # the exact figure, now that the recap is chosen
-                    recap = UserText(self._recap(loop, recapped))
-                    used = fixed + _estimate([recap]) + tail
-                if used > budget:
-                    exact = len(rounds) - recapped
-                    loop.error = (
-                        f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
-                        f"{system_cost}, message {head_cost}, recap and newest {exact} round(s) "
-                        f"{used - fixed}) but the prompt budget is {budget} "
-                        "(HolonNB.prompt_budget_tokens / $HOLON_PROMPT_BUDGET_TOKENS)"
-                    )
-                    return None
-                loop.emit(
-                    "turn_local_recap",
-                    rounds=recapped,
-                    exact_rounds=len(rounds) - recapped,
-                    estimated_tokens=used,
-                    budget=budget,
-                )
-            loop.recapped_rounds = recapped
-            kept: list[list[Message]] = []
-            for turn in reversed(history):
-                cost = _estimate(turn)
-                if used + cost > budget:
-                    break
-                kept.insert(0, turn)
-                used += cost
-            history = kept
-        current = list(head)
-        if recapped:
-            current.append(recap or UserText(self._recap(loop, recapped)))
-        current += [m for msgs in rounds[recapped:] for m in msgs]
-        conversation = tuple(m for turn in history for m in turn) + tuple(current)
-        return TurnRequest(
-            conversation=conversation,
-            tools=loop.tools,
-            prompt_frame=PromptFrame(system_prompt=loop.system_prompt),
-            continuation_scope_id=loop.agent_id,
-        )
-
-    def _recap(self, loop: TurnLoop, n: int) -> str:
-        cache = loop.__dict__.get("_projection_cache", {})
-        lines = [cache[r.round][2] if r.round in cache else round_lines(r) for r in loop.rounds[:n]]
-        return recap_text(loop.rounds[:n], scrub=lambda text: self.rt._scrubber().text(text), lines=lines)
-
-
-def _round_messages(rnd: Any) -> list[Message]:
-    """One exact round as request messages: assistant blocks, tool results, follow-up texts."""
-    out: list[Message] = [AssistantBlocks(rnd.blocks)]
-    if rnd.tool_calls:
-        out.append(UserToolResults(tuple(c.block() for c in rnd.tool_calls)))
-    out += [UserText(text) for _, text in rnd.follow_ups]
-    return out
-
 
 class _DeltaRelay:
     """Streaming deltas of a built provider → ``text_delta``/``tool_call_delta`` turn events (turn-loop spec §1.11)."""
@@ -491,9 +373,3 @@ class _DeltaRelay:
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         if self.loop is not None and kind in ("text_delta", "tool_call_delta"):
             self.loop.emit(kind, round=len(self.loop.rounds) + 1, **payload)
-
-
-def _estimate(values: list[Any]) -> int:
-    """``(chars + 3) // 4`` of the values' compact JSON (turn-loop spec §1.7 rule 3's estimate)."""
-    text = json.dumps(to_dict(values), separators=(",", ":"), ensure_ascii=False)
-    return (len(text) + 3) // 4

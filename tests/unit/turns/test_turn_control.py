@@ -173,7 +173,7 @@ def test_context_length_exceeded_aborts_with_the_notice(rt: Runtime) -> None:
 
 
 def test_prompt_budget_drops_old_turns_then_reports_baseline_over_budget(rt: Runtime) -> None:
-    from holon_nb.runtime.turns.service import _estimate
+    from holon_nb.runtime.turns.requests import estimate as _estimate
     from holon_nb.tools.spec import Profile
 
     turn(rt, Step.text("old answer " * 400), message="old question " * 400)  # ≈ 2,300 estimated tokens

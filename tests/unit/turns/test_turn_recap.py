@@ -9,7 +9,7 @@ from holon_nb.providers.base import AssistantBlocks, ToolUseBlock, UserText, Use
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.turns.recap import RECAP_HEADER
-from holon_nb.runtime.turns.service import _estimate
+from holon_nb.runtime.turns.requests import estimate as _estimate
 from holon_nb.tools.spec import Profile
 
 ROUNDS = 12
