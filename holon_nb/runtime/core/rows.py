@@ -14,16 +14,39 @@ from datetime import datetime, timezone
 from typing import Any
 
 __all__ = [
+    "AGENT_COLUMNS",
     "INSERT_EXECUTION",
     "JOURNALS",
+    "MESSAGE_QUEUE_COLUMNS",
     "SCHEMA",
     "ScrubbingConnection",
+    "agent_in",
+    "archive_agent",
+    "backfill_task_messages",
     "delete_executions",
+    "ensure_agent_columns",
+    "ensure_message_queue_columns",
     "execution_row",
+    "insert_agent",
+    "insert_queued_message",
+    "last_message_seq",
+    "mark_message_processed",
+    "message_count",
+    "message_in",
+    "messages_after",
+    "newest_queued_timer_tick",
+    "newest_task_result",
     "oldest_executions",
+    "queued_messages_in",
     "rfc3339",
     "safe",
     "set_execution_status",
+    "set_task_detail",
+    "task_count",
+    "task_ids_with_status",
+    "task_in",
+    "task_row",
+    "task_status_counts",
 ]
 
 SCHEMA = """
@@ -247,8 +270,11 @@ def archive_agent(db: Any, agent_id: str, at: str) -> None:
 def task_in(db: Any, task_id: str) -> dict[str, Any] | None:
     """A task record (``detail`` parsed) read inside the open transaction ``db``, or None."""
     row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
-    if row is None:
-        return None
+    return None if row is None else task_row(row)
+
+
+def task_row(row: Any) -> dict[str, Any]:
+    """A task row as a dict, ``detail`` parsed."""
     rec = dict(row)
     rec["detail"] = json.loads(rec.get("detail") or "{}")
     return rec

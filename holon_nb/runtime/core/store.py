@@ -28,7 +28,7 @@ from typing import Any, TypeVar, cast
 
 from .locking import ATTEMPT_BUSY_MS, DEFAULT_BUSY_TIMEOUT_S, StoreBusy, WriteLock, is_busy
 from .readers import ReadPool
-from .rows import INSERT_EXECUTION, SCHEMA, ScrubbingConnection, execution_row, rfc3339
+from .rows import INSERT_EXECUTION, SCHEMA, ScrubbingConnection, execution_row, rfc3339, task_row
 from .rows import safe as _safe
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
@@ -339,9 +339,7 @@ class Store(WriteLock):
     @staticmethod
     def task_row(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
         """Decode a task row (``detail`` parsed)."""
-        out = dict(row)
-        out["detail"] = json.loads(out["detail"] or "{}")
-        return out
+        return task_row(row)
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         """The task record, or None."""
