@@ -2,7 +2,8 @@
 
 Owns: :mod:`.service` (``TurnService``, ``rt.turns``), :mod:`.loop` (``TurnLoop``), :mod:`.calls`,
 :mod:`.tools` (running a model's tool calls), :mod:`.prompts`, :mod:`.recap` (the turn-local recap),
-:mod:`.records` (``TurnResult`` and round records) and :mod:`.follow` (``TurnFollower``, ``--follow``).
+:mod:`.records` (``TurnResult`` and round records), :mod:`.state` (``TurnState``, what changes while a turn
+runs), :mod:`.requests` (each round's request) and :mod:`.follow` (``TurnFollower``, ``--follow``).
 
 May use: every plane below it (agents, work, memory, tasks, models, workspaces), ``runtime.core``,
 ``holon_nb.providers``, ``holon_nb.tools``. Nothing but the facade uses it.

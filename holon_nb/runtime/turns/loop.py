@@ -62,6 +62,7 @@ from .prompts import (
 )
 from .records import RoundRecord, TurnHooks, TurnResult
 from .requests import RequestBuilder
+from .state import TurnState
 from .tools import TurnToolExecutor
 
 log = logging.getLogger("holon_nb.turns")
@@ -76,8 +77,12 @@ __all__ = ["TurnLoop"]
 class TurnLoop:
     """One turn (module docstring). Construct through :class:`~holon_nb.runtime.turns.service.TurnService`.
 
-    Attributes used by the tool executor: ``turn_id``, ``agent_id``, ``profile``, ``binding``,
-    ``authority``, ``exposed``, ``model_route``, ``tool_output_budget``, :meth:`new_id`, :meth:`settle_in`.
+    The loop's own attributes are what the turn was given (message, agent, model, tools, hooks, provider,
+    history); what changes while it runs is on :attr:`state` (a :class:`~.state.TurnState`).
+
+    Used by the tool executor: ``turn_id``, ``agent_id``, ``profile``, ``exposed``, ``model_route``,
+    ``tool_output_budget``, ``state`` (``binding``, ``authority``, ``cancel_requested``), :meth:`new_id`,
+    :meth:`interruptible`, :meth:`settle_in`.
     """
 
     def __init__(
@@ -114,34 +119,15 @@ class TurnLoop:
         self.runtime_notes = tuple(runtime_notes)  # runtime texts for the first request (a turn budget warning)
         self.provider = provider
         self.history = list(history or [])
-        self.authority = "operator_instruction"
         self.tool_output_budget = service.tool_output_budget_tokens
         self.turn_id = self.new_id("turn")
-        self.turn_index = 0
-        self.binding: dict[str, Any] = {}
-        self.rounds: list[RoundRecord] = []
-        self.obligation: Obligation | None = None
-        self.obligation_rounds: set[int] = set()  # rounds that answered a text-only obligation (brief attempts)
-        self.recoveries = 0
-        self.text_history: list[str] = []
-        self.cancel_requested: str | None = None
-        self.settled = False
-        self.terminal: str | None = None
-        self.final_text = ""
-        self.reason: str | None = None
-        self.error: str | None = None
-        self.usage = TokenUsage()
-        self.aggregated = TokenUsage()
+        #: everything that changes while the turn runs (rounds, obligation, counters, cancel request, outcome)
+        self.state = TurnState()
         self.executor = TurnToolExecutor(self.rt, self)
         run = self.executor.execute_call
         self.run_tool = hooks.wrap_tool_executor(run) if hooks.wrap_tool_executor else run
-        self.last_work_update_round = 0
-        self._open_round: RoundRecord | None = None
-        self._open_calls: list[ToolUseBlock] = []
-        self.sleep_duration_ms: int | None = None  # a round made only of Sleep calls: its last positive delay
         #: builds each round's request and keeps what it caches between them (recap lines, estimates)
         self.requests = RequestBuilder(self, budget=service.budget, scrub=lambda text: self.rt._scrubber().text(text))
-        self.pre_turn: list[str] = []  # interjections queued before the turn started: after its message
         self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services
@@ -172,7 +158,7 @@ class TurnLoop:
         with anyio.CancelScope() as scope:
             self._waits.add(scope)
             try:
-                if self.cancel_requested:
+                if self.state.cancel_requested:
                     scope.cancel()
                 yield scope
             finally:
@@ -182,8 +168,7 @@ class TurnLoop:
         """Stop the turn (runtime thread): the flag is checked before each provider call and tool call, and a
         wait in progress (:meth:`interruptible`) is cancelled at once. The turn settles ``aborted`` with
         ``reason``."""
-        if not self.cancel_requested:
-            self.cancel_requested = reason
+        self.state.request_cancel(reason)
         for scope in list(self._waits):
             scope.cancel()
 
@@ -193,11 +178,11 @@ class TurnLoop:
 
     def settle_in(self, db: Any, kind: str, final_text: str | None, reason: str | None) -> bool:
         """Write this turn's one terminal record inside the open transaction ``db`` (turn-loop spec §1.1)."""
-        if self.settled:
+        if self.state.settled:
             return False
         done = self.service.conversations.settle(db, self.turn_id, kind, final_text, reason, self.now())
         if done:
-            self.settled, self.terminal, self.final_text, self.reason = True, kind, final_text or "", reason
+            self.state.settle(kind, final_text, reason)
         return done
 
     # ------------------------------------------------------------ start
@@ -212,20 +197,20 @@ class TurnLoop:
                 "operator_prompt",
                 self.message,
                 origin={"kind": "operator"},
-                authority=self.authority,
+                authority=self.state.authority,
                 work_item_id=self.work_item_id,
                 turn_id=None,
             )
             owner = work.process_message(msg["id"]).get("owner") or {}
-        self.binding = {
+        self.state.binding = {
             "turn_id": self.turn_id,
             "source_message_id": msg["id"],
             "activation_id": self.new_id("act"),
             "ephemeral": False,
         }
         if owner.get("kind") == "work_item" and owner.get("work_item_id"):
-            self.binding["work_item_id"] = owner["work_item_id"]
-        work.begin_execution(self.agent_id, self.binding)
+            self.state.binding["work_item_id"] = owner["work_item_id"]
+        work.begin_execution(self.agent_id, self.state.binding)
         fingerprint = (
             "sha256:"
             + hashlib.sha256(
@@ -236,14 +221,14 @@ class TurnLoop:
         )
         now = self.now()
         with self.rt.store.tx() as db:
-            self.turn_index = self.service.conversations.begin(
+            self.state.turn_index = self.service.conversations.begin(
                 db,
                 turn_id=self.turn_id,
                 agent_id=self.agent_id,
                 model_ref=self.model_ref,
                 source_message_id=msg["id"],
                 now=now,
-                detail={"tools_fingerprint": fingerprint, "binding": self.binding},
+                detail={"tools_fingerprint": fingerprint, "binding": self.state.binding},
             )
             self.service.conversations.append(
                 db,
@@ -255,7 +240,7 @@ class TurnLoop:
             )
         self.emit(
             "turn_started",
-            turn_index=self.turn_index,
+            turn_index=self.state.turn_index,
             model_ref=self.model_ref,
             message=self.message,
             source_message_id=msg["id"],
@@ -274,7 +259,7 @@ class TurnLoop:
         row = self.rt.work.queue.load(self.rt.work.reader(), message_id)
         if row is None or row["agent_id"] != self.agent_id:
             raise ValueError(f"message {message_id} is not a message of agent {self.agent_id}")
-        self.authority = row.get("authority") or self.authority
+        self.state.authority = row.get("authority") or self.state.authority
         if row["status"] == "queued":
             owner = self.rt.work.process_message(message_id).get("owner") or {}
         else:  # admitted by the caller already: bind to the owner it names
@@ -295,7 +280,7 @@ class TurnLoop:
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 self._close_open_round("turn_cancelled", "the turn was cancelled before this call ran")
-                self._finish("aborted", self._last_text(), "cancelled")
+                self._finish("aborted", self.state.last_text(), "cancelled")
             raise
         finally:
             self.rt.work.end_execution(self.agent_id, self.turn_id)
@@ -313,12 +298,12 @@ class TurnLoop:
             result = self._gate()
             if result is not None:
                 return result
-            requested = await self._request_round(len(self.rounds) + 1)
+            requested = await self._request_round(self.state.next_round)
             if isinstance(requested, TurnResult):
                 return requested
             rnd, response = requested
             calls = response.tool_uses
-            if self.obligation is not None:
+            if self.state.obligation is not None:
                 result = await self._obligation_round(rnd, calls)
             elif not calls:
                 result = self._text_round(rnd, response)
@@ -329,14 +314,14 @@ class TurnLoop:
 
     def _gate(self) -> TurnResult | None:
         """Before a round: settle on a cancel request or past the round cap; drain interjections for a continuation."""
-        if self.cancel_requested:
-            return self._finish("aborted", self._last_text(), self.cancel_requested)
-        number = len(self.rounds) + 1
+        if self.state.cancel_requested:
+            return self._finish("aborted", self.state.last_text(), self.state.cancel_requested)
+        number = self.state.next_round
         if self.max_rounds and number > self.max_rounds:
             cap = f"Stopped after reaching the maximum tool loop depth ({self.max_rounds})."
             return self._finish("aborted", cap, "max_tool_rounds")
-        if number > 1 and self.obligation is None and self.rounds:
-            self._drain_interjections("before_provider_continuation", self.rounds[-1], persist=True)
+        if number > 1 and self.state.obligation is None and self.state.rounds:
+            self._drain_interjections("before_provider_continuation", self.state.rounds[-1], persist=True)
         return None
 
     async def _request_round(self, number: int) -> TurnResult | tuple[RoundRecord, TurnResponse]:
@@ -354,11 +339,11 @@ class TurnLoop:
             try:
                 response, timeline = await self._complete(request)
             except Exception as exc:  # noqa: BLE001 - every provider failure settles the turn (turn-loop spec §1.8)
-                if self.cancel_requested and wait.cancel_called:
-                    return self._finish("aborted", self._last_text(), self.cancel_requested)
+                if self.state.cancel_requested and wait.cancel_called:
+                    return self._finish("aborted", self.state.last_text(), self.state.cancel_requested)
                 return self._provider_failed(exc, number)
         if response is None:  # cancel() interrupted the provider request (or its backoff)
-            return self._finish("aborted", self._last_text(), self.cancel_requested or "cancelled")
+            return self._finish("aborted", self.state.last_text(), self.state.cancel_requested or "cancelled")
         blocks, renamed = unique_call_ids(response.blocks)
         if renamed:
             log.warning(
@@ -383,17 +368,15 @@ class TurnLoop:
         if self._drain_interjections("after_provider_round", rnd):
             self._push(rnd)
             return None
-        if response.stop_reason in MAX_OUTPUT_STOP_REASONS and self.recoveries < MAX_OUTPUT_RECOVERIES:
-            self.recoveries += 1
-            if rnd.text:
-                self.text_history.append(rnd.text)
+        if response.stop_reason in MAX_OUTPUT_STOP_REASONS and self.state.recoveries < MAX_OUTPUT_RECOVERIES:
+            self.state.note_truncated(rnd.text)
             rnd.follow_ups.append(("max_output_tokens", CONTINUE_PROMPT))
             self._push(rnd)
             return None
         self._push(rnd)
         return self._finish(
             "completed",
-            "\n\n".join([*self.text_history, rnd.text] if rnd.text else self.text_history),
+            self.state.completed_text(rnd.text),
             "end_turn",
         )
 
@@ -406,7 +389,7 @@ class TurnLoop:
         if not ends and obligation is None:
             self._drain_interjections("after_tool_results", rnd)
         self._push(rnd)
-        if self.settled:
+        if self.state.settled:
             return self._result()
         if obligation is not None:
             return None
@@ -419,8 +402,8 @@ class TurnLoop:
             return self._finish("completed", rnd.text, "terminal_transition")
         if effects and all(e.yielding for e in effects) and not rnd.follow_ups:
             durations = [(c.envelope.get("result") or {}).get("duration_ms") for c in rnd.tool_calls]
-            self.sleep_duration_ms = next((d for d in reversed(durations) if isinstance(d, int) and d > 0), None)
-            return self._finish("completed", rnd.text or self._last_text(), "sleep")
+            self.state.sleep_duration_ms = next((d for d in reversed(durations) if isinstance(d, int) and d > 0), None)
+            return self._finish("completed", rnd.text or self.state.last_text(), "sleep")
         return None
 
     # ------------------------------------------------------------ provider
@@ -432,10 +415,7 @@ class TurnLoop:
         return await provider.complete_turn(request), None
 
     def _record_response(self, rnd: RoundRecord, response: TurnResponse, timeline: Any) -> None:
-        self.usage = self.usage + response.usage
-        self.aggregated = self.aggregated + (
-            timeline.aggregated_token_usage if timeline is not None else response.usage
-        )
+        self.state.add_usage(response.usage, timeline.aggregated_token_usage if timeline is not None else None)
         with self.rt.store.tx() as db:
             self.service.conversations.add_usage(
                 db, self.agent_id, self.turn_id, response.input_tokens, response.output_tokens
@@ -468,21 +448,21 @@ class TurnLoop:
         timeline = getattr(exc, "timeline", None)
         self._emit_attempts(number, timeline)
         if timeline is not None:
-            self.aggregated = self.aggregated + timeline.aggregated_token_usage
+            self.state.add_usage(TokenUsage(), timeline.aggregated_token_usage)  # failed attempts count as well
         expectation = find_cause(exc, ScriptExpectationError)
-        self.error = str(exc)
+        self.state.error = str(exc)
         if getattr(exc, "code", None) == "context_length_exceeded":
             result = self._finish("aborted", CONTEXT_LENGTH_NOTICE, "context_length_exceeded")
         elif fallback := getattr(exc, "pending_fallback_model_ref", None):  # a LineageFailed
             result = self._defer_to_fallback(exc, str(fallback), number)
         else:
-            result = self._finish("aborted", self._last_text(), "provider_error")
+            result = self._finish("aborted", self.state.last_text(), "provider_error")
         if expectation is not None:
             raise expectation
         return result
 
     def _defer_to_fallback(self, exc: Exception, fallback: str, number: int) -> TurnResult:
-        side_effects = bool(self.rounds) or bool(self._last_text())
+        side_effects = bool(self.state.rounds) or bool(self.state.last_text())
         kind = "provider_failed_needs_recovery" if side_effects else "deferred_to_fallback"
         notice = (
             f"The model provider failed for this turn ({exc}). The runtime queued a recovery turn that "
@@ -499,7 +479,7 @@ class TurnLoop:
                 "provider_recovery": {
                     "fallback_model_ref": fallback,
                     "source_turn_id": self.turn_id,
-                    "source_message_id": self.binding.get("source_message_id"),
+                    "source_message_id": self.state.binding.get("source_message_id"),
                     "source_terminal_kind": kind,
                     "source_round": number,
                 }
@@ -510,7 +490,7 @@ class TurnLoop:
 
     # ------------------------------------------------------------ tool calls (turn-loop spec §1.5)
     async def _run_calls(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> list[CallEffect]:
-        self._open_round, self._open_calls = rnd, list(calls)
+        self.state.open_batch(rnd, calls)
         effects: list[CallEffect] = []
         stopped_by: ToolUseBlock | None = None
         for block in calls:
@@ -523,12 +503,12 @@ class TurnLoop:
                     {"tool_name": block.name, "stopped_by": stopped_by.name, "stopped_by_tool_use_id": stopped_by.id},
                 )
                 status = "not_executed"
-            elif self.cancel_requested:
+            elif self.state.cancel_requested:
                 outcome = self.executor.synthetic(
                     block,
                     "turn_cancelled",
                     f"{block.name} was not executed: the turn was cancelled",
-                    {"tool_name": block.name, "reason": self.cancel_requested},
+                    {"tool_name": block.name, "reason": self.state.cancel_requested},
                 )
                 status = "not_executed"
             else:
@@ -562,14 +542,14 @@ class TurnLoop:
             rnd.tool_calls.append(record)
             effect = call_effect(outcome.envelope) if status != "not_executed" else CallEffect()
             if effect.obligation:
-                self.obligation = self.executor.obligation_for(block.id) or Obligation(
+                self.state.obligation = self.executor.obligation_for(block.id) or Obligation(
                     kind=effect.obligation, tool_use_id=block.id, execution_id=outcome.execution_id or ""
                 )
             if effect.batch_stop and stopped_by is None:
                 stopped_by = block
             effects.append(effect)
             if block.name in WORK_ITEM_UPDATES and status in ("success", "deferred"):
-                self.last_work_update_round = rnd.round
+                self.state.last_work_update_round = rnd.round
             self.emit(
                 "tool_result",
                 round=rnd.round,
@@ -581,14 +561,14 @@ class TurnLoop:
                 duration_ms=outcome.duration_ms,
                 status=status,
             )
-        self._open_round, self._open_calls = None, []
+        self.state.close_batch()
         return effects
 
     # ------------------------------------------------------------ text-only protocol (turn-loop spec §1.8.3)
     async def _obligation_round(self, rnd: RoundRecord, calls: list[ToolUseBlock]) -> TurnResult | None:
-        ob = self.obligation
+        ob = self.state.obligation
         assert ob is not None
-        self.obligation_rounds.add(rnd.round)
+        self.state.obligation_rounds.add(rnd.round)
         text = rnd.text.strip()
         if calls:
             violation = "tool_call_not_allowed"
@@ -596,16 +576,16 @@ class TurnLoop:
             violation = "empty_final_brief" if ob.kind == "final_brief" else "empty_completion_report"
         else:
             violation = None
-        deferred = self._deferred_record(ob)
+        deferred = self.state.deferred_record(ob)
         if violation is None:
             ok, env = await self.executor.commit(ob, text)
-            self.obligation = None
+            self.state.take_obligation()
             if deferred is not None:
                 deferred.status = "success" if ok else "interrupted"
                 deferred.settled_envelope = env
             self._push(rnd)
             if ok:
-                if not self.settled:  # a replayed commit: nothing was settled in a transaction
+                if not self.state.settled:  # a replayed commit: nothing was settled in a transaction
                     return self._finish("completed", text, "text_only_round")
                 return self._result()
             reason = ((env or {}).get("error") or {}).get("details", {}).get("reason") or "settlement_failed"
@@ -626,18 +606,11 @@ class TurnLoop:
             self._push(rnd)
             return None
         env = self.executor.interrupt(ob, violation)
-        self.obligation = None
+        self.state.take_obligation()
         if deferred is not None:
             deferred.status, deferred.settled_envelope = "interrupted", env
         self._push(rnd)
-        return self._finish("aborted", self._last_text(), f"{ob.kind}_protocol_abandoned:{violation}")
-
-    def _deferred_record(self, ob: Obligation) -> ToolCallRecord | None:
-        for rnd in reversed(self.rounds):
-            for rec in rnd.tool_calls:
-                if rec.tool_use_id == ob.tool_use_id and rec.status == "deferred":
-                    return rec
-        return None
+        return self._finish("aborted", self.state.last_text(), f"{ob.kind}_protocol_abandoned:{violation}")
 
     # ------------------------------------------------------------ interjections (turn-loop spec §1.8.4)
     def _take_interjections(self, point: str, before_turn: bool = False) -> list[str]:
@@ -665,7 +638,7 @@ class TurnLoop:
         after the runtime's own notes for it. The interjections join the transcript; the notes (a turn budget
         warning) belong to this turn's requests only, so later turns' history does not repeat them."""
         said = self._take_interjections("turn_start", before_turn=True)
-        self.pre_turn = [*self.runtime_notes, *said]
+        self.state.pre_turn = [*self.runtime_notes, *said]
         if said:
             with self.rt.store.tx() as db:
                 self.service.conversations.append(
@@ -696,7 +669,7 @@ class TurnLoop:
 
     def _push(self, rnd: RoundRecord) -> None:
         """Add the round to the turn and store its results and follow-ups in the transcript."""
-        self.rounds.append(rnd)
+        self.state.push(rnd)
         messages: list[tuple[Message, str | None]] = []
         if rnd.tool_calls:
             messages.append((UserToolResults(tuple(c.block() for c in rnd.tool_calls)), None))
@@ -709,35 +682,28 @@ class TurnLoop:
 
     def _close_open_round(self, kind: str, message: str) -> None:
         """On cancellation: answer the open round's unanswered calls, then push it."""
-        rnd = self._open_round
+        calls = self.state.open_calls
+        rnd = self.state.close_batch()
         if rnd is None:
             return
         answered = {c.tool_use_id for c in rnd.tool_calls}
-        for block in self._open_calls:
+        for block in calls:
             if block.id not in answered:
                 out = self.executor.synthetic(
                     block, kind, f"{block.name} was not executed: {message}", {"tool_name": block.name}
                 )
                 rnd.tool_calls.append(ToolCallRecord.not_executed(block, out))
-        self._open_round, self._open_calls = None, []
         self._push(rnd)
-
-    def _last_text(self) -> str:
-        """The last assistant text of this turn, brief or report attempts that were never committed left out."""
-        for rnd in reversed(self.rounds):
-            if rnd.text and rnd.round not in self.obligation_rounds:
-                return rnd.text
-        return ""
 
     def _finish(self, kind: str, final_text: str, reason: str) -> TurnResult:
         """Settle the turn (unless a tool already did), then build the result and publish ``turn_terminal``."""
-        if self.obligation is not None:
-            ob, self.obligation = self.obligation, None
+        ob = self.state.take_obligation()
+        if ob is not None:
             env = self.executor.interrupt(ob, reason)
-            deferred = self._deferred_record(ob)
+            deferred = self.state.deferred_record(ob)
             if deferred is not None:
                 deferred.status, deferred.settled_envelope = "interrupted", env
-        if not self.settled:
+        if not self.state.settled:
             with self.rt.store.tx() as db:
                 self.settle_in(db, kind, final_text, reason)
         return self._result()
@@ -757,17 +723,17 @@ class TurnLoop:
         result = TurnResult(
             turn_id=self.turn_id,
             agent_id=self.agent_id,
-            turn_index=self.turn_index,
-            terminal=self.terminal or "aborted",
-            reason=self.reason,
-            final_text=self.final_text,
-            rounds=list(self.rounds),
-            usage=self.usage,
-            aggregated_usage=self.aggregated,
+            turn_index=self.state.turn_index,
+            terminal=self.state.terminal or "aborted",
+            reason=self.state.reason,
+            final_text=self.state.final_text,
+            rounds=list(self.state.rounds),
+            usage=self.state.usage,
+            aggregated_usage=self.state.aggregated,
             model_ref=self.model_ref,
-            error=self.error,
+            error=self.state.error,
             totals=self.service.conversations.totals(self.agent_id),
-            sleep_duration_ms=self.sleep_duration_ms,
+            sleep_duration_ms=self.state.sleep_duration_ms,
             closure=self._closure(),
         )
         self.emit(

@@ -76,12 +76,12 @@ class RequestBuilder:
             the budget (``baseline_over_budget``).
 
         """
-        loop = self._loop
-        head: list[Message] = [UserText(loop.message), *(UserText(t) for t in loop.pre_turn)]
-        reminder = self.reminder() if loop.rounds else None
+        loop, state = self._loop, self._loop.state
+        head: list[Message] = [UserText(loop.message), *(UserText(t) for t in state.pre_turn)]
+        reminder = self.reminder() if state.rounds else None
         if reminder:
             head.append(UserText(reminder))
-        rounds = [round_messages(rnd) for rnd in loop.rounds]
+        rounds = [round_messages(rnd) for rnd in state.rounds]
         history = loop.history
         budget = self._budget()
         recapped = min(self.recapped_rounds, len(rounds))
@@ -93,7 +93,7 @@ class RequestBuilder:
             head_cost = estimate(head)
             fixed = tools_cost + system_cost + head_cost
             costs, lines = [], []
-            for rnd, msgs in zip(loop.rounds, rounds, strict=False):  # per round, cached until its follow-ups change
+            for rnd, msgs in zip(state.rounds, rounds, strict=False):  # per round, cached until its follow-ups change
                 key = (rnd.round, len(rnd.follow_ups))
                 if self._rounds.get(rnd.round, (None,))[0] != key:
                     line = round_lines(rnd)
@@ -120,7 +120,7 @@ class RequestBuilder:
                     used = fixed + estimate([recap]) + tail
                 if used > budget:
                     exact = len(rounds) - recapped
-                    loop.error = (
+                    state.error = (
                         f"the request needs about {used} estimated tokens (tools {tools_cost}, system prompt "
                         f"{system_cost}, message {head_cost}, recap and newest {exact} round(s) "
                         f"{used - fixed}) but the prompt budget is {budget} "
@@ -158,21 +158,21 @@ class RequestBuilder:
     def reminder(self) -> str | None:
         """The runtime reminder of the next request (turn-loop spec §1.4): after ``STALE_WORK_ITEM_ROUNDS`` rounds
         without a work-item update while a work item is current, once per ``STALE_WORK_ITEM_ROUNDS`` rounds."""
-        loop = self._loop
-        done = len(loop.rounds)
-        if done - loop.last_work_update_round < STALE_WORK_ITEM_ROUNDS:
+        loop, state = self._loop, self._loop.state
+        done = len(state.rounds)
+        if done - state.last_work_update_round < STALE_WORK_ITEM_ROUNDS:
             return None
         if self._reminded_at is not None and done - self._reminded_at < STALE_WORK_ITEM_ROUNDS:
             return None
         summary = loop.rt.work.agent_summary(loop.agent_id)
-        current = loop.binding.get("work_item_id") or summary.get("current_work_item_id")
+        current = state.binding.get("work_item_id") or summary.get("current_work_item_id")
         if not current:
             return None
         self._reminded_at = done
-        return stale_work_item_reminder(done - loop.last_work_update_round, current)
+        return stale_work_item_reminder(done - state.last_work_update_round, current)
 
     def recap(self, n: int) -> str:
         """The recap text of the turn's oldest ``n`` rounds (their cached lines where they are cached)."""
-        rounds = self._loop.rounds[:n]
+        rounds = self._loop.state.rounds[:n]
         lines = [self._rounds[r.round][2] if r.round in self._rounds else round_lines(r) for r in rounds]
         return recap_text(rounds, scrub=self._scrub, lines=lines)

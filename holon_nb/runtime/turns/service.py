@@ -298,8 +298,7 @@ class TurnService:
         loop = self.active(agent)
         if loop is None:
             return False
-        if not loop.cancel_requested:
-            loop.cancel_requested = reason  # visible at once, also if the loop thread is busy
+        loop.state.request_cancel(reason)  # visible at once, also if the loop thread is busy
         thread = self.rt._loop
         if thread.in_loop_thread() or thread.portal is None or not thread.alive:
             loop.request_cancel(reason)
@@ -372,4 +371,4 @@ class _DeltaRelay:
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         if self.loop is not None and kind in ("text_delta", "tool_call_delta"):
-            self.loop.emit(kind, round=len(self.loop.rounds) + 1, **payload)
+            self.loop.emit(kind, round=self.loop.state.next_round, **payload)

@@ -174,9 +174,10 @@ class TurnToolExecutor:
 
     Args:
         rt: The runtime.
-        turn: The running turn; must provide ``turn_id``, ``agent_id``, ``profile``, ``binding``
-            (dict), ``exposed`` (frozenset), ``model_route``, ``new_id(prefix)`` and
-            ``settle_in(db, kind, final_text, reason)``.
+        turn: The running turn; must provide ``turn_id``, ``agent_id``, ``profile``, ``state`` (a
+            :class:`~holon_nb.runtime.turns.state.TurnState`: ``binding``, ``authority``,
+            ``cancel_requested``), ``exposed`` (frozenset), ``model_route``, ``tool_output_budget``,
+            ``new_id(prefix)``, ``interruptible()`` and ``settle_in(db, kind, final_text, reason)``.
     """
 
     def __init__(self, rt: RuntimeHost, turn: Any):
@@ -217,7 +218,7 @@ class TurnToolExecutor:
     # ------------------------------------------------------------ the seam
     def execution_context(self, call: ToolUseBlock, report: str | None) -> dict[str, Any]:
         """The D11 execution context of a model call: the turn's binding, authority, and ``report``."""
-        ctx: dict[str, Any] = {"binding": self.turn.binding, "authority": self.turn.authority}
+        ctx: dict[str, Any] = {"binding": self.turn.state.binding, "authority": self.turn.state.authority}
         if call.name == "CompleteWorkItem" and report is not None:
             ctx["report"] = report
         return ctx
@@ -259,7 +260,7 @@ class TurnToolExecutor:
         ctx = _TurnContext(self.rt, cc, self)
         started = time.monotonic()
         denied = await self._approval(call, ctx, stop_reason)  # the user may be asked first (issue 5)
-        cancelled = getattr(self.turn, "cancel_requested", None)
+        cancelled = self.turn.state.cancel_requested
         if cancelled:  # Stop was pressed while the user was asked: the call does not run
             raise TurnCancelled(cancelled)
         env = denied or await dispatch_call(self.rt.store, call.name, call.input, ctx, self.rt.registry)
@@ -291,14 +292,11 @@ class TurnToolExecutor:
             return None
         if stop_reason in TRUNCATION_STOP_REASONS and call.name in GUARDED_MUTATION_TOOLS:
             return None
-        interruptible = getattr(self.turn, "interruptible", None)
-        if interruptible is None:
-            return await approvals.check(call.name, call.input, ctx)
         denied = None
-        with interruptible() as wait:
+        with self.turn.interruptible() as wait:
             denied = await approvals.check(call.name, call.input, ctx)
         if wait.cancelled_caught:
-            raise TurnCancelled(getattr(self.turn, "cancel_requested", None) or "cancelled")
+            raise TurnCancelled(self.turn.state.cancel_requested or "cancelled")
         return denied
 
     def obligation_for(self, tool_use_id: str) -> Obligation | None:
@@ -375,7 +373,7 @@ class TurnToolExecutor:
         return CallContext(
             agent_id=self.turn.agent_id,
             profile=self.turn.profile,
-            execution={"binding": self.turn.binding, "authority": self.turn.authority},
+            execution={"binding": self.turn.state.binding, "authority": self.turn.state.authority},
             exposed=self.turn.exposed,
             execution_id=self.new_id("tool"),
             model_route=self.turn.model_route,
