@@ -2,7 +2,8 @@
 
 Two worlds (style.md §2.6): inside ``dispatch()`` nothing raises — failures
 become :class:`~holon_nb.tools.envelope.ToolError` envelopes. Outside it,
-programmer-facing errors come from this tree::
+programmer-facing errors come from one tree rooted here; :mod:`holon_nb.errors` exports all of it
+and draws it whole. The classes defined here::
 
     HolonNBError                 base of everything raised to Python callers
     ├── RuntimeClosed            the runtime was used after close()
@@ -10,8 +11,7 @@ programmer-facing errors come from this tree::
     ├── RuntimeDied              the runtime's loop thread ended unexpectedly (names the cause)
     ├── ToolCallError            Runtime.call(..., raise_on_error=True) got an error envelope
     │   └── CommandFailed        ``%exec --raise``: the command ran and failed (non-zero exit, signal)
-    ├── AgentTurnFailed          a ``%%agent --wait`` turn failed (provider error, cassette drift, exception)
-    └── HarnessUsageError        run_notebook / `holon-nb run` usage mistake (holon_nb.testing)
+    └── AgentTurnFailed          a ``%%agent --wait`` turn failed (provider error, cassette drift, exception)
 
 :class:`ToolFailure` is the one exception handlers raise to produce a typed
 error envelope; ``dispatch()`` catches it and never lets it escape.

@@ -14,7 +14,7 @@ ROOT = Path(holon_nb.__file__).parent
 
 
 def _packages() -> list[str]:
-    """``holon_nb`` and each of its subpackages that has an ``__init__.py``."""
+    """``holon_nb`` and each of its top-level subpackages (each must declare ``__all__``)."""
     names = ["holon_nb"]
     for info in pkgutil.iter_modules([str(ROOT)], "holon_nb."):
         if info.ispkg and (ROOT / info.name.rsplit(".", 1)[1] / "__init__.py").exists():
@@ -23,12 +23,13 @@ def _packages() -> list[str]:
 
 
 def _modules() -> list[str]:
-    """Every module of the packages above (``holon_nb.cli`` included)."""
-    names = []
-    for pkg in _packages():
-        path = ROOT if pkg == "holon_nb" else ROOT / pkg.rsplit(".", 1)[1]
-        names += [i.name for i in pkgutil.iter_modules([str(path)], pkg + ".") if not i.ispkg]
-    return sorted(names)
+    """Every module and package of holon_nb, at any depth (``holon_nb.cli`` and ``holon_nb.runtime.turns`` included)."""
+    return sorted(info.name for info in pkgutil.walk_packages([str(ROOT)], "holon_nb."))
+
+
+def test_the_walk_sees_nested_modules() -> None:
+    modules = _modules()
+    assert len(modules) >= 200 and "holon_nb.runtime.turns.loop" in modules and "holon_nb.errors" in modules
 
 
 @pytest.mark.parametrize("name", _packages())
@@ -44,5 +45,7 @@ def test_package_declares_all_and_every_name_exists(name: str) -> None:
 @pytest.mark.parametrize("name", _modules())
 def test_module_all_names_exist(name: str) -> None:
     module = importlib.import_module(name)
-    missing = [n for n in getattr(module, "__all__", ()) if not hasattr(module, n)]
+    exported = list(getattr(module, "__all__", ()))
+    missing = [n for n in exported if not hasattr(module, n)]
     assert not missing, f"{name}.__all__ names missing attributes: {missing}"
+    assert len(set(exported)) == len(exported), f"{name}.__all__ has duplicates"
