@@ -214,8 +214,8 @@ class Runtime:
             scrub=lambda text: self._scrubber().text(text),
             workspaces=self.workspaces.tables,
         )
-        self.model_catalog = ModelCatalogService(self)
-        self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
+        self.model_catalog = ModelCatalogService(settings)
+        self.images = ImagePlane(catalog=self.model_catalog, settings=settings)  # ViewImage / GenerateImage
         self.agents = AgentPlane(self)
         self.work = WorkService(
             store=store,
@@ -241,7 +241,13 @@ class Runtime:
             disk_grant=self.disk.grant,
             agent_env=self.triggers.env_for,  # HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14.1 rule 3)
         )
-        self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
+        self.approvals = ApprovalBroker(  # asks before a model's tool call (the turn loop calls check)
+            settings=settings,
+            registry=self.registry,
+            publish=publish,
+            scrubber=self._scrubber,
+            tool_context=self.tool_context,
+        )
 
     @property
     def settings(self) -> RuntimeSettings:
