@@ -50,6 +50,7 @@ from .images.service import ImagePlane
 from .memory.service import MemoryService
 from .models.catalog import ModelCatalogService
 from .tasks.agent import AgentTasks
+from .tasks.homes import AgentHomes
 from .tasks.service import TaskService
 from .triggers import TriggerService
 from .web import WebService
@@ -98,6 +99,19 @@ class Runtime:
             another process past ``settings.store_busy_timeout_s`` (the message names the cause).
     """
 
+    # the plane services, built by :meth:`_compose`
+    disk: DiskBudget
+    records: ExecutionRecords
+    workspaces: WorkspaceService
+    memory: MemoryService
+    model_catalog: ModelCatalogService
+    images: ImagePlane
+    agents: AgentPlane
+    work: WorkService
+    triggers: TriggerService
+    tasks: TaskService
+    approvals: ApprovalBroker
+
     def __init__(
         self,
         home: str | os.PathLike[str] | None = None,
@@ -118,8 +132,18 @@ class Runtime:
         self._loop = LoopThread()
         self._closed = False
         self._pruned_at = 0.0
+        self._lock = threading.Lock()
+        #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
+        self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
+        self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
+        self.web = WebService(lambda: self.settings)  # before the store: the scrubber asks it for web provider keys
         try:
-            self.store = Store(self.home / "holon.sqlite3", busy_timeout_s=self.settings.store_busy_timeout_s)
+            self.store = Store(
+                self.home / "holon.sqlite3",
+                busy_timeout_s=self.settings.store_busy_timeout_s,
+                scrubber=self._scrubber,  # D6: rows are scrubbed as they are written
+                on_loop_thread=self._loop.in_loop_thread,  # its waits there are counted (issue 25)
+            )
         except sqlite3.OperationalError as exc:  # locked while its schema is created, or not a database
             raise self._startup_error(exc) from exc
         try:
@@ -157,47 +181,73 @@ class Runtime:
 
     def _start(self) -> None:
         self.store.ensure_agent(DEFAULT_AGENT_ID, Profile.PUBLIC_NAMED.value, name="default")
-        self._lock = threading.Lock()
-        #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
-        self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
-        self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
-        self.web = WebService(lambda: self.settings)  # first: the scrubber asks it for web provider keys
-        self.tasks = TaskService(
-            # the live mapping: a variable set in a cell after loading reaches the next command
-            self.store,
-            self.home,
-            os.environ,
-            self.events.publish,
-            self._start_soon,
-            lambda: self.settings,
-            lambda text: self._scrubber().text(text),
-        )
-        self.tasks.make_scrubber = self._scrubber
-        # issue 25 item 3a: the home's size cap holds while output is written, not only when pruned later
-        self.disk = DiskBudget(lambda: self.settings.max_home_bytes, self._reclaim)
-        self.tasks.disk_grant = self.disk.grant
-        self.store.scrubber = self._scrubber  # D6: rows are scrubbed as they are written
-        self.store.on_loop_thread = self._loop.in_loop_thread  # its waits there are counted (issue 25)
-        self.records = ExecutionRecords(self.store, self._loop)  # each call's record, written off its path
+        self._compose()
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
-        self.workspaces = WorkspaceService(self)
-        self.memory = MemoryService(self)
-        self.model_catalog = ModelCatalogService(self)
-        self.images = ImagePlane(self)  # ViewImage / GenerateImage (workspace spec §12-§13)
-        self.agents = AgentPlane(self)
-        self.work = WorkService(self)
-        self.triggers = TriggerService(
-            self.store, self.work, lambda: self.settings, self._start_soon, self._loop.portal_call
-        )
-        # HOLON_EXTERNAL_TRIGGER_URL for command tasks (workspace spec §14.1 rule 3)
-        self.tasks.extra_env = self.triggers.env_for
         self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
-        self.approvals = ApprovalBroker(self)  # asks before a model's tool call (the turn loop calls check)
         self._loop.start(on_stop=self._on_loop_stop)
         self.tasks.start_shell_snapshot(resolve_shell(None), str(self.workspace))  # in the background
         for service in self._services:
             service.start()
+
+    def _compose(self) -> None:
+        """The composition root: build every plane service, in dependency order, with only the ports it
+        consumes (the protocols of its package's ``ports`` module); no service is changed once built."""
+        loop, store, publish = self._loop, self.store, self.events.publish
+
+        def settings() -> RuntimeSettings:  # read at each use: assigning new settings applies them
+            return self.settings
+
+        homes = AgentHomes(self.home)
+        # issue 25 item 3a: the home's size cap holds while output is written, not only when pruned later
+        self.disk = DiskBudget(lambda: self.settings.max_home_bytes, self._reclaim)
+        self.records = ExecutionRecords(store, loop)  # each call's record, written off its path
+        self.workspaces = WorkspaceService(
+            store=store, workspace=self.workspace, agent_homes=homes, loop_call=loop.call
+        )
+        self.memory = MemoryService(
+            store=store,
+            home=self.home,
+            workspace=self.workspace,
+            settings=settings,
+            loop=loop,
+            scrub=lambda text: self._scrubber().text(text),
+            workspaces=self.workspaces.tables,
+        )
+        self.model_catalog = ModelCatalogService(settings)
+        self.images = ImagePlane(catalog=self.model_catalog, settings=settings)  # ViewImage / GenerateImage
+        self.agents = AgentPlane(self)
+        self.work = WorkService(
+            store=store,
+            clock=self.settings.clock,
+            agent_homes=homes,
+            memory=self.memory,
+            workspaces=self.workspaces,
+            scrubber=self._scrubber,
+            publish=publish,
+            loop=loop,
+        )
+        self.triggers = TriggerService(store, self.work, settings, loop.start_soon, loop.portal_call)
+        self.tasks = TaskService(  # last: its results go to the work plane's queue, its commands see the triggers
+            store=store,
+            home=self.home,
+            env=os.environ,  # the live mapping: a variable set in a cell after loading reaches the next command
+            publish=publish,
+            start_soon=loop.start_soon,
+            settings=settings,
+            scrubber=self._scrubber,
+            results=self.work,
+            agent_homes=homes,
+            disk_grant=self.disk.grant,
+            agent_env=self.triggers.env_for,  # HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14.1 rule 3)
+        )
+        self.approvals = ApprovalBroker(  # asks before a model's tool call (the turn loop calls check)
+            settings=settings,
+            registry=self.registry,
+            publish=publish,
+            scrubber=self._scrubber,
+            tool_context=self.tool_context,
+        )
 
     @property
     def settings(self) -> RuntimeSettings:

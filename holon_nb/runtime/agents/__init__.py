@@ -7,4 +7,8 @@ transcripts) and :mod:`.approvals` (``ApprovalBroker``, asking before a model's 
 
 May use: ``runtime.work``, ``runtime.tasks``, ``runtime.models``, ``runtime.core``, ``holon_nb.providers``,
 ``holon_nb.tools``.
+
+Consumes: the approval broker, the ports of :mod:`.ports`; the rest of the plane, the runtime as
+``RuntimeHost`` (it starts agents' turns and reads every plane). Both are given by the runtime's composition
+root.
 """

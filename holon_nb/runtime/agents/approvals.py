@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS
+from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
 from ...tools.dispatch import parse_args
 from ...tools.envelope import ToolError, error_envelope
 from ...tools.errors import ToolFailure
@@ -54,8 +54,9 @@ from ...tools.spec import PROFILE_FAMILIES, Family, ToolSpec
 from ..core.store import new_id
 
 if TYPE_CHECKING:
-    from ...tools.context import CallContext, ToolContext
-    from ..core.host import RuntimeHost
+    from ...tools.context import ToolContext
+    from ...tools.registry import Registry
+    from .ports import ApprovalSettings, EventSink, ScrubberSource, ToolContexts
 
 __all__ = [
     "ASKING_FAMILIES",
@@ -194,8 +195,14 @@ class _Record:
 class ApprovalBroker:
     """The session's approval state and the way to ask: ``rt.approvals``.
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The runtime (settings, registry, events).
+        settings: Returns the runtime's current settings (``approval``, ``approval_timeout_s``).
+        registry: The tool registry (which tools a profile may call, their families).
+        publish: The runtime's event sink (``approval_requested``, ``approval_decided``).
+        scrubber: The runtime's current D6 scrubber (a question shows the arguments scrubbed).
+        tool_context: The ``ToolContext`` of a call given as its ``CallContext``.
 
     Attributes:
         asker: ``async (ApprovalRequest) -> "approve_once" | "approve_session" | "deny"`` (a plain
@@ -204,8 +211,20 @@ class ApprovalBroker:
         history: The decisions of this session, oldest first (at most 200).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self.rt = rt
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], ApprovalSettings],
+        registry: Registry,
+        publish: EventSink,
+        scrubber: ScrubberSource,
+        tool_context: ToolContexts,
+    ):
+        self._settings = settings
+        self.registry = registry
+        self._publish = publish
+        self._scrubber = scrubber
+        self._tool_context = tool_context
         self.asker: Asker | None = None
         self.history: list[_Record] = []
         self._standing: set[str] = set()
@@ -214,7 +233,7 @@ class ApprovalBroker:
     @property
     def policy(self) -> ApprovalPolicy:
         """The policy in force (``rt.settings.approval``; default ``never``)."""
-        return ApprovalPolicy.parse(self.rt.settings.approval)
+        return ApprovalPolicy.parse(self._settings().approval)
 
     @property
     def standing(self) -> frozenset[str]:
@@ -235,7 +254,7 @@ class ApprovalBroker:
     @property
     def timeout_s(self) -> float | None:
         """Seconds to wait for an answer (``rt.settings.approval_timeout_s``); None means forever (``<= 0``)."""
-        value = self.rt.settings.approval_timeout_s
+        value = self._settings().approval_timeout_s
         try:
             seconds = float(value)
         except (TypeError, ValueError):
@@ -246,7 +265,7 @@ class ApprovalBroker:
     def _remember(self, request: ApprovalRequest, decision: str, source: str) -> None:
         self.history.append(_Record(request, decision, source))
         del self.history[:-200]
-        self.rt.events.publish(
+        self._publish(
             "approval_decided",
             None,
             request_id=request.request_id,
@@ -272,7 +291,7 @@ class ApprovalBroker:
             )
             return "deny", "no_asker"
         timeout = self.timeout_s
-        self.rt.events.publish(
+        self._publish(
             "approval_requested",
             None,
             request_id=request.request_id,
@@ -331,7 +350,7 @@ class ApprovalBroker:
             return None  # tool_not_exposed_for_round: dispatch refuses it without running anything
         if call.stop_reason in TRUNCATION_STOP_REASONS and name in GUARDED_MUTATION_TOOLS:
             return None  # truncated_mutation_tool_call, likewise
-        spec = self.rt.registry.get(name)
+        spec = self.registry.get(name)
         if spec is None or spec.family not in PROFILE_FAMILIES[call.profile]:
             return None  # unknown tool or profile gate: likewise
         try:
@@ -351,7 +370,7 @@ class ApprovalBroker:
             tool_name=name,
             family=spec.family.value,
             agent_id=ctx.call.agent_id,
-            arguments=self.rt._scrubber().value(_as_dict(args)),
+            arguments=self._scrubber().value(_as_dict(args)),
             reason=reason,
             policy=self.policy.value,
             execution_id=ctx.call.execution_id,
@@ -375,12 +394,8 @@ class ApprovalBroker:
             return None
         return error_envelope(name, _denied(request, source, self.timeout_s))
 
-    def _context(self, ctx: Any) -> ToolContext:
-        if hasattr(ctx, "call") and hasattr(ctx, "workspaces"):
-            return ctx
-        from ..core.context import RuntimeToolContext
-
-        return RuntimeToolContext(self.rt, ctx)
+    def _context(self, ctx: ToolContext | CallContext) -> ToolContext:
+        return self._tool_context(ctx) if isinstance(ctx, CallContext) else ctx
 
 
 def _as_dict(args: Any) -> dict[str, Any]:

@@ -393,7 +393,7 @@ class AgentLifecycle:
         work = self.rt.work.bind(call)
         work.authorize_message(target_id)
         task_id = new_id("task")
-        captured = self.rt.tasks.capture_work_item(call.agent_id)  # at creation, never moved (agents spec §3.4)
+        captured = self.rt.work.captured_work_item(call.agent_id)  # at creation, never moved (agents spec §3.4)
         binding = work.binding
         with self.rt.work.tx() as t:
             msg = self.rt.work.queue.enqueue(
@@ -455,7 +455,7 @@ class AgentLifecycle:
         stored, resolution = self.resolve_model(call.agent_id, model, "InvokeAgent", call.model_route)
         work = self.rt.work.bind(call)
         task_id, child_id = new_id("task"), "child_" + new_id("c")[2:]
-        captured = self.rt.tasks.capture_work_item(call.agent_id)
+        captured = self.rt.work.captured_work_item(call.agent_id)
         label = _label(message)
         with self.rt.work.tx() as t:
             self._insert(

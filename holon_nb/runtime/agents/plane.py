@@ -32,7 +32,7 @@ class AgentPlane:
     def start(self) -> None:
         """Called (from the constructing thread) once the loop thread runs; re-arm durable state here."""
 
-    def bind(self, call: CallContext) -> Any:
+    def bind(self, call: CallContext) -> AgentPlane:
         """The view one tool call sees (its agent, profile and execution context)."""
         return self
 

@@ -13,7 +13,6 @@ invoked agent, with the agent's own model (or the runtime default).
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import re
@@ -31,7 +30,6 @@ from ...tools.errors import (
     RuntimeDied,
     RuntimeStartupError,
     ToolCallError,
-    ToolFailure,
 )
 
 if TYPE_CHECKING:
@@ -155,9 +153,8 @@ def sanitize_final_text(text: str) -> str:
 async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     """Run the invoked agent's turn through the runtime's turn loop (``rt.turns.run``).
 
-    The queued input message is admitted (``process_message``) and its text becomes the turn's
-    message; when the turn service can admit a queued message itself (a ``source_message_id``
-    parameter), it is handed over instead. The turn waits for a turn the agent is already running
+    The queued input message is handed to the turn service, which admits it (``source_message_id``) and
+    runs a turn with its text as the message. The turn waits for a turn the agent is already running
     (a notebook cell on a resident agent) to end first. The expected errors of the turn service
     (:data:`EXPECTED_RUN_ERRORS`: no model configured, …) report a failed outcome, logged as one
     warning line; other errors propagate and fail the task.
@@ -166,27 +163,21 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     turns = rt.turns
     while turns.active(request.agent_id) is not None:
         await anyio.sleep(0.05)
-    kwargs: dict[str, Any] = {"agent": request.agent_id, "model": request.model_ref}
-    message_id = request.message.get("id")
-    if "source_message_id" in inspect.signature(turns.run).parameters and message_id:
-        kwargs["source_message_id"] = message_id
-    elif message_id and request.message.get("status", "queued") == "queued":
-        try:
-            rt.work.process_message(message_id)
-        except ToolFailure:  # consumed meanwhile (e.g. by a scheduler): run the turn all the same
-            pass
     try:
-        result = await turns.run(request.message.get("text") or "", **kwargs)
+        result = await turns.run(
+            request.message.get("text") or "",
+            agent=request.agent_id,
+            model=request.model_ref,
+            source_message_id=request.message.get("id") or None,
+        )
     except EXPECTED_RUN_ERRORS as exc:
         error = f"{type(exc).__name__}: {exc}"[:512]
         log.warning("the turn of invoked agent %s could not run: %s", request.agent_id, error, exc_info=False)
         return ChildTurnOutcome("failed", error=error)
-    terminal = getattr(result, "terminal", None)
-    terminal = getattr(terminal, "value", terminal) or "failed"
-    details = {"turn_id": getattr(result, "turn_id", None), "turn_reason": getattr(result, "reason", None)}
+    details = {"turn_id": result.turn_id, "turn_reason": result.reason}
     return ChildTurnOutcome(
-        str(terminal),
-        getattr(result, "final_text", None),
-        error=getattr(result, "error", None),
+        result.terminal or "failed",
+        result.final_text,
+        error=result.error,
         details={k: v for k, v in details.items() if v},
     )

@@ -13,6 +13,15 @@ from typing import TYPE_CHECKING, Any
 from ...tools.context import CallContext
 
 if TYPE_CHECKING:
+    from ..agents.plane import AgentPlane
+    from ..images.service import AgentImages
+    from ..memory.service import MemoryView
+    from ..models.catalog import ModelCatalogService
+    from ..tasks.agent import AgentTasks
+    from ..triggers.service import TriggerService
+    from ..web.service import WebService
+    from ..work.agent import AgentWork
+    from ..workspaces.service import AgentWorkspaces
     from .host import RuntimeHost
 
 __all__ = ["RuntimeToolContext", "_Context"]
@@ -24,45 +33,45 @@ class RuntimeToolContext:
     def __init__(self, rt: RuntimeHost, call: CallContext):
         self.call = call
         self._rt = rt
-        self._commands: Any = None
-        self._workspaces: Any = None
+        self._commands: AgentTasks | None = None
+        self._workspaces: AgentWorkspaces | None = None
 
     @property
     def cwd(self) -> Path:
         return self.workspaces.cwd
 
     @property
-    def workspaces(self) -> Any:
+    def workspaces(self) -> AgentWorkspaces:
         if self._workspaces is None:
             self._workspaces = self._rt.workspaces.bind(self.call)
         return self._workspaces
 
     @property
-    def work(self) -> Any:
+    def work(self) -> AgentWork:
         return self._rt.work.bind(self.call)
 
     @property
-    def agents(self) -> Any:
+    def agents(self) -> AgentPlane:
         return self._rt.agents.bind(self.call)
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryView:
         return self._rt.memory.bind(self.call)
 
     @property
-    def images(self) -> Any:
+    def images(self) -> AgentImages:
         return self._rt.images.bind(self.call)
 
     @property
-    def model_catalog(self) -> Any:
+    def model_catalog(self) -> ModelCatalogService:
         return self._rt.model_catalog.bind(self.call)
 
     @property
-    def web(self) -> Any:
+    def web(self) -> WebService:
         return self._rt.web
 
     @property
-    def triggers(self) -> Any:
+    def triggers(self) -> TriggerService:
         return self._rt.triggers
 
     @property
@@ -82,7 +91,7 @@ class RuntimeToolContext:
         return scrubber.pair(scrubber.text(stdout), scrubber.text(stderr))
 
     @property
-    def commands(self) -> Any:
+    def commands(self) -> AgentTasks:
         if self._commands is None:
             self._commands = self._rt.agent_tasks(self.call.agent_id)
         return self._commands

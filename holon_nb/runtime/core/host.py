@@ -1,12 +1,13 @@
-"""What a plane service may use of the runtime that owns it: :class:`RuntimeHost`.
+"""What the agent and turn planes, and the tool context, use of the runtime: :class:`RuntimeHost`.
 
-Plane services (tasks, work, agents, turns, workspaces, memory, models) are
-built by the :class:`~holon_nb.runtime.facade.Runtime` facade and given the
-facade itself, but they see it only through this protocol, so no plane
-imports the facade (which imports every plane). Each plane's service is typed
-with its class, imported for type checking only: mypy checks every call a plane
-makes on another, while at run time no plane imports the ones above it (the
-import-linter contracts in ``pyproject.toml`` say which plane may use which).
+The runtime's composition root (``Runtime._compose`` in :mod:`holon_nb.runtime.facade`) builds every plane
+service. The planes below the agents (tasks, work, workspaces, memory, models, images, web, triggers) get only
+the small protocols their packages declare in their ``ports`` modules. The agent plane, the turn plane and
+the ``ToolContext`` of a call (:mod:`.context`), which reach across every plane, are given the facade itself
+and see it only through this protocol, so no plane imports the facade (which imports every plane). Each
+plane's service is typed with its class, imported for type checking only: mypy checks every call a plane
+makes on another, while at run time no plane imports the ones above it (the import-linter contracts in
+``pyproject.toml`` say which plane may use which).
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ...tools.context import CallContext
     from ...tools.receipts import Scrubber
     from ...tools.registry import Registry
     from ..agents.approvals import ApprovalBroker
-    from ..agents.conversations import ConversationStore
     from ..agents.plane import AgentPlane
     from ..images.service import ImagePlane
     from ..memory.service import MemoryService
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from ..web.service import WebService
     from ..work.service import WorkService
     from ..workspaces.service import WorkspaceService
-    from .context import RuntimeToolContext
     from .events import EventBus, RuntimeEvent
     from .loop import LoopThread
     from .result import ToolResult
@@ -45,13 +43,13 @@ __all__ = ["RuntimeHost"]
 
 
 class RuntimeHost(Protocol):
-    """The runtime as plane services see it (structural: ``Runtime`` satisfies it).
+    """The runtime as the agent and turn planes and the tool context see it (structural: ``Runtime`` satisfies it).
 
     Foundation (``runtime.core``): ``home``, ``workspace``, ``settings``,
     ``registry``, ``events``, ``store``, the loop thread ``_loop`` and
     ``_start_soon``, the D6 scrubber. Plane services (``tasks``, ``work``,
     ``agents``, ``workspaces``, ``memory``, ``model_catalog``, ``approvals``,
-    ``turns``, ``providers``, ``conversations``) by their classes.
+    ``turns``, ``providers``) by their classes.
     """
 
     home: Path
@@ -78,20 +76,13 @@ class RuntimeHost(Protocol):
     @property
     def providers(self) -> ProviderRegistry: ...
 
-    @property
-    def conversations(self) -> ConversationStore: ...
-
     def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None: ...
 
     def _check_open(self) -> None: ...
 
     def _scrubber(self) -> Scrubber: ...
 
-    def scrubber(self) -> Scrubber: ...
-
     def agent_tasks(self, agent_id: str) -> AgentTasks: ...
-
-    def tool_context(self, call: CallContext) -> RuntimeToolContext: ...
 
     def _finish_call(
         self,
@@ -101,24 +92,6 @@ class RuntimeHost(Protocol):
         execution_id: str,
         duration_ms: int,
         budget_tokens: int | None = None,
-    ) -> ToolResult: ...
-
-    async def async_call(
-        self,
-        name: str,
-        args: dict[str, Any] | str | None = None,
-        agent: str | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> ToolResult: ...
-
-    def call(
-        self,
-        name: str,
-        args: dict[str, Any] | str | None = None,
-        agent: str | None = None,
-        context: dict[str, Any] | None = None,
-        *,
-        raise_on_error: bool = False,
     ) -> ToolResult: ...
 
     def run_turn(

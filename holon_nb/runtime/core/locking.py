@@ -72,7 +72,7 @@ class WriteLock:
         path: The database file (named by :class:`StoreBusy`).
         busy_timeout_s: The longest wait of one write, in total (``RuntimeSettings.store_busy_timeout_s``).
         closed: Set when the store closes: waits give up.
-        on_loop_thread: Tells whether the calling thread runs the runtime's event loop (set by the runtime):
+        on_loop_thread: Tells whether the calling thread runs the runtime's event loop (given to the store):
             a write there that sleeps waiting for another process's lock is counted (``loop_lock_waits``).
     """
 

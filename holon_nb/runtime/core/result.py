@@ -7,7 +7,10 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...tools.registry import Registry
 
 __all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
 
@@ -51,7 +54,7 @@ class ToolResult:
     projected: bool = False
     previews: tuple[dict[str, Any], ...] = ()
     path_labels: tuple[tuple[str, str], ...] | Callable[[], tuple[tuple[str, str], ...]] = ()
-    registry: Any = None
+    registry: Registry | None = None
     ran_ms: int | None = None
 
     @cached_property

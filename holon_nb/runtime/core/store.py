@@ -24,12 +24,15 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .locking import ATTEMPT_BUSY_MS, DEFAULT_BUSY_TIMEOUT_S, StoreBusy, WriteLock, is_busy
 from .readers import ReadPool
 from .rows import INSERT_EXECUTION, SCHEMA, ScrubbingConnection, execution_row, rfc3339, task_row
 from .rows import safe as _safe
+
+if TYPE_CHECKING:
+    from ...tools.receipts import Scrubber
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 
@@ -38,6 +41,10 @@ _T = TypeVar("_T")
 
 #: Statements that only read (run on a read connection unless inside this thread's transaction).
 _READ = re.compile(r"\s*(?:SELECT|WITH)\b", re.IGNORECASE)
+
+
+def _never() -> bool:
+    return False
 
 
 def new_id(prefix: str) -> str:
@@ -55,26 +62,34 @@ class Store(WriteLock):
 
     Args:
         path: Database file (created with its parent directories).
+        busy_timeout_s: The longest wait of one write for another process's lock, in total.
+        scrubber: Returns the runtime's current D6 ``Scrubber``; every text a transaction writes is scrubbed
+            with it. None writes text as given.
+        on_loop_thread: Tells whether the calling thread runs the runtime's event loop: a read there never
+            waits for the queued tool executions to be written, and a write there that waits for another
+            process's lock without :meth:`write` is counted (``stats()["loop_lock_waits"]``). None: no thread is.
 
     The write connection is shared between the runtime thread and callers; a lock serialises its use,
     and ``tx()`` makes each transition atomic. Reads outside a transaction use read connections
     (:class:`~.readers.ReadPool`) and take no lock.
-
-    Attributes:
-        on_loop_thread: Tells whether the calling thread runs the runtime's event loop (set by the runtime):
-            a read there never waits for the queued tool executions to be written, and a write there that
-            waits for another process's lock without :meth:`write` is counted (``stats()["loop_lock_waits"]``).
     """
 
-    def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
+    def __init__(
+        self,
+        path: Path,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        *,
+        scrubber: Callable[[], Scrubber] | None = None,
+        on_loop_thread: Callable[[], bool] | None = None,
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.busy_timeout_s = busy_timeout_s
         self.closed = False
         self._lock = threading.RLock()
-        #: Returns the runtime's current D6 ``Scrubber`` (set by the runtime); None writes text as given.
-        self.scrubber: Callable[[], Any] | None = None
-        self.on_loop_thread: Callable[[], bool] = lambda: False
+        #: Returns the runtime's current D6 ``Scrubber``; None writes text as given.
+        self.scrubber = scrubber
+        self.on_loop_thread: Callable[[], bool] = on_loop_thread if on_loop_thread is not None else _never
         self._attempt_ms = -1
         #: the thread whose write transaction is open on the write connection (or who holds the lock for one:
         #: ``_reserved``, see :meth:`write`); its reads use the write connection

@@ -30,10 +30,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.rows import set_task_detail, task_ids_with_status, task_in
 from ..work.items import WorkItemRecords
+
+if TYPE_CHECKING:
+    from ..core.store import Store
 
 __all__ = ["GRACE_S", "PrunePolicy", "PruneReport", "StoreReader", "home_bytes", "prune_home", "record_task_pruned"]
 
@@ -123,7 +126,7 @@ class _Rows(list[Any]):
 class StoreReader:
     """``execute(sql, params).fetchall()`` for read queries through a store's lock (what pruning reads)."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self._store = store
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> _Rows:

@@ -10,4 +10,7 @@ and :mod:`.service` (``ImagePlane``, which handlers see as ``ctx.images``).
 May use: ``runtime.core`` and ``runtime.models`` (the provider catalog), ``holon_nb.providers``
 (the SDK calls of :mod:`holon_nb.providers.media`, cassettes), ``holon_nb.tools``. Pillow is imported
 lazily, on the first image checked.
+
+Consumes: the ports of :mod:`.ports` (the model catalog's environment, the settings), given by the runtime's
+composition root.
 """

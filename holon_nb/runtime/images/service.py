@@ -21,7 +21,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -36,6 +36,9 @@ from .observation import ObservationCache, ObservationError, parse_observation, 
 from .preview import make_preview
 from .probe import ImageFacts, probe_image
 from .selection import Selection, select_generator, select_vision
+
+if TYPE_CHECKING:
+    from .ports import CatalogEnviron, ImageSettings
 
 __all__ = [
     "ImagePlane",
@@ -88,13 +91,16 @@ async def checked_image(path: Path, tool: str = "ViewImage") -> ImageFacts:
 class ImagePlane:
     """The image plane of one runtime: the observation cache, the model seams, pending previews.
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The runtime (``RuntimeHost``); its ``model_catalog.environ`` and ``settings.providers`` feed the
-            model selection.
+        catalog: The model catalog; its ``environ`` feeds the model selection.
+        settings: Returns the runtime's current settings; their ``providers`` feed the model selection.
     """
 
-    def __init__(self, rt: Any):
-        self._rt = rt
+    def __init__(self, *, catalog: CatalogEnviron, settings: Callable[[], ImageSettings]):
+        self._catalog = catalog
+        self._settings = settings
         self.cache = ObservationCache()
         self.observe: Callable[..., Any] = observe_image
         self.generate_call: Callable[..., Any] = generate_images
@@ -121,10 +127,10 @@ class ImagePlane:
             self.cassette = previous
 
     def _environ(self) -> Any:
-        return self._rt.model_catalog.environ
+        return self._catalog.environ
 
     def _settings_providers(self) -> Any:
-        return self._rt.settings.providers
+        return self._settings().providers
 
     def vision_selection(self) -> Selection:
         """The vision model now (workspace spec §12 rule 9); a replaying cassette answers with its recorded route."""

@@ -4,4 +4,7 @@ Owns: :mod:`.service` (``MemoryService``), :mod:`.index` (tokenising and the FTS
 :mod:`.sources` (what is indexed: tool executions, task output, work items, messages).
 
 May use: ``runtime.tasks`` (task output as a source), ``runtime.core``, ``holon_nb.tools``.
+
+Consumes: the ports of :mod:`.ports` (the settings, the loop thread, the D6 scrub, the workspace plane's stored
+state), given by the runtime's composition root.
 """

@@ -60,8 +60,10 @@ from .sources import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ...tools.context import CallContext
-    from ..core.host import RuntimeHost
+    from .ports import MemoryLoop, MemorySettings, Scrub, WorkspaceStates
 
 __all__ = ["MemoryService", "MemoryView", "MemoryIndexUnavailable", "INDEX_RESOLVED"]
 
@@ -113,28 +115,50 @@ def _default_title(text: str, source_ref: str) -> str:
 class MemoryService:
     """Memory sources, FTS5 search and source_ref resolution (agents spec §5.17-§5.18, §6).
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The owning runtime (its store and home).
+        store: The runtime's store (the index's tables live in it).
+        home: The holon home (agent memory documents live under it).
+        workspace: The notebook's working directory (with the home, written as fixed words in the index).
+        settings: Returns the runtime's current settings (``memory_index_interval_s``).
+        loop: The runtime's loop thread (the background indexer runs there).
+        scrub: D6: replaces secret values in what the index keeps.
+        workspaces: The workspace plane's stored agent state (a search's active workspace).
 
     The tables are created on construction. When this Python's SQLite lacks
     FTS5, documents are still stored and MemoryGet works, but search raises
     :class:`MemoryIndexUnavailable` (MemorySearch answers ``memory_index_unavailable``).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self._rt = rt
-        self._store: Store = rt.store
+    def __init__(
+        self,
+        *,
+        store: Store,
+        home: Path,
+        workspace: Path,
+        settings: Callable[[], MemorySettings],
+        loop: MemoryLoop,
+        scrub: Scrub,
+        workspaces: WorkspaceStates,
+    ):
+        self._store = store
+        self.home = home
+        self._settings = settings
+        self._loop = loop
+        self._scrub = scrub
+        self.workspaces = workspaces
         self._catch_up_lock = threading.Lock()
         self.fts = ensure_schema(self._store.query)
-        self._root_words = root_words(rt.home, rt.workspace)
+        self._root_words = root_words(home, workspace)
         self._scope: anyio.CancelScope | None = None
         self._wake: anyio.Event | None = None
         self.batch_sizes: list[tuple[int, float]] = []  #: (rows, seconds) of the last catch-up transactions
 
     def start(self) -> None:
         """Start the background indexer (``settings.memory_index_interval_s``; 0 leaves it to searches)."""
-        if float(self._rt.settings.memory_index_interval_s) > 0:
-            self._rt._loop.portal_call(self._rt._start_soon, self._background)
+        if float(self._settings().memory_index_interval_s) > 0:
+            self._loop.portal_call(self._loop.start_soon, self._background)
 
     def bind(self, call: CallContext) -> MemoryView:
         """The view one tool call sees: its agent's documents only."""
@@ -149,7 +173,7 @@ class MemoryService:
         """Keep the index caught up: a short pass every ``memory_index_interval_s`` seconds while there is
         lag (issue 9: a search no longer catches up 500 commands inside one transaction). Failures
         (a locked store) are logged once per streak and retried with backoff; nothing escapes."""
-        interval = float(self._rt.settings.memory_index_interval_s)
+        interval = float(self._settings().memory_index_interval_s)
         failures = 0
         with anyio.CancelScope() as scope:
             self._scope = scope
@@ -257,13 +281,12 @@ class MemoryService:
         Runtime records keep canonical text; the index is written once, so a later
         process that no longer knows a secret cannot reveal it through a snippet.
         """
-        scrub = self._rt.tasks.scrub
+        scrub = self._scrub
         # only what the index keeps is scrubbed: cut first with a margin, so a secret that starts
         # before the index's cut is still whole when scrubbed (bounded cost for a 16 MB text)
         text = doc.search_text if doc.search_text is not None else doc.body
         doc.title, text = doc.title[:_SCRUB_MARGIN], text[: SEARCH_TEXT_MAX_CHARS + _SCRUB_MARGIN]
-        if scrub is not None:
-            doc.title, text = scrub(doc.title), scrub(text)
+        doc.title, text = scrub(doc.title), scrub(text)
         # scores must not depend on where this run's roots are (issue 24): the roots become fixed words
         doc.title, doc.search_text = self._root_words(doc.title), self._root_words(text)
         return doc
@@ -374,7 +397,7 @@ class MemoryService:
         """Re-index ``agent_id``'s memory notes whose files changed, appeared or vanished."""
         for name in AGENT_MEMORY_NOTES:
             ref = f"agent_memory:{name}"
-            doc = agent_memory_doc(self._rt.home, agent_id, name)
+            doc = agent_memory_doc(self.home, agent_id, name)
             rows = self._store.query(
                 "SELECT fingerprint FROM memory_documents WHERE agent_id=? AND source_ref=?", (agent_id, ref)
             )
@@ -429,7 +452,7 @@ class MemoryService:
             msg = self._store.message(ref.id)
             return message_doc(msg) if msg is not None and msg["agent_id"] == agent_id else None
         if ref.prefix == "agent_memory":
-            return agent_memory_doc(self._rt.home, agent_id, ref.id)
+            return agent_memory_doc(self.home, agent_id, ref.id)
         rows = self._store.query(
             "SELECT * FROM memory_documents WHERE agent_id=? AND source_ref=?", (agent_id, str(ref))
         )
@@ -464,10 +487,9 @@ class MemoryView:
 
     def _active_workspace_id(self) -> str | None:
         """The caller's active workspace id, read without creating workspace state (None if unknown)."""
-        tables = getattr(self._service._rt.workspaces, "tables", None)
         try:
-            state = tables.agent_state(self.call.agent_id) if tables is not None else None
-        except (AttributeError, TypeError, ValueError, sqlite3.Error):  # the workspace plane cannot tell:
+            state = self._service.workspaces.agent_state(self.call.agent_id)
+        except (TypeError, ValueError, sqlite3.Error):  # the workspace plane cannot tell:
             return None  # workspace-scoped documents of other workspaces then stay hidden
         active = (state or {}).get("active") or {}
         value = active.get("workspace_id") if isinstance(active, dict) else None

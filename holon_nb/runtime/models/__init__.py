@@ -5,4 +5,6 @@ configuration) and :mod:`.providers` (``ProviderRegistry``: a model ref to a pro
 fallbacks).
 
 May use: ``runtime.core``, ``holon_nb.providers``, ``holon_nb.tools``.
+
+Consumes: the settings of :mod:`.ports`, given by the runtime's composition root.
 """

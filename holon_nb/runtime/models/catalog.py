@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ from ...providers.catalog import (
 from ...providers.refs import DEFAULT_ENDPOINT, ModelRef, ModelRefError, parse_model_list, parse_model_ref
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from .ports import ProviderSettings
 
 __all__ = [
     "CatalogModel",
@@ -347,21 +347,22 @@ class ModelCatalogService:
     """Read-only provider/model listing (agents spec §5.19–§5.20); handlers see it as ``ctx.model_catalog``.
 
     Args:
-        rt: The runtime (kept for the service protocol of ``Runtime``; unused).
+        settings: Returns the runtime's current settings (their ``providers``: ``%config HolonNB.providers``);
+            None (a catalog outside a runtime): none.
         environ: Environment to read; None means the live ``os.environ``.
         config: Provider configuration (``{"providers": {…}}``, as for ``resolve_provider``); its
-            entries come after those of ``HOLON_NB_PROVIDERS`` and of ``rt.settings.providers``
-            (``%config HolonNB.providers``) and win over them.
+            entries come after those of ``HOLON_NB_PROVIDERS`` and of the settings' ``providers``
+            and win over them.
     """
 
     def __init__(
         self,
-        rt: RuntimeHost | None = None,
+        settings: Callable[[], ProviderSettings] | None = None,
         *,
         environ: Mapping[str, str] | None = None,
         config: Mapping[str, Any] | None = None,
     ):
-        self._rt = rt
+        self._settings = settings
         self._environ = environ
         self._config = dict((config or {}).get("providers") or {})
 
@@ -383,7 +384,7 @@ class ModelCatalogService:
 
     # ---------------------------------------------------------------- building the view
     def _view(self) -> _View:
-        settings = (self._rt.settings.providers if self._rt is not None else None) or {}  # standalone: no runtime
+        settings = (self._settings().providers if self._settings is not None else None) or {}  # standalone: none
         config = provider_config(self.environ, {**settings, **self._config})
         view = _View(config=config, providers=_apply_config(builtin_catalog(), config["providers"]))
         seen: set[tuple[str, str]] = set()

@@ -34,7 +34,7 @@ from ...providers.refs import ModelRefError, lineage_refs_from_env, parse_model_
 from ...providers.scripted import SCRIPTED_ROUTE_REF, load_script
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from .ports import ProviderSettings
 
 __all__ = ["ProviderRegistry", "SCRIPT_ENV", "canonical_ref"]
 
@@ -63,12 +63,16 @@ class ProviderRegistry:
     """Providers a runtime's turns may use (module docstring).
 
     Args:
-        rt: The runtime (its workspace resolves relative script paths).
+        settings: Returns the runtime's current settings (their ``providers``).
+        workspace: The runtime's workspace (it resolves relative script paths).
         environ: The environment to read (default ``os.environ`` at call time).
     """
 
-    def __init__(self, rt: RuntimeHost, environ: Mapping[str, str] | None = None):
-        self.rt = rt
+    def __init__(
+        self, settings: Callable[[], ProviderSettings], workspace: Path, environ: Mapping[str, str] | None = None
+    ):
+        self._settings = settings
+        self.workspace = workspace
         self._environ = environ
         self._installed: dict[str, Provider] = {}
         self._lock = threading.Lock()
@@ -152,7 +156,7 @@ class ProviderRegistry:
             ) from None
         from .catalog import provider_config
 
-        config = provider_config(self.environ, self.rt.settings.providers, strict=True)
+        config = provider_config(self.environ, self._settings().providers, strict=True)
         return build_provider(
             ref, environ=self.environ, config=config, delta_listener=delta_listener, require_credential=True
         )
@@ -175,7 +179,7 @@ class ProviderRegistry:
                 )
             path = Path(env)
         if not path.is_absolute():
-            path = self.rt.workspace / path
+            path = self.workspace / path
         provider = load_script(path)
         provider.route_ref = canonical_ref(ref) if "/" in ref else SCRIPTED_ROUTE_REF
         return provider

@@ -78,7 +78,7 @@ class AgentTasks:
         """
         env = self.svc.command_env(self.agent_id)
         argv: tuple[str, ...] = (shell, "-lc" if login else "-c", cmd)
-        if login and getattr(self.svc.settings(), "shell_snapshot", True):
+        if login and self.svc.settings().shell_snapshot:
             # the login profile's effect, recorded once, instead of running it again (tasks/snapshot.py)
             launch = await self.svc.snapshots.launch(shell, cmd, workdir, env)
             if launch is not None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -27,6 +27,10 @@ from .group_journal import GroupJournal, reap
 from .process_groups import end_group
 from .processes import CommandProcess
 from .snapshot import ShellSnapshots
+
+if TYPE_CHECKING:
+    from ...tools.receipts import Scrubber
+    from .ports import AgentEnv, DiskGrant, EventSink, ScrubberSource, StartSoon, TaskResults, TaskSettings
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]
 
@@ -87,28 +91,43 @@ def _proc_start(pid: int) -> str | None:
 class TaskService:
     """Task records and live command handles of one runtime.
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
         store: The runtime's store.
         home: The holon home (absolute).
-        env: Base environment for commands.
-        publish: ``(kind, task_id, **data)`` event publisher (called on the loop thread).
+        env: Base environment for commands (the live ``os.environ``: a variable set in a cell after loading
+            reaches the next command).
+        publish: The runtime's event sink (called on the loop thread).
         start_soon: Starts a background coroutine in the runtime's task group.
         settings: Returns the runtime's current settings (read at each spawn, so
             a changed ``max_task_log_bytes`` applies to the next command).
-        scrub: Replaces secret values in text (D6); applied to everything stored
+        scrubber: The runtime's current D6 scrubber; applied to everything stored
             for display — task summary, command, outputs, ``TaskResult`` messages —
-            so a later process that no longer knows the secret cannot show it.
+            so a later process that no longer knows the secret cannot show it, and given to each spawn so
+            task logs and artifacts are scrubbed as they are written. None: nothing is scrubbed.
+        results: Where task results go: the one enqueue path that also triggers waits, a call after each
+            such transaction commits, the work item a new task captures (the work plane).
+        agent_homes: ``agent_id -> Path`` of each agent's home (created on demand).
+        disk_grant: Issue 25 item 3a: bytes a spool write may add under the home's size cap (the runtime's
+            ``DiskBudget``); None: no cap.
+        agent_env: Variables added to an agent's commands (the trigger plane's URL); None: none.
     """
 
     def __init__(
         self,
+        *,
         store: Store,
         home: Path,
         env: Mapping[str, str],
-        publish: Callable[..., None],
-        start_soon: Callable[..., None],
-        settings: Callable[[], Any],
-        scrub: Callable[[str], str] = lambda text: text,
+        publish: EventSink,
+        start_soon: StartSoon,
+        settings: Callable[[], TaskSettings],
+        scrubber: ScrubberSource | None,
+        results: TaskResults,
+        agent_homes: Callable[[str], Path],
+        disk_grant: DiskGrant | None = None,
+        agent_env: AgentEnv | None = None,
     ):
         self.store = store
         self.home = home
@@ -116,13 +135,14 @@ class TaskService:
         self.publish = publish
         self.start_soon = start_soon
         self.settings = settings
-        self.scrub = scrub
-        #: ``agent_id -> {name: value}`` added to each command's environment (the trigger plane's URL)
-        self.extra_env: Callable[[str], dict[str, str]] | None = None
+        self._scrubber = scrubber
+        self.results = results
+        self.agent_home = agent_homes
+        self.disk_grant = disk_grant
+        self._agent_env = agent_env
         self.live: dict[str, _Live] = {}
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
-        self._homes_made: dict[str, Path] = {}  # agent id -> its home, made
         self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
@@ -134,18 +154,14 @@ class TaskService:
         self.snapshots = ShellSnapshots(home)
         #: files ApplyPatch changed: an identical running command started before them is not reused (issue 26)
         self.edits = FileEdits()
-        # hooks the work service installs (agents spec §3.4 rule 3, §4.6): the one enqueue path
-        # ``(db, agent_id, kind, text, task_id, metadata) -> message id`` that also triggers waits,
-        # a call after each such transaction commits, and the work item a new task captures
-        self.enqueue_message: Callable[..., str] = Store.insert_message
-        self.after_commit: Callable[[], None] = lambda: None
-        self.capture_work_item: Callable[[str], str | None] = lambda agent_id: None
-        # D6: the runtime's current Scrubber, given to each spawn so task logs and artifacts are
-        # scrubbed as they are written (None: nothing to scrub)
-        self.make_scrubber: Callable[[], Any] = lambda: None
-        #: issue 25 item 3a: ``disk_grant(n)`` → bytes a spool write may add under the home's size cap (the
-        #: runtime's DiskBudget); None: no cap
-        self.disk_grant: Callable[[int], int] | None = None
+
+    def make_scrubber(self) -> Scrubber | None:
+        """The runtime's current D6 scrubber (None when this service was given none)."""
+        return self._scrubber() if self._scrubber is not None else None
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the secret values the runtime knows replaced (D6)."""
+        return self._scrubber().text(text) if self._scrubber is not None else text
 
     def command_env(self, agent_id: str | None = None) -> dict[str, str]:
         """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
@@ -153,9 +169,9 @@ class TaskService:
         env = {**self._environ(), "HOLON_RUNTIME": "1"}
         if agent_id is not None:
             env.update(HOLON_AGENT_ID=agent_id, HOLON_AGENT_HOME=str(self.agent_home(agent_id)))
-            if self.extra_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
-                env.update(self.extra_env(agent_id))
-        for name in getattr(self.settings(), "command_env_unset", ()):
+            if self._agent_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
+                env.update(self._agent_env(agent_id))
+        for name in self.settings().command_env_unset:
             env.pop(name, None)
         return env
 
@@ -176,18 +192,8 @@ class TaskService:
 
     def start_shell_snapshot(self, shell: str, cwd: str) -> None:
         """Capture ``shell``'s login profile in the background, for the first login command to use."""
-        if getattr(self.settings(), "shell_snapshot", True):
+        if self.settings().shell_snapshot:
             self.snapshots.start(shell, cwd, self.command_env())
-
-    def agent_home(self, agent_id: str) -> Path:
-        """``<home>/agents/<agent_id>/``, created with its ``tool-artifacts`` and ``task-output``."""
-        path = self._homes_made.get(agent_id)
-        if path is None or not os.path.isdir(path):  # made once; made again if it vanished
-            path = self.home / "agents" / agent_id
-            for sub in ("tool-artifacts", "task-output"):
-                (path / sub).mkdir(parents=True, exist_ok=True)
-            self._homes_made[agent_id] = path
-        return path
 
     # ------------------------------------------------------------ restart (D7)
     def reconcile_after_restart(self) -> list[str]:
@@ -219,7 +225,7 @@ class TaskService:
             text = f"task {rec['id']} was interrupted because the runtime restarted"
             with self.store.tx() as db:
                 Store.update_task(db, rec["id"], "interrupted", detail)
-                self.enqueue_message(
+                self.results.enqueue_task_message(
                     db,
                     rec["agent_id"],
                     "TaskResult",
@@ -231,7 +237,7 @@ class TaskService:
                         "interrupted_reason": "runtime_restarted",
                     },
                 )
-            self.after_commit()
+            self.results.flush_task_events()
             done.append(rec["id"])
         return done
 
@@ -287,8 +293,8 @@ class TaskService:
             rec["updated_at"] = Store.update_task(db, task_id, status, detail)
             rec["status"], rec["detail"] = status, detail
             if message is not None:
-                self.enqueue_message(db, rec["agent_id"], "TaskResult", message[0], task_id, message[1])
-        self.after_commit()
+                self.results.enqueue_task_message(db, rec["agent_id"], "TaskResult", message[0], task_id, message[1])
+        self.results.flush_task_events()
         self.publish("task_status", task_id, status=status, exit_status=detail.get("exit_status"))
         return rec
 
@@ -319,7 +325,7 @@ class TaskService:
             "exit_status": None,
         }
         ts = now_rfc3339()
-        work_item_id = self.capture_work_item(agent_id)  # captured at creation, never moved (agents spec §3.4)
+        work_item_id = self.results.captured_work_item(agent_id)  # captured at creation, never moved (agents spec §3.4)
         with self.store.tx() as db:
             Store.insert_task(
                 db,

@@ -13,7 +13,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.store import Store
 
 __all__ = ["PUBLIC_FIELDS", "TriggerRecords", "new_token", "token_hash"]
 
@@ -84,7 +87,7 @@ class TriggerRecords:
         store: The runtime's :class:`~holon_nb.runtime.store.Store` (``tx()`` and ``query()``).
     """
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self.store = store
         with store.tx() as db:
             for statement in _SCHEMA.split(";"):

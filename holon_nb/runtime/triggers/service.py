@@ -19,13 +19,17 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from ..core.clock import fmt, utcnow
 from .records import TriggerRecords, new_token
 from .server import CallbackServer
+
+if TYPE_CHECKING:
+    from ..core.store import Store
+    from .ports import TriggerSettings, TriggerWork
 
 __all__ = ["TriggerService", "wake_hint_text"]
 
@@ -46,8 +50,9 @@ class TriggerService:
 
     Args:
         store: The runtime's store.
-        work: The work service (``callback_event``, ``enqueue``): the one path that wakes waits.
-        settings: ``() -> RuntimeSettings`` (``callback_base_url``, ``callback_port``).
+        work: The work plane as :class:`~.ports.TriggerWork` (``enqueue``, ``waits_of``, ``queued``): the one
+            path that wakes waits.
+        settings: The runtime's current settings (``callback_base_url``, ``callback_port``).
         start_soon: Starts a background coroutine in the runtime's task group (loop thread only).
         from_thread: ``(fn, *args)`` runs ``fn`` on the loop from another thread and waits (the loop's portal);
             :meth:`start` uses it to start the server for triggers of an earlier session.
@@ -55,9 +60,9 @@ class TriggerService:
 
     def __init__(
         self,
-        store: Any,
-        work: Any,
-        settings: Callable[[], Any],
+        store: Store,
+        work: TriggerWork,
+        settings: Callable[[], TriggerSettings],
         start_soon: Callable[..., None],
         from_thread: Callable[..., Any] | None = None,
     ):

@@ -91,7 +91,7 @@ class TurnFollower:
         self.rt.turns.cancel(self.agent, reason=reason)
 
     def _turn_ids(self) -> list[str]:
-        return [r.turn_id for r in self.results if getattr(r, "turn_id", None)]
+        return [r.turn_id for r in self.results if r.turn_id]
 
     def next_wake(self) -> dict[str, Any] | None:
         """The oldest queued message that triggered a wait one of this run's turns declared, or None.

@@ -95,7 +95,7 @@ class TurnService:
     def __init__(self, rt: RuntimeHost):
         self.rt = rt
         self.conversations = ConversationStore(rt.store, scrub=lambda value: rt._scrubber().value(value))
-        self.providers = ProviderRegistry(rt)
+        self.providers = ProviderRegistry(lambda: rt.settings, rt.workspace)
         self.hooks = TurnHooks()
         self.prompt_budget_tokens: int | None = None
         self.tool_output_budget_tokens: int | None = None

@@ -46,11 +46,13 @@ from ..core.writing import dispatch_call
 from ..work.agent import AgentWork
 from ..work.focus import complete, todo_warning
 from ..work.items import WorkItemRecords
-from .calls import Obligation, ToolOutcome, TurnCancelled
+from .calls import Obligation, ToolOutcome, TurnCall, TurnCancelled
 
 if TYPE_CHECKING:
     from ..core.host import RuntimeHost
+    from ..work.records import Tx
     from ..work.service import WorkService
+    from .ports import RunningTurn
 
 __all__ = ["TurnToolExecutor", "TurnWork"]
 
@@ -65,15 +67,15 @@ class _Settling:
     "completion + turn terminal" (agents spec §5.16 rule 6) one commit.
     """
 
-    def __init__(self, svc: WorkService, hook: Callable[[Any], None]):
+    def __init__(self, svc: WorkService, hook: Callable[[Tx], None]):
         self._svc = svc
-        self._hook: Callable[[Any], None] | None = hook
+        self._hook: Callable[[Tx], None] | None = hook
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._svc, name)
 
     @contextmanager
-    def tx(self) -> Iterator[Any]:
+    def tx(self) -> Iterator[Tx]:
         with self._svc.tx() as t:
             yield t
             hook, self._hook = self._hook, None
@@ -165,7 +167,7 @@ class _TurnContext(RuntimeToolContext):
         self._executor = executor
 
     @property
-    def work(self) -> Any:
+    def work(self) -> TurnWork:
         return TurnWork(self._rt.work, self.call, self._executor)
 
 
@@ -174,13 +176,10 @@ class TurnToolExecutor:
 
     Args:
         rt: The runtime.
-        turn: The running turn; must provide ``turn_id``, ``agent_id``, ``profile``, ``state`` (a
-            :class:`~holon_nb.runtime.turns.state.TurnState`: ``binding``, ``authority``,
-            ``cancel_requested``), ``exposed`` (frozenset), ``model_route``, ``tool_output_budget``,
-            ``new_id(prefix)``, ``interruptible()`` and ``settle_in(db, kind, final_text, reason)``.
+        turn: The running turn (:class:`~.ports.RunningTurn`: a :class:`~.loop.TurnLoop`).
     """
 
-    def __init__(self, rt: RuntimeHost, turn: Any):
+    def __init__(self, rt: RuntimeHost, turn: RunningTurn):
         self.rt = rt
         self.turn = turn
         self._deferred: dict[str, Obligation] = {}
@@ -194,18 +193,18 @@ class TurnToolExecutor:
         """Remember a deferral made by the call ``execution_id``."""
         self._deferred[execution_id] = obligation
 
-    def terminal_hook(self, final_text: str, reason: str) -> Callable[[Any], None]:
+    def terminal_hook(self, final_text: str, reason: str) -> Callable[[Tx], None]:
         """A hook writing the turn's ``completed`` terminal in the caller's transaction."""
 
-        def hook(t: Any) -> None:
+        def hook(t: Tx) -> None:
             self.turn.settle_in(t.db, "completed", final_text, reason)
 
         return hook
 
-    def completion_hook(self, work_item_id: str, report: str, execution_id: str | None = None) -> Callable[[Any], None]:
+    def completion_hook(self, work_item_id: str, report: str, execution_id: str | None = None) -> Callable[[Tx], None]:
         """A hook settling the turn when the transaction completed ``work_item_id`` for this turn."""
 
-        def hook(t: Any) -> None:
+        def hook(t: Tx) -> None:
             item = WorkItemRecords.load(t.db, work_item_id)
             intent = (item or {}).get("completion_intent") or {}
             if item is not None and item["state"] == "completed" and intent.get("source_turn_id") == self.turn.turn_id:
@@ -223,10 +222,10 @@ class TurnToolExecutor:
             ctx["report"] = report
         return ctx
 
-    async def execute_call(self, call: Any) -> ToolOutcome:
+    async def execute_call(self, call: TurnCall) -> ToolOutcome:
         """The tool runner the loop calls (``call``: a ``TurnCall``); wrap this for cassettes."""
         return await self.execute(
-            ToolUseBlock(call.id, call.name, call.input, getattr(call, "kind", "function")),
+            ToolUseBlock(call.id, call.name, call.input, call.kind),
             round=call.round,
             stop_reason=call.stop_reason,
             report=call.report,
@@ -278,7 +277,7 @@ class TurnToolExecutor:
             env, res.receipt, env.get("status") == "error", execution_id, duration_ms, res.display_envelope
         )
 
-    async def _approval(self, call: ToolUseBlock, ctx: Any, stop_reason: str | None) -> dict[str, Any] | None:
+    async def _approval(self, call: ToolUseBlock, ctx: _TurnContext, stop_reason: str | None) -> dict[str, Any] | None:
         """``rt.approvals.check`` for a call dispatch would run: advertised this round and not stopped by the
         truncated-mutation guard (dispatch refuses those without asking anyone).
 
@@ -379,8 +378,8 @@ class TurnToolExecutor:
             model_route=self.turn.model_route,
         )
 
-    def _flip_hook(self, ob: Obligation, text: str) -> Callable[[Any], None]:
-        def hook(t: Any) -> None:
+    def _flip_hook(self, ob: Obligation, text: str) -> Callable[[Tx], None]:
+        def hook(t: Tx) -> None:
             set_execution_status(t.db, ob.execution_id, "success")
             self.turn.settle_in(t.db, "completed", text, "wait_for_final")
 

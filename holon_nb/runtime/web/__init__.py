@@ -1,6 +1,7 @@
 """The web plane: WebFetch, WebSearch and XSearch (workspace spec §9-§11, decision D14).
 
-Its heavy modules (httpx, trafilatura) load on first use: ``WebService`` is light to build.
+Its heavy modules (httpx, trafilatura) load on first use: ``WebService`` is light to build. It consumes the
+settings of :mod:`.ports`, given by the runtime's composition root.
 """
 
 from __future__ import annotations

@@ -16,12 +16,15 @@ import datetime as _dt
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 from .search_providers import ADAPTERS, DEFAULT_KEY_ENV, SHELLS, Provider, ProviderError
+
+if TYPE_CHECKING:
+    from .ports import WebSettings
 
 __all__ = ["KIND_PRIORITY", "NATIVE_ONLY", "SearchConfig", "WebSearcher", "normalise", "search_config"]
 
@@ -106,7 +109,7 @@ class SearchConfig:
         return tuple(k for k in (p.key() for p in self.providers.values() if p.kind in DEFAULT_KEY_ENV) if k)
 
 
-def search_config(settings: Any) -> SearchConfig:
+def search_config(settings: WebSettings) -> SearchConfig:
     """``$HOLON_NB_WEB_SEARCH`` (JSON) overlaid by ``settings.web_search``."""
     raw: dict[str, Any] = {}
     env = os.environ.get("HOLON_NB_WEB_SEARCH", "").strip()
@@ -116,7 +119,7 @@ def search_config(settings: Any) -> SearchConfig:
             raw.update(loaded if isinstance(loaded, dict) else {})
         except ValueError:
             raise ValueError("$HOLON_NB_WEB_SEARCH is not a JSON object") from None
-    raw.update(dict(getattr(settings, "web_search", None) or {}))
+    raw.update(dict(settings.web_search or {}))
     return SearchConfig(raw)
 
 

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .fetch import FetchConfig, Resolver, WebFetcher
+    from .ports import WebSettings
     from .search import WebSearcher
     from .xsearch import XSearcher
 
 __all__ = ["WebService", "fetch_config"]
 
 
-def fetch_config(settings: Any) -> FetchConfig:
+def fetch_config(settings: WebSettings) -> FetchConfig:
     """The :class:`FetchConfig` of a ``RuntimeSettings`` (its ``web_*`` fields)."""
     from .fetch import FetchConfig
 
@@ -46,7 +47,10 @@ class WebService:
     """
 
     def __init__(
-        self, settings: Callable[[], Any], resolver: Resolver | None = None, dial: Callable[[str], str] | None = None
+        self,
+        settings: Callable[[], WebSettings],
+        resolver: Resolver | None = None,
+        dial: Callable[[str], str] | None = None,
     ):
         self._settings = settings
         self._resolver = resolver

@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
+
+if TYPE_CHECKING:
+    from .ports import WebSettings
 
 __all__ = ["DEFAULT_MODEL", "XSearcher"]
 
@@ -41,7 +44,7 @@ class XSearcher:
         settings: ``() -> RuntimeSettings`` (``x_search``, ``providers``).
     """
 
-    def __init__(self, settings: Callable[[], Any]):
+    def __init__(self, settings: Callable[[], WebSettings]):
         self._settings = settings
 
     def resolve(self) -> tuple[Any | None, str]:
@@ -50,7 +53,7 @@ class XSearcher:
         from ...providers.refs import ModelRef
 
         settings = self._settings()
-        cfg = dict(getattr(settings, "x_search", None) or {})
+        cfg = dict(settings.x_search or {})
         if cfg.get("enabled") is False:
             return None, "x_search.enabled is false"
         model = str(cfg.get("model") or DEFAULT_MODEL)
@@ -58,7 +61,7 @@ class XSearcher:
             resolved = resolve_provider(
                 ModelRef("xai", "default", model),
                 os.environ,
-                {"providers": dict(getattr(settings, "providers", None) or {})},
+                {"providers": dict(settings.providers or {})},
             )
         except ProviderConfigError as exc:
             return None, f"the xai provider does not resolve: {exc}"
@@ -74,7 +77,7 @@ class XSearcher:
 
     def timeout_s(self) -> float:
         """``x_search.timeout_seconds`` (default 60; must be > 0)."""
-        value = (getattr(self._settings(), "x_search", None) or {}).get("timeout_seconds", 60)
+        value = (self._settings().x_search or {}).get("timeout_seconds", 60)
         try:
             value = float(value)
         except (TypeError, ValueError):

@@ -5,4 +5,7 @@ work items (:mod:`.items`, :mod:`.records`, :mod:`.views`, :mod:`.focus`), the w
 (:mod:`.waiting`), timers (:mod:`.timers`) and the message queue (:mod:`.queue`).
 
 May use: ``runtime.tasks`` (a wait on a task), ``runtime.core``, ``holon_nb.tools``.
+
+Consumes: the ports of :mod:`.ports` (the memory index, the active workspace, the D6 scrubber, the event sink,
+the loop thread), given by the runtime's composition root.
 """

@@ -106,11 +106,7 @@ class AgentWork:
         )
 
     def _workspace_id(self) -> str:
-        view = self.svc.rt.workspaces.bind(self.call)
-        active = getattr(view, "active", None)
-        entry = active() if callable(active) else active
-        ws_id = entry.get("workspace_id") if isinstance(entry, dict) else None
-        return ws_id if isinstance(ws_id, str) and ws_id else "agent_home"
+        return self.svc.workspaces.active_workspace_id(self.call) or "agent_home"
 
     # ------------------------------------------------------------ work items (agents spec §5.11-§5.16)
     def create_work_item(
@@ -120,7 +116,7 @@ class AgentWork:
         wid = new_id("work")
         path = self.svc.records.plan_path(self.agent_id, wid)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(safe_text(self.svc.rt._scrubber().text(plan or "")), encoding="utf-8")  # D6
+        path.write_text(safe_text(self.svc.scrubber().text(plan or "")), encoding="utf-8")  # D6
         now = fmt(utcnow())
         rec = {
             "id": wid,
@@ -384,7 +380,7 @@ class AgentWork:
                 },
                 "Use Enqueue to queue a follow-up for yourself.",
             )
-        store = self.svc.rt.store
+        store = self.svc.store
         target = store.agent(target_id)
         if target is None:
             raise fail(

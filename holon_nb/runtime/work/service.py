@@ -19,8 +19,9 @@ Example::
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,9 @@ from .views import derive, load_context, raw_record, wait_summary
 from .waiting import WaitPlane
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ..core.clock import Clock
+    from ..core.store import Store
+    from .ports import ActiveWorkspace, EventSink, MemoryIndex, ScrubberSource, WorkLoop
 
 __all__ = ["WorkService"]
 
@@ -59,18 +62,34 @@ class _Rows:
 class _Reader:
     """A read-only ``execute`` over the store (each query under the store lock)."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self._store = store
 
     def execute(self, sql: str, params: Any = ()) -> _Rows:
         return _Rows(self._store.query(sql, tuple(params)))
 
 
+class _TaskEvents(threading.local):
+    """The events of the task messages a thread queued, published once their transaction committed."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+
 class WorkService:
     """Work items, the waiting plane, timers and the message queue of one runtime.
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The owning runtime (its store, home, event bus, loop, task and memory services).
+        store: The runtime's store.
+        clock: The clock that schedules timers and waits' rechecks (``settings.clock``).
+        agent_homes: ``agent_id -> Path`` of each agent's home (created on demand).
+        memory: The memory index work items and briefs are written to, in their transaction.
+        workspaces: Tells a call's active workspace (a new work item records it).
+        scrubber: The runtime's current D6 scrubber (a plan is scrubbed before it is written).
+        publish: The runtime's event sink.
+        loop: The runtime's loop thread (events are published there; the timer scheduler runs there).
 
     Attributes:
         records: Work-item records (:class:`~.work_items.WorkItemRecords`).
@@ -79,18 +98,30 @@ class WorkService:
         timers: Timers and their scheduler (:class:`~.timers.TimerPlane`).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self.rt = rt
-        ensure_schema(rt.store)
-        self.records = WorkItemRecords(self.agent_home, lambda db, **kw: rt.memory.index(db, **kw))
-        clock = rt.settings.clock
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        agent_homes: Callable[[str], Path],
+        memory: MemoryIndex,
+        workspaces: ActiveWorkspace,
+        scrubber: ScrubberSource,
+        publish: EventSink,
+        loop: WorkLoop,
+    ):
+        self.store = store
+        self.agent_home = agent_homes
+        self.workspaces = workspaces
+        self.scrubber = scrubber
+        self._publish = publish
+        self._loop = loop
+        ensure_schema(store)
+        self.records = WorkItemRecords(agent_homes, memory.index)
         self.waits = WaitPlane(self.records, clock)
         self.queue = MessageQueue(self.waits)
-        self.timers = TimerPlane(rt.store, self.publish, self.queue, self.waits, clock, self.notify_timers)
-        self._local = threading.local()
-        rt.tasks.enqueue_message = self._enqueue_task_message
-        rt.tasks.after_commit = self._flush_task_events
-        rt.tasks.capture_work_item = self.captured_work_item
+        self.timers = TimerPlane(store, self.publish, self.queue, self.waits, clock, self.notify_timers)
+        self._local = _TaskEvents()
         self._backfill_task_messages()
 
     # ------------------------------------------------------------ lifecycle
@@ -101,7 +132,7 @@ class WorkService:
         """
         self.timers.rearm_after_restart()
         self.catch_up_task_waits()
-        self.rt._loop.portal_call(self.rt._start_soon, self.timers.run)  # task groups start on their own thread
+        self._loop.portal_call(self._loop.start_soon, self.timers.run)  # task groups start on their own thread
 
     def bind(self, call: CallContext) -> AgentWork:
         """The view one tool call sees (its agent and execution binding)."""
@@ -115,37 +146,33 @@ class WorkService:
     @contextmanager
     def tx(self) -> Iterator[Tx]:
         """One transition: commits, then publishes the queued events."""
-        with transaction(self.rt.store, self.publish) as t:
+        with transaction(self.store, self.publish) as t:
             yield t
 
     def publish(self, kind: str, task_id: str | None = None, **data: Any) -> None:
         """Publish a runtime event on the runtime thread (subscribers expect it there)."""
-        loop = self.rt._loop
+        loop = self._loop
         if not loop.in_loop_thread() and loop.alive and loop.portal is not None:
             try:
-                loop.portal.call(lambda: self.rt.events.publish(kind, task_id, **data))
+                loop.portal.call(lambda: self._publish(kind, task_id, **data))
                 return
             except RuntimeError:
                 pass  # the loop is stopping: deliver here instead
-        self.rt.events.publish(kind, task_id, **data)
+        self._publish(kind, task_id, **data)
 
     def _backfill_task_messages(self) -> None:
         """Give ``TaskResult`` messages written without the queue columns (before this service was
         constructed, e.g. by restart reconciliation) their origin, authority and work item."""
-        with self.rt.store.tx() as db:
+        with self.store.tx() as db:
             backfill_task_messages(db)
 
     def reader(self) -> _Reader:
         """A read-only ``execute``-style view of the store (not a snapshot across queries)."""
-        return _Reader(self.rt.store)
-
-    def agent_home(self, agent_id: str) -> Path:
-        """``<holon home>/agents/<agent_id>/`` (created)."""
-        return self.rt.tasks.agent_home(agent_id)
+        return _Reader(self.store)
 
     def notify_timers(self) -> None:
         """Wake the scheduler after a timer changed; safe from any thread."""
-        loop = self.rt._loop
+        loop = self._loop
         if loop.in_loop_thread():
             self.timers.notify()
         elif loop.alive and loop.portal is not None:
@@ -160,8 +187,14 @@ class WorkService:
         focus = self.records.focus(self.reader(), agent_id)
         return focus["current_turn_work_item_id"] or focus["current_work_item_id"]
 
-    def _enqueue_task_message(
-        self, db: Any, agent_id: str, kind: str, text: str, task_id: str | None, metadata: dict[str, Any] | None
+    def enqueue_task_message(
+        self,
+        db: sqlite3.Connection,
+        agent_id: str,
+        kind: str,
+        text: str,
+        task_id: str | None,
+        metadata: dict[str, Any] | None,
     ) -> str:
         """TaskService's enqueue path: the ``TaskResult`` message plus its wait trigger, in the task's transaction."""
         t = Tx(db)
@@ -178,11 +211,12 @@ class WorkService:
             metadata={**(metadata or {}), "work_item_id": work_item_id},
             origin_task_id=task_id,
         )
-        self._local.events = [*getattr(self._local, "events", []), *t.events]
+        self._local.events = [*self._local.events, *t.events]
         return msg["id"]
 
-    def _flush_task_events(self) -> None:
-        events, self._local.events = getattr(self._local, "events", []), []
+    def flush_task_events(self) -> None:
+        """Publish the events of the task messages queued on this thread (their transaction committed)."""
+        events, self._local.events = self._local.events, []
         for kind, data in events:
             self.publish(kind, None, **data)
 
@@ -193,8 +227,8 @@ class WorkService:
             How many waits were triggered.
         """
         count = 0
-        for row in self.rt.store.query("SELECT subject_ref FROM waits WHERE status='active' AND kind='task'"):
-            task = self.rt.store.task(row[0] or "")
+        for row in self.store.query("SELECT subject_ref FROM waits WHERE status='active' AND kind='task'"):
+            task = self.store.task(row[0] or "")
             if task is None or task["status"] not in TERMINAL:
                 continue
             with self.tx() as t:
@@ -295,7 +329,7 @@ class WorkService:
     def waits_of(self, agent_id: str, statuses: tuple[str, ...] = ("active", "triggered")) -> list[dict[str, Any]]:
         """The agent's waits with the given statuses, oldest first (decoded rows)."""
         marks = ",".join("?" * len(statuses))
-        rows = self.rt.store.query(
+        rows = self.store.query(
             f"SELECT * FROM waits WHERE agent_id=? AND status IN ({marks}) ORDER BY created_at, seq",
             (agent_id, *statuses),
         )
@@ -303,7 +337,7 @@ class WorkService:
 
     def timer(self, timer_id: str) -> dict[str, Any] | None:
         """A ``TimerRecord`` by id (any agent), or None."""
-        rows = self.rt.store.query("SELECT * FROM timers WHERE id=?", (timer_id,))
+        rows = self.store.query("SELECT * FROM timers WHERE id=?", (timer_id,))
         return timer_view(dict(rows[0])) if rows else None
 
     def board(self, agent_id: str, include_completed: bool = True) -> list[dict[str, Any]]:

@@ -5,4 +5,7 @@ discovery), :mod:`.store` (the workspace tables), :mod:`.targets` (switch target
 :mod:`.worktrees` (CreateWorktree, RemoveWorktree), :mod:`.git` and :mod:`.refusals`.
 
 May use: ``runtime.core``, ``holon_nb.tools``.
+
+Consumes: the ports of :mod:`.ports` (the agent homes, a call onto the loop), given by the runtime's
+composition root.
 """

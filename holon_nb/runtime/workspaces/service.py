@@ -75,7 +75,8 @@ from .store import WorkspaceTables
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext
-    from ..core.host import RuntimeHost
+    from ..core.store import Store
+    from .ports import AgentHomes, LoopCall
 
 __all__ = ["WorkspaceService", "AgentWorkspaces", "refuse"]
 
@@ -83,17 +84,24 @@ __all__ = ["WorkspaceService", "AgentWorkspaces", "refuse"]
 class WorkspaceService:
     """Workspace bindings, execution roots, git worktrees and the active projection (workspace spec §1-§8).
 
+    Built by the runtime's composition root with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The owning runtime (its store, home, default workspace and loop).
+        store: The runtime's store (the workspace tables live in it).
+        workspace: The notebook's working directory, the default workspace.
+        agent_homes: ``agent_id -> Path`` of each agent's home (created on demand).
+        loop_call: Runs a coroutine function on the runtime's loop from another thread (:meth:`state`).
 
     Example::
 
         rt.workspaces.state("default")["active"]["cwd"]
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self._rt = rt
-        self.tables = WorkspaceTables(rt.store)
+    def __init__(self, *, store: Store, workspace: Path, agent_homes: AgentHomes, loop_call: LoopCall):
+        self.workspace = workspace
+        self._agent_homes = agent_homes
+        self._loop_call = loop_call
+        self.tables = WorkspaceTables(store)
         self._lock: anyio.Lock | None = None
         self._real_homes: dict[str, str] = {}
 
@@ -109,6 +117,12 @@ class WorkspaceService:
         """The workspace view of ``agent_id`` outside a tool call (notebook, tests)."""
         return AgentWorkspaces(self, agent_id, None)
 
+    def active_workspace_id(self, call: CallContext) -> str | None:
+        """The id of the workspace active for ``call``'s agent, or None (set up or repaired first, as
+        :meth:`AgentWorkspaces.active`)."""
+        ws_id = self.bind(call).active().get("workspace_id")
+        return ws_id if isinstance(ws_id, str) and ws_id else None
+
     async def close(self) -> None:
         """Nothing to stop: every transition is already durable."""
 
@@ -122,7 +136,7 @@ class WorkspaceService:
     def agent_home(self, agent_id: str) -> str:
         """``<holon home>/agents/<agent_id>/`` (created), its realpath (resolved once per agent: it is
         read by every command, and ``os.path.realpath`` costs an ``lstat`` per path component)."""
-        path = self._rt.tasks.agent_home(agent_id)  # recreates a vanished home
+        path = self._agent_homes(agent_id)  # recreates a vanished home
         real = self._real_homes.get(agent_id)
         if real is None:
             real = self._real_homes[agent_id] = real_dir(path)
@@ -131,7 +145,7 @@ class WorkspaceService:
     @property
     def default_path(self) -> str:
         """The notebook's working directory (``rt.workspace``, its realpath), the default workspace."""
-        return real_dir(self._rt.workspace)
+        return real_dir(self.workspace)
 
     async def async_state(self, agent_id: str) -> dict[str, Any]:
         """GetWorkspaceState's result for ``agent_id`` (runs on the loop thread)."""
@@ -146,7 +160,7 @@ class WorkspaceService:
         Raises:
             RuntimeError: when called on the runtime thread (use :meth:`async_state`).
         """
-        return self._rt._loop.call(self.async_state, agent_id)
+        return self._loop_call(self.async_state, agent_id)
 
 
 class AgentWorkspaces:
