@@ -8,3 +8,6 @@ transcripts) and :mod:`.approvals` (``ApprovalBroker``, asking before a model's 
 May use: ``runtime.work``, ``runtime.tasks``, ``runtime.models``, ``runtime.core``, ``holon_nb.providers``,
 ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

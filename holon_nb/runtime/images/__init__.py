@@ -11,3 +11,6 @@ May use: ``runtime.core`` and ``runtime.models`` (the provider catalog), ``holon
 (the SDK calls of :mod:`holon_nb.providers.media`, cassettes), ``holon_nb.tools``. Pillow is imported
 lazily, on the first image checked.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -5,3 +5,6 @@ Owns: :mod:`.service` (``MemoryService``), :mod:`.index` (tokenising and the FTS
 
 May use: ``runtime.tasks`` (task output as a source), ``runtime.core``, ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -6,3 +6,6 @@ fallbacks).
 
 May use: ``runtime.core``, ``holon_nb.providers``, ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

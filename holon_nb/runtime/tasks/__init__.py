@@ -7,3 +7,6 @@ Owns: :mod:`.launch` (starting a command in its own process group, on pipes or a
 
 May use: ``runtime.core``, ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -6,3 +6,6 @@ work items (:mod:`.items`, :mod:`.records`, :mod:`.views`, :mod:`.focus`), the w
 
 May use: ``runtime.tasks`` (a wait on a task), ``runtime.core``, ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []
