@@ -14,12 +14,9 @@ ROOT = Path(holon_nb.__file__).parent
 
 
 def _packages() -> list[str]:
-    """``holon_nb`` and each of its top-level subpackages (each must declare ``__all__``)."""
-    names = ["holon_nb"]
-    for info in pkgutil.iter_modules([str(ROOT)], "holon_nb."):
-        if info.ispkg and (ROOT / info.name.rsplit(".", 1)[1] / "__init__.py").exists():
-            names.append(info.name)
-    return names
+    """``holon_nb`` and every package under it at any depth (each must declare ``__all__``; an internal one
+    declares it empty, docs/api.md)."""
+    return ["holon_nb", *(info.name for info in pkgutil.walk_packages([str(ROOT)], "holon_nb.") if info.ispkg)]
 
 
 def _modules() -> list[str]:
@@ -30,6 +27,11 @@ def _modules() -> list[str]:
 def test_the_walk_sees_nested_modules() -> None:
     modules = _modules()
     assert len(modules) >= 200 and "holon_nb.runtime.turns.loop" in modules and "holon_nb.errors" in modules
+
+
+def test_the_walk_sees_nested_packages() -> None:
+    nested = {"holon_nb.runtime.turns", "holon_nb.tools.builtin.external", "holon_nb.providers.cassettes"}
+    assert nested <= set(_packages())
 
 
 @pytest.mark.parametrize("name", _packages())

@@ -12,3 +12,6 @@ Consumes: the approval broker, the ports of :mod:`.ports`; the rest of the plane
 ``RuntimeHost`` (it starts agents' turns and reads every plane). Both are given by the runtime's composition
 root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -9,3 +9,6 @@ the :class:`~.events.EventBus`, the clock, ``RuntimeSettings``,
 
 May use: ``holon_nb.tools`` only. Imports no plane and not the facade.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -14,3 +14,6 @@ lazily, on the first image checked.
 Consumes: the ports of :mod:`.ports` (the model catalog's environment, the settings), given by the runtime's
 composition root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -8,3 +8,6 @@ May use: ``runtime.tasks`` (task output as a source), ``runtime.core``, ``holon_
 Consumes: the ports of :mod:`.ports` (the settings, the loop thread, the D6 scrub, the workspace plane's stored
 state), given by the runtime's composition root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -8,3 +8,6 @@ May use: ``runtime.core``, ``holon_nb.providers``, ``holon_nb.tools``.
 
 Consumes: the settings of :mod:`.ports`, given by the runtime's composition root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -11,3 +11,6 @@ results go, the disk budget, an agent's extra environment), given by the runtime
 
 May use: ``runtime.core``, ``holon_nb.tools``.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -8,3 +8,6 @@ runs), :mod:`.requests` (each round's request) and :mod:`.follow` (``TurnFollowe
 May use: every plane below it (agents, work, memory, tasks, models, workspaces), ``runtime.core``,
 ``holon_nb.providers``, ``holon_nb.tools``. Nothing but the facade uses it.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

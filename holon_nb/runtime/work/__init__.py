@@ -9,3 +9,6 @@ May use: ``runtime.tasks`` (a wait on a task), ``runtime.core``, ``holon_nb.tool
 Consumes: the ports of :mod:`.ports` (the memory index, the active workspace, the D6 scrubber, the event sink,
 the loop thread), given by the runtime's composition root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

@@ -9,3 +9,6 @@ May use: ``runtime.core``, ``holon_nb.tools``.
 Consumes: the ports of :mod:`.ports` (the agent homes, a call onto the loop), given by the runtime's
 composition root.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []

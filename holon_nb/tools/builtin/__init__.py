@@ -5,3 +5,6 @@ May use: the tools framework (``spec``, ``envelope``, ``errors``, ``context``, `
 ``patching``...). Never the runtime: handlers reach it through ``ToolContext`` (style.md §2.1).
 The registry (:mod:`holon_nb.tools.registry`) assembles them.
 """
+
+# internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules
+__all__: list[str] = []
