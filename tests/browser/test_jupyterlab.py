@@ -326,7 +326,6 @@ def test_restart_during_a_task_leaves_static_views_before_and_after_reload(lab) 
     assert_dead_views(reopened, "after save and reload")
 
 
-
 def test_restart_during_an_agent_turn_leaves_a_static_view_before_and_after_reload(lab) -> None:
     """Issue 26 item 3 for the ``%%agent`` view: after Kernel > Restart while the turn runs (its tool call
     running), the view reads as a static "interrupted by a kernel restart" transcript (no Stop button, no
