@@ -307,7 +307,7 @@ class TurnHub:
         )
 
     def report(self) -> None:
-        """Re-send each ended turn's final view (and its spent standby owner) from the current cell (kernel thread), once.
+        """Re-send each ended turn's final view and spent standby owner from the current cell (kernel thread), once.
 
         A turn that ends in the background updates its cell's output from its own thread; a headless
         client drops messages that do not belong to the cell it is executing, so ``%holon wait`` (and the

@@ -152,8 +152,9 @@ def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
     with _page(1000) as page:
         _open_and_run_all(page, base, token, "follow.ipynb")
         view = page.locator(".jp-Cell").nth(1)
-        page.wait_for_selector(
-            ".jp-Cell:nth-child(2) :text('following: waiting for one of 1 open wait(s)')", timeout=60_000
+        page.wait_for_selector(  # in the live view (its standby owner before it, hidden, says the same)
+            ".jp-Cell:nth-child(2) .holon-beacon :text('following: waiting for one of 1 open wait(s)')",
+            timeout=60_000,
         )
         _settle(page, idle=False)  # cell 3 keeps the kernel busy while the view waits
         waiting = view.inner_text()
