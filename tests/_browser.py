@@ -590,6 +590,17 @@ TURN_RUNNING = (
 )
 
 
+def assert_dead_turn_views(states: dict[str, dict]) -> None:
+    """:func:`assert_dead_turn_view` for each ``{when: state}``; one failure names every state that failed."""
+    failures = []
+    for when, turn in states.items():
+        try:
+            assert_dead_turn_view(turn, when)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
 def assert_dead_turn_view(turn: dict, when: str) -> None:
     """After a restart (issue 26 item 3): the ``%%agent`` view (:data:`DEAD_VIEW`) reads as a static receipt
     interrupted by the kernel restart, its message and tool call still there to read; no Stop button, no running

@@ -18,7 +18,7 @@ from _browser import (
     SLOW_TURN,
     TURN_RUNNING,
     agent_cell,
-    assert_dead_turn_view,
+    assert_dead_turn_views,
     assert_dead_views,
     chromium_page,
     open_notebook,
@@ -363,8 +363,7 @@ def test_restart_during_an_agent_turn_leaves_a_static_view_before_and_after_relo
     # while the turn ran: the live view with its Stop button and running badge; its standby not shown
     assert live["stop"] == 1 and live["running"] >= 1, live
     assert "interrupted by a kernel restart" not in live["text"], live["text"]
-    assert_dead_turn_view(after_restart, "after the restart")
-    assert_dead_turn_view(reopened, "after save and reload")
+    assert_dead_turn_views({"after the restart": after_restart, "after save and reload": reopened})
 
 
 TAIL_STATE = r"""() => {

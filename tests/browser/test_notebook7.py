@@ -12,7 +12,7 @@ from _browser import (
     SLOW_TURN,
     TURN_RUNNING,
     agent_cell,
-    assert_dead_turn_view,
+    assert_dead_turn_views,
     assert_dead_views,
     chromium_page,
     open_notebook,
@@ -183,5 +183,4 @@ def test_restart_during_an_agent_turn_leaves_a_static_view_in_notebook_7(lab_fol
         (folder / "done").touch()
     assert live["stop"] == 1 and live["running"] >= 1, live
     assert "interrupted by a kernel restart" not in live["text"], live["text"]
-    assert_dead_turn_view(after_restart, "after the restart")
-    assert_dead_turn_view(reopened, "after save and reload")
+    assert_dead_turn_views({"after the restart": after_restart, "after save and reload": reopened})
