@@ -563,3 +563,49 @@ def assert_dead_views(state: dict[str, dict], when: str) -> None:
     assert "tick-" in task["text"], (when, task["text"])  # its last output is still there to read
     assert "no longer updated since" in board["text"] and "Shown on the board" in board["text"], (when, board)
     assert "Error displaying widget" not in board["text"] and board["disconnected"] == 0, (when, board)
+
+
+# An agent turn that runs until the test says so: a scripted model's ExecCommand, in the foreground, of a loop
+# that ends once ``done`` exists (what a restart leaves of the ``%%agent`` view, issue 26 item 3)
+SLOW_TURN = """\
+format: holon_nb.script/v1
+steps:
+  - tool_use:
+      id: call_1
+      name: ExecCommand
+      input: {cmd: "i=0; while [ ! -e done ]; do i=$((i+1)); echo tick-$i; sleep 0.2; done", yield_time_ms: 600000}
+  - text: The loop ended.
+"""
+
+
+def agent_cell(script: Path) -> str:
+    """A ``%%agent`` cell running the scripted model of file ``script`` (:data:`SLOW_TURN`)."""
+    return f"%%agent --model scripted/{script}\nRun the loop until it ends."
+
+
+#: True once the ``%%agent`` view shows its tool call running (the turn is under way, its Stop button offered).
+TURN_RUNNING = (
+    "() => [...document.querySelectorAll('.jp-Notebook .holon-tool-call summary')]"
+    ".some(e => e.offsetHeight && /ExecCommand\\s+running/.test(e.textContent))"
+)
+
+
+def assert_dead_turn_views(states: dict[str, dict]) -> None:
+    """:func:`assert_dead_turn_view` for each ``{when: state}``; one failure names every state that failed."""
+    failures = []
+    for when, turn in states.items():
+        try:
+            assert_dead_turn_view(turn, when)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
+def assert_dead_turn_view(turn: dict, when: str) -> None:
+    """After a restart (issue 26 item 3): the ``%%agent`` view (:data:`DEAD_VIEW`) reads as a static receipt
+    interrupted by the kernel restart, its message and tool call still there to read; no Stop button, no running
+    badge, no dead widget."""
+    assert "interrupted by a kernel restart" in turn["text"], (when, turn["text"][-1500:])
+    assert "Error displaying widget" not in turn["text"] and "Loading widget" not in turn["text"], (when, turn)
+    assert turn["stop"] == 0 and turn["disconnected"] == 0 and turn["running"] == 0, (when, turn)
+    assert "ExecCommand" in turn["text"] and "agent default" in turn["text"], (when, turn["text"][-1500:])

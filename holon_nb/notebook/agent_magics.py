@@ -5,8 +5,12 @@ runs in the background (a thread waiting on the runtime's loop), so the cell
 returns at once and the kernel stays free to process clicks (Stop, approval
 buttons) on ipykernel 6 and 7. A live view (:class:`AgentTurnView`) follows
 the turn's events; when the turn ends the same output is updated with the
-plain transcript, so saved and headless notebooks keep it. ``%holon wait``
-(and the headless harness's final wait) also waits for running turns.
+plain transcript, so saved and headless notebooks keep it. Right before the
+view, its standby owner (the transcript so far, as interrupted; at most a second
+old) is what a kernel restart or a reopened notebook shows instead of the dead
+view (:mod:`holon_nb.notebook.liveness`); it is spent (hidden) when the turn
+ends. ``%holon wait`` (and the headless harness's final wait) also waits for
+running turns.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from .display import Note, Table
 from .image_magics import envelope_previews
+from .liveness import Standby
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
@@ -48,6 +53,7 @@ class _Run:
         self.trace = trace
         self.view = view
         self.handle: Any = None
+        self.standby: Standby | None = None  # the output before the view, shown once it is dead (liveness.py)
         self.thread: threading.Thread | None = None
         self.result: Any = None
         self.results: list[Any] = []  # every turn of the run (more than one when it follows wakes)
@@ -90,8 +96,15 @@ class TurnHub:
         scrub = self._rt.scrubber()
         with run.view._lock:
             run.trace.apply(ev.kind, scrub.value(dict(ev.data)))
+        self._redraw(run)
+
+    @staticmethod
+    def _redraw(run: _Run) -> None:
+        """Redraw the run's view and (at most once a second) its standby owner; never raises."""
         try:
             run.view.refresh()
+            if run.standby is not None:
+                run.standby.send()
         except Exception:  # a closed comm must not break the turn
             log.debug("agent view refresh failed", exc_info=True)
 
@@ -110,7 +123,7 @@ class TurnHub:
             run.trace.items.append(
                 {"kind": "note", "text": f"approval asked for {tool}: {getattr(request, 'reason', '') or 'policy'}"}
             )
-        run.view.refresh()
+        self._redraw(run)
         future = run.view.ask(tool, getattr(request, "arguments", None) or {}, getattr(request, "reason", "") or "")
         try:
             decision = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
@@ -156,6 +169,9 @@ class TurnHub:
         with self._lock:
             self._runs[agent_id] = run
             self._all.append(run)
+        # first its standby owner (hidden while the view lives), then the view: see liveness.py
+        run.standby = Standby(agent_id, view.fallback_bundle, trailing=True)
+        run.standby.show()
         run.handle = display(view, display_id=True)
         kwargs: dict[str, Any] = {"agent": agent_id, "model": model, "max_rounds": max_rounds}
         if provider is not None:
@@ -187,7 +203,7 @@ class TurnHub:
                     {"kind": "note", "text": f"woken by {msg.get('kind')} {msg.get('id')}: {waking_excerpt(msg)}"}
                 )
                 trace.status, trace.ended_at = "running", None
-            view.refresh()
+            self._redraw(run)
 
         def waiting(open_waits: int) -> None:
             with view._lock:
@@ -200,7 +216,7 @@ class TurnHub:
                     }
                 )
                 trace.status = "waiting"
-            view.refresh()
+            self._redraw(run)
 
         def work() -> None:
             try:
@@ -269,6 +285,8 @@ class TurnHub:
             run.view.refresh()
             if run.handle is not None:  # the live view becomes its static transcript: no widget left to break
                 run.handle.update(run.view.static_bundle(), raw=True)
+                if run.standby is not None:  # and its standby owner a hidden spent marker
+                    run.standby.spend()
                 run.view.close()
         except Exception:
             log.debug("agent view final update failed", exc_info=True)
@@ -289,7 +307,7 @@ class TurnHub:
         )
 
     def report(self) -> None:
-        """Re-send each ended turn's final view from the current cell (kernel thread), once.
+        """Re-send each ended turn's final view and spent standby owner from the current cell (kernel thread), once.
 
         A turn that ends in the background updates its cell's output from its own thread; a headless
         client drops messages that do not belong to the cell it is executing, so ``%holon wait`` (and the
@@ -302,6 +320,8 @@ class TurnHub:
         for run in ended:
             try:
                 run.handle.update(run.view.static_bundle(), raw=True)
+                if run.standby is not None:
+                    run.standby.spend()
             except Exception:  # a closed comm must not break the wait
                 log.debug("agent view report failed", exc_info=True)
 

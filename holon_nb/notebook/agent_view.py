@@ -10,12 +10,19 @@ value is escaped and scrubbed (D12) by the caller.
 
 ``render_transcript`` gives the plain text a saved or headless notebook
 keeps once the turn has ended.
+
+The view is a beacon (:mod:`holon_nb.notebook.liveness`): displayed right after
+its standby owner, :meth:`AgentTurnView.fallback_bundle` (the transcript so far,
+as interrupted by a kernel restart), which CSS shows instead of the view once
+the kernel restarted under the page or the notebook was reopened without the
+view's widget model.
 """
 
 from __future__ import annotations
 
 import base64
 import concurrent.futures
+import copy
 import html
 import json
 import threading
@@ -31,6 +38,7 @@ from ..tools.human import clip, glance, pretty_input, render_human, shorten_path
 from ..tools.palette import fg, muted_style
 from ..tools.registry import REGISTRY
 from ..tools.terminal.ansi import ansi_to_html
+from .liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE
 
 #: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.
 VIEW_MIMETYPE = "application/vnd.holon.view+json"
@@ -45,7 +53,10 @@ _COLOURS = {
     "deferred_to_fallback": "#9a6700",
     "provider_failed_needs_recovery": "#cf222e",
     "baseline_over_budget": "#cf222e",
+    "interrupted": "#cf222e",  # only in a standby owner: the kernel restarted under the turn
 }
+#: The status of a trace drawn in a standby owner (never a turn's own terminal kind).
+INTERRUPTED = "interrupted"
 _MUTED = muted_style()
 _PRE = (
     "margin:2px 0;padding:4px 6px;background:rgba(127,127,127,0.08);white-space:pre-wrap;max-height:24em;overflow:auto"
@@ -220,7 +231,8 @@ def _transcript(trace: TurnTrace, paths: tuple[tuple[str, str], ...]) -> str:
         if item["kind"] == "text":
             lines += [f"[round {item['round']}] assistant:", item["text"].rstrip(), ""]
         elif item["kind"] == "tool":
-            mark = "error" if item.get("is_error") else (item.get("status") or "pending")
+            pending = INTERRUPTED if trace.status == INTERRUPTED else "pending"
+            mark = "error" if item.get("is_error") else (item.get("status") or pending)
             args = json.dumps(item.get("input"), ensure_ascii=False, sort_keys=True)
             lines.append(clip(f"[round {item['round']}] {item.get('name')} ({mark}) {args}", 160))
             if item.get("envelope"):  # the same human receipt a magic shows, minus the tool name already given
@@ -290,7 +302,9 @@ def _transcript_parts(trace: TurnTrace, streaming: bool) -> str:
         if item["kind"] == "text":
             parts.append(f"<div style='margin:4px 0;white-space:pre-wrap'>{_e(item['text'])}</div>")
         elif item["kind"] == "tool":
-            if item.get("receipt") is None:
+            if item.get("receipt") is None and trace.status == INTERRUPTED:  # a standby owner's
+                mark, colour = INTERRUPTED, "#cf222e"
+            elif item.get("receipt") is None:
                 mark, colour = "running", "#0969da"
             elif item.get("is_error"):
                 mark, colour = "error", "#cf222e"
@@ -340,11 +354,13 @@ class AgentTurnView(VBox):
         self._stop.on_click(self._clicked)
         self.note = ""
         super().__init__(children=(self._header, self._body, self._questions, self._stop), **kwargs)
+        self.add_class(BEACON)  # its standby owner, displayed right before it, shows once it is dead
         self.refresh()
 
-    def _html(self, streaming: bool = True) -> tuple[str, str]:
-        """Header and body of the view as HTML card roots (call under the lock)."""
-        t = self.trace
+    def _html(self, streaming: bool = True, trace: TurnTrace | None = None, note: str = "") -> tuple[str, str]:
+        """Header and body of the view (of ``trace``, default its own) as HTML card roots (call under the lock);
+        ``note`` is said after the view's own."""
+        t = trace or self.trace
         colour = _COLOURS.get(t.status, "#57606a")
         header = (
             f"<b>agent {_e(t.agent_id)}</b> <span style='{_MUTED}'>{_e(short_model_ref(t.model_ref))}</span> "
@@ -353,8 +369,9 @@ class AgentTurnView(VBox):
             f" · {t.elapsed():.0f} s · tokens in "
             f"{t.usage['input_tokens']}, out {t.usage['output_tokens']}</span>"
         )
-        if self.note:
-            header += f" <i>{_e(self.note)}</i>"
+        for said in (self.note, note):
+            if said:
+                header += f" <i>{_e(said)}</i>"
         body = _transcript_parts(t, streaming)
         last_text = next((i["text"] for i in reversed(t.items) if i["kind"] == "text"), "")
         if t.status != "running" and t.final_text.strip() and t.final_text.strip() != last_text.strip():
@@ -383,6 +400,29 @@ class AgentTurnView(VBox):
         if previews:
             data[previews[0]["mime"]] = base64.b64encode(previews[0]["data"]).decode("ascii")
         return data
+
+    def fallback_bundle(self, when: str) -> dict[str, Any]:
+        """The standby owner displayed right before the view: the transcript so far as of ``when``, as interrupted.
+
+        Hidden in JupyterLab and Notebook 7 while the view is live; shown (and the view hidden) once the
+        kernel restarted under the page or the notebook was reopened without the view's widget model
+        (:mod:`holon_nb.notebook.liveness`): a kernel restart or shutdown ends the turn it ran.
+
+        Args:
+            when: When the state shown was last updated (local time, as text).
+        """
+        why = f"by a kernel restart or shutdown; last updated {when}"
+        with self._lock:
+            trace = copy.copy(self.trace)  # the same items, drawn as interrupted (nothing is changed)
+            trace.status, trace.reason, trace.streaming = INTERRUPTED, why, ""
+            trace.ended_at = trace.ended_at or time.monotonic()
+            header, body = self._html(streaming=False, trace=trace, note=f"{INTERRUPTED} {why}")
+            text = render_transcript(trace)
+        return {
+            "text/plain": text,
+            "text/html": f"<div class='holon-turn-static {OWNER} {STANDBY}'>{header}{body}</div>{STYLE}",
+            FALLBACK_MIMETYPE: {"of": trace.agent_id, "state": "standby"},
+        }
 
     def close(self) -> None:
         """Close the view and the widgets it is built of (their frontend models go too)."""

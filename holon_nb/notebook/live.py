@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import DisplayHandle, display
@@ -40,7 +39,7 @@ from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
 from ..tools.receipts import Scrubber
-from .liveness import spent_bundle
+from .liveness import Standby
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
     from .widgets import TaskWidget
@@ -55,11 +54,6 @@ _CALL_ERRORS = (HolonNBError, RuntimeError, concurrent.futures.CancelledError)
 _FALLBACK_PERIOD_S = 1.0  # a live view's standby fallback lags it by at most this
 
 
-def _stamp() -> str:
-    """The local time, as a standby fallback dates its state."""
-    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-
-
 @dataclass
 class _Shown:
     """One displayed live view of a task: replaced by static output once the task ended."""
@@ -67,23 +61,19 @@ class _Shown:
     view: TaskWidget
     handle: DisplayHandle
     origin: bool  # the promotion cell's view: replaced by the final receipt
-    fallback: DisplayHandle | None = None  # its standby fallback, the output before it (liveness.py)
-    fallback_at: float = 0.0  # when the fallback was last sent (monotonic)
+    fallback: Standby | None = None  # its standby fallback, the output before it (liveness.py)
     replaced: bool = False  # static output sent (from any thread)
     confirmed: bool = False  # static output sent from the kernel thread inside a cell
 
     def send_fallback(self, force: bool = False) -> None:
         """Send the view's state as its standby fallback (at most once a second unless ``force``)."""
-        now = time.monotonic()
-        if self.fallback is None or (not force and now - self.fallback_at < _FALLBACK_PERIOD_S):
-            return
-        self.fallback_at = now
-        self.fallback.update(self.view.fallback_bundle(_stamp()), raw=True)
+        if self.fallback is not None:
+            self.fallback.send(force)
 
     def spend_fallback(self) -> None:
         """The live view is replaced by static output: its fallback is no longer needed (it hides itself)."""
         if self.fallback is not None:
-            self.fallback.update(spent_bundle(self.view.task_id), raw=True)
+            self.fallback.spend()
 
 
 @dataclass
@@ -405,9 +395,10 @@ class LiveHub:
         )
         view.apply(**state)
         # first its standby fallback (hidden while the view lives), then the view: see liveness.py
-        fallback = display(view.fallback_bundle(_stamp()), raw=True, display_id=True)
+        fallback = Standby(task_id, view.fallback_bundle, _FALLBACK_PERIOD_S)
+        fallback.show()
         handle = display(view, display_id=True)
-        shown = _Shown(view, handle, origin, fallback, time.monotonic())
+        shown = _Shown(view, handle, origin, fallback)
         with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
             track.shown.append(shown)
             if not track.finalized:

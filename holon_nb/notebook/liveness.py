@@ -20,7 +20,9 @@ while its beacon lives) and hide the dead beacon, when the beacon that follows i
 missing. A live task view is its own beacon (its Stop button needs a widget) and follows a standby
 owner, its static last state saying the task was interrupted; a ``%workitems`` board is the owner and
 a hidden empty widget its beacon. When the live thing ends normally, the hub replaces the beacon (and
-a standby owner) by :func:`spent_bundle`, which hides itself.
+a standby owner) by :func:`spent_bundle`, which hides itself. An ``%%agent`` turn's view is a beacon too,
+after a standby owner: its transcript so far, as interrupted. :class:`Standby` displays a standby owner and
+keeps it current for both kinds of view.
 
 In a saved notebook outside Jupyter (nbconvert, GitHub) the rules do not apply: a standby owner
 reads as the task's interrupted state, the right reading of a notebook saved while its task ran.
@@ -28,6 +30,10 @@ reads as the task's interrupted state, the right reading of a notebook saved whi
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 __all__ = [
@@ -39,6 +45,7 @@ __all__ = [
     "SPENT",
     "STANDBY",
     "STYLE",
+    "Standby",
     "WHEN_DEAD",
     "hidden_beacon",
     "spent_bundle",
@@ -118,3 +125,78 @@ def hidden_beacon() -> Any:
     beacon.add_class(BEACON)
     beacon.add_class(BEACON_HIDDEN)
     return beacon
+
+
+def _stamp() -> str:
+    """The local time, as a standby owner dates the state it shows."""
+    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Standby:
+    """The standby owner of one live view: displayed right before the view (its beacon), kept current.
+
+    The owner shows the view's state as interrupted (a kernel restart or shutdown interrupts what the view
+    follows); CSS (:data:`CSS`) shows it instead of the view once the view is dead or missing. It lags the
+    view by at most ``period_s``; when the live thing ends, :meth:`spend` replaces it by :func:`spent_bundle`.
+    Thread-safe: any thread may :meth:`send` and :meth:`spend`; after :meth:`spend` nothing else is sent.
+
+    Args:
+        of: The live thing's id (a task id, an agent id), kept in the spent marker.
+        bundle: Returns the owner's bundle for the state now, given when that is (local time, as text); its
+            HTML root carries :data:`OWNER` and :data:`STANDBY` and embeds :data:`STYLE`.
+        period_s: Shortest interval between two updates, in seconds.
+        trailing: Send an update held back by ``period_s`` later, from a timer thread: for a view nothing
+            redraws periodically (an agent turn waiting on a tool call sends no event to redraw it on).
+    """
+
+    def __init__(
+        self, of: str, bundle: Callable[[str], dict[str, Any]], period_s: float = 1.0, trailing: bool = False
+    ) -> None:
+        self.of = of
+        self._bundle = bundle
+        self._period_s = period_s
+        self._trailing = trailing
+        self._lock = threading.RLock()
+        self._handle: Any = None
+        self._at = 0.0
+        self._timer: threading.Timer | None = None
+        self._spent = False
+
+    def show(self) -> None:
+        """Display the owner in the current cell (kernel thread): call right before displaying the view."""
+        from IPython.display import display
+
+        with self._lock:
+            self._handle = display(self._bundle(_stamp()), raw=True, display_id=True)
+            self._at = time.monotonic()
+
+    def send(self, force: bool = False) -> None:
+        """Update the owner to the view's state now (at most once a ``period_s`` unless ``force``)."""
+        with self._lock:
+            if self._handle is None or self._spent:
+                return
+            wait = self._at + self._period_s - time.monotonic()
+            if wait > 0 and not force:
+                if self._trailing and self._timer is None:
+                    self._timer = threading.Timer(wait, self._late)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
+            self._at = time.monotonic()
+            self._handle.update(self._bundle(_stamp()), raw=True)
+
+    def _late(self) -> None:
+        with self._lock:
+            self._timer = None
+            self.send(force=True)
+
+    def spend(self) -> None:
+        """The view was replaced by static output: replace the owner by the spent marker (again when called
+        again, e.g. from a cell's own execution for a headless client)."""
+        with self._lock:
+            self._spent = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._handle is not None:
+                self._handle.update(spent_bundle(self.of), raw=True)

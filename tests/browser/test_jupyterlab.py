@@ -15,6 +15,10 @@ import pytest
 from _browser import (
     DEAD_VIEW,
     RESTART_TASK,
+    SLOW_TURN,
+    TURN_RUNNING,
+    agent_cell,
+    assert_dead_turn_views,
     assert_dead_views,
     chromium_page,
     open_notebook,
@@ -148,8 +152,9 @@ def test_follow_waits_with_stop_offered_then_runs_the_woken_turn(lab) -> None:
     with _page(1000) as page:
         _open_and_run_all(page, base, token, "follow.ipynb")
         view = page.locator(".jp-Cell").nth(1)
-        page.wait_for_selector(
-            ".jp-Cell:nth-child(2) :text('following: waiting for one of 1 open wait(s)')", timeout=60_000
+        page.wait_for_selector(  # in the live view (its standby owner before it, hidden, says the same)
+            ".jp-Cell:nth-child(2) .holon-beacon :text('following: waiting for one of 1 open wait(s)')",
+            timeout=60_000,
         )
         _settle(page, idle=False)  # cell 3 keeps the kernel busy while the view waits
         waiting = view.inner_text()
@@ -320,6 +325,45 @@ def test_restart_during_a_task_leaves_static_views_before_and_after_reload(lab) 
     assert "no longer updated" not in live["board"]["text"], live["board"]["text"]
     assert_dead_views(after_restart, "after the restart")
     assert_dead_views(reopened, "after save and reload")
+
+
+def test_restart_during_an_agent_turn_leaves_a_static_view_before_and_after_reload(lab) -> None:
+    """Issue 26 item 3 for the ``%%agent`` view: after Kernel > Restart while the turn runs (its tool call
+    running), the view reads as a static "interrupted by a kernel restart" transcript (no Stop button, no
+    running badge, no dead widget); the same after File > Save and a reload (no "Error displaying widget")."""
+    base, token, root = lab
+    (root / "slow.yaml").write_text(SLOW_TURN)
+    _write(root, "turn.ipynb", "%load_ext holon_nb", agent_cell(root / "slow.yaml"))
+    shots = _shots(root)
+    try:
+        with _page(1000) as page:
+            _open_and_run_all(page, base, token, "turn.ipynb")
+            page.wait_for_function(TURN_RUNNING, timeout=60_000)
+            _settle(page)
+            page.wait_for_timeout(1500)  # the standby lags the view by at most a second
+            live = page.evaluate(DEAD_VIEW, 1)
+            page.screenshot(path=str(shots / "turn-restart-before.png"), full_page=True)
+            restart_kernel(page)
+            page.wait_for_function(
+                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
+            )
+            page.wait_for_timeout(300)  # one frame for the styles to apply
+            after_restart = page.evaluate(DEAD_VIEW, 1)
+            page.screenshot(path=str(shots / "turn-restart-live-page.png"), full_page=True)
+            save_and_reload(page)
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
+                timeout=30_000,
+            )  # the view's output gave up on its model ("model not found")
+            page.wait_for_timeout(300)
+            reopened = page.evaluate(DEAD_VIEW, 1)
+            page.screenshot(path=str(shots / "turn-restart-reopened.png"), full_page=True)
+    finally:
+        (root / "done").touch()
+    # while the turn ran: the live view with its Stop button and running badge; its standby not shown
+    assert live["stop"] == 1 and live["running"] >= 1, live
+    assert "interrupted by a kernel restart" not in live["text"], live["text"]
+    assert_dead_turn_views({"after the restart": after_restart, "after save and reload": reopened})
 
 
 TAIL_STATE = r"""() => {

@@ -9,6 +9,10 @@ import pytest
 from _browser import (
     DEAD_VIEW,
     RESTART_TASK,
+    SLOW_TURN,
+    TURN_RUNNING,
+    agent_cell,
+    assert_dead_turn_views,
     assert_dead_views,
     chromium_page,
     open_notebook,
@@ -131,3 +135,52 @@ def test_restart_during_a_task_leaves_static_views_in_notebook_7(lab_folder) -> 
     assert live["stop"] == 1 and "interrupted by a kernel restart" not in live["text"], live
     assert_dead_views(after_restart, "after the restart")
     assert_dead_views(reopened, "after save and reload")
+
+
+def test_restart_during_an_agent_turn_leaves_a_static_view_in_notebook_7(lab_folder) -> None:
+    """Issue 26 item 3 for the ``%%agent`` view in Notebook 7: after Kernel > Restart Kernel… while the turn
+    runs, and again after a save and a reload, the view reads as "interrupted by a kernel restart" (no Stop
+    button, no running badge, no dead widget, no "Error displaying widget")."""
+    server, folder, rel = lab_folder
+    (folder / "slow.yaml").write_text(SLOW_TURN)
+    nb = new_notebook(
+        cells=[new_code_cell(src) for src in ("%load_ext holon_nb", agent_cell(folder / "slow.yaml"))],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, folder / "turn.ipynb")
+    shots = shots_dir(folder)
+    try:
+        with chromium_page(1200, 1000) as page:
+            open_notebook(page, server.base, f"{rel}/turn.ipynb", app="notebooks")
+            run_cells(page, "Run All Cells")
+            page.wait_for_function(TURN_RUNNING, timeout=60_000)
+            settle(page)
+            page.wait_for_timeout(1500)  # the standby lags the view by at most a second
+            live = page.evaluate(DEAD_VIEW, 1)
+            restart_kernel(page)
+            page.wait_for_function(
+                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
+            )
+            page.wait_for_timeout(300)
+            after_restart = page.evaluate(DEAD_VIEW, 1)
+            page.screenshot(path=str(shots / "notebook7-turn-restart-live-page.png"), full_page=True)
+            page.locator(".jp-Notebook").first.click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("Control+s")  # File > Save, as a person types it
+            page.wait_for_timeout(1500)
+            settle(page)
+            page.reload()
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            settle(page)
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
+                timeout=30_000,
+            )  # the view's output gave up on its model ("model not found")
+            page.wait_for_timeout(300)
+            reopened = page.evaluate(DEAD_VIEW, 1)
+            page.screenshot(path=str(shots / "notebook7-turn-restart-reopened.png"), full_page=True)
+    finally:
+        (folder / "done").touch()
+    assert live["stop"] == 1 and live["running"] >= 1, live
+    assert "interrupted by a kernel restart" not in live["text"], live["text"]
+    assert_dead_turn_views({"after the restart": after_restart, "after save and reload": reopened})

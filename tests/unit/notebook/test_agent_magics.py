@@ -12,6 +12,8 @@ from IPython.utils.capture import capture_output
 
 from holon_nb.tools.errors import AgentTurnFailed
 
+FALLBACK = "application/vnd.holon.live-fallback+json"
+
 SCRIPT = """\
 format: holon_nb.script/v1
 steps:
@@ -50,12 +52,19 @@ def test_agent_cell_runs_a_scripted_turn_with_a_live_view_and_transcript(ip: Any
     # the cell's output was updated with the transcript at the end (saved notebooks keep it)
     assert any(getattr(o, "update", False) and "turn completed" in o.data.get("text/plain", "") for o in outputs)
     # ...replacing the live view: the cell's last state is static (no widget to break after a restart)
-    view_id = outputs[0].transient["display_id"]
+    standby, view = outputs[0], outputs[1]
+    assert FALLBACK not in view.data and "application/vnd.jupyter.widget-view+json" in view.data
+    view_id = view.transient["display_id"]
     last = [o for o in outputs if o.transient.get("display_id") == view_id][-1]
     assert last.update and "application/vnd.jupyter.widget-view+json" not in last.data
     assert "holon-turn-static" in last.data["text/html"] and "holon-transcript" in last.data["text/html"]
     assert last.data["application/vnd.holon.view+json"] == {"view": "agent-turn"}
     assert run.view.comm is None and run.view._body.comm is None  # closed, children too
+    # right before the view, its standby owner (shown only once the view is dead, liveness.py); spent at the end
+    assert standby.data[FALLBACK]["state"] == "standby" and not standby.update
+    assert "turn interrupted (by a kernel restart" in standby.data["text/plain"]
+    standbys = [o for o in outputs if o.transient.get("display_id") == standby.transient["display_id"]]
+    assert all(FALLBACK in o.data for o in standbys) and standbys[-1].data[FALLBACK]["state"] == "spent"
 
 
 def test_rerunning_a_used_up_script_says_how_to_start_it_over(ip: Any, tmp_path: Path) -> None:
@@ -105,6 +114,34 @@ def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Pa
     # the second GetAgent was not asked again: still one question
     assert len(run.view._questions.children) == 1
     assert all(i["is_error"] is False for i in run.trace.items if i["kind"] == "tool")
+
+
+def test_a_waiting_turn_keeps_its_standby_current_and_spends_it_at_the_end(ip: Any, tmp_path: Path) -> None:
+    """A turn waiting on a question sends no event: its standby owner still catches up (at most a second
+    late) with what the view shows, so a restart now reads as this state; the turn's end spends it."""
+    ip.run_line_magic("config", "HolonNB.approval = 'always'")
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    with capture_output() as cap:
+        ip.run_cell_magic("agent", "--model scripted/script.yaml", "check")
+        run = _session().turns._all[-1]
+        standby_id = cap.outputs[0].transient["display_id"]
+
+        def standbys() -> list[Any]:
+            return [o for o in cap.outputs if o.transient.get("display_id") == standby_id]
+
+        deadline = time.monotonic() + 15
+        while not any("approval asked for GetAgent" in o.data.get("text/plain", "") for o in standbys()):
+            assert time.monotonic() < deadline, [o.data.get("text/plain") for o in standbys()]
+            time.sleep(0.05)
+        waiting = standbys()[-1].data
+        assert waiting[FALLBACK]["state"] == "standby" and "GetAgent (interrupted)" in waiting["text/plain"]
+        run.view._questions.children[0].children[1].children[0].click()  # Approve once
+        assert run.done.wait(10)
+        _session().turns.report()  # what %holon wait sends from its own cell: the spent marker again
+    last = standbys()[-1]
+    assert last.update and last.data[FALLBACK] == {"of": "default", "state": "spent"}
+    assert last.data["text/plain"] == ""
+    assert run.result.terminal == "completed"
 
 
 def test_deny_gives_approval_denied_and_the_turn_goes_on(ip: Any, tmp_path: Path) -> None:
