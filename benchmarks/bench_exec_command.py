@@ -1,7 +1,18 @@
 """``Runtime.call("ExecCommand", {"cmd": "true"})`` vs ``subprocess.run(["sh", "-c", "true"])``.
 
 Targets (issue 12): the default call (a login shell, through the shell snapshot) ≤ 3×
-``sh -c true``; ``{"shell": "sh", "login": false}`` ≤ 1.5×. Also reports:
+``sh -c true``; ``{"shell": "sh", "login": false}`` ≤ 1.5×. Two ways of measuring them:
+
+- the steady state: one runtime, its calls interleaved one by one with ``sh -c true`` (``RUNS`` rounds),
+  the median of single calls;
+- ``fresh_<shell>_*`` (issue 27 item 7): as a user meets it, in a new Python process with ``SHELL``
+  set to the shell, a fresh ``Runtime`` on a fresh home, 5 warm-up calls of each term, then 9
+  interleaved rounds of 20 calls each; a term's figure is the median over the rounds of a round's
+  mean call, so the work a call leaves behind (store flushes, background indexing, collection of
+  its garbage) is in it. Run for the user's shell (``HOLON_BENCH_SHELL``, else ``$SHELL``, e.g.
+  ``/bin/bash``, whose login profile the default call's snapshot records) and for ``/bin/sh``.
+
+Also reports:
 
 - ``sh -lc true`` and ``bash -c true``: what the shells themselves cost;
 - ``floor_loop_thread_sh_c_true_ms``: the same ``sh -c true`` started by ``subprocess.Popen`` on an
@@ -9,16 +20,20 @@ Targets (issue 12): the default call (a login shell, through the shell snapshot)
   two pipes, with nothing of holon_nb in it: the floor of any design that runs commands on a loop
   thread (two thread hops and three loop wake-ups per command), to show how much of the ratio is ours.
 
-Run: ``python benchmarks/bench_exec_command.py [RUNS]``.
+Run: ``python benchmarks/bench_exec_command.py [RUNS]``; ``--fresh-only`` runs only the fresh cases
+(``python benchmarks/bench_exec_command.py --fresh-only``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import anyio.from_thread
 from _common import interleaved_ms, median_ms, save
@@ -61,6 +76,62 @@ async def _bare_command() -> int:
     return await done
 
 
+FRESH_WARMUP, FRESH_ROUNDS, FRESH_CALLS = 5, 9, 20
+
+
+def fresh_case() -> dict[str, float]:
+    """The issue 27 item 7 measurement, in this process (its ``SHELL`` chooses the default call's shell)."""
+    with tempfile.TemporaryDirectory() as tmp, Runtime(home=f"{tmp}/home", workspace=tmp) as rt:
+        terms = {
+            "base": lambda: subprocess.run(["sh", "-c", "true"]),
+            "default": lambda: _completed(rt, {"cmd": "true"}),
+            "sh_nologin": lambda: _completed(rt, {"cmd": "true", "shell": "sh", "login": False}),
+        }
+        for _ in range(FRESH_WARMUP):
+            for fn in terms.values():
+                fn()
+        rounds: dict[str, list[float]] = {name: [] for name in terms}
+        names = list(terms)
+        for i in range(FRESH_ROUNDS):  # the order rotates each round, as in interleaved_ms
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                fn = terms[name]
+                t0 = time.perf_counter()
+                for _ in range(FRESH_CALLS):
+                    fn()
+                rounds[name].append((time.perf_counter() - t0) * 1000 / FRESH_CALLS)
+    return {name: statistics.median(values) for name, values in rounds.items()}
+
+
+def _fresh(shell: str) -> dict[str, float]:
+    """:func:`fresh_case` in a new interpreter whose ``SHELL`` is ``shell``; its figures keyed ``fresh_<shell>_*``."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--fresh-case"],
+        env={**os.environ, "SHELL": shell},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    key = f"fresh_{os.path.basename(shell)}"
+    return {
+        f"{key}_sh_c_true_ms": round(got["base"], 3),
+        f"{key}_exec_command_true_ms": round(got["default"], 3),
+        f"{key}_exec_command_true_sh_nologin_ms": round(got["sh_nologin"], 3),
+        f"{key}_ratio_default": round(got["default"] / got["base"], 2),
+        f"{key}_ratio_same_shell_invocation": round(got["sh_nologin"] / got["base"], 2),
+    }
+
+
+def fresh_figures() -> dict[str, float | str]:
+    """The fresh case for the user's shell (``HOLON_BENCH_SHELL``, else ``$SHELL``) and for ``/bin/sh``."""
+    user = os.environ.get("HOLON_BENCH_SHELL") or os.environ.get("SHELL") or "/bin/sh"
+    figures: dict[str, float | str] = {"fresh_user_shell": user}
+    for shell in dict.fromkeys([user, "/bin/sh"]):
+        figures.update(_fresh(shell))
+    figures["load_average_1min"] = round(os.getloadavg()[0], 2)
+    return figures
+
+
 def main(runs: int = 200) -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -93,9 +164,15 @@ def main(runs: int = 200) -> None:
             "exec_command_true_sh_nologin_ms": round(ours_sh, 3),
             "ratio_default": round(ours / base, 2),
             "ratio_same_shell_invocation": round(ours_sh / base, 2),
+            **fresh_figures(),
         },
     )
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    if sys.argv[1:] == ["--fresh-case"]:
+        print(json.dumps(fresh_case()))
+    elif sys.argv[1:] == ["--fresh-only"]:
+        save("exec_command_fresh", fresh_figures())
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)

@@ -184,32 +184,38 @@ class LoopThread:
         self.check()
         assert self._aio is not None
         loop, calls = self._aio, self._calls
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        answer = _Answer()
         started: list[asyncio.Task[Any]] = []
+
+        def unstarted(_: object) -> None:  # the task ended before its first step: the loop stopping
+            answer.cancel()
 
         async def tracked() -> None:
             task = asyncio.current_task()
             assert task is not None
+            # running: from here on this coroutine settles the answer itself, so the callback goes (issue 27
+            # item 7: a done callback costs the loop one more turn, with the GIL held, after the caller's result)
+            task.remove_done_callback(unstarted)
             calls.add(task)
             try:
                 result = await fn(*args)
             except asyncio.CancelledError:
-                future.cancel()
+                answer.cancel()
                 raise
             except BaseException as exc:
-                future.set_exception(exc)
+                answer.set_exception(exc)
             else:
-                future.set_result(result)  # the caller wakes now, not after the task's done callbacks ran
+                answer.set_result(result)  # the caller wakes now, not after the task's done callbacks ran
             finally:
                 calls.discard(task)
 
         def start() -> None:
             task = loop.create_task(tracked())
             # cancelled before it ran (the loop stopping): the caller still hears of it
-            task.add_done_callback(lambda _: future.cancel())
+            task.add_done_callback(unstarted)
             started.append(task)
 
-        # asyncio's own hop, not the portal's: one task and one future (issue 12: ~35 us here against the
+        # asyncio's own hop, not the portal's: one task and one answer (issue 12: ~35 us here against the
         # portal's ~130 us, on every tool call); stop() cancels the calls still in flight itself
         try:
             loop.call_soon_threadsafe(start)
@@ -218,11 +224,11 @@ class LoopThread:
             self.check()
             raise
         try:
-            return future.result()
+            return answer.result()
         except BaseException:
             # Ctrl-C in the kernel: cancelling the task on the loop lets the coroutine's handlers clean
             # up (a command in its foreground window is stopped)
-            if not future.done():
+            if not answer.done():
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                     loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
             raise
@@ -252,3 +258,56 @@ class LoopThread:
             pass
         assert self._thread is not None
         self._thread.join(timeout)
+
+
+class _Answer:
+    """The outcome of one :meth:`LoopThread.call`, settled once on the loop thread and awaited by its caller.
+
+    What a ``concurrent.futures.Future`` does for the call, with less between the loop's answer and the
+    caller running again (issue 27 item 7): the caller sleeps on one lock taken in advance, which the loop
+    releases, and reads the outcome from two slots; no condition variable, so the caller, once woken, does
+    not wait for the loop thread to leave a lock it still holds, and goes to sleep sooner after the hop.
+    """
+
+    __slots__ = ("_lock", "_outcome", "_value")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()  # released once, when the answer is settled
+        self._outcome: str | None = None  # "result", "exception" or "cancelled"
+        self._value: Any = None
+
+    def done(self) -> bool:
+        return self._outcome is not None
+
+    def _settle(self, outcome: str, value: Any) -> None:
+        if self._outcome is None:  # the first outcome stands (a cancellation after a result is none)
+            self._outcome, self._value = outcome, value
+            self._lock.release()
+
+    def set_result(self, value: Any) -> None:
+        self._settle("result", value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._settle("exception", exc)
+
+    def cancel(self) -> None:
+        self._settle("cancelled", None)
+
+    def result(self) -> Any:
+        """Wait for the outcome (Ctrl-C interrupts the wait); return the result or raise.
+
+        Raises:
+            concurrent.futures.CancelledError: the call was cancelled (the loop stopping).
+            BaseException: whatever the call raised.
+        """
+        if self._outcome is None:
+            self._lock.acquire()  # interruptible: a KeyboardInterrupt propagates from here
+        if self._outcome == "result":
+            return self._value
+        if self._outcome == "cancelled":
+            raise concurrent.futures.CancelledError()
+        try:
+            raise self._value
+        finally:
+            self = None  # type: ignore[assignment]  # as concurrent.futures does: no cycle through the traceback

@@ -441,7 +441,7 @@ class CommandProcess:
         finally:
             if timer is not None:
                 timer.cancel()
-            with contextlib.suppress(ValueError):  # _finish emptied the list
+            if waiter in self._done_waiters:  # else _finish emptied the list (no exception raised per command)
                 self._done_waiters.remove(waiter)
         return self.done
 
