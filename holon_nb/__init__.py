@@ -46,13 +46,15 @@ def agent_turns() -> list[Any]:
     ``input`` and ``envelope``) and ``usage``. Turns still running are not included.
 
     Raises:
-        RuntimeError: if the extension is not loaded.
+        NotLoaded: if the extension is not loaded (also a ``RuntimeError``).
     """
     from .notebook.session import current_session
 
     _session = current_session()
     if _session is None:
-        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+        from .tools.errors import NotLoaded
+
+        raise NotLoaded("holon_nb is not loaded: run %load_ext holon_nb first")
     return _session.turns.results()
 
 

@@ -1,12 +1,15 @@
-"""Every exception holon_nb raises, importable from one place: ``from holon_nb.errors import StoreBusy``.
+"""Every exception class holon_nb defines, importable from one place: ``from holon_nb.errors import StoreBusy``.
 
-All of them derive from :class:`HolonNBError`, so ``except holon_nb.errors.HolonNBError`` catches anything
-holon_nb raised and nothing else. Those that are also a kind of built-in error keep that base too
+All of them derive from :class:`HolonNBError`, so ``except holon_nb.errors.HolonNBError`` catches every error
+of holon_nb's own and nothing else (a malformed argument to a Python helper may still raise a plain
+``ValueError`` or ``TypeError``, as Python's own functions do). Those that are also a kind of built-in error keep that base too
 (``ModelRefError`` is a ``ValueError``, ``StoreBusy`` a ``sqlite3.OperationalError``, ``SwappedPath`` an
 ``OSError``), so code that caught the built-in kind still does. The tree::
 
     HolonNBError
     ├── RuntimeClosed, RuntimeStartupError, RuntimeDied          the runtime's life (Runtime, %load_ext)
+    ├── NotLoaded, WrongThread                                  used before %load_ext; a blocking call on
+    │                                                           the runtime's own thread
     ├── ToolCallError ── CommandFailed                          Runtime.call(raise_on_error=True), %exec --raise
     ├── AgentTurnFailed, TurnError, TurnCancelled               %%agent turns
     ├── ToolFailure                                             a handler's typed error; dispatch() turns it
@@ -63,11 +66,13 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
         AgentTurnFailed,
         CommandFailed,
         HolonNBError,
+        NotLoaded,
         RuntimeClosed,
         RuntimeDied,
         RuntimeStartupError,
         ToolCallError,
         ToolFailure,
+        WrongThread,
     )
     from .tools.patching.commit import ChangedOnDisk, CommitError, SwappedPath
     from .tools.source_refs import SourceRefError
@@ -76,6 +81,8 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
 _WHERE = {
     "HolonNBError": "tools.errors",
     "RuntimeClosed": "tools.errors",
+    "NotLoaded": "tools.errors",
+    "WrongThread": "tools.errors",
     "RuntimeStartupError": "tools.errors",
     "RuntimeDied": "tools.errors",
     "ToolCallError": "tools.errors",
@@ -135,6 +142,7 @@ __all__ = [
     "MemoryIndexUnavailable",
     "ModelRefError",
     "NetworkBlocked",
+    "NotLoaded",
     "NotebookFailure",
     "ObservationError",
     "ProviderConfigError",
@@ -157,6 +165,7 @@ __all__ = [
     "ToolSchemaRejected",
     "TurnCancelled",
     "TurnError",
+    "WrongThread",
 ]
 
 

@@ -87,11 +87,13 @@ def wait_and_report(timeout: float | None = None) -> list[str]:
         Ids of tasks still running afterwards.
 
     Raises:
-        RuntimeError: if the extension is not loaded.
+        NotLoaded: if the extension is not loaded (also a ``RuntimeError``).
     """
     _session = current_session()
     if _session is None:
-        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+        from ..tools.errors import NotLoaded
+
+        raise NotLoaded("holon_nb is not loaded: run %load_ext holon_nb first")
     still = _session.live.wait(timeout)
     if _session.turns is not None:
         still = still + [f"turn of {a}" for a in _session.turns.wait(timeout)]

@@ -20,10 +20,12 @@ def get_runtime() -> Runtime:
     """Return the kernel's runtime started by ``%load_ext holon_nb``.
 
     Raises:
-        RuntimeError: if the extension is not loaded.
+        NotLoaded: if the extension is not loaded (also a ``RuntimeError``).
     """
     if _current is None or _current.closed:
-        raise RuntimeError("holon_nb is not loaded: run %load_ext holon_nb first")
+        from ..tools.errors import NotLoaded  # on the error path only: this module imports nothing
+
+        raise NotLoaded("holon_nb is not loaded: run %load_ext holon_nb first")
     return _current
 
 

@@ -28,11 +28,13 @@ __all__ = [
     "AgentTurnFailed",
     "CommandFailed",
     "HolonNBError",
+    "NotLoaded",
     "RuntimeClosed",
     "RuntimeDied",
     "RuntimeStartupError",
     "ToolCallError",
     "ToolFailure",
+    "WrongThread",
 ]
 
 
@@ -42,6 +44,17 @@ class HolonNBError(Exception):
 
 class RuntimeClosed(HolonNBError):
     """Raised when a closed runtime is used (after ``Runtime.close()``)."""
+
+
+class NotLoaded(HolonNBError, RuntimeError):
+    """Raised by ``holon_nb.get_runtime()``, ``holon_nb.agent_turns()`` and ``wait_and_report()`` before
+    ``%load_ext holon_nb`` (or after ``%unload_ext``). Also a ``RuntimeError``, as it was before."""
+
+
+class WrongThread(HolonNBError, RuntimeError):
+    """Raised when a blocking runtime method (``Runtime.call``, ``close``) is called on the runtime's own
+    loop thread (a subscriber callback, a tool handler), where it would deadlock: use the async API there.
+    Also a ``RuntimeError``, as it was before."""
 
 
 class RuntimeStartupError(HolonNBError):

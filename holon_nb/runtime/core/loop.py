@@ -20,7 +20,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
-from ...tools.errors import RuntimeDied, RuntimeStartupError
+from ...tools.errors import RuntimeDied, RuntimeStartupError, WrongThread
 
 __all__ = ["LoopThread", "THREAD_NAME"]
 
@@ -173,11 +173,11 @@ class LoopThread:
         """Run ``fn(*args)`` on the loop and wait for its result; an interrupted caller cancels it.
 
         Raises:
-            RuntimeError: when called from the loop thread itself (it would deadlock).
+            WrongThread: when called from the loop thread itself (it would deadlock; also a ``RuntimeError``).
             KeyboardInterrupt: re-raised after cancelling the call (Ctrl-C in a kernel).
         """
         if self.in_loop_thread():
-            raise RuntimeError(
+            raise WrongThread(
                 "this blocks until the runtime thread answers, so it cannot run on the runtime "
                 "thread itself (a subscriber callback or a tool handler): use the async API there"
             )
@@ -242,10 +242,10 @@ class LoopThread:
         """Stop the loop (running ``on_stop`` first) and join the thread. Idempotent.
 
         Raises:
-            RuntimeError: when called from the loop thread itself.
+            WrongThread: when called from the loop thread itself (also a ``RuntimeError``).
         """
         if self.in_loop_thread():
-            raise RuntimeError(
+            raise WrongThread(
                 "the runtime cannot be closed from its own thread (a subscriber callback); "
                 "close it from the kernel or another thread"
             )
