@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import eventually
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -101,9 +101,7 @@ def test_approval_question_in_the_view_approve_for_session(ip: Any, tmp_path: Pa
         SCRIPT.replace("  - text:", "  - tool_use: {id: call_2, name: GetAgent, input: {}}\n  - text:")
     )
     run, _ = _run_agent(ip, "--model scripted/script.yaml", "check twice")
-    deadline = time.monotonic() + 10
-    while not run.view._questions.children and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually(lambda: run.view._questions.children, timeout=60)
     (question,) = run.view._questions.children
     approve_session = question.children[1].children[1]
     assert "approval asked for GetAgent" in run.view.static_bundle()["text/plain"]
@@ -129,10 +127,10 @@ def test_a_waiting_turn_keeps_its_standby_current_and_spends_it_at_the_end(ip: A
         def standbys() -> list[Any]:
             return [o for o in cap.outputs if o.transient.get("display_id") == standby_id]
 
-        deadline = time.monotonic() + 15
-        while not any("approval asked for GetAgent" in o.data.get("text/plain", "") for o in standbys()):
-            assert time.monotonic() < deadline, [o.data.get("text/plain") for o in standbys()]
-            time.sleep(0.05)
+        # the question reaches the standby by the trailing update, without another event: wait for it
+        eventually(
+            lambda: any("approval asked for GetAgent" in o.data.get("text/plain", "") for o in standbys()), timeout=60
+        )
         waiting = standbys()[-1].data
         assert waiting[FALLBACK]["state"] == "standby" and "GetAgent (interrupted)" in waiting["text/plain"]
         run.view._questions.children[0].children[1].children[0].click()  # Approve once
@@ -148,9 +146,7 @@ def test_deny_gives_approval_denied_and_the_turn_goes_on(ip: Any, tmp_path: Path
     ip.run_line_magic("config", "HolonNB.approval = 'always'")
     (tmp_path / "script.yaml").write_text(SCRIPT)
     run, _ = _run_agent(ip, "--model scripted/script.yaml", "check")
-    deadline = time.monotonic() + 10
-    while not run.view._questions.children and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually(lambda: run.view._questions.children, timeout=60)
     run.view._questions.children[0].children[1].children[2].click()  # Deny
     assert run.done.wait(10)
     (tool,) = [i for i in run.trace.items if i["kind"] == "tool"]
@@ -162,9 +158,7 @@ def test_stop_cancels_a_running_turn(ip: Any, tmp_path: Path) -> None:
     ip.run_line_magic("config", "HolonNB.approval = 'always'")  # the turn waits on the question: stop it there
     (tmp_path / "script.yaml").write_text(SCRIPT)
     run, _ = _run_agent(ip, "--model scripted/script.yaml", "check")
-    deadline = time.monotonic() + 10
-    while not run.view._questions.children and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually(lambda: run.view._questions.children, timeout=60)
     run.view._stop.click()
     assert run.view.note == "stop requested"
     run.view._questions.children[0].children[1].children[0].click()  # answer so the call returns
@@ -309,9 +303,7 @@ def _following(ip: Any, tmp_path: Path, follow: str) -> Any:
     """Start a scripted ``%%agent --follow`` turn that asks the operator; return its run once it waits."""
     (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
     run, _ = _run_agent(ip, f"--model scripted/follow.yaml {follow}", "ask me first")
-    deadline = time.monotonic() + 10
-    while run.trace.status != "waiting" and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually(lambda: run.trace.status == "waiting", timeout=60)
     assert run.trace.status == "waiting" and not run.done.is_set()
     return run
 
@@ -367,9 +359,7 @@ def test_unloading_ends_a_follow_that_waits(ip: Any, tmp_path: Path) -> None:
 def test_follow_view_facts_after_two_turns(ip: Any, tmp_path: Path) -> None:
     (tmp_path / "follow.yaml").write_text(FOLLOW_SCRIPT)
     run, _ = _run_agent(ip, f"--model scripted/{tmp_path}/follow.yaml --follow 2", "ask me first")
-    deadline = time.monotonic() + 10
-    while run.trace.status != "waiting" and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually(lambda: run.trace.status == "waiting", timeout=60)
     header, body = run.view.children[0], run.view.children[1]
     assert "(Stop ends this)" in body.value and run.view._stop.layout.display != "none"
     with capture_output():
