@@ -426,6 +426,24 @@ def restart_kernel(page) -> None:
     settle(page)
 
 
+def restart_until_disconnected(page) -> None:
+    """Kernel > Restart Kernel… (:func:`restart_kernel`), then wait until the page's widget views are marked
+    disconnected and one more frame, so the restart's styles apply before the caller reads the page."""
+    restart_kernel(page)
+    page.wait_for_function("() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000)
+    page.wait_for_timeout(300)  # one frame for the styles to apply
+
+
+def wait_widget_models_gone(page) -> None:
+    """After a reload of a notebook whose kernel restarted: wait until a widget output gave up on its model
+    ("model not found": its output gets the class ``jupyter-widgets``), and one more frame."""
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(300)
+
+
 def save_and_reload(page) -> None:
     """File > Save Notebook, then a reload of the page, as a person reopening the notebook; waits until the
     widget manager has given up on any missing model (after 2 s), so a broken widget would show."""

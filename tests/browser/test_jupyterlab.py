@@ -25,11 +25,13 @@ from _browser import (
     require,
     restart_checks,
     restart_kernel,
+    restart_until_disconnected,
     run_cells,
     save_and_reload,
     settle,
     shots_dir,
     wait_until_shown,
+    wait_widget_models_gone,
 )
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -303,19 +305,11 @@ def test_restart_during_a_task_leaves_static_views_before_and_after_reload(lab) 
         _settle(page)
         live = restart_checks(page, 2, 3)
         page.screenshot(path=str(shots / "restart-before.png"), full_page=True)
-        restart_kernel(page)
-        page.wait_for_function(
-            "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
-        )
-        page.wait_for_timeout(300)  # one frame for the styles to apply
+        restart_until_disconnected(page)
         after_restart = restart_checks(page, 2, 3)
         page.screenshot(path=str(shots / "restart-live-page.png"), full_page=True)
         save_and_reload(page)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets')].length >= 1",
-            timeout=30_000,
-        )  # the widgets' outputs gave up on their models ("model not found"); the fix hides them
-        page.wait_for_timeout(300)
+        wait_widget_models_gone(page)  # the widgets' outputs gave up on their models ("model not found")
         reopened = restart_checks(page, 2, 3)
         page.screenshot(path=str(shots / "restart-reopened.png"), full_page=True)
     (root / "done").touch()
@@ -343,19 +337,11 @@ def test_restart_during_an_agent_turn_leaves_a_static_view_before_and_after_relo
             page.wait_for_timeout(1500)  # the standby lags the view by at most a second
             live = page.evaluate(DEAD_VIEW, 1)
             page.screenshot(path=str(shots / "turn-restart-before.png"), full_page=True)
-            restart_kernel(page)
-            page.wait_for_function(
-                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
-            )
-            page.wait_for_timeout(300)  # one frame for the styles to apply
+            restart_until_disconnected(page)
             after_restart = page.evaluate(DEAD_VIEW, 1)
             page.screenshot(path=str(shots / "turn-restart-live-page.png"), full_page=True)
             save_and_reload(page)
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
-                timeout=30_000,
-            )  # the view's output gave up on its model ("model not found")
-            page.wait_for_timeout(300)
+            wait_widget_models_gone(page)  # the widgets' outputs gave up on their models ("model not found")
             reopened = page.evaluate(DEAD_VIEW, 1)
             page.screenshot(path=str(shots / "turn-restart-reopened.png"), full_page=True)
     finally:

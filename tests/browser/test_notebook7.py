@@ -17,10 +17,11 @@ from _browser import (
     chromium_page,
     open_notebook,
     require,
-    restart_kernel,
+    restart_until_disconnected,
     run_cells,
     settle,
     shots_dir,
+    wait_widget_models_gone,
 )
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -40,6 +41,18 @@ CHECKS = r"""() => {
     tailHeight: tail ? tail.getBoundingClientRect().height : null,
   };
 }"""
+
+
+def _save_and_reload(page) -> None:
+    """Notebook 7's save (Ctrl+S, as a person types it) and a reload of the page, waiting for it to settle."""
+    page.locator(".jp-Notebook").first.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1500)
+    settle(page)
+    page.reload()
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    settle(page)
 
 
 def test_live_task_and_its_stop_button_in_notebook_7(lab_folder) -> None:
@@ -108,26 +121,11 @@ def test_restart_during_a_task_leaves_static_views_in_notebook_7(lab_folder) -> 
             )
             settle(page)
             live = page.evaluate(DEAD_VIEW, 2)
-            restart_kernel(page)
-            page.wait_for_function(
-                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
-            )
-            page.wait_for_timeout(300)
+            restart_until_disconnected(page)
             after_restart = {"task": page.evaluate(DEAD_VIEW, 2), "board": page.evaluate(DEAD_VIEW, 3)}
             page.screenshot(path=str(shots / "notebook7-restart-live-page.png"), full_page=True)
-            page.locator(".jp-Notebook").first.click()
-            page.keyboard.press("Escape")
-            page.keyboard.press("Control+s")  # File > Save, as a person types it
-            page.wait_for_timeout(1500)
-            settle(page)
-            page.reload()
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            settle(page)
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
-                timeout=30_000,
-            )  # the widgets' outputs gave up on their models ("model not found")
-            page.wait_for_timeout(300)
+            _save_and_reload(page)
+            wait_widget_models_gone(page)  # the widgets' outputs gave up on their models ("model not found")
             reopened = {"task": page.evaluate(DEAD_VIEW, 2), "board": page.evaluate(DEAD_VIEW, 3)}
             page.screenshot(path=str(shots / "notebook7-restart-reopened.png"), full_page=True)
     finally:
@@ -157,26 +155,11 @@ def test_restart_during_an_agent_turn_leaves_a_static_view_in_notebook_7(lab_fol
             settle(page)
             page.wait_for_timeout(1500)  # the standby lags the view by at most a second
             live = page.evaluate(DEAD_VIEW, 1)
-            restart_kernel(page)
-            page.wait_for_function(
-                "() => document.querySelector('.jp-Notebook .jupyter-widgets-disconnected')", timeout=30_000
-            )
-            page.wait_for_timeout(300)
+            restart_until_disconnected(page)
             after_restart = page.evaluate(DEAD_VIEW, 1)
             page.screenshot(path=str(shots / "notebook7-turn-restart-live-page.png"), full_page=True)
-            page.locator(".jp-Notebook").first.click()
-            page.keyboard.press("Escape")
-            page.keyboard.press("Control+s")  # File > Save, as a person types it
-            page.wait_for_timeout(1500)
-            settle(page)
-            page.reload()
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            settle(page)
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output.jupyter-widgets').length >= 1",
-                timeout=30_000,
-            )  # the view's output gave up on its model ("model not found")
-            page.wait_for_timeout(300)
+            _save_and_reload(page)
+            wait_widget_models_gone(page)  # the widgets' outputs gave up on their models ("model not found")
             reopened = page.evaluate(DEAD_VIEW, 1)
             page.screenshot(path=str(shots / "notebook7-turn-restart-reopened.png"), full_page=True)
     finally:
