@@ -21,6 +21,7 @@ from _browser import (
     assert_dead_turn_views,
     assert_dead_views,
     chromium_page,
+    menu,
     open_notebook,
     require,
     restart_checks,
@@ -350,6 +351,37 @@ def test_restart_during_an_agent_turn_leaves_a_static_view_before_and_after_relo
     assert live["stop"] == 1 and live["running"] >= 1, live
     assert "interrupted by a kernel restart" not in live["text"], live["text"]
     assert_dead_turn_views({"after the restart": after_restart, "after save and reload": reopened})
+
+
+INTERRUPTED_OUTPUT = r"""(i) => {
+  const out = document.querySelectorAll('.jp-Notebook .jp-Cell')[i].querySelector('.jp-OutputArea');
+  return out ? out.innerText : '';
+}"""
+
+
+def test_interrupt_during_holon_wait_ends_the_cell_with_one_line(lab) -> None:
+    """Issue 26 item 5 in JupyterLab: Kernel > Interrupt Kernel while ``%holon wait`` blocks ends the cell with
+    one line naming what was stopped and what still runs, no traceback through holon_nb; the task goes on."""
+    base, token, root = lab
+    _write(root, "interrupt.ipynb", "%load_ext holon_nb", "%exec --yield-ms 0 --no-login sleep 120", "%holon wait")
+    shots = _shots(root)
+    with _page(900) as page:
+        _open_and_run_all(page, base, token, "interrupt.ipynb")
+        # the wait blocks: the task's view is shown and the last cell still runs
+        page.wait_for_function(
+            """() => document.querySelector('.jp-Notebook .holon-beacon')
+                  && /\\[\\*\\]/.test(document.querySelectorAll('.jp-Notebook .jp-InputPrompt')[2].textContent)""",
+            timeout=60_000,
+        )
+        menu(page, "Kernel", "Interrupt Kernel")
+        page.wait_for_function(f"() => ({INTERRUPTED_OUTPUT})(2).includes('Interrupted:')", timeout=60_000)
+        text = page.evaluate(INTERRUPTED_OUTPUT, 2)
+        page.screenshot(path=str(shots / "interrupt-wait.png"), full_page=True)
+    lines = [line for line in text.splitlines() if line.strip()]
+    # Lab shows it as "KeyboardInterrupt: Interrupted: stopped %holon wait; still running: task_… — …"
+    assert "Interrupted: stopped %holon wait; still running: task_" in text, text
+    assert "holon_nb" not in text and "Traceback" not in text, text
+    assert len(lines) <= 2, text  # one line (two at most when wrapped), not a traceback through the package
 
 
 TAIL_STATE = r"""() => {
