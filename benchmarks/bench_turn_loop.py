@@ -25,7 +25,6 @@ from _common import median_ms, save
 from holon_nb import Runtime
 from holon_nb.providers.base import TurnRequest, TurnResponse
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 
@@ -70,7 +69,7 @@ def _one_turn(rt: Runtime, rounds: int) -> list[float]:
 
 def _bare_dispatch_ms(rt: Runtime, runs: int) -> float:
     async def sample() -> list[float]:
-        ctx = _Context(rt, CallContext(agent_id="default"))
+        ctx = rt.tool_context(CallContext(agent_id="default"))
         out = []
         for _ in range(runs + 5):
             t0 = time.perf_counter()

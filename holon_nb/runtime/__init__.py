@@ -3,8 +3,8 @@
 Layout, top to bottom (each layer imports only the layers below it; ``pyproject.toml``'s
 import-linter contracts check it):
 
-- :mod:`.facade`: ``Runtime``, which builds every plane service and gives each one itself, seen
-  through :class:`~.core.host.RuntimeHost`;
+- :mod:`.facade`: ``Runtime``, whose composition root (``Runtime._compose``) builds every plane service
+  and gives each one only the ports (protocols) its package's ``ports`` module declares;
 - :mod:`.turns`: the turn loop;
 - :mod:`.agents`: agents, invocations, conversations, approvals;
 - :mod:`.work` (work items, waits, timers, queue), :mod:`.memory` and :mod:`.images` (ViewImage,

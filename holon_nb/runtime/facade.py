@@ -34,9 +34,9 @@ from ..tools.spec import Profile
 from ..tools.terminal.ansi import without_escapes
 from .agents.approvals import ApprovalBroker
 from .agents.plane import AgentPlane
-from .core.context import RuntimeToolContext
+from .core.context import RuntimeToolContext, ToolPlanes
 from .core.events import EventBus, RuntimeEvent
-from .core.ids import AGENT_ID, DEFAULT_AGENT_ID
+from .core.ids import DEFAULT_AGENT_ID, check_call_types
 from .core.loop import LoopThread
 from .core.records import ExecutionRecords
 from .core.result import ToolResult
@@ -63,26 +63,13 @@ if TYPE_CHECKING:
     from .models.providers import ProviderRegistry
     from .turns.records import TurnResult
     from .turns.service import TurnService
+    from .work.agent import AgentWork
 
 __all__ = ["Runtime", "DEFAULT_AGENT_ID"]
 
 log = logging.getLogger("holon_nb.runtime")
 _args_json = json.JSONEncoder(default=str).encode  # json.dumps(args, default=str), its encoder made once
 _ROW_PAGES_BYTES = 8192  # the B-tree pages an execution record's insert rewrites besides its own (two 4 KiB pages)
-
-
-def _check_call_types(name: Any, agent: Any, context: Any) -> None:
-    if not isinstance(name, str):
-        raise TypeError(f"tool name must be a str such as 'ExecCommand', got {type(name).__name__}")
-    if agent is not None and not isinstance(agent, str):
-        raise TypeError(f"agent must be an agent id (str) or None, got {type(agent).__name__}")
-    if agent is not None and (not AGENT_ID.fullmatch(agent) or ".." in agent):
-        raise ValueError(
-            f"not an agent id: {agent[:80]!r} (letters, digits, '_', '-', '.'; 1-64 characters; "
-            "it names a directory under the holon home)"
-        )
-    if context is not None and not isinstance(context, dict):
-        raise TypeError(f"context must be a dict such as {{'brief': '...'}} or None, got {type(context).__name__}")
 
 
 class Runtime:
@@ -216,7 +203,6 @@ class Runtime:
         )
         self.model_catalog = ModelCatalogService(settings)
         self.images = ImagePlane(catalog=self.model_catalog, settings=settings)  # ViewImage / GenerateImage
-        self.agents = AgentPlane(self)
         self.work = WorkService(
             store=store,
             clock=self.settings.clock,
@@ -248,6 +234,35 @@ class Runtime:
             scrubber=self._scrubber,
             tool_context=self.tool_context,
         )
+        self.agents = AgentPlane(  # above the work, task and trigger planes; below the turns, built on first use
+            store=store,
+            home=self.home,
+            work=self.work,
+            workspaces=self.workspaces,
+            agent_homes=homes,
+            tasks=self.tasks,
+            catalog=self.model_catalog,
+            installed_models=lambda: self.turns.providers.installed(),  # rt.providers: the turn plane's registry
+            triggers=self.triggers,
+            publish=publish,
+            subscribe=self.events.subscribe,
+            start_soon=loop.start_soon,
+            turns=lambda: self.turns,  # the agents -> turns call: a port filled here, never an upward import
+        )
+        self._tool_planes = ToolPlanes(  # what a call's ToolContext reaches
+            workspaces=self.workspaces,
+            work=self.work,
+            agents=self.agents,
+            memory=self.memory,
+            images=self.images,
+            model_catalog=self.model_catalog,
+            web=lambda: self.web,
+            triggers=self.triggers,
+            agent_homes=homes,
+            agent_tasks=self.agent_tasks,
+            settings=settings,
+            scrubber=self._scrubber,
+        )
 
     @property
     def settings(self) -> RuntimeSettings:
@@ -278,16 +293,16 @@ class Runtime:
         await self.tasks.close()
         await self.memory.flush()  # D6: index with this process's secrets while it still knows them
 
-    def _start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._loop.start_soon(fn, *args)
-
     def agent_tasks(self, agent_id: str) -> AgentTasks:
         """The task service as agent ``agent_id`` sees it (``ctx.commands`` of the tools)."""
         return AgentTasks(self.tasks, agent_id)
 
-    def tool_context(self, call: CallContext) -> RuntimeToolContext:
-        """The ``ToolContext`` a call made as ``call`` sees (``call.agent_id``, profile, execution context)."""
-        return RuntimeToolContext(self, call)
+    def tool_context(
+        self, call: CallContext, *, work_view: Callable[[CallContext], AgentWork] | None = None
+    ) -> RuntimeToolContext:
+        """The ``ToolContext`` a call made as ``call`` sees (``call.agent_id``, profile, execution context);
+        ``work_view`` builds its ``ctx.work`` (a model turn's calls), None: the work plane's view."""
+        return RuntimeToolContext(self._tool_planes, call, work_view=work_view)
 
     # ------------------------------------------------------------ calling tools
     def _check_open(self) -> None:
@@ -326,7 +341,7 @@ class Runtime:
             RuntimeError: when called from the runtime thread itself (use ``async_call``).
         """
         self._check_open()
-        _check_call_types(name, agent, context)
+        check_call_types(name, agent, context)
         try:
             result = self._loop.call(self._call, name, {} if args is None else args, agent, context)
         except concurrent.futures.CancelledError:
@@ -345,7 +360,7 @@ class Runtime:
     ) -> ToolResult:
         """:meth:`call` as a coroutine, for code on the runtime thread (same arguments, result and errors)."""
         self._check_open()
-        _check_call_types(name, agent, context)
+        check_call_types(name, agent, context)
         return await self._call(name, args, agent, context)
 
     async def _call(
@@ -372,7 +387,7 @@ class Runtime:
                 self._profiles[agent_id] = profile
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}), execution_id=execution_id)
         started = time.monotonic()
-        ctx = RuntimeToolContext(self, call)
+        ctx = RuntimeToolContext(self._tool_planes, call)
         env = await dispatch_call(self.store, name, {} if args is None else args, ctx, self.registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         return self._finish_call(env, args, agent_id, execution_id, duration_ms)
@@ -608,7 +623,22 @@ class Runtime:
         """The turn service: runs the turn loop, holds ``providers`` and ``conversations`` (created on first use)."""
         from .turns.service import TurnService
 
-        return TurnService(self)
+        return TurnService(
+            store=self.store,
+            work=self.work,
+            registry=self.registry,
+            settings=lambda: self.settings,
+            workspace=self.workspace,
+            scrubber=self._scrubber,
+            publish=self.events.publish,
+            loop=self._loop,
+            check_open=self._check_open,
+            x_search_available=lambda: self.web.x_search_available(),
+            approvals=self.approvals,
+            finish_call=self._finish_call,
+            tool_context=self.tool_context,
+            agent_summary=self.agents.summary,
+        )
 
     @property
     def providers(self) -> ProviderRegistry:

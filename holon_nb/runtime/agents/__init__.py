@@ -8,9 +8,9 @@ transcripts) and :mod:`.approvals` (``ApprovalBroker``, asking before a model's 
 May use: ``runtime.work``, ``runtime.tasks``, ``runtime.models``, ``runtime.core``, ``holon_nb.providers``,
 ``holon_nb.tools``.
 
-Consumes: the approval broker, the ports of :mod:`.ports`; the rest of the plane, the runtime as
-``RuntimeHost`` (it starts agents' turns and reads every plane). Both are given by the runtime's composition
-root.
+Consumes: the ports of :mod:`.ports`, given by the runtime's composition root (``Runtime._compose``), and
+nothing else of the runtime. An invoked agent's turn starts through the ``TurnStarter`` port (the turn
+service, above this plane), never through an import of ``runtime.turns``.
 """
 
 # internal (docs/api.md): the package exports no names itself; holon_nb imports from its modules

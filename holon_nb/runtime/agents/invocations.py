@@ -40,7 +40,7 @@ from .runs import (
 )
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from .ports import AgentWorkPlane, EventSink, EventSubscriptions, StartSoon, TurnPlane
 
 __all__ = ["InvocationRuns"]
 
@@ -57,24 +57,44 @@ def _archive_in(db: Any, child_id: str) -> None:
 class InvocationRuns:
     """Background runs of invoked agents (module docstring).
 
+    Built by :class:`~.lifecycle.AgentLifecycle` with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The runtime (store, work plane, events, task group).
+        store: The runtime's store (task, message and agent rows).
+        work: The work plane (a settled task's ``TaskResult`` goes through its one enqueue path).
+        publish: The runtime's event sink (``task_status``, ``task_ended``).
+        subscribe: Subscribes to the runtime's events (TaskStop of a run's task cancels it).
+        start_soon: Starts a run in the runtime's task group.
+        turns: The turn service, built on first use (the default runner runs the invoked agent's turn there).
 
     Attributes:
         turn_runner: Runs one invoked agent's turn; :func:`~.agent_runs.default_turn_runner` drives
             the runtime's turn loop. Replace it to drive children without a model (tests, notebooks).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self.rt = rt
+    def __init__(
+        self,
+        *,
+        store: Store,
+        work: AgentWorkPlane,
+        publish: EventSink,
+        subscribe: EventSubscriptions,
+        start_soon: StartSoon,
+        turns: TurnPlane,
+    ):
+        self._store = store
+        self._work = work
+        self._publish = publish
+        self._start_soon = start_soon
+        self._turns = turns
         self.turn_runner: ChildTurnRunner = default_turn_runner
         self._runs: dict[str, anyio.CancelScope] = {}
         self._locks: dict[str, anyio.Lock] = {}
-        self._unsubscribe = rt.events.subscribe(self._on_event)
+        self._unsubscribe = subscribe(self._on_event)
 
     def start_run(self, task_id: str) -> None:
         """Start the task's background run in the runtime's task group (call on the loop thread)."""
-        self.rt._start_soon(self._run, task_id)
+        self._start_soon(self._run, task_id)
 
     def _lock(self, agent_id: str) -> anyio.Lock:
         """One turn at a time per invoked agent."""
@@ -83,7 +103,7 @@ class InvocationRuns:
         return self._locks[agent_id]
 
     async def _run(self, task_id: str) -> None:
-        rec = self.rt.store.task(task_id)
+        rec = self._store.task(task_id)
         if rec is None or rec["status"] in TERMINAL:
             return
         d = rec["detail"]
@@ -96,13 +116,13 @@ class InvocationRuns:
                     rec = self._transition(task_id, "running", {"started_at": now_rfc3339()})
                     if rec is None or rec["status"] != "running":
                         return
-                    msg = decode(self.rt.store.message(d["message_id"]))
+                    msg = decode(self._store.message(d["message_id"]))
                     request = ChildTurnRequest(
-                        self.rt,
+                        self._turns,
                         agent_id,
                         msg or {"id": d["message_id"], "text": ""},
                         rec,
-                        model_ref(agent_model(self.rt.store, agent_id)),
+                        model_ref(agent_model(self._store, agent_id)),
                     )
                     outcome = await self.turn_runner(request)
             except Exception as exc:  # a runner failure fails the task; it never escapes into the task group
@@ -123,12 +143,12 @@ class InvocationRuns:
         while True:
             try:  # each try waits for the lock without blocking the loop (Store.write), up to its bound
                 if outcome is not None:
-                    await self.rt.store.write(lambda: self.finish(task_id, outcome))
+                    await self._store.write(lambda: self.finish(task_id, outcome))
                 elif child_id:  # stopped (TaskStop) or interrupted: the child is archived all the same
-                    await self.rt.store.write(lambda: self._archive(child_id))
+                    await self._store.write(lambda: self._archive(child_id))
                 return
             except Exception as exc:
-                if not is_busy(exc) or self.rt.store.closed:
+                if not is_busy(exc) or self._store.closed:
                     raise
                 if delay == 0.1:
                     log.warning("invoked agent run %s: recording its end waits for the home's lock (%s)", task_id, exc)
@@ -136,14 +156,14 @@ class InvocationRuns:
                 delay = min(delay * 2, 2.0)
 
     def _archive(self, child_id: str) -> None:
-        with self.rt.store.tx() as db:
+        with self._store.tx() as db:
             _archive_in(db, child_id)
 
     def _transition(
         self, task_id: str, status: str, updates: dict[str, Any], result: tuple[str, dict[str, Any]] | None = None
     ) -> dict[str, Any] | None:
         """Monotone task transition in one transaction, with the ``TaskResult`` to the caller when given."""
-        with self.rt.work.tx() as t:
+        with self._work.tx() as t:
             rec = task_in(t.db, task_id)
             if rec is None:
                 return None
@@ -153,7 +173,7 @@ class InvocationRuns:
             rec["updated_at"] = Store.update_task(t.db, task_id, status, detail)
             rec["status"], rec["detail"] = status, detail
             if result is not None:
-                self.rt.work.queue.enqueue(
+                self._work.queue.enqueue(
                     t,
                     agent_id=rec["agent_id"],
                     kind="TaskResult",
@@ -168,9 +188,9 @@ class InvocationRuns:
                 # the child is archived after its terminal result (agents spec §5.6 rule 3)
                 if child and status in TERMINAL:
                     _archive_in(t.db, child)
-        self.rt.events.publish("task_status", task_id, status=status, exit_status=None)
+        self._publish("task_status", task_id, status=status, exit_status=None)
         if status in TERMINAL:
-            self.rt.events.publish("task_ended", task_id, status=status, exit_status=None)
+            self._publish("task_ended", task_id, status=status, exit_status=None)
         return rec
 
     def finish(self, task_id: str, outcome: ChildTurnOutcome) -> dict[str, Any] | None:
@@ -182,7 +202,7 @@ class InvocationRuns:
         Returns:
             The task record after the transition, or None when it does not exist.
         """
-        rec = self.rt.store.task(task_id)
+        rec = self._store.task(task_id)
         if rec is None:
             return None
         d = rec["detail"]
@@ -215,7 +235,7 @@ class InvocationRuns:
         self._unsubscribe()
         for task_id, scope in list(self._runs.items()):
             scope.cancel()
-            rec = self.rt.store.task(task_id)
+            rec = self._store.task(task_id)
             if rec is None or rec["status"] in TERMINAL:
                 continue
             before = rec["status"]

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -38,7 +39,18 @@ from .templates import Template, load_template
 
 if TYPE_CHECKING:
     from ...tools.context import CallContext
-    from ..core.host import RuntimeHost
+    from .ports import (
+        AgentHomeDirs,
+        AgentWorkPlane,
+        AgentWorkspacePlane,
+        EventSink,
+        EventSubscriptions,
+        InstalledModels,
+        ModelCatalog,
+        StartSoon,
+        TaskOwner,
+        TurnPlane,
+    )
 
 __all__ = ["AGENT_COLUMNS", "AgentLifecycle", "ensure_agent_columns"]
 
@@ -65,18 +77,56 @@ def _label(message: str) -> str:
 class AgentLifecycle:
     """Creates agents, invokes them, and carries their background runs (agents spec §5.5-§5.6).
 
+    Built by :class:`~.plane.AgentPlane` with the ports of :mod:`.ports`, and nothing else of the runtime.
+
     Args:
-        rt: The owning runtime (store, work plane, workspaces, loop).
+        store: The runtime's store (agent and task rows).
+        home: The holon home (``agent:``/``agent_home:``/``user:`` templates are read under it).
+        work: The work plane (one transaction with the message queue; the caller's work item).
+        workspaces: The workspace plane (a new agent inherits the caller's attached workspaces).
+        agent_homes: Each agent's home directory (a template is written into a new one).
+        tasks: The task plane's owner token (InvokeAgent's task rows carry it).
+        catalog: The model catalog (a requested model is checked against it).
+        installed_models: The refs of the providers installed on the runtime (accepted as they are).
+        publish: The runtime's event sink (``task_created``, …).
+        subscribe: Subscribes to the runtime's events (TaskStop of a run's task cancels it).
+        start_soon: Starts background runs in the runtime's task group.
+        turns: The turn service, built on first use (an invoked agent's turn runs there).
 
     Attributes:
         turn_runner: The :data:`~.agent_runs.ChildTurnRunner` that runs an invoked agent's
             turn; replace it to drive children without a model (tests, notebooks).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self.rt = rt
-        ensure_agent_columns(rt.store)
-        self.runs = InvocationRuns(rt)
+    def __init__(
+        self,
+        *,
+        store: Store,
+        home: Path,
+        work: AgentWorkPlane,
+        workspaces: AgentWorkspacePlane,
+        agent_homes: AgentHomeDirs,
+        tasks: TaskOwner,
+        catalog: ModelCatalog,
+        installed_models: InstalledModels,
+        publish: EventSink,
+        subscribe: EventSubscriptions,
+        start_soon: StartSoon,
+        turns: TurnPlane,
+    ):
+        self._store = store
+        self._home = home
+        self._work = work
+        self._workspaces = workspaces
+        self._agent_homes = agent_homes
+        self._tasks = tasks
+        self._catalog = catalog
+        self._installed_models = installed_models
+        self._publish = publish
+        ensure_agent_columns(store)
+        self.runs = InvocationRuns(
+            store=store, work=work, publish=publish, subscribe=subscribe, start_soon=start_soon, turns=turns
+        )
 
     @property
     def turn_runner(self) -> ChildTurnRunner:
@@ -94,7 +144,7 @@ class AgentLifecycle:
     # ------------------------------------------------------------ records
     def record(self, agent_id: str) -> dict[str, Any] | None:
         """The agent record (``model`` decoded), or None."""
-        rec = self.rt.store.agent(agent_id)
+        rec = self._store.agent(agent_id)
         if rec is not None and isinstance(rec.get("model"), str):
             rec["model"] = json.loads(rec["model"])
         return rec
@@ -105,7 +155,7 @@ class AgentLifecycle:
 
     def effective_model(self, agent_id: str) -> dict[str, Any] | None:
         """The agent's own model object, or None when it follows the runtime default."""
-        return agent_model(self.rt.store, agent_id)
+        return agent_model(self._store, agent_id)
 
     def _default_ref(self) -> str | None:
         ref = os.environ.get("HOLON_MODEL")
@@ -186,10 +236,10 @@ class AgentLifecycle:
         ref = model_ref(requested) or ""
         from ..models.providers import canonical_ref
 
-        installed = self.rt.providers.installed()
+        installed = self._installed_models()
         if ref in installed or canonical_ref(ref) in installed:
             return None, []
-        catalog = self.rt.model_catalog
+        catalog = self._catalog
         family, _, endpoint = requested["provider"].partition("@")
         provider = family if endpoint in ("", "default") else f"{family}:{endpoint}"
         try:
@@ -227,13 +277,13 @@ class AgentLifecycle:
     def _inherit_workspaces(self, caller_id: str, agent_id: str) -> None:
         """agents spec §5.5 rule 4: the new agent's bindings gain the caller's attached workspaces (not its home, not
         its active entry or worktree)."""
-        view = self.rt.workspaces
+        view = self._workspaces
         inherited = [w for w in view.view(caller_id).ensure()["attached"] if not w.startswith("agent_home:")]
         st = view.view(agent_id).ensure()
         attached = list(dict.fromkeys([*st["attached"], *inherited]))
         if attached == st["attached"]:
             return
-        with self.rt.store.tx() as db:
+        with self._store.tx() as db:
             state = view.tables.agent_state_in(db, agent_id)
             view.tables.put_agent_state(db, agent_id, attached, state["active"] if state else st["active"])
 
@@ -260,10 +310,12 @@ class AgentLifecycle:
         existing = self.record(agent_id)
         if existing is not None:
             self._check_reusable(existing, template)
-        tpl = await anyio.to_thread.run_sync(load_template, self.rt, call.agent_id, template, "CreateAgent")
+        tpl = await anyio.to_thread.run_sync(
+            load_template, self._store, self._home, call.agent_id, template, "CreateAgent"
+        )
         stored, resolution = self.resolve_model(call.agent_id, model, "CreateAgent", call.model_route)
-        work = self.rt.work.bind(call)
-        with self.rt.work.tx() as t:
+        work = self._work.bind(call)
+        with self._work.tx() as t:
             row = agent_in(t.db, agent_id)
             created = row is None
             if row is None:
@@ -284,7 +336,7 @@ class AgentLifecycle:
                 self._check_reusable(row, template)
             msg = None
             if initial_message is not None:
-                msg = self.rt.work.queue.enqueue(
+                msg = self._work.queue.enqueue(
                     t,
                     agent_id=agent_id,
                     kind="internal_followup",
@@ -360,7 +412,7 @@ class AgentLifecycle:
             )
 
     async def _init_home(self, agent_id: str, tpl: Template) -> None:
-        home = self.rt.tasks.agent_home(agent_id)
+        home = self._agent_homes(agent_id)
         await anyio.to_thread.run_sync(tpl.apply, home)
 
     # ------------------------------------------------------------ InvokeAgent (agents spec §5.6)
@@ -378,7 +430,7 @@ class AgentLifecycle:
             "detail": {k: v for k, v in detail.items() if k != "task_id"},
             "created_at": ts,
             "updated_at": ts,
-            "owner": self.rt.tasks.owner,
+            "owner": self._tasks.owner,
         }
         Store.insert_task(db, rec)
         return rec
@@ -390,13 +442,13 @@ class AgentLifecycle:
             ToolFailure: ``agent_not_found``, ``agent_deleting``, ``agent_deleted``, ``agent_stopped``,
                 ``agent_message_not_authorized`` (SendAgentMessage rules 2-3).
         """
-        work = self.rt.work.bind(call)
+        work = self._work.bind(call)
         work.authorize_message(target_id)
         task_id = new_id("task")
-        captured = self.rt.work.captured_work_item(call.agent_id)  # at creation, never moved (agents spec §3.4)
+        captured = self._work.captured_work_item(call.agent_id)  # at creation, never moved (agents spec §3.4)
         binding = work.binding
-        with self.rt.work.tx() as t:
-            msg = self.rt.work.queue.enqueue(
+        with self._work.tx() as t:
+            msg = self._work.queue.enqueue(
                 t,
                 agent_id=target_id,
                 kind="internal_followup",
@@ -421,7 +473,7 @@ class AgentLifecycle:
                 },
                 captured,
             )
-        self.rt.events.publish(
+        self._publish(
             "task_created",
             task_id,
             agent_id=call.agent_id,
@@ -451,13 +503,15 @@ class AgentLifecycle:
             ToolFailure: ``invalid_tool_input`` / ``unsupported_runtime_capability`` (template),
                 ``model_request_rejected``, ``spawn_agent_failed`` (the task is then ``failed``).
         """
-        tpl = await anyio.to_thread.run_sync(load_template, self.rt, call.agent_id, template, "InvokeAgent")
+        tpl = await anyio.to_thread.run_sync(
+            load_template, self._store, self._home, call.agent_id, template, "InvokeAgent"
+        )
         stored, resolution = self.resolve_model(call.agent_id, model, "InvokeAgent", call.model_route)
-        work = self.rt.work.bind(call)
+        work = self._work.bind(call)
         task_id, child_id = new_id("task"), "child_" + new_id("c")[2:]
-        captured = self.rt.work.captured_work_item(call.agent_id)
+        captured = self._work.captured_work_item(call.agent_id)
         label = _label(message)
-        with self.rt.work.tx() as t:
+        with self._work.tx() as t:
             self._insert(
                 t.db,
                 {
@@ -473,7 +527,7 @@ class AgentLifecycle:
                     "template": tpl.selector,
                 },
             )
-            msg = self.rt.work.queue.enqueue(
+            msg = self._work.queue.enqueue(
                 t,
                 agent_id=child_id,
                 kind="internal_followup",
@@ -501,7 +555,7 @@ class AgentLifecycle:
                 captured,
             )
             t.emit("agent_created", agent_id=child_id, creator_agent_id=call.agent_id, profile_preset="private_child")
-        self.rt.events.publish(
+        self._publish(
             "task_created", task_id, agent_id=call.agent_id, task_kind="child_agent_task", child_agent_id=child_id
         )
         supervision: dict[str, Any] = {
@@ -514,7 +568,7 @@ class AgentLifecycle:
         }
         try:
             await self._init_home(child_id, tpl)
-            self.rt.workspaces.view(child_id).ensure()  # inherits the parent's bindings (workspace spec §1.5)
+            self._workspaces.view(child_id).ensure()  # inherits the parent's bindings (workspace spec §1.5)
             if workspace_mode == "worktree":
                 supervision["worktree"] = await self._child_worktree(call.agent_id, child_id)
                 supervision["cleanup_status"] = "retained"
@@ -541,8 +595,8 @@ class AgentLifecycle:
 
     async def _child_worktree(self, parent_id: str, child_id: str) -> dict[str, Any]:
         """An isolated git worktree of the parent's active workspace, activated for the child."""
-        active = self.rt.workspaces.view(parent_id).active()
-        res = await self.rt.workspaces.view(child_id).create_worktree(
+        active = self._workspaces.view(parent_id).active()
+        res = await self._workspaces.view(child_id).create_worktree(
             active["workspace_id"],
             f"holon-child-{child_id}",
             "HEAD",
@@ -587,7 +641,7 @@ def _same_ref(a: str | None, b: str) -> bool:
     return bool(a) and canonical_ref(a or "") == canonical_ref(b)
 
 
-def _provider_entry(catalog: Any, provider: str) -> dict[str, Any] | None:
+def _provider_entry(catalog: ModelCatalog, provider: str) -> dict[str, Any] | None:
     """The ``ListModelProviders`` entry of ``provider`` (by id, route provider or family), or None."""
     try:
         entries = catalog.providers()

@@ -7,8 +7,9 @@ agent's turn through a swappable :data:`ChildTurnRunner` and reports a
 :class:`ChildTurnOutcome`; the lifecycle then settles the task and enqueues its
 ``task_result`` to the caller.
 
-The default runner drives the runtime's turn loop (:mod:`.turns`, ``rt.turns.run``) as the
-invoked agent, with the agent's own model (or the runtime default).
+The default runner drives the runtime's turn loop (``rt.turns.run``, reached through the
+:class:`~.ports.TurnStarter` port the composition root fills) as the invoked agent, with the agent's own
+model (or the runtime default).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from ...tools.errors import (
 )
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ..core.store import Store
+    from .ports import TurnPlane
 
 __all__ = [
     "ChildTurnOutcome",
@@ -71,7 +73,8 @@ class ChildTurnRequest:
     """What a runner needs to run one invoked agent's turn.
 
     Attributes:
-        runtime: The runtime.
+        turns: Returns the turn plane (:class:`~.ports.TurnStarter`: the runtime's turn service, built on
+            first use, so a runner that runs no turn builds none).
         agent_id: The agent whose turn runs (the private child, or the resident target).
         message: The queued input message (``{id, text, kind, metadata, source_refs, …}``).
         task: The supervising/invocation task record (``detail`` decoded).
@@ -79,7 +82,7 @@ class ChildTurnRequest:
             the runtime default (``HOLON_MODEL``).
     """
 
-    runtime: RuntimeHost
+    turns: TurnPlane
     agent_id: str
     message: dict[str, Any]
     task: dict[str, Any]
@@ -112,7 +115,7 @@ def model_ref(model: dict[str, Any] | None) -> str | None:
     return f"{model['provider']}/{model['model']}"
 
 
-def agent_model(store: Any, agent_id: str) -> dict[str, Any] | None:
+def agent_model(store: Store, agent_id: str) -> dict[str, Any] | None:
     """The agent's own ``model`` object from its record, or None when it follows the runtime default."""
     rec = store.agent(agent_id)
     raw = rec.get("model") if rec else None
@@ -159,8 +162,7 @@ async def default_turn_runner(request: ChildTurnRequest) -> ChildTurnOutcome:
     (:data:`EXPECTED_RUN_ERRORS`: no model configured, …) report a failed outcome, logged as one
     warning line; other errors propagate and fail the task.
     """
-    rt = request.runtime
-    turns = rt.turns
+    turns = request.turns()
     while turns.active(request.agent_id) is not None:
         await anyio.sleep(0.05)
     try:

@@ -19,7 +19,8 @@ from ..tasks.service import ACTIVE
 from .conversations import ConversationStore
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ..core.store import Store
+    from .ports import AgentTriggers, AgentWorkPlane
 
 __all__ = ["build_agent_summary", "AGENT_STATE_KEYS"]
 
@@ -60,33 +61,33 @@ def _identity(rec: dict[str, Any]) -> dict[str, Any]:
     return ident
 
 
-def _pending(rt: RuntimeHost, agent_id: str) -> int:
-    return message_count(rt.work.reader(), agent_id, queued_only=True)
+def _pending(work: AgentWorkPlane, agent_id: str) -> int:
+    return message_count(work.reader(), agent_id, queued_only=True)
 
 
-def _active_tasks(rt: RuntimeHost, agent_id: str) -> int:
-    return task_count(rt.store.query, agent_id, ACTIVE)
+def _active_tasks(store: Store, agent_id: str) -> int:
+    return task_count(store.query, agent_id, ACTIVE)
 
 
-def _children(rt: RuntimeHost, agent_id: str) -> list[dict[str, Any]]:
+def _children(store: Store, work: AgentWorkPlane, agent_id: str) -> list[dict[str, Any]]:
     out = []
-    for rec in rt.store.agents(parent_id=agent_id):
+    for rec in store.agents(parent_id=agent_id):
         if (rec.get("status") or "active") != "active":
             continue
         out.append(
             {
                 "identity": _identity(rec),
                 "status": "awake_idle",
-                "pending": _pending(rt, rec["id"]),
-                "active_task_count": _active_tasks(rt, rec["id"]),
+                "pending": _pending(work, rec["id"]),
+                "active_task_count": _active_tasks(store, rec["id"]),
                 "observability": "summary",
             }
         )
     return out
 
 
-def _brief_count(rt: RuntimeHost, agent_id: str) -> int:
-    return document_count(rt.store.query, agent_id, "brief")
+def _brief_count(store: Store, agent_id: str) -> int:
+    return document_count(store.query, agent_id, "brief")
 
 
 _WAIT_POSTURE = {
@@ -120,14 +121,23 @@ def _posture(summary: dict[str, Any]) -> dict[str, Any]:
     return {"posture": "idle", "reason": reason + (f"; {tasks} background task(s) running" if tasks else "")}
 
 
-def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | None = None) -> dict[str, Any] | None:
+def build_agent_summary(
+    agent_id: str,
+    fallback_profile: str | None = None,
+    *,
+    store: Store,
+    work: AgentWorkPlane,
+    triggers: AgentTriggers,
+) -> dict[str, Any] | None:
     """The ``AgentSummary`` of ``agent_id`` (agents spec §5.2), or None when no such agent exists.
 
     Args:
-        rt: The runtime.
         agent_id: The agent to describe.
         fallback_profile: When given, an agent without a record (a direct call as an
             unregistered id) is described with this profile instead of being unknown.
+        store: The runtime's store (agent, task, memory and turn rows, read only).
+        work: The work plane (queued messages, the agent's work facts).
+        triggers: The trigger plane (the agent's active external triggers).
 
     Returns:
         ``{identity, agent, scheduling_posture, active_task_count, lifecycle, model, token_usage,
@@ -135,14 +145,14 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
         active_external_triggers, recent_brief_count, recent_event_count, …work facts}``.
         ``identity.status`` is ``active``, ``deleting`` or ``deleted``.
     """
-    rec = rt.store.agent(agent_id)
+    rec = store.agent(agent_id)
     if rec is None:
         if fallback_profile is None:
             return None
         rec = {"id": agent_id, "profile": fallback_profile, "name": None, "parent_id": None}
     identity = _identity(rec)
-    pending = _pending(rt, agent_id)
-    active = _active_tasks(rt, agent_id)
+    pending = _pending(work, agent_id)
+    active = _active_tasks(store, agent_id)
     summary: dict[str, Any] = {
         "identity": identity,
         "agent": {
@@ -162,36 +172,36 @@ def build_agent_summary(rt: RuntimeHost, agent_id: str, fallback_profile: str | 
         "loaded_agents_md": [],
         "skills": [],
         "active_external_triggers": [  # the trigger plane's public records (never the token; workspace §14)
-            t for t in rt.triggers.list(agent_id) if t["status"] == "active"
+            t for t in triggers.list(agent_id) if t["status"] == "active"
         ],
-        "recent_brief_count": _brief_count(rt, agent_id),
-        "recent_event_count": message_count(rt.work.reader(), agent_id),
+        "recent_brief_count": _brief_count(store, agent_id),
+        "recent_event_count": message_count(work.reader(), agent_id),
     }
     if rec.get("name"):
         identity["name"] = rec["name"]
-    children = _children(rt, agent_id)
+    children = _children(store, work, agent_id)
     if children:
         summary["active_children"] = children
-    work = rt.work.agent_summary(agent_id) or {}
-    for key, value in work.items():
+    facts = work.agent_summary(agent_id) or {}
+    for key, value in facts.items():
         if key in AGENT_STATE_KEYS:
             summary["agent"][key] = value
         elif key == "agent" and isinstance(value, dict):
             summary["agent"].update(value)
         elif key != "identity":
             summary[key] = value
-    totals = ConversationStore.read_totals(rt.store, agent_id)  # the agent's turns (turn-loop spec §2.3)
+    totals = ConversationStore.read_totals(store, agent_id)  # the agent's turns (turn-loop spec §2.3)
     summary["agent"]["turn_index"] = totals["turns"]
     summary["token_usage"] = {
         "input_tokens": totals["total_input_tokens"],
         "output_tokens": totals["total_output_tokens"],
         "total_tokens": totals["total_input_tokens"] + totals["total_output_tokens"],
     }
-    if summary.get("active_wait_conditions") and "status" not in work:
+    if summary.get("active_wait_conditions") and "status" not in facts:
         summary["agent"]["status"] = "asleep"
-    if "scheduling_posture" not in work:
+    if "scheduling_posture" not in facts:
         summary["scheduling_posture"] = _posture(summary)
-    summary["closure"] = _closure(rt, agent_id, summary)
+    summary["closure"] = _closure(store, agent_id, summary)
     return summary
 
 
@@ -227,10 +237,10 @@ def closure_outcome(summary: dict[str, Any], terminal: str | None) -> dict[str, 
     return {"outcome": "completed"}
 
 
-def _closure(rt: RuntimeHost, agent_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+def _closure(store: Store, agent_id: str, summary: dict[str, Any]) -> dict[str, Any]:
     """The closure of the agent's last ended turn (assembled on read), with its ``turn_id``."""
     try:
-        rows = rt.store.query(
+        rows = store.query(
             "SELECT id, status, terminal_kind FROM turns WHERE agent_id=? ORDER BY turn_index DESC LIMIT 1", (agent_id,)
         )
     except sqlite3.OperationalError:  # no turn has run in this home yet

@@ -31,7 +31,7 @@ from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ..core.store import Store
 
 __all__ = ["DEFAULT_TEMPLATE", "MAX_TEMPLATE_BYTES", "Template", "load_template"]
 
@@ -84,7 +84,7 @@ def _bad(tool: str, selector: str, why: str, hint: str | None = None) -> ToolFai
     )
 
 
-def _path_for(rt: RuntimeHost, caller_id: str, selector: str, tool: str) -> Path:
+def _path_for(store: Store, home: Path, caller_id: str, selector: str, tool: str) -> Path:
     kind, _, rest = selector.partition(":")
     if selector.startswith(("https://", "http://")):
         raise ToolFailure(
@@ -98,26 +98,27 @@ def _path_for(rt: RuntimeHost, caller_id: str, selector: str, tool: str) -> Path
     if os.path.isabs(selector):
         return Path(selector)
     if kind == "agent" and _NAME.fullmatch(rest) and ".." not in rest:
-        if rt.store.agent(rest) is None:
+        if store.agent(rest) is None:
             raise _bad(tool, selector, f"agent {rest} does not exist")
-        return rt.home / "agents" / rest / "AGENTS.md"
+        return home / "agents" / rest / "AGENTS.md"
     if kind == "agent_home" and rest:
-        home = (rt.home / "agents" / caller_id).resolve()
-        path = (home / rest).resolve()
-        if path != home and home not in path.parents:
+        own = (home / "agents" / caller_id).resolve()
+        path = (own / rest).resolve()
+        if path != own and own not in path.parents:
             raise _bad(tool, selector, "agent_home: paths must stay inside your agent home")
         return path
     if kind in ("user", "user_global") and _NAME.fullmatch(rest) and ".." not in rest:
-        base = rt.home / "templates" if kind == "user" else Path.home() / ".holon" / "templates"
+        base = home / "templates" if kind == "user" else Path.home() / ".holon" / "templates"
         return base / rest
     raise _bad(tool, selector, "unknown template")
 
 
-def load_template(rt: RuntimeHost, caller_id: str, selector: str | None, tool: str) -> Template:
+def load_template(store: Store, home: Path, caller_id: str, selector: str | None, tool: str) -> Template:
     """Resolve and read a template selector (blocking file IO; run it in a worker thread).
 
     Args:
-        rt: The runtime (its home and agent records).
+        store: The runtime's store (``agent:`` names an agent that must exist).
+        home: The holon home (agents' homes and ``user:`` templates are under it).
         caller_id: The calling agent (``agent_home:`` paths are relative to its home).
         selector: The ``template`` argument, trimmed; None means the default layout.
         tool: The tool name used in error messages.
@@ -134,7 +135,7 @@ def load_template(rt: RuntimeHost, caller_id: str, selector: str | None, tool: s
         return Template(selector or DEFAULT_TEMPLATE)
     if "\x00" in selector:
         raise _bad(tool, selector, "contains a NUL character")
-    path = _path_for(rt, caller_id, selector, tool)
+    path = _path_for(store, home, caller_id, selector, tool)
     if path.is_dir():
         path = path / "AGENTS.md"
     try:

@@ -4,8 +4,8 @@ Owns: :class:`~.loop.LoopThread` (the runtime thread and its anyio portal), :cla
 (one SQLite database under the holon home: its read connections in :mod:`.readers`, its waits for the write
 lock in :mod:`.locking`, tool calls that wait for that lock without blocking the loop in :mod:`.writing`),
 the :class:`~.events.EventBus`, the clock, ``RuntimeSettings``,
-``ToolResult``, agent ids, the ``ToolContext`` a direct call sees (:mod:`.context`) and
-:class:`~.host.RuntimeHost`, the protocol through which every plane sees the runtime.
+``ToolResult``, agent ids and the ``ToolContext`` a call sees (:mod:`.context`, built from the plane
+services the composition root gathers in its ``ToolPlanes``).
 
 May use: ``holon_nb.tools`` only. Imports no plane and not the facade.
 """

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from .ports import FollowedRuntime
     from .records import TurnResult
 
 __all__ = ["BUDGET_HEADER", "TurnFollower", "wake_text"]
@@ -51,7 +51,8 @@ class TurnFollower:
     """Run an agent's turn, then each turn its woken waits start (module docstring).
 
     Args:
-        rt: The runtime.
+        rt: The runtime, as :class:`~.ports.FollowedRuntime` (its turn service, the work plane's waits and its
+            events; ``Runtime`` satisfies it).
         agent: The agent id (None: the default agent).
         max_wakes: Most turns started by wakes after the first turn (≥ 0).
         timeout_s: Longest wait for one wake in seconds; None waits until :meth:`stop`.
@@ -67,7 +68,7 @@ class TurnFollower:
     """
 
     def __init__(
-        self, rt: RuntimeHost, agent: str | None = None, *, max_wakes: int = 5, timeout_s: float | None = None
+        self, rt: FollowedRuntime, agent: str | None = None, *, max_wakes: int = 5, timeout_s: float | None = None
     ):
         from ..core.ids import DEFAULT_AGENT_ID
 

@@ -68,7 +68,6 @@ from .tools import TurnToolExecutor
 log = logging.getLogger("holon_nb.turns")
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
     from .service import TurnService
 
 __all__ = ["TurnLoop"]
@@ -103,8 +102,7 @@ class TurnLoop:
         source_message_id: str | None = None,
         runtime_notes: tuple[str, ...] = (),
     ):
-        self.service = service
-        self.rt: RuntimeHost = service.rt
+        self.service = service  # the turn plane's ports are read from it (its store, work plane, event sink…)
         self.message = message
         self.agent_id = agent_id
         self.model_ref = model_ref
@@ -123,11 +121,20 @@ class TurnLoop:
         self.turn_id = self.new_id("turn")
         #: everything that changes while the turn runs (rounds, obligation, counters, cancel request, outcome)
         self.state = TurnState()
-        self.executor = TurnToolExecutor(self.rt, self)
+        self.executor = TurnToolExecutor(
+            self,
+            store=service.store,
+            work=service.work,
+            registry=service.registry,
+            approvals=service.approvals,
+            finish_call=service.finish_call,
+            scrubber=service.scrubber,
+            tool_context=service.tool_context,
+        )
         run = self.executor.execute_call
         self.run_tool = hooks.wrap_tool_executor(run) if hooks.wrap_tool_executor else run
         #: builds each round's request and keeps what it caches between them (recap lines, estimates)
-        self.requests = RequestBuilder(self, budget=service.budget, scrub=lambda text: self.rt._scrubber().text(text))
+        self.requests = RequestBuilder(self, budget=service.budget, scrub=lambda text: service.scrubber().text(text))
         self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ small services
@@ -174,7 +181,7 @@ class TurnLoop:
 
     def emit(self, event_kind: str, /, **data: Any) -> None:
         """Publish a turn event on ``rt.events`` (turn-loop spec §1.11)."""
-        self.rt.events.publish(event_kind, None, turn_id=self.turn_id, agent_id=self.agent_id, **data)
+        self.service.publish(event_kind, None, turn_id=self.turn_id, agent_id=self.agent_id, **data)
 
     def settle_in(self, db: Any, kind: str, final_text: str | None, reason: str | None) -> bool:
         """Write this turn's one terminal record inside the open transaction ``db`` (turn-loop spec §1.1)."""
@@ -188,7 +195,7 @@ class TurnLoop:
     # ------------------------------------------------------------ start
     def start(self) -> None:
         """Admit the message, bind the execution, persist the running turn (runtime thread or not)."""
-        work = self.rt.work
+        work = self.service.work
         if self.source_message_id:
             msg, owner = self._admit_queued(self.source_message_id)
         else:
@@ -220,7 +227,7 @@ class TurnLoop:
             ).hexdigest()
         )
         now = self.now()
-        with self.rt.store.tx() as db:
+        with self.service.store.tx() as db:
             self.state.turn_index = self.service.conversations.begin(
                 db,
                 turn_id=self.turn_id,
@@ -256,12 +263,12 @@ class TurnLoop:
         Raises:
             ValueError: when the message is unknown or belongs to another agent.
         """
-        row = self.rt.work.queue.load(self.rt.work.reader(), message_id)
+        row = self.service.work.queue.load(self.service.work.reader(), message_id)
         if row is None or row["agent_id"] != self.agent_id:
             raise ValueError(f"message {message_id} is not a message of agent {self.agent_id}")
         self.state.authority = row.get("authority") or self.state.authority
         if row["status"] == "queued":
-            owner = self.rt.work.process_message(message_id).get("owner") or {}
+            owner = self.service.work.process_message(message_id).get("owner") or {}
         else:  # admitted by the caller already: bind to the owner it names
             wid = row.get("work_item_id")
             owner = {"kind": "work_item", "work_item_id": wid} if wid else {"kind": "agent_lifecycle"}
@@ -283,7 +290,7 @@ class TurnLoop:
                 self._finish("aborted", self.state.last_text(), "cancelled")
             raise
         finally:
-            self.rt.work.end_execution(self.agent_id, self.turn_id)
+            self.service.work.end_execution(self.agent_id, self.turn_id)
 
     async def _rounds(self) -> TurnResult:
         """Run rounds until one settles the turn.
@@ -416,7 +423,7 @@ class TurnLoop:
 
     def _record_response(self, rnd: RoundRecord, response: TurnResponse, timeline: Any) -> None:
         self.state.add_usage(response.usage, timeline.aggregated_token_usage if timeline is not None else None)
-        with self.rt.store.tx() as db:
+        with self.service.store.tx() as db:
             self.service.conversations.add_usage(
                 db, self.agent_id, self.turn_id, response.input_tokens, response.output_tokens
             )
@@ -468,7 +475,7 @@ class TurnLoop:
             f"The model provider failed for this turn ({exc}). The runtime queued a recovery turn that "
             f"continues with the fallback model {fallback}."
         )
-        self.rt.work.enqueue(
+        self.service.work.enqueue(
             self.agent_id,
             "internal_followup",
             notice,
@@ -618,7 +625,7 @@ class TurnLoop:
         rows = sorted(
             (
                 m
-                for m in self.rt.work.queued(self.agent_id)
+                for m in self.service.work.queued(self.agent_id)
                 if m["kind"] == "operator_prompt" and m.get("priority") == "interject"
             ),
             key=lambda m: m["seq"],
@@ -626,7 +633,7 @@ class TurnLoop:
         texts = []
         for row in rows:
             try:
-                self.rt.work.process_message(row["id"])
+                self.service.work.process_message(row["id"])
             except Exception:  # noqa: BLE001 - consumed by someone else meanwhile
                 continue
             texts.append(interjection_text(row["id"], str(row["text"]), before_turn=before_turn))
@@ -640,7 +647,7 @@ class TurnLoop:
         said = self._take_interjections("turn_start", before_turn=True)
         self.state.pre_turn = [*self.runtime_notes, *said]
         if said:
-            with self.rt.store.tx() as db:
+            with self.service.store.tx() as db:
                 self.service.conversations.append(
                     db,
                     agent_id=self.agent_id,
@@ -656,7 +663,7 @@ class TurnLoop:
             return False
         rnd.follow_ups += [("interjection", text) for text in texts]
         if persist and texts:
-            with self.rt.store.tx() as db:
+            with self.service.store.tx() as db:
                 self.service.conversations.append(
                     db,
                     agent_id=self.agent_id,
@@ -675,7 +682,7 @@ class TurnLoop:
             messages.append((UserToolResults(tuple(c.block() for c in rnd.tool_calls)), None))
         messages += [(UserText(text), reason) for reason, text in rnd.follow_ups]
         if messages:
-            with self.rt.store.tx() as db:
+            with self.service.store.tx() as db:
                 self.service.conversations.append(
                     db, agent_id=self.agent_id, turn_id=self.turn_id, round=rnd.round, messages=messages, now=self.now()
                 )
@@ -704,16 +711,14 @@ class TurnLoop:
             if deferred is not None:
                 deferred.status, deferred.settled_envelope = "interrupted", env
         if not self.state.settled:
-            with self.rt.store.tx() as db:
+            with self.service.store.tx() as db:
                 self.settle_in(db, kind, final_text, reason)
         return self._result()
 
     def _closure(self) -> dict[str, Any]:
         """This turn's ClosureOutcome (agents spec §2), from the agent's state now that it has settled."""
-        from ..agents.summary import build_agent_summary
-
         try:
-            summary = build_agent_summary(self.rt, self.agent_id, fallback_profile="public_named")
+            summary = self.service.agent_summary(self.agent_id, fallback_profile="public_named")
         except Exception:  # noqa: BLE001 - a closure is a report: never fail the turn's result over it
             return {"outcome": None}
         closure = (summary or {}).get("closure") or {"outcome": None}

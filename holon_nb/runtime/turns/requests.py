@@ -164,7 +164,7 @@ class RequestBuilder:
             return None
         if self._reminded_at is not None and done - self._reminded_at < STALE_WORK_ITEM_ROUNDS:
             return None
-        summary = loop.rt.work.agent_summary(loop.agent_id)
+        summary = loop.service.work.agent_summary(loop.agent_id)
         current = state.binding.get("work_item_id") or summary.get("current_work_item_id")
         if not current:
             return None

@@ -37,6 +37,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -55,7 +57,21 @@ from .loop import TurnLoop
 from .records import TurnHooks, TurnResult
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ...tools.registry import Registry
+    from ..core.store import Store
+    from ..work.service import WorkService
+    from .ports import (
+        AgentSummaries,
+        ApprovalCheck,
+        CallFinisher,
+        EventSink,
+        OpenCheck,
+        ScrubberSource,
+        ToolContexts,
+        TurnLoopThread,
+        TurnSettings,
+        XSearchAvailable,
+    )
 
 __all__ = ["TurnService", "DEFAULT_SYSTEM_PROMPT", "UNCONFIGURED_TOOLS"]
 
@@ -76,8 +92,24 @@ UNCONFIGURED_TOOLS = frozenset({"XSearch"})
 class TurnService:
     """Runs agent turns for one runtime (``rt.turns``; module docstring).
 
+    Built by the runtime (``Runtime.turns``, on first use) with the ports of :mod:`.ports`, and nothing else of
+    the runtime; the turn loop and its tool executor use the same ports, read from this service.
+
     Args:
-        rt: The runtime.
+        store: The runtime's store (agents, turns, transcripts).
+        work: The work plane (queued input, interjections, execution bindings; model calls' ``TurnWork``).
+        registry: The tool registry (advertised tools; dispatch).
+        settings: Returns the runtime's current settings (``prompt_budget_tokens``, ``providers``).
+        workspace: The runtime's workspace (scripted providers resolve relative paths against it).
+        scrubber: The runtime's current D6 scrubber.
+        publish: The runtime's event sink (turn events).
+        loop: The runtime's loop thread (``run_sync`` runs a turn there; ``cancel`` cancels it there).
+        check_open: Raises once the runtime is closed or its loop died.
+        x_search_available: Whether XSearch is configured (then advertised).
+        approvals: The approval broker (asked before a model's call).
+        finish_call: Records a call and renders its receipt as for a direct call.
+        tool_context: The ``ToolContext`` of a model's call (with the turn's ``TurnWork``).
+        agent_summary: The agent plane's summary (the closure of a turn's result).
 
     Attributes:
         conversations: Durable turns and transcripts.
@@ -92,10 +124,39 @@ class TurnService:
         system_prompt_template: The system prompt (``{agent_id}`` filled in).
     """
 
-    def __init__(self, rt: RuntimeHost):
-        self.rt = rt
-        self.conversations = ConversationStore(rt.store, scrub=lambda value: rt._scrubber().value(value))
-        self.providers = ProviderRegistry(lambda: rt.settings, rt.workspace)
+    def __init__(
+        self,
+        *,
+        store: Store,
+        work: WorkService,
+        registry: Registry,
+        settings: Callable[[], TurnSettings],
+        workspace: Path,
+        scrubber: ScrubberSource,
+        publish: EventSink,
+        loop: TurnLoopThread,
+        check_open: OpenCheck,
+        x_search_available: XSearchAvailable,
+        approvals: ApprovalCheck,
+        finish_call: CallFinisher,
+        tool_context: ToolContexts,
+        agent_summary: AgentSummaries,
+    ):
+        self.store = store
+        self.work = work
+        self.registry = registry
+        self.scrubber = scrubber
+        self.publish = publish
+        self.approvals = approvals
+        self.finish_call = finish_call
+        self.tool_context = tool_context
+        self.agent_summary = agent_summary
+        self._settings = settings
+        self._loop = loop
+        self._check_open = check_open
+        self._x_search_available = x_search_available
+        self.conversations = ConversationStore(store, scrub=lambda value: scrubber().value(value))
+        self.providers = ProviderRegistry(settings, workspace)
         self.hooks = TurnHooks()
         self.prompt_budget_tokens: int | None = None
         self.tool_output_budget_tokens: int | None = None
@@ -117,8 +178,8 @@ class TurnService:
     ) -> TurnResult:
         """Blocking :meth:`run` from any thread but the runtime's (what ``Runtime.run_turn`` calls); keyword
         arguments (``history_since``, ``hooks``, ``provider``, …) go to :meth:`run`."""
-        self.rt._check_open()
-        return self.rt._loop.call(
+        self._check_open()
+        return self._loop.call(
             functools.partial(self.run, message, agent=agent, model=model, max_rounds=max_rounds, **kwargs)
         )
 
@@ -169,7 +230,7 @@ class TurnService:
         """
         from ..core.ids import AGENT_ID, DEFAULT_AGENT_ID
 
-        self.rt._check_open()
+        self._check_open()
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, got {type(message).__name__}")
         agent_id = agent or DEFAULT_AGENT_ID
@@ -182,9 +243,9 @@ class TurnService:
         history = self.conversations.history_turns(agent_id, history_since)  # ValueError before anything runs
         hooks = hooks or self.hooks
         relay = _DeltaRelay()
-        rec = self.rt.store.agent(agent_id)
+        rec = self.store.agent(agent_id)
         if rec is None:
-            self.rt.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
+            self.store.ensure_agent(agent_id, Profile.PUBLIC_NAMED.value, name=agent_id)
         profile = Profile(rec["profile"]) if rec else Profile.PUBLIC_NAMED
         if provider is not None:
             ref = getattr(provider, "route_ref", None) or model or "custom@default/provider"
@@ -262,7 +323,7 @@ class TurnService:
         it is consumed here."""
         recoveries = [
             m
-            for m in self.rt.work.queued(agent_id)
+            for m in self.work.queued(agent_id)
             if m["kind"] == "internal_followup"
             and isinstance(m.get("origin"), dict)
             and m["origin"].get("subsystem") == "model_lineage_recovery"
@@ -271,7 +332,7 @@ class TurnService:
             return None
         newest = max(recoveries, key=lambda m: m["seq"])
         meta = (newest.get("metadata") or {}).get("provider_recovery") or {}
-        self.rt.work.process_message(newest["id"])
+        self.work.process_message(newest["id"])
         ref = meta.get("fallback_model_ref")
         return ref if isinstance(ref, str) and ref else None
 
@@ -299,7 +360,7 @@ class TurnService:
         if loop is None:
             return False
         loop.state.request_cancel(reason)  # visible at once, also if the loop thread is busy
-        thread = self.rt._loop
+        thread = self._loop
         if thread.in_loop_thread() or thread.portal is None or not thread.alive:
             loop.request_cancel(reason)
         else:
@@ -317,7 +378,7 @@ class TurnService:
         """
         from ..core.ids import DEFAULT_AGENT_ID
 
-        return self.rt.work.operator_prompt(agent or DEFAULT_AGENT_ID, text, priority="interject")
+        return self.work.operator_prompt(agent or DEFAULT_AGENT_ID, text, priority="interject")
 
     # ------------------------------------------------------------ request assembly (turn-loop spec §1.2, §1.4, turn-loop spec §1.10)
     def default_new_id(self, prefix: str) -> str:
@@ -335,20 +396,20 @@ class TurnService:
         table = _ID_TABLES.get(prefix)
         for _ in range(1000):
             value = generate(prefix)
-            if table is None or not self.rt.store.query(f"SELECT 1 FROM {table} WHERE id=?", (value,)):
+            if table is None or not self.store.query(f"SELECT 1 FROM {table} WHERE id=?", (value,)):
                 return value
         log.warning("the injected id generator kept answering used %s ids; using a random one", prefix)
         return self.default_new_id(prefix)
 
     def advertised_tools(self, profile: Profile) -> tuple[ProviderToolSpec, ...]:
         """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached."""
-        configured = self.configured_tools | ({"XSearch"} if self.rt.web.x_search_available() else set())
-        key = (profile, id(self.rt.registry), configured)
+        configured = self.configured_tools | ({"XSearch"} if self._x_search_available() else set())
+        key = (profile, id(self.registry), configured)
         tools = self._tools.get(key)
         if tools is None:
             tools = tuple(
                 ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
-                for s in self.rt.registry.model_facing(profile)
+                for s in self.registry.model_facing(profile)
                 if s.name not in UNCONFIGURED_TOOLS or s.name in configured
             )
             self._tools[key] = tools
@@ -359,7 +420,7 @@ class TurnService:
         ``rt.settings.prompt_budget_tokens``; None or ``<= 0`` means unlimited."""
         budget = self.prompt_budget_tokens
         if budget is None:
-            budget = self.rt.settings.prompt_budget_tokens
+            budget = self._settings().prompt_budget_tokens
         return budget if budget is not None and budget > 0 else None
 
 

@@ -40,7 +40,6 @@ from ...providers.base import ToolUseBlock
 from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
 from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
 from ...tools.errors import ToolFailure
-from ..core.context import RuntimeToolContext
 from ..core.rows import set_execution_status
 from ..core.writing import dispatch_call
 from ..work.agent import AgentWork
@@ -49,10 +48,12 @@ from ..work.items import WorkItemRecords
 from .calls import Obligation, ToolOutcome, TurnCall, TurnCancelled
 
 if TYPE_CHECKING:
-    from ..core.host import RuntimeHost
+    from ...tools.context import ToolContext
+    from ...tools.registry import Registry
+    from ..core.store import Store
     from ..work.records import Tx
     from ..work.service import WorkService
-    from .ports import RunningTurn
+    from .ports import ApprovalCheck, CallFinisher, RunningTurn, ScrubberSource, ToolContexts
 
 __all__ = ["TurnToolExecutor", "TurnWork"]
 
@@ -159,29 +160,42 @@ class TurnWork(AgentWork):
         return out
 
 
-class _TurnContext(RuntimeToolContext):
-    """The ``ToolContext`` of a model turn's call: the runtime's, with a :class:`TurnWork`."""
-
-    def __init__(self, rt: RuntimeHost, call: CallContext, executor: TurnToolExecutor):
-        super().__init__(rt, call)
-        self._executor = executor
-
-    @property
-    def work(self) -> TurnWork:
-        return TurnWork(self._rt.work, self.call, self._executor)
-
-
 class TurnToolExecutor:
     """Runs one turn's tool calls (the cassette seam for tools; see the module docstring).
 
+    Built by the turn loop with the turn plane's ports (:mod:`.ports`), and nothing else of the runtime.
+
     Args:
-        rt: The runtime.
         turn: The running turn (:class:`~.ports.RunningTurn`: a :class:`~.loop.TurnLoop`).
+        store: The runtime's store (a deferred execution's status).
+        work: The work plane (each call's ``ctx.work`` is a :class:`TurnWork` on it).
+        registry: The tool registry dispatch reads.
+        approvals: The approval broker (asked before a call runs).
+        finish_call: Records a call and renders its receipt as for a direct call.
+        scrubber: The runtime's current D6 scrubber.
+        tool_context: The ``ToolContext`` of a call, given its ``work`` view.
     """
 
-    def __init__(self, rt: RuntimeHost, turn: RunningTurn):
-        self.rt = rt
+    def __init__(
+        self,
+        turn: RunningTurn,
+        *,
+        store: Store,
+        work: WorkService,
+        registry: Registry,
+        approvals: ApprovalCheck,
+        finish_call: CallFinisher,
+        scrubber: ScrubberSource,
+        tool_context: ToolContexts,
+    ):
         self.turn = turn
+        self._store = store
+        self._work = work
+        self._registry = registry
+        self._approvals = approvals
+        self._finish_call = finish_call
+        self._scrubber = scrubber
+        self._tool_context = tool_context
         self._deferred: dict[str, Obligation] = {}
 
     def new_id(self, prefix: str) -> str:
@@ -256,13 +270,13 @@ class TurnToolExecutor:
             execution_id=execution_id,
             model_route=self.turn.model_route,
         )
-        ctx = _TurnContext(self.rt, cc, self)
+        ctx = self._tool_context(cc, work_view=lambda call: TurnWork(self._work, call, self))
         started = time.monotonic()
         denied = await self._approval(call, ctx, stop_reason)  # the user may be asked first (issue 5)
         cancelled = self.turn.state.cancel_requested
         if cancelled:  # Stop was pressed while the user was asked: the call does not run
             raise TurnCancelled(cancelled)
-        env = denied or await dispatch_call(self.rt.store, call.name, call.input, ctx, self.rt.registry)
+        env = denied or await dispatch_call(self._store, call.name, call.input, ctx, self._registry)
         duration_ms = int((time.monotonic() - started) * 1000)
         if execution_id in self._deferred:
             if env.get("status") == "success":
@@ -270,14 +284,14 @@ class TurnToolExecutor:
                 self._deferred[execution_id].tool_use_id = call.id
             else:
                 del self._deferred[execution_id]
-        res = self.rt._finish_call(
+        res = self._finish_call(
             env, call.input, self.turn.agent_id, execution_id, duration_ms, budget_tokens=self.turn.tool_output_budget
         )
         return ToolOutcome(
             env, res.receipt, env.get("status") == "error", execution_id, duration_ms, res.display_envelope
         )
 
-    async def _approval(self, call: ToolUseBlock, ctx: _TurnContext, stop_reason: str | None) -> dict[str, Any] | None:
+    async def _approval(self, call: ToolUseBlock, ctx: ToolContext, stop_reason: str | None) -> dict[str, Any] | None:
         """``rt.approvals.check`` for a call dispatch would run: advertised this round and not stopped by the
         truncated-mutation guard (dispatch refuses those without asking anyone).
 
@@ -286,7 +300,7 @@ class TurnToolExecutor:
         Raises:
             TurnCancelled: the turn was cancelled while the user was asked.
         """
-        approvals = self.rt.approvals
+        approvals = self._approvals
         if call.name not in self.turn.exposed and call.name != "Sleep":
             return None
         if stop_reason in TRUNCATION_STOP_REASONS and call.name in GUARDED_MUTATION_TOOLS:
@@ -315,19 +329,19 @@ class TurnToolExecutor:
         name = "WaitFor" if ob.kind == "final_brief" else "CompleteWorkItem"
         if not ob.execution_id or (ob.kind == "final_brief" and ob.staged is None):
             return True, {}  # a replayed deferral: its tool never ran here, so there is nothing to commit
-        view = AgentWork(self.rt.work, self._call_context(name))
+        view = AgentWork(self._work, self._call_context(name))
         try:
             if ob.kind == "final_brief":
                 assert ob.staged is not None
                 hook = self._flip_hook(ob, text)
-                payload = AgentWork(_Settling(self.rt.work, hook), view.call).settle_wait(ob.staged, text)  # type: ignore[arg-type]
+                payload = AgentWork(_Settling(self._work, hook), view.call).settle_wait(ob.staged, text)  # type: ignore[arg-type]
             else:
                 reason = self._completion_invalid(ob)
                 if reason is not None:
                     env = self._invalidated(ob, reason)
                     return False, env
                 hook = self.completion_hook(ob.work_item_id or "", text, ob.execution_id)
-                payload = complete(AgentWork(_Settling(self.rt.work, hook), view.call), ob.work_item_id or "", text)  # type: ignore[arg-type]
+                payload = complete(AgentWork(_Settling(self._work, hook), view.call), ob.work_item_id or "", text)  # type: ignore[arg-type]
                 payload["completion_report_source"] = "followup_final_text"
         except ToolFailure as failure:
             env = error_envelope(name, failure.error)
@@ -335,8 +349,8 @@ class TurnToolExecutor:
             self.interrupt(ob, reason or failure.error.kind, env)
             return False, env
         env = success_envelope(name, payload)
-        with self.rt.store.tx() as db:
-            stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
+        with self._store.tx() as db:
+            stored = dumps_envelope(self._scrubber().value(env))  # D6: stored envelopes are scrubbed
             set_execution_status(db, ob.execution_id, "success", stored)
         return True, env
 
@@ -361,8 +375,8 @@ class TurnToolExecutor:
                     details={"reason": reason, "request_id": ob.request_id},
                 ),
             )
-        with self.rt.store.tx() as db:
-            stored = dumps_envelope(self.rt._scrubber().value(env))  # D6: stored envelopes are scrubbed
+        with self._store.tx() as db:
+            stored = dumps_envelope(self._scrubber().value(env))  # D6: stored envelopes are scrubbed
             set_execution_status(db, ob.execution_id, "interrupted", stored)
         self._deferred.pop(ob.execution_id, None)
         return env
@@ -387,12 +401,12 @@ class TurnToolExecutor:
 
     def _completion_invalid(self, ob: Obligation) -> str | None:
         """agents spec §5.16 rule 7 invalidation reasons, or None."""
-        rec = self.rt.work.record(ob.work_item_id or "")
+        rec = self._work.record(ob.work_item_id or "")
         if rec is None:
             return "work_item_missing"
         if rec["revision"] != ob.seen_revision or rec["state"] != "open":
             return "work_item_revision_changed"
-        focus = self.rt.work.records.focus(self.rt.work.reader(), self.turn.agent_id)
+        focus = self._work.records.focus(self._work.reader(), self.turn.agent_id)
         if (focus["current_execution_binding"] or {}).get("turn_id") != self.turn.turn_id:
             return "execution_binding_changed"
         return None
@@ -415,5 +429,5 @@ class TurnToolExecutor:
     ) -> ToolOutcome:
         """An error result for a call that is not executed (no handler runs, no execution record)."""
         env = error_envelope(call.name, ToolError(kind=kind, message=message, details=details, recovery_hint=hint))
-        scrub = self.rt._scrubber()
+        scrub = self._scrubber()
         return ToolOutcome(env, scrub.text(render_error_receipt(env)), True, None, 0, scrub.value(env))

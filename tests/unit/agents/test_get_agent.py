@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from _support import err, ok, store_state
 
-from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.registry import REGISTRY
@@ -78,7 +77,7 @@ def test_case_77_model_round_calling_agent_get_is_not_exposed(rt) -> None:
     call = CallContext(agent_id="default", exposed=exposed, round=1)
 
     async def model_call(name: str) -> dict:
-        return await dispatch(name, {}, _Context(rt, call))
+        return await dispatch(name, {}, rt.tool_context(call))
 
     e = rt._loop.call(model_call, "AgentGet")
     assert e["status"] == "error" and e["error"]["kind"] == "tool_not_exposed_for_round"

@@ -13,7 +13,6 @@ import pytest
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.agents.approvals import ApprovalRequest
-from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.spec import Profile
 
@@ -22,8 +21,7 @@ REF = "scripted@default/scripted"
 
 def _check(rt: Runtime, name: str, args: Any) -> dict[str, Any] | None:
     names = frozenset(s.name for s in rt.registry.model_facing(Profile.PUBLIC_NAMED))
-    ctx = _Context(
-        rt,
+    ctx = rt.tool_context(
         CallContext(
             agent_id="default",
             profile=Profile.PUBLIC_NAMED,

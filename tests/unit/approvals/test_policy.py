@@ -42,8 +42,7 @@ def _ctx(
     stop_reason: str | None = None,
 ) -> _Context:
     names = frozenset(s.name for s in rt.registry.model_facing(profile)) if exposed is None else exposed
-    return _Context(
-        rt,
+    return rt.tool_context(
         CallContext(
             agent_id=agent,
             profile=profile,

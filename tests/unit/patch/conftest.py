@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.context import _Context
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
 from holon_nb.tools.receipts import render_receipt
@@ -41,7 +40,7 @@ def call_as(rt: Runtime) -> Callable[..., Dispatched]:
 
     def run(args: Any, **fields: Any) -> Dispatched:
         call = CallContext(agent_id="default", **fields)
-        env = rt._loop.call(dispatch, "ApplyPatch", args, _Context(rt, call))
+        env = rt._loop.call(dispatch, "ApplyPatch", args, rt.tool_context(call))
         return Dispatched(env, render_receipt(env))
 
     return run

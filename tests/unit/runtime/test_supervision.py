@@ -32,7 +32,7 @@ def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runti
     logger.setLevel(logging.ERROR)
     logger.addHandler(caplog.handler)
     try:
-        rt._loop.portal.call(rt._start_soon, broken)
+        rt._loop.portal.call(rt._loop.start_soon, broken)
         eventually(lambda: rt.status()["background_failures"] == 1)
     finally:
         logger.removeHandler(caplog.handler)
