@@ -80,10 +80,13 @@ def command_digest(cmd: str) -> str:
 
 def _proc_start(pid: int) -> str | None:
     """The process start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read().decode("ascii", "replace")
-        return data.rsplit(")", 1)[1].split()[19]
+    try:  # one open and one read, no file object: every command reads its leader's (issue 27 item 7)
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, 4096)  # the whole line (well under a page: 52 numbers and a 16-byte name)
+        finally:
+            os.close(fd)
+        return data.rsplit(b")", 1)[1].split()[19].decode("ascii", "replace")
     except (OSError, IndexError):
         return None
 
