@@ -405,6 +405,7 @@ class Runtime:
         budget = self.settings.tool_output_budget_tokens if budget_tokens is None else budget_tokens
         scrub = self._scrubber()
         stored_env = dumps_envelope(env)
+        text_scrubbed = ["args", "receipt", "scrubbed_args"]  # the record's texts scrub.text went through
         if "\\u001b" in stored_env or not scrub.absent_from_json(stored_env):
             shown, env = env, without_escapes(env)  # colour codes stay only in what the HTML card renders
             display = scrub.value(shown)  # what the notebook shows: its card renders the colours
@@ -412,6 +413,7 @@ class Runtime:
             stored_env = dumps_envelope(model_view)
         else:  # no escape code, no secret in it (its JSON says so): all three views are the envelope (issue 12)
             display = model_view = env
+            text_scrubbed += ["envelope", "scrubbed_envelope"]  # scrub.text leaves this JSON text unchanged
         full = scrub.text(render_receipt(model_view, self.registry, ReceiptContext(execution_id, budget)))
         receipt, projected = project_receipt(full, model_view, execution_id, budget)
         try:
@@ -421,6 +423,8 @@ class Runtime:
         stored_args = scrub.text(args_text)
         if len(stored_args) > REFUSED_KEEP_CHARS and env.get("error", {}).get("kind") == "invalid_tool_input":
             stored_args = refused_input_digest(stored_args, args, scrub.text)  # issue 25 item 3b: not in full
+            text_scrubbed.remove("args")  # a digest of scrubbed pieces: the write scrubs it whole
+            text_scrubbed.remove("scrubbed_args")
         record = {
             # D6: nothing persisted keeps a secret; only the envelope returned below keeps inputs as given
             "id": execution_id,
@@ -433,6 +437,8 @@ class Runtime:
             "duration_ms": duration_ms,
             "scrubbed_args": stored_args,
             "scrubbed_envelope": stored_env,
+            # the write scrubs these texts again only if the scrubber changed meanwhile (issue 27 item 7)
+            "scrubbed_by": (scrub, tuple(text_scrubbed)),
         }
         self.records.add(record)
         # the home's cap counts the database: its growth is asked for (twice: the WAL, then the database file;

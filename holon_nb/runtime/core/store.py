@@ -57,6 +57,29 @@ def now_rfc3339() -> str:
     return rfc3339(datetime.now(timezone.utc))
 
 
+#: The columns of an execution row (:func:`~.rows.execution_row`) a caller may have scrubbed: index -> record key.
+_CALLER_SCRUBBED = {4: "args", 5: "envelope", 6: "receipt", 9: "scrubbed_args", 10: "scrubbed_envelope"}
+
+
+def _scrubbed_row(row: tuple[Any, ...], rec: dict[str, Any], scrubber: Scrubber | None) -> tuple[Any, ...]:
+    """``row`` with every text scrubbed by ``scrubber`` (D6), except the texts its caller already scrubbed so.
+
+    ``rec["scrubbed_by"]``, when given, is ``(scrubber, keys)``: the record's texts under ``keys`` are what
+    ``scrubber.text`` returned (or texts it leaves unchanged); such a text is written as it is when
+    ``scrubber`` is still the one in force and making it storable (:func:`~.rows.safe`) did not change it,
+    since scrubbing it again would return it unchanged. Every other text is scrubbed, as a
+    :class:`~.rows.ScrubbingConnection` does.
+    """
+    if scrubber is None:
+        return row
+    by, keys = rec.get("scrubbed_by") or (None, ())
+    done = {i for i, key in _CALLER_SCRUBBED.items() if key in keys} if by is scrubber else set()
+    return tuple(
+        v if not isinstance(v, str) or (i in done and v is rec.get(_CALLER_SCRUBBED[i])) else scrubber.text(v)
+        for i, v in enumerate(row)
+    )
+
+
 class Store(WriteLock):
     """SQLite store of one holon home.
 
@@ -169,7 +192,7 @@ class Store(WriteLock):
             queued = len(self._pending)  # deferred tool executions go first, in this transaction
             before = self._db.total_changes
             try:
-                written = self._write_pending(queued, db) if queued else 0
+                written = self._write_pending(queued, scrubber) if queued else 0
                 yield db
             except BaseException:
                 self._db.execute("ROLLBACK")  # the deferred ones stay queued
@@ -182,23 +205,27 @@ class Store(WriteLock):
             self._tx_thread = None
             self._lock.release()
 
-    def _write_pending(self, n: int, db: Any) -> int:
-        """Insert the first ``n`` queued tool executions through ``db`` (the transaction's connection, which
-        scrubs, D6); return how many rows went in.
+    def _write_pending(self, n: int, scrubber: Scrubber | None) -> int:
+        """Insert the first ``n`` queued tool executions, scrubbed by ``scrubber`` (D6) as the transaction's
+        connection would; return how many rows went in.
+
+        A record whose texts the caller scrubbed with the scrubber in force here (``scrubbed_by``, see
+        :meth:`record_execution`) has only its other columns scrubbed (issue 27 item 7: not its arguments,
+        envelope and receipt a second time); any other record has every text column scrubbed.
 
         An id already recorded (a replayed cassette's seeded id, raced by another kernel on the home) is
         logged and skipped, never left in the queue to fail every later transaction.
         """
         before = self._db.total_changes
-        rows = [execution_row(rec, at) for rec, at in self._pending[:n]]
+        rows = [_scrubbed_row(execution_row(rec, at), rec, scrubber) for rec, at in self._pending[:n]]
         self._db.execute("SAVEPOINT deferred_executions")
         try:
-            db.executemany(INSERT_EXECUTION, rows)
+            self._db.executemany(INSERT_EXECUTION, rows)
         except sqlite3.IntegrityError:
             self._db.execute("ROLLBACK TO deferred_executions")
             for row in rows:
                 try:
-                    db.execute(INSERT_EXECUTION, row)
+                    self._db.execute(INSERT_EXECUTION, row)
                 except sqlite3.IntegrityError:
                     _log.warning("tool execution %s is recorded already: this record of it is dropped", row[0])
         self._db.execute("RELEASE deferred_executions")
@@ -439,7 +466,10 @@ class Store(WriteLock):
         """Store one tool execution (D6: the caller passes scrubbed arguments, envelope and receipt).
 
         ``rec`` may carry ``scrubbed_args`` / ``scrubbed_envelope``: JSON text of the D6-scrubbed copies
-        (scrubbed by the process that made the call), which memory serves instead of the canonical ones.
+        (scrubbed by the process that made the call), which memory serves instead of the canonical ones;
+        and ``scrubbed_by``: ``(scrubber, keys)``, the :class:`Scrubber` whose ``text`` the texts under those
+        keys (``args``, ``receipt``, …) went through (or that leaves them unchanged), so that the write, while
+        that scrubber is still the one in force, does not scrub them again (issue 27 item 7).
 
         With ``defer=True`` the row is queued, not written (issue 12: the write leaves a command's critical
         path): :meth:`flush_executions` writes the queue, and so do the next transaction (first, in it),

@@ -224,7 +224,9 @@ def _mark_pruned(artifact: Any) -> Any:
     return artifact
 
 
-def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc | None:
+def _command_output_doc(ex: _Execution, index: int | None, selector: str, *, body: bool = True) -> Doc | None:
+    """The command output document; ``body=False`` leaves its body (what MemoryGet shows, which the index
+    does not keep: it searches ``search_text``) empty, for the index's catch-up (issue 27 item 7)."""
     found = _output_object(ex, index)
     if found is None:
         return None
@@ -298,14 +300,14 @@ def _command_output_doc(ex: _Execution, index: int | None, selector: str) -> Doc
         kind="tool_command_output",
         scope_kind="agent",
         title=title,
-        body=_pretty(doc),
+        body=_pretty(doc) if body else "",
         updated_at=ex.created_at,
         search_text="\n".join(search),
         metadata=ex.metadata(batch_item_index=index, selector=selector),
     )
 
 
-def _generic_output_doc(ex: _Execution) -> Doc:
+def _generic_output_doc(ex: _Execution, *, body: bool = True) -> Doc:
     summary = raw_summary if isinstance(raw_summary := ex.envelope.get("summary_text"), str) else ""
     doc = {
         "source_type": "tool_execution_output",
@@ -324,7 +326,7 @@ def _generic_output_doc(ex: _Execution) -> Doc:
         kind="tool_execution_output",
         scope_kind="agent",
         title=title,
-        body=_pretty(doc),
+        body=_pretty(doc) if body else "",
         updated_at=ex.created_at,
         search_text="\n".join([title, summary, *_strings(ex.envelope)]),
         metadata=ex.metadata(selector="output"),
@@ -354,18 +356,23 @@ def execution_doc(row: dict[str, Any], ref: SourceRef) -> Doc | None:
 
 def execution_docs(row: dict[str, Any]) -> list[Doc]:
     """The searchable documents of one execution: receipts and outputs of command tools
-    (per batch item), the stored envelope of other tools; none for :data:`UNINDEXED_TOOLS`."""
+    (per batch item), the stored envelope of other tools; none for :data:`UNINDEXED_TOOLS`.
+
+    For the index's catch-up, which keeps no body (``prepare(keep_body=False)``): the output documents, whose
+    ``search_text`` is what is searched, come without the pretty-printed body MemoryGet shows
+    (:func:`execution_doc` makes it from the record); receipts keep theirs, their searched text.
+    """
     ex = _Execution(row)
     if ex.tool_name in UNINDEXED_TOOLS:
         return []
     if ex.tool_name == "ExecCommand":
-        docs = [_receipt_doc(ex, None), _command_output_doc(ex, None, "output")]
+        docs = [_receipt_doc(ex, None), _command_output_doc(ex, None, "output", body=False)]
     elif ex.tool_name == "ExecCommandBatch" and isinstance(ex.args.get("items"), list) and ex.result:
         docs = []
         for index in range(1, len(ex.args["items"]) + 1):
-            docs += [_receipt_doc(ex, index), _command_output_doc(ex, index, "output")]
+            docs += [_receipt_doc(ex, index), _command_output_doc(ex, index, "output", body=False)]
     else:
-        docs = [_generic_output_doc(ex)]
+        docs = [_generic_output_doc(ex, body=False)]
     return [d for d in docs if d is not None]
 
 

@@ -43,9 +43,12 @@ class LaunchSpec:
             the text as read (the in-memory tails are never scrubbed: previews scrub them before cutting).
         disk_grant: ``disk_grant(n)`` before each spool write of ``n`` bytes returns how many may be written
             (the home's size cap, :class:`~holon_nb.runtime.housekeeping.budget.DiskBudget`); None: no home cap.
-        on_start: ``on_start(pid)`` the moment the child runs, before its channels and output capture are set up:
-            the runtime journals the new process group there, so a SIGKILL of the runtime an instant after the
-            start still leaves the group to the next runtime (issue 25 item 4b); None: nothing is called.
+        on_start: ``on_start(pid, window)`` the moment the child runs, before its channels and output capture are
+            set up: the runtime journals the new process group there, so a SIGKILL of the runtime an instant after
+            the start still leaves the group to the next runtime (issue 25 item 4b); ``window`` is
+            ``(before, after)``, the boot clock (``CLOCK_BOOTTIME``, ns) read just before the child was created and
+            just after, between which its start time lies (None where there is no such clock); None: nothing is
+            called.
     """
 
     argv: tuple[str, ...]
@@ -57,7 +60,7 @@ class LaunchSpec:
     max_log_bytes: int = 256 * 1024 * 1024
     scrubber: Scrubber | None = None
     disk_grant: Callable[[int], int] | None = None
-    on_start: Callable[[int], None] | None = None
+    on_start: Callable[[int, tuple[int, int] | None], None] | None = None
 
 
 def launch(
@@ -97,6 +100,7 @@ def launch(
     executable = _executable(spec.argv[0], env)
 
     def start(executable: str | None) -> subprocess.Popen[bytes]:
+        window[0] = _boot_ns()  # the child is created after this
         return subprocess.Popen(
             list(spec.argv),
             executable=executable,
@@ -110,6 +114,7 @@ def launch(
             close_fds=True,
         )
 
+    window = [0, 0]
     try:
         popen = start(executable)
     except FileNotFoundError:
@@ -117,14 +122,23 @@ def launch(
             raise
         _EXECUTABLES.clear()  # the program found a moment ago is gone: search the PATH as given
         popen = start(None)
+    window[1] = _boot_ns()  # ... and before this
     if spec.on_start is not None:
-        spec.on_start(popen.pid)
+        spec.on_start(popen.pid, (window[0], window[1]) if _BOOTTIME is not None else None)
     if not spec.tty:  # our ends only, set while the command starts (issue 12); nothing was read from them yet
         for fd in read_fds:
             os.set_blocking(fd, False)
             with contextlib.suppress(OSError):  # F_SETPIPE_SZ (Linux): a bigger buffer, fewer wakeups
                 fcntl.fcntl(fd, 1031, _PIPE_SIZE)
     return popen, read_fds, input_fd
+
+
+_BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)  # Linux's; None elsewhere
+
+
+def _boot_ns() -> int:
+    """The boot clock in ns (0 where there is none: the window is then not passed on)."""
+    return time.clock_gettime_ns(_BOOTTIME) if _BOOTTIME is not None else 0
 
 
 #: ``(program, PATH) -> (its file, when found)``: the program file a spawn execs (:func:`_executable`)

@@ -270,11 +270,12 @@ class CommandProcess:
         self._popen = popen
         self._loop = asyncio.get_running_loop()
         self._done_waiters: list[asyncio.Future[None]] = []  # ``wait`` calls in progress
-        self._exited_event = anyio.Event()
+        # asyncio's own, made without anyio's backend lookup (issue 27 item 7: every command makes one)
+        self._exited_event = asyncio.Event()
         self._readers = {fd: _Reader(fd, stream) for fd, stream in read_fds.items()}
         self._input_fd = input_fd
         self._write_waiter: asyncio.Future[None] | None = None
-        self._write_lock = anyio.Lock()
+        self._write_lock: anyio.Lock | None = None  # made by the first write_input (few commands take input)
         self._drain_timer: asyncio.TimerHandle | None = None
         self._pidfd: int | None = None
         for fd in self._readers:
@@ -464,6 +465,8 @@ class CommandProcess:
         if self._input_fd is None:
             raise BrokenPipeError("input channel closed")
         view = memoryview(data)
+        if self._write_lock is None:
+            self._write_lock = anyio.Lock()
         async with self._write_lock:
             while view:
                 view = await self._write_some(view)

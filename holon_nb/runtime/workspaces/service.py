@@ -192,7 +192,7 @@ class AgentWorkspaces:
         a command's environment, an artifact.)
         """
         cwd, root, path = self.tables.store.cached(("projection", self.agent_id), self._projection_paths)
-        if os.path.isdir(cwd) and os.path.isdir(root):
+        if os.path.isdir(cwd) and (root == cwd or os.path.isdir(root)):  # one stat when they are one directory
             return path
         return Path(self.active()["cwd"])
 

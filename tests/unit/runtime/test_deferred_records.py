@@ -26,6 +26,7 @@ from _support import eventually, ok, read_db
 
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.core import records
+from holon_nb.tools.receipts import Scrubber
 
 
 def _record(execution_id: str) -> dict:
@@ -217,6 +218,34 @@ def test_a_deferred_row_is_scrubbed_as_it_is_written(
         )
         rt.store.flush_executions()
         assert rt.store.execution("tool_0000000000000d1")["receipt"] == "key [redacted] leaked"
+
+
+def test_a_row_the_call_scrubbed_is_scrubbed_again_only_when_the_scrubber_changed(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's record says which scrubber its texts went through (``scrubbed_by``); the write does not scrub
+    those a second time with the same one (issue 27 item 7), but scrubs every text again when the scrubber
+    changed before the row was written (a secret variable set meanwhile)."""
+    leaked = {"receipt": "key sk-later-secret-0123456789 leaked", "args": '{"cmd":"echo sk-later-secret-0123456789"}'}
+    with Runtime(home=tmp_path / "home", workspace=workspace) as rt:
+        before = rt.scrubber()  # knows no such secret
+        rt.store.record_execution(
+            {**_record("tool_0000000000000d2"), **leaked, "scrubbed_by": (before, ("args", "receipt"))}, defer=True
+        )
+        monkeypatch.setenv("LATER_TEST_API_KEY", "sk-later-secret-0123456789")
+        now = rt.scrubber()
+        assert now is not before
+        seen: list[str] = []
+        monkeypatch.setattr(now, "text", lambda text: seen.append(text) or Scrubber.text(now, text))
+        record = {**_record("tool_0000000000000d3"), "scrubbed_by": (now, ("args", "envelope", "receipt"))}
+        rt.store.record_execution(record, defer=True)
+        rt.store.flush_executions()
+        row = rt.store.execution("tool_0000000000000d2")
+        assert (row["receipt"], row["args"]) == ("key [redacted] leaked", '{"cmd":"echo [redacted]"}')
+        assert rt.store.execution("tool_0000000000000d3")["receipt"] == "done"
+        # the first row: every text, scrubbed anew; the second: its id, agent, tool, status and time only
+        assert leaked["receipt"] in seen and seen.count("{}") == 1 and "done" not in seen, seen
+        assert seen[-5:-1] == ["tool_0000000000000d3", "default", "ExecCommand", "success"], seen
 
 
 def test_a_read_inside_a_transaction_does_not_start_another(rt: Runtime) -> None:

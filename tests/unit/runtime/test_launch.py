@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from _support import ok
 
 import holon_nb.runtime.tasks.launch as launch
+import holon_nb.runtime.tasks.service as service
 from holon_nb.runtime import Runtime
 
 
@@ -54,3 +57,45 @@ def test_a_changed_path_is_a_new_lookup(rt: Runtime, tmp_path: Path, monkeypatch
     assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "one"
     monkeypatch.setenv("PATH", f"{two}:{os.environ['PATH']}")
     assert ok(rt.call("ExecCommand", args))["stdout_preview"] == "two"
+
+
+# ---------------------------------------------------------------- the leader's start time (issue 27 item 7)
+
+
+def _child() -> tuple[subprocess.Popen[bytes], tuple[int, int]]:
+    before = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+    child = subprocess.Popen(["sh", "-c", "sleep 5"], start_new_session=True)
+    return child, (before, time.clock_gettime_ns(time.CLOCK_BOOTTIME))
+
+
+def test_the_journaled_start_time_is_what_proc_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start time a command's group is journaled with (the next runtime compares it with /proc before it
+    ends a group whose runtime died) is /proc's, whether read there or taken from the boot clock window."""
+    monkeypatch.setattr(service, "_BOOT_CLOCK_CHECKS", [0])
+    taken = 0
+    for _ in range(12):
+        child, window = _child()
+        try:
+            assert service.leader_start(child.pid, window) == service._proc_start(child.pid)
+            taken += window[0] // service._TICK_NS == window[1] // service._TICK_NS
+        finally:
+            child.kill()
+            child.wait()
+    assert service._BOOT_CLOCK_CHECKS[0] == min(taken, service._CHECKS_NEEDED)  # checked, never contradicted
+
+
+def test_a_boot_clock_that_disagrees_with_proc_is_not_used_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service, "_BOOT_CLOCK_CHECKS", [0])
+    child, _ = _child()
+    try:
+        wrong = (0, 1)  # a window in tick 0: not this child's start
+        assert service.leader_start(child.pid, wrong) == service._proc_start(child.pid)
+        assert service._BOOT_CLOCK_CHECKS == [-1]
+        assert service.leader_start(child.pid, wrong) == service._proc_start(child.pid)  # /proc from now on
+        straddling = (service._TICK_NS - 1, service._TICK_NS)
+        monkeypatch.setattr(service, "_BOOT_CLOCK_CHECKS", [service._CHECKS_NEEDED])
+        assert service.leader_start(child.pid, straddling) == service._proc_start(child.pid)  # two ticks: read
+        assert service.leader_start(child.pid, (0, 1)) == "0"  # confirmed and within one tick: not read
+    finally:
+        child.kill()
+        child.wait()
