@@ -74,7 +74,9 @@ class SwitchWorkspaceResult(ResultModel):
 
 
 class CreateWorktreeResult(ResultModel):
-    """A linked worktree created (``created``) or the unique live one for the branch reused (``reused``)."""
+    """A linked worktree created (``created``) or the unique live one for the branch reused (``reused``); or
+    none, and why (``conflict``, with ``disposition`` ``conflict`` or ``already_exists`` and the
+    ``candidates`` that matched)."""
 
     disposition: str | None = None
     created: bool
@@ -89,6 +91,8 @@ class CreateWorktreeResult(ResultModel):
     execution_root_id: str | None = None
     worktree_path: str | None = None
     activation_error: str | None = None
+    conflict: str | None = None
+    candidates: Records | None = None
 
 
 class RemoveWorktreeResult(ResultModel):
