@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, ToolSpec
-from holon_nb.tools.builtin.results.base import ResultModel
+from holon_nb.tools.builtin.results.base import ResultModel, TaskHandle
 from holon_nb.tools.builtin.results.commands import ExecCommandResult
 from holon_nb.tools.builtin.results.tasks import TaskInputResult
 from holon_nb.tools.envelope import dumps_envelope
@@ -122,3 +122,12 @@ def test_optional_none_stays_explicit() -> None:
     assert spec is not None and spec.output_model is TaskInputResult
     payload = {"task": {}, "accepted_input": True, "input_target": None, "bytes_written": 0, "summary_text": "s"}
     assert dispatch_module.typed_payload(spec, payload) == payload
+
+
+def test_a_task_handle_is_typed(rt: Runtime) -> None:
+    r = rt.call("ExecCommand", {"cmd": "echo hi", "yield_time_ms": 0})
+    typed = r.typed
+    assert isinstance(typed, ExecCommandResult) and typed.disposition == "promoted_to_task"
+    assert isinstance(typed.task_handle, TaskHandle) and typed.task_handle.task_kind == "command_task"
+    assert typed.task_handle.task_id == r.envelope["result"]["task_handle"]["task_id"]
+    assert typed.exit_status is None and "exit_status" not in r.envelope["result"]

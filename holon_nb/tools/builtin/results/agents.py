@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .base import Record, ResultModel
+from .base import Record, ResultModel, TaskHandle
 
 __all__ = [
     "EnqueueResult",
@@ -55,7 +55,7 @@ class InvokeAgentResult(ResultModel):
 
     agent_id: str
     mode: Literal["resident", "private_child"]
-    task_handle: Record
+    task_handle: TaskHandle
     child_agent_id: str | None = None
     supervision_task_id: str | None = None
     child_supervision: Record | None = None

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ResultModel", "Record", "Records"]
+__all__ = ["ResultModel", "Record", "Records", "TaskHandle"]
 
 #: A nested record passed through as the runtime builds it (a task snapshot, a work item, a timer...).
 Record = dict[str, Any]
@@ -26,3 +26,12 @@ class ResultModel(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+
+class TaskHandle(ResultModel):
+    """A task a call started or found (commands spec §4.6, agents spec §5.6): ``task_kind`` is
+    ``command_task``, ``agent_invocation_task`` or ``child_agent_task``; ``status`` the task's at that time."""
+
+    task_id: str
+    task_kind: str
+    status: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .base import Record, Records, ResultModel
+from .base import Record, Records, ResultModel, TaskHandle
 
 __all__ = ["ExecCommandResult", "ExecCommandBatchResult"]
 
@@ -38,7 +38,7 @@ class ExecCommandResult(ResultModel):
     process_group_alive: bool | None = None
     process_group_members: int | None = None
     # promoted_to_task and already_running
-    task_handle: Record | None = None
+    task_handle: TaskHandle | None = None
     initial_output_truncated: bool | None = None
     initial_output_preview: str | None = None
     command: Record | None = None
