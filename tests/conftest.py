@@ -22,6 +22,10 @@ pytest_plugins = ["_leaks", "pytester"]
 # ~/.bashrc). Kernels started by the notebook tests inherit this too.
 os.environ["SHELL"] = "/bin/sh"
 
+# Typed results (issue 27 item 3): every success payload must fit its tool's output model exactly, or the test
+# fails (see _no_result_drift); kernels and subprocesses the tests start inherit strict mode.
+os.environ["HOLON_NB_STRICT_RESULTS"] = "1"
+
 
 # Tiers (README "Run the tests"): `browser` (tests/browser, marked there), `kernel` (starts a real Jupyter
 # kernel: every test under tests/notebooks and these unit modules) and `slow` (marked on the test: nested
@@ -88,6 +92,20 @@ def rt(tmp_path: Path, workspace: Path) -> Iterator[Runtime]:
         yield runtime
     finally:
         runtime.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_result_drift() -> Iterator[None]:
+    """Strict typed results: a handler whose payload does not fit its ``output_model`` (or whose JSON form
+    validation would change) fails the test that made it, even when the test never looks at that result."""
+    import importlib
+
+    dispatch = importlib.import_module("holon_nb.tools.dispatch")  # the module (holon_nb.tools exports a function)
+    dispatch.STRICT_RESULTS = True
+    dispatch.RESULT_DRIFTS.clear()
+    yield
+    drifts, dispatch.RESULT_DRIFTS[:] = list(dispatch.RESULT_DRIFTS), []
+    assert not drifts, f"tool results that do not fit their output_model: {drifts}"
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -28,7 +29,18 @@ from .spec import PROFILE_FAMILIES, ToolSpec
 if TYPE_CHECKING:  # pydantic loads with the first tool model, not with this module
     from pydantic import BaseModel, ValidationError
 
-__all__ = ["dispatch", "parse_args", "RESULT_FIELDS", "MAX_TEXT_FIELD_CHARS", "UNLIMITED_FIELDS", "check_text_sizes"]
+__all__ = [
+    "dispatch",
+    "parse_args",
+    "typed_payload",
+    "RESULT_DRIFT",
+    "RESULT_DRIFTS",
+    "STRICT_RESULTS",
+    "RESULT_FIELDS",
+    "MAX_TEXT_FIELD_CHARS",
+    "UNLIMITED_FIELDS",
+    "check_text_sizes",
+]
 
 log = logging.getLogger("holon_nb.dispatch")
 
@@ -101,7 +113,7 @@ def _format_validation(exc: ValidationError) -> tuple[str, list[str]]:
     return "; ".join(phrases), unknown
 
 
-def parse_args(spec: ToolSpec[Any], raw: Any, *, checked: bool = False) -> BaseModel:
+def parse_args(spec: ToolSpec[Any, Any], raw: Any, *, checked: bool = False) -> BaseModel:
     """Decode, coerce and strictly validate arguments for ``spec``.
 
     Args:
@@ -255,7 +267,7 @@ def _guard_failure(name: str, parse_error: str, field: str | None = None) -> Too
     )
 
 
-def _parse_failure(spec: ToolSpec[Any], raw: Any, parse_error: str) -> ToolError:
+def _parse_failure(spec: ToolSpec[Any, Any], raw: Any, parse_error: str) -> ToolError:
     hint = spec.parse_hint(raw, parse_error) if spec.parse_hint else None
     return ToolError(
         kind="invalid_tool_input",
@@ -298,7 +310,92 @@ def classify_exception(tool_name: str, exc: BaseException) -> ToolError:
     )
 
 
-def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec[Any] | None, ToolError | None]:
+# ---------------------------------------------------------------- typed results (issue 27 item 3)
+
+#: Strict mode (tests; ``HOLON_NB_STRICT_RESULTS=1`` in the environment): a payload whose JSON form changes
+#: when validated (a ``bool`` where an ``int`` is declared, a default filled in...) counts as drift too, and
+#: every drift is recorded in :data:`RESULT_DRIFTS` (the test suite fails a test that left one there).
+STRICT_RESULTS = os.environ.get("HOLON_NB_STRICT_RESULTS", "") not in ("", "0")
+
+#: ``(tool, message)`` of each drift seen in this process (strict mode only; bounded to 100).
+RESULT_DRIFTS: list[tuple[str, str]] = []
+
+
+#: ``details.exception_type`` of the ``internal_error`` a payload that does not fit its model gives.
+RESULT_DRIFT = "ResultDrift"
+
+
+def typed_payload(spec: ToolSpec[Any, Any], payload: Any) -> dict[str, Any]:
+    """Validate a handler's success payload against ``spec.output_model``; return the envelope payload.
+
+    Args:
+        spec: The tool declaration.
+        payload: What the handler returned: a dict, which may carry a top-level ``summary_text`` (kept
+            aside, not validated), or an instance of ``spec.output_model``.
+
+    Returns:
+        The payload for :func:`.envelope.success_envelope`: a dict payload as given, once it validated (its
+        JSON form is the model's: ``model_dump(mode="json", exclude_unset=True)`` of the validated model
+        equals it, which strict mode checks on every call, so receipts stay byte-identical; returning the
+        dict saves the dump, ~half the cost); a model instance as its JSON form (optional fields the handler
+        did not set stay absent).
+
+    Raises:
+        ToolFailure: in strict mode only (the test suite), ``internal_error`` naming the result model and the
+            first field that does not fit (``details {exception_type: ResultDrift, result_name, result_field,
+            validation_error}``) when the payload does not fit its model, or when validation would change its
+            JSON form. Outside strict mode a drift is logged (an error on the ``holon_nb`` logger) and the
+            payload is returned as it is: the handler's side effects (a command that ran, a record written)
+            have happened, and turning its result into an error would hide them from the user.
+    """
+    model = spec.output_model
+    if isinstance(payload, model):
+        out: dict[str, Any] = payload.model_dump(mode="json", exclude_unset=True)
+        return out
+    from pydantic import ValidationError  # loaded already: the spec's models are pydantic models
+
+    body: Any = payload
+    if isinstance(payload, dict) and "summary_text" in payload:  # lifted into the envelope, not in the model
+        body = {k: v for k, v in payload.items() if k != "summary_text"}
+    try:
+        typed = model.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        drift = _drift(spec, _loc(tuple(first["loc"])) or "(result)", first["msg"])
+        if STRICT_RESULTS:
+            raise drift from None
+        return payload  # logged; the user keeps what the call did and returned (its effects have happened)
+    if STRICT_RESULTS:
+        from .envelope import dumps_envelope
+
+        dumped = typed.model_dump(mode="json", exclude_unset=True)
+        if dumps_envelope({"result": dumped}) != dumps_envelope({"result": body}):
+            changed = sorted(k for k in set(dumped) | set(body) if dumped.get(k, ...) != body.get(k, ...))
+            raise _drift(spec, ", ".join(changed) or "(result)", "validation changed its JSON form")
+    return payload
+
+
+def _drift(spec: ToolSpec[Any, Any], field: str, problem: str) -> ToolFailure:
+    message = f"{spec.name} returned a result that does not fit {spec.result_name}: `{field}` {problem}"
+    log.error("%s", message)
+    if STRICT_RESULTS and len(RESULT_DRIFTS) < 100:
+        RESULT_DRIFTS.append((spec.name, message))
+    return ToolFailure(
+        ToolError(
+            kind="internal_error",
+            message=f"internal error while running {spec.name}: its result does not fit {spec.result_name}",
+            details={
+                "exception_type": RESULT_DRIFT,
+                "result_name": spec.result_name,
+                "result_field": field,
+                "validation_error": problem[:200],
+            },
+            retryable=False,
+        )
+    )
+
+
+def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec[Any, Any] | None, ToolError | None]:
     if call.exposed is not None and name not in call.exposed and name != "Sleep":
         return None, ToolError(
             kind="tool_not_exposed_for_round",
@@ -368,7 +465,7 @@ async def dispatch(
         parsed = parse_args(spec, prepared, checked=prepared is args)  # a dict checked above, as given
         check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
         payload = await spec.handler(parsed, ctx)
-        return success_envelope(name, payload)
+        return success_envelope(name, typed_payload(spec, payload))
     except ToolFailure as failure:
         return error_envelope(name, failure.error)
     except Exception as exc:  # last-resort guard (D5); cancellation still propagates

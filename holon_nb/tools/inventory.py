@@ -80,7 +80,7 @@ _DIFF_LINE = re.compile(r"^- `(?P<tool>[A-Za-z][A-Za-z0-9]*)` `(?P<path>[^`]+)` 
 DifferenceKey = tuple[str, str, str]
 
 
-def _entry(spec: ToolSpec[Any]) -> dict[str, Any]:
+def _entry(spec: ToolSpec[Any, Any]) -> dict[str, Any]:
     return {
         "name": spec.name,
         "family": spec.family.value,

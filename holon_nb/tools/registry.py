@@ -20,13 +20,13 @@ class Registry:
         ValueError: if two specs share a name.
     """
 
-    def __init__(self, specs: Iterable[ToolSpec[Any]]):
-        self._specs: tuple[ToolSpec[Any], ...] = tuple(specs)
+    def __init__(self, specs: Iterable[ToolSpec[Any, Any]]):
+        self._specs: tuple[ToolSpec[Any, Any], ...] = tuple(specs)
         self._by_name = {s.name: s for s in self._specs}
         if len(self._by_name) != len(self._specs):
             raise ValueError("duplicate tool names in registry")
 
-    def __iter__(self) -> Iterator[ToolSpec[Any]]:
+    def __iter__(self) -> Iterator[ToolSpec[Any, Any]]:
         return iter(self._specs)
 
     def __len__(self) -> int:
@@ -35,7 +35,7 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
-    def get(self, name: str) -> ToolSpec[Any] | None:
+    def get(self, name: str) -> ToolSpec[Any, Any] | None:
         """Return the spec called ``name`` (hidden aliases included), or None."""
         return self._by_name.get(name)
 
@@ -43,16 +43,16 @@ class Registry:
         """All registered names, in order."""
         return [s.name for s in self._specs]
 
-    def model_facing(self, profile: Profile = Profile.PUBLIC_NAMED) -> list[ToolSpec[Any]]:
+    def model_facing(self, profile: Profile = Profile.PUBLIC_NAMED) -> list[ToolSpec[Any, Any]]:
         """The tools advertised to a model of ``profile`` (agents spec §1.3 rule 1)."""
         allowed = PROFILE_FAMILIES[profile]
         return [s for s in self._specs if s.model_facing and s.family in allowed]
 
-    def by_family(self, family: Family) -> list[ToolSpec[Any]]:
+    def by_family(self, family: Family) -> list[ToolSpec[Any, Any]]:
         """The tools of one family."""
         return [s for s in self._specs if s.family is family]
 
-    def with_specs(self, *extra: ToolSpec[Any]) -> Registry:
+    def with_specs(self, *extra: ToolSpec[Any, Any]) -> Registry:
         """Return a new registry with ``extra`` appended (tests use this)."""
         return Registry((*self._specs, *extra))
 
@@ -99,11 +99,11 @@ class _BuiltinRegistry(Registry):
     iterating, ``len`` or ``names`` import them all (the tool models are built then, not at import)."""
 
     def __init__(self) -> None:  # no super().__init__: nothing is loaded yet
-        self._loaded: dict[str, tuple[ToolSpec[Any], ...]] = {}
+        self._loaded: dict[str, tuple[ToolSpec[Any, Any], ...]] = {}
         self._module_of = {name: module for module, _, names in _BUILTIN for name in names}
         self._all: Registry | None = None
 
-    def _module_specs(self, module: str) -> tuple[ToolSpec[Any], ...]:
+    def _module_specs(self, module: str) -> tuple[ToolSpec[Any, Any], ...]:
         specs = self._loaded.get(module)
         if specs is None:
             import importlib
@@ -121,14 +121,14 @@ class _BuiltinRegistry(Registry):
 
     # read-only properties in place of Registry's attributes: loading happens on first use
     @property
-    def _specs(self) -> tuple[ToolSpec[Any], ...]:  # type: ignore[override]
+    def _specs(self) -> tuple[ToolSpec[Any, Any], ...]:  # type: ignore[override]
         return self._full()._specs
 
     @property
-    def _by_name(self) -> dict[str, ToolSpec[Any]]:  # type: ignore[override]
+    def _by_name(self) -> dict[str, ToolSpec[Any, Any]]:  # type: ignore[override]
         return self._full()._by_name
 
-    def get(self, name: str) -> ToolSpec[Any] | None:
+    def get(self, name: str) -> ToolSpec[Any, Any] | None:
         """Return the spec called ``name`` (hidden aliases included), or None; loads only its module."""
         if self._all is None:
             module = self._module_of.get(name)

@@ -68,26 +68,33 @@ PROFILE_FAMILIES: dict[Profile, frozenset[Family]] = {
 #: The parsed-argument type of one tool: its ``input_model``, which its handler receives.
 ArgsT = TypeVar("ArgsT", bound="BaseModel")
 
-#: ``async (args, ctx) -> payload dict``, where ``args`` is an instance of the tool's input model.
-Handler = Callable[[ArgsT, "ToolContext"], Awaitable[dict[str, Any]]]
+#: The success result type of one tool: its ``output_model`` (named by its ``result_name``).
+OutT = TypeVar("OutT", bound="BaseModel")
+
+#: ``async (args, ctx) -> payload``, where ``args`` is an instance of the tool's input model and the payload
+#: a dict (optionally with a top-level ``summary_text``) or an instance of the tool's output model.
+Handler = Callable[[ArgsT, "ToolContext"], Awaitable[dict[str, Any] | OutT]]
 
 
 @dataclass(frozen=True)
-class ToolSpec(Generic[ArgsT]):
+class ToolSpec(Generic[ArgsT, OutT]):
     """One model-facing (or hidden) tool.
 
-    Generic in its input model: ``ToolSpec[ExecCommandInput]`` ties ``input_model`` to the
-    argument type of ``handler`` (and of ``normalize``). Collections of tools of different
-    models are ``ToolSpec[Any]``.
+    Generic in its input and output models: ``ToolSpec[ExecCommandInput, ExecCommandResult]`` ties
+    ``input_model`` to the argument type of ``handler`` (and of ``normalize``), and ``output_model`` to
+    what it returns. Collections of tools of different models are ``ToolSpec[Any, Any]``.
 
     Attributes:
         name: Public tool name, exactly as in the contract (``ExecCommand``).
         family: Capability family used by the profile gate.
         input_model: Strict pydantic model (``extra="forbid"``) for the arguments.
-        handler: ``async (args, ctx) -> payload dict``. The payload may carry a
-            top-level ``summary_text`` that the envelope lifts out. Raise
+        handler: ``async (args, ctx) -> payload``: a dict, which may carry a top-level
+            ``summary_text`` that the envelope lifts out, or an ``output_model`` instance. Raise
             :class:`~holon_nb.tools.errors.ToolFailure` for a typed error.
         result_name: Name of the success contract (``ExecCommandResult``).
+        output_model: Strict pydantic model of the success ``result`` (class name ``result_name``;
+            :mod:`holon_nb.tools.builtin.results`). Dispatch validates every success payload against it
+            and puts its JSON form in the envelope (:func:`holon_nb.tools.dispatch.typed_payload`).
         stability: Inventory stability; ``HIDDEN`` is never advertised.
         rendering: Model rendering of a success result.
         render_receipt: For ``CUSTOM_TEXT`` tools, ``(envelope dict, ReceiptContext) -> str``
@@ -113,8 +120,9 @@ class ToolSpec(Generic[ArgsT]):
     name: str
     family: Family
     input_model: type[ArgsT]
-    handler: Handler[ArgsT]
+    handler: Handler[ArgsT, OutT]
     result_name: str
+    output_model: type[OutT]
     stability: Stability = Stability.STABLE
     rendering: Rendering = Rendering.CANONICAL_JSON
     render_receipt: Callable[[dict[str, Any], Any], str] | None = None

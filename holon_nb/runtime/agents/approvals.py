@@ -142,7 +142,7 @@ def _outside(workdir: str | None, ctx: ToolContext) -> str | None:
 
 
 def approval_reason(
-    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+    spec: ToolSpec[Any, Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
 ) -> str | None:
     """Why ``policy`` asks before this call, or None when it does not.
 
@@ -179,7 +179,7 @@ def approval_reason(
 
 
 def needs_approval(
-    spec: ToolSpec[Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
+    spec: ToolSpec[Any, Any], args: Any, ctx: ToolContext, policy: ApprovalPolicy | str | None = None
 ) -> bool:
     """True when ``policy`` (default: the runtime setting) asks the user before this call (module docstring)."""
     return approval_reason(spec, args, ctx, policy) is not None

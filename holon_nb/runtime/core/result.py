@@ -10,6 +10,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ...tools.registry import Registry
 
 __all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
@@ -82,6 +84,27 @@ class ToolResult:
     def result(self) -> dict[str, Any] | None:
         """The success payload, or None."""
         return self.envelope.get("result")
+
+    @cached_property
+    def typed(self) -> BaseModel | None:
+        """The success (or deferred) ``result`` as an instance of its tool's ``output_model``, parsed on first use.
+
+        ``rt.call("ExecCommand", {"cmd": "true"}).typed`` is an ``ExecCommandResult``
+        (:mod:`holon_nb.tools.builtin.results`); attributes the result does not carry are None.
+
+        Returns:
+            The model instance, or None for an error envelope or a tool the registry does not know.
+
+        Raises:
+            pydantic.ValidationError: the result does not fit its model (dispatch never makes such an envelope).
+        """
+        result = self.envelope.get("result")
+        if result is None:
+            return None
+        from ...tools.registry import REGISTRY
+
+        spec = (self.registry or REGISTRY).get(self.tool_name)
+        return None if spec is None else spec.output_model.model_validate(result)
 
     @property
     def error(self) -> dict[str, Any] | None:

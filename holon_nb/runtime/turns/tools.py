@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ToolUseBlock
 from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
+from ...tools.dispatch import typed_payload
 from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
 from ...tools.errors import ToolFailure
 from ..core.rows import set_execution_status
@@ -348,10 +349,14 @@ class TurnToolExecutor:
             reason = (failure.error.details or {}).get("reason") if isinstance(failure.error.details, dict) else None
             self.interrupt(ob, reason or failure.error.kind, env)
             return False, env
-        env = success_envelope(name, payload)
+        spec = self._registry.get(name)
+        try:  # the committed result fits its model like any other (a drift: internal_error, logged)
+            env = success_envelope(name, payload if spec is None else typed_payload(spec, payload))
+        except ToolFailure as failure:
+            env = error_envelope(name, failure.error)
         with self._store.tx() as db:
             stored = dumps_envelope(self._scrubber().value(env))  # D6: stored envelopes are scrubbed
-            set_execution_status(db, ob.execution_id, "success", stored)
+            set_execution_status(db, ob.execution_id, "success" if env["status"] == "success" else "error", stored)
         return True, env
 
     def interrupt(self, ob: Obligation, reason: str, env: dict[str, Any] | None = None) -> dict[str, Any]:

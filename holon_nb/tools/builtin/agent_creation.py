@@ -16,6 +16,7 @@ from pydantic import Field
 
 from ..context import ToolContext
 from ..spec import Family, ToolSpec
+from .results.agents import CreateAgentResult, InvokeAgentResult
 from .work_inputs import Strict, invalid, storable, trim_optional, trim_required
 
 __all__ = ["SPECS", "CreateAgentInput", "InvokeAgentInput", "ModelRequest", "check_agent_id", "model_request"]
@@ -193,6 +194,7 @@ SPECS = (
         input_model=CreateAgentInput,
         handler=create_agent,
         result_name="CreateAgentResult",
+        output_model=CreateAgentResult,
         related_surfaces=_SURFACES,
     ),
     ToolSpec(
@@ -201,6 +203,7 @@ SPECS = (
         input_model=InvokeAgentInput,
         handler=invoke_agent,
         result_name="InvokeAgentResult",
+        output_model=InvokeAgentResult,
         related_surfaces=_SURFACES,
     ),
 )

@@ -16,6 +16,7 @@ from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..human import fields, record, shape, table
 from ..spec import Family, Stability, ToolSpec
+from .results.agents import AgentGetResult
 
 __all__ = ["GetAgentInput", "SPECS"]
 
@@ -115,6 +116,7 @@ SPECS = (
         input_model=GetAgentInput,
         handler=get_agent,
         result_name="AgentGetResult",
+        output_model=AgentGetResult,
         related_surfaces=_SURFACES,
         human=AGENT,
     ),
@@ -124,6 +126,7 @@ SPECS = (
         input_model=GetAgentInput,
         handler=get_agent,
         result_name="AgentGetResult",
+        output_model=AgentGetResult,
         stability=Stability.HIDDEN,
         description_name="GetAgent",
         alias_of="GetAgent",

@@ -34,6 +34,7 @@ from ..patching import (
     surface_for_route,
 )
 from ..spec import Family, Rendering, ToolSpec
+from .results.workspaces import ApplyPatchResult
 
 __all__ = ["SPECS", "ApplyPatchInput", "prepare_input"]
 
@@ -195,6 +196,7 @@ SPECS = (
         input_model=ApplyPatchInput,
         handler=apply_patch_handler,
         result_name="ApplyPatchResult",
+        output_model=ApplyPatchResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_receipt,
         normalize=_normalize,

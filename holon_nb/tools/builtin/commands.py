@@ -23,6 +23,7 @@ from ..human import batch_human, capped_note, exec_human
 from ..spec import Family, Rendering, ToolSpec
 from ..terminal.ansi import strip_ansi, terminal_text
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
+from .results.commands import ExecCommandBatchResult, ExecCommandResult
 
 __all__ = ["ExecCommandInput", "ExecCommandBatchInput", "BatchItem", "SPECS", "resolve_shell", "output_tokens"]
 
@@ -559,6 +560,7 @@ SPECS = (
         input_model=ExecCommandInput,
         handler=exec_command,
         result_name="ExecCommandResult",
+        output_model=ExecCommandResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_exec_receipt,
         human=exec_human,
@@ -570,6 +572,7 @@ SPECS = (
         input_model=ExecCommandBatchInput,
         handler=exec_command_batch,
         result_name="ExecCommandBatchResult",
+        output_model=ExecCommandBatchResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_batch_receipt,
         parse_hint=_batch_hint,

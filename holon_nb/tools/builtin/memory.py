@@ -21,6 +21,7 @@ from ..errors import ToolFailure
 from ..human import MAX_LINE, clip, fields, record, shape, text_block
 from ..source_refs import ALLOWED_SOURCE_REF_PREFIXES, SourceRefError, parse_source_ref
 from ..spec import Family, ToolSpec
+from .results.services import MemoryGetResponse, MemorySearchResponse
 from .work_inputs import budget_chars, receipt_chars
 
 __all__ = [
@@ -252,6 +253,7 @@ SPECS = (
         input_model=MemorySearchInput,
         handler=memory_search,
         result_name="MemorySearchResponse",
+        output_model=MemorySearchResponse,
         normalize=_trim_query,
         related_surfaces=_SURFACES,
         human=HITS,
@@ -262,6 +264,7 @@ SPECS = (
         input_model=MemoryGetInput,
         handler=memory_get,
         result_name="MemoryGetResponse",
+        output_model=MemoryGetResponse,
         related_surfaces=_SURFACES,
         human=MEMORY,
     ),

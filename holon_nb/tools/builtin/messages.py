@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from ..context import ToolContext
 from ..spec import Family, ToolSpec
+from .results.agents import EnqueueResult, SendAgentMessageResult
 from .work_inputs import Strict, trim_required
 
 __all__ = ["MESSAGE_SPECS", "EnqueueInput", "SendAgentMessageInput"]
@@ -63,6 +64,7 @@ MESSAGE_SPECS = (
         input_model=EnqueueInput,
         handler=enqueue,
         result_name="EnqueueResult",
+        output_model=EnqueueResult,
         related_surfaces=_SURFACES,
     ),
     ToolSpec(
@@ -72,6 +74,7 @@ MESSAGE_SPECS = (
         input_model=SendAgentMessageInput,
         handler=send_agent_message,
         result_name="SendAgentMessageResult",
+        output_model=SendAgentMessageResult,
         related_surfaces=_SURFACES,
     ),
 )

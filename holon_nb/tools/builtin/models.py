@@ -17,6 +17,7 @@ from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..human import fields, shape, table
 from ..spec import Family, ToolSpec
+from .results.services import ListModelProvidersResult, ListProviderModelsResult
 
 __all__ = ["ListModelProvidersInput", "ListProviderModelsInput", "page_models", "SPECS", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
@@ -123,13 +124,14 @@ async def list_provider_models(args: ListProviderModelsInput, ctx: ToolContext) 
     }
 
 
-SPECS: tuple[ToolSpec[Any], ...] = (
+SPECS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="ListModelProviders",
         family=Family.CORE_AGENT,
         input_model=ListModelProvidersInput,
         handler=list_model_providers,
         result_name="ListModelProvidersResult",
+        output_model=ListModelProvidersResult,
         human=table(
             "providers",
             "id",
@@ -147,6 +149,7 @@ SPECS: tuple[ToolSpec[Any], ...] = (
         input_model=ListProviderModelsInput,
         handler=list_provider_models,
         result_name="ListProviderModelsResult",
+        output_model=ListProviderModelsResult,
         human=shape(
             fields("provider", "returned", "next_cursor"),
             table("models", "model_ref", "availability", "context_window_tokens", "display_name", empty="(no models)"),

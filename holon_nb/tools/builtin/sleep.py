@@ -19,6 +19,7 @@ from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..spec import Family, Stability, ToolSpec
+from .results.agents import SleepResult
 from .work_inputs import Strict, UInt64, storable
 
 __all__ = ["SPECS", "SleepInput"]
@@ -62,6 +63,7 @@ SPECS = (
         input_model=SleepInput,
         handler=sleep,
         result_name="SleepResult",
+        output_model=SleepResult,
         stability=Stability.HIDDEN,
     ),
 )

@@ -16,6 +16,7 @@ from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..human import capped_note, fields, record, shape, table, task_output_human
 from ..spec import Family, Rendering, Stability, ToolSpec
+from .results.tasks import ListTasksResult, TaskInputResult, TaskOutputResult, TaskStatusResult, TaskStopResult
 
 __all__ = [
     "ListTasksInput",
@@ -188,6 +189,7 @@ SPECS = (
         input_model=ListTasksInput,
         handler=list_tasks,
         result_name="ListTasksResult",
+        output_model=ListTasksResult,
         related_surfaces=_SURFACES,
         human=TASK_LIST,
     ),
@@ -197,6 +199,7 @@ SPECS = (
         input_model=TaskIdInput,
         handler=task_status,
         result_name="TaskStatusResult",
+        output_model=TaskStatusResult,
         normalize=_trim,
         related_surfaces=_SURFACES,
         human=TASK,
@@ -207,6 +210,7 @@ SPECS = (
         input_model=TaskOutputInput,
         handler=task_output,
         result_name="TaskOutputResult",
+        output_model=TaskOutputResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_task_output_receipt,
         normalize=_trim,
@@ -219,6 +223,7 @@ SPECS = (
         input_model=TaskInputInput,
         handler=task_input,
         result_name="TaskInputResult",
+        output_model=TaskInputResult,
         normalize=_trim,
         related_surfaces=_SURFACES,
         human=shape(fields("accepted_input", "input_target", "bytes_written"), TASK),
@@ -230,6 +235,7 @@ SPECS = (
         input_model=TaskIdInput,
         handler=task_stop,
         result_name="TaskStopResult",
+        output_model=TaskStopResult,
         normalize=_trim,
         related_surfaces=_SURFACES,
         human=shape(fields("stop_requested", "force_stop_requested"), TASK),
@@ -240,6 +246,7 @@ SPECS = (
         input_model=ListTasksInput,
         handler=list_tasks,
         result_name="ListTasksResult",
+        output_model=ListTasksResult,
         stability=Stability.HIDDEN,
         description_name="ListTasks",
         alias_of="ListTasks",

@@ -13,6 +13,7 @@ from pydantic import Field
 from ..context import ToolContext
 from ..human import fields, record, shape, table
 from ..spec import Family, ToolSpec
+from .results.work import CancelTimerResult, CreateTimerResult, GetTimerResult, ListTimersResult
 from .work_inputs import Strict, UInt, UInt64, storable, trim_optional, trim_required
 
 __all__ = ["SPECS", "CreateTimerInput", "ListTimersInput", "TimerIdInput"]
@@ -94,6 +95,7 @@ SPECS = (
         input_model=CreateTimerInput,
         handler=create_timer,
         result_name="CreateTimerResult",
+        output_model=CreateTimerResult,
         related_surfaces=_SURFACES,
         human=TIMER,
     ),
@@ -103,6 +105,7 @@ SPECS = (
         input_model=ListTimersInput,
         handler=list_timers,
         result_name="ListTimersResult",
+        output_model=ListTimersResult,
         related_surfaces=_SURFACES,
         human=TIMER_LIST,
     ),
@@ -112,6 +115,7 @@ SPECS = (
         input_model=TimerIdInput,
         handler=get_timer,
         result_name="GetTimerResult",
+        output_model=GetTimerResult,
         related_surfaces=_SURFACES,
         human=TIMER,
     ),
@@ -122,6 +126,7 @@ SPECS = (
         input_model=TimerIdInput,
         handler=cancel_timer,
         result_name="CancelTimerResult",
+        output_model=CancelTimerResult,
         related_surfaces=_SURFACES,
         human=shape(fields("cancelled_transition"), TIMER),
     ),

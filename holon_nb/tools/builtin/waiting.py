@@ -15,6 +15,7 @@ from pydantic import Field
 from ..context import ToolContext
 from ..human import fields, record, shape
 from ..spec import Family, ToolSpec
+from .results.work import WaitForResult
 from .work_inputs import (
     Strict,
     UInt64,
@@ -67,6 +68,7 @@ SPECS = (
         input_model=WaitForInput,
         handler=wait_for,
         result_name="WaitForResult",
+        output_model=WaitForResult,
         related_surfaces=("runtime agent lifecycle APIs",),
         human=shape(
             fields("scope", "reason", "wake", "delivery", "work_item_id", "final_brief_id"),

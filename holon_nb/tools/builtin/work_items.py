@@ -15,6 +15,7 @@ from pydantic import Field
 from ..context import ToolContext
 from ..human import fields, record, shape, table, todos
 from ..spec import Family, ToolSpec
+from .results.work import GetWorkItemResult, ListWorkItemsResult, PickWorkItemResult, WorkItemMutationResult
 from .work_inputs import (
     Strict,
     UInt,
@@ -231,6 +232,7 @@ SPECS = (
         input_model=CreateWorkItemInput,
         handler=create_work_item,
         result_name="WorkItemMutationResult",
+        output_model=WorkItemMutationResult,
         parse_hint=_hint("objective"),
         related_surfaces=_SURFACES,
         human=WORK_ITEM,
@@ -242,6 +244,7 @@ SPECS = (
         input_model=PickWorkItemInput,
         handler=pick_work_item,
         result_name="PickWorkItemResult",
+        output_model=PickWorkItemResult,
         related_surfaces=_SURFACES,
         human=CURRENT_ITEM,
     ),
@@ -251,6 +254,7 @@ SPECS = (
         input_model=GetWorkItemInput,
         handler=get_work_item,
         result_name="GetWorkItemResult",
+        output_model=GetWorkItemResult,
         related_surfaces=_SURFACES,
         human=WORK_ITEM,
     ),
@@ -260,6 +264,7 @@ SPECS = (
         input_model=ListWorkItemsInput,
         handler=list_work_items,
         result_name="ListWorkItemsResult",
+        output_model=ListWorkItemsResult,
         related_surfaces=_SURFACES,
         human=WORK_ITEM_LIST,
     ),
@@ -270,6 +275,7 @@ SPECS = (
         input_model=UpdateWorkItemInput,
         handler=update_work_item,
         result_name="WorkItemMutationResult",
+        output_model=WorkItemMutationResult,
         parse_hint=_hint("work_item_id"),
         related_surfaces=_SURFACES,
         human=WORK_ITEM,
@@ -281,6 +287,7 @@ SPECS = (
         input_model=CompleteWorkItemInput,
         handler=complete_work_item,
         result_name="WorkItemMutationResult",
+        output_model=WorkItemMutationResult,
         related_surfaces=_SURFACES,
         human=COMPLETION,
     ),

@@ -17,6 +17,14 @@ from ..envelope import ToolError
 from ..errors import ToolFailure
 from ..human import fields, record, shape, table
 from ..spec import Family, Rendering, ToolSpec
+from .results.workspaces import (
+    AttachWorkspaceResult,
+    CreateWorktreeResult,
+    DetachWorkspaceResult,
+    RemoveWorktreeResult,
+    SwitchWorkspaceResult,
+    WorkspaceStateResult,
+)
 from .workspace_receipt import render_workspace_state_receipt
 
 __all__ = [
@@ -236,6 +244,7 @@ SPECS = (
         input_model=GetWorkspaceStateInput,
         handler=get_workspace_state,
         result_name="WorkspaceStateResult",
+        output_model=WorkspaceStateResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_workspace_state_receipt,
         related_surfaces=_FILES,
@@ -247,6 +256,7 @@ SPECS = (
         input_model=AttachWorkspaceInput,
         handler=attach_workspace,
         result_name="AttachWorkspaceResult",
+        output_model=AttachWorkspaceResult,
         normalize=_normalize(("path",)),
         related_surfaces=_BINDING,
     ),
@@ -256,6 +266,7 @@ SPECS = (
         input_model=DetachWorkspaceInput,
         handler=detach_workspace,
         result_name="DetachWorkspaceResult",
+        output_model=DetachWorkspaceResult,
         normalize=_normalize(("workspace_id",)),
         related_surfaces=_BINDING,
     ),
@@ -265,6 +276,7 @@ SPECS = (
         input_model=SwitchWorkspaceInput,
         handler=switch_workspace,
         result_name="SwitchWorkspaceResult",
+        output_model=SwitchWorkspaceResult,
         normalize=_normalize((), ("workspace_id", "execution_root_id", "path", "cwd")),
         related_surfaces=_FILES,
     ),
@@ -274,6 +286,7 @@ SPECS = (
         input_model=CreateWorktreeInput,
         handler=create_worktree,
         result_name="CreateWorktreeResult",
+        output_model=CreateWorktreeResult,
         normalize=_normalize(("workspace_id", "branch", "base_ref"), ("label",), dash=("branch", "base_ref")),
         related_surfaces=_FILES,
     ),
@@ -283,6 +296,7 @@ SPECS = (
         input_model=RemoveWorktreeInput,
         handler=remove_worktree,
         result_name="RemoveWorktreeResult",
+        output_model=RemoveWorktreeResult,
         normalize=_normalize(("execution_root_id",), ("return_to", "merged_into"), dash=("return_to", "merged_into")),
         related_surfaces=_FILES,
     ),

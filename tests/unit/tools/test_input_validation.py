@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, CallContext, Family, ToolSpec, dispatch
+from holon_nb.tools.builtin.results.base import ResultModel
 from holon_nb.tools.envelope import ToolError, error_envelope, render_error_receipt
 
 
@@ -160,12 +161,18 @@ class _BoomInput(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class _X(ResultModel):
+    """Boom's result (never made: it raises)."""
+
+
 async def _boom(args, ctx):
     raise KeyError("boom")
 
 
 def test_ac56_internal_error_never_escapes(tmp_path) -> None:
-    spec = ToolSpec(name="Boom", family=Family.CORE_AGENT, input_model=_BoomInput, handler=_boom, result_name="X")
+    spec = ToolSpec(
+        name="Boom", family=Family.CORE_AGENT, input_model=_BoomInput, handler=_boom, result_name="X", output_model=_X
+    )
     with Runtime(home=tmp_path / "h", workspace=tmp_path, registry=REGISTRY.with_specs(spec)) as rt:
         r = rt.call("Boom", {})
         e = err(r, "internal_error")

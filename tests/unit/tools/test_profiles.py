@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, Profile, ToolSpec
+from holon_nb.tools.builtin.results.base import ResultModel
 from holon_nb.tools.spec import PROFILE_FAMILIES
 
 CALLS: list[str] = []
@@ -29,12 +30,17 @@ async def _attach(args: _AttachInput, ctx) -> dict:
     return {"summary_text": "attached"}
 
 
+class Probe(ResultModel):
+    """The probe's (empty) result."""
+
+
 ATTACH = ToolSpec(
     name="AttachWorkspaceProbe",
     family=Family.AUTHORITY_EXPANDING,
     input_model=_AttachInput,
     handler=_attach,
     result_name="Probe",
+    output_model=Probe,
 )
 
 

@@ -17,6 +17,7 @@ from holon_nb.providers.base import (
 )
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
+from holon_nb.tools.builtin.results.base import ResultModel
 from holon_nb.tools.builtin.work_inputs import Strict
 from holon_nb.tools.registry import REGISTRY
 from holon_nb.tools.spec import Family, ToolSpec
@@ -149,6 +150,12 @@ class _BigInput(Strict):
     pass
 
 
+class BigOutputResult(ResultModel):
+    """BigOutput's result: one long text."""
+
+    text: str
+
+
 async def _big(args: _BigInput, ctx: object) -> dict:
     return {"text": "x" * 40_000, "summary_text": "s" * 1000}
 
@@ -160,6 +167,7 @@ def test_case18_oversized_receipt_becomes_the_truncation_receipt(tmp_path: Path,
         input_model=_BigInput,
         handler=_big,
         result_name="BigOutputResult",
+        output_model=BigOutputResult,
         description_name="GetAgent",
     )
     with Runtime(home=tmp_path / "home", workspace=workspace, registry=REGISTRY.with_specs(big)) as rt:

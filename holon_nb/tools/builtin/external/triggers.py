@@ -21,6 +21,7 @@ from ...envelope import ToolError
 from ...errors import ToolFailure
 from ...spec import Family, Stability, ToolSpec
 from ...terminal.scrubbing import TOKEN_PATTERN
+from ..results.services import ExternalTriggerCapability, ExternalTriggerRecord
 
 __all__ = ["SPECS", "TOKEN_PATTERN", "CancelExternalTriggerInput", "CreateExternalTriggerInput", "redact_tokens"]
 
@@ -97,13 +98,14 @@ async def cancel_external_trigger(args: CancelExternalTriggerInput, ctx: ToolCon
     return ctx.triggers.cancel(ctx.call.agent_id, args.external_trigger_id)
 
 
-SPECS: tuple[ToolSpec[Any], ...] = (
+SPECS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="CreateExternalTrigger",
         family=Family.EXTERNAL_TRIGGER,
         input_model=CreateExternalTriggerInput,
         handler=create_external_trigger,
         result_name="ExternalTriggerCapability",
+        output_model=ExternalTriggerCapability,
         stability=Stability.HIDDEN,
         related_surfaces=_SURFACES,
     ),
@@ -114,6 +116,7 @@ SPECS: tuple[ToolSpec[Any], ...] = (
         input_model=CancelExternalTriggerInput,
         handler=cancel_external_trigger,
         result_name="ExternalTriggerRecord",
+        output_model=ExternalTriggerRecord,
         stability=Stability.HIDDEN,
         normalize=_require_id,
         related_surfaces=_SURFACES,

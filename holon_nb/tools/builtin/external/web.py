@@ -17,6 +17,7 @@ from ...envelope import ToolError
 from ...errors import ToolFailure
 from ...human.builders import fields, shape, table, text_block
 from ...spec import Family, Stability, ToolSpec
+from ..results.services import WebFetchResult, WebSearchResult, XSearchResult
 
 __all__ = ["SPECS", "WebFetchInput", "WebSearchInput", "XSearchInput"]
 
@@ -212,13 +213,14 @@ _SEARCH_HUMAN = shape(
     table("results", "rank", "title", "display_url", "snippet", empty="(no results)"),
 )
 
-SPECS: tuple[ToolSpec[Any], ...] = (
+SPECS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="WebFetch",
         family=Family.WEB,
         input_model=WebFetchInput,
         handler=web_fetch,
         result_name="WebFetchResult",
+        output_model=WebFetchResult,
         stability=Stability.EXPERIMENTAL,
         normalize=_trim_url,
         related_surfaces=_SURFACES,
@@ -230,6 +232,7 @@ SPECS: tuple[ToolSpec[Any], ...] = (
         input_model=WebSearchInput,
         handler=web_search,
         result_name="WebSearchResult",
+        output_model=WebSearchResult,
         stability=Stability.EXPERIMENTAL,
         normalize=_check_search,
         related_surfaces=_SURFACES,
@@ -241,6 +244,7 @@ SPECS: tuple[ToolSpec[Any], ...] = (
         input_model=XSearchInput,
         handler=x_search,
         result_name="XSearchResult",
+        output_model=XSearchResult,
         stability=Stability.EXPERIMENTAL,
         normalize=_check_x,
         related_surfaces=("xAI hosted search adapter",),

@@ -20,6 +20,7 @@ from ...envelope import ToolError
 from ...errors import ToolFailure
 from ...human import aligned, wrap
 from ...spec import Family, Rendering, Stability, ToolSpec
+from ..results.services import GenerateImageResult, ViewImageResult
 
 __all__ = [
     "ViewImageInput",
@@ -274,6 +275,7 @@ SPECS = (
         input_model=ViewImageInput,
         handler=view_image,
         result_name="ViewImageResult",
+        output_model=ViewImageResult,
         stability=Stability.EXPERIMENTAL,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_view_image_receipt,
@@ -286,6 +288,7 @@ SPECS = (
         input_model=GenerateImageInput,
         handler=generate_image,
         result_name="GenerateImageResult",
+        output_model=GenerateImageResult,
         rendering=Rendering.CUSTOM_TEXT,
         render_receipt=render_generate_image_receipt,
         normalize=_normalize_generate,
