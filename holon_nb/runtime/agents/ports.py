@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ...render.scrubbing import Scrubber
     from ...tools.context import CallContext, ToolContext
-    from ...tools.receipts import Scrubber
 
 __all__ = ["ApprovalSettings", "EventSink", "ScrubberSource", "ToolContexts"]
 

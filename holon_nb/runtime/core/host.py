@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ...tools.receipts import Scrubber
+    from ...render.scrubbing import Scrubber
     from ...tools.registry import Registry
     from ..agents.approvals import ApprovalBroker
     from ..agents.plane import AgentPlane

@@ -15,9 +15,9 @@ import pytest
 
 from holon_nb import Runtime
 from holon_nb.runtime.core.context import _Context
+from holon_nb.tools import render_receipt
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
-from holon_nb.tools.receipts import render_receipt
 
 
 @dataclass
