@@ -17,7 +17,7 @@ HTML card :func:`card_html`     a notebook's ``text/html``: status pill, facts, 
 (:mod:`.card`)                  output with colours (:mod:`.ansi`), diffs, errors     the agent view
 thumbnails :func:`preview_html` the pictures a call viewed or wrote, below the card   the mimebundle, agent view
 the mimebundle                  all of the above plus the scrubbed envelope as        ``ToolResult._repr_mimebundle_``
-:func:`mimebundle`              :data:`RESULT_MIMETYPE`, encodable as UTF-8
+:func:`mimebundle`              :data:`RESULT_MIMETYPE` (made UTF-8 encodable there)
 failure check                   the commands of a successful call that ran and        ``%exec --raise``
 :func:`command_failures`        failed (non-zero exit, signal, failed batch item)
 ==============================  ====================================================  ==========================

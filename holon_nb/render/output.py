@@ -1,10 +1,9 @@
 """A tool result as a notebook shows and saves it: the human text, the HTML card, the mimebundle.
 
 Each function takes the result itself (:class:`ShownResult`: ``holon_nb.runtime.ToolResult`` is one), so a
-typed result can be passed the same way. Rules: capability tokens of external triggers never reach a saved
+typed result can be passed the same way. Rule: capability tokens of external triggers never reach a saved
 notebook (workspace spec §14: :func:`~holon_nb.render.scrubbing.redact_tokens`, applied before the human
-rendering cuts long values, since a cut token would survive), and every string of the bundle is encodable as
-UTF-8 (:mod:`.surrogates`: a lone surrogate would make the kernel fail to send the whole output).
+rendering cuts long values, since a cut token would survive).
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from .card import render_card
 from .human import render_human
 from .receipt import Specs
 from .scrubbing import redact_tokens
-from .surrogates import encodable, encodable_value
 from .thumbnails import preview_html
 
 __all__ = ["RESULT_MIMETYPE", "ShownResult", "card_html", "human_text", "mimebundle"]
@@ -105,13 +103,15 @@ def mimebundle(result: ShownResult) -> dict[str, Any]:
     picture as its own representation (JupyterLab prefers the HTML, which shows them all).
 
     Returns:
-        ``{mimetype: data}``; every string in it encodable as UTF-8.
+        ``{mimetype: data}``. Its strings may still hold lone surrogates (a JSON ``\\ud800`` in a command's
+        output), which the kernel cannot send: the caller makes the bundle encodable as UTF-8
+        (``ToolResult`` with :func:`holon_nb.tools.text.encodable_value`).
     """
     envelope = redact_tokens(result.display_envelope)
     bundle = {
-        "text/plain": encodable(redact_tokens(result.display_text)),
-        "text/html": encodable(_card(result, envelope)),
-        RESULT_MIMETYPE: encodable_value(envelope),
+        "text/plain": redact_tokens(result.display_text),
+        "text/html": _card(result, envelope),
+        RESULT_MIMETYPE: envelope,
     }
     previews = tuple(result.previews)
     if previews:

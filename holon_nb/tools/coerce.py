@@ -14,9 +14,9 @@ import math
 import re
 from typing import Any
 
-from ..render.surrogates import has_surrogate
 from .errors import HolonNBError
 from .schema import slot_types
+from .text import has_surrogate
 
 __all__ = [
     "MAX_INPUT_DEPTH",

@@ -146,3 +146,32 @@ def command_diagnostics(cmd: str, effective_tokens: int, scrub: Callable[[str], 
         "effective_max_output_tokens": effective_tokens,
         "output_char_budget": effective_tokens * 4,
     }
+
+
+# ---------------------------------------------------------------- lone surrogates (issue 9)
+
+#: A lone UTF-16 surrogate code point, which no UTF-8 file, SQLite text or notebook output can encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate code point (U+D800–U+DFFF), which UTF-8 cannot encode."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate written as a ``\\udXXX`` escape, so it encodes as UTF-8."""
+    if not has_surrogate(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def encodable_value(value: Any) -> Any:
+    """A JSON value with :func:`encodable` applied to every string (keys too); other values as given."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {encodable(k) if isinstance(k, str) else k: encodable_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable_value(v) for v in value]
+    return value

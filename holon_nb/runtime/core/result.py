@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ...render import OUTPUT_SHOWN_BELOW, RESULT_MIMETYPE, human_text, mimebundle
+from ...tools.text import encodable_value
 
 if TYPE_CHECKING:
     from ...tools.registry import Registry
@@ -100,7 +101,9 @@ class ToolResult:
         return human_text(self, self.registry or REGISTRY)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return mimebundle(self)
+        # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
+        bundle: dict[str, Any] = encodable_value(mimebundle(self))
+        return bundle
 
     def as_final_receipt(self, ran_ms: int | None) -> ToolResult:
         """This result shown as a task's final receipt: its first line says how long the task ran.
