@@ -236,8 +236,8 @@ def _option_value(args: Sequence[str], option: str) -> str | None:
 
 
 def _cmd_call(ns: argparse.Namespace) -> int:
+    from .render import dumps_envelope
     from .runtime import Runtime
-    from .tools.envelope import dumps_envelope
     from .tools.errors import HolonNBError
 
     context = None

@@ -28,7 +28,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
-# the project the agent fixes is this copy of holon_nb/tools/terminal/ansi.py, refreshed only by --record
+# the project the agent fixes is this copy of holon_nb/render/ansi.py, refreshed only by --record
 # --refresh-project: the recorded patch
 # fits it, so reformatting or editing the package's module changes nothing the notebook is expected to show
 FROZEN = HERE / "04-agent-turns.holon" / "ansi.py"
@@ -74,7 +74,7 @@ project.mkdir()
 # the installed package's
 source = Path("04-agent-turns.holon", "ansi.py")
 if not source.is_file():
-    source = Path(holon_nb.__file__).parent / "tools" / "terminal" / "ansi.py"
+    source = Path(holon_nb.__file__).parent / "render" / "ansi.py"
 good = source.read_text()
 bad = good.replace('32: "#1a7f37"', '32: "#cf222e"')               # the bug: green drawn red
 assert bad != good
@@ -101,7 +101,7 @@ def build() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## A small real project with a bug\n\n"
-            "The project is a copy of `holon_nb/tools/terminal/ansi.py` (it turns terminal colours into HTML; the copy in\n"
+            "The project is a copy of `holon_nb/render/ansi.py` (it turns terminal colours into HTML; the copy in\n"
             "`04-agent-turns.holon/ansi.py`, taken when the cassettes were recorded, since their patch fits it)\n"
             "and three tests; the notebook breaks one colour.\n\n"
             "`--yield-ms 100000` keeps each test run in the foreground for up to 100 s instead of the default 10 s,\n"
@@ -359,5 +359,5 @@ if __name__ == "__main__":
     print("wrote", OUT)
     if "--record" in sys.argv:
         if "--refresh-project" in sys.argv:  # take a new copy of the package's module (the patch must still fit)
-            FROZEN.write_text((ROOT / "holon_nb" / "tools" / "terminal" / "ansi.py").read_text())
+            FROZEN.write_text((ROOT / "holon_nb" / "render" / "ansi.py").read_text())
         record()

@@ -557,7 +557,7 @@ def _cassette(session: _Session, path: str, mode: str) -> Any:
 def waking_excerpt(msg: dict[str, Any], width: int = 160) -> str:
     """The waking message's first line as the ``--follow`` view notes it: whole words, ``…`` when cut
     (or when more lines follow)."""
-    from ..tools.human import shorten
+    from ..render.human import shorten
 
     lines = [line for line in str(msg.get("text") or "").strip().splitlines() if line.strip()]
     if not lines:

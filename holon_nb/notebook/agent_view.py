@@ -32,12 +32,12 @@ from typing import Any
 
 from ipywidgets import HTML, Button, HBox, Layout, VBox
 
-from ..runtime.core.result import preview_html
-from ..tools.card import card_root, render_card
-from ..tools.human import clip, glance, pretty_input, render_human, shorten_paths
-from ..tools.palette import fg, muted_style
+from ..render import preview_html
+from ..render.ansi import ansi_to_html
+from ..render.card import card_root, render_card
+from ..render.human import clip, glance, pretty_input, render_human, shorten_paths
+from ..render.palette import fg, muted_style
 from ..tools.registry import REGISTRY
-from ..tools.terminal.ansi import ansi_to_html
 from .liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE
 
 #: Marker in the display bundle of a holon_nb view whose ``text/plain`` is its final, readable state.

@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
 
+from ..render.card import card_root
+from ..render.palette import fg, muted_style
 from ..runtime import Runtime
 from ..runtime.core.events import RuntimeEvent
-from ..tools.card import card_root
 from ..tools.context import CallContext
-from ..tools.palette import fg, muted_style
 from .liveness import OWNER, STYLE, WHEN_DEAD, hidden_beacon, spent_bundle
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -2,7 +2,7 @@
 
 A tool result displays through :class:`~holon_nb.runtime.ToolResult`'s own
 ``_repr_mimebundle_`` (``text/plain`` receipt, ``text/html`` card from
-:mod:`holon_nb.tools.card`, ``application/vnd.holon.tool-result+json``
+:mod:`holon_nb.render.card`, ``application/vnd.holon.tool-result+json``
 scrubbed envelope). Everything here always carries ``text/plain`` so saved
 and headless notebooks stay readable (style.md §2.13).
 """
@@ -15,13 +15,14 @@ from typing import Any
 
 from IPython.display import display
 
+from ..render import command_failures
+from ..render.card import card_root
+from ..render.human import wrap
+from ..render.palette import muted_style
 from ..runtime import ToolResult
-from ..tools.card import card_root
 from ..tools.errors import CommandFailed, ToolCallError
-from ..tools.human import wrap
-from ..tools.palette import muted_style
 
-__all__ = ["Note", "Table", "command_failures", "interrupted", "raise_if_command_failed", "show_result"]
+__all__ = ["Note", "Table", "interrupted", "raise_if_command_failed", "show_result"]
 
 
 def interrupted(what: str) -> KeyboardInterrupt:
@@ -64,7 +65,7 @@ CELL_LINES = 6
 
 
 def _cell_lines(value: str) -> list[str]:
-    """A cell's text on lines of at most :data:`CELL_CHARS` characters (:func:`~holon_nb.tools.human.wrap`,
+    """A cell's text on lines of at most :data:`CELL_CHARS` characters (:func:`~holon_nb.render.human.wrap`,
     as a receipt's hints); a short one as it is."""
     if len(value) <= CELL_CHARS and "\n" not in value:
         return [value]
@@ -135,49 +136,6 @@ def show_result(result: ToolResult, raise_on_error: bool = False) -> None:
     display(result)
     if raise_on_error and not result.ok:
         raise ToolCallError(result.display_envelope)
-
-
-def _how(result: dict[str, Any]) -> str:
-    status = result.get("exit_status")
-    if isinstance(status, int):
-        return f"exit status {status}"
-    return str(result.get("summary_text") or "no exit status")
-
-
-def command_failures(envelope: dict[str, Any]) -> list[tuple[str, str]]:
-    """The commands of a successful ExecCommand / ExecCommandBatch call that ran and failed.
-
-    Returns:
-        ``[(command preview, how it ended)]``: an ExecCommand that completed with a non-zero or
-        absent exit status (killed by a signal); each batch item whose status is ``failed`` or
-        ``rejected`` (commands spec §5.5: non-zero exit, timeout, spawn failure). A command still
-        running when the call returned (promoted to a task) is not judged. Empty for other tools and
-        for error envelopes (those raise :class:`ToolCallError`).
-    """
-    if envelope.get("status") != "success":
-        return []
-    r = envelope.get("result") or {}
-    if envelope.get("tool_name") == "ExecCommand":
-        if r.get("disposition") == "completed" and r.get("exit_status") != 0:
-            return [
-                (
-                    (r.get("command_diagnostics") or {}).get("cmd_preview", ""),
-                    _how({**r, "summary_text": envelope.get("summary_text")}),
-                )
-            ]
-        return []
-    if envelope.get("tool_name") == "ExecCommandBatch":
-        return [
-            (
-                str(item.get("cmd", "")),
-                _how(item["result"])
-                if item.get("result")
-                else str(item.get("error_message") or item.get("error_kind") or item["status"]),
-            )
-            for item in r.get("items") or []
-            if item.get("status") in ("failed", "rejected")
-        ]
-    return []
 
 
 def raise_if_command_failed(result: ToolResult) -> None:

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.display import DisplayHandle, display
 
+from ..render.scrubbing import Scrubber
 from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
-from ..tools.receipts import Scrubber
 from .liveness import Standby
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown

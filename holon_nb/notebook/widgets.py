@@ -19,9 +19,9 @@ from typing import Any
 from ipywidgets import HTML, Button, Layout, VBox
 from traitlets import Float, Int, Unicode
 
-from ..tools.card import card_root
-from ..tools.palette import muted_style
-from ..tools.terminal.ansi import ansi_to_html, strip_ansi
+from ..render.ansi import ansi_to_html, strip_ansi
+from ..render.card import card_root
+from ..render.palette import muted_style
 from .liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE
 
 __all__ = ["TAIL_FOLLOW", "VIEW_CHARS", "VIEW_LINES", "TaskWidget", "render_task_view", "static_task_view"]
@@ -89,7 +89,7 @@ def render_task_view(
             view's tail is a box of its own. Both start at the newest line.
 
     Returns:
-        ``(header, body)``, each a card root (:func:`holon_nb.tools.card.card_root`).
+        ``(header, body)``, each a card root (:func:`holon_nb.render.card.card_root`).
     """
     ended = status in _TERMINAL
     colour = _COLOURS.get(status, "#57606a")

@@ -15,10 +15,10 @@ from IPython.core.magic import cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from ..render.human import headline, shorten_value
 from ..runtime import ToolResult
 from ..runtime.core.result import RESULT_MIMETYPE
 from ..tools.errors import ToolCallError
-from ..tools.human import headline, shorten_value
 from .display import Note, Table
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted, split_verbatim, strip_comment, unquote

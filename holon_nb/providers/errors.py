@@ -19,7 +19,7 @@ from http import HTTPStatus
 from typing import Any, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
-from ..tools.receipts import Scrubber
+from ..render.scrubbing import Scrubber
 from .base import ProviderTransportError, TokenUsage
 
 __all__ = [

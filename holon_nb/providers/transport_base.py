@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tools.receipts import Scrubber
+from ..render.scrubbing import Scrubber
 from .base import ProviderToolSpec, ProviderTransportError, TurnRequest
 from .catalog import ResolvedProvider
 from .errors import ToolSchemaRejected

@@ -24,14 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..render import ReceiptContext, Scrubber, dumps_envelope, model_receipt
+from ..render.ansi import without_escapes
 from ..tools.context import CallContext, resolve_shell
 from ..tools.dispatch import classify_exception
-from ..tools.envelope import dumps_envelope, error_envelope, project_receipt
+from ..tools.envelope import error_envelope
 from ..tools.errors import RuntimeClosed, RuntimeStartupError, ToolCallError
-from ..tools.receipts import ReceiptContext, Scrubber, render_receipt
 from ..tools.registry import REGISTRY, Registry
 from ..tools.spec import Profile
-from ..tools.terminal.ansi import without_escapes
 from .agents.approvals import ApprovalBroker
 from .agents.plane import AgentPlane
 from .core.context import RuntimeToolContext, ToolPlanes
@@ -414,8 +414,9 @@ class Runtime:
         else:  # no escape code, no secret in it (its JSON says so): all three views are the envelope (issue 12)
             display = model_view = env
             text_scrubbed += ["envelope", "scrubbed_envelope"]  # scrub.text leaves this JSON text unchanged
-        full = scrub.text(render_receipt(model_view, self.registry, ReceiptContext(execution_id, budget)))
-        receipt, projected = project_receipt(full, model_view, execution_id, budget)
+        receipt, full, projected = model_receipt(
+            model_view, self.registry, ReceiptContext(execution_id, budget), scrub.text
+        )
         try:
             args_text = args if isinstance(args, str) else _args_json(args)
         except (TypeError, ValueError, RecursionError):

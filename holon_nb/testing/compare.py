@@ -228,7 +228,7 @@ def _joined(value: Any) -> str:
 def _is_runtime(data: Mapping[str, Any]) -> bool:
     """True for the runtime's own output (a board, a note, a table of holon_nb): an
     ``application/vnd.holon.*`` mimetype in the bundle, or HTML that is a holon_nb card
-    (``<div class="holon-card …">``, tools/card.py). Its text gets every runtime mask (issue 24, B4)."""
+    (``<div class="holon-card …">``, render/card.py). Its text gets every runtime mask (issue 24, B4)."""
     if any(m.startswith(_HOLON_PREFIX) for m in data):
         return True
     html = data.get("text/html")

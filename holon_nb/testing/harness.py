@@ -58,9 +58,9 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 
+from ..render.ansi import strip_ansi
+from ..render.scrubbing import Scrubber
 from ..tools.errors import HolonNBError
-from ..tools.receipts import Scrubber
-from ..tools.terminal.ansi import strip_ansi
 from .kernel_code import FINISH, FINISH_PLAIN, FREEZE, LOAD, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD, needs_holon
 from .kernels import NoSuchKernel, kernel_env, kernel_manager
 from .parameters import inject_parameters

@@ -191,7 +191,7 @@ get_ipython().run_line_magic("unload_ext", "holon_nb")  # close the runtime befo
 
 SECRETS = """\
 def _holon_nb_secrets():
-    from holon_nb.tools.receipts import Scrubber
+    from holon_nb.render.scrubbing import Scrubber
     try:
         import holon_nb
         return list(holon_nb.get_runtime().scrubber().values)

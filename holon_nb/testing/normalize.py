@@ -67,7 +67,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tools.terminal.ansi import terminal_text as _terminal
+from ..render import RESULT_MIMETYPE  # the MIME type of a holon_nb tool receipt in a display bundle
+from ..render.ansi import terminal_text as _terminal
 
 __all__ = [
     "ADDRESS_RE",
@@ -90,9 +91,6 @@ __all__ = [
     "strip_ansi",
     "terminal_text",
 ]
-
-#: MIME type of a holon_nb tool receipt in a display bundle.
-RESULT_MIMETYPE = "application/vnd.holon.tool-result+json"
 
 #: CSI (``ESC [ … final``) and OSC (``ESC ] … BEL|ESC \\``) sequences and lone two-byte escapes.
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -143,7 +141,7 @@ def terminal_text(text: str) -> str:
     (``"\\r10%\\r50%\\r100%\\n"`` -> ``"100%\\n"``; ``"abc\\rX"`` -> ``"Xbc"``).
     ``\\r\\n`` is a plain newline.
     """
-    # the same rendering as a receipt's command output (tools/terminal/ansi.py), after this module's ANSI mask
+    # the same rendering as a receipt's command output (render/ansi.py), after this module's ANSI mask
     return _terminal(strip_ansi(text))
 
 

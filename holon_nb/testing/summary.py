@@ -10,7 +10,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from ..runtime.core.result import RESULT_MIMETYPE
+from ..render import RESULT_MIMETYPE
 
 __all__ = ["CellReport", "RunSummary", "count_receipts", "format_summary"]
 

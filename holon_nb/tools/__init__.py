@@ -1,6 +1,8 @@
 """The model-facing tool surface: declarations, registry, dispatch, envelopes.
 
-Imports nothing above it and no Jupyter package (design.md, "Layers").
+Imports nothing above it and no Jupyter package (design.md, "Layers"). The envelope's JSON, the receipts and
+the scrubber are :mod:`holon_nb.render`'s, the layer below; ``dumps_envelope``, ``project_receipt`` and
+``Scrubber`` are re-exported here, and :func:`render_receipt` renders by the built-in registry by default.
 
 Example::
 
@@ -8,12 +10,13 @@ Example::
     spec = REGISTRY.get("ExecCommand")
 """
 
+from ..render.receipt import dumps_envelope, project_receipt
+from ..render.scrubbing import Scrubber
 from .context import CallContext, ToolContext
 from .dispatch import dispatch, parse_args
-from .envelope import ERROR_KINDS, ToolError, dumps_envelope, error_envelope, project_receipt, success_envelope
+from .envelope import ERROR_KINDS, ToolError, error_envelope, success_envelope
 from .errors import HolonNBError, RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError, ToolFailure
-from .receipts import Scrubber, render_receipt
-from .registry import REGISTRY, Registry
+from .registry import REGISTRY, Registry, render_receipt
 from .schema import input_schema
 from .spec import Family, Profile, Rendering, Stability, ToolSpec
 

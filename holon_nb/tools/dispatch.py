@@ -366,7 +366,7 @@ def typed_payload(spec: ToolSpec[Any, Any], payload: Any) -> dict[str, Any]:
             raise drift from None
         return payload  # logged; the user keeps what the call did and returned (its effects have happened)
     if STRICT_RESULTS:
-        from .envelope import dumps_envelope
+        from ..render import dumps_envelope
 
         dumped = typed.model_dump(mode="json", exclude_unset=True)
         if dumps_envelope({"result": dumped}) != dumps_envelope({"result": body}):

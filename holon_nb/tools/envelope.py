@@ -1,33 +1,19 @@
-"""The shared result envelope, ``ToolError``, and receipt rendering.
+"""The shared result envelope and ``ToolError``.
 
 Rules come from commands spec §3 (envelope, error object, error-kind
-catalogue, model-visible rendering) and the spec README's consistency notes.
-An envelope is a plain ``dict`` with keys in the order ``tool_name``,
-``status``, ``summary_text``, ``result``, ``error``; absent optionals are
-omitted. Serialisation sorts every nested object's keys so receipts are
-byte-stable.
+catalogue) and the spec README's consistency notes. An envelope is a plain
+``dict`` with keys in the order ``tool_name``, ``status``, ``summary_text``,
+``result``, ``error``; absent optionals are omitted. Its serialisation and the
+model-visible receipts made from it are :mod:`holon_nb.render.receipt`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "ERROR_KINDS",
-    "ToolError",
-    "success_envelope",
-    "error_envelope",
-    "dumps_envelope",
-    "render_error_receipt",
-    "render_json_receipt",
-    "project_receipt",
-    "estimate_tokens",
-    "DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS",
-]
+__all__ = ["ERROR_KINDS", "ToolError", "success_envelope", "error_envelope"]
 
 #: Closed catalogue of error kinds with (domain, retryable) defaults (commands spec §3.3).
 ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
@@ -128,9 +114,6 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "x_search_unavailable": ("provider", False),
 }
 
-DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS = 2500
-_ENVELOPE_ORDER = ("tool_name", "status", "summary_text", "result", "error")
-_DETAILS_BUDGET = 1000
 _TEXT_CAP = 512
 
 
@@ -211,142 +194,3 @@ def error_envelope(tool_name: str, error: ToolError) -> dict[str, Any]:
         "summary_text": error.message,
         "error": error.to_dict(),
     }
-
-
-def _compact_encoder() -> Any:
-    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, its encoder made once.
-
-    ``json.dumps`` with options builds an encoder at every call, and ``JSONEncoder.encode`` its C
-    encoder at every call (issue 12: an envelope is serialised at every call). This keeps CPython's C
-    encoder (``json.encoder.c_make_encoder``) itself, without the circular-reference table, so a failed
-    call leaves no stale entry behind (a circular value ends in ``RecursionError``, not ``ValueError``);
-    the plain encoder where the C one is missing (another Python).
-    """
-    plain = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return plain.encode
-    encode = make(None, plain.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
-
-    def compact(value: Any) -> str:
-        if isinstance(value, str):
-            return json.encoder.encode_basestring(value)
-        return "".join(encode(value, 0))
-
-    return compact
-
-
-_compact = _compact_encoder()
-
-
-_KEY_JSON = {k: json.dumps(k) for k in _ENVELOPE_ORDER}  # the keys every envelope has, written once
-
-
-def dumps_envelope(env: dict[str, Any], indent: int | None = None) -> str:
-    """Serialise an envelope: top-level keys in contract order, nested keys sorted.
-
-    Args:
-        env: The envelope dict.
-        indent: None for the compact, byte-stable form; an int for a readable form.
-    """
-    ordered = {k: env[k] for k in _ENVELOPE_ORDER if k in env}
-    ordered.update({k: v for k, v in env.items() if k not in ordered})
-    if indent is None:
-        return "{" + ",".join((_KEY_JSON.get(k) or json.dumps(k)) + ":" + _compact(v) for k, v in ordered.items()) + "}"
-    body = ",\n".join(
-        " " * indent
-        + json.dumps(k)
-        + ": "
-        + json.dumps(v, sort_keys=True, indent=indent, ensure_ascii=False).replace("\n", "\n" + " " * indent)
-        for k, v in ordered.items()
-    )
-    return "{\n" + body + "\n}"
-
-
-def _budget_details(details: Any) -> Any:
-    text = _compact(details)
-    if len(text) <= _DETAILS_BUDGET:
-        return details
-    return {
-        "omitted": True,
-        "reason": "details exceeded model-visible budget",
-        "char_count": len(text),
-        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        "preview": text[:_DETAILS_BUDGET],
-    }
-
-
-def render_error_receipt(env: dict[str, Any]) -> str:
-    """Render the uniform JSON error receipt (commands spec §3.4 rule 1)."""
-    err = env["error"]
-    out: dict[str, Any] = {
-        "ok": False,
-        "tool_name": env["tool_name"],
-        "kind": err["kind"],
-        "message": err["message"],
-        "retryable": err.get("retryable", False),
-    }
-    if err.get("domain") is not None:
-        out["domain"] = err["domain"]
-    if err.get("recovery_hint") is not None:
-        out["hint"] = err["recovery_hint"]
-    details = err.get("details")
-    if isinstance(details, dict) and isinstance(details.get("field"), str):
-        out["field"] = details["field"]
-    if details is not None:
-        out["details"] = _budget_details(details)
-    return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False)
-
-
-def render_json_receipt(env: dict[str, Any]) -> str:
-    """Render a ``canonical_json_envelope`` success receipt (compact envelope JSON)."""
-    return dumps_envelope(env)
-
-
-def estimate_tokens(text: str) -> int:
-    """Estimate tokens as ``floor((chars + 3) / 4)`` (commands spec §3.4 rule 4)."""
-    return (len(text) + 3) // 4
-
-
-def _cap(text: str | None) -> str | None:
-    if text is None:
-        return None
-    return text if len(text) <= _TEXT_CAP else text[: _TEXT_CAP - 1] + "…"
-
-
-def project_receipt(
-    receipt: str,
-    env: dict[str, Any],
-    execution_id: str,
-    budget_tokens: int = DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS,
-) -> tuple[str, bool]:
-    """Apply the provider-projection guard (commands spec §3.4 rule 4).
-
-    Args:
-        receipt: The rendered (and already scrubbed) receipt.
-        env: The envelope it was rendered from.
-        execution_id: The tool execution id (``tool_…``) for ``output_ref``.
-        budget_tokens: The model's tool-output budget in estimated tokens.
-
-    Returns:
-        ``(text, projected)``: the receipt itself when within budget, else the
-        compact JSON stand-in, and whether the stand-in was used.
-    """
-    if estimate_tokens(receipt) <= budget_tokens:
-        return receipt, False
-    out: dict[str, Any] = {
-        "tool_name": env["tool_name"],
-        "status": env["status"],
-        "summary_text": _cap(env.get("summary_text") or ""),
-        "output_ref": f"tool_execution:{execution_id}:output",
-        "provider_projection_truncated": True,
-    }
-    if env.get("error"):
-        err = env["error"]
-        out["error"] = {
-            "kind": err["kind"],
-            "message": _cap(err["message"]),
-            "recovery_hint": _cap(err.get("recovery_hint")),
-            "retryable": err.get("retryable", False),
-        }
-    return _compact(out), True

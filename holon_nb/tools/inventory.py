@@ -61,7 +61,7 @@ _SOURCE_OF_TRUTH = {
     "tool_definitions": "holon_nb/tools/registry.py REGISTRY (one ToolSpec per tool)",
     "input_schemas": "strict pydantic input models (extra=forbid) rendered by holon_nb/tools/schema.py input_schema()",
     "descriptions": "holon_nb/tools/descriptions/<Tool>.md",
-    "model_rendering": "holon_nb/tools/receipts.py render_receipt()",
+    "model_rendering": "holon_nb/render/receipt.py receipt_text()",
     "result_envelope": "holon_nb/tools/envelope.py (ToolResultEnvelope as a plain dict)",
     "covered_result_schemas": "none: success_result_schema is null for every tool",
 }

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..render.receipt import ReceiptContext, receipt_text
 from .spec import PROFILE_FAMILIES, Family, Profile, ToolSpec
 
-__all__ = ["Registry", "REGISTRY"]
+__all__ = ["Registry", "REGISTRY", "render_receipt"]
 
 
 class Registry:
@@ -142,3 +143,12 @@ class _BuiltinRegistry(Registry):
 
 
 REGISTRY: Registry = _BuiltinRegistry()
+
+
+def render_receipt(env: dict[str, Any], registry: Registry | None = None, context: ReceiptContext | None = None) -> str:
+    """The model-visible text of an envelope, before scrubbing and projection (commands spec §3.4 rules 1-3).
+
+    :func:`holon_nb.render.receipt.receipt_text` with the built-in registry by default; custom text renderers
+    are called as ``spec.render_receipt(env, context)``.
+    """
+    return receipt_text(env, REGISTRY if registry is None else registry, context)

@@ -111,7 +111,7 @@ class ToolSpec(Generic[ArgsT, OutT]):
             depends on the call (ApplyPatch surfaces, commands spec §10.1); may
             raise ``ToolFailure``.
         human: The body renderer of the human receipt (notebook ``text/plain``), ``result dict ->
-            lines``, built with :mod:`holon_nb.tools.human`; None means its generic renderer.
+            lines``, built with :mod:`holon_nb.render.human`; None means its generic renderer.
         writes_store: The handler writes the holon home's store before it first awaits (its first step
             is synchronous code that opens a transaction). The runtime then waits for the store's write
             lock before running it, without blocking other calls while another process holds the lock.

@@ -15,7 +15,7 @@ placeholders (``<tool_execution:1>``, numbered by first appearance, keys visited
 order; the tools are numbered on their own); RFC 3339 timestamps and 13-digit epoch-ms values become ``<ts>``; workspace, holon-home,
 user-home and temp roots become ``$WORKSPACE``, ``$HOLON_HOME``, ``$HOME``, ``$TMP``. Then secrets
 are redacted with the upstream trace rules (:func:`redact_json`) and, last, secret values are
-scrubbed (D6, :class:`~holon_nb.tools.receipts.Scrubber`).
+scrubbed (D6, :class:`~holon_nb.render.scrubbing.Scrubber`).
 
 Components (upstream's stable-prefix split): ``contract``, ``request_controls``, ``system``,
 ``tools``, ``history_prefix`` (all messages but the last), ``tail`` (the last message).
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...tools.receipts import REDACTED, Scrubber
+from ...render.scrubbing import REDACTED, Scrubber
 from ..base import ProviderToolSpec, TurnRequest, to_dict
 from .canonical import cassette_hash
 

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...tools.receipts import Scrubber
+from ...render.scrubbing import Scrubber
 from .canonical import bounded_diff, canonical_json, sha256_hex
 from .errors import RERECORD_HINT, CassetteDrift, CassetteExhausted
 

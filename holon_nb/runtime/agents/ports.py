@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ...render import Scrubber
     from ...tools.context import CallContext, ToolContext
-    from ...tools.receipts import Scrubber
     from ..core.events import RuntimeEvent
     from ..work.agent import AgentWork
     from ..work.queue import MessageQueue

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...tools.context import CallContext
 
 if TYPE_CHECKING:
-    from ...tools.receipts import Scrubber
+    from ...render import Scrubber
     from ..agents.plane import AgentPlane
     from ..images.service import AgentImages, ImagePlane
     from ..memory.service import MemoryService, MemoryView

@@ -1,23 +1,21 @@
-"""``ToolResult``: what ``Runtime.call`` returns, and how it displays."""
+"""``ToolResult``: what ``Runtime.call`` returns; it displays through :mod:`holon_nb.render`."""
 
 from __future__ import annotations
 
-import base64
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from ...render import OUTPUT_SHOWN_BELOW, RESULT_MIMETYPE, human_text, mimebundle
+from ...tools.text import encodable_value
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ...tools.registry import Registry
 
-__all__ = ["ToolResult", "RESULT_MIMETYPE", "preview_html"]
-
-#: Mimetype of the (scrubbed) envelope in a displayed result; what notebook tests compare.
-RESULT_MIMETYPE = "application/vnd.holon.tool-result+json"
+__all__ = ["ToolResult", "RESULT_MIMETYPE"]
 
 
 @dataclass(frozen=True)
@@ -116,53 +114,18 @@ class ToolResult:
         """The text a notebook shows and saves (``text/plain``): the human receipt.
 
         First line: tool, status, duration, summary; then the result's key fields
-        (:func:`holon_nb.tools.human.render_human`). The model-visible ``receipt`` is
+        (:func:`holon_nb.render.human_text`). The model-visible ``receipt`` is
         in the HTML card ("what the model sees") and the envelope in the JSON mimetype.
         When the receipt is over the model's tool-output budget, a last line says
         that a model gets a stand-in for it.
         """
-        from ...tools.builtin.external.triggers import redact_tokens
-        from ...tools.human import render_human
         from ...tools.registry import REGISTRY
 
-        # trigger tokens are redacted before the human rendering cuts long values (a cut token would survive)
-        envelope = redact_tokens(self.display_envelope)
-        text = render_human(envelope, self.duration_ms, self.registry or REGISTRY, paths=self.paths, ran_ms=self.ran_ms)
-        if not self.projected:
-            return text
-        return (
-            f"{text}\n[a model gets a stand-in for this receipt (over its tool-output budget): "
-            f"output_ref tool_execution:{self.execution_id}:output]"
-        )
+        return human_text(self, self.registry or REGISTRY)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from ...tools.builtin.external.triggers import (
-            redact_tokens,
-        )  # trigger tokens never reach a saved notebook (workspace spec §14)
-        from ...tools.card import render_card
-        from ...tools.text import encodable, encodable_value
-
         # always encodable as UTF-8: a lone surrogate would make the kernel fail to send the whole output
-        envelope = redact_tokens(self.display_envelope)
-        bundle = {
-            "text/plain": encodable(redact_tokens(self.display_text)),
-            "text/html": encodable(
-                render_card(
-                    envelope,
-                    redact_tokens(self.receipt),
-                    self.duration_ms,
-                    redact_tokens(self.display_text),
-                    self.paths,
-                    ran_ms=self.ran_ms,
-                )
-            ),
-            RESULT_MIMETYPE: encodable_value(envelope),
-        }
-        if self.previews:
-            # the first picture as its own representation (JupyterLab prefers the HTML, which shows them all)
-            first = self.previews[0]
-            bundle[first["mime"]] = base64.b64encode(first["data"]).decode("ascii")
-            bundle["text/html"] += "".join(preview_html(p) for p in self.previews)
+        bundle: dict[str, Any] = encodable_value(mimebundle(self))
         return bundle
 
     def as_final_receipt(self, ran_ms: int | None) -> ToolResult:
@@ -190,8 +153,6 @@ class ToolResult:
         """
         import dataclasses
 
-        from ...tools.human.commands import OUTPUT_SHOWN_BELOW
-
         bundle = self._repr_mimebundle_()
         result = self.display_envelope.get("result")
         if not isinstance(result, dict) or result.get("disposition") != "promoted_to_task":
@@ -206,14 +167,3 @@ class ToolResult:
 
     def __repr__(self) -> str:
         return f"<ToolResult {self.tool_name} {self.status}>"
-
-
-def preview_html(preview: dict[str, Any]) -> str:
-    """An ``<img>`` figure of one thumbnail (``{mime, data, width, height, label}``), its label as caption."""
-    src = f"data:{preview['mime']};base64,{base64.b64encode(preview['data']).decode('ascii')}"
-    label = html.escape(str(preview.get("label") or ""))
-    return (
-        f'<figure class="holon-image" style="margin:4px 0"><img src="{src}" width="{preview["width"]}" '
-        f'height="{preview["height"]}" alt="{label}"/><figcaption style="font-size:smaller">{label}'
-        f"</figcaption></figure>"
-    )

@@ -32,7 +32,7 @@ from .rows import INSERT_EXECUTION, SCHEMA, ScrubbingConnection, execution_row, 
 from .rows import safe as _safe
 
 if TYPE_CHECKING:
-    from ...tools.receipts import Scrubber
+    from ...render.scrubbing import Scrubber
 
 __all__ = ["Store", "StoreBusy", "is_busy", "new_id", "now_rfc3339", "DEFAULT_BUSY_TIMEOUT_S"]
 

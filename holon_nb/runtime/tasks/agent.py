@@ -15,9 +15,9 @@ from typing import Any
 
 import anyio
 
+from ...render.ansi import terminal_text
 from ...tools.envelope import ToolError
 from ...tools.errors import ToolFailure
-from ...tools.terminal.ansi import terminal_text
 from ...tools.text import cut, cut_head_tail, kept_chars
 from ..core.store import new_id
 from .process_groups import end_group

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...tools.receipts import Scrubber
+from ...render.scrubbing import Scrubber
 
 __all__ = ("LaunchSpec", "launch")
 

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ...tools.receipts import Scrubber
+    from ...render.scrubbing import Scrubber
 
 __all__ = ["AgentEnv", "DiskGrant", "EventSink", "ScrubberSource", "StartSoon", "TaskResults", "TaskSettings"]
 

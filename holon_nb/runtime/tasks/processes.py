@@ -32,7 +32,7 @@ from pathlib import Path
 
 import anyio
 
-from ...tools.receipts import Scrubber
+from ...render.scrubbing import Scrubber
 from .launch import LaunchSpec, launch
 from .process_groups import end_group, group_members
 

@@ -29,7 +29,7 @@ from .processes import CommandProcess
 from .snapshot import ShellSnapshots
 
 if TYPE_CHECKING:
-    from ...tools.receipts import Scrubber
+    from ...render.scrubbing import Scrubber
     from .ports import AgentEnv, DiskGrant, EventSink, ScrubberSource, StartSoon, TaskResults, TaskSettings
 
 __all__ = ["TaskService", "ACTIVE", "TERMINAL"]

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     import anyio
     from anyio.from_thread import BlockingPortal
 
+    from ...render import Scrubber
     from ...tools.context import CallContext, ToolContext
-    from ...tools.receipts import Scrubber
     from ...tools.spec import Profile
     from ..core.events import RuntimeEvent
     from ..core.result import ToolResult

@@ -37,9 +37,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ToolUseBlock
+from ...render import dumps_envelope, render_error_receipt
 from ...tools.context import GUARDED_MUTATION_TOOLS, TRUNCATION_STOP_REASONS, CallContext
 from ...tools.dispatch import typed_payload
-from ...tools.envelope import ToolError, dumps_envelope, error_envelope, render_error_receipt, success_envelope
+from ...tools.envelope import ToolError, error_envelope, success_envelope
 from ...tools.errors import ToolFailure
 from ..core.rows import set_execution_status
 from ..core.writing import dispatch_call

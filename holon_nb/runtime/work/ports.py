@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
+    from ...render.scrubbing import Scrubber
     from ...tools.context import CallContext
-    from ...tools.receipts import Scrubber
 
 __all__ = ["ActiveWorkspace", "EventSink", "MemoryIndex", "ScrubberSource", "WorkLoop"]
 

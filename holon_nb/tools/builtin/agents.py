@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import fields, record, shape, table
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, record, shape, table
 from ..spec import Family, Stability, ToolSpec
 from .results.agents import AgentGetResult
 
@@ -82,7 +82,7 @@ async def get_agent(args: GetAgentInput, ctx: ToolContext) -> dict[str, Any]:
     return {"agent": summary, "summary_text": f"agent {agent_id}: {posture}"}
 
 
-#: Human receipt (tools/human.py) of GetAgent: identity, state, counts, model, recent usage.
+#: Human receipt (render/human) of GetAgent: identity, state, counts, model, recent usage.
 AGENT = shape(
     fields(
         "identity.agent_id",

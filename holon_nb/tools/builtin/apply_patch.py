@@ -21,11 +21,11 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import receipt_body
 from ..coerce import IntegerTooLong, parse_int_literal
 from ..context import CallContext, ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import receipt_body
 from ..patching import (
     CODEX_SURFACE,
     PathPolicy,

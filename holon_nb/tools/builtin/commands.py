@@ -16,12 +16,12 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.ansi import strip_ansi, terminal_text
+from ...render.human import batch_human, capped_note, exec_human
 from ..context import ToolContext, resolve_shell
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import batch_human, capped_note, exec_human
 from ..spec import Family, Rendering, ToolSpec
-from ..terminal.ansi import strip_ansi, terminal_text
 from ..text import command_diagnostics, command_preview, cut, cut_head_tail, kept_chars
 from .results.commands import ExecCommandBatchResult, ExecCommandResult
 

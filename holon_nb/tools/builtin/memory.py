@@ -15,10 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import MAX_LINE, clip, fields, record, shape, text_block
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import MAX_LINE, clip, fields, record, shape, text_block
 from ..source_refs import ALLOWED_SOURCE_REF_PREFIXES, SourceRefError, parse_source_ref
 from ..spec import Family, ToolSpec
 from .results.services import MemoryGetResponse, MemorySearchResponse
@@ -240,7 +240,7 @@ def _hits(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-#: Human receipts (tools/human.py): search hits (source ref, then title and snippet); one memory with its content.
+#: Human receipts (render/human): search hits (source ref, then title and snippet); one memory with its content.
 HITS = shape(fields("query", "index_status.freshness"), _hits)
 MEMORY = shape(
     record("memory", "source_ref", "kind", "title", "truncated", "updated_at"), text_block("memory.content", "content")

@@ -12,10 +12,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import fields, shape, table
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, shape, table
 from ..spec import Family, ToolSpec
 from .results.services import ListModelProvidersResult, ListProviderModelsResult
 

@@ -11,10 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import capped_note, fields, record, shape, table, task_output_human
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import capped_note, fields, record, shape, table, task_output_human
 from ..spec import Family, Rendering, Stability, ToolSpec
 from .results.tasks import ListTasksResult, TaskInputResult, TaskOutputResult, TaskStatusResult, TaskStopResult
 
@@ -171,7 +171,7 @@ def _trim(args: Any, tool: str) -> Any:
 
 _SURFACES = ("CLI task/process wrappers", "HTTP control-plane task APIs")
 
-#: Human receipts (tools/human.py): one task record, and the task list as a table.
+#: Human receipts (render/human): one task record, and the task list as a table.
 TASK = shape(
     record(
         "task", "task_id", "kind", "status", "summary", "command.cmd", "command.workdir", "exit_status", "wait_policy"

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...render.human import fields, record, shape, table
 from ..context import ToolContext
-from ..human import fields, record, shape, table
 from ..spec import Family, ToolSpec
 from .results.work import CancelTimerResult, CreateTimerResult, GetTimerResult, ListTimersResult
 from .work_inputs import Strict, UInt, UInt64, storable, trim_optional, trim_required
@@ -80,7 +80,7 @@ _TIMER = (
     "fire_count",
     "last_fired_at",
 )
-#: Human receipts (tools/human.py): one timer, and the timer list as a table.
+#: Human receipts (render/human): one timer, and the timer list as a table.
 TIMER = record("timer", *_TIMER)
 TIMER_LIST = shape(
     fields("filter", "returned", "total_matching"),

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...render.human import fields, record, shape
 from ..context import ToolContext
-from ..human import fields, record, shape
 from ..spec import Family, ToolSpec
 from .results.work import WaitForResult
 from .work_inputs import (

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..envelope import ToolError, render_json_receipt, success_envelope
+from ...render import render_json_receipt
+from ..envelope import ToolError, success_envelope
 from ..errors import ToolFailure
 
 __all__ = [

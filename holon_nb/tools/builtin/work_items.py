@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...render.human import fields, record, shape, table, todos
 from ..context import ToolContext
-from ..human import fields, record, shape, table, todos
 from ..spec import Family, ToolSpec
 from .results.work import GetWorkItemResult, ListWorkItemsResult, PickWorkItemResult, WorkItemMutationResult
 from .work_inputs import (
@@ -192,7 +192,7 @@ def _hint(required: str) -> Any:
     return hint
 
 
-#: Human receipts (tools/human.py) of the work-item shapes, shared with WaitFor.
+#: Human receipts (render/human) of the work-item shapes, shared with WaitFor.
 WORK_ITEM = shape(
     record(
         "work_item",

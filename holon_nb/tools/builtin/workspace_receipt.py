@@ -1,7 +1,7 @@
 """GetWorkspaceState's model-facing receipt: a bounded compact-JSON summary (workspace spec §3).
 
 The receipt needs the tool execution id (for ``output_ref``) and the turn's
-tool-output budget: both come in the :class:`~holon_nb.tools.receipts.ReceiptContext`.
+tool-output budget: both come in the :class:`~holon_nb.render.receipt.ReceiptContext`.
 A pending ``projection_repair`` (the active directory vanished and the agent was
 moved to its home, :mod:`holon_nb.runtime.workspaces.service`) is always carried whole.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..envelope import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, estimate_tokens
+from ...render import DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS, estimate_tokens
 
 __all__ = ["render_workspace_state_receipt", "workspace_state_receipt"]
 

@@ -12,10 +12,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...render.human import fields, record, shape, table
 from ..context import ToolContext
 from ..envelope import ToolError
 from ..errors import ToolFailure
-from ..human import fields, record, shape, table
 from ..spec import Family, Rendering, ToolSpec
 from .results.workspaces import (
     AttachWorkspaceResult,
@@ -219,7 +219,7 @@ async def remove_worktree(args: RemoveWorktreeInput, ctx: ToolContext) -> dict[s
 
 _FILES = ("workspace/runtime file APIs",)
 
-#: Human receipt (tools/human.py) of GetWorkspaceState: the active projection, then the bindings as tables.
+#: Human receipt (render/human) of GetWorkspaceState: the active projection, then the bindings as tables.
 WORKSPACE_STATE = shape(
     record("active", "workspace_id", "projection_kind", "execution_root", "cwd", "access_mode"),
     fields("attached_workspace_ids"),

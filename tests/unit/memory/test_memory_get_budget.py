@@ -13,7 +13,7 @@ from pathlib import Path
 from _support import ok
 
 from holon_nb import Runtime, RuntimeSettings
-from holon_nb.tools.envelope import estimate_tokens
+from holon_nb.render import estimate_tokens
 
 
 def _stand_in_ref(result) -> str:

@@ -408,7 +408,7 @@ def test_expanded_tool_calls_show_pretty_input_and_the_direct_call_receipt(ip: A
 
 
 def test_pretty_input_cuts_long_input_with_a_marker() -> None:
-    from holon_nb.tools.human import pretty_input
+    from holon_nb.render.human import pretty_input
 
     assert pretty_input({"cmd": "echo hi", "yield_time_ms": 0, "items": [1]}) == (
         "cmd: echo hi\nyield_time_ms: 0\nitems:\n    [\n      1\n    ]"

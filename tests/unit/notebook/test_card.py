@@ -1,8 +1,8 @@
-"""``holon_nb.tools.card.render_card``: readable, escaped HTML cards."""
+"""``holon_nb.render.card.render_card``: readable, escaped HTML cards."""
 
 from __future__ import annotations
 
-from holon_nb.tools.card import render_card
+from holon_nb.render.card import render_card
 
 
 def _exec(**result: object) -> dict:
@@ -70,7 +70,7 @@ def test_promoted_command_shows_task_and_initial_output() -> None:
 
 
 def test_promoted_command_human_receipt_has_no_stale_status() -> None:
-    from holon_nb.tools.human import exec_human
+    from holon_nb.render.human import exec_human
 
     lines = exec_human(
         {

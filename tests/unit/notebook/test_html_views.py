@@ -19,8 +19,8 @@ from holon_nb.notebook.agent_view import AgentTurnView, TurnTrace, render_transc
 from holon_nb.notebook.board import render_board_html
 from holon_nb.notebook.display import Note, Table
 from holon_nb.notebook.widgets import TAIL_FOLLOW, VIEW_LINES, TaskWidget
-from holon_nb.tools.card import CARD_CLASS, MATH_IGNORE, render_card
-from holon_nb.tools.diff_view import render_diff
+from holon_nb.render.card import CARD_CLASS, MATH_IGNORE, render_card
+from holon_nb.render.diff_view import render_diff
 
 #: The scope of every card rule: root class and a MathJax class, outranking JupyterLab's
 #: ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` (two classes and a type).

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from holon_nb import Runtime
+from holon_nb.tools import render_receipt
 from holon_nb.tools.context import CallContext
 from holon_nb.tools.dispatch import dispatch
-from holon_nb.tools.receipts import render_receipt
 
 
 @dataclass

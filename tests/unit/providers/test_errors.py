@@ -16,7 +16,7 @@ from holon_nb.providers.errors import (
     sanitize_url,
     status_error,
 )
-from holon_nb.tools.receipts import Scrubber
+from holon_nb.render.scrubbing import Scrubber
 
 
 @pytest.mark.parametrize(

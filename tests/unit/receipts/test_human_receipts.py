@@ -1,6 +1,6 @@
 """Every registered tool's human receipt (notebook ``text/plain``), from real calls, follows the rules.
 
-Rules (tools/human.py): the first line is ``Tool · status · N ms[ — summary]``; the text
+Rules (render/human): the first line is ``Tool · status · N ms[ — summary]``; the text
 is never the JSON envelope; no line is longer than 160 characters except lines of
 command output; errors name their kind and hint; paths under the holon home read
 ``<holon home>/…`` and the workspace's own paths are relative; the model-visible
@@ -18,9 +18,9 @@ import pytest
 from _tool_calls import success_calls
 
 from holon_nb import Runtime
+from holon_nb.render import ReceiptContext, Scrubber
+from holon_nb.render.human import MAX_LINE, shown_status
 from holon_nb.tools import REGISTRY, render_receipt
-from holon_nb.tools.human import MAX_LINE, shown_status
-from holon_nb.tools.receipts import ReceiptContext, Scrubber
 
 # the status is the call's, or for a successful call reporting one task the task's (`cancelled`, not `success`)
 _HEAD = re.compile(
@@ -245,8 +245,8 @@ def test_a_result_shown_while_its_runtime_runs_labels_the_home(tmp_path: Path) -
 
 # ---------------------------------------------------------------- issue 26, item 7: debug-dump receipts
 
-from holon_nb.tools.card import render_card  # noqa: E402
-from holon_nb.tools.human import PROSE_LINE, render_human  # noqa: E402
+from holon_nb.render.card import render_card  # noqa: E402
+from holon_nb.render.human import PROSE_LINE, render_human  # noqa: E402
 
 LONG_PATH = "/srv/data/projects/illustrations/generated/2026-12-03/a-very-long-descriptive-file-name-of-the-image.png"
 

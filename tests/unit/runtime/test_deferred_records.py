@@ -24,9 +24,9 @@ from types import SimpleNamespace
 import pytest
 from _support import eventually, ok, read_db
 
+from holon_nb.render import Scrubber
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.core import records
-from holon_nb.tools.receipts import Scrubber
 
 
 def _record(execution_id: str) -> dict:

@@ -9,10 +9,11 @@ import pytest
 from _support import err, ok
 from pydantic import BaseModel, ConfigDict
 
+from holon_nb.render import render_error_receipt
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, CallContext, Family, ToolSpec, dispatch
 from holon_nb.tools.builtin.results.base import ResultModel
-from holon_nb.tools.envelope import ToolError, error_envelope, render_error_receipt
+from holon_nb.tools.envelope import ToolError, error_envelope
 
 
 def test_ac01_command_instead_of_cmd(rt: Runtime) -> None:

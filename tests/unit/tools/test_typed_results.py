@@ -14,12 +14,12 @@ import pytest
 from _support import err, ok
 from pydantic import BaseModel, ConfigDict
 
+from holon_nb.render import dumps_envelope
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, ToolSpec
 from holon_nb.tools.builtin.results.base import ResultModel, TaskHandle
 from holon_nb.tools.builtin.results.commands import ExecCommandResult
 from holon_nb.tools.builtin.results.tasks import TaskInputResult
-from holon_nb.tools.envelope import dumps_envelope
 
 dispatch_module = importlib.import_module("holon_nb.tools.dispatch")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from _git_support import git
 
+from holon_nb.render.receipt import ReceiptContext
 from holon_nb.runtime.workspaces.git import parse_worktree_porcelain, sanitize_label
 from holon_nb.runtime.workspaces.paths import (
     contains,
@@ -19,7 +20,6 @@ from holon_nb.runtime.workspaces.paths import (
     worktree_root_id,
 )
 from holon_nb.tools.builtin.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
-from holon_nb.tools.receipts import ReceiptContext
 
 
 def test_normalize_is_lexical() -> None:

@@ -5,9 +5,9 @@ inventory's ``hidden_tools``), family ``external_trigger``, allowed for every pr
 capability lives in the runtime's trigger plane (``ctx.triggers``,
 :mod:`holon_nb.runtime.triggers`).
 
-:func:`redact_tokens` removes capability tokens from anything a notebook shows or saves: the
-token is a bearer credential, returned only in the in-memory create result's ``trigger_url``; the
-D6 scrubber (:mod:`holon_nb.tools.terminal.scrubbing`) replaces it in everything shown or stored.
+:func:`holon_nb.render.scrubbing.redact_tokens` removes capability tokens from anything a notebook shows
+or saves: the token is a bearer credential, returned only in the in-memory create result's ``trigger_url``;
+the D6 scrubber (:mod:`holon_nb.render.scrubbing`) replaces it in everything shown or stored.
 """
 
 from __future__ import annotations
@@ -20,23 +20,11 @@ from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
 from ...spec import Family, Stability, ToolSpec
-from ...terminal.scrubbing import TOKEN_PATTERN
 from ..results.services import ExternalTriggerCapability, ExternalTriggerRecord
 
-__all__ = ["SPECS", "TOKEN_PATTERN", "CancelExternalTriggerInput", "CreateExternalTriggerInput", "redact_tokens"]
+__all__ = ["SPECS", "CancelExternalTriggerInput", "CreateExternalTriggerInput"]
 
 _SURFACES = ("external trigger capability URLs",)
-
-
-def redact_tokens(value: Any) -> Any:
-    """``value`` (text, or JSON-like dicts and lists) with every capability token replaced by ``cb_[redacted]``."""
-    if isinstance(value, str):
-        return TOKEN_PATTERN.sub("cb_[redacted]", value) if "cb_" in value else value
-    if isinstance(value, dict):
-        return {k: redact_tokens(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_tokens(v) for v in value]
-    return value
 
 
 class _Strict(BaseModel):

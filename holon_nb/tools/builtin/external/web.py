@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ....render.human.builders import fields, shape, table, text_block
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
-from ...human.builders import fields, shape, table, text_block
 from ...spec import Family, Stability, ToolSpec
 from ..results.services import WebFetchResult, WebSearchResult, XSearchResult
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ....render.human import aligned, wrap
 from ...context import ToolContext
 from ...envelope import ToolError
 from ...errors import ToolFailure
-from ...human import aligned, wrap
 from ...spec import Family, Rendering, Stability, ToolSpec
 from ..results.services import GenerateImageResult, ViewImageResult
 

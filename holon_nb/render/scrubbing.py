@@ -1,7 +1,7 @@
 """Secret scrubbing (D6, D12): secret values become ``[redacted]`` in what is shown and what is stored.
 
 A secret is looked for twice: in the raw text, and in the text as a terminal shows it (escape
-sequences removed, ``\\r`` and ``\\b`` applied per line, :func:`~holon_nb.tools.terminal.ansi.terminal_cells`).
+sequences removed, ``\\r`` and ``\\b`` applied per line, :func:`~holon_nb.render.ansi.terminal_cells`).
 A program that colours its output (``grep --color=always`` puts escape codes inside the value) or
 draws over a line can show a secret that the raw text holds only in pieces; such a match is mapped
 back to the raw characters that drew it, and that whole raw span, escapes between them included, is
@@ -25,7 +25,7 @@ from typing import Any
 
 from .ansi import terminal_cells, terminal_text
 
-__all__ = ["REDACTED", "TOKEN_PATTERN", "Scrubber", "StreamScrubber"]
+__all__ = ["REDACTED", "TOKEN_PATTERN", "Scrubber", "StreamScrubber", "redact_tokens"]
 
 REDACTED = "[redacted]"
 #: A capability token of an external trigger (``cb_`` + 64 hex digits, workspace spec §14.1).
@@ -45,6 +45,17 @@ _TOKEN_START = re.compile(r"c(?:b(?:_[0-9a-f]{0,63})?)?\Z")
 _OPEN_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[ -/]*)\Z")
 
 Span = tuple[int, int]
+
+
+def redact_tokens(value: Any) -> Any:
+    """``value`` (text, or JSON-like dicts and lists) with every capability token replaced by ``cb_[redacted]``."""
+    if isinstance(value, str):
+        return TOKEN_PATTERN.sub("cb_[redacted]", value) if "cb_" in value else value
+    if isinstance(value, dict):
+        return {k: redact_tokens(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_tokens(v) for v in value]
+    return value
 
 
 def _merge(spans: list[Span]) -> list[Span]:

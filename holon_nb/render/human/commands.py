@@ -3,14 +3,14 @@
 Command output is shown as the terminal showed it (escape sequences removed,
 ``\\r``/``\\b`` already applied when the preview was cut), four spaces in,
 lines kept whole; truncation, lossy decoding and log caps are stated in
-``[…]`` lines with the artifact path. See :mod:`holon_nb.tools.human.builders`.
+``[…]`` lines with the artifact path. See :mod:`holon_nb.render.human.builders`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..terminal.ansi import strip_ansi
+from ..ansi import strip_ansi
 from .builders import aligned, clip, wrap
 
 __all__ = ["exec_human", "batch_human", "task_output_human", "capped_note"]

@@ -19,11 +19,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .ansi import ansi_to_html
 from .diff_view import render_file_diffs
 from .human import duration_text, shorten_paths, shorten_value, shown_status
 from .human.commands import OUTPUT_SHOWN_BELOW, capped_note, stream_notices
 from .palette import css, fg, muted_style
-from .terminal.ansi import ansi_to_html
 
 __all__ = ["CARD_CLASS", "MATH_IGNORE", "TAIL_BOX", "card_root", "render_card"]
 
@@ -316,7 +316,7 @@ def render_card(
             ``result`` or ``error``).
         receipt: The scrubbed model-visible text receipt (shown collapsed).
         duration_ms: Call duration in milliseconds, if known.
-        human: The human receipt (:func:`holon_nb.tools.human.render_human`); its field lines
+        human: The human receipt (:func:`holon_nb.render.human.render_human`); its field lines
             are the card's body for a result the card has no dedicated view of.
         paths: ``(absolute path, label)`` pairs shown shorter (``<holon home>/…``, workspace-relative),
             in the receipt a model sees too: a saved card never holds a run's temporary directory.

@@ -32,7 +32,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..terminal.ansi import strip_ansi
+from ..ansi import strip_ansi
 
 __all__ = [
     "MAX_LINE",

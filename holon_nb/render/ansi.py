@@ -18,7 +18,7 @@ import html
 import re
 from typing import Any
 
-from ..palette import ANSI, fg
+from .palette import ANSI, fg
 
 __all__ = ["ansi_to_html", "strip_ansi", "terminal_cells", "terminal_text", "without_escapes"]
 
