@@ -25,10 +25,11 @@ from ..runtime import Runtime
 from ..runtime.core.settings import kernel_home
 from ..runtime.current import current, set_current
 from .agent_magics import AgentMagics, TurnHub
-from .board import BoardHub
+from .board import Boards
 from .config import SETTINGS_INPUTS, HolonNB
 from .image_magics import ImageMagics
-from .live import LiveHub
+from .live import TaskViews
+from .liveness import LiveHub
 from .magics import HolonMagics
 from .session import _Session, current_session, freeze_live_boards, set_session, wait_and_report
 from .web import WebMagics
@@ -69,9 +70,10 @@ def load(ip: Any) -> None:
     rt = Runtime(
         home=kernel_home(getattr(ip, "user_ns", None))[0], workspace=os.getcwd(), settings=config.to_settings()
     )
+    hub = LiveHub(rt, lambda: config.update_period_s)  # the one live-view mechanism (liveness.py)
     try:
-        session = _Session(ip, rt, config, LiveHub(rt, lambda: config.update_period_s))
-        session.boards = BoardHub(rt)
+        session = _Session(ip, rt, config, hub, TaskViews(rt, hub))
+        session.boards = Boards(rt, hub)
         session.turns = TurnHub(session)
         session.magics = [
             cls(ip, session) for cls in (HolonMagics, WorkspaceMagics, WorkMagics, AgentMagics, ImageMagics, WebMagics)
@@ -80,9 +82,10 @@ def load(ip: Any) -> None:
             ip.register_magics(magics)
         ip.configurables.append(config)
         config.observe(session.push_settings, names=list(SETTINGS_INPUTS))
-        session.live.start()
+        hub.start()
         ip.events.register("post_run_cell", session.after_cell)
     except BaseException:
+        hub.close()
         rt.close()
         raise
     set_session(session)
@@ -161,6 +164,7 @@ def unload(ip: Any, note: str = "the runtime was closed (extension unloaded or r
         session.turns.close()
     if session.boards is not None:
         session.boards.close()
+    session.hub.close()
     session.rt.close()
     session.live.detach(note)
     if current() is session.rt:

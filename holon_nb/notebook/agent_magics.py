@@ -4,7 +4,8 @@
 runs in the background (a thread waiting on the runtime's loop), so the cell
 returns at once and the kernel stays free to process clicks (Stop, approval
 buttons) on ipykernel 6 and 7. A live view (:class:`AgentTurnView`) follows
-the turn's events; when the turn ends the same output is updated with the
+the turn's events, drawn by the notebook's one live-view mechanism
+(:class:`~holon_nb.notebook.liveness.LiveHub`); when the turn ends the same output is updated with the
 plain transcript, so saved and headless notebooks keep it. Right before the
 view, its standby owner (the transcript so far, as interrupted; at most a second
 old) is what a kernel restart or a reopened notebook shows instead of the dead
@@ -33,7 +34,7 @@ from ..runtime.core.store import now_rfc3339
 from ..tools.errors import AgentTurnFailed
 from .display import Note, Table
 from .image_magics import envelope_previews
-from .liveness import Standby
+from .liveness import LiveView, Standby
 from .magics import SessionMagics, raise_option
 from .parsing import parse_quoted
 
@@ -46,22 +47,26 @@ __all__ = ["AgentMagics", "TurnHub", "waking_excerpt"]
 log = logging.getLogger("holon_nb.notebook")
 
 
-class _Run:
-    """One background turn: its trace, view, display handle and thread."""
+class _Run(LiveView):
+    """One background turn: its trace, view and thread; the live hub draws it (liveness.py)."""
 
     def __init__(self, trace: TurnTrace, view: AgentTurnView):
+        super().__init__(trace.agent_id)
         self.trace = trace
         self.view = view
-        self.handle: Any = None
-        self.standby: Standby | None = None  # the output before the view, shown once it is dead (liveness.py)
         self.thread: threading.Thread | None = None
         self.result: Any = None
         self.results: list[Any] = []  # every turn of the run (more than one when it follows wakes)
         self.follower: Any = None
-        self.confirmed = False  # the final view was re-sent from a kernel-thread cell (TurnHub.report)
         self.error: str = ""
         self.waited = False  # named as ended by a %holon wait note
         self.done = threading.Event()
+
+    def draw(self, stale: bool) -> None:
+        self.view.refresh()
+
+    def close(self) -> None:
+        self.view.close()
 
 
 class TurnHub:
@@ -74,10 +79,11 @@ class TurnHub:
     def __init__(self, session: _Session):
         self._session = session
         self._rt = session.rt
+        self._hub = session.hub
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}  # agent id -> its running turn
         self._all: list[_Run] = []
-        self._unsubscribe = self._rt.subscribe(self._on_event)
+        self._hub.feed(self._on_event)
         self._rt.approvals.asker = self._ask
         # a replayed conversation's history starts where its first recorded turn started (see start())
         self.chain_start = now_rfc3339()
@@ -96,17 +102,7 @@ class TurnHub:
         scrub = self._rt.scrubber()
         with run.view._lock:
             run.trace.apply(ev.kind, scrub.value(dict(ev.data)))
-        self._redraw(run)
-
-    @staticmethod
-    def _redraw(run: _Run) -> None:
-        """Redraw the run's view and (at most once a second) its standby owner; never raises."""
-        try:
-            run.view.refresh()
-            if run.standby is not None:
-                run.standby.send()
-        except Exception:  # a closed comm must not break the turn
-            log.debug("agent view refresh failed", exc_info=True)
+        self._hub.mark(run)
 
     async def _ask(self, request: Any) -> str:
         """The approval asker: the question appears in the asking agent's live view."""
@@ -123,7 +119,7 @@ class TurnHub:
             run.trace.items.append(
                 {"kind": "note", "text": f"approval asked for {tool}: {getattr(request, 'reason', '') or 'policy'}"}
             )
-        self._redraw(run)
+        self._hub.mark(run)
         future = run.view.ask(tool, getattr(request, "arguments", None) or {}, getattr(request, "reason", "") or "")
         try:
             decision = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
@@ -170,9 +166,8 @@ class TurnHub:
             self._runs[agent_id] = run
             self._all.append(run)
         # first its standby owner (hidden while the view lives), then the view: see liveness.py
-        run.standby = Standby(agent_id, view.fallback_bundle, trailing=True)
-        run.standby.show()
-        run.handle = display(view, display_id=True)
+        run.standby = Standby(agent_id, view.fallback_bundle)
+        self._hub.show(run, view)
         kwargs: dict[str, Any] = {"agent": agent_id, "model": model, "max_rounds": max_rounds}
         if provider is not None:
             kwargs["provider"] = provider
@@ -203,7 +198,7 @@ class TurnHub:
                     {"kind": "note", "text": f"woken by {msg.get('kind')} {msg.get('id')}: {waking_excerpt(msg)}"}
                 )
                 trace.status, trace.ended_at = "running", None
-            self._redraw(run)
+            self._hub.mark(run)
 
         def waiting(open_waits: int) -> None:
             with view._lock:
@@ -216,7 +211,7 @@ class TurnHub:
                     }
                 )
                 trace.status = "waiting"
-            self._redraw(run)
+            self._hub.mark(run)
 
         def work() -> None:
             try:
@@ -283,11 +278,8 @@ class TurnHub:
                 run.trace.error = run.error
         try:
             run.view.refresh()
-            if run.handle is not None:  # the live view becomes its static transcript: no widget left to break
-                run.handle.update(run.view.static_bundle(), raw=True)
-                if run.standby is not None:  # and its standby owner a hidden spent marker
-                    run.standby.spend()
-                run.view.close()
+            # the live view becomes its static transcript (no widget left to break), its standby owner spent
+            self._hub.retire(run, run.view.static_bundle(), raw=True)
         except Exception:
             log.debug("agent view final update failed", exc_info=True)
         run.done.set()
@@ -314,16 +306,8 @@ class TurnHub:
         harness's final wait) sends the final transcript again from inside its own execution.
         """
         with self._lock:
-            ended = [r for r in self._all if r.done.is_set() and not r.confirmed and r.handle is not None]
-            for run in ended:
-                run.confirmed = True
-        for run in ended:
-            try:
-                run.handle.update(run.view.static_bundle(), raw=True)
-                if run.standby is not None:
-                    run.standby.spend()
-            except Exception:  # a closed comm must not break the wait
-                log.debug("agent view report failed", exc_info=True)
+            ended = [r for r in self._all if r.done.is_set()]
+        self._hub.confirm(list(ended))
 
     def results(self) -> list[Any]:
         """TurnResults of the turns that ended, oldest first."""
@@ -354,14 +338,13 @@ class TurnHub:
         return self.running()
 
     def close(self) -> None:
-        """Stop following the runtime (turns still running are cancelled by the runtime's close)."""
+        """Stop the turns' follows and running turns; the hub's close stops the events."""
         with self._lock:
             following = [r.follower for r in self._all if r.follower is not None and not r.done.is_set()]
         for follower in following:  # a follow waiting for a wake has no turn to cancel: end its wait
             follower.stop("the extension was unloaded")
         for agent in self.running():
             self._rt.turns.cancel(agent, reason="the extension was unloaded")
-        self._unsubscribe()
         if getattr(self._rt.approvals, "asker", None) is self._ask:
             self._rt.approvals.asker = None
 

@@ -2,11 +2,13 @@
 
 A board shows one agent's work items in scheduler order (objective, state,
 readiness, focus, todos, blocker, active waits) and its active timers. It is
-display output (text and HTML) kept current by a small hub: the runtime publishes an
+display output (text and HTML) kept current by the notebook's one live-view
+mechanism (:class:`~holon_nb.notebook.liveness.LiveHub`): the runtime publishes an
 event after every committed work-plane transition (a timer firing, a wait
-triggered by a task result, a work item written by a magic or a model); the
-hub marks its boards stale and a pump thread re-renders them at most a few
-times a second, so the board changes without re-running its cell. The cell
+triggered by a task result, a work item written by a magic or a model);
+:class:`Boards`, the hub's board feed, marks the boards stale and the hub's pump
+thread re-renders them at most ``live_update_hz`` times a second, so the board
+changes without re-running its cell. The cell
 output is displayed with a display id and updated in place, so a saved or
 headless notebook, or a page whose kernel restarted, holds the board as it
 last was (D12: scrubbed). A board that stops following (a newer board beyond
@@ -37,7 +39,7 @@ from ..render.palette import fg, muted_style
 from ..runtime import Runtime
 from ..runtime.core.events import RuntimeEvent
 from ..tools.context import CallContext
-from .liveness import OWNER, STYLE, WHEN_DEAD, hidden_beacon, spent_bundle
+from .liveness import OWNER, STYLE, WHEN_DEAD, LiveHub, LiveView, hidden_beacon
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import _Session
@@ -47,7 +49,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "HEARTBEAT_S",
     "MAX_LIVE_BOARDS",
-    "BoardHub",
+    "Boards",
     "WorkBoard",
     "render_board_text",
     "show_board",
@@ -69,7 +71,6 @@ BOARD_EVENTS = frozenset(
         "task_ended",
     }
 )
-_MIN_PERIOD_S = 0.25
 #: Seconds between two redraws of an unchanged live board, which date its "no longer updated since" note.
 HEARTBEAT_S = 30.0
 #: Rows a board shows unless ``--limit`` says otherwise (ListWorkItems' default).
@@ -195,10 +196,10 @@ def render_board_html(
     )
 
 
-class WorkBoard:
-    """One displayed board: its last text and HTML, and the display handle the hub updates.
+class WorkBoard(LiveView):
+    """One displayed board: its last text and HTML, and the display handle the live hub updates.
 
-    A board is display output, not a widget: the hub re-renders it with ``update_display_data`` by its
+    A board is display output, not a widget: it is re-rendered with ``update_display_data`` by its
     display id, so nothing of it depends on a comm. JupyterLab drops an old kernel's comms and display
     routes before it asks for a restart (``KernelConnection.restart`` clears its kernel state first), so a
     widget could not be replaced then and stayed a broken-link icon; a display keeps the board as it was
@@ -211,6 +212,7 @@ class WorkBoard:
     """
 
     def __init__(self, agent_id: str, filter_name: str | None = None, limit: int = DEFAULT_LIMIT):
+        super().__init__("board")
         self.agent_id = agent_id
         self.filter_name = filter_name
         self.limit = limit
@@ -218,37 +220,47 @@ class WorkBoard:
         self.text = ""
         self.value = ""  # the HTML
         self.confirmed_text: str | None = None  # the text last sent from a cell's own execution
-        self.handle: Any = None
         self.drawn: str | None = None  # the HTML without its time stamp, to see whether anything changed
-        self.beacon: Any = None  # the hidden widget after a live board (liveness.py)
-        self.beacon_handle: Any = None
+        self.frozen = False  # drawn a last time (with its note): no "no longer updated since" stamp
+        self.boards: Boards | None = None  # the feed that renders it while it is live
+
+    def every_s(self) -> float | None:
+        return HEARTBEAT_S  # an unchanged board is redrawn to date its "no longer updated since" note
+
+    def draw(self, stale: bool) -> None:
+        if self.boards is not None:
+            self.boards.render(self, restamp=stale)
+
+    def confirm_live(self) -> None:
+        if self.handle is not None and self.text != self.confirmed_text:
+            self.confirmed_text = self.text
+            self.handle.update(self)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return {"text/plain": self.text, "text/html": self.value}
 
 
-class BoardHub:
-    """Keeps every displayed board current (one pump thread per loaded extension).
+class Boards:
+    """The board feed of the live hub: marks every live board stale after a work-plane transition.
 
     Args:
-        rt: The runtime whose events and work service are read.
+        rt: The runtime whose work service is read.
+        hub: The live hub that draws the boards (this registers itself as a feed).
     """
 
-    def __init__(self, rt: Runtime):
+    def __init__(self, rt: Runtime, hub: LiveHub):
         self._rt = rt
-        self._cond = threading.Condition()
+        self._hub = hub
+        self._lock = threading.Lock()
         self._boards: list[WorkBoard] = []
-        self._dirty = False
-        self._stopping = False
-        self._unsubscribe = rt.subscribe(self._on_event)
-        self._thread = threading.Thread(target=self._pump, name="holon-nb-board", daemon=True)
-        self._thread.start()
+        hub.feed(self._on_event)
 
     def _on_event(self, ev: RuntimeEvent) -> None:
         if ev.kind in BOARD_EVENTS:
-            with self._cond:
-                self._dirty = True
-                self._cond.notify_all()
+            with self._lock:
+                boards = list(self._boards)
+            if boards:
+                self._hub.mark(*boards)
 
     def snapshot(self, agent_id: str, filter_name: str | None = None) -> tuple[list[dict[str, Any]], list[dict]]:
         """Board rows and active timers of ``agent_id`` (read-only)."""
@@ -260,7 +272,7 @@ class BoardHub:
         return items, timers
 
     def render(self, board: WorkBoard, restamp: bool = False) -> None:
-        """Re-read and redraw one board (and its cell's saved text).
+        """Re-read and redraw one board (and send it to its display while it is live).
 
         Args:
             board: The board.
@@ -273,15 +285,17 @@ class BoardHub:
         text = scrub.text(render_board_text(board.agent_id, items, timers, total, board.note))
         drawn = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note))
         if text != board.text or drawn != board.drawn or restamp:
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S") if board.beacon is not None else None
+            live = board.beacon is not None and not board.frozen
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S") if live else None
             board.text, board.drawn = text, drawn
             board.value = scrub.text(render_board_html(board.agent_id, items, timers, total, board.note, stamp))
-            if board.handle is not None:
+            if board.handle is not None and not board.frozen:
                 board.handle.update(board)
 
     def add(self, board: WorkBoard) -> None:
-        """Keep ``board`` live; the oldest live board beyond :data:`MAX_LIVE_BOARDS` freezes."""
-        with self._cond:
+        """Keep ``board`` live (already shown by the hub); the oldest beyond :data:`MAX_LIVE_BOARDS` freezes."""
+        board.boards = self
+        with self._lock:
             self._boards.append(board)
             frozen = self._boards[:-MAX_LIVE_BOARDS]
             del self._boards[:-MAX_LIVE_BOARDS]
@@ -290,53 +304,18 @@ class BoardHub:
 
     def _freeze(self, board: WorkBoard, note: str) -> None:
         """Draw ``board`` a last time with ``note`` and stop updating it; its beacon goes."""
-        board.note = note
-        handle, board.handle = board.handle, None
-        beacon, board.beacon = board.beacon, None
-        try:
-            if board.beacon_handle is not None:
-                board.beacon_handle.update(spent_bundle("board"), raw=True)
-            if beacon is not None:
-                beacon.close()
-        except Exception:  # a closed kernel channel must not break an unload
-            log.debug("board beacon removal failed", exc_info=True)
+        board.note, board.frozen = note, True
         try:
             self.render(board)
         except Exception:  # the runtime may already be closing: the last drawn state is kept
             log.debug("board freeze failed", exc_info=True)
-        try:
-            if handle is not None:
-                handle.update(board)
-        except Exception:  # a closed kernel channel must not break an unload
-            log.debug("board replacement failed", exc_info=True)
-
-    def _pump(self) -> None:
-        while True:
-            with self._cond:
-                if not self._dirty and not self._stopping:
-                    self._cond.wait(HEARTBEAT_S)
-                if self._stopping:
-                    return
-                restamp, self._dirty = not self._dirty, False  # nothing changed for a while: a heartbeat
-                boards = list(self._boards)
-            self._render_all(boards, restamp)
-            time.sleep(_MIN_PERIOD_S)  # coalesce bursts of transitions
-
-    def _render_all(self, boards: list[WorkBoard], restamp: bool = False) -> None:
-        for board in boards:
-            try:
-                self.render(board, restamp)
-            except Exception:  # a closed runtime or a closed comm must not end the pump
-                log.debug("board refresh failed", exc_info=True)
+        self._hub.retire(board, board, confirmed=True)
 
     def flush(self) -> None:
         """Redraw stale boards now, in the calling thread (before a final save or unload)."""
-        with self._cond:
-            if not self._dirty:
-                return
-            self._dirty = False
+        with self._lock:
             boards = list(self._boards)
-        self._render_all(boards)
+        self._hub.draw_now(boards)
 
     def confirm(self) -> None:
         """After-cell hook (kernel thread): redraw stale boards, re-send each whose text changed since the last cell.
@@ -346,37 +325,24 @@ class BoardHub:
         from here, inside a cell's execution, the newest text is what the notebook saves.
         """
         self.flush()
-        with self._cond:
+        with self._lock:
             boards = list(self._boards)
-        for board in boards:
-            if board.handle is not None and board.text != board.confirmed_text:
-                board.confirmed_text = board.text
-                board.handle.update(board)
+        self._hub.confirm(list(boards))
 
     def freeze_all(self, note: str) -> int:
         """Freeze every live board with ``note`` (each display becomes its static board); return how many.
 
-        The hub keeps running: a board displayed later is live again.
+        A board displayed later is live again.
         """
-        with self._cond:
+        with self._lock:
             boards, self._boards = list(self._boards), []
         for board in boards:
             self._freeze(board, note)
         return len(boards)
 
     def close(self) -> None:
-        """Draw pending changes, mark every board frozen, then stop following the runtime. Idempotent."""
-        if not self._stopping:
-            with self._cond:
-                boards, self._boards = list(self._boards), []
-            for board in boards:
-                self._freeze(board, "no longer updated: the extension was unloaded or reloaded; re-run this cell")
-        self._unsubscribe()
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        if self._thread is not threading.current_thread():
-            self._thread.join(2)
+        """Mark every board frozen (drawn a last time with a note); the hub's close stops the events."""
+        self.freeze_all("no longer updated: the extension was unloaded or reloaded; re-run this cell")
 
 
 def _matches(item: dict[str, Any], filter_name: str) -> bool:
@@ -407,17 +373,17 @@ def show_board(
     """
     from ..runtime.core.ids import DEFAULT_AGENT_ID
 
-    hub = session.boards
+    boards = session.boards
     limit = max(1, min(100, int(payload.get("limit") or DEFAULT_LIMIT)))
     board = WorkBoard(agent_id or DEFAULT_AGENT_ID, payload.get("filter"), limit)
     if not live:
-        hub.render(board)
+        boards.render(board)
         display(board)
         return None
     board.beacon = hidden_beacon()  # right after the board: once it is dead, the board says so (liveness.py)
-    hub.render(board)
-    board.handle = display(board, display_id=True)
-    board.beacon_handle = display(board.beacon, display_id=True)
+    boards.render(board)
+    board.dirty = False  # drawn just now
+    session.hub.show(board, board)
     board.confirmed_text = board.text  # shown by this cell itself
-    hub.add(board)
+    boards.add(board)
     return board

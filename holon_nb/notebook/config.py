@@ -203,8 +203,9 @@ class HolonNB(Configurable):
 
     live_update_hz = Float(
         10.0,
-        help="Most updates per second (Hz) sent to a live task view; output chunks arriving "
-        "faster are coalesced. Clamped to 0.5..60.",
+        help="Most updates per second (Hz) sent to live views (task views, %workitems boards, %%agent "
+        "views: one pump draws them all); output chunks and events arriving faster are coalesced. "
+        "Clamped to 0.5..60.",
     ).tag(config=True)
 
     web_fetch_enabled = Bool(help="Let WebFetch fetch pages (default True; $HOLON_NB_WEB_FETCH_ENABLED).").tag(

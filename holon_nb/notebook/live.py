@@ -1,13 +1,15 @@
-"""The live hub: runtime task events → throttled widget updates and final receipts.
+"""Live task views: runtime task events → task views drawn by the live hub, and final receipts.
 
+The views are kept current by the notebook's one live-view mechanism,
+:class:`~holon_nb.notebook.liveness.LiveHub`; :class:`TaskViews` is its task feed.
 Threads and who calls what:
 
-- the **runtime thread** calls :meth:`LiveHub._on_event` (a runtime
-  subscriber); it only records the event in the task's track and wakes the
-  pump — it never touches a widget or the display;
-- the **pump thread** (``holon-nb-live``), started by :meth:`LiveHub.start`,
-  coalesces output chunks and assigns whole values to the task views at most
-  ``live_update_hz`` times a second; when a task ends it fetches the final
+- the **runtime thread** calls :meth:`TaskViews._on_event` (through the hub's
+  one subscription); it only records the event in the task's track and marks
+  its views — it never touches a widget or the display;
+- the **pump thread** (the hub's ``holon-nb-live``) runs :meth:`TaskViews._prepare`
+  first in each cycle: it coalesces output chunks, and the hub then assigns whole
+  values to the task views at most ``live_update_hz`` times a second; when a task ends it fetches the final
   receipt (``TaskOutput`` with ``block=false`` through ``Runtime.call``) and
   replaces each live view's display with static output (``update_display_data``
   is routed by display id, so it lands in that cell whatever cell runs now):
@@ -19,8 +21,8 @@ Threads and who calls what:
   the kernel restarts under the page or the notebook is reopened without the
   view's widget model (:mod:`holon_nb.notebook.liveness`); the fallback is spent
   (hidden) when the view is replaced;
-- the **kernel thread** (magics) calls :meth:`LiveHub.show_live`,
-  :meth:`LiveHub.add_view`, :meth:`LiveHub.wait` and :meth:`LiveHub.report`.
+- the **kernel thread** (magics) calls :meth:`TaskViews.show_live`,
+  :meth:`TaskViews.wait`, :meth:`TaskViews.report` and :meth:`TaskViews.detach`.
 """
 
 from __future__ import annotations
@@ -29,51 +31,55 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from IPython.display import DisplayHandle, display
+from IPython.display import display
 
 from ..render.scrubbing import Scrubber
 from ..runtime import Runtime, ToolResult
 from ..runtime.core.events import RuntimeEvent
 from ..tools.errors import HolonNBError
-from .liveness import Standby
+from .liveness import LiveHub, LiveView, Standby
 
 if TYPE_CHECKING:  # the widget module loads ipywidgets: imported when a view is shown
     from .widgets import TaskWidget
 
-__all__ = ["PUMP_THREAD_NAME", "LiveHub"]
+__all__ = ["TaskView", "TaskViews"]
 
 log = logging.getLogger("holon_nb.notebook")
 
-PUMP_THREAD_NAME = "holon-nb-live"
 _KEEP_CHARS = 64_000  # output characters kept per task for its views
 _CALL_ERRORS = (HolonNBError, RuntimeError, concurrent.futures.CancelledError)
 _FALLBACK_PERIOD_S = 1.0  # a live view's standby fallback lags it by at most this
 
 
-@dataclass
-class _Shown:
-    """One displayed live view of a task: replaced by static output once the task ended."""
+class TaskView(LiveView):
+    """One displayed live view of a task (a :class:`~holon_nb.notebook.widgets.TaskWidget` after its standby
+    fallback): drawn every pump cycle while its task runs, replaced by static output once it ended.
 
-    view: TaskWidget
-    handle: DisplayHandle
-    origin: bool  # the promotion cell's view: replaced by the final receipt
-    fallback: Standby | None = None  # its standby fallback, the output before it (liveness.py)
-    replaced: bool = False  # static output sent (from any thread)
-    confirmed: bool = False  # static output sent from the kernel thread inside a cell
+    Args:
+        views: The task feed that draws it.
+        track: Its task's track.
+        widget: The widget shown.
+        origin: The promotion cell's view: replaced by the final receipt (else by its final state).
+    """
 
-    def send_fallback(self, force: bool = False) -> None:
-        """Send the view's state as its standby fallback (at most once a second unless ``force``)."""
-        if self.fallback is not None:
-            self.fallback.send(force)
+    def __init__(self, views: TaskViews, track: _Track, widget: TaskWidget, origin: bool) -> None:
+        super().__init__(track.task_id)
+        self.widget = widget
+        self.origin = origin
+        self._views = views
+        self._track = track
 
-    def spend_fallback(self) -> None:
-        """The live view is replaced by static output: its fallback is no longer needed (it hides itself)."""
-        if self.fallback is not None:
-            self.fallback.spend()
+    def every_s(self) -> float | None:
+        return None if self._track.ended else 0.0  # its elapsed time moves every cycle
+
+    def draw(self, stale: bool) -> None:
+        self.widget.apply(**self._views._scrubbed_state(self._track))
+
+    def close(self) -> None:
+        self.widget.close()
 
 
 @dataclass
@@ -95,8 +101,7 @@ class _Track:
     finalized: bool = False  # final receipt fetched (or fetching it failed)
     reported: bool = False  # final receipt shown in a cell (origin or a wait)
     waited: bool = False  # named as ended by a %holon wait note
-    views: list[TaskWidget] = field(default_factory=list)  # views still fed
-    shown: list[_Shown] = field(default_factory=list)  # every view displayed, until replaced and confirmed
+    shown: list[TaskView] = field(default_factory=list)  # every view displayed
     dirty: bool = True
 
     @property
@@ -126,42 +131,27 @@ class _Track:
         return prefix + self.text
 
 
-class LiveHub:
-    """Feeds live task views and final receipts from runtime events.
+class TaskViews:
+    """The task feed of the live hub: tracks promoted tasks, shows their live views and final receipts.
 
     Args:
         rt: The kernel's runtime.
-        period_s: Returns the shortest interval between two view updates, in
-            seconds (read on every pump cycle, so a config change applies at once).
+        hub: The live hub that draws the views (this registers itself as a feed).
     """
 
-    def __init__(self, rt: Runtime, period_s: Callable[[], float]):
+    def __init__(self, rt: Runtime, hub: LiveHub):
         self._rt = rt
-        self._period_s = period_s
+        self._hub = hub
         self._cond = threading.Condition()
         self._tracks: dict[str, _Track] = {}
-        self._stopping = False
-        self._unsubscribe: Callable[[], None] | None = None
-        self._thread: threading.Thread | None = None
+        self._closed = False
+        hub.feed(self._on_event, self._prepare)
 
-    # ------------------------------------------------------------ lifetime (kernel thread)
-    def start(self) -> None:
-        """Subscribe to the runtime and start the pump thread."""
-        self._unsubscribe = self._rt.subscribe(self._on_event)
-        self._thread = threading.Thread(target=self._pump, name=PUMP_THREAD_NAME, daemon=True)
-        self._thread.start()
-
-    def close(self, timeout_s: float = 5.0) -> None:
-        """Unsubscribe, stop and join the pump thread. Idempotent."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+    def close(self) -> None:
+        """Stop waiting (a :meth:`wait` returns); the hub's own close stops the events."""
         with self._cond:
-            self._stopping = True
+            self._closed = True
             self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout_s)
-        self._thread = None
 
     def detach(self, note: str) -> None:
         """Replace the live views of unfinished tasks by their last state, marked ``note`` (after the runtime closed).
@@ -171,18 +161,13 @@ class LiveHub:
         """
         with self._cond:
             pending = [t for t in self._tracks.values() if not t.finalized]
-            views = [(v, t) for t in pending if not t.ended for v in t.views]
-            shown = [(s, t.task_id) for t in pending for s in t.shown if not s.replaced]
-            for s, _ in shown:
-                s.replaced = s.confirmed = True
-        for view, track in views:
-            view.apply(status="interrupted", elapsed_s=track.elapsed(), note=note)
-        for s, _task_id in shown:
-            if s.origin:
-                s.view.apply(note=f"{note}; no final receipt: TaskOutput shows what it printed")
-            s.handle.update(s.view.static_bundle(), raw=True)
-            s.spend_fallback()
-            s.view.close()
+            shown = [(v, t) for t in pending for v in t.shown if not v.retired]
+        for view, track in shown:
+            if not track.ended:
+                view.widget.apply(status="interrupted", elapsed_s=track.elapsed(), note=note)
+            if view.origin:
+                view.widget.apply(note=f"{note}; no final receipt: TaskOutput shows what it printed")
+            self._hub.retire(view, view.widget.static_bundle(), raw=True, confirmed=True)
 
     # ------------------------------------------------------------ runtime thread
     def _on_event(self, ev: RuntimeEvent) -> None:
@@ -209,53 +194,23 @@ class LiveHub:
                     track.ended_at = time.monotonic()
             track.dirty = True
             self._cond.notify_all()
+            self._hub.mark()
 
     # ------------------------------------------------------------ pump thread
-    def _pump(self) -> None:
-        last = 0.0
-        while True:
-            with self._cond:
-                if not self._stopping and not self._has_work():
-                    self._cond.wait(self._period_s() if self._has_running_views() else None)
-                if self._stopping:
-                    return
-            delay = last + self._period_s() - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)  # throttle: chunks arriving meanwhile are coalesced
-            last = time.monotonic()
-            try:
-                self._flush()
-            except Exception:  # the pump must survive a broken view or frontend
-                log.exception("live view update failed")
-
-    def _has_work(self) -> bool:
-        return any(t.dirty or (t.ended and not t.finalized) for t in self._tracks.values())
-
-    def _has_running_views(self) -> bool:
-        return any(t.views and not t.ended for t in self._tracks.values())
-
-    def _flush(self) -> None:
-        updates, to_finalize = [], []
+    def _prepare(self) -> None:
+        """First in each pump cycle: coalesce output, mark views of changed tasks, fetch final receipts."""
+        marked, to_finalize = [], []
         with self._cond:
             for track in self._tracks.values():
                 if track.pending:
                     track.keep(track.text + "".join(track.pending), _KEEP_CHARS)
                     track.pending, track.pending_chars = [], 0
-                if track.views and (track.dirty or not track.ended):
-                    live = [s for s in track.shown if not s.replaced and s.view in track.views]
-                    updates.append((list(track.views), live, self._view_state(track)))
-                    if track.ended:
-                        track.views = []  # final state rendered below; nothing more to feed
+                if track.dirty:
+                    marked += [v for v in track.shown if not v.retired]
                 track.dirty = False
                 if track.ended and not track.finalized:
                     to_finalize.append(track)
-        scrub = self._scrubber()
-        for views, live, state in updates:
-            state["output"] = scrub.text(state["output"])
-            for view in views:
-                view.apply(**state)
-            for shown in live:
-                shown.send_fallback()
+        self._hub.mark(*marked, wake=False)
         for track in to_finalize:
             self._finalize(track)
 
@@ -271,37 +226,25 @@ class LiveHub:
             track.keep(track.text, VIEW_CHARS)  # a later view only needs the tail
             if final is not None and track.has_origin:
                 track.reported = True
-            todo = self._take_replacements(track)
             self._cond.notify_all()
-        self._replace(todo)
+        self._replace(track)
 
-    def _take_replacements(self, track: _Track, confirm: bool = False) -> list[tuple[_Shown, Any, dict[str, Any]]]:
-        """``(shown view, final receipt or None, view state)`` to send for a finalized track (call under the lock).
-
-        The cell that started the task gets the final receipt, other views their final state. With
-        ``confirm`` (kernel thread, inside a cell) views already replaced are sent once more.
-        """
-        todo = []
-        for s in track.shown:
-            if s.confirmed or (s.replaced and not confirm):
-                continue
-            s.replaced = True
-            s.confirmed = s.confirmed or confirm
-            if s.view in track.views:  # replaced: nothing more to feed
-                track.views.remove(s.view)
-            todo.append((s, track.final if s.origin and track.final is not None else None, self._view_state(track)))
-        return todo
-
-    def _replace(self, todo: list[tuple[_Shown, Any, dict[str, Any]]]) -> None:
-        for s, final, state in todo:
-            if final is not None:
-                s.handle.update(final)
-            else:  # the task's final state, even when the pump has not drawn it yet (kernel-thread report)
-                state["output"] = self._scrubber().text(state["output"])
-                s.view.apply(**state)
-                s.handle.update(s.view.static_bundle(), raw=True)
-            s.spend_fallback()
-            s.view.close()  # its display no longer shows it: the frontend drops the model
+    def _replace(self, track: _Track, confirmed: bool = False) -> None:
+        """Replace every live view of a finalized track: the cell that started the task gets the final receipt,
+        other views their final state (even when the pump has not drawn it yet). ``confirmed``: kernel thread,
+        inside a cell."""
+        with self._cond:
+            views = [v for v in track.shown if not v.retired]
+            final = track.final
+        if not views:
+            return
+        state = self._scrubbed_state(track)
+        for view in views:
+            view.widget.apply(**state)
+            if view.origin and final is not None:
+                self._hub.retire(view, final, confirmed=confirmed)
+            else:
+                self._hub.retire(view, view.widget.static_bundle(), raw=True, confirmed=confirmed)
 
     def _fetch_final(self, task_id: str) -> ToolResult | None:
         try:
@@ -339,6 +282,12 @@ class LiveHub:
             "omitted_before": track.dropped,
         }
 
+    def _scrubbed_state(self, track: _Track) -> dict[str, Any]:
+        with self._cond:
+            state = self._view_state(track)
+        state["output"] = self._scrubber().text(state["output"])
+        return state
+
     # ------------------------------------------------------------ kernel thread
     def show_live(self, task_id: str, initial_output: str | None, origin: bool = True) -> TaskWidget | None:
         """Display a live view of a task in the current cell; it is replaced by static output when the task ends.
@@ -351,7 +300,7 @@ class LiveHub:
                 final receipt (TaskOutput); otherwise by the view's final state.
 
         Returns:
-            The view, or None when the task was not promoted in this kernel or has
+            The view's widget, or None when the task was not promoted in this kernel or has
             already ended (its static output is displayed at once).
         """
         with self._cond:
@@ -387,33 +336,27 @@ class LiveHub:
                     raw=True,
                 )
             return None
-        view = TaskWidget(
+        widget = TaskWidget(
             task_id,
             summary=summary,
             on_stop=self._stop_task,
             replaced_by="its final receipt" if origin else "its final state",
         )
-        view.apply(**state)
+        widget.apply(**state)
+        view = TaskView(self, track, widget, origin)
         # first its standby fallback (hidden while the view lives), then the view: see liveness.py
-        fallback = Standby(task_id, view.fallback_bundle, _FALLBACK_PERIOD_S)
-        fallback.show()
-        handle = display(view, display_id=True)
-        shown = _Shown(view, handle, origin, fallback)
+        view.standby = Standby(task_id, widget.fallback_bundle, _FALLBACK_PERIOD_S)
+        self._hub.show(view, widget)
         with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
-            track.shown.append(shown)
-            if not track.finalized:
-                track.views.append(view)
-                track.dirty = True
-                self._cond.notify_all()
-                return view
-            late = self._view_state(track)  # ended between the two locks
-            if origin and track.final is not None:
+            track.shown.append(view)
+            finalized = track.finalized
+            if finalized and origin and track.final is not None:  # ended between the two locks
                 track.reported = True
-            todo = self._take_replacements(track)
-        late["output"] = scrub.text(late["output"])
-        view.apply(**late)
-        self._replace(todo)
-        return view
+        if finalized:
+            self._replace(track)
+        else:
+            self._hub.mark(view)
+        return widget
 
     def tracks(self) -> list[str]:
         """Ids of the tasks promoted since the extension loaded, oldest first."""
@@ -468,7 +411,7 @@ class LiveHub:
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:
-            while not self._stopping and any(not t.finalized for t in self._tracks.values()):
+            while not self._closed and any(not t.finalized for t in self._tracks.values()):
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
@@ -498,16 +441,18 @@ class LiveHub:
             late = [t for t in self._tracks.values() if t.ended and not t.finalized and t.shown]
         for track in late:
             self._finalize(track)
-        shown, refresh = [], []
+        shown, finalized = [], []
         with self._cond:
             for track in self._tracks.values():
                 if not track.finalized:
                     continue
-                refresh += self._take_replacements(track, confirm=True)
+                finalized.append(track)
                 if unslotted and track.final is not None and not track.has_origin and not track.reported:
                     shown.append(track.final)
                     track.reported = True
-        self._replace(refresh)
+        for track in finalized:
+            self._replace(track, confirmed=True)
+            self._hub.confirm(list(track.shown))
         for final in shown:
             display(final)
         return shown

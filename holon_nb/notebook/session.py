@@ -12,7 +12,8 @@ from typing import Any
 
 from ..runtime import Runtime
 from .config import HolonNB
-from .live import LiveHub
+from .live import TaskViews
+from .liveness import LiveHub
 
 __all__ = ["current_session", "freeze_live_boards", "set_session", "wait_and_report"]
 
@@ -26,7 +27,8 @@ class _Session:
     shell: Any
     rt: Runtime
     config: HolonNB
-    live: LiveHub
+    hub: LiveHub  # the one live-view mechanism: draws task views, boards and turn views
+    live: TaskViews
     boards: Any = None
     turns: Any = None
     magics: list[Any] = field(default_factory=list)
@@ -40,7 +42,7 @@ class _Session:
         from this cell's execution.
 
         A slot updated only from the pump thread is lost by a headless client
-        (see ``LiveHub.report``); refreshing it here, still inside the
+        (see ``TaskViews.report``); refreshing it here, still inside the
         cell's request, makes every saved notebook hold the final receipt.
         """
         try:

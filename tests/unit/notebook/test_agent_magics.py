@@ -361,7 +361,8 @@ def test_follow_view_facts_after_two_turns(ip: Any, tmp_path: Path) -> None:
     run, _ = _run_agent(ip, f"--model scripted/{tmp_path}/follow.yaml --follow 2", "ask me first")
     eventually(lambda: run.trace.status == "waiting", timeout=60)
     header, body = run.view.children[0], run.view.children[1]
-    assert "(Stop ends this)" in body.value and run.view._stop.layout.display != "none"
+    eventually(lambda: "(Stop ends this)" in body.value, timeout=60)  # the live hub's next cycle draws it
+    assert run.view._stop.layout.display != "none"
     with capture_output():
         ip.run_line_magic("holon", 'say "go ahead"')
     assert run.done.wait(10)

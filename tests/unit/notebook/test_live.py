@@ -161,10 +161,10 @@ def test_view_keeps_a_bounded_tail_in_order(ip: Any) -> None:
 
 
 def test_live_update_rate_is_throttled(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """At 2 Hz the pump flushes a full half second after its last flush, however late the machine runs it:
-    its clock (``live.time``) is the test's here, moved only by the pump's own throttle sleeps, which still
-    really sleep. The 40 lines (one every 25 ms) reach the view in fewer updates than lines."""
-    from holon_nb.notebook import _session, live
+    """At 2 Hz the live hub's pump runs a cycle a full half second after its last, however late the machine
+    runs it: its clock (``liveness.time``) is the test's here, moved only by the pump's own throttle sleeps,
+    which still really sleep. The 40 lines (one every 25 ms) reach the view in fewer updates than lines."""
+    from holon_nb.notebook import _session, liveness
 
     ip.run_line_magic("config", "HolonNB.live_update_hz = 2")
     now = [time.monotonic()]
@@ -173,11 +173,11 @@ def test_live_update_rate_is_throttled(ip: Any, monkeypatch: pytest.MonkeyPatch)
         time.sleep(seconds)
         now[0] += seconds
 
-    monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=sleep))
+    monkeypatch.setattr(liveness, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=sleep))
     assert _session is not None
-    views, flushes = _session.live, []
-    flush = views._flush
-    monkeypatch.setattr(views, "_flush", lambda: (flushes.append(now[0]), flush())[-1])
+    hub, flushes = _session.hub, []
+    cycle = hub._cycle
+    monkeypatch.setattr(hub, "_cycle", lambda: (flushes.append(now[0]), cycle())[-1])
     with capture_output() as cap:
         ip.run_line_magic("exec", "--yield-ms 0 for i in $(seq 1 40); do echo x$i; sleep 0.025; done")
         widget = _widget([o.data for o in cap.outputs])
