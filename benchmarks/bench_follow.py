@@ -1,6 +1,6 @@
 """Wake latency of a followed agent: from the waking message to the woken turn's first model request.
 
-An agent's turn ends with ``WaitFor(operator_input)``; :class:`~holon_nb.runtime.turns.follow.TurnFollower`
+An agent's turn ends with ``WaitFor(operator_input)``; :class:`~holon_nb.runtime.turns._follow.TurnFollower`
 then waits for a wake. We enqueue an operator message (what ``%holon say`` does) and take the time until
 the scripted provider receives the woken turn's request: the follower's event wake-up, the message's
 admission and the turn's start (store writes, request assembly). Repeated with a fresh agent each time.
@@ -20,7 +20,7 @@ from _common import Stamped, save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns.follow import TurnFollower
+from holon_nb.runtime.turns._follow import TurnFollower
 
 REF = "scripted@default/scripted"
 ASK = Step.tool_use("w1", "WaitFor", {"reason": "go-ahead", "wake": "operator_input", "delivery": "silent"})

@@ -20,8 +20,8 @@ from _common import median_ms, save
 from bench_work_items import _seed
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.clock import fmt, utcnow
-from holon_nb.runtime.core.store import Store, new_id
+from holon_nb.runtime.core._clock import fmt, utcnow
+from holon_nb.runtime.core._store import Store, new_id
 
 
 def _seed_timers_and_tasks(rt: Runtime, n: int) -> None:

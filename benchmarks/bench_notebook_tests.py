@@ -3,7 +3,7 @@
 Parts (all by default; ``--part NAME`` to pick, repeatable):
 
 - ``compare``: comparing a 200-cell notebook (receipts, streams, rich outputs) with a run that differs
-  only in volatile values: median ms of :func:`~holon_nb.testing.compare.compare_notebooks` with a fresh
+  only in volatile values: median ms of :func:`~holon_nb.testing._compare.compare_notebooks` with a fresh
   :class:`~holon_nb.testing.normalize.Normalizer` (goal < 100 ms).
 - ``regressions``: a generated notebook (an ``%exec`` receipt, a printed line, a display updated by
   ``display_id``) recorded with ``holon-nb test --holon-nb-update``; then four seeded regressions — the
@@ -53,7 +53,7 @@ from pathlib import Path
 import nbformat
 from _common import median_ms, save
 
-from holon_nb.testing.compare import compare_notebooks
+from holon_nb.testing._compare import compare_notebooks
 from holon_nb.testing.normalize import RESULT_MIMETYPE, Normalizer, Roots
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -512,7 +512,8 @@ def part_phases() -> dict:
 
     from nbclient import NotebookClient
 
-    from holon_nb.testing import check, harness
+    from holon_nb.testing import _harness as harness
+    from holon_nb.testing import check
 
     spent: dict[str, float] = defaultdict(float)
 

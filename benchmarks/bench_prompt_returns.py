@@ -37,7 +37,7 @@ import anyio
 from _common import save
 
 from holon_nb import Runtime
-from holon_nb.runtime.tasks.processes import CommandProcess, LaunchSpec
+from holon_nb.runtime.tasks._processes import CommandProcess, LaunchSpec
 
 
 def _ms(fn: Callable[[], object], runs: int) -> float:
@@ -71,7 +71,7 @@ _process.stop_ms = []  # type: ignore[attr-defined]
 
 
 def _close_in_window(tmp: str) -> float:
-    from holon_nb.tools.errors import RuntimeClosed
+    from holon_nb.tools._errors import RuntimeClosed
 
     rt = Runtime(home=f"{tmp}/close-home", workspace=tmp)
 
@@ -94,9 +94,9 @@ def _close_in_window(tmp: str) -> float:
 def _folder_too_large(tmp: str) -> None:
     import nbformat
 
-    from holon_nb.testing import workdir
+    from holon_nb.testing import _workdir as workdir
+    from holon_nb.testing._workdir import FolderTooLarge
     from holon_nb.testing.check import check_notebook
-    from holon_nb.testing.workdir import FolderTooLarge
 
     folder = Path(tmp) / "big"
     folder.mkdir(exist_ok=True)
@@ -114,7 +114,7 @@ def _folder_too_large(tmp: str) -> None:
 
 def _follower_timeout(rt: Runtime) -> None:
     from holon_nb.providers.scripted import ScriptedProvider, Step
-    from holon_nb.runtime.turns.follow import TurnFollower
+    from holon_nb.runtime.turns._follow import TurnFollower
 
     wait = {"reason": "need the go-ahead", "wake": "operator_input", "delivery": "silent"}
     ref = "scripted@default/scripted"

@@ -2,7 +2,7 @@
 
 A turn of ROUNDS scripted ``GetAgent`` rounds (each receipt ≈ 1.5 KB) runs twice: without a budget
 (every round exact) and with a budget that holds about 20 rounds (older ones recapped, spec §1.10).
-We time ``RequestBuilder.build`` (runtime/turns/requests.py) for every round and report the median over the last 20 rounds
+We time ``RequestBuilder.build`` (runtime/turns/_requests.py) for every round and report the median over the last 20 rounds
 (where the recap covers most of the turn), and the size of the last request in estimated tokens.
 
 Run: ``python benchmarks/bench_recap.py [ROUNDS]``.
@@ -19,9 +19,9 @@ from _common import save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns.requests import RequestBuilder
-from holon_nb.runtime.turns.requests import estimate as _estimate
-from holon_nb.tools.spec import Profile
+from holon_nb.runtime.turns._requests import RequestBuilder
+from holon_nb.runtime.turns._requests import estimate as _estimate
+from holon_nb.tools._spec import Profile
 
 REF = "scripted@default/scripted"
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from _common import save
 
 from holon_nb import Runtime
-from holon_nb.providers.cassettes.cassette import CassetteProvider
+from holon_nb.providers.cassettes._cassette import CassetteProvider
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns.records import TurnHooks
+from holon_nb.runtime.turns._records import TurnHooks
 
 ROUNDS = 50
 REF = "scripted@default/scripted"

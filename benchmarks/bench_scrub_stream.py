@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from holon_nb.render.scrubbing import Scrubber
+from holon_nb.render._scrubbing import Scrubber
 
 SECRETS = {
     "A_TOKEN": "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj",

@@ -1,6 +1,6 @@
 """Wake latency of an external trigger: from the HTTP POST to the woken turn's first model request.
 
-An agent's turn ends with ``WaitFor(wake="external")``; a :class:`~holon_nb.runtime.turns.follow.TurnFollower`
+An agent's turn ends with ``WaitFor(wake="external")``; a :class:`~holon_nb.runtime.turns._follow.TurnFollower`
 waits for its wake. We POST to the agent's trigger URL (CreateExternalTrigger) with a plain HTTP client and
 take the time until the scripted provider receives the woken turn's request: the callback server (uvicorn on
 the runtime loop), the token lookup, the correlated ``callback_event``, the follower's wake-up and the turn's
@@ -22,7 +22,7 @@ from _common import Stamped, save
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.turns.follow import TurnFollower
+from holon_nb.runtime.turns._follow import TurnFollower
 
 REF = "scripted@default/scripted"
 WAIT = Step.tool_use("w1", "WaitFor", {"reason": "CI calls back", "wake": "external", "delivery": "silent"})

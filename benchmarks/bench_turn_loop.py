@@ -25,8 +25,8 @@ from _common import median_ms, save
 from holon_nb import Runtime
 from holon_nb.providers.base import TurnRequest, TurnResponse
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.dispatch import dispatch
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._dispatch import dispatch
 
 REF = "scripted@default/scripted"
 

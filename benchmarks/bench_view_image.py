@@ -14,11 +14,11 @@ Files (written once, in a temporary directory, by the parent process):
 Each case runs in a fresh child process (so ``VmHWM`` measures that case alone): a runtime is opened,
 Pillow imported, then the baseline peak RSS is taken; the case runs ``RUNS`` times. Two measurements:
 
-- ``probe``: :func:`holon_nb.runtime.images.probe.probe_image` alone (stat, bounded read, SHA-256, sniff,
+- ``probe``: :func:`holon_nb.runtime.images._probe.probe_image` alone (stat, bounded read, SHA-256, sniff,
   header through Pillow's plugin, pixel check) — the validation ViewImage does before any model;
 - ``call``: ``rt.call("ViewImage", …)`` with no vision model configured (``vision_adapter_unavailable``):
   the full dispatch path, including the notebook thumbnail (which does decode pixels, for images up to
-  16 MP; see :mod:`holon_nb.runtime.images.preview`).
+  16 MP; see :mod:`holon_nb.runtime.images._preview`).
 
 Run: ``python benchmarks/bench_view_image.py``. Figures depend on the machine's load.
 """
@@ -69,8 +69,8 @@ def _child(folder: Path, case: str, mode: str) -> dict:
     import PIL.Image  # noqa: F401 - imported before the baseline, as in a warm kernel
 
     from holon_nb import Runtime
-    from holon_nb.runtime.images.probe import probe_image
-    from holon_nb.tools.errors import ToolFailure
+    from holon_nb.runtime.images._probe import probe_image
+    from holon_nb.tools._errors import ToolFailure
 
     path = folder / case
     with Runtime(home=folder / f"home-{case}-{mode}", workspace=folder) as rt:

@@ -24,7 +24,7 @@ import httpx
 from _common import median_ms, save
 
 from holon_nb import Runtime
-from holon_nb.runtime.web.extract import html_to_markdown, strip_tags
+from holon_nb.runtime.web._extract import html_to_markdown, strip_tags
 
 PAGE = b"holon_nb web fetch benchmark line of plain text, 64 bytes long...\n" * (5 * 1024 * 1024 // 64)
 HTML = (

@@ -26,9 +26,9 @@ import time
 from _common import median_ms, save
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.clock import fmt, parse, utcnow
-from holon_nb.runtime.core.store import new_id
-from holon_nb.runtime.work.views import plan_meta_for
+from holon_nb.runtime.core._clock import fmt, parse, utcnow
+from holon_nb.runtime.core._store import new_id
+from holon_nb.runtime.work._views import plan_meta_for
 
 
 def _seed(rt: Runtime, items: int) -> None:

@@ -185,7 +185,7 @@ class _Shown:
     """Checks what a call showed for pieces of the secrets (and of trigger tokens)."""
 
     def __init__(self, values: dict[str, str]):
-        from holon_nb.render.ansi import strip_ansi
+        from holon_nb.render._ansi import strip_ansi
 
         self.strip_ansi = strip_ansi
         self.windows = {

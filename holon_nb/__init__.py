@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .runtime.current import get_runtime, set_current
+from .runtime._current import get_runtime, set_current
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime, RuntimeSettings, ToolResult
@@ -48,11 +48,11 @@ def agent_turns() -> list[Any]:
     Raises:
         NotLoaded: if the extension is not loaded (also a ``RuntimeError``).
     """
-    from .notebook.session import current_session
+    from .notebook._session import current_session
 
     _session = current_session()
     if _session is None:
-        from .tools.errors import NotLoaded
+        from .tools._errors import NotLoaded
 
         raise NotLoaded("holon_nb is not loaded: run %load_ext holon_nb first")
     return _session.turns.results()
@@ -65,7 +65,7 @@ def clear_home(ip: Any = None) -> Any:
     number of times and shows only that run's state. When holon_nb is loaded in this kernel it is
     unloaded first (its tasks stop); the next ``%load_ext holon_nb`` opens the emptied home. Only a
     per-notebook home, ``.holon/notebooks/<notebook stem>/``
-    (:func:`~holon_nb.runtime.core.settings.kernel_home`), is cleared: with ``$HOLON_NB_HOME`` set, or
+    (:func:`~holon_nb.runtime.core._settings.kernel_home`), is cleared: with ``$HOLON_NB_HOME`` set, or
     in a kernel that does not know its notebook (the shared ``.holon/``), nothing happens.
 
     Args:
@@ -82,7 +82,7 @@ def clear_home(ip: Any = None) -> Any:
     """
     import shutil
 
-    from .runtime.core.settings import kernel_home
+    from .runtime.core._settings import kernel_home
 
     if ip is None:
         from IPython import get_ipython

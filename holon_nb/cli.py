@@ -13,9 +13,9 @@ Verbs:
 - ``holon-nb inventory [--check] [--output PATH]`` — write or check
   ``docs/model-tool-schema-inventory.json`` (D8).
 - ``holon-nb run NOTEBOOK ...`` — execute a notebook headless
-  (notebook-tests spec §1; logic in :mod:`holon_nb.testing.harness`).
+  (notebook-tests spec §1; logic in :mod:`holon_nb.testing._harness`).
 - ``holon-nb prune [--home DIR] [--dry-run]`` — remove old command artifacts and
-  ended tasks' logs by the home's policy (D13; :mod:`holon_nb.runtime.housekeeping.prune`)
+  ended tasks' logs by the home's policy (D13; :mod:`holon_nb.runtime.housekeeping._prune`)
   and print what was removed.
 - ``holon-nb test [PATHS] [pytest options]`` — ``pytest --holon-nb``: test notebooks against
   their saved outputs (notebook-tests spec §2; :mod:`holon_nb.testing.plugin`); exits with pytest's status.
@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_test(ns: argparse.Namespace) -> int:
     import pytest
 
-    from .testing.harness import HarnessUsageError, read_notebook
+    from .testing._harness import HarnessUsageError, read_notebook
 
     kernel = _option_value(ns.pytest_args, "--holon-nb-kernel")
     for arg in ns.pytest_args:  # a notebook named on the command line that cannot be tested: one line
@@ -238,7 +238,7 @@ def _option_value(args: Sequence[str], option: str) -> str | None:
 def _cmd_call(ns: argparse.Namespace) -> int:
     from .render import dumps_envelope
     from .runtime import Runtime
-    from .tools.errors import HolonNBError
+    from .tools._errors import HolonNBError
 
     context = None
     if ns.context is not None:
@@ -277,7 +277,7 @@ def _cmd_call(ns: argparse.Namespace) -> int:
 
 
 def _cmd_tools(ns: argparse.Namespace) -> int:
-    from .tools.registry import REGISTRY
+    from .tools._registry import REGISTRY
 
     rows = [("NAME", "FAMILY", "STABILITY", "MODEL-FACING", "RENDERING")]
     rows += [
@@ -291,7 +291,7 @@ def _cmd_tools(ns: argparse.Namespace) -> int:
 
 
 def _cmd_inventory(ns: argparse.Namespace) -> int:
-    from .tools.inventory import default_inventory_path, inventory_text
+    from .tools._inventory import default_inventory_path, inventory_text
 
     path: Path = ns.output or default_inventory_path()
     fresh = inventory_text()
@@ -324,7 +324,7 @@ def _cmd_inventory(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    from .testing.harness import HarnessUsageError, format_summary, run_notebook
+    from .testing._harness import HarnessUsageError, format_summary, run_notebook
 
     try:
         summary = run_notebook(
@@ -345,10 +345,10 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 
 
 def _cmd_prune(ns: argparse.Namespace) -> int:
-    from .runtime.core.settings import RuntimeSettings, resolve_home
-    from .runtime.core.store import Store
+    from .runtime.core._settings import RuntimeSettings, resolve_home
+    from .runtime.core._store import Store
     from .runtime.housekeeping import PrunePolicy, prune_home
-    from .runtime.housekeeping.prune import StoreReader, record_task_pruned
+    from .runtime.housekeeping._prune import StoreReader, record_task_pruned
 
     home = resolve_home(ns.home)
     if not (home / "holon.sqlite3").is_file():

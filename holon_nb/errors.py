@@ -36,8 +36,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
+    from .providers._catalog import ProviderConfigError
+    from .providers._errors import ToolSchemaRejected
+    from .providers._lineage import LineageFailed
+    from .providers._modelref import ModelRefError
+    from .providers._schema_lowering import SchemaDefinitionError, ToolSchemaInvalid
     from .providers.base import ProviderTransportError
-    from .providers.cassettes.errors import (
+    from .providers.cassettes._errors import (
         CassetteDrift,
         CassetteError,
         CassetteExhausted,
@@ -45,24 +50,19 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
         CassetteMissing,
         NetworkBlocked,
     )
-    from .providers.catalog import ProviderConfigError
-    from .providers.errors import ToolSchemaRejected
-    from .providers.lineage import LineageFailed
-    from .providers.media.calls import MediaCallError
-    from .providers.modelref import ModelRefError
-    from .providers.schema_lowering import SchemaDefinitionError, ToolSchemaInvalid
+    from .providers.media._calls import MediaCallError
     from .providers.scripted import ScriptedFailure, ScriptError, ScriptExhausted, ScriptExpectationError
-    from .runtime.core.locking import StoreBusy
-    from .runtime.images.observation import ObservationError
-    from .runtime.memory.index import MemoryIndexUnavailable
-    from .runtime.turns.calls import TurnCancelled
-    from .runtime.turns.records import TurnError
-    from .runtime.web.search_providers import ProviderError
-    from .testing.harness import HarnessUsageError
+    from .runtime.core._locking import StoreBusy
+    from .runtime.images._observation import ObservationError
+    from .runtime.memory._index import MemoryIndexUnavailable
+    from .runtime.turns._calls import TurnCancelled
+    from .runtime.turns._records import TurnError
+    from .runtime.web._search_providers import ProviderError
+    from .testing._harness import HarnessUsageError
+    from .testing._workdir import FolderTooLarge
     from .testing.plugin import NotebookFailure
-    from .testing.workdir import FolderTooLarge
-    from .tools.coerce import IntegerTooLong
-    from .tools.errors import (
+    from .tools._coerce import IntegerTooLong
+    from .tools._errors import (
         AgentTurnFailed,
         CommandFailed,
         HolonNBError,
@@ -74,53 +74,53 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
         ToolFailure,
         WrongThread,
     )
-    from .tools.patching.commit import ChangedOnDisk, CommitError, SwappedPath
-    from .tools.source_refs import SourceRefError
+    from .tools._source_refs import SourceRefError
+    from .tools.patching._commit import ChangedOnDisk, CommitError, SwappedPath
 
 #: public name -> module (below ``holon_nb``) that defines it
 _WHERE = {
-    "HolonNBError": "tools.errors",
-    "RuntimeClosed": "tools.errors",
-    "NotLoaded": "tools.errors",
-    "WrongThread": "tools.errors",
-    "RuntimeStartupError": "tools.errors",
-    "RuntimeDied": "tools.errors",
-    "ToolCallError": "tools.errors",
-    "CommandFailed": "tools.errors",
-    "AgentTurnFailed": "tools.errors",
-    "ToolFailure": "tools.errors",
-    "IntegerTooLong": "tools.coerce",
-    "SourceRefError": "tools.source_refs",
-    "ChangedOnDisk": "tools.patching.commit",
-    "CommitError": "tools.patching.commit",
-    "SwappedPath": "tools.patching.commit",
+    "HolonNBError": "tools._errors",
+    "RuntimeClosed": "tools._errors",
+    "NotLoaded": "tools._errors",
+    "WrongThread": "tools._errors",
+    "RuntimeStartupError": "tools._errors",
+    "RuntimeDied": "tools._errors",
+    "ToolCallError": "tools._errors",
+    "CommandFailed": "tools._errors",
+    "AgentTurnFailed": "tools._errors",
+    "ToolFailure": "tools._errors",
+    "IntegerTooLong": "tools._coerce",
+    "SourceRefError": "tools._source_refs",
+    "ChangedOnDisk": "tools.patching._commit",
+    "CommitError": "tools.patching._commit",
+    "SwappedPath": "tools.patching._commit",
     "ProviderTransportError": "providers.base",
-    "ToolSchemaRejected": "providers.errors",
-    "LineageFailed": "providers.lineage",
-    "ProviderConfigError": "providers.catalog",
-    "ModelRefError": "providers.modelref",
-    "MediaCallError": "providers.media.calls",
-    "SchemaDefinitionError": "providers.schema_lowering",
-    "ToolSchemaInvalid": "providers.schema_lowering",
+    "ToolSchemaRejected": "providers._errors",
+    "LineageFailed": "providers._lineage",
+    "ProviderConfigError": "providers._catalog",
+    "ModelRefError": "providers._modelref",
+    "MediaCallError": "providers.media._calls",
+    "SchemaDefinitionError": "providers._schema_lowering",
+    "ToolSchemaInvalid": "providers._schema_lowering",
     "ScriptError": "providers.scripted",
     "ScriptExhausted": "providers.scripted",
     "ScriptedFailure": "providers.scripted",
     "ScriptExpectationError": "providers.scripted",
-    "CassetteError": "providers.cassettes.errors",
-    "CassetteFormatError": "providers.cassettes.errors",
-    "CassetteMissing": "providers.cassettes.errors",
-    "CassetteDrift": "providers.cassettes.errors",
-    "CassetteExhausted": "providers.cassettes.errors",
-    "NetworkBlocked": "providers.cassettes.errors",
-    "StoreBusy": "runtime.core.locking",
-    "ObservationError": "runtime.images.observation",
-    "MemoryIndexUnavailable": "runtime.memory.index",
-    "TurnCancelled": "runtime.turns.calls",
-    "TurnError": "runtime.turns.records",
-    "ProviderError": "runtime.web.search_providers",
-    "HarnessUsageError": "testing.harness",
+    "CassetteError": "providers.cassettes._errors",
+    "CassetteFormatError": "providers.cassettes._errors",
+    "CassetteMissing": "providers.cassettes._errors",
+    "CassetteDrift": "providers.cassettes._errors",
+    "CassetteExhausted": "providers.cassettes._errors",
+    "NetworkBlocked": "providers.cassettes._errors",
+    "StoreBusy": "runtime.core._locking",
+    "ObservationError": "runtime.images._observation",
+    "MemoryIndexUnavailable": "runtime.memory._index",
+    "TurnCancelled": "runtime.turns._calls",
+    "TurnError": "runtime.turns._records",
+    "ProviderError": "runtime.web._search_providers",
+    "HarnessUsageError": "testing._harness",
     "NotebookFailure": "testing.plugin",
-    "FolderTooLarge": "testing.workdir",
+    "FolderTooLarge": "testing._workdir",
 }
 
 __all__ = [

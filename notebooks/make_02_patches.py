@@ -2,7 +2,7 @@
 
 The tutorial patches real files of a clone of this repository, so its
 patches are generated from the files as they are now (``difflib``): rerun
-this script after changing the end of ``holon_nb/tools/text.py`` or the top
+this script after changing the end of ``holon_nb/tools/_text.py`` or the top
 of ``README.md``; ``tests/notebooks/test_patches_notebook.py`` fails until then.
 """
 
@@ -26,7 +26,7 @@ def one_line(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 '''
 
-TEST_FILE = """from holon_nb.tools.text import one_line
+TEST_FILE = """from holon_nb.tools._text import one_line
 
 
 def test_short_text_is_kept_on_one_line():
@@ -46,7 +46,7 @@ def _diff(path: str, old: str, new: str) -> str:
 
 def build() -> nbformat.NotebookNode:
     text_py = (ROOT / "holon_nb" / "tools" / "text.py").read_text()
-    fix = _diff("holon_nb/tools/text.py", text_py, text_py + ADDITION)
+    fix = _diff("holon_nb/tools/_text.py", text_py, text_py + ADDITION)
     fix += _diff("tests/unit/tools/test_one_line.py", "", TEST_FILE)
     readme = (ROOT / "README.md").read_text().splitlines(keepends=True)
     readme_edit = _diff("README.md", "".join(readme[:4]), readme[0] + "\nTried in a worktree.\n" + "".join(readme[1:4]))
@@ -105,7 +105,7 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%worktree create tutorial-one-line --base HEAD"),
         new_code_cell("%exec git status --short --branch && pwd"),
         new_markdown_cell(
-            "Now the patch: it adds a function to `holon_nb/tools/text.py` and a test for it. Relative paths resolve\n"
+            "Now the patch: it adds a function to `holon_nb/tools/_text.py` and a test for it. Relative paths resolve\n"
             "against the active execution root, the worktree. The receipt shows each file's diff."
         ),
         new_code_cell("%%patch\n" + fix),

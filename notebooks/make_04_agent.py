@@ -28,7 +28,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
-# the project the agent fixes is this copy of holon_nb/render/ansi.py, refreshed only by --record
+# the project the agent fixes is this copy of holon_nb/render/_ansi.py, refreshed only by --record
 # --refresh-project: the recorded patch
 # fits it, so reformatting or editing the package's module changes nothing the notebook is expected to show
 FROZEN = HERE / "04-agent-turns.holon" / "ansi.py"
@@ -101,7 +101,7 @@ def build() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## A small real project with a bug\n\n"
-            "The project is a copy of `holon_nb/render/ansi.py` (it turns terminal colours into HTML; the copy in\n"
+            "The project is a copy of `holon_nb/render/_ansi.py` (it turns terminal colours into HTML; the copy in\n"
             "`04-agent-turns.holon/ansi.py`, taken when the cassettes were recorded, since their patch fits it)\n"
             "and three tests; the notebook breaks one colour.\n\n"
             "`--yield-ms 100000` keeps each test run in the foreground for up to 100 s instead of the default 10 s,\n"
@@ -320,8 +320,8 @@ def _stand_in():
 def record() -> None:
     """Record both cassettes the way the notebook replays them (same agent, messages, workspace moves)."""
     from holon_nb import Runtime
-    from holon_nb.providers.cassettes.cassette import CassetteProvider
-    from holon_nb.runtime.turns.records import TurnHooks
+    from holon_nb.providers.cassettes._cassette import CassetteProvider
+    from holon_nb.runtime.turns._records import TurnHooks
 
     os.environ["TUTORIAL_PYTHON"] = sys.executable
     os.environ["SHELL"] = "/bin/sh"

@@ -103,7 +103,7 @@ def holon_kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     """
     from jupyter_client.manager import KernelManager
 
-    from holon_nb.testing.kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+    from holon_nb.testing._kernels import INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
 
     km = KernelManager(kernel_name=INTERPRETER_KERNEL, kernel_spec_manager=InterpreterKernelSpecManager())
     km.start_kernel(env=kernel_env(str(tmp_path / "home"), None), cwd=str(tmp_path))
@@ -155,12 +155,12 @@ def check_tutorial(name: str, timeout: float = 120) -> Any:
 
 def receipt_text_drift(check: Any) -> list[str]:
     """Cells of a checked tutorial holding a receipt whose saved ``text/plain`` is not what this run's renderer
-    wrote for the same receipt JSON (issue 26 item 12; :func:`~holon_nb.testing.compare.receipt_text_differs`):
+    wrote for the same receipt JSON (issue 26 item 12; :func:`~holon_nb.testing._compare.receipt_text_differs`):
     the comparison reads only a receipt's JSON, so a renderer change would otherwise leave stale text in the
     committed notebook. Text is compared after the runtime's masks (ids, durations, paths)."""
     import nbformat
 
-    from holon_nb.testing.compare import compared_cells, receipt_text_differs
+    from holon_nb.testing._compare import compared_cells, receipt_text_differs
     from holon_nb.testing.normalize import Normalizer, Roots
 
     saved = nbformat.read(check.path, as_version=4)

@@ -100,7 +100,7 @@ def _no_result_drift() -> Iterator[None]:
     validation would change) fails the test that made it, even when the test never looks at that result."""
     import importlib
 
-    dispatch = importlib.import_module("holon_nb.tools.dispatch")  # the module (holon_nb.tools exports a function)
+    dispatch = importlib.import_module("holon_nb.tools._dispatch")  # the module (holon_nb.tools exports a function)
     dispatch.STRICT_RESULTS = True
     dispatch.RESULT_DRIFTS.clear()
     yield
@@ -113,7 +113,7 @@ def _no_network_guard_leaks() -> Iterator[None]:
     """A replay cassette's network guard is process-wide until the cassette is closed (or collected): a test
     that leaves one open must not make every later test's local servers unreachable."""
     yield
-    from holon_nb.providers.cassettes import guard as cassette_guard
+    from holon_nb.providers.cassettes import _guard as cassette_guard
 
     for guard in list(cassette_guard._active):
         guard.stop()

@@ -3,7 +3,7 @@
 ``%load_ext holon_nb`` calls :func:`load`: it creates the ``HolonNB`` config
 object, starts a :class:`~holon_nb.runtime.Runtime` in the kernel's working
 directory (the notebook's directory) on the notebook's own holon home
-(:func:`~holon_nb.runtime.core.settings.kernel_home`), registers the magics and starts the
+(:func:`~holon_nb.runtime.core._settings.kernel_home`), registers the magics and starts the
 live hub. ``%reload_ext holon_nb`` first calls :func:`unload`, which shuts
 all of that down, so exactly one runtime thread exists afterwards.
 
@@ -22,19 +22,19 @@ import os
 from typing import Any
 
 from ..runtime import Runtime
-from ..runtime.core.settings import kernel_home
-from ..runtime.current import current, set_current
-from .agent_magics import AgentMagics, TurnHub
-from .board import Boards
-from .config import SETTINGS_INPUTS, HolonNB
-from .image_magics import ImageMagics
-from .live import TaskViews
-from .liveness import LiveHub
-from .magics import HolonMagics
-from .session import _Session, current_session, freeze_live_boards, set_session, wait_and_report
+from ..runtime._current import current, set_current
+from ..runtime.core._settings import kernel_home
+from ._agent_magics import AgentMagics, TurnHub
+from ._board import Boards
+from ._config import SETTINGS_INPUTS, HolonNB
+from ._image_magics import ImageMagics
+from ._live import TaskViews
+from ._liveness import LiveHub
+from ._magics import HolonMagics
+from ._session import _Session, current_session, freeze_live_boards, set_session, wait_and_report
+from ._work_magics import WorkMagics
+from ._workspace_magics import WorkspaceMagics
 from .web import WebMagics
-from .work_magics import WorkMagics
-from .workspace_magics import WorkspaceMagics
 
 __all__ = [
     "AgentMagics",
@@ -183,10 +183,3 @@ def _unregister_magics(ip: Any, magics: Any) -> None:
     # IPython's Magics.__init__ appends each instance to the shell's configurables: left there, it would
     # keep the unloaded session, and its closed runtime, alive for the kernel's life
     ip.configurables[:] = [c for c in ip.configurables if c is not magics]
-
-
-def __getattr__(name: str) -> Any:
-    # ``holon_nb.notebook._session``: the loaded session, as before it moved to :mod:`.session`
-    if name == "_session":
-        return current_session()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

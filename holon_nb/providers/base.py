@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..tools.errors import HolonNBError
+from ..tools._errors import HolonNBError
 
 __all__ = [
     "TextBlock",

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tools.errors import HolonNBError
+from ..tools._errors import HolonNBError
 from .base import (
     AssistantBlocks,
     Block,

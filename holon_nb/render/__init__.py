@@ -1,7 +1,7 @@
 """One rendering package: a tool result turned into what a model reads and what a person sees.
 
 A tool call ends in an envelope (``{tool_name, status, summary_text, result | error}``, commands spec §3;
-:mod:`holon_nb.tools.envelope` builds it); ``holon_nb.runtime.ToolResult`` carries it with its receipt. Every
+:mod:`holon_nb.tools._envelope` builds it); ``holon_nb.runtime.ToolResult`` carries it with its receipt. Every
 text or HTML made from it is made here, by pure functions with no Jupyter import:
 
 ==============================  ====================================================  ==========================
@@ -36,10 +36,9 @@ Layer: below ``holon_nb.tools`` (whose declarations use :mod:`.human`), so it im
 a tool's declaration is read through the :class:`Specs` protocol (``holon_nb.tools.Registry`` is one).
 """
 
-from .failures import command_failures
-from .human.commands import OUTPUT_SHOWN_BELOW
-from .output import RESULT_MIMETYPE, ShownResult, card_html, human_text, mimebundle
-from .receipt import (
+from ._failures import command_failures
+from ._output import RESULT_MIMETYPE, ShownResult, card_html, human_text, mimebundle
+from ._receipt import (
     DEFAULT_TOOL_OUTPUT_BUDGET_TOKENS,
     ModelReceipt,
     ReceiptContext,
@@ -53,8 +52,9 @@ from .receipt import (
     render_error_receipt,
     render_json_receipt,
 )
-from .scrubbing import REDACTED, Scrubber, StreamScrubber, redact_tokens
-from .thumbnails import preview_html
+from ._scrubbing import REDACTED, Scrubber, StreamScrubber, redact_tokens
+from ._thumbnails import preview_html
+from .human._commands import OUTPUT_SHOWN_BELOW
 
 __all__ = [
     # the model receipt

@@ -21,21 +21,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .core.events import RuntimeEvent
-    from .core.result import RESULT_MIMETYPE, ToolResult
-    from .core.settings import RuntimeSettings
-    from .facade import DEFAULT_AGENT_ID, Runtime
+    from ._facade import DEFAULT_AGENT_ID, Runtime
+    from .core._events import RuntimeEvent
+    from .core._result import RESULT_MIMETYPE, ToolResult
+    from .core._settings import RuntimeSettings
 
 __all__ = ["Runtime", "RuntimeSettings", "ToolResult", "RuntimeEvent", "RESULT_MIMETYPE", "DEFAULT_AGENT_ID"]
 
-# loaded on first use (PEP 562): ``holon_nb.runtime.current`` is reached without building the runtime
+# loaded on first use (PEP 562): ``holon_nb.runtime._current`` is reached without building the runtime
 _WHERE = {
-    "Runtime": ".facade",
-    "DEFAULT_AGENT_ID": ".facade",
-    "RuntimeEvent": ".core.events",
-    "RESULT_MIMETYPE": ".core.result",
-    "ToolResult": ".core.result",
-    "RuntimeSettings": ".core.settings",
+    "Runtime": "._facade",
+    "DEFAULT_AGENT_ID": "._facade",
+    "RuntimeEvent": ".core._events",
+    "RESULT_MIMETYPE": ".core._result",
+    "ToolResult": ".core._result",
+    "RuntimeSettings": ".core._settings",
 }
 
 

@@ -16,17 +16,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .harness import HarnessUsageError, run_notebook
-    from .summary import CellReport, RunSummary, format_summary
+    from ._harness import HarnessUsageError, run_notebook
+    from ._summary import CellReport, RunSummary, format_summary
 
 __all__ = ["run_notebook", "RunSummary", "CellReport", "format_summary", "HarnessUsageError"]
 
 _HOMES = {
-    "run_notebook": "harness",
-    "HarnessUsageError": "harness",
-    "RunSummary": "summary",
-    "CellReport": "summary",
-    "format_summary": "summary",
+    "run_notebook": "_harness",
+    "HarnessUsageError": "_harness",
+    "RunSummary": "_summary",
+    "CellReport": "_summary",
+    "format_summary": "_summary",
 }
 
 

@@ -2,13 +2,13 @@
 
 This is what the pytest plugin (:mod:`holon_nb.testing.plugin`) does for each
 notebook, without pytest: :func:`check_notebook` runs the notebook with
-:func:`~holon_nb.testing.harness.run_notebook` (model calls replayed from its
+:func:`~holon_nb.testing._harness.run_notebook` (model calls replayed from its
 cassettes by default, notebook-tests spec §5), compares every compared cell with the saved
-outputs (:mod:`holon_nb.testing.compare`), and returns a :class:`NotebookCheck`
+outputs (:mod:`holon_nb.testing._compare`), and returns a :class:`NotebookCheck`
 whose :meth:`~NotebookCheck.report` names the notebook, each failing cell's
 index and first line, and what differs. Each run works in a private copy of the
 notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true``
-(:mod:`holon_nb.testing.workdir`).
+(:mod:`holon_nb.testing._workdir`).
 
 Example::
 
@@ -33,12 +33,12 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
-from .harness import read_notebook, run_notebook
+from ._compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
+from ._harness import read_notebook, run_notebook
+from ._saved import mask_saved_paths
+from ._summary import RunSummary
+from ._workdir import folder_lock, private_copy, shared_dir
 from .normalize import Normalizer, Roots, UserRule, parse_rules
-from .saved import mask_saved_paths
-from .summary import RunSummary
-from .workdir import folder_lock, private_copy, shared_dir
 
 __all__ = [
     "CellProblem",
@@ -64,7 +64,7 @@ class CheckOptions:
         repeat: Run the notebook this many times; any difference between runs fails (notebook-tests spec §6).
         rules: User normalisers from the pytest configuration, applied after the notebook's own.
         kernel_name: Kernelspec name; None runs a kernel on this interpreter.
-        compare: What the comparison looks at (:class:`~holon_nb.testing.compare.CompareOptions`); a
+        compare: What the comparison looks at (:class:`~holon_nb.testing._compare.CompareOptions`); a
             notebook's ``metadata.holon_nb`` keys of the same names override it (see :func:`compare_options`).
         masks: Mask presets applied to user output too (``timestamps``, ``durations``, ``addresses``,
             ``uuids``, ``tmp``; :data:`~holon_nb.testing.normalize.MASK_PRESETS`), with the notebook's
@@ -122,7 +122,7 @@ class NotebookCheck:
 
     Attributes:
         path: The notebook.
-        summary: The first run's :class:`~holon_nb.testing.summary.RunSummary`.
+        summary: The first run's :class:`~holon_nb.testing._summary.RunSummary`.
         cells: Problems by cell, in cell order.
         problems: Notebook-level problems (kernel died, tasks left running, extension did not load).
         updated_cells: Cells rewritten by ``update`` (indices).

@@ -15,7 +15,7 @@ of :data:`MASK_PRESETS` a notebook or the configuration asks for (issue 24, B4):
    replaced by ``<HOME>``, ``<WS>``, ``<TMP>`` (longest root first); the first
    component under ``<TMP>`` (a ``mkdtemp`` name) becomes ``<TMP>/<tmp>``. A harness run's
    own holon home (``<TMP>/holon-nb-run-*/home``) is ``<HOME>``, and the private copy of a
-   tested notebook's folder (``<TMP>/holon-nb-copy-*/<folder>``, :mod:`holon_nb.testing.workdir`)
+   tested notebook's folder (``<TMP>/holon-nb-copy-*/<folder>``, :mod:`holon_nb.testing._workdir`)
    is ``<WS>``.
    When the workspace is inside a git checkout, that checkout's root and its
    main worktree become ``<REPO>`` (receipts name them as execution roots), so a
@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from ..render import RESULT_MIMETYPE  # the MIME type of a holon_nb tool receipt in a display bundle
-from ..render.ansi import terminal_text as _terminal
+from ..render._ansi import terminal_text as _terminal
 
 __all__ = [
     "ADDRESS_RE",
@@ -124,7 +124,7 @@ MASKED = "<masked>"
 #: An absolute path a receipt cut short with an ellipsis (at least 5 characters before it).
 _CUT_PATH_RE = re.compile(r"(?<![\w<>/])(/[^\s\"'`<>\u2026]{4,})\u2026")
 _HARNESS_HOME = re.compile(r"holon-nb-run-[A-Za-z0-9_]+/home")
-# a tested notebook's private copy of its folder (holon_nb.testing.workdir): the workspace of that run
+# a tested notebook's private copy of its folder (holon_nb.testing._workdir): the workspace of that run
 _HARNESS_COPY = re.compile(r"holon-nb-copy-[A-Za-z0-9_]+/[^/\s\"'`:,;)\]}]+")
 
 
@@ -141,7 +141,7 @@ def terminal_text(text: str) -> str:
     (``"\\r10%\\r50%\\r100%\\n"`` -> ``"100%\\n"``; ``"abc\\rX"`` -> ``"Xbc"``).
     ``\\r\\n`` is a plain newline.
     """
-    # the same rendering as a receipt's command output (render/ansi.py), after this module's ANSI mask
+    # the same rendering as a receipt's command output (render/_ansi.py), after this module's ANSI mask
     return _terminal(strip_ansi(text))
 
 

@@ -22,7 +22,7 @@ Options:
 - ``--holon-nb-mimetypes LIST`` / ini ``holon_nb_mimetypes``: compare exactly these mimetypes of display
   outputs; ``--holon-nb-ignore-mimetypes LIST`` / ini ``holon_nb_ignore_mimetypes``: never these.
 - ``--holon-nb-image-fraction F`` (default 0) and ``--holon-nb-image-pixel P`` (default 0.1): images
-  differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing.images`).
+  differ when more than F of their pixels differ by more than P (:mod:`holon_nb.testing._images`).
 - ``--holon-nb-strict-images``: compare also images the saved notebook and this run drew with different
   software (listed as not compared by default) and raster images beside ``text/latex``.
 - ``--holon-nb-mask LIST`` / ini ``holon_nb_masks``: masks applied to user output too (``timestamps``,
@@ -37,7 +37,7 @@ Options:
 
 Each test runs its notebook in a fresh kernel with its own temporary holon home, in a private copy of the
 notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true``
-(:mod:`holon_nb.testing.workdir`), so
+(:mod:`holon_nb.testing._workdir`), so
 pytest-xdist workers (``-n auto``) never share state; when ``HOLON_NB_HOME`` is set, each worker
 uses ``$HOLON_NB_HOME/<worker id>`` (``gw0``, ``gw1``, …). Collection order is the sorted file
 order pytest uses, so ``pytest-split`` can shard a suite deterministically.
@@ -53,7 +53,7 @@ from typing import Any
 
 import pytest
 
-from ..tools.errors import HolonNBError
+from ..tools._errors import HolonNBError
 
 __all__ = ["NotebookFile", "NotebookItem", "CellItem", "NotebookFailure"]
 
@@ -238,8 +238,8 @@ def _listed(config: pytest.Config, option: str, ini: str) -> tuple[str, ...] | N
 
 
 def _compare_options(config: pytest.Config) -> Any:
-    from .compare import CompareOptions
-    from .images import ImageTolerance
+    from ._compare import CompareOptions
+    from ._images import ImageTolerance
 
     return CompareOptions(
         mimetypes=_listed(config, "holon_nb_mimetypes", "holon_nb_mimetypes"),
@@ -366,7 +366,7 @@ class NotebookFile(pytest.File):
             item.add_report_section("call", _UNRUN_SECTION, "\n".join(lines))
 
     def collect(self) -> Iterator[pytest.Item]:
-        from .harness import HarnessUsageError, read_notebook
+        from ._harness import HarnessUsageError, read_notebook
 
         try:  # a file that is not a notebook, or a notebook of another language: one line, pytest's usage code
             nb = read_notebook(self.path, self.config.getoption("holon_nb_kernel"))

@@ -10,15 +10,15 @@ Example::
     spec = REGISTRY.get("ExecCommand")
 """
 
-from ..render.receipt import dumps_envelope, project_receipt
-from ..render.scrubbing import Scrubber
-from .context import CallContext, ToolContext
-from .dispatch import dispatch, parse_args
-from .envelope import ERROR_KINDS, ToolError, error_envelope, success_envelope
-from .errors import HolonNBError, RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError, ToolFailure
-from .registry import REGISTRY, Registry, render_receipt
-from .schema import input_schema
-from .spec import Family, Profile, Rendering, Stability, ToolSpec
+from ..render._receipt import dumps_envelope, project_receipt
+from ..render._scrubbing import Scrubber
+from ._context import CallContext, ToolContext
+from ._dispatch import dispatch, parse_args
+from ._envelope import ERROR_KINDS, ToolError, error_envelope, success_envelope
+from ._errors import HolonNBError, RuntimeClosed, RuntimeDied, RuntimeStartupError, ToolCallError, ToolFailure
+from ._registry import REGISTRY, Registry, render_receipt
+from ._schema import input_schema
+from ._spec import Family, Profile, Rendering, Stability, ToolSpec
 
 __all__ = [
     "CallContext",

@@ -69,7 +69,7 @@ DOM = r"""() => {
       tails: out ? [...out.querySelectorAll('.holon-task-output')]
                      .map(t => t.closest('.holon-tail-follow, .holon-task-tail-box') || t)
                      .map(t => Math.round(t.getBoundingClientRect().height)) : [],
-      // what a person sees: a dead widget hidden by its static fallback (notebook/liveness.py) is not broken
+      // what a person sees: a dead widget hidden by its static fallback (notebook/_liveness.py) is not broken
       broken: out ? [...out.querySelectorAll('.jp-OutputArea-output')].filter(o => o.checkVisibility())
                       .filter(o => /Error displaying widget|Loading widget\.\.\./.test(o.textContent)
                                    || o.querySelector('.jupyter-widgets-disconnected'))

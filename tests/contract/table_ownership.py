@@ -1,7 +1,7 @@
 """Each SQLite table is read and written by the package that owns it (issue 27 item 2): an import-linter contract.
 
 A table is owned by the package whose module creates it (``CREATE TABLE``): ``runtime.work`` owns
-``waits`` because ``runtime/work/records.py`` creates it. Every other package reads and writes it
+``waits`` because ``runtime/work/_records.py`` creates it. Every other package reads and writes it
 through the owner's records API. The check parses the SQL written in the code (string literals and
 f-strings whose text starts with an SQL verb) and finds each table a statement names after ``FROM``,
 ``JOIN``, ``INTO``, ``UPDATE`` or ``TABLE``.

@@ -26,7 +26,7 @@ def _modules() -> list[str]:
 
 def test_the_walk_sees_nested_modules() -> None:
     modules = _modules()
-    assert len(modules) >= 200 and "holon_nb.runtime.turns.loop" in modules and "holon_nb.errors" in modules
+    assert len(modules) >= 200 and "holon_nb.runtime.turns._loop" in modules and "holon_nb.errors" in modules
 
 
 def test_the_walk_sees_nested_packages() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from holon_nb.tools.dispatch import RESULT_FIELDS
-from holon_nb.tools.envelope import ERROR_KINDS
-from holon_nb.tools.inventory import (
+from holon_nb.tools._dispatch import RESULT_FIELDS
+from holon_nb.tools._envelope import ERROR_KINDS
+from holon_nb.tools._inventory import (
     compare_with_upstream,
     default_differences_path,
     default_inventory_path,

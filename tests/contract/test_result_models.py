@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from holon_nb.tools.builtin.results.base import ResultModel
-from holon_nb.tools.registry import REGISTRY
+from holon_nb.tools._registry import REGISTRY
+from holon_nb.tools.builtin.results._base import ResultModel
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = json.loads((ROOT / "docs" / "model-tool-schema-inventory.json").read_text(encoding="utf-8"))

@@ -39,9 +39,9 @@ def test_the_creating_package_owns_a_table_and_another_packages_access_is_foreig
         tmp_path,
         {
             "runtime/__init__.py": "",
-            "runtime/work/records.py": 'S = "CREATE TABLE IF NOT EXISTS waits (id TEXT)"\nR = "SELECT * FROM waits"\n',
-            "runtime/turns/follow.py": 'Q = "SELECT COUNT(*) FROM waits WHERE agent_id = ?"\n',
-            "notebook/magics.py": 'Q = "INSERT INTO waits(id) VALUES (?)"\nU = "DELETE FROM unknown_table"\n',
+            "runtime/work/_records.py": 'S = "CREATE TABLE IF NOT EXISTS waits (id TEXT)"\nR = "SELECT * FROM waits"\n',
+            "runtime/turns/_follow.py": 'Q = "SELECT COUNT(*) FROM waits WHERE agent_id = ?"\n',
+            "notebook/_magics.py": 'Q = "INSERT INTO waits(id) VALUES (?)"\nU = "DELETE FROM unknown_table"\n',
         },
     )
     owned, found = accesses(pkg)

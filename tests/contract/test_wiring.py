@@ -213,5 +213,5 @@ def test_only_the_facade_builds_plane_services() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SERVICES:
                 built.setdefault(node.func.id, []).append(str(path.relative_to(RUNTIME)))
     outside = {name: where for name, where in built.items() if set(where) != {"facade.py"}}
-    assert not outside, f"plane services built outside the composition root (runtime/facade.py): {outside}"
+    assert not outside, f"plane services built outside the composition root (runtime/_facade.py): {outside}"
     assert set(built) == set(SERVICES), f"services the facade does not build: {set(SERVICES) - set(built)}"

@@ -14,7 +14,7 @@ import pytest
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY
-from holon_nb.tools.coerce import MAX_INPUT_DEPTH, input_problem
+from holon_nb.tools._coerce import MAX_INPUT_DEPTH, input_problem
 
 TOOLS = REGISTRY.names()
 

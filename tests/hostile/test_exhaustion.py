@@ -40,8 +40,8 @@ import pytest
 from _support import err, eventually, ok, read_db
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.clock import ManualClock, parse
-from holon_nb.runtime.core.settings import RuntimeSettings
+from holon_nb.runtime.core._clock import ManualClock, parse
+from holon_nb.runtime.core._settings import RuntimeSettings
 
 IDLE_SOCKETS = 2000
 RUNTIME_FD_LIMIT = 1024
@@ -176,7 +176,7 @@ def _closed_by_server(sock: socket.socket) -> bool:
 
 
 def test_a_connection_that_stalls_in_its_headers_or_body_is_closed(rt: Runtime) -> None:
-    from holon_nb.runtime.triggers.server import CallbackLimits
+    from holon_nb.runtime.triggers._server import CallbackLimits
 
     rt.triggers.server.limits = CallbackLimits(header_timeout_s=0.3, body_timeout_s=0.3)
     url = httpx.URL(ok(rt.call("CreateExternalTrigger", {"delivery_mode": "wake_hint"}))["trigger_url"])
@@ -240,7 +240,7 @@ def test_a_png_chunk_bomb_is_refused_with_a_clear_error(rt: Runtime, workspace: 
 def test_other_calls_proceed_while_an_image_is_checked(
     rt: Runtime, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from holon_nb.runtime.images import service
+    from holon_nb.runtime.images import _service as service
 
     (workspace / "bomb.png").write_bytes(_chunk_bomb())
     checking, other_done = threading.Event(), threading.Event()

@@ -19,7 +19,7 @@ from hypothesis_jsonschema import from_schema
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, input_schema
-from holon_nb.tools.dispatch import RESULT_FIELDS
+from holon_nb.tools._dispatch import RESULT_FIELDS
 
 SAFE_CMDS = ["true", "echo x", "printf '\\377'", "", "exit 3", "echo \0nul", "echo \ud800", "sleep 0.05"]
 SAFE_SHELLS = [None, "sh", "bash", "/nonexistent/sh", ""]

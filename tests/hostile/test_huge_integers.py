@@ -16,7 +16,7 @@ import pytest
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY
-from holon_nb.tools.schema import input_schema_view, slot_types
+from holon_nb.tools._schema import input_schema_view, slot_types
 
 TOOLS = REGISTRY.names()
 #: Python's default int-to-str limit; the guard refuses longer integers.

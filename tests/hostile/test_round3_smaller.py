@@ -33,9 +33,9 @@ from holon_nb.providers.cassettes.media import MEDIA_FORMAT, MediaCassette
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
 from holon_nb.runtime.web import WebService
-from holon_nb.runtime.web.policy import blocked_reason
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.inventory import compare_with_upstream, generate_inventory, schema_differences
+from holon_nb.runtime.web._policy import blocked_reason
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._inventory import compare_with_upstream, generate_inventory, schema_differences
 
 UPSTREAM = Path(__file__).parents[1] / "contract" / "data" / "upstream-model-tool-schema-inventory.json"
 

@@ -26,7 +26,7 @@ import pytest
 from _support import eventually, ok
 
 from holon_nb import Runtime
-from holon_nb.render.ansi import strip_ansi
+from holon_nb.render._ansi import strip_ansi
 
 SECRET = "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj"  # 23 characters, no piece of it occurs by chance
 # 110 characters for the tail case (item b)
@@ -140,7 +140,7 @@ def test_a_secret_drawn_over_with_carriage_returns_is_scrubbed_as_shown(
 
 
 def test_a_coloured_secret_split_across_chunks_never_reaches_a_stream_written_in_pieces() -> None:
-    from holon_nb.render.scrubbing import Scrubber
+    from holon_nb.render._scrubbing import Scrubber
 
     scrub = Scrubber({"A_TOKEN": SECRET})
     text = f"x key={SECRET[:6]}\x1b[01;31m\x1b[K{SECRET[6:11]}\x1b[m\x1b[K{SECRET[11:]} end\nnext\n"
@@ -197,7 +197,7 @@ def test_a_task_summary_of_a_secret_straddling_the_kept_tail_leaves_nothing_behi
 
 
 def test_scrubbing_a_cut_text_redacts_a_partial_secret_at_each_edge() -> None:
-    from holon_nb.render.scrubbing import Scrubber
+    from holon_nb.render._scrubbing import Scrubber
 
     scrub = Scrubber({"A_TOKEN": SECRET})
     assert scrub.edges(SECRET[9:] + " rest", start=True) == "[redacted] rest"

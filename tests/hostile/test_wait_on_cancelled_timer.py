@@ -17,11 +17,11 @@ import pytest
 from _support import ok
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.ids import DEFAULT_AGENT_ID
-from holon_nb.runtime.core.store import new_id
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.errors import ToolFailure
-from holon_nb.tools.spec import Profile
+from holon_nb.runtime.core._ids import DEFAULT_AGENT_ID
+from holon_nb.runtime.core._store import new_id
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._errors import ToolFailure
+from holon_nb.tools._spec import Profile
 
 
 def _stuck(rt: Runtime, timer_id: str, item_id: str) -> bool:

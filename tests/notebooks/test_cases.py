@@ -60,7 +60,7 @@ def execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 #: a live view's static fallback (shown only once its kernel is gone) or its spent, empty remains: not output
-#: a reader sees in a live session, and skipped by notebook comparisons (holon_nb.notebook.liveness)
+#: a reader sees in a live session, and skipped by notebook comparisons (holon_nb.notebook._liveness)
 FALLBACK = "application/vnd.holon.live-fallback+json"
 
 

@@ -86,10 +86,10 @@ def test_interrupting_a_wait_stops_the_waiting_not_the_task(tmp_path: Path) -> N
         msgs = execute(kc, "%exec --yield-ms 0 --no-login sleep 93.5")
         shown = "".join(str(m["content"].get("data", {}).get("text/plain", "")) for m in msgs)
         task_id = re.search(r"task_[0-9a-f]{15}", shown).group(0)  # type: ignore[union-attr]
-        blocked = _when_blocked(kc, tmp_path, "holon_nb/notebook/live.py", "wait")
+        blocked = _when_blocked(kc, tmp_path, "holon_nb/notebook/_live.py", "wait")
         text = _one_line(_interrupt(km, kc, "%holon wait", blocked))
         assert text == f"Interrupted: stopped %holon wait; still running: {task_id} — %task_stop ID ends a task"
-        blocked = _when_blocked(kc, tmp_path, "holon_nb/runtime/core/loop.py", "result")
+        blocked = _when_blocked(kc, tmp_path, "holon_nb/runtime/core/_loop.py", "result")
         text = _one_line(_interrupt(km, kc, f"%task_output {task_id} --timeout-ms 60000", blocked))
         assert (
             text == f"Interrupted: stopped waiting for {task_id}; the task keeps running — %task_stop {task_id} ends it"

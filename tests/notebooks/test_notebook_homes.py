@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from _support import TUTORIALS_DIR, write_nb
 
-from holon_nb.testing.harness import run_notebook
+from holon_nb.testing._harness import run_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow, pytest.mark.xdist_group("notebook-homes")]
 

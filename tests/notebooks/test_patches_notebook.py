@@ -3,7 +3,7 @@
 The notebook clones this repository into a temporary folder, works in a
 linked worktree, patches real files, runs a test there, and shows a failed
 and an escaping patch changing nothing. If this test fails after an edit to
-the end of holon_nb/tools/text.py or the top of README.md, regenerate the
+the end of holon_nb/tools/_text.py or the top of README.md, regenerate the
 notebook: ``python notebooks/make_02_patches.py``.
 """
 
@@ -76,17 +76,17 @@ def test_worktree_is_created_active_and_commands_run_in_it(executed: Any) -> Non
 
 
 def test_patch_receipt_and_diff_card(executed: Any) -> None:
-    cell = _cells(executed, "%%patch\n--- a/holon_nb/tools/text.py")[0]
+    cell = _cells(executed, "%%patch\n--- a/holon_nb/tools/_text.py")[0]
     (env,) = _receipts(cell)
     assert env["status"] == "success"
     assert [(f["action"], f["path"]) for f in env["result"]["changed_files"]] == [
-        ("modify", "holon_nb/tools/text.py"),
+        ("modify", "holon_nb/tools/_text.py"),
         ("add", "tests/unit/tools/test_one_line.py"),
     ]
     (bundle,) = [o["data"] for o in _outputs(cell)]
     assert bundle["text/plain"].startswith("ApplyPatch · success · ")
     assert (
-        "\n  Success. Updated the following files:\n  M holon_nb/tools/text.py\n  A tests/unit/tools/test_one_line.py"
+        "\n  Success. Updated the following files:\n  M holon_nb/tools/_text.py\n  A tests/unit/tools/test_one_line.py"
     ) in bundle["text/plain"]
     assert "holon-diff" in bundle["text/html"] and "+def one_line" in bundle["text/html"]
 
@@ -103,7 +103,7 @@ def test_tests_run_in_the_worktree_as_a_task(executed: Any) -> None:
 
 
 def test_failed_patch_changes_nothing(executed: Any) -> None:
-    cell = _cells(executed, "%%patch\n--- a/holon_nb/tools/text.py")[1]
+    cell = _cells(executed, "%%patch\n--- a/holon_nb/tools/_text.py")[1]
     (env,) = _receipts(cell)
     assert env["error"]["kind"] == "context_not_found" and env["error"]["details"]["path"] == "pyproject.toml"
     (check,) = [c for c in executed.cells if c.cell_type == "code" and c.source.startswith('print("every file')]
@@ -121,7 +121,7 @@ def test_escaping_patch_is_refused(executed: Any) -> None:
 def test_dirty_worktree_is_retained_then_removed_after_commit(executed: Any) -> None:
     first, second = [_receipts(c)[0] for c in _cells(executed, "%worktree remove")]
     assert first["result"]["disposition"] == "retained_dirty" and first["result"]["removed"] is False
-    assert first["result"]["changed_files"] == ["holon_nb/tools/text.py", "tests/unit/tools/test_one_line.py"]
+    assert first["result"]["changed_files"] == ["holon_nb/tools/_text.py", "tests/unit/tools/test_one_line.py"]
     assert second["result"]["disposition"] == "removed" and second["result"]["removed"] is True
     (branches,) = _receipts(_cells(executed, "%exec git branch --list")[0])
     out = branches["result"]["stdout_preview"]

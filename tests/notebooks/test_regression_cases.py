@@ -15,8 +15,8 @@ import nbformat
 import pytest
 from _support import write_nb
 
+from holon_nb.testing._harness import run_notebook
 from holon_nb.testing.check import CheckOptions, check_notebook
-from holon_nb.testing.harness import run_notebook
 from holon_nb.testing.normalize import RESULT_MIMETYPE
 
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"

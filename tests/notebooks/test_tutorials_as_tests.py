@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from _support import tutorial_names
 
-from holon_nb.testing.compare import compared_cells
+from holon_nb.testing._compare import compared_cells
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TUTORIALS = tutorial_names(NOTEBOOKS)

@@ -140,7 +140,7 @@ def test_run_all_by_a_person_stops_before_the_restart_with_what_to_do(tmp_path: 
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    from holon_nb.testing.kernels import HEADLESS_ENV, INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
+    from holon_nb.testing._kernels import HEADLESS_ENV, INTERPRETER_KERNEL, InterpreterKernelSpecManager, kernel_env
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     for cell in _code(nb):

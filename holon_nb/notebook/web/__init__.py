@@ -1,5 +1,5 @@
 """The web and external-trigger magics (``%web``, ``%xsearch``, ``%trigger``) and their views."""
 
-from .magics import WebMagics
+from ._magics import WebMagics
 
 __all__ = ["WebMagics"]

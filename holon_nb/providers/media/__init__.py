@@ -4,7 +4,7 @@
 May use: the rest of ``holon_nb.providers`` (catalog, SDK client glue) and ``holon_nb.tools``.
 """
 
-from .calls import (
+from ._calls import (
     OPENAI_COMPATIBLE,
     VISION_SYSTEM_PROMPT,
     VISION_TRANSPORTS,

@@ -5,7 +5,7 @@
 the command tools' receipts. No Jupyter import; pure functions of an envelope.
 """
 
-from .builders import (
+from ._builders import (
     MAX_LINE,
     PROSE_LINE,
     Renderer,
@@ -29,8 +29,8 @@ from .builders import (
     todos,
     wrap,
 )
-from .commands import batch_human, capped_note, exec_human, task_output_human
-from .inputs import glance, pretty_input
+from ._commands import batch_human, capped_note, exec_human, task_output_human
+from ._inputs import glance, pretty_input
 
 __all__ = [
     "MAX_LINE",

@@ -4,8 +4,8 @@ Consumes the ports of :mod:`.ports` (the work plane's message queue, the setting
 composition root.
 """
 
-from .records import TriggerRecords
-from .server import CallbackServer
-from .service import TriggerService
+from ._records import TriggerRecords
+from ._server import CallbackServer
+from ._service import TriggerService
 
 __all__ = ["CallbackServer", "TriggerRecords", "TriggerService"]

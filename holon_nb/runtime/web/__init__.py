@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .service import WebService
+from ._service import WebService
 
 __all__ = ["FetchConfig", "WebFetcher", "WebService", "system_resolver"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("FetchConfig", "WebFetcher", "system_resolver"):
-        from . import fetch
+        from . import _fetch as fetch
 
         return getattr(fetch, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

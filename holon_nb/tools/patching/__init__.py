@@ -11,8 +11,8 @@ receipt; ``engine.apply_patch`` runs the whole call.
 
 from __future__ import annotations
 
-from .codex import CODEX_LARK_GRAMMAR, parse_codex
-from .detect import (
+from ._codex import CODEX_LARK_GRAMMAR, parse_codex
+from ._detect import (
     CODEX_SURFACE,
     UNIFIED_SURFACE,
     ParsedPatch,
@@ -20,11 +20,11 @@ from .detect import (
     parse_patch,
     surface_for_route,
 )
-from .engine import apply_patch
-from .failures import SYNTAX_RULES
-from .paths import PathPolicy
-from .result import render_receipt
-from .unified import parse_unified
+from ._engine import apply_patch
+from ._failures import SYNTAX_RULES
+from ._paths import PathPolicy
+from ._result import render_receipt
+from ._unified import parse_unified
 
 __all__ = [
     "CODEX_LARK_GRAMMAR",

@@ -169,7 +169,7 @@ SUITE: dict[str, tuple[list[str], list[tuple[str, str, list[str], str]]]] = {
 
 def write(name: str) -> Path:
     """Run ``name``'s version-1 cells, keep their outputs, put version 2 in their place; return the path."""
-    from holon_nb.testing.harness import run_notebook
+    from holon_nb.testing._harness import run_notebook
 
     setup, planted = SUITE[name]
     nb = nbformat.v4.new_notebook()

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.agents.runs import ChildTurnOutcome, ChildTurnRequest
+from holon_nb.runtime.agents._runs import ChildTurnOutcome, ChildTurnRequest
 
 
 class ScriptedRunner:

@@ -11,7 +11,7 @@ from conftest import ScriptedRunner
 from creation_helpers import results, state, task, terminal
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.agents.runs import ChildTurnOutcome
+from holon_nb.runtime.agents._runs import ChildTurnOutcome
 
 
 def test_case36_blank_message(rt: Runtime) -> None:

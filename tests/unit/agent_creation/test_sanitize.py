@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from holon_nb.runtime.agents.runs import sanitize_final_text
+from holon_nb.runtime.agents._runs import sanitize_final_text
 
 
 def test_think_blocks_tool_xml_and_system_lines_are_removed() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from _support import err, ok, store_state
 
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.dispatch import dispatch
-from holon_nb.tools.registry import REGISTRY
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._dispatch import dispatch
+from holon_nb.tools._registry import REGISTRY
 
 
 def test_case_24_caller_summary_changes_nothing(rt) -> None:

@@ -12,9 +12,9 @@ import pytest
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.agents.approvals import ApprovalRequest
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.spec import Profile
+from holon_nb.runtime.agents._approvals import ApprovalRequest
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._spec import Profile
 
 REF = "scripted@default/scripted"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.agents.approvals import ApprovalPolicy, ApprovalRequest, approval_reason, needs_approval
-from holon_nb.runtime.core.context import _Context
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.dispatch import parse_args
-from holon_nb.tools.spec import Family, Profile
+from holon_nb.runtime.agents._approvals import ApprovalPolicy, ApprovalRequest, approval_reason, needs_approval
+from holon_nb.runtime.core._context import _Context
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._dispatch import parse_args
+from holon_nb.tools._spec import Family, Profile
 
 
 class Asker:

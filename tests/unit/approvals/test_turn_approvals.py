@@ -12,7 +12,7 @@ import pytest
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.agents.approvals import ApprovalRequest
+from holon_nb.runtime.agents._approvals import ApprovalRequest
 
 REF = "scripted@default/scripted"
 

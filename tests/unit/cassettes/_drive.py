@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from holon_nb import Runtime
+from holon_nb.providers._lineage import LineageCandidate, LineageFailed, LineageProvider
 from holon_nb.providers.base import (
     AssistantBlocks,
     ContextBlock,
@@ -20,9 +21,8 @@ from holon_nb.providers.base import (
     UserBlocks,
     UserToolResults,
 )
-from holon_nb.providers.cassettes.cassette import CassetteProvider
-from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageProvider
-from holon_nb.tools.registry import REGISTRY
+from holon_nb.providers.cassettes._cassette import CassetteProvider
+from holon_nb.tools._registry import REGISTRY
 
 
 def tool_specs(
@@ -34,7 +34,7 @@ def tool_specs(
         spec = REGISTRY.get(name)
         assert spec is not None, name
         schema = spec.input_model.model_json_schema()
-        from holon_nb.providers.schema_lowering import source_tool_schema
+        from holon_nb.providers._schema_lowering import source_tool_schema
 
         out.append(ProviderToolSpec(name, (descriptions or {}).get(name, spec.description), source_tool_schema(schema)))
     return tuple(out)

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from unit.cassettes._drive import drive, tool_specs
 
-from holon_nb.providers.cassettes.cassette import CassetteProvider, cassette_path
-from holon_nb.providers.cassettes.errors import CassetteFormatError, NetworkBlocked
-from holon_nb.providers.cassettes.file import read_cassette
-from holon_nb.providers.cassettes.guard import NetworkGuard
+from holon_nb.providers.cassettes._cassette import CassetteProvider, cassette_path
+from holon_nb.providers.cassettes._errors import CassetteFormatError, NetworkBlocked
+from holon_nb.providers.cassettes._file import read_cassette
+from holon_nb.providers.cassettes._guard import NetworkGuard
 from holon_nb.providers.scripted import ScriptedProvider, Step
 
 

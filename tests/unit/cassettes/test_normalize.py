@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+from holon_nb.providers._schema_lowering import lower_tool_schema
 from holon_nb.providers.base import (
     AssistantBlocks,
     ContextBlock,
@@ -17,20 +18,19 @@ from holon_nb.providers.base import (
     UserText,
     UserToolResults,
 )
-from holon_nb.providers.cassettes.canonical import (
+from holon_nb.providers.cassettes._canonical import (
     bounded_diff,
     canonical_json,
     cassette_hash,
     first_difference,
 )
-from holon_nb.providers.cassettes.normalize import (
+from holon_nb.providers.cassettes._normalize import (
     Normalizer,
     component_fingerprints,
     redact_json,
     redact_url,
     request_key,
 )
-from holon_nb.providers.schema_lowering import lower_tool_schema
 
 SCHEMA = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from unit.cassettes._drive import drive, tool_specs, without_timings
 
-from holon_nb.providers.cassettes.cassette import CassetteProvider
-from holon_nb.providers.cassettes.errors import (
+from holon_nb.providers.cassettes._cassette import CassetteProvider
+from holon_nb.providers.cassettes._errors import (
     CassetteDrift,
     CassetteExhausted,
     CassetteMissing,
@@ -231,7 +231,7 @@ def test_untyped_failure_replays_as_same_class(rt, tmp_path):
 
 
 def test_classified_error_subclass_and_attributes_replay(rt, tmp_path):
-    from holon_nb.providers.errors import ToolSchemaRejected
+    from holon_nb.providers._errors import ToolSchemaRejected
 
     class Rejecting:
         route_ref = "openai@default/gpt-test"

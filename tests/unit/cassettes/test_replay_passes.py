@@ -7,10 +7,10 @@ from pathlib import Path
 
 from holon_nb import Runtime
 from holon_nb.providers.base import TextBlock, ToolUseBlock
-from holon_nb.providers.cassettes.cassette import CassetteProvider
+from holon_nb.providers.cassettes._cassette import CassetteProvider
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.runtime.core.store import now_rfc3339
-from holon_nb.runtime.turns.records import TurnHooks
+from holon_nb.runtime.core._store import now_rfc3339
+from holon_nb.runtime.turns._records import TurnHooks
 
 REF = "scripted@default/scripted"
 

@@ -17,12 +17,12 @@ from unit.providers.payloads import chat_calls, chat_text
 from unit.providers.servers import Reply, WireServer
 
 from holon_nb import Runtime
-from holon_nb.providers.cassettes.cassette import CassetteProvider
-from holon_nb.providers.cassettes.errors import CassetteDrift
-from holon_nb.providers.cassettes.file import read_cassette
-from holon_nb.runtime.turns.records import TurnHooks
-from holon_nb.tools import spec as tool_spec
-from holon_nb.tools.spec import Profile
+from holon_nb.providers.cassettes._cassette import CassetteProvider
+from holon_nb.providers.cassettes._errors import CassetteDrift
+from holon_nb.providers.cassettes._file import read_cassette
+from holon_nb.runtime.turns._records import TurnHooks
+from holon_nb.tools import _spec as tool_spec
+from holon_nb.tools._spec import Profile
 
 REF = "vllm/Qwen/Qwen3-8B"
 
@@ -138,7 +138,7 @@ def test_case35_replay_is_blocked_from_the_network_even_if_something_tries(rt, w
         # a provider that would talk to the server if it were called: the guard refuses the connection
         import urllib.request
 
-        from holon_nb.providers.cassettes.errors import NetworkBlocked
+        from holon_nb.providers.cassettes._errors import NetworkBlocked
 
         with pytest.raises(NetworkBlocked):
             urllib.request.urlopen(wire.base_url + "/v1/models", timeout=2)

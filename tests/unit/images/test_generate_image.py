@@ -15,7 +15,7 @@ from unit.providers.servers import Reply, WireServer
 
 from holon_nb import Runtime
 from holon_nb.providers.cassettes.media import MediaCassette
-from holon_nb.tools.context import CallContext
+from holon_nb.tools._context import CallContext
 
 
 def _images(*blobs: bytes, fmt: str = "png") -> Reply:

@@ -12,8 +12,8 @@ from unit.images.conftest import configure, image_bytes, png_header
 from unit.providers.servers import Reply, WireServer
 
 from holon_nb import Runtime
-from holon_nb.runtime.images.probe import MAX_BYTES
-from holon_nb.tools.context import CallContext
+from holon_nb.runtime.images._probe import MAX_BYTES
+from holon_nb.tools._context import CallContext
 
 OBS = {
     "type": "visual_observation",

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from _support import ok
 
-from holon_nb.providers.schema_lowering import (
+from holon_nb.providers._schema_lowering import (
     COMBINATORS,
     denull_strict_arguments,
     lower_tool_schema,
     source_tool_schema,
     validate_lowered,
 )
-from holon_nb.tools.dispatch import parse_args
-from holon_nb.tools.errors import ToolFailure
-from holon_nb.tools.registry import REGISTRY
-from holon_nb.tools.schema import input_schema
+from holon_nb.tools._dispatch import parse_args
+from holon_nb.tools._errors import ToolFailure
+from holon_nb.tools._registry import REGISTRY
+from holon_nb.tools._schema import input_schema
 
 TOOLS = [spec.name for spec in REGISTRY]
 CONTRACTS = ("relaxed", "strict")

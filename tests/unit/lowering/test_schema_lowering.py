@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from holon_nb.providers.schema_lowering import (
+from holon_nb.providers._schema_lowering import (
     SchemaDefinitionError,
     ToolSchemaInvalid,
     denull_strict_arguments,

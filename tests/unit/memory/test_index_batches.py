@@ -8,9 +8,9 @@ from pathlib import Path
 from _support import err, eventually, ok
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.core.store import new_id
-from holon_nb.runtime.memory import service as memory_module
-from holon_nb.tools.dispatch import MAX_TEXT_FIELD_CHARS
+from holon_nb.runtime.core._store import new_id
+from holon_nb.runtime.memory import _service as memory_module
+from holon_nb.tools._dispatch import MAX_TEXT_FIELD_CHARS
 
 
 def _copies(rt: Runtime, n: int) -> None:
@@ -79,7 +79,7 @@ def test_an_objective_at_the_limit_is_stored_whole_and_searchable(rt: Runtime) -
 
 
 def test_write_many_upserts_and_replaces_the_searchable_text(rt: Runtime) -> None:
-    from holon_nb.runtime.memory.index import Doc, prepare, search, write_many
+    from holon_nb.runtime.memory._index import Doc, prepare, search, write_many
 
     def doc(ref: str, text: str) -> Doc:
         return Doc(

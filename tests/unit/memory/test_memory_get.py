@@ -6,7 +6,7 @@ import json
 
 from _support import err, ok
 
-from holon_nb.tools.source_refs import ALLOWED_SOURCE_REF_PREFIXES
+from holon_nb.tools._source_refs import ALLOWED_SOURCE_REF_PREFIXES
 
 
 def _index_brief(rt, agent_id: str, brief_id: str, text: str, **kw) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from _support import err, ok, store_state
 
 from holon_nb import Runtime
-from holon_nb.runtime.memory.index import fts5_available
+from holon_nb.runtime.memory._index import fts5_available
 
 
 def _index(rt, agent_id: str, ref: str, text: str, kind: str = "brief", **kw) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from _support import err, ok
 
-from holon_nb.tools.source_refs import (
+from holon_nb.tools._source_refs import (
     ALLOWED_SOURCE_REF_PREFIXES,
     SourceRef,
     SourceRefError,

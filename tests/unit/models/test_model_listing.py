@@ -11,7 +11,7 @@ import json
 import pytest
 from _support import err, ok
 
-from holon_nb.runtime.models.catalog import PROVIDERS_ENV, ModelCatalogService, builtin_catalog
+from holon_nb.runtime.models._catalog import PROVIDERS_ENV, ModelCatalogService, builtin_catalog
 
 SECRET = "sk-test-0123456789abcdef"
 

@@ -10,7 +10,7 @@ from _support import eventually
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from holon_nb.tools.errors import AgentTurnFailed
+from holon_nb.tools._errors import AgentTurnFailed
 
 FALLBACK = "application/vnd.holon.live-fallback+json"
 
@@ -25,7 +25,9 @@ steps:
 
 
 def _session() -> Any:
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     return _session
 

@@ -1,8 +1,8 @@
-"""``holon_nb.render.card.render_card``: readable, escaped HTML cards."""
+"""``holon_nb.render._card.render_card``: readable, escaped HTML cards."""
 
 from __future__ import annotations
 
-from holon_nb.render.card import render_card
+from holon_nb.render._card import render_card
 
 
 def _exec(**result: object) -> dict:

@@ -8,7 +8,7 @@ import pytest
 from _support import eventually
 
 import holon_nb
-from holon_nb.tools.errors import RuntimeDied
+from holon_nb.tools._errors import RuntimeDied
 
 
 def test_status_shows_the_dead_loop_and_reload_ext_recovers(ip: Any, run, receipts) -> None:

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from holon_nb import clear_home
-from holon_nb.runtime.core.settings import kernel_home, notebook_name
-from holon_nb.runtime.housekeeping.prune import home_bytes
+from holon_nb.runtime.core._settings import kernel_home, notebook_name
+from holon_nb.runtime.housekeeping._prune import home_bytes
 
 
 @pytest.fixture

@@ -15,12 +15,12 @@ import pytest
 from _tool_calls import success_calls
 
 from holon_nb import Runtime
-from holon_nb.notebook.agent_view import AgentTurnView, TurnTrace, render_transcript_html
-from holon_nb.notebook.board import render_board_html
-from holon_nb.notebook.display import Note, Table
-from holon_nb.notebook.widgets import TAIL_FOLLOW, VIEW_LINES, TaskWidget
-from holon_nb.render.card import CARD_CLASS, MATH_IGNORE, render_card
-from holon_nb.render.diff_view import render_diff
+from holon_nb.notebook._agent_view import AgentTurnView, TurnTrace, render_transcript_html
+from holon_nb.notebook._board import render_board_html
+from holon_nb.notebook._display import Note, Table
+from holon_nb.notebook._widgets import TAIL_FOLLOW, VIEW_LINES, TaskWidget
+from holon_nb.render._card import CARD_CLASS, MATH_IGNORE, render_card
+from holon_nb.render._diff_view import render_diff
 
 #: The scope of every card rule: root class and a MathJax class, outranking JupyterLab's
 #: ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` (two classes and a type).

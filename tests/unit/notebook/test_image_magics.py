@@ -101,7 +101,9 @@ steps:
 """)
     with capture_output():
         ip.run_cell_magic("agent", "--model scripted/script.yaml --wait", "look at pic.gif")
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     run = _session.turns._all[-1]
     (tool,) = [i for i in run.trace.items if i["kind"] == "tool"]
@@ -115,7 +117,9 @@ def test_agent_turn_without_images_saves_no_image(ip: Any, tmp_path: Path) -> No
     (tmp_path / "script.yaml").write_text("format: holon_nb.script/v1\nsteps:\n  - text: hello\n")
     with capture_output():
         ip.run_cell_magic("agent", "--model scripted/script.yaml --wait", "hi")
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     bundle = _session.turns._all[-1].view.static_bundle()
     assert not [m for m in bundle if m.startswith("image/")] and "<img" not in bundle["text/html"]

@@ -20,7 +20,7 @@ from ipywidgets.widgets.widget import _instances
 
 import holon_nb
 from holon_nb.notebook import wait_and_report
-from holon_nb.notebook.widgets import VIEW_LINES, TaskWidget
+from holon_nb.notebook._widgets import VIEW_LINES, TaskWidget
 
 RESULT = "application/vnd.holon.tool-result+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -36,7 +36,7 @@ def _widget(bundles: list[dict[str, Any]]) -> TaskWidget:
 
 
 def _own(outputs: Any) -> list[Any]:
-    """The outputs other than live views' standby fallbacks and spent markers (notebook/liveness.py)."""
+    """The outputs other than live views' standby fallbacks and spent markers (notebook/_liveness.py)."""
     return [o for o in outputs if FALLBACK not in o.data]
 
 
@@ -164,7 +164,10 @@ def test_live_update_rate_is_throttled(ip: Any, monkeypatch: pytest.MonkeyPatch)
     """At 2 Hz the live hub's pump runs a cycle a full half second after its last, however late the machine
     runs it: its clock (``liveness.time``) is the test's here, moved only by the pump's own throttle sleeps,
     which still really sleep. The 40 lines (one every 25 ms) reach the view in fewer updates than lines."""
-    from holon_nb.notebook import _session, liveness
+    from holon_nb.notebook import _liveness as liveness
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     ip.run_line_magic("config", "HolonNB.live_update_hz = 2")
     now = [time.monotonic()]
@@ -193,7 +196,9 @@ def test_live_update_rate_is_throttled(ip: Any, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("hz,expected", [(0, 0.5), (1000, 60.0), (4, 4.0)])
 def test_live_update_hz_is_clamped(ip: Any, hz: float, expected: float) -> None:
     ip.run_line_magic("config", f"HolonNB.live_update_hz = {hz}")
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     assert _session is not None and _session.config.live_update_hz == expected
 
@@ -244,7 +249,9 @@ def test_unload_replaces_running_views_by_their_last_state(ip: Any) -> None:
 
 
 def test_a_view_asked_for_after_the_task_ended_shows_static_output(ip: Any) -> None:
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     with capture_output() as cap:
         ip.run_line_magic("exec", "--yield-ms 0 sleep 0.1; seq -f 'n-%g' 1 5000")
@@ -264,7 +271,10 @@ def test_a_view_asked_for_after_the_task_ended_shows_static_output(ip: Any) -> N
 def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The view's clock (``live.time``) is the test's: it moves 1.5 s while the task runs, and on after the stop;
     the view shows the 1.5 s the task ran, frozen at its end, not "cancelled 0.0 s" nor the time since."""
-    from holon_nb.notebook import _session, live
+    from holon_nb.notebook import _live as live
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     now = [1000.0]
     monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=time.sleep))

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import holon_nb
-from holon_nb.tools.errors import ToolCallError
+from holon_nb.tools._errors import ToolCallError
 
 RESULT = "application/vnd.holon.tool-result+json"
 MIMETYPES = {"text/plain", "text/html", RESULT}
@@ -77,7 +77,7 @@ def test_raise_written_after_the_json_is_the_option(ip: Any, run: Any, receipts:
     assert info.value.envelope["error"]["kind"] == "task_not_found"
     (env,) = receipts(run("tool", "ExecCommand echo --raise"))  # not JSON before it: sent as it is
     assert env["error"]["kind"] == "invalid_tool_input"
-    from holon_nb.tools.errors import CommandFailed
+    from holon_nb.tools._errors import CommandFailed
 
     with capture_output(), pytest.raises(CommandFailed, match="exit status 2"):  # as %exec --raise does
         ip.run_line_magic("tool", 'ExecCommand {"cmd": "exit 2", "login": false} --raise')
@@ -299,7 +299,7 @@ def test_task_stop_and_status(run: Any, receipts: Any) -> None:
 
 
 def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any, receipts: Any) -> None:
-    from holon_nb.tools.errors import CommandFailed
+    from holon_nb.tools._errors import CommandFailed
 
     assert receipts(run("exec", "--no-login false"))[0]["result"]["exit_status"] == 1  # no --raise: a receipt
     for line, how in (
@@ -315,7 +315,7 @@ def test_exec_raise_fails_on_a_command_that_failed(ip: Any, run: Any, receipts: 
 
 
 def test_exec_cell_raise_names_each_failed_command(ip: Any) -> None:
-    from holon_nb.tools.errors import CommandFailed, ToolCallError
+    from holon_nb.tools._errors import CommandFailed, ToolCallError
 
     with capture_output(), pytest.raises(CommandFailed) as info:
         ip.run_cell_magic("exec", "--raise --yield-ms 2000", "true\nfalse\nsleep 5\necho done\n")

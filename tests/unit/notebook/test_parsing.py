@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from holon_nb.notebook.magics import HolonMagics
-from holon_nb.notebook.parsing import interpret_escapes, split_verbatim, strip_comment
+from holon_nb.notebook._magics import HolonMagics
+from holon_nb.notebook._parsing import interpret_escapes, split_verbatim, strip_comment
 
 EXEC = HolonMagics.exec_line.parser
 TOOL = HolonMagics.tool_line.parser

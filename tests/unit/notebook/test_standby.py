@@ -1,4 +1,4 @@
-"""Standby owners (notebook/liveness.py): the ``%%agent`` view's, drawn as interrupted, and the shared
+"""Standby owners (notebook/_liveness.py): the ``%%agent`` view's, drawn as interrupted, and the shared
 :class:`Standby` that displays one, keeps it current and spends it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 from IPython.utils.capture import capture_output
 
-from holon_nb.notebook.agent_view import AgentTurnView, TurnTrace
-from holon_nb.notebook.liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE, Standby
+from holon_nb.notebook._agent_view import AgentTurnView, TurnTrace
+from holon_nb.notebook._liveness import BEACON, FALLBACK_MIMETYPE, OWNER, STANDBY, STYLE, Standby
 
 WHEN = "2026-12-06 20:00:00"
 

@@ -9,7 +9,7 @@ import pytest
 from _web_support import LocalServer, page
 from IPython.core.error import UsageError
 
-from holon_nb.notebook.web.view import safe_markdown
+from holon_nb.notebook.web._view import safe_markdown
 
 RESULT = "application/vnd.holon.tool-result+json"
 HTML = """<html><body><nav><a href="/a">Sidebar link one</a> <a href="/b">Sidebar link two</a></nav>
@@ -49,7 +49,9 @@ def test_web_fetch_usage_errors(ip: Any) -> None:
 
 
 def test_config_rejects_bad_host_rules(ip: Any) -> None:
-    from holon_nb.notebook import _session
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
 
     ip.run_line_magic("config", "HolonNB.web_allowed_hosts = ['a:b:c:d']")  # refused, the old value stays
     assert _session.rt.settings.web_allowed_hosts == ()

@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import holon_nb
-from holon_nb.notebook.work_magics import parse_duration_ms, parse_todo
+from holon_nb.notebook._work_magics import parse_duration_ms, parse_todo
 
 RESULT = "application/vnd.holon.tool-result+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -110,7 +110,9 @@ def test_board_updates_itself_when_a_timer_fires(ip: Any) -> None:
         ip.user_ns["timer_id"] = tid
         ip.run_line_magic("waitfor", "timer nightly build --resource {timer_id}")
         ip.run_line_magic("workitems", "")
-        from holon_nb.notebook import _session
+        from holon_nb.notebook import current_session
+
+        _session = current_session()
 
         (board,) = _session.boards._boards
         assert "waits for timer" in board.text and "(active)" in board.text
@@ -140,8 +142,10 @@ def test_free_text_is_verbatim_but_ids_expand(ip: Any, run: Any) -> None:
 
 
 def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
-    from holon_nb.notebook import _session
-    from holon_nb.notebook.board import MAX_LIVE_BOARDS
+    from holon_nb.notebook import current_session
+
+    _session = current_session()
+    from holon_nb.notebook._board import MAX_LIVE_BOARDS
 
     for i in range(4):
         run("workitem", f"create objective number {i}")
@@ -157,7 +161,7 @@ def test_static_snapshot_limit_and_board_lifetimes(ip: Any, run: Any) -> None:
     # a live board is display output (text and HTML), never a widget: a kernel restart in JupyterLab drops
     # the old kernel's comms before the kernel hears of it, and a widget would be left a broken-link icon.
     # Right after it, a hidden beacon widget (marked as a live view's extra output), whose death shows the
-    # board's "no longer updated since" note by CSS alone (notebook/liveness.py)
+    # board's "no longer updated since" note by CSS alone (notebook/_liveness.py)
     extra = [o for o in cap.outputs if FALLBACK in o.data]
     assert extra and all(o.data[FALLBACK]["of"] in ("beacon", "board") for o in extra)
     shown = [o for o in cap.outputs if not o.update and FALLBACK not in o.data]

@@ -11,7 +11,7 @@ from _git_support import git
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from holon_nb.notebook.workspace_magics import restore_blank_context
+from holon_nb.notebook._workspace_magics import restore_blank_context
 
 RESULT = "application/vnd.holon.tool-result+json"
 

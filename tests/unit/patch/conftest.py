@@ -15,8 +15,8 @@ import pytest
 
 from holon_nb import Runtime
 from holon_nb.tools import render_receipt
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.dispatch import dispatch
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._dispatch import dispatch
 
 
 @dataclass

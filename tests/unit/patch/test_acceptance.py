@@ -13,7 +13,7 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.settings import RuntimeSettings
+from holon_nb.runtime.core._settings import RuntimeSettings
 
 AC40 = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 
@@ -268,7 +268,7 @@ def test_ac54_no_newline_markers(rt: Runtime, workspace: Path, apply) -> None:
 def test_ac55_rollback_after_second_rename(
     rt: Runtime, workspace: Path, apply, tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from holon_nb.tools.patching import commit as commit_module
+    from holon_nb.tools.patching import _commit as commit_module
 
     ro = workspace / "ro"
     ro.mkdir()

@@ -11,8 +11,8 @@ from _support import err, ok
 
 from holon_nb import Runtime
 from holon_nb.tools.patching import PathPolicy, apply_patch
-from holon_nb.tools.patching import commit as commit_module
-from holon_nb.tools.patching.commit import Change, CommitError, commit, current_umask
+from holon_nb.tools.patching import _commit as commit_module
+from holon_nb.tools.patching._commit import Change, CommitError, commit, current_umask
 
 AC40 = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 

@@ -8,7 +8,7 @@ import pytest
 from _support import ok
 
 from holon_nb import Runtime
-from holon_nb.tools.patching.content import FileContent
+from holon_nb.tools.patching._content import FileContent
 
 C07_PATCH = "--- a/crlf.txt\n+++ b/crlf.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"
 

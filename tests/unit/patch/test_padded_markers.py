@@ -13,7 +13,7 @@ import pytest
 from _support import err, ok
 
 from holon_nb.tools.patching import parse_patch
-from holon_nb.tools.patching.detect import CODEX_SURFACE
+from holon_nb.tools.patching._detect import CODEX_SURFACE
 
 UPDATE = "@@\n-two\n+2\n"
 

@@ -10,10 +10,10 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.settings import RuntimeSettings
-from holon_nb.tools.errors import ToolFailure
+from holon_nb.runtime.core._settings import RuntimeSettings
+from holon_nb.tools._errors import ToolFailure
 from holon_nb.tools.patching import PathPolicy, apply_patch
-from holon_nb.tools.patching.paths import normalize
+from holon_nb.tools.patching._paths import normalize
 
 AC40 = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 

@@ -8,8 +8,8 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.tools.errors import ToolFailure
-from holon_nb.tools.patching.match import find_block
+from holon_nb.tools._errors import ToolFailure
+from holon_nb.tools.patching._match import find_block
 
 
 class TestRelaxedMatchDiagnostic:

@@ -9,9 +9,9 @@ import pytest
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.tools.errors import ToolFailure
+from holon_nb.tools._errors import ToolFailure
 from holon_nb.tools.patching import PathPolicy
-from holon_nb.tools.patching.engine import commit_plan, prepare
+from holon_nb.tools.patching._engine import commit_plan, prepare
 
 AC40 = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 ADD_B = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n"
@@ -70,7 +70,7 @@ class TestConcurrentWriter:
 
     def test_through_the_tool(self, rt: Runtime, workspace: Path, apply, monkeypatch: pytest.MonkeyPatch) -> None:
         """The same check runs in a real call: the writer strikes after the hunks were applied in memory."""
-        from holon_nb.tools.patching import plan as plan_module
+        from holon_nb.tools.patching import _plan as plan_module
 
         real_changes = plan_module.Plan.changes
 

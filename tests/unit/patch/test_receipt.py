@@ -8,8 +8,8 @@ from _support import ok
 
 from holon_nb import Runtime
 from holon_nb.tools.patching import render_receipt
-from holon_nb.tools.patching.model import Diagnostic
-from holon_nb.tools.patching.result import build_result, sanitize
+from holon_nb.tools.patching._model import Diagnostic
+from holon_nb.tools.patching._result import build_result, sanitize
 
 
 def test_diff_preview_is_cut_at_80_lines(rt: Runtime, workspace: Path, apply) -> None:

@@ -10,7 +10,7 @@ from _support import err, ok
 
 from holon_nb import Runtime
 from holon_nb.tools import REGISTRY, input_schema
-from holon_nb.tools.context import CallContext
+from holon_nb.tools._context import CallContext
 from holon_nb.tools.patching import (
     CODEX_LARK_GRAMMAR,
     CODEX_SURFACE,
@@ -140,7 +140,7 @@ def test_strict_parse_has_no_fallback_diagnostic() -> None:
 
 
 def test_fallback_failure_returns_the_strict_error() -> None:
-    from holon_nb.tools.errors import ToolFailure
+    from holon_nb.tools._errors import ToolFailure
 
     broken_codex = "*** Begin Patch\n*** Update File: a.txt\n one\n"  # no End Patch
     with pytest.raises(ToolFailure) as info:

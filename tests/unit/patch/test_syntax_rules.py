@@ -95,7 +95,7 @@ def test_rule(
 
 
 def test_engine_raises_the_same_rules_without_a_runtime() -> None:
-    from holon_nb.tools.errors import ToolFailure
+    from holon_nb.tools._errors import ToolFailure
 
     for rule, surface, patch, _, _ in CASES:
         with pytest.raises(ToolFailure) as info:

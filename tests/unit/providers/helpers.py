@@ -6,6 +6,7 @@ from typing import Any
 
 from unit.providers.servers import WireServer
 
+from holon_nb.providers._factory import build_provider
 from holon_nb.providers.base import (
     AssistantBlocks,
     ContextBlock,
@@ -17,9 +18,8 @@ from holon_nb.providers.base import (
     UserBlocks,
     UserToolResults,
 )
-from holon_nb.providers.factory import build_provider
 from holon_nb.tools import REGISTRY
-from holon_nb.tools.schema import input_schema
+from holon_nb.tools._schema import input_schema
 
 KEY = "sk-test-0123456789abcdef"
 

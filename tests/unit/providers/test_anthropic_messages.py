@@ -8,7 +8,7 @@ from unit.providers.helpers import first_request, provider_for, second_request, 
 from unit.providers.payloads import anthropic_text_stream, anthropic_tool_stream
 from unit.providers.servers import Reply, anthropic_sse, sse_event
 
-from holon_nb.providers.anthropic_messages import thinking_budget
+from holon_nb.providers._anthropic_messages import thinking_budget
 from holon_nb.providers.base import (
     AssistantBlocks,
     ContextBlock,

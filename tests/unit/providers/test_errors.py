@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from holon_nb.providers.base import ProviderTransportError
-from holon_nb.providers.errors import (
+from holon_nb.providers._errors import (
     ToolSchemaRejected,
     classify_chat_error_body,
     classify_exception,
@@ -16,7 +15,8 @@ from holon_nb.providers.errors import (
     sanitize_url,
     status_error,
 )
-from holon_nb.render.scrubbing import Scrubber
+from holon_nb.providers.base import ProviderTransportError
+from holon_nb.render._scrubbing import Scrubber
 
 
 @pytest.mark.parametrize(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from holon_nb.providers.anthropic_messages import AnthropicMessagesProvider
+from holon_nb.providers._anthropic_messages import AnthropicMessagesProvider
+from holon_nb.providers._catalog import ProviderConfigError
+from holon_nb.providers._factory import UnsupportedTransportProvider, build_lineage, build_provider
+from holon_nb.providers._lineage import LineageFailed
+from holon_nb.providers._openai_chat import OpenAIChatProvider
+from holon_nb.providers._openai_responses import OpenAIResponsesProvider
+from holon_nb.providers._refs import ModelRefError
 from holon_nb.providers.base import Provider, ProviderTransportError, TurnRequest, UserText
-from holon_nb.providers.catalog import ProviderConfigError
-from holon_nb.providers.factory import UnsupportedTransportProvider, build_lineage, build_provider
-from holon_nb.providers.lineage import LineageFailed
-from holon_nb.providers.openai_chat import OpenAIChatProvider
-from holon_nb.providers.openai_responses import OpenAIResponsesProvider
-from holon_nb.providers.refs import ModelRefError
 
 pytestmark = pytest.mark.anyio
 
@@ -79,7 +79,7 @@ def test_sdk_imports_stay_in_transport_modules():
     import holon_nb.providers as pkg
 
     root = pathlib.Path(pkg.__file__).parent
-    allowed = {"openai_client.py", "openai_responses.py", "openai_chat.py", "anthropic_messages.py"}
+    allowed = {"_openai_client.py", "_openai_responses.py", "_openai_chat.py", "_anthropic_messages.py"}
     for path in root.glob("*.py"):
         text = path.read_text()
         uses_sdk = any(

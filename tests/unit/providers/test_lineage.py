@@ -9,6 +9,8 @@ from unit.providers.helpers import KEY, first_request, provider_for
 from unit.providers.payloads import anthropic_text_stream, chat_text, responses_text
 from unit.providers.servers import Reply, sse_event
 
+from holon_nb.providers._factory import build_lineage
+from holon_nb.providers._lineage import LineageCandidate, LineageFailed, LineageProvider, model_hint
 from holon_nb.providers.base import (
     ContextBlock,
     PromptFrame,
@@ -18,8 +20,6 @@ from holon_nb.providers.base import (
     TurnResponse,
     UserText,
 )
-from holon_nb.providers.factory import build_lineage
-from holon_nb.providers.lineage import LineageCandidate, LineageFailed, LineageProvider, model_hint
 
 pytestmark = pytest.mark.anyio
 

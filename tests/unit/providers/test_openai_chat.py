@@ -9,6 +9,8 @@ from unit.providers.helpers import KEY, first_request, provider_for, second_requ
 from unit.providers.payloads import chat_calls, chat_stream, chat_text
 from unit.providers.servers import Reply, chat_chunk_sse
 
+from holon_nb.providers._openai_chat import chat_completions_url
+from holon_nb.providers._schema_lowering import lower_tool_schema
 from holon_nb.providers.base import (
     AssistantBlocks,
     ProviderTransportError,
@@ -20,8 +22,6 @@ from holon_nb.providers.base import (
     UserText,
     UserToolResults,
 )
-from holon_nb.providers.openai_chat import chat_completions_url
-from holon_nb.providers.schema_lowering import lower_tool_schema
 
 pytestmark = pytest.mark.anyio
 

@@ -11,6 +11,8 @@ from unit.providers.helpers import KEY, first_request, provider_for, second_requ
 from unit.providers.payloads import responses_call, responses_text
 from unit.providers.servers import Reply, responses_sse, sse_done
 
+from holon_nb.providers._errors import ToolSchemaRejected
+from holon_nb.providers._schema_lowering import lower_tool_schema
 from holon_nb.providers.base import (
     AssistantBlocks,
     CitationsBlock,
@@ -24,8 +26,6 @@ from holon_nb.providers.base import (
     UserText,
     UserToolResults,
 )
-from holon_nb.providers.errors import ToolSchemaRejected
-from holon_nb.providers.schema_lowering import lower_tool_schema
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from holon_nb.providers.catalog import (
+from holon_nb.providers._catalog import (
     BUILTIN_PROVIDERS,
     ProviderConfigError,
     base_url_env_name,
@@ -14,7 +14,7 @@ from holon_nb.providers.catalog import (
     resolve_provider,
     timeouts_from_env,
 )
-from holon_nb.providers.refs import ModelRefError, lineage_refs_from_env, parse_model_list, parse_model_ref
+from holon_nb.providers._refs import ModelRefError, lineage_refs_from_env, parse_model_list, parse_model_ref
 
 # ------------------------------------------------------------------ refs (case 29)
 

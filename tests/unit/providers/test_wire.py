@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from holon_nb.providers.wire import SSEDecoder, SSEEvent, compact_json, iter_sse, looks_like_text_tool_call
+from holon_nb.providers._wire import SSEDecoder, SSEEvent, compact_json, iter_sse, looks_like_text_tool_call
 
 pytestmark = pytest.mark.anyio
 

@@ -245,7 +245,7 @@ def test_a_result_shown_while_its_runtime_runs_labels_the_home(tmp_path: Path) -
 
 # ---------------------------------------------------------------- issue 26, item 7: debug-dump receipts
 
-from holon_nb.render.card import render_card  # noqa: E402
+from holon_nb.render._card import render_card  # noqa: E402
 from holon_nb.render.human import PROSE_LINE, render_human  # noqa: E402
 
 LONG_PATH = "/srv/data/projects/illustrations/generated/2026-12-03/a-very-long-descriptive-file-name-of-the-image.png"
@@ -363,7 +363,7 @@ def test_a_task_receipt_shows_the_task_status_and_how_long_it_ran() -> None:
 
 
 def test_the_follow_views_waking_message_is_cut_at_a_word_with_an_ellipsis() -> None:
-    from holon_nb.notebook.agent_magics import waking_excerpt
+    from holon_nb.notebook._agent_magics import waking_excerpt
 
     text = "CI finished: " + "the integration suite passed on every platform " * 5
     shown = waking_excerpt({"text": text}, width=80)

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from holon_nb import render
-from holon_nb.render.receipt import CUSTOM_TEXT
+from holon_nb.render._receipt import CUSTOM_TEXT
 from holon_nb.tools import REGISTRY, Rendering, render_receipt
 
 _PATCH_ENV = {

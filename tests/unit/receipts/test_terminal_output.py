@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from holon_nb import Runtime
-from holon_nb.render.ansi import strip_ansi, terminal_text
-from holon_nb.render.card import render_card
+from holon_nb.render._ansi import strip_ansi, terminal_text
+from holon_nb.render._card import render_card
 
 PY = sys.executable
 #: The foreground window for real programs (git, pytest, pip, Python): these tests read a completed command's

@@ -19,8 +19,8 @@ import pytest
 from _support import eventually, ok, read_db
 
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.core.loop import THREAD_NAME
-from holon_nb.tools.errors import RuntimeStartupError
+from holon_nb.runtime.core._loop import THREAD_NAME
+from holon_nb.tools._errors import RuntimeStartupError
 
 _HOLDER = textwrap.dedent("""
     import sqlite3, sys, time

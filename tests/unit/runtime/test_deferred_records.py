@@ -26,7 +26,7 @@ from _support import eventually, ok, read_db
 
 from holon_nb.render import Scrubber
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.core import records
+from holon_nb.runtime.core import _records as records
 
 
 def _record(execution_id: str) -> dict:
@@ -97,7 +97,7 @@ def test_an_id_recorded_twice_is_dropped_not_left_to_fail_every_transaction(
     rt.store.record_execution(_record("tool_0000000000000c1"))
     rt.store.record_execution({**_record("tool_0000000000000c1"), "receipt": "again"}, defer=True)
     rt.store.record_execution(_record("tool_0000000000000c2"), defer=True)
-    with caplog.at_level(logging.WARNING, logger="holon_nb.runtime.core.store"):
+    with caplog.at_level(logging.WARNING, logger="holon_nb.runtime.core._store"):
         rt.store.flush_executions()
     assert "tool_0000000000000c1 is recorded already" in caplog.text
     assert rt.store.deferred_executions == 0

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from _support import ok
 
-import holon_nb.runtime.tasks.launch as launch
-import holon_nb.runtime.tasks.service as service
+import holon_nb.runtime.tasks._launch as launch
+import holon_nb.runtime.tasks._service as service
 from holon_nb.runtime import Runtime
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from holon_nb.runtime.core.loop import LoopThread
+from holon_nb.runtime.core._loop import LoopThread
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 import holon_nb
 from holon_nb.errors import HolonNBError, NotLoaded, WrongThread
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.current import current, set_current
+from holon_nb.runtime._current import current, set_current
 
 
 def test_get_runtime_before_load_ext_is_not_loaded() -> None:

@@ -1,4 +1,4 @@
-"""Tests for holon_nb.runtime.tasks.processes, with real subprocesses (spec §4.1, §4.2, §4.4, §6.3)."""
+"""Tests for holon_nb.runtime.tasks._processes, with real subprocesses (spec §4.1, §4.2, §4.4, §6.3)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from holon_nb.runtime.tasks import processes
-from holon_nb.runtime.tasks.processes import CommandProcess, LaunchSpec
+from holon_nb.runtime.tasks import _processes as processes
+from holon_nb.runtime.tasks._processes import CommandProcess, LaunchSpec
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from _support import ok
 
 from holon_nb import Runtime
 from holon_nb.runtime.housekeeping import PrunePolicy, prune_home
-from holon_nb.runtime.housekeeping.prune import StoreReader
+from holon_nb.runtime.housekeeping._prune import StoreReader
 
 
 def _age(path: str | Path, seconds: float) -> None:
@@ -106,7 +106,7 @@ def test_pruned_outputs_are_said_so_by_task_output_and_memory_get(rt: Runtime) -
 
 
 def test_prune_home_on_a_store_without_work_items(tmp_path: Path) -> None:
-    from holon_nb.runtime.core.store import Store
+    from holon_nb.runtime.core._store import Store
 
     home = tmp_path / "h"
     store = Store(home / "holon.sqlite3")
@@ -139,7 +139,7 @@ def test_cli_prune_says_what_it_removed(tmp_path: Path, workspace: Path) -> None
 
 
 def test_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from holon_nb.runtime.core.settings import RuntimeSettings
+    from holon_nb.runtime.core._settings import RuntimeSettings
 
     monkeypatch.setenv("HOLON_NB_MAX_HOME_BYTES", "12345")
     monkeypatch.setenv("HOLON_NB_ARTIFACT_MAX_AGE_DAYS", "2.5")

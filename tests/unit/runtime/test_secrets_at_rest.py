@@ -18,7 +18,7 @@ import pytest
 from _support import ok
 
 from holon_nb import Runtime
-from holon_nb.render.scrubbing import Scrubber
+from holon_nb.render._scrubbing import Scrubber
 
 SECRET = "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj"  # 23 characters, no piece of it occurs by chance
 PREFIX = SECRET[:5]  # what a cut-then-scrub would leave behind

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import pytest
 
-from holon_nb.runtime.core.store import Store, StoreBusy
-from holon_nb.runtime.core.writing import first_step_writing
+from holon_nb.runtime.core._store import Store, StoreBusy
+from holon_nb.runtime.core._writing import first_step_writing
 
 _HOLDER = textwrap.dedent("""
     import sqlite3, sys

@@ -16,9 +16,9 @@ import pytest
 from _support import eventually, ok
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.loop import LoopThread
-from holon_nb.runtime.tasks.process_groups import group_members
-from holon_nb.tools.errors import RuntimeDied
+from holon_nb.runtime.core._loop import LoopThread
+from holon_nb.runtime.tasks._process_groups import group_members
+from holon_nb.tools._errors import RuntimeDied
 
 
 def test_a_failing_background_coroutine_is_logged_and_the_loop_goes_on(rt: Runtime, caplog) -> None:

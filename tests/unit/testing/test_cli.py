@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import holon_nb
-from holon_nb.tools.inventory import inventory_text
+from holon_nb.tools._inventory import inventory_text
 
 REPO = Path(holon_nb.__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import pytest
 import holon_nb
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import HarnessUsageError, RunSummary, format_summary, run_notebook
-from holon_nb.testing.parameters import inject_parameters, python_literal
+from holon_nb.testing._parameters import inject_parameters, python_literal
 
 REPO = Path(holon_nb.__file__).resolve().parents[1]
 CALL = "import holon_nb\nrt = holon_nb.get_runtime()\n"
@@ -383,7 +383,7 @@ def test_an_output_directory_gets_the_default_name_inside_it(tmp_path: Path) -> 
 
 
 def test_a_save_that_fails_after_the_run_keeps_the_results_and_fails_the_run(tmp_path: Path) -> None:
-    from holon_nb.testing.harness import _save
+    from holon_nb.testing._harness import _save
 
     nb = nbformat.v4.new_notebook()
     summary = RunSummary(notebook=tmp_path / "a.ipynb", output=None)
@@ -428,7 +428,7 @@ def test_restart_tag_restarts_the_kernel_and_state_in_the_store_survives(tmp_pat
     nb = nbformat.read(summary.output, as_version=4)
     first, _, board, after = [c for c in nb.cells if c.cell_type == "code"]
     # the old kernel's live board was frozen before the restart: static in the saved notebook, no widget;
-    # its beacon (notebook/liveness.py) was spent with it
+    # its beacon (notebook/_liveness.py) was spent with it
     (shown,) = [o for o in board.outputs if LIVE_FALLBACK not in o["data"]]
     assert [o["data"][LIVE_FALLBACK]["state"] for o in board.outputs if LIVE_FALLBACK in o["data"]] == ["spent"]
     assert "application/vnd.jupyter.widget-view+json" not in shown["data"]
@@ -455,7 +455,7 @@ def test_saved_notebook_holds_no_widget_of_ended_work(tmp_path: Path) -> None:
     board, task, _ = [c for c in nb.cells if c.cell_type == "code"]
     widget = "application/vnd.jupyter.widget-view+json"
     # the live board froze at the end of the run: a static board (it saw the later work item), no widget;
-    # its beacon and the task view's standby fallback (notebook/liveness.py) are spent markers
+    # its beacon and the task view's standby fallback (notebook/_liveness.py) are spent markers
     spent = [o for c in (board, task) for o in c.outputs if LIVE_FALLBACK in o["data"]]
     assert len(spent) == 2 and all(o["data"][LIVE_FALLBACK]["state"] == "spent" for o in spent)
     (shown,) = [o for o in board.outputs if LIVE_FALLBACK not in o["data"]]
@@ -529,7 +529,7 @@ def test_widget_state_keeps_the_models_of_a_jslink(tmp_path: Path) -> None:
 
 
 def test_widget_state_leaves_an_empty_widgets_entry_as_nbclient_writes_it() -> None:
-    from holon_nb.testing.widget_state import drop_unshown_widget_state
+    from holon_nb.testing._widget_state import drop_unshown_widget_state
 
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_code_cell("comm.send(...)"))
@@ -554,7 +554,7 @@ def test_a_notebook_saved_with_an_empty_widgets_entry_keeps_it(tmp_path: Path) -
 
 def test_a_notebook_kernel_does_not_inherit_the_outer_pytest_run(monkeypatch: pytest.MonkeyPatch) -> None:
     # a CI that sets PYTEST_ADDOPTS=--junitxml=… changed tutorial 04's own `%exec pytest` output
-    from holon_nb.testing.kernels import kernel_env
+    from holon_nb.testing._kernels import kernel_env
 
     monkeypatch.setenv("PYTEST_ADDOPTS", "--junitxml=/tmp/outer.xml")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")  # where the notebook runs: kept (tests/notebooks probe it)

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from holon_nb.testing.compare import apply_display_updates, cell_items, compare_cells, compare_notebooks
+from holon_nb.testing._compare import apply_display_updates, cell_items, compare_cells, compare_notebooks
 from holon_nb.testing.normalize import (
     RESULT_MIMETYPE,
     Normalizer,
@@ -332,7 +332,7 @@ STYLER = """<style type="text/css">
 
 def test_html_is_compared_when_the_plain_text_is_a_placeholder_repr() -> None:
     # issue 24 B2: display(HTML(...)) and a pandas Styler show only a default repr as text/plain
-    from holon_nb.testing.compare import CompareOptions
+    from holon_nb.testing._compare import CompareOptions
 
     norm = Normalizer()
     saved = _cell(
@@ -377,8 +377,8 @@ def test_html_is_compared_when_the_plain_text_is_a_placeholder_repr() -> None:
 
 
 def test_a_notebook_chooses_its_compared_mimetypes_in_its_metadata() -> None:
+    from holon_nb.testing._compare import CompareOptions
     from holon_nb.testing.check import compare_options
-    from holon_nb.testing.compare import CompareOptions
 
     nb = nbformat.v4.new_notebook(metadata={"holon_nb": {"mimetypes": ["text/html"], "ignore_mimetypes": ["image/*"]}})
     got = compare_options(nb, CompareOptions(mimetypes=("text/plain",), ignore_mimetypes=("text/latex",)))
@@ -401,8 +401,8 @@ def test_raster_images_compare_by_content_within_tolerances() -> None:
     assert "24.02% of pixels" in diff.message  # two disjoint 31x31 boxes: 2 * 961 / (100 * 80)
     bigger = _cell(_display({"image/png": _png(200, 160, (20, 20, 80, 80))}))
     assert "saved 100x80 pixels, this run 200x160 (size tolerance 2%)" in compare_cells(0, saved, bigger, norm).message
-    from holon_nb.testing.compare import CompareOptions
-    from holon_nb.testing.images import ImageTolerance
+    from holon_nb.testing._compare import CompareOptions
+    from holon_nb.testing._images import ImageTolerance
 
     loose = CompareOptions(image=ImageTolerance(fraction=0.5))
     assert compare_cells(0, saved, moved, norm, options=loose) is None
@@ -432,8 +432,8 @@ def _with_software(data: str, software: str) -> str:
 
 
 def test_an_image_drawn_by_other_software_is_listed_as_not_compared() -> None:
-    from holon_nb.testing.compare import CompareOptions, compare_notebooks
-    from holon_nb.testing.images import ImageTolerance
+    from holon_nb.testing._compare import CompareOptions, compare_notebooks
+    from holon_nb.testing._images import ImageTolerance
 
     norm = Normalizer()
     old = _with_software(_png(100, 80, (10, 10, 40, 40)), "matplotlib version 2.2.2, http://matplotlib.org/")
@@ -457,8 +457,8 @@ def test_an_image_drawn_by_other_software_is_listed_as_not_compared() -> None:
 
 
 def test_a_raster_image_beside_latex_is_compared_as_its_latex() -> None:
-    from holon_nb.testing.compare import CompareOptions
-    from holon_nb.testing.images import ImageTolerance
+    from holon_nb.testing._compare import CompareOptions
+    from holon_nb.testing._images import ImageTolerance
 
     norm = Normalizer()
     saved = _cell(_display({"text/latex": "$x^{2}$", "text/plain": " 2\nx", "image/png": _png(20, 20, (2, 2, 9, 9))}))
@@ -610,7 +610,7 @@ def test_final_wait_outputs_of_an_ignored_last_cell_are_compared() -> None:
 
 def test_a_root_cut_short_by_a_receipt_is_masked_and_saved_outputs_name_no_root(tmp_path: Path) -> None:
     """Issue 26 item 12: what --holon-nb-update saves names no folder of this machine, a cut one included."""
-    from holon_nb.testing.saved import mask_saved_paths
+    from holon_nb.testing._saved import mask_saved_paths
 
     site = "/opt/venv/lib/python3.11/site-packages"
     norm = Normalizer(Roots(site=(site,), workspace=(str(tmp_path),), tmp=("/tmp",)))
@@ -637,7 +637,7 @@ def test_a_root_cut_short_by_a_receipt_is_masked_and_saved_outputs_name_no_root(
 
 def test_receipt_text_from_an_older_renderer_is_found() -> None:
     """Issue 26 item 12: equal receipt JSON with another text/plain is stale text (--holon-nb-update rewrites it)."""
-    from holon_nb.testing.compare import receipt_text_differs
+    from holon_nb.testing._compare import receipt_text_differs
 
     receipt = {"tool_name": "ExecCommand", "status": "success", "result": {"exit_status": 0}}
 

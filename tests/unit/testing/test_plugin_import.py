@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("nbclient", "nbformat", "jupyter_client", "IPython", "holon_nb.runtime.facade", "holon_nb.testing.harness")
+HEAVY = ("nbclient", "nbformat", "jupyter_client", "IPython", "holon_nb.runtime._facade", "holon_nb.testing._harness")
 
 
 def test_loading_the_plugin_imports_no_kernel_machinery() -> None:
@@ -17,8 +17,8 @@ def test_loading_the_plugin_imports_no_kernel_machinery() -> None:
 
 def test_the_harness_names_still_import_from_the_package() -> None:
     from holon_nb import testing
-    from holon_nb.testing.harness import run_notebook
-    from holon_nb.testing.summary import RunSummary
+    from holon_nb.testing._harness import run_notebook
+    from holon_nb.testing._summary import RunSummary
 
     assert testing.run_notebook is run_notebook and testing.RunSummary is RunSummary
     assert set(testing.__all__) <= set(dir(testing))

@@ -19,7 +19,7 @@ import pytest
 
 from holon_nb.runtime import RESULT_MIMETYPE
 from holon_nb.testing import format_summary, run_notebook
-from holon_nb.testing.kernel_code import HOLON_MAGICS, needs_holon
+from holon_nb.testing._kernel_code import HOLON_MAGICS, needs_holon
 
 pytestmark = pytest.mark.usefixtures("own_home")
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from holon_nb.testing import harness, workdir
+from holon_nb.testing import _harness as harness
+from holon_nb.testing import _workdir as workdir
+from holon_nb.testing._workdir import COPY_PREFIX, FolderTooLarge, folder_lock, private_copy, shared_dir
 from holon_nb.testing.check import check_notebook
 from holon_nb.testing.normalize import Normalizer, Roots
-from holon_nb.testing.workdir import COPY_PREFIX, FolderTooLarge, folder_lock, private_copy, shared_dir
 
 
 def _folder(tmp_path: Path) -> Path:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from holon_nb.render.ansi import ansi_to_html, strip_ansi
-from holon_nb.render.card import render_card
+from holon_nb.render._ansi import ansi_to_html, strip_ansi
+from holon_nb.render._card import render_card
 
 
 def test_pytest_colours_become_spans_and_text_is_escaped() -> None:

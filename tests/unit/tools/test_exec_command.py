@@ -11,7 +11,7 @@ from pathlib import Path
 from _support import err, eventually, ok
 
 from holon_nb.runtime import Runtime
-from holon_nb.tools.text import TRUNCATION_MARKER
+from holon_nb.tools._text import TRUNCATION_MARKER
 
 
 def test_ac10_exit_code_and_streams(rt: Runtime) -> None:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 from holon_nb.render import render_error_receipt
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, CallContext, Family, ToolSpec, dispatch
-from holon_nb.tools.builtin.results.base import ResultModel
-from holon_nb.tools.envelope import ToolError, error_envelope
+from holon_nb.tools._envelope import ToolError, error_envelope
+from holon_nb.tools.builtin.results._base import ResultModel
 
 
 def test_ac01_command_instead_of_cmd(rt: Runtime) -> None:

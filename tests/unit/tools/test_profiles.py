@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, Profile, ToolSpec
-from holon_nb.tools.builtin.results.base import ResultModel
-from holon_nb.tools.spec import PROFILE_FAMILIES
+from holon_nb.tools._spec import PROFILE_FAMILIES
+from holon_nb.tools.builtin.results._base import ResultModel
 
 CALLS: list[str] = []
 

@@ -6,7 +6,7 @@ import importlib
 import subprocess
 import sys
 
-from holon_nb.tools import registry
+from holon_nb.tools import _registry as registry
 
 
 def test_declared_names_match_each_modules_specs() -> None:
@@ -20,15 +20,15 @@ def test_declared_names_match_each_modules_specs() -> None:
 def test_import_and_one_lookup_load_only_what_they_need() -> None:
     code = (
         "import sys, holon_nb\n"
-        "assert 'holon_nb.runtime.facade' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'holon_nb.runtime._facade' not in sys.modules and 'pydantic' not in sys.modules\n"
         "from holon_nb import Runtime\n"
         "assert 'pydantic' not in sys.modules, 'the runtime imported a tool model'\n"
-        "from holon_nb.tools.registry import REGISTRY\n"
+        "from holon_nb.tools._registry import REGISTRY\n"
         "assert REGISTRY.get('ExecCommand').name == 'ExecCommand'\n"
-        "loaded = sorted(m for m in sys.modules if m in {'holon_nb.tools.builtin.commands', 'holon_nb.tools.builtin.work_items',"
-        " 'holon_nb.tools.builtin.apply_patch', 'holon_nb.tools.builtin.memory'})\n"
+        "loaded = sorted(m for m in sys.modules if m in {'holon_nb.tools.builtin._commands', 'holon_nb.tools.builtin._work_items',"
+        " 'holon_nb.tools.builtin._apply_patch', 'holon_nb.tools.builtin._memory'})\n"
         "print(loaded)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "['holon_nb.tools.builtin.commands']"
+    assert out.stdout.strip() == "['holon_nb.tools.builtin._commands']"

@@ -59,7 +59,7 @@ def test_ac24_output_wait_times_out(rt: Runtime, monkeypatch: pytest.MonkeyPatch
     """The blocking wait lasts its timeout on the wait's own clock (``tasks.agent.time``), which is the test's
     here: while that clock stands still the call keeps waiting, however often it looks; moved past the
     timeout, the call answers ``timeout``."""
-    from holon_nb.runtime.tasks import agent
+    from holon_nb.runtime.tasks import _agent as agent
 
     tid = _promote(rt, "sleep 1000")
     now, reads = [1000.0], [0]
@@ -262,7 +262,7 @@ def test_close_cancels_a_call_in_its_foreground_window(tmp_path: Path, workspace
     """A command still in its foreground window when the runtime closes is stopped, never orphaned."""
     import threading
 
-    from holon_nb.tools.errors import RuntimeClosed
+    from holon_nb.tools._errors import RuntimeClosed
 
     rt = Runtime(home=tmp_path / "h", workspace=workspace)
     outcome: list[BaseException | object] = []
@@ -329,7 +329,7 @@ def test_large_log_read_by_head_and_tail(rt: Runtime) -> None:
 
 
 def test_cut_head_tail_matches_cut() -> None:
-    from holon_nb.tools.text import cut, cut_head_tail
+    from holon_nb.tools._text import cut, cut_head_tail
 
     text = "".join(f"{i}\n" for i in range(5000))
     for budget in (0, 4, 66, 67, 100, 8000):

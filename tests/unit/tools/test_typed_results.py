@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict
 from holon_nb.render import dumps_envelope
 from holon_nb.runtime import Runtime
 from holon_nb.tools import REGISTRY, Family, ToolSpec
-from holon_nb.tools.builtin.results.base import ResultModel, TaskHandle
-from holon_nb.tools.builtin.results.commands import ExecCommandResult
-from holon_nb.tools.builtin.results.tasks import TaskInputResult
+from holon_nb.tools.builtin.results._base import ResultModel, TaskHandle
+from holon_nb.tools.builtin.results._commands import ExecCommandResult
+from holon_nb.tools.builtin.results._tasks import TaskInputResult
 
-dispatch_module = importlib.import_module("holon_nb.tools.dispatch")
+dispatch_module = importlib.import_module("holon_nb.tools._dispatch")
 
 
 class _NoInput(BaseModel):

@@ -9,7 +9,7 @@ from turn_helpers import REF, turn
 from holon_nb.providers.base import AssistantBlocks, ToolUseBlock, UserText, UserToolResults
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.store import now_rfc3339
+from holon_nb.runtime.core._store import now_rfc3339
 
 
 def test_a_restarted_runtime_continues_the_agents_conversation(tmp_path: Path, workspace: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from unit.providers.payloads import chat_text
 from unit.providers.servers import Reply, WireServer
 
-from holon_nb.providers.catalog import ProviderConfigError, check_provider_settings
+from holon_nb.providers._catalog import ProviderConfigError, check_provider_settings
 from holon_nb.runtime import Runtime
 
 
@@ -172,7 +172,7 @@ def test_a_missing_key_fails_the_turn_before_any_request(rt: Runtime, wire: Wire
 def test_a_malformed_fallback_list_fails_the_turn_with_its_reason(
     rt: Runtime, wire: WireServer, monkeypatch, fallbacks: str
 ) -> None:
-    from holon_nb.providers.refs import ModelRefError
+    from holon_nb.providers._refs import ModelRefError
 
     monkeypatch.setenv("HOLON_VLLM_BASE_URL", wire.base_url + "/v1")
     monkeypatch.setenv("HOLON_MODEL_FALLBACKS", fallbacks)

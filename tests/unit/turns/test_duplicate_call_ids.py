@@ -13,7 +13,7 @@ from unit.providers.servers import Reply, WireServer
 from holon_nb.providers.base import TextBlock, ToolUseBlock
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turns.calls import unique_call_ids
+from holon_nb.runtime.turns._calls import unique_call_ids
 
 
 def test_repeated_ids_get_their_own_and_nothing_else_changes() -> None:

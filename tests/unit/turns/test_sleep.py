@@ -9,7 +9,7 @@ from turn_helpers import turn
 
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.tools.registry import REGISTRY
+from holon_nb.tools._registry import REGISTRY
 
 
 def test_direct_calls_return_the_reason_and_delay(rt: Runtime) -> None:

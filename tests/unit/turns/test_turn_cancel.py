@@ -16,7 +16,7 @@ from unit.providers.servers import Reply, WireServer
 
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.agents.approvals import ApprovalRequest
+from holon_nb.runtime.agents._approvals import ApprovalRequest
 
 VLLM = "vllm/Qwen/Qwen3-8B"
 

@@ -10,11 +10,11 @@ import anyio
 import pytest
 from turn_helpers import REF, hooked, receipt, script, turn
 
+from holon_nb.providers._refs import ModelRefError
 from holon_nb.providers.base import ProviderTransportError, TextBlock, TurnRequest, TurnResponse
-from holon_nb.providers.refs import ModelRefError
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime, RuntimeSettings
-from holon_nb.runtime.turns.records import TurnHooks
+from holon_nb.runtime.turns._records import TurnHooks
 
 
 def test_events_follow_the_turn(rt: Runtime) -> None:
@@ -173,8 +173,8 @@ def test_context_length_exceeded_aborts_with_the_notice(rt: Runtime) -> None:
 
 
 def test_prompt_budget_drops_old_turns_then_reports_baseline_over_budget(rt: Runtime) -> None:
-    from holon_nb.runtime.turns.requests import estimate as _estimate
-    from holon_nb.tools.spec import Profile
+    from holon_nb.runtime.turns._requests import estimate as _estimate
+    from holon_nb.tools._spec import Profile
 
     turn(rt, Step.text("old answer " * 400), message="old question " * 400)  # ≈ 2,300 estimated tokens
     base = _estimate(list(rt.turns.advertised_tools(Profile.PUBLIC_NAMED))) + 200

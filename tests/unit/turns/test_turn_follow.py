@@ -1,4 +1,4 @@
-"""Following an agent past its waits (runtime/turns/follow.py, Runtime.run_turns): a woken wait starts the next
+"""Following an agent past its waits (runtime/turns/_follow.py, Runtime.run_turns): a woken wait starts the next
 turn with the waking message as input, until the agent has nothing left to wait for."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from turn_helpers import REF, script
 from holon_nb.providers.base import TextBlock, ToolUseBlock, TurnResponse, UserText, UserToolResults
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turns.follow import TurnFollower
+from holon_nb.runtime.turns._follow import TurnFollower
 
 WAIT_FOR_GO = Step.tool_use(
     "w1", "WaitFor", {"reason": "need the go-ahead", "wake": "operator_input", "delivery": "silent"}
@@ -130,7 +130,7 @@ def test_a_wake_that_never_comes_times_out(rt: Runtime, monkeypatch: pytest.Monk
     """The wait for a wake lasts its timeout on the follower's clock (``follow.time``), the test's here: while
     it stands still the follower keeps waiting, however often it looks; moved past the timeout, the run ends
     with ``timeout``. How soon it returns after that is measured by benchmarks/bench_prompt_returns.py."""
-    from holon_nb.runtime.turns import follow
+    from holon_nb.runtime.turns import _follow as follow
 
     now, reads = [1000.0], [0]
 
@@ -230,7 +230,7 @@ def test_each_turn_reports_its_closure_and_get_agent_shows_the_last(rt: Runtime)
 
 
 def test_the_last_turns_of_a_run_carry_the_turn_budget_warning(rt: Runtime) -> None:
-    from holon_nb.runtime.turns.follow import BUDGET_HEADER
+    from holon_nb.runtime.turns._follow import BUDGET_HEADER
 
     again = Step.tool_use("w", "WaitFor", {"reason": "more input", "wake": "operator_input", "delivery": "silent"})
     provider = script(rt, WAIT_FOR_GO, again, again)

@@ -17,10 +17,10 @@ from holon_nb.providers.base import (
 )
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.tools.builtin.results.base import ResultModel
-from holon_nb.tools.builtin.work_inputs import Strict
-from holon_nb.tools.registry import REGISTRY
-from holon_nb.tools.spec import Family, ToolSpec
+from holon_nb.tools._registry import REGISTRY
+from holon_nb.tools._spec import Family, ToolSpec
+from holon_nb.tools.builtin._work_inputs import Strict
+from holon_nb.tools.builtin.results._base import ResultModel
 
 
 def test_case1_text_only_turn_completes(rt: Runtime) -> None:

@@ -8,9 +8,9 @@ from turn_helpers import turn
 from holon_nb.providers.base import AssistantBlocks, ToolUseBlock, UserText, UserToolResults
 from holon_nb.providers.scripted import Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turns.recap import RECAP_HEADER
-from holon_nb.runtime.turns.requests import estimate as _estimate
-from holon_nb.tools.spec import Profile
+from holon_nb.runtime.turns._recap import RECAP_HEADER
+from holon_nb.runtime.turns._requests import estimate as _estimate
+from holon_nb.tools._spec import Profile
 
 ROUNDS = 12
 
@@ -128,7 +128,7 @@ def test_the_budget_comes_from_settings_when_the_service_sets_none(rt: Runtime) 
 
 
 def test_the_live_view_says_when_rounds_are_recapped() -> None:
-    from holon_nb.notebook.agent_view import TurnTrace, render_transcript
+    from holon_nb.notebook._agent_view import TurnTrace, render_transcript
 
     trace = TurnTrace(agent_id="default", model_ref="m", message="go")
     trace.apply("turn_local_recap", {"rounds": 9, "exact_rounds": 3, "estimated_tokens": 7_900, "budget": 10_000})

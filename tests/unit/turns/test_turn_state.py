@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from holon_nb.providers.base import TokenUsage, ToolUseBlock
-from holon_nb.runtime.turns.calls import Obligation, ToolCallRecord
-from holon_nb.runtime.turns.records import RoundRecord
-from holon_nb.runtime.turns.state import TurnState
+from holon_nb.runtime.turns._calls import Obligation, ToolCallRecord
+from holon_nb.runtime.turns._records import RoundRecord
+from holon_nb.runtime.turns._state import TurnState
 
 
 def _round(number: int, text: str = "") -> RoundRecord:

@@ -10,7 +10,7 @@ from typing import Any
 from holon_nb.providers.base import TurnRequest, TurnResponse
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turns.records import TurnResult
+from holon_nb.runtime.turns._records import TurnResult
 
 #: The scripted provider's route ref (turn-loop spec §4.2).
 REF = "scripted@default/scripted"

@@ -16,7 +16,7 @@ from _support import err, eventually, ok
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.turns.follow import TurnFollower
+from holon_nb.runtime.turns._follow import TurnFollower
 
 REF = "scripted@default/scripted"
 URL = re.compile(r"^http://127\.0\.0\.1:\d+/api/callbacks/wake/cb_[0-9a-f]{64}$")
@@ -50,8 +50,8 @@ def test_create_is_idempotent_and_normalises_the_mode(rt: Runtime) -> None:
 
 
 def test_hidden_from_every_tool_list_yet_dispatchable_by_public_and_private_agents(rt: Runtime) -> None:
-    from holon_nb.tools.inventory import generate_inventory
-    from holon_nb.tools.spec import Profile
+    from holon_nb.tools._inventory import generate_inventory
+    from holon_nb.tools._spec import Profile
 
     names = {"CreateExternalTrigger", "CancelExternalTrigger"}
     for profile in Profile:

@@ -6,7 +6,7 @@ from _web_support import LocalServer, page
 
 from holon_nb.providers.scripted import ScriptedProvider, Step
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.agents.approvals import ApprovalRequest
+from holon_nb.runtime.agents._approvals import ApprovalRequest
 
 REF = "scripted@default/scripted"
 

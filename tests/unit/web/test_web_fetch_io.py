@@ -23,9 +23,9 @@ from _web_support import LocalServer, page
 
 from holon_nb import Runtime
 from holon_nb.runtime.web import WebService
-from holon_nb.runtime.web import transport as web_transport
-from holon_nb.runtime.web.extract import decode_body, decode_head
-from holon_nb.runtime.web.transport import CappedBody
+from holon_nb.runtime.web import _transport as web_transport
+from holon_nb.runtime.web._extract import decode_body, decode_head
+from holon_nb.runtime.web._transport import CappedBody
 
 PUBLIC_IP = "93.184.216.34"
 

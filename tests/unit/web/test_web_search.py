@@ -13,7 +13,7 @@ from _support import err, ok
 from _web_support import LocalServer, Request, page
 
 from holon_nb import Runtime
-from holon_nb.runtime.web.search_providers import parse_duckduckgo_lite
+from holon_nb.runtime.web._search_providers import parse_duckduckgo_lite
 
 
 @pytest.fixture

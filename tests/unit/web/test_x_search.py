@@ -12,7 +12,7 @@ from _web_support import LocalServer, Request
 
 from holon_nb import Runtime
 from holon_nb.providers.scripted import ScriptedProvider, Step
-from holon_nb.tools.spec import Profile
+from holon_nb.tools._spec import Profile
 
 KEY = "xai-test-key-0123456789"
 ANSWER = {

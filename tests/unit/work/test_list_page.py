@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from holon_nb import Runtime
-from holon_nb.runtime.core.store import new_id
-from holon_nb.runtime.work.views import (
+from holon_nb.runtime.core._store import new_id
+from holon_nb.runtime.work._views import (
     _FILTER_CLASSES,
     derive,
     list_page,

@@ -17,8 +17,8 @@ from work_helpers import open_runtime
 CHILD = textwrap.dedent("""
     import json, sys
     from holon_nb.runtime import Runtime
-    from holon_nb.tools.builtin.messages import MESSAGE_SPECS
-    from holon_nb.tools.registry import REGISTRY
+    from holon_nb.tools.builtin._messages import MESSAGE_SPECS
+    from holon_nb.tools._registry import REGISTRY
 
     reg = REGISTRY if "Enqueue" in REGISTRY else REGISTRY.with_specs(*MESSAGE_SPECS)
     rt = Runtime(home=sys.argv[1], workspace=sys.argv[2], registry=reg)

@@ -13,7 +13,7 @@ from _support import err, eventually, ok
 from work_helpers import count, open_runtime
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.clock import ManualClock, fmt, parse, utcnow
+from holon_nb.runtime.core._clock import ManualClock, fmt, parse, utcnow
 
 
 def _timer(rt: Runtime, **args) -> dict:

@@ -7,7 +7,7 @@ from _support import err, eventually, ok
 from work_helpers import count, view
 
 from holon_nb.runtime import Runtime
-from holon_nb.tools.errors import ToolFailure
+from holon_nb.tools._errors import ToolFailure
 
 
 def _create(rt: Runtime, objective: str = "w", agent: str | None = None) -> str:

@@ -354,7 +354,7 @@ def test_list_page_matches_full_derivation(rt: Runtime) -> None:
     """The SQL-ordered page agrees with deriving and sorting every item (all filters, mixed states)."""
     import random
 
-    from holon_nb.runtime.work.views import (
+    from holon_nb.runtime.work._views import (
         FILTERS,
         derive,
         list_page,
@@ -481,7 +481,7 @@ def test_reads_change_no_state(rt: Runtime) -> None:
 
 
 def test_default_list_of_twenty_planned_items_fits_the_budget(rt: Runtime) -> None:
-    """Review fix: list views are compact (departure from §5.15 recorded in runtime/work/views.py)."""
+    """Review fix: list views are compact (departure from §5.15 recorded in runtime/work/_views.py)."""
     todos = [{"text": "write the migration", "state": "completed"}, {"text": "run it on staging", "state": "pending"}]
     ids = [
         _create(rt, f"objective {i}: make the nightly build reproducible", plan="- step\n" * 300, todo_list=todos)

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from holon_nb.runtime import Runtime
-from holon_nb.runtime.core.clock import Clock
-from holon_nb.runtime.core.settings import RuntimeSettings
-from holon_nb.tools.builtin.messages import MESSAGE_SPECS
-from holon_nb.tools.context import CallContext
-from holon_nb.tools.registry import REGISTRY
+from holon_nb.runtime.core._clock import Clock
+from holon_nb.runtime.core._settings import RuntimeSettings
+from holon_nb.tools._context import CallContext
+from holon_nb.tools._registry import REGISTRY
+from holon_nb.tools.builtin._messages import MESSAGE_SPECS
 
 #: The built-in registry plus Enqueue/SendAgentMessage until the lead registers MESSAGE_SPECS.
 WORK_REGISTRY = REGISTRY if "Enqueue" in REGISTRY else REGISTRY.with_specs(*MESSAGE_SPECS)

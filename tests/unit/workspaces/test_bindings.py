@@ -14,7 +14,7 @@ from _git_support import git, pwd, state
 from _support import err, ok
 
 from holon_nb import Runtime
-from holon_nb.runtime.workspaces.paths import workspace_id_for
+from holon_nb.runtime.workspaces._paths import workspace_id_for
 
 
 def test_first_sight_binds_agent_home_and_the_notebook_directory(rt: Runtime, workspace: Path) -> None:

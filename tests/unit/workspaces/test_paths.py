@@ -8,9 +8,9 @@ from pathlib import Path
 
 from _git_support import git
 
-from holon_nb.render.receipt import ReceiptContext
-from holon_nb.runtime.workspaces.git import parse_worktree_porcelain, sanitize_label
-from holon_nb.runtime.workspaces.paths import (
+from holon_nb.render._receipt import ReceiptContext
+from holon_nb.runtime.workspaces._git import parse_worktree_porcelain, sanitize_label
+from holon_nb.runtime.workspaces._paths import (
     contains,
     discover,
     normalize,
@@ -19,7 +19,7 @@ from holon_nb.runtime.workspaces.paths import (
     worktree_identity,
     worktree_root_id,
 )
-from holon_nb.tools.builtin.workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
+from holon_nb.tools.builtin._workspace_receipt import render_workspace_state_receipt, workspace_state_receipt
 
 
 def test_normalize_is_lexical() -> None:

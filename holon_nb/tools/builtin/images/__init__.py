@@ -4,7 +4,7 @@
 are there too. The work lives in the runtime's image plane (``ctx.images``).
 """
 
-from .declarations import (
+from ._declarations import (
     ENUMS,
     SPECS,
     GenerateImageInput,

@@ -1,0 +1,764 @@
+"""Headless notebook runs: ``holon-nb run`` (notebook-tests spec §1 and §4).
+
+A run executes the notebook with nbclient in a fresh kernel
+(:mod:`holon_nb.testing._kernels` chooses it) whose ``HOLON_NB_HOME`` is a
+temporary directory of its own unless the variable is already set. Before the
+first cell the kernel runs ``%load_ext holon_nb`` (outputs discarded) when the
+notebook may use holon_nb (:func:`~holon_nb.testing._kernel_code.needs_holon`); the
+notebook's own ``%load_ext holon_nb`` then loads nothing twice and prints
+nothing. A notebook that never names holon_nb runs without it, as in a plain
+kernel. Every cell runs with ``allow_errors`` so the executed copy is always
+saved; a cell that raises outside a ``raises-exception`` cell fails the run.
+Before saving, secret values (D6) are replaced in every output and in the
+widget state (D12); cell sources are left as written.
+
+Other tools' notebook settings are read as they mean them: nbclient's
+``metadata.execution`` (``timeout``: the per-cell timeout of the notebook's
+cells, over the configured one; ``allow_errors: true``: a cell that raises neither
+stops nor fails the run; its error is compared with the saved outputs like
+any output), its ``skip-execution``
+cell tag, and nbmake's cell metadata ``nbmake.mock`` (names assigned after the
+cell) and ``nbmake.post_cell_execute`` (code run after the cell; if it raises,
+the cell fails).
+
+After the last cell the kernel runs
+``holon_nb.notebook.wait_and_report(<timeout>)``; its outputs (final receipts
+of tasks that ended meanwhile, late output included) are appended to the last
+code cell, whose metadata records where they start
+(``metadata.holon_nb.trailing_outputs_from``). Tasks still running after that
+wait are stopped and listed in the summary. Then the extension is unloaded (the
+runtime stops its tasks and closes its store) and, that done, the kernel is
+stopped at once rather than through ipykernel's slower graceful exit.
+
+Example::
+
+    summary = run_notebook("notebooks/01-commands-and-tasks.ipynb", timeout=60)
+    print(format_summary(summary)); raise SystemExit(summary.exit_code)
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat import NotebookNode
+
+from ..render._ansi import strip_ansi
+from ..render._scrubbing import Scrubber
+from ..tools._errors import HolonNBError
+from ._kernel_code import FINISH, FINISH_PLAIN, FREEZE, LOAD, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD, needs_holon
+from ._kernels import NoSuchKernel, kernel_env, kernel_manager
+from ._parameters import inject_parameters
+from ._summary import CellReport, RunSummary, count_receipts, format_summary
+from ._tags import RESTART_TAG, execution_settings, has_tag, nbmake_code
+from ._widget_state import drop_unshown_widget_state
+
+__all__ = [
+    "run_notebook",
+    "read_notebook",
+    "RunSummary",
+    "CellReport",
+    "format_summary",
+    "HarnessUsageError",
+    "OVERALL_FACTOR",
+]
+
+#: ``--cassettes`` modes (notebook-tests spec §1, §5).
+CASSETTE_MODES = ("replay", "record", "auto", "off")
+#: The whole run stops at this many times the per-cell timeout (notebook-tests spec §1.4).
+OVERALL_FACTOR = 10
+_GRACE_S = 30.0  # slack (s) for the final wait and the silent stop request beyond their own timeouts
+_TIMEOUT_ENAME = "CellTimeoutError"
+# nbclient logs timeouts and kernel deaths as errors; the summary reports them, so its log
+# stays quiet unless the application configures logging (then records propagate as usual).
+_NBCLIENT_LOG = logging.getLogger("holon_nb.testing.nbclient")
+_NBCLIENT_LOG.addHandler(logging.NullHandler())
+
+
+class HarnessUsageError(HolonNBError, ValueError):
+    """Raised by :func:`run_notebook` for a usage mistake (``holon-nb run`` exits 2).
+
+    When: the notebook is missing or unreadable, it declares a kernel that is not
+    Python (and no ``--kernel`` was chosen), OUT would overwrite it, the timeout
+    is not positive, a parameter name is not an identifier, or the kernel name is
+    unknown.
+    """
+
+
+def _first_line(source: str) -> str:
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+def _tags(cell: NotebookNode) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _progress_line(report: CellReport, total: int, done: bool) -> str:
+    status = f"{report.status:<14} {report.duration_s:7.2f}s" if done else f"{'running':<14} {'':>8}"
+    return f"\r\x1b[K[{report.index + 1:>3}/{total}] {status}  {report.first_line}" + ("\n" if done else "")
+
+
+class _Run:
+    """One execution: the client, the deadlines and the summary being filled."""
+
+    def __init__(
+        self,
+        nb: NotebookNode,
+        client: NotebookClient,
+        summary: RunSummary,
+        timeout: float,
+        progress: Callable[[str], None] | None,
+        keep_going: bool = False,
+        final_wait: float | None = None,
+        preload: bool = True,
+    ):
+        self.nb, self.client, self.summary, self.timeout = nb, client, summary, timeout
+        self.preload = preload  # holon_nb is loaded before the first cell (the notebook may use it)
+        settings = execution_settings(nb)
+        # the notebook's own per-cell timeout and allow_errors (nbclient's metadata.execution, as nbmake
+        # reads it) apply to its cells; the harness's own requests keep the configured timeout
+        self.cell_limit: float = settings.get("timeout", timeout)
+        self.allow_errors: bool = settings.get("allow_errors", False)
+        self.final_wait_s = timeout if final_wait is None else final_wait
+        self.progress = progress
+        self.keep_going = keep_going
+        self.deadline = time.monotonic() + OVERALL_FACTOR * timeout
+        self.cell_timeout = timeout
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.kernel_secrets: set[str] = set()
+        client.timeout = None
+        # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
+        client.timeout_func = lambda cell: self.cell_timeout  # type: ignore[assignment]
+        client.on_cell_executed = self._on_executed
+
+    def _on_executed(self, cell: NotebookNode, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        self.replies[id(cell)] = execute_reply
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    async def execute(self, cell: NotebookNode, index: int, limit: float, count: int | None) -> dict[str, Any]:
+        """Execute ``cell`` as cell ``index``; return the execute-reply content.
+
+        Past ``limit`` seconds nbclient interrupts the kernel and answers with
+        the synthetic ``error_on_timeout`` reply (ename ``CellTimeoutError``),
+        at most its ``iopub_timeout`` (4 s) later, so this call is bounded.
+
+        Raises:
+            DeadKernelError: when the kernel died.
+        """
+        self.cell_timeout = max(limit, 0.001)
+        await self.client.async_execute_cell(cell, index, execution_count=count, store_history=count is not None)
+        content = (self.replies.pop(id(cell), None) or {}).get("content", {})
+        _keep_pages(cell, content)
+        return content
+
+    async def synthetic(self, code: str, limit: float) -> tuple[NotebookNode, dict[str, Any]]:
+        """Execute ``code`` as a throwaway cell appended (then removed) at the end of the notebook."""
+        cell = nbformat.v4.new_code_cell(code)
+        self.nb.cells.append(cell)
+        try:
+            content = await self.execute(cell, len(self.nb.cells) - 1, limit, None)
+        finally:
+            self.nb.cells.pop()
+        return cell, content
+
+    async def silent(self, code: str, expr: str, limit: float) -> Any:
+        """Run ``code`` silently and return the JSON value of ``expr`` (None if it failed)."""
+        kc = self.client.kc
+        assert kc is not None
+        msg_id = await ensure_async(
+            kc.execute(
+                code,
+                silent=True,
+                store_history=False,
+                stop_on_error=False,
+                user_expressions={"v": f"__import__('json').dumps({expr})"},
+            )
+        )
+        reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), limit)
+        value = ((reply or {}).get("content", {}).get("user_expressions") or {}).get("v", {})
+        if value.get("status") != "ok":
+            return None
+        return json.loads(ast.literal_eval(value["data"]["text/plain"]))
+
+    async def after_cell(self, cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
+        """Run the code nbmake's cell metadata asks for after a cell that raised nothing, silently:
+        ``metadata.nbmake.mock`` (``{name: value}`` assigned in the kernel) then
+        ``metadata.nbmake.post_cell_execute`` (lines of code). Returns ``content``, or an error reply
+        (also shown as an ``error`` output of the cell) when that code failed, which fails the cell as
+        it fails nbmake's run."""
+        code = nbmake_code(cell)
+        if not code:
+            return content
+        kc = self.client.kc
+        assert kc is not None
+        msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False))
+        reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), min(self.cell_limit, self.remaining()))
+        done = (reply or {}).get("content", {})
+        if done.get("status") == "ok":
+            return content
+        ename = done.get("ename") or "Error"
+        evalue = f"nbmake's post-cell code failed ({done.get('evalue', '')}):\n{code}"
+        cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[]))
+        return {**content, "status": "error", "ename": ename, "evalue": evalue}
+
+    async def cells(self) -> bool:
+        """Run every code cell; return False when the kernel can no longer be used."""
+        code_cells = [(i, c) for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
+        count, usable = 0, True
+        for index, cell in code_cells:
+            report = CellReport(index=index, first_line=_first_line(cell.source))
+            self.summary.cells.append(report)
+            if not usable or has_tag(cell, "skip") or not cell.source.strip():
+                continue
+            if self.summary.stopped_after is not None:  # an earlier cell failed: later ones build on it
+                continue
+            if self.remaining() <= 0:
+                self.summary.timed_out = True
+                continue
+            if self.progress:
+                self.progress(_progress_line(report, len(self.nb.cells), done=False))
+            count += 1
+            started = time.monotonic()
+            try:
+                if RESTART_TAG in _tags(cell):
+                    await self.restart()
+                content = await self.execute(cell, index, min(self.cell_limit, self.remaining()), count)
+                if content.get("status") == "ok" and _late_error(cell, content) is content:
+                    content = await self.after_cell(cell, content)
+            except DeadKernelError:
+                report.status, report.ename = "error", "DeadKernelError"
+                self.summary.kernel_died, usable = True, False
+            else:
+                report.status, report.ename = "ok", None
+                content = _late_error(cell, content)
+                if content.get("status") == "error":
+                    report.ename, report.evalue = content.get("ename"), content.get("evalue")
+                    if report.ename == _TIMEOUT_ENAME:
+                        report.status = "timeout"
+                        _say_timeout(cell, self.cell_timeout, self.cell_limit != self.timeout)
+                    else:
+                        expected = has_tag(cell, "raises") or self.allow_errors
+                        report.status = "expected-error" if expected else "error"
+            report.duration_s = time.monotonic() - started
+            if self.progress:
+                self.progress(_progress_line(report, len(self.nb.cells), done=True))
+            if report.status == "timeout" and self.remaining() <= 0:
+                self.summary.timed_out = True
+            if report.status in ("error", "timeout") and not self.keep_going and usable:
+                self.summary.stopped_after = index
+        return usable
+
+    async def restart(self) -> None:
+        """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
+
+        Live ``%workitems`` boards are frozen first (:data:`FREEZE`): drawn a last time, saying so. The kernel
+        then gets a ``shutdown_request`` with ``restart=True`` (its runtime closes), a new kernel
+        process starts on the same connection, and the next cell runs in it.
+
+        Raises:
+            DeadKernelError: when the new kernel does not answer.
+        """
+        km, kc = self.client.km, self.client.kc
+        assert km is not None and kc is not None
+        try:  # the old kernel's live boards say they stopped: nothing updates them after it
+            await self.synthetic(FREEZE, _GRACE_S)
+        except (asyncio.TimeoutError, DeadKernelError):
+            pass
+        await self.collect_secrets()
+        await ensure_async(km.restart_kernel(now=False))
+        try:
+            # nbclient types kc as jupyter_client's base KernelClient; its blocking and async clients both have it
+            timeout = max(1.0, min(self.timeout, self.remaining()))
+            await ensure_async(kc.wait_for_ready(timeout=timeout))  # type: ignore[attr-defined]
+        except RuntimeError as exc:
+            raise DeadKernelError(f"the kernel did not come back after a restart: {exc}") from exc
+        self.summary.restarts += 1
+        _, content = await self.synthetic(PRELOAD, self.timeout)
+        if content.get("status") == "error":
+            self.summary.problems.append(
+                f"holon_nb did not load after a kernel restart: {content.get('ename')}: {content.get('evalue')}"
+            )
+
+    async def collect_secrets(self) -> None:
+        """Remember the secret values the kernel knows now (set in cells too), to scrub the saved file."""
+        try:
+            values = await self.silent(SECRETS, "_holon_nb_secrets()", _GRACE_S)
+        except (asyncio.TimeoutError, DeadKernelError):
+            return
+        self.kernel_secrets.update(v for v in values or [] if isinstance(v, str))
+
+    async def final_wait(self) -> None:
+        """Run the trailing wait into the last code cell, then stop and list what still runs."""
+        wait_s = max(0.0, min(self.final_wait_s, self.remaining()))
+        cell, content = await self.synthetic(TRAILING.format(timeout=wait_s), wait_s + _GRACE_S)
+        self._append_trailing(cell)
+        if content.get("status") == "error":
+            self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
+            return
+        finish = await self.silent(FINISH if self.preload else FINISH_PLAIN, "_holon_nb_finish", _GRACE_S)
+        if isinstance(finish, dict):  # holon_nb never came into the kernel: its environment's secrets, as the
+            self.kernel_secrets.update(Scrubber(finish).values)  # runtime's scrubber would have found them
+            self.client.shutdown_kernel = "immediate"  # nothing of holon_nb to close; as after an unload
+            return
+        if not self.preload:  # it came after all, or may be configured to name secrets: ask a loaded runtime
+            await self.silent(LOAD, "True", _GRACE_S)
+            finish = await self.silent(FINISH, "_holon_nb_finish", _GRACE_S)
+        if isinstance(finish, list) and len(finish) == 3:
+            secrets, left, unloaded = finish
+            self.kernel_secrets.update(v for v in secrets or [] if isinstance(v, str))
+        else:  # FINISH failed in the kernel: ask the plain way
+            await self.collect_secrets()
+            left, unloaded = await self.silent("", "_holon_nb_left", _GRACE_S), False
+        self.summary.tasks_left_running = [str(t) for t in left or []]
+        if left:  # stop them, and let their cells say so (a saved "running" would never change)
+            cell, _ = await self.synthetic(STOP, 15 + _GRACE_S)
+            self._append_trailing(cell)
+        if not unloaded:
+            unloaded = await self.silent(UNLOAD, "True", _GRACE_S) is True
+        if unloaded:  # the runtime has closed its store and stopped its tasks: nothing left to end gracefully
+            self.client.shutdown_kernel = "immediate"
+
+    def _append_trailing(self, cell: NotebookNode) -> None:
+        """Append a synthetic cell's outputs to the last code cell (marking where they start)."""
+        targets = [c for c in self.nb.cells if c.cell_type == "code"]
+        if targets and cell.outputs:
+            last = targets[-1]
+            last.metadata.setdefault("holon_nb", {}).setdefault("trailing_outputs_from", len(last.outputs))
+            last.outputs.extend(cell.outputs)
+
+    async def run(self, env: dict[str, str], cwd: Path, log: BinaryIO) -> None:
+        """Start the kernel, preload holon_nb, run the cells and the final wait, stop the kernel.
+
+        The kernel process's own stdout and stderr (its log, not cell output)
+        go to ``log``, so they never mix with the summary.
+        """
+        started = False
+        try:
+            async with self.client.async_setup_kernel(env=env, cwd=str(cwd), cleanup_kc=True, stdout=log, stderr=log):
+                started = True
+                kc = self.client.kc
+                assert kc is not None
+                info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
+                if info and "language_info" in info["content"]:
+                    self.nb.metadata["language_info"] = info["content"]["language_info"]
+                if self.preload:
+                    _, content = await self.synthetic(PRELOAD, self.timeout)
+                    if content.get("status") == "error":
+                        self.summary.problems.append(
+                            f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}"
+                        )
+                usable = await self.cells()
+                if usable and not self.summary.kernel_died:
+                    await self.final_wait()
+                self.client.set_widgets_metadata()
+                drop_unshown_widget_state(self.nb)
+        except DeadKernelError:
+            self.summary.kernel_died = True
+        except asyncio.TimeoutError:
+            self.summary.problems.append("the kernel stopped answering after the last cell")
+        except Exception as exc:  # kernel start failures surface as assorted exception types
+            if started:
+                raise
+            self.summary.kernel_died = True
+            self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
+
+
+def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a cell whose body ran but which still shows an ``error`` output (issue 24, B1).
+
+    IPython reports an exception raised outside the cell body's own frames (a ``_repr_*_`` method of
+    a displayed object, ``showtraceback()`` in an ``except``) as an ``error`` output while the execute
+    reply says ``ok`` (or ``error`` with ename ``NoneType``, for an execute result's repr); such a cell
+    failed all the same. Returns ``content``, or an error reply naming the first error output.
+    """
+    if content.get("status") == "error" and content.get("ename") not in (None, "NoneType"):
+        return content
+    for out in cell.outputs:
+        if out.get("output_type") == "error":
+            return {**content, "status": "error", "ename": out.get("ename"), "evalue": out.get("evalue")}
+    return content
+
+
+def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:
+    """Save what the kernel sent to the pager (``%exec?``, ``obj??``) as a display output of the cell.
+
+    Jupyter front ends show a ``page`` payload of the execute reply; nbclient drops it, so a
+    headless run kept nothing of ``%exec?``.
+    """
+    for payload in content.get("payload") or []:
+        data = payload.get("data") if isinstance(payload, dict) and payload.get("source") == "page" else None
+        if isinstance(data, dict) and data.get("text/plain"):
+            text = strip_ansi(data["text/plain"])  # IPython colours its help for a terminal
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
+
+
+def _resolve_paths(
+    path: str | os.PathLike[str], output: str | os.PathLike[str] | None, cwd: str | os.PathLike[str] | None
+) -> tuple[Path, Path, Path]:
+    src = Path(path)
+    if src.is_dir():
+        found = sorted(p.name for p in src.glob("*.ipynb") if not p.name.endswith(".executed.ipynb"))[:3]
+        hint = f" (for example {src / found[0]})" if found else ""
+        raise HarnessUsageError(f"{src} is a directory: give one notebook file{hint}")
+    if not src.is_file():
+        raise HarnessUsageError(f"no such notebook: {src}")
+    out = Path(output) if output is not None else src.with_name(f"{src.stem}.executed.ipynb")
+    with contextlib.suppress(OSError):  # (a name too long to stat: _check_writable says so)
+        if out.is_dir():  # -o DIR: the default name inside it
+            out = out / f"{src.stem}.executed.ipynb"
+    if out.resolve() == src.resolve():
+        raise HarnessUsageError(f"refusing to overwrite the input notebook {src}; choose another -o")
+    _check_writable(out)
+    kernel_cwd = Path(cwd) if cwd is not None else src.resolve().parent
+    if not kernel_cwd.is_dir():
+        raise HarnessUsageError(f"--cwd is not a directory: {kernel_cwd}")
+    return src, out, kernel_cwd.resolve()
+
+
+def _say_timeout(cell: NotebookNode, limit: float, notebooks_own: bool = False) -> None:
+    """Make the saved cell say it timed out: the ``KeyboardInterrupt`` the interrupt raised becomes a
+    ``CellTimeoutError`` naming the timeout and where it was set (``notebooks_own``: the notebook's
+    ``metadata.execution.timeout``), so a reader of the saved notebook sees why it stopped."""
+    where = "the notebook's metadata.execution.timeout" if notebooks_own else "holon-nb run --timeout"
+    text = f"the cell ran past its timeout of {limit:g} s and was interrupted ({where})"
+    error = nbformat.v4.new_output("error", ename=_TIMEOUT_ENAME, evalue=text, traceback=[f"{_TIMEOUT_ENAME}: {text}"])
+    for i, out in enumerate(cell.outputs):
+        if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
+            cell.outputs[i] = error
+            return
+    cell.outputs.append(error)
+
+
+def _check_writable(out: Path) -> None:
+    """Raise :class:`HarnessUsageError` now, before anything runs, when ``out`` cannot be written
+    (its directory cannot be made, the name is too long, no permission): after a run, the results
+    would be lost. Creates ``out``'s missing directories; leaves no file behind."""
+    blocking = next((p for p in out.parents if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise HarnessUsageError(
+            f"cannot save the executed notebook to {out}: {blocking} is a file, not a directory; choose another -o"
+        )
+    try:
+        existed = out.exists()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "ab"):
+            pass
+    except OSError as exc:
+        raise HarnessUsageError(
+            f"cannot save the executed notebook to {out}: {exc.strerror or exc}; choose another -o"
+        ) from exc
+    if not existed:
+        out.unlink(missing_ok=True)
+
+
+def _save(nb: NotebookNode, out: Path, summary: RunSummary) -> Path:
+    """Write ``nb`` to ``out``; when that fails after all (a full disk), to a new temporary directory,
+    with a problem saying where (so the run fails and its results are not lost). Returns the path."""
+    try:
+        nbformat.write(nb, out)
+        return out
+    except OSError as exc:
+        fallback = Path(tempfile.mkdtemp(prefix="holon-nb-run-")) / "executed.ipynb"
+        nbformat.write(nb, fallback)
+        summary.problems.append(f"could not save the executed notebook to {out} ({exc}); saved it to {fallback}")
+        return fallback
+
+
+def _structure_problem(value: object) -> str | None:
+    """Why decoded JSON is not a notebook nbformat can read (None when its top level looks like one)."""
+    if not isinstance(value, dict):
+        return f"the file holds a JSON {type(value).__name__}, not a notebook object"
+    if not isinstance(value.get("nbformat"), int):
+        return "the notebook object has no integer `nbformat` field"
+    if value["nbformat"] >= 4 and not isinstance(value.get("cells"), list):
+        return "the notebook object has no `cells` list"
+    if "cells" in value and any(not isinstance(c, dict) for c in value["cells"]):
+        return "a cell of the notebook is not an object"
+    return None
+
+
+def _read(src: Path) -> NotebookNode:
+    """Read and validate a notebook; any file that is not one is a usage error with a one-line reason."""
+    try:
+        text = src.read_text(encoding="utf-8")
+        problem = _structure_problem(json.loads(text))
+        if problem is None:
+            nb = nbformat.reads(text, as_version=4)
+            try:
+                nbformat.validate(nb)
+            except nbformat.ValidationError as exc:
+                # metadata (a kernelspec without `name`, as nbclient's own test notebooks have: the run
+                # picks its kernel) and saved outputs (replaced when their cell runs) may break the schema
+                # without making the file something else than a notebook; nbclient runs such notebooks too
+                where = [str(p) for p in getattr(exc, "absolute_path", ())]
+                if not where or (where[0] != "metadata" and "outputs" not in where):
+                    raise
+            return nb
+    except Exception as exc:  # nbformat raises ValueError, KeyError, TypeError, AttributeError, ValidationError…
+        lines = str(exc).strip().splitlines()
+        problem = lines[0] if lines else type(exc).__name__
+    raise HarnessUsageError(f"cannot read {src} as a notebook: {problem}")
+
+
+def _declared_language(nb: NotebookNode) -> tuple[str, str] | None:
+    """``(kernel, language)`` a notebook declares when its language is not Python, else None.
+
+    The language is ``metadata.kernelspec.language`` or ``metadata.language_info.name``; a notebook
+    that names neither, or names Python, passes (a custom kernelspec name such as ``myenv`` may run Python).
+    """
+    meta = nb.get("metadata") or {}
+    spec = meta.get("kernelspec")
+    spec = spec if isinstance(spec, dict) else {}
+    info = meta.get("language_info")
+    info = info if isinstance(info, dict) else {}
+    language = spec.get("language") or info.get("name")
+    if not isinstance(language, str) or not language.strip() or language.strip().lower() == "python":
+        return None
+    name = spec.get("display_name") or spec.get("name") or language
+    return str(name), language.strip()
+
+
+def read_notebook(path: str | os.PathLike[str], kernel_name: str | None = None) -> NotebookNode:
+    """Read and validate the notebook at ``path`` as ``holon-nb run`` and ``holon-nb test`` do.
+
+    Args:
+        path: The notebook file.
+        kernel_name: The kernelspec chosen for the run (``--kernel``); None means holon_nb's Python
+            kernel, and then a notebook declaring another language is refused.
+
+    Returns:
+        The notebook (nbformat 4).
+
+    Raises:
+        HarnessUsageError: with a one-line reason, when the file is not a readable notebook, or when it
+            declares a kernel that is not Python and ``kernel_name`` is None.
+    """
+    src = Path(path)
+    nb = _read(src)
+    declared = _declared_language(nb) if kernel_name is None else None
+    if declared is not None:
+        kernel, language = declared
+        raise HarnessUsageError(
+            f"{src} declares the {kernel} kernel (language {language}); holon_nb runs Python notebooks "
+            f"only (its magics live in an IPython kernel)"
+        )
+    return nb
+
+
+def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
+    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
+
+    ``environ`` is the kernel's starting environment; ``extra`` the values the kernel reported
+    (variables set in cells, configured secrets).
+    """
+    scrubber = Scrubber(environ, extra=extra)
+    for cell in nb.cells:
+        if cell.get("outputs"):
+            _scrub_streams(cell.outputs, scrubber)
+            cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
+    if "widgets" in nb.metadata:
+        nb.metadata["widgets"] = nbformat.from_dict(scrubber.value(nb.metadata["widgets"]))
+
+
+def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
+    """D12: scrub each run of adjacent stream outputs as one text (a secret printed in two writes arrives
+    as two outputs, and a front end shows a cell's stdout and stderr outputs one after the other, so a
+    secret printed half to each reads whole); each output keeps its place, the redaction goes where the
+    secret starts."""
+    i = 0
+    while i < len(outputs):
+        out = outputs[i]
+        if out.get("output_type") != "stream":
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream":
+            j += 1
+        if j > i:
+            texts = [
+                "".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
+                for o in outputs[i : j + 1]
+            ]
+            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts), strict=False):
+                o["text"] = text
+        i = j + 1
+
+
+def _write_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _lost_its_ports(summary: RunSummary, log: Path) -> bool:
+    """True when the kernel never started because a port chosen for it was taken (zmq's EADDRINUSE)."""
+    if not summary.kernel_died or not any(p.startswith("the kernel did not start") for p in summary.problems):
+        return False
+    try:
+        return "Address already in use" in log.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def _log_tail(path: Path, lines: int = 15) -> list[str]:
+    try:
+        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+    return [f"kernel log: {line}" for line in tail if line.strip()]
+
+
+def _reap(home: str, workspace: Path) -> list[str]:
+    """After a kernel death, kill the task process groups it left behind (D7 restart reconciliation).
+
+    Returns:
+        The ids of the tasks that were still live (now ``interrupted``).
+    """
+    if not (Path(home) / "holon.sqlite3").exists():
+        return []
+    from ..runtime import Runtime
+
+    try:
+        rt = Runtime(home=home, workspace=workspace)
+    except Exception:  # best effort: the summary already says the kernel died
+        return []
+    rt.close()
+    return list(rt.interrupted_at_start)
+
+
+def run_notebook(
+    path: str | os.PathLike[str],
+    *,
+    output: str | os.PathLike[str] | None = None,
+    timeout: float = 120,
+    kernel_name: str | None = None,
+    parameters: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    keep_going: bool = False,
+    cassettes: str | None = None,
+    final_wait: float | None = None,
+    notebook_home: bool = False,
+) -> RunSummary:
+    """Execute a notebook headless, save the executed copy and summarise the run.
+
+    Args:
+        path: The notebook; never modified.
+        output: Where to save the executed copy; default ``<stem>.executed.ipynb`` beside ``path``.
+        timeout: Per-cell timeout in seconds; the whole run stops at ``10 × timeout``,
+            and the final wait for background tasks lasts at most ``timeout``.
+        final_wait: Seconds the final wait for background tasks lasts at most, when not ``timeout``
+            (0: stop what still runs at once; its final receipts are saved all the same).
+        kernel_name: Kernelspec name; None runs a kernel on this interpreter.
+        parameters: ``{name: raw text}`` injected after the ``parameters`` cell
+            (each value parsed as JSON when it parses, else kept as a string).
+        cwd: The kernel's working directory; default the notebook's directory.
+        progress: One line per cell on stderr; None means only when stderr is a TTY.
+        keep_going: Run every cell even after one failed; by default the run stops at the first cell
+            that raised outside a ``raises-exception`` cell (or timed out), as nbclient does, so the
+            summary names the cause rather than what followed from it.
+        cassettes: Model-call cassette mode of ``%%agent`` turns (notebook-tests spec §5): ``replay``, ``record``,
+            ``auto`` or ``off``; None leaves the notebook's own setting. Given, the kernel gets
+            ``HOLON_NB_CASSETTE_MODE`` and ``HOLON_NB_NOTEBOOK``, and a turn without ``--cassette``
+            uses ``<stem>.holon/cassettes/agent-<n>.jsonl``.
+        notebook_home: Run the kernel as a Jupyter server does (``JPY_SESSION_NAME`` names the notebook,
+            no ``HOLON_NB_HOME``), so ``%load_ext holon_nb`` opens the notebook's own home,
+            ``<cwd>/.holon/notebooks/<stem>/`` (:func:`holon_nb.runtime.core._settings.kernel_home`), kept after the run: a
+            second run in the folder finds the first one's state there, as in JupyterLab.
+
+    Returns:
+        The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
+
+    Raises:
+        HarnessUsageError: for a usage mistake (see the class); nothing has run then.
+    """
+    started = time.monotonic()
+    if not timeout or timeout <= 0:
+        raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
+    if final_wait is not None and final_wait < 0:
+        raise HarnessUsageError(f"final_wait must be 0 or more, got {final_wait}")
+    if cassettes is not None and cassettes not in CASSETTE_MODES:
+        raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
+    src, out, kernel_cwd = _resolve_paths(path, output, cwd)
+    nb = read_notebook(src, kernel_name)
+    preload = needs_holon(nb)  # (before the saved outputs are dropped: holon_nb's receipts among them count)
+    for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    try:
+        inject_parameters(nb, dict(parameters or {}))
+    except ValueError as exc:
+        raise HarnessUsageError(str(exc)) from exc
+    try:
+        km = kernel_manager(kernel_name)
+    except NoSuchKernel as exc:
+        raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
+
+    scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
+    own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
+    if notebook_home:  # where kernel_home puts a kernel that knows its notebook
+        home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
+    else:
+        home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
+    summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home, preloaded=preload)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    client = NotebookClient(
+        nb,
+        km=km,
+        log=_NBCLIENT_LOG,
+        allow_errors=True,
+        store_widget_state=True,
+        interrupt_on_timeout=True,
+        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
+        resources={"metadata": {"path": str(kernel_cwd)}},
+    )
+    runner = _Run(
+        nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait, preload
+    )
+    env = kernel_env(home, kernel_name)
+    if notebook_home:
+        del env["HOLON_NB_HOME"]
+        env["JPY_SESSION_NAME"] = str(src)
+    if cassettes is not None:
+        env["HOLON_NB_CASSETTE_MODE"] = cassettes
+        env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
+    try:
+        for attempt in (1, 2):
+            with open(scratch / "kernel.log", "wb") as log:
+                run_sync(runner.run)(env, kernel_cwd, log)
+            if attempt == 2 or not _lost_its_ports(summary, scratch / "kernel.log"):
+                break
+            # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel
+            # starting on a busy machine) can take one in between. Nothing ran yet: start a new kernel once.
+            summary.kernel_died = False
+            summary.problems = [p for p in summary.problems if not p.startswith("the kernel did not start")]
+            client.km = kernel_manager(kernel_name)
+    finally:
+        if summary.kernel_died:
+            summary.tasks_left_running = _reap(home, kernel_cwd)
+            summary.problems.extend(_log_tail(scratch / "kernel.log"))
+        _scrub(nb, env, runner.kernel_secrets)
+        summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        summary.output = _save(nb, out, summary)
+        shutil.rmtree(scratch, ignore_errors=True)
+        summary.wall_time_s = time.monotonic() - started
+    return summary
