@@ -49,7 +49,7 @@ def test_the_creating_package_owns_a_table_and_another_packages_access_is_foreig
     assert len(found) == 5
     bad = foreign(pkg)
     assert sorted(bad) == ["pkg.notebook -> waits", "pkg.runtime.turns -> waits"]
-    assert [(a.module, a.line) for a in bad["pkg.runtime.turns -> waits"]] == [("pkg.runtime.turns.follow", 1)]
+    assert [(a.module, a.line) for a in bad["pkg.runtime.turns -> waits"]] == [("pkg.runtime.turns._follow", 1)]
 
 
 def test_two_packages_creating_one_table_is_an_error(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_plane_never_names_the_runtime(plane: str) -> None:
 
 
 def _port_names(plane: str) -> set[str]:
-    path = RUNTIME / plane / "ports.py"
+    path = RUNTIME / plane / "_ports.py"
     return {n.name for n in _tree(path).body if isinstance(n, ast.ClassDef)} if path.exists() else set()
 
 
@@ -149,7 +149,7 @@ def test_agents_never_import_the_turn_plane() -> None:
 
 @pytest.mark.parametrize("plane", PORTED)
 def test_plane_declares_its_ports_as_protocols(plane: str) -> None:
-    path = RUNTIME / plane / "ports.py"
+    path = RUNTIME / plane / "_ports.py"
     assert path.exists(), f"runtime/{plane} has no ports.py"
     classes = [n for n in _tree(path).body if isinstance(n, ast.ClassDef)]
     assert classes, f"runtime/{plane}/ports.py declares no protocol"
@@ -212,6 +212,6 @@ def test_only_the_facade_builds_plane_services() -> None:
         for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SERVICES:
                 built.setdefault(node.func.id, []).append(str(path.relative_to(RUNTIME)))
-    outside = {name: where for name, where in built.items() if set(where) != {"facade.py"}}
+    outside = {name: where for name, where in built.items() if set(where) != {"_facade.py"}}
     assert not outside, f"plane services built outside the composition root (runtime/_facade.py): {outside}"
     assert set(built) == set(SERVICES), f"services the facade does not build: {set(SERVICES) - set(built)}"
