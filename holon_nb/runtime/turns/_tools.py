@@ -32,8 +32,7 @@ live one; a replayed deferral commits nothing here (its tool never ran).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ToolUseBlock
@@ -62,30 +61,6 @@ __all__ = ["TurnToolExecutor", "TurnWork"]
 _COMPLETION_SUMMARY = "awaiting a final completion report before completing the work item"
 
 
-class _Settling:
-    """A work-service view whose first transaction runs ``hook(tx)`` just before it commits.
-
-    The work plane's two-phase APIs each open one transaction (``svc.tx()``); running the turn's
-    terminal write inside it makes "wait registration + turn terminal" (agents spec §4.5) and
-    "completion + turn terminal" (agents spec §5.16 rule 6) one commit.
-    """
-
-    def __init__(self, svc: WorkService, hook: Callable[[Tx], None]):
-        self._svc = svc
-        self._hook: Callable[[Tx], None] | None = hook
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._svc, name)
-
-    @contextmanager
-    def tx(self) -> Iterator[Tx]:
-        with self._svc.tx() as t:
-            yield t
-            hook, self._hook = self._hook, None
-            if hook is not None:
-                hook(t)
-
-
 class TurnWork(AgentWork):
     """``ctx.work`` for a tool call made by a model turn (see the module docstring)."""
 
@@ -108,7 +83,7 @@ class TurnWork(AgentWork):
             return dict(staged.fast_path)
         if delivery == "silent":
             hook = self._exec.terminal_hook(final_text="", reason="wait_for_silent")
-            return AgentWork(_Settling(self.svc, hook), self.call).settle_wait(staged)  # type: ignore[arg-type]
+            return AgentWork(self.svc, self.call).settle_wait(staged, before_commit=hook)
         self._exec.defer(
             self.call.execution_id,
             Obligation(
@@ -128,7 +103,7 @@ class TurnWork(AgentWork):
         text = report.strip() if isinstance(report, str) else ""
         if text:
             hook = self._exec.completion_hook(work_item_id, text)
-            return complete(AgentWork(_Settling(self.svc, hook), self.call), work_item_id, text)  # type: ignore[arg-type]
+            return complete(AgentWork(self.svc, self.call), work_item_id, text, before_commit=hook)
         try:
             done = complete(self, work_item_id, None)  # validates rules 2-5; writes nothing without a report
         except ToolFailure as failure:
@@ -336,14 +311,14 @@ class TurnToolExecutor:
             if ob.kind == "final_brief":
                 assert ob.staged is not None
                 hook = self._flip_hook(ob, text)
-                payload = AgentWork(_Settling(self._work, hook), view.call).settle_wait(ob.staged, text)  # type: ignore[arg-type]
+                payload = view.settle_wait(ob.staged, text, before_commit=hook)
             else:
                 reason = self._completion_invalid(ob)
                 if reason is not None:
                     env = self._invalidated(ob, reason)
                     return False, env
                 hook = self.completion_hook(ob.work_item_id or "", text, ob.execution_id)
-                payload = complete(AgentWork(_Settling(self._work, hook), view.call), ob.work_item_id or "", text)  # type: ignore[arg-type]
+                payload = complete(view, ob.work_item_id or "", text, before_commit=hook)
                 payload["completion_report_source"] = "followup_final_text"
         except ToolFailure as failure:
             env = error_envelope(name, failure.error)

@@ -15,13 +15,14 @@ revision the caller read, for compare-and-set across writers) and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core._clock import fmt, utcnow
 from ..core._store import new_id
 from ._focus import complete, pick
 from ._items import revision_conflict
-from ._records import Binding, fail, safe_text
+from ._records import Binding, Tx, fail, safe_text
 from ._timers import timer_view
 from ._views import derive, list_page, load_context, plan_meta_for, work_item_view
 from ._waiting import StagedWait
@@ -226,9 +227,14 @@ class AgentWork:
         )
         return self.svc.waits.prepare(self.svc.reader(), staged)
 
-    def settle_wait(self, staged: StagedWait, brief: str | None = None) -> dict[str, Any]:
-        """Commit a staged wait in one transaction (fences re-checked, agents spec §4.5). Returns the WaitFor result."""
-        with self.svc.tx() as t:
+    def settle_wait(
+        self, staged: StagedWait, brief: str | None = None, *, before_commit: Callable[[Tx], None] | None = None
+    ) -> dict[str, Any]:
+        """Commit a staged wait in one transaction (fences re-checked, agents spec §4.5). Returns the WaitFor result.
+
+        ``before_commit`` joins that transaction (see :meth:`WorkService.tx`).
+        """
+        with self.svc.tx(before_commit) as t:
             result = self.svc.waits.settle(t, staged, brief)
             item = result.pop("_work_item")
             if item is not None:

@@ -7,6 +7,7 @@ transaction of :class:`~holon_nb.runtime.work._records.Tx`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -234,8 +235,13 @@ def todo_warning(rec: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def complete(w: AgentWork, work_item_id: str, report: Any) -> dict[str, Any]:
+def complete(
+    w: AgentWork, work_item_id: str, report: Any, *, before_commit: Callable[[Tx], None] | None = None
+) -> dict[str, Any]:
     """CompleteWorkItem (agents spec §5.16, direct-call report per D11). Returns its result payload.
+
+    ``before_commit`` joins the completion's transaction (see :meth:`WorkService.tx`), also when the
+    item was already completed.
 
     Raises:
         ToolFailure: ``work_item_execution_binding_missing``, ``work_item_not_found``,
@@ -244,7 +250,7 @@ def complete(w: AgentWork, work_item_id: str, report: Any) -> dict[str, Any]:
             ``missing_completion_report``, ``revision_conflict``.
     """
     records = w.svc.records
-    with w.svc.tx() as t:
+    with w.svc.tx(before_commit) as t:
         if w.binding is None:
             _check_binding(w, t, {"id": work_item_id})
         rec = _load_target(w, t, work_item_id)

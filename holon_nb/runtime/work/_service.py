@@ -144,10 +144,19 @@ class WorkService:
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
-    def tx(self) -> Iterator[Tx]:
-        """One transition: commits, then publishes the queued events."""
+    def tx(self, before_commit: Callable[[Tx], None] | None = None) -> Iterator[Tx]:
+        """One transition: commits, then publishes the queued events.
+
+        Args:
+            before_commit: Run as ``before_commit(t)`` after the body, inside the same transaction, when the
+                body did not raise (also after a ``return`` from inside the ``with``). A model turn passes its
+                terminal write here so "wait registration + turn terminal" (agents spec §4.5) and
+                "completion + turn terminal" (agents spec §5.16 rule 6) are one commit.
+        """
         with transaction(self.store, self.publish) as t:
             yield t
+            if before_commit is not None:
+                before_commit(t)
 
     def publish(self, kind: str, task_id: str | None = None, **data: Any) -> None:
         """Publish a runtime event on the runtime thread (subscribers expect it there)."""
