@@ -99,3 +99,14 @@ def test_a_boot_clock_that_disagrees_with_proc_is_not_used_again(monkeypatch: py
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_encoded_environment_follows_each_change(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 27 item 7: the encoding of a command's environment is reused while it is unchanged
+    env = {"A": "1", "PATH": os.environ["PATH"]}
+    assert launch._encoded(env) is launch._encoded(dict(env)) == {b"A": b"1", b"PATH": os.fsencode(env["PATH"])}
+    assert launch._encoded({**env, "A": "2"})[b"A"] == b"2"
+    args = {"cmd": 'echo "$HOLON_TEST_VAR"', "shell": "sh", "login": False}
+    for value in ("one", "two", "one", "\u00e9t\u00e9"):
+        monkeypatch.setenv("HOLON_TEST_VAR", value)
+        assert ok(rt.call("ExecCommand", args))["stdout_preview"] == value
