@@ -11,6 +11,10 @@ Targets (issue 12): the default call (a login shell, through the shell snapshot)
   mean call, so the work a call leaves behind (store flushes, background indexing, collection of
   its garbage) is in it. Run for the user's shell (``HOLON_BENCH_SHELL``, else ``$SHELL``, e.g.
   ``/bin/bash``, whose login profile the default call's snapshot records) and for ``/bin/sh``.
+  Each term also reports, per call, the CPU of this process (``*_cpu_us``, all its threads: the runtime's
+  loop and its background work included), of the commands (``*_child_cpu_us``), and how many times one of
+  this process's threads slept and woke (``*_sleeps``, voluntary context switches): figures the machine's
+  load changes less than the wall time.
 
 Also reports:
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -91,15 +96,31 @@ def fresh_case() -> dict[str, float]:
             for fn in terms.values():
                 fn()
         rounds: dict[str, list[float]] = {name: [] for name in terms}
+        used = {name: [0.0, 0.0, 0] for name in terms}  # parent CPU s, children's CPU s, voluntary switches
         names = list(terms)
         for i in range(FRESH_ROUNDS):  # the order rotates each round, as in interleaved_ms
             for name in names[i % len(names) :] + names[: i % len(names)]:
                 fn = terms[name]
+                before = _usage()
                 t0 = time.perf_counter()
                 for _ in range(FRESH_CALLS):
                     fn()
                 rounds[name].append((time.perf_counter() - t0) * 1000 / FRESH_CALLS)
-    return {name: statistics.median(values) for name, values in rounds.items()}
+                used[name] = [u + a - b for u, a, b in zip(used[name], _usage(), before, strict=True)]
+    calls = FRESH_ROUNDS * FRESH_CALLS
+    figures = {name: statistics.median(values) for name, values in rounds.items()}
+    for name, (cpu, children, switches) in used.items():
+        figures[f"{name}_cpu_us"] = cpu / calls * 1e6
+        figures[f"{name}_child_cpu_us"] = children / calls * 1e6
+        figures[f"{name}_sleeps"] = switches / calls
+    return figures
+
+
+def _usage() -> tuple[float, float, int]:
+    """CPU seconds of this process (all its threads) and of its reaped children, and its voluntary context
+    switches (each a sleep and a wake-up of one of its threads): a call's costs apart from the machine's load."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, own.ru_nvcsw
 
 
 def _fresh(shell: str) -> dict[str, float]:
@@ -119,6 +140,11 @@ def _fresh(shell: str) -> dict[str, float]:
         f"{key}_exec_command_true_sh_nologin_ms": round(got["sh_nologin"], 3),
         f"{key}_ratio_default": round(got["default"] / got["base"], 2),
         f"{key}_ratio_same_shell_invocation": round(got["sh_nologin"] / got["base"], 2),
+        **{
+            f"{key}_{term}_{what}": round(got[f"{name}_{what}"], 1)
+            for term, name in (("sh_c_true", "base"), ("default", "default"), ("sh_nologin", "sh_nologin"))
+            for what in ("cpu_us", "child_cpu_us", "sleeps")
+        },
     }
 
 
