@@ -374,3 +374,93 @@ def test_live_without_collaboration_offers_one_cell_and_never_writes(
         and "jupyter-collaboration" in refused["error"]["message"]
     )
     assert path.read_bytes() == before
+
+
+# ------------------------------------------------------------------ agent turns, cassettes
+AGENT_SCRIPT = """\
+format: holon_nb.script/v1
+steps:
+  - tool_use: {id: call_1, name: InspectVariable, input: {name: data}}
+    usage: {input: 10, output: 5}
+  - tool_use: {id: call_2, name: RunCode, input: {code: "made_by_agent = sum(data)\\nprint(made_by_agent)"}}
+    usage: {input: 10, output: 5}
+  - text: done
+    usage: {input: 7, output: 3}
+"""
+
+
+def _agent(ip: Any, line: str) -> Any:
+    from IPython.utils.capture import capture_output
+
+    from holon_nb.notebook import current_session
+
+    with capture_output():
+        ip.run_cell_magic("agent", line, "Sum the data.")
+    session = current_session()
+    assert session is not None
+    return session.turns._all[-1]
+
+
+def test_an_agent_turn_records_and_replays_with_the_tools_run_live(nb: Any, tmp_path: Path) -> None:
+    """A replay answers the model from the cassette but runs the Notebook tools again (their effect on the
+    kernel is the point), and a receipt that differs from the recording is drift."""
+    from holon_nb.tools._errors import AgentTurnFailed
+
+    (tmp_path / "script.yaml").write_text(AGENT_SCRIPT)
+    nb.user_ns["data"] = [1, 2, 3]
+    run = _agent(nb, "--model scripted/script.yaml --cassette c.jsonl --mode record --approve-all --wait")
+    assert run.result.terminal == "completed", run.error
+    assert nb.user_ns.pop("made_by_agent") == 6
+    replay = _agent(nb, "--model scripted/script.yaml --cassette c.jsonl --mode replay --wait")
+    assert replay.result.terminal == "completed", replay.error
+    assert nb.user_ns["made_by_agent"] == 6  # the RunCode ran again
+    nb.user_ns["data"] = [1, 2, 4]
+    with pytest.raises(AgentTurnFailed, match="differs from the recording"):
+        _agent(nb, "--model scripted/script.yaml --cassette c.jsonl --mode replay --wait")
+
+
+def test_without_approve_all_a_headless_turn_is_denied_run_code(nb: Any, tmp_path: Path) -> None:
+    """No click can come: the question is asked in the live view and times out, the call is denied."""
+    nb.run_line_magic("config", "HolonNB.approval_timeout_s = 0.2")
+    (tmp_path / "script.yaml").write_text(AGENT_SCRIPT)
+    nb.user_ns["data"] = [1, 2, 3]
+    run = _agent(nb, "--model scripted/script.yaml --wait")
+    assert run.result.terminal == "completed"
+    assert "made_by_agent" not in nb.user_ns
+    asked = "\n".join(str(i.get("text", "")) for i in run.trace.items)
+    assert "approval asked for RunCode" in asked and "--approve-all" in asked
+    last = rt(nb).approvals.history[-1]
+    assert (last.request.tool_name, last.decision, last.source) == ("RunCode", "deny", "timeout")
+
+
+def test_apply_document_ops_to_the_harness_notebook() -> None:
+    import nbformat
+
+    from holon_nb.testing._kernel_code import agent_inserted, apply_document_ops
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1"), nbformat.v4.new_code_cell("b = 2")])
+    nb.cells[0].id, nb.cells[1].id = "c1", "c2"
+    cell = {"id": "agent-1", "cell_type": "code", "source": "c = 3", "metadata": {"holon_nb": {"inserted_by": "agent"}}}
+    apply_document_ops(
+        nb,
+        [
+            {"op": "insert", "index": 1, "cell": cell},
+            {
+                "op": "outputs",
+                "cell_id": "agent-1",
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}],
+            },
+            {"op": "replace", "cell_id": "c2", "source": "b = 20"},
+            {"op": "move", "cell_id": "c1", "to_index": 2},
+            {"op": "delete", "cell_id": "gone"},  # a cell that is not there: skipped
+        ],
+    )
+    assert [c.id for c in nb.cells] == ["agent-1", "c2", "c1"]
+    assert agent_inserted(nb.cells[0]) and nb.cells[0].outputs[0]["text"] == "x" and nb.cells[1].source == "b = 20"
+    nbformat.validate(nb)
+
+
+def test_replay_runs_exactly_the_notebook_family_live() -> None:
+    from holon_nb.providers.cassettes._tools import LIVE_ON_REPLAY
+
+    assert set(NOTEBOOK_TOOLS) == LIVE_ON_REPLAY
