@@ -13,7 +13,8 @@ Two backends, picked per call by :func:`current_document`:
 - **file** (a live front end without a collaboration document): the notebook is read from its saved file
   (``JPY_SESSION_NAME``; the receipt says it is the saved version). Nothing is ever written to that file,
   which an open editor would overwrite: ``insert`` falls back to ``set_next_input`` (the front end shows one
-  new cell below the running one; the receipt says it was offered, not applied), and ``replace``,
+  new cell below the running one; the receipt says it was offered, not applied; ExecuteCell runs it by the
+  ``cell_id`` the receipt gives, its outputs in the receipt only), and ``replace``,
   ``delete`` and ``move`` answer ``notebook_edit_unsupported``.
 
 Editing through Jupyter's real-time collaboration document (jupyter-collaboration, pycrdt) is not
@@ -211,7 +212,7 @@ class HeadlessDocument:
             i, cell = self.locate("ExecuteCell", index, cell_id)
             return i, cell.get("id"), str(cell.get("cell_type", "code")), _text(cell.get("source"))
 
-    def record_outputs(self, cell_id: str | None, index: int, outputs: list[dict[str, Any]]) -> None:
+    def record_outputs(self, cell_id: str | None, index: int | None, outputs: list[dict[str, Any]]) -> None:
         """Set one cell's outputs (ExecuteCell ran it) and queue them for the harness."""
         with self._lock:
             for cell in self.cells or []:
@@ -254,25 +255,38 @@ class FileDocument:
                 f"{op} needs the open notebook's collaboration document (jupyter-collaboration), which this "
                 "server does not offer; the file is never written behind the open editor's back",
             )
-        self._shell.set_next_input(source or "", replace=False)
+        cell_id = f"agent-{len(OFFERED) + 1}"
+        # the first line says where the cell came from (a person reviews it before running or saving it)
+        self._shell.set_next_input(f"{OFFERED_MARK} ({cell_id}; holon_nb EditNotebook)\n{source or ''}", replace=False)
+        OFFERED[cell_id] = source or ""
         return {
             "op": op,
             "backend": "file",
             "applied": False,
+            "cell_id": cell_id,
             "note": "no collaboration document: the cell was offered to the front end as the next input "
-            "(set_next_input), below the cell that is running; it is not run and not saved until the user does",
+            "(set_next_input), below the cell that is running; it is saved only when the user saves; "
+            f"ExecuteCell with cell_id {cell_id} runs its source here",
         }
 
-    def cell_source(self, index: int | None, cell_id: str | None) -> tuple[int, str | None, str, str]:
+    def cell_source(self, index: int | None, cell_id: str | None) -> tuple[int | None, str | None, str, str]:
+        if cell_id is not None and cell_id in OFFERED:  # a cell offered to the front end: its index is the editor's
+            return None, cell_id, "code", OFFERED[cell_id]
         cells = self._cells()
         for i, cell in enumerate(cells):
             if (cell_id is not None and cell.get("id") == cell_id) or (cell_id is None and i == index):
                 return i, cell.get("id"), str(cell.get("cell_type", "code")), _text(cell.get("source"))
         raise _not_found("ExecuteCell", index, cell_id, len(cells))
 
-    def record_outputs(self, cell_id: str | None, index: int, outputs: list[dict[str, Any]]) -> None:
+    def record_outputs(self, cell_id: str | None, index: int | None, outputs: list[dict[str, Any]]) -> None:
         """Nothing to record: the receipt carries the outputs; the open notebook is not changed."""
 
+
+#: The first line of a cell offered to a live front end (tests/_browser.py knows it: such a cell is not run).
+OFFERED_MARK = "# offered by an agent"
+
+#: Cells offered to a live front end (``set_next_input``) by id: ExecuteCell can run them by that id.
+OFFERED: dict[str, str] = {}
 
 #: The headless run's document (loaded by the harness; unloaded in a live kernel).
 HEADLESS = HeadlessDocument()

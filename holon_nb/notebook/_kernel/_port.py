@@ -153,7 +153,10 @@ class KernelNotebook:
             )
         payload, outputs = self.runner.run_cell(source, timeout_s)
         document.record_outputs(ident, i, outputs)
-        out = {"index": i, **payload}
+        out: dict[str, Any] = {} if i is None else {"index": i}
+        out.update(payload)
+        if i is None:
+            out["note"] = "the cell offered to the front end ran here: its outputs are in this receipt, not in the cell"
         if ident is not None:
             out["cell_id"] = ident
         return out

@@ -365,9 +365,11 @@ def test_live_without_collaboration_offers_one_cell_and_never_writes(
     # pre-fills its next prompt
     payload = nb.payload_manager.read_payload()
     offered_text = payload[-1]["text"] if payload else getattr(nb, "rl_next_input", None)
-    assert offered_text == "print('fixed')"
+    assert offered_text == "# offered by an agent (agent-1; holon_nb EditNotebook)\nprint('fixed')"
     nb.payload_manager.clear_payload()
     nb.rl_next_input = None
+    ran = call(nb, "ExecuteCell", {"cell_id": offered["cell_id"]})["result"]
+    assert ran["status"] == "ok" and ran["stdout"] == "fixed\n" and "index" not in ran and "receipt" in ran["note"]
     refused = call(nb, "EditNotebook", {"op": "replace", "index": 0, "source": "2"})
     assert (
         refused["error"]["kind"] == "notebook_edit_unsupported"

@@ -238,7 +238,7 @@ async def execute_cell(args: ExecuteCellInput, ctx: ToolContext) -> dict[str, An
     out = await _in_thread(
         lambda: port.execute_cell(args.index, args.cell_id, float(args.timeout_s or DEFAULT_TIMEOUT_S))
     )
-    return _summary(out, f"cell {out['index']} {out['status']}")
+    return _summary(out, f"cell {out.get('index', out.get('cell_id'))} {out['status']}")
 
 
 #: The family's tool names, in presentation order.

@@ -84,11 +84,12 @@ class EditNotebookResult(ResultModel):
 
 
 class ExecuteCellResult(ResultModel):
-    """A cell run: its ``index``, ``cell_id``, and the run as RunCode reports it (``status``, ``stdout``,
-    ``stderr``, ``outputs``, ``error``, ``truncated``)."""
+    """A cell run: its ``index`` (absent for a cell only offered to a live front end), ``cell_id``, ``note``, and
+    the run as RunCode reports it (``status``, ``stdout``, ``stderr``, ``outputs``, ``error``, ``truncated``)."""
 
-    index: int
+    index: int | None = None
     cell_id: str | None = None
+    note: str | None = None
     status: str
     stdout: str
     stderr: str
