@@ -86,7 +86,7 @@ def load(ip: Any) -> None:
         ip.events.register("post_run_cell", session.after_cell)
         from ._kernel._port import KernelNotebook  # the Notebook tools' kernel port (issue 28; off by default)
 
-        rt.notebook = KernelNotebook(ip)
+        rt.notebook = KernelNotebook(ip, lambda: bool(rt.settings.notebook_tools or rt.settings.notebook_tools_agents))
         rt.notebook.install()
     except BaseException:
         hub.close()

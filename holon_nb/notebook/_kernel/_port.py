@@ -12,13 +12,14 @@ import collections
 import fnmatch
 import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
 from ._document import current_document
 from ._runner import CodeRunner, output_entry
-from ._values import bounded_call, describe, summarise
+from ._values import describe, safe_repr, summarise
 
 __all__ = ["KernelNotebook"]
 
@@ -28,6 +29,15 @@ _SHELL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 HISTORY_CELLS = 50
 
 
+_REPR_METHODS = {"image/png": "_repr_png_", "image/jpeg": "_repr_jpeg_", "image/svg+xml": "_repr_svg_"}
+
+
+def _has_repr(value: Any, mime: str) -> bool:
+    """Whether ``value``'s class renders as ``mime`` (looked up on the type: a hostile ``__getattr__`` is not
+    called)."""
+    return callable(getattr(type(value), _REPR_METHODS[mime], None))
+
+
 class KernelNotebook:
     """Implements :class:`holon_nb.tools.builtin.notebook._port.NotebookPort` for ``shell``.
 
@@ -35,8 +45,9 @@ class KernelNotebook:
         shell: The IPython shell (``user_ns``, ``user_ns_hidden``, ``events``, ``display_formatter``).
     """
 
-    def __init__(self, shell: Any):
+    def __init__(self, shell: Any, enabled: Callable[[], bool] = lambda: True):
         self._shell = shell
+        self._enabled = enabled
         self.runner = CodeRunner(shell)
         self._history: collections.deque[dict[str, Any]] = collections.deque(maxlen=HISTORY_CELLS)
         self._lock = threading.Lock()
@@ -62,12 +73,13 @@ class KernelNotebook:
         try:
             info = getattr(result, "info", None)
             source = getattr(info, "raw_cell", "") or ""
-            if not source.strip() or getattr(info, "silent", False):
-                return
+            if not source.strip() or getattr(info, "silent", False) or not self._enabled():
+                return  # kept only while the Notebook tools are on: no cost to a notebook that does not use them
             entry: dict[str, Any] = {"execution_count": result.execution_count, "source": source[:4000], "outputs": []}
             if result.result is not None:
-                data, problem = bounded_call(lambda: self._shell.display_formatter.format(result.result)[0])
-                bundle = data if problem is None and isinstance(data, dict) else {"text/plain": f"<result: {problem}>"}
+                text, _ = safe_repr(result.result, 2000)
+                images = [m for m in ("image/png", "image/jpeg", "image/svg+xml") if _has_repr(result.result, m)]
+                bundle = {"text/plain": text, **{m: "" for m in images[:1]}}
                 entry["outputs"].append(output_entry(bundle, "result"))
             error = result.error_in_exec or result.error_before_exec
             if error is not None:

@@ -466,3 +466,19 @@ def test_replay_runs_exactly_the_notebook_family_live() -> None:
     from holon_nb.providers.cassettes._tools import LIVE_ON_REPLAY
 
     assert set(NOTEBOOK_TOOLS) == LIVE_ON_REPLAY
+
+
+def test_history_is_kept_only_while_the_tools_are_on_and_images_are_described(ip: Any) -> None:
+    ip.run_cell("secret_work = 1", store_history=True)  # the family is off: nothing is kept
+    ip.run_line_magic("config", "HolonNB.notebook_tools = True")
+    ip.run_cell(
+        "class Plot:\n    def _repr_png_(self):\n        return b'png'\n    def __repr__(self):\n        return 'Plot()'",
+        store_history=True,
+    )
+    ip.run_cell("Plot()", store_history=True)
+    cells = call(ip, "KernelHistory", {"last": 10})["result"]["cells"]
+    assert [c["source"] for c in cells][-1] == "Plot()" and not any("secret_work" in c["source"] for c in cells)
+    (out,) = cells[-1]["outputs"]
+    assert out["mime"] == "image/png" and out["text"].startswith("[image/png image") and "Plot()" in out["text"]
+    ip.user_ns.pop("Plot", None)
+    ip.user_ns.pop("secret_work", None)
