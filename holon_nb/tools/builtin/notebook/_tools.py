@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import Field
 
+from ....render.human import fields, shape, table, text_block
 from ..._context import ToolContext
 from ..._envelope import ToolError
 from ..._errors import ToolFailure
@@ -255,7 +256,26 @@ NOTEBOOK_TOOLS = (
 _SURFACES = ("%config HolonNB.notebook_tools",)
 
 
-def _spec(name: str, input_model: Any, handler: Any, output: Any, *, asks: bool = False) -> ToolSpec[Any, Any]:
+def _traceback(result: dict[str, Any]) -> list[str]:
+    error = result.get("error") or {}
+    lines = [str(line) for line in error.get("traceback") or []] or [f"{error.get('ename')}: {error.get('evalue')}"]
+    return text_block("text", "error")({"text": "\n".join(lines)}) if error else []
+
+
+#: RunCode's and ExecuteCell's human receipt: what a person reads of a run (streams as text, not table cells).
+_RUN_HUMAN = shape(
+    fields("index", "cell_id:cell id", "status", "note", "truncated"),
+    text_block("stdout", "stdout"),
+    text_block("stderr", "stderr"),
+    table("outputs", "kind", "mime", "text", title="outputs"),
+    _traceback,
+)
+_INSPECT_HUMAN = shape(fields("name", "type", "truncated"), text_block("text", "value"))
+
+
+def _spec(
+    name: str, input_model: Any, handler: Any, output: Any, *, asks: bool = False, human: Any = None
+) -> ToolSpec[Any, Any]:
     return ToolSpec(
         name=name,
         family=Family.NOTEBOOK,
@@ -266,15 +286,16 @@ def _spec(name: str, input_model: Any, handler: Any, output: Any, *, asks: bool 
         stability=Stability.EXPERIMENTAL,
         related_surfaces=_SURFACES,
         asks_approval=asks,
+        human=human,
     )
 
 
 SPECS = (
     _spec("ListVariables", ListVariablesInput, list_variables, ListVariablesResult),
-    _spec("InspectVariable", InspectVariableInput, inspect_variable, InspectVariableResult),
+    _spec("InspectVariable", InspectVariableInput, inspect_variable, InspectVariableResult, human=_INSPECT_HUMAN),
     _spec("KernelHistory", KernelHistoryInput, kernel_history, KernelHistoryResult),
-    _spec("RunCode", RunCodeInput, run_code, RunCodeResult, asks=True),
+    _spec("RunCode", RunCodeInput, run_code, RunCodeResult, asks=True, human=_RUN_HUMAN),
     _spec("ReadNotebook", ReadNotebookInput, read_notebook, ReadNotebookResult),
     _spec("EditNotebook", EditNotebookInput, edit_notebook, EditNotebookResult, asks=True),
-    _spec("ExecuteCell", ExecuteCellInput, execute_cell, ExecuteCellResult, asks=True),
+    _spec("ExecuteCell", ExecuteCellInput, execute_cell, ExecuteCellResult, asks=True, human=_RUN_HUMAN),
 )
