@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import fnmatch
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -19,12 +20,14 @@ from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
 from ._document import current_document
 from ._runner import CodeRunner, output_entry
-from ._values import describe, safe_repr, summarise
+from ._values import describe, safe_repr, summarise, type_name
 
 __all__ = ["KernelNotebook"]
 
 #: Names IPython and holon_nb put in the user namespace that are not the user's variables.
 _SHELL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+#: Seconds ListVariables spends summarising in all (each repr has its own 1 s bound as well).
+LIST_BUDGET_S = 5.0
 #: Executed cells the history keeps.
 HISTORY_CELLS = 50
 
@@ -109,7 +112,18 @@ class KernelNotebook:
     def variables(self, pattern: str | None, limit: int) -> dict[str, Any]:
         names = [n for n in self._user_names() if pattern is None or fnmatch.fnmatchcase(n, pattern)]
         ns = self._shell.user_ns
-        shown = [summarise(n, ns[n]) for n in names[:limit] if n in ns]
+        deadline = time.monotonic() + LIST_BUDGET_S
+        shown = []
+        for name in names[:limit]:
+            if name not in ns:
+                continue
+            if time.monotonic() > deadline:  # many slow reprs: the rest by name and type only
+                kind = type_name(type(ns[name]))
+                shown.append(
+                    {"name": name, "type": kind, "repr": f"<not summarised: the {LIST_BUDGET_S:g} s budget was spent>"}
+                )
+                continue
+            shown.append(summarise(name, ns[name]))
         return {"variables": shown, "total": len(names), "truncated": len(names) > limit}
 
     def inspect(self, name: str, max_chars: int) -> dict[str, Any]:

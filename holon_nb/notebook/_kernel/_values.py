@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["bounded_call", "safe_repr", "summarise", "describe", "interrupt_thread", "REPR_TIMEOUT_S"]
+__all__ = ["bounded_call", "safe_repr", "summarise", "describe", "interrupt_thread", "type_name", "REPR_TIMEOUT_S"]
 
 #: Seconds one ``__repr__`` (or other call into a user object) may take.
 REPR_TIMEOUT_S = 1.0
@@ -121,7 +121,7 @@ def _known(value: Any, module: str, name: str) -> bool:
 def summarise(name: str, value: Any, chars: int = SHORT_CHARS) -> dict[str, Any]:
     """One ListVariables entry: ``{name, type, repr, shape?, len?, dtype?, size_bytes?}``; bounded cost."""
     kind = type(value)
-    out: dict[str, Any] = {"name": name, "type": _type_name(kind)}
+    out: dict[str, Any] = {"name": name, "type": type_name(kind)}
     if _known(value, "pandas", "DataFrame"):
         shape, problem = bounded_call(lambda: [int(n) for n in value.shape])
         out["shape"] = shape if problem is None else None
@@ -153,7 +153,8 @@ def summarise(name: str, value: Any, chars: int = SHORT_CHARS) -> dict[str, Any]
     return out
 
 
-def _type_name(kind: type) -> str:
+def type_name(kind: type) -> str:
+    """``module.Qualname`` of a type (``builtins`` and ``__main__`` left out)."""
     module = getattr(kind, "__module__", "") or ""
     qual = getattr(kind, "__qualname__", kind.__name__)
     return qual if module in ("builtins", "__main__") else f"{module}.{qual}"

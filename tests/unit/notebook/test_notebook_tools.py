@@ -482,3 +482,15 @@ def test_history_is_kept_only_while_the_tools_are_on_and_images_are_described(ip
     assert out["mime"] == "image/png" and out["text"].startswith("[image/png image") and "Plot()" in out["text"]
     ip.user_ns.pop("Plot", None)
     ip.user_ns.pop("secret_work", None)
+
+
+def test_many_slow_reprs_share_one_budget(nb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from holon_nb.notebook._kernel import _port
+
+    monkeypatch.setattr(_port, "LIST_BUDGET_S", 1.5)
+    nb.run_cell(HOSTILE)
+    nb.run_cell("hang2, hang3, hang4 = Hangs(), Hangs(), Hangs()")
+    rows = {v["name"]: v for v in call(nb, "ListVariables", {"pattern": "hang*"})["result"]["variables"]}
+    assert sorted(rows) == ["hang2", "hang3", "hang4", "hangs"]
+    spent = [n for n, row in rows.items() if "budget was spent" in row["repr"]]
+    assert spent and all(rows[n]["type"] == "Hangs" for n in spent)
