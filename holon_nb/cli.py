@@ -58,6 +58,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main", "build_parser"]
 
@@ -276,14 +277,19 @@ def _cmd_call(ns: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
+def _facing(spec: Any) -> str:
+    """``yes``/``no``; the Notebook family of issue 28 is ``opt-in`` (HolonNB.notebook_tools), ``ask`` when its
+    calls are asked first."""
+    if spec.family.value == "notebook":
+        return "opt-in,asks" if spec.asks_approval else "opt-in"
+    return "yes" if spec.model_facing else "no"
+
+
 def _cmd_tools(ns: argparse.Namespace) -> int:
     from .tools._registry import REGISTRY
 
     rows = [("NAME", "FAMILY", "STABILITY", "MODEL-FACING", "RENDERING")]
-    rows += [
-        (s.name, s.family.value, s.stability.value, "yes" if s.model_facing else "no", s.rendering.value)
-        for s in REGISTRY
-    ]
+    rows += [(s.name, s.family.value, s.stability.value, _facing(s), s.rendering.value) for s in REGISTRY]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip())

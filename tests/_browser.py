@@ -502,6 +502,8 @@ CANCELLED = (
     "([start, upto]) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
     ".slice(start, upto ?? undefined)"
     ".filter(c => c.classList.contains('jp-CodeCell'))"
+    # a cell an agent offered (the Notebook tools without a collaboration document: set_next_input) is not run
+    ".filter(c => !(c.querySelector('.jp-InputArea .cm-line')?.textContent ?? '').startsWith('# offered by an agent'))"
     ".some(c => /^\\[ \\]:?$/.test((c.querySelector('.jp-InputPrompt') || {}).textContent?.trim() ?? ''))"
 )
 

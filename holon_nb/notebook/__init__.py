@@ -84,6 +84,10 @@ def load(ip: Any) -> None:
         config.observe(session.push_settings, names=list(SETTINGS_INPUTS))
         hub.start()
         ip.events.register("post_run_cell", session.after_cell)
+        from ._kernel._port import KernelNotebook  # the Notebook tools' kernel port (issue 28; off by default)
+
+        rt.notebook = KernelNotebook(ip, lambda: bool(rt.settings.notebook_tools or rt.settings.notebook_tools_agents))
+        rt.notebook.install()
     except BaseException:
         hub.close()
         rt.close()
@@ -165,6 +169,10 @@ def unload(ip: Any, note: str = "the runtime was closed (extension unloaded or r
     if session.boards is not None:
         session.boards.close()
     session.hub.close()
+    port = getattr(session.rt, "notebook", None)
+    if port is not None:
+        port.uninstall()
+        session.rt.notebook = None
     session.rt.close()
     session.live.detach(note)
     if current() is session.rt:

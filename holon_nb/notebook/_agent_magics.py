@@ -379,6 +379,12 @@ class AgentMagics(SessionMagics):
     )
     @argument("--wait", action="store_true", help="Block the cell until the turn ends.")
     @argument(
+        "--approve-all",
+        action="store_true",
+        help="Trust this session: the Notebook tools (RunCode, EditNotebook, ExecuteCell) run without asking "
+        "from now on (sets HolonNB.notebook_approve_all).",
+    )
+    @argument(
         "--follow",
         type=int,
         nargs="?",
@@ -411,6 +417,8 @@ class AgentMagics(SessionMagics):
         if args.follow is not None and args.follow < 0:
             raise UsageError(f"%%agent --follow must be 0 or more, got {args.follow}")
         s = self._session
+        if args.approve_all and not s.config.notebook_approve_all:
+            s.config.notebook_approve_all = True  # observed: pushed to the runtime's settings now
         model = args.model or s.config.model or None
         mode = args.cassette_mode or s.config.cassette_mode
         cassette = args.cassette or s.config.cassette or None

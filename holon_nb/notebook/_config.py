@@ -43,7 +43,7 @@ WEB_TRAITS = (
     "callback_base_url",
     "callback_port",
 )
-_TUPLE_TRAITS = ("web_allowed_hosts", "web_denied_hosts")
+_TUPLE_TRAITS = ("web_allowed_hosts", "web_denied_hosts", "notebook_tools_agents")
 
 #: Traits mirrored one-to-one into :class:`RuntimeSettings` fields.
 SETTING_TRAITS = (
@@ -55,6 +55,9 @@ SETTING_TRAITS = (
     "patch_outside_workspace",
     "approval",
     "approval_timeout_s",
+    "notebook_tools",
+    "notebook_tools_agents",
+    "notebook_approve_all",
     "providers",
     "prompt_budget_tokens",
     "store_busy_timeout_s",
@@ -132,6 +135,25 @@ class HolonNB(Configurable):
         120.0,
         help="Seconds an approval question waits for an answer before the call is denied (approval_denied); "
         "0 or less waits for ever. A headless run cannot click, so its questions end this way.",
+    ).tag(config=True)
+
+    notebook_tools = Bool(
+        False,
+        help="Offer agents the Notebook tools (beyond the contract): ListVariables, InspectVariable, KernelHistory, "
+        "RunCode, ReadNotebook, EditNotebook, ExecuteCell. Off by default; private child agents never get them. "
+        "RunCode, EditNotebook and ExecuteCell ask in the cell before each call unless notebook_approve_all.",
+    ).tag(config=True)
+
+    notebook_tools_agents = List(
+        Unicode(),
+        help="Agent ids that get the Notebook tools even while notebook_tools is off (a per-agent opt-in).",
+    ).tag(config=True)
+
+    notebook_approve_all = Bool(
+        False,
+        help="Trust this session: the Notebook tools' RunCode, EditNotebook and ExecuteCell run without asking "
+        "(%%agent --approve-all sets it). Off: each call of a model is asked in the turn's view, and a "
+        "headless run, which cannot click, has them denied after approval_timeout_s.",
     ).tag(config=True)
 
     store_busy_timeout_s = Float(

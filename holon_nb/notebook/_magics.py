@@ -218,7 +218,7 @@ class HolonMagics(SessionMagics):
             turns = s.turns.ended_since_last_wait() if s.turns is not None else []
             display(Note(wait_note(tasks, turns, still, args.timeout)))
         elif args.subcommand == "tools":
-            display(tools_table(s.rt.registry))
+            display(tools_table(s.rt.registry, s.config.notebook_tools or bool(s.config.notebook_tools_agents)))
         elif args.subcommand == "config":
             display(config_table(s.config, s.rt.settings))
         elif args.subcommand == "prune":

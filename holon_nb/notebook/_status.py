@@ -15,6 +15,7 @@ from typing import Any
 from ..runtime import Runtime, RuntimeSettings
 from ..runtime.core._loop import THREAD_NAME
 from ..tools._registry import Registry
+from ..tools._spec import Family
 from ._config import HolonNB
 from ._display import Table
 
@@ -47,14 +48,23 @@ def _facing(model_facing: bool, alias_of: str | None) -> str:
     return f"no (alias of {alias_of})" if alias_of else "no"
 
 
-def tools_table(registry: Registry) -> Table:
-    """Every registered tool with its family, stability and whether models see it."""
-    rows = [[s.name, s.family.value, s.stability.value, _facing(s.model_facing, s.alias_of)] for s in registry]
+def tools_table(registry: Registry, notebook_tools: bool = False) -> Table:
+    """Every registered tool with its family, stability and whether models see it; the opt-in Notebook family
+    (issue 28) only while ``notebook_tools`` is on (its code runs and edits say they ask first)."""
+    specs = [s for s in registry if notebook_tools or s.family is not Family.NOTEBOOK]
+    rows = [
+        [s.name, s.family.value, s.stability.value, _facing(s.model_facing, s.alias_of) + _asks(s.asks_approval)]
+        for s in specs
+    ]
     data = [
         {"name": s.name, "family": s.family.value, "stability": s.stability.value, "model_facing": s.model_facing}
-        for s in registry
+        for s in specs
     ]
     return Table(f"{len(rows)} tools", ["tool", "family", "stability", "model-facing"], rows, data=data)
+
+
+def _asks(asks: bool) -> str:
+    return " (asks first)" if asks else ""
 
 
 def config_table(config: HolonNB, settings: RuntimeSettings) -> Table:

@@ -122,6 +122,8 @@ class Runtime:
         self._lock = threading.Lock()
         #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
         self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
+        #: the kernel port of the Notebook tool family (issue 28): the notebook layer installs it on load
+        self.notebook: Any = None
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self.web = WebService(lambda: self.settings)  # before the store: the scrubber asks it for web provider keys
         try:
@@ -262,6 +264,7 @@ class Runtime:
             agent_tasks=self.agent_tasks,
             settings=settings,
             scrubber=self._scrubber,
+            notebook=lambda: self.notebook,
         )
 
     @property

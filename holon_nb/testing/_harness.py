@@ -61,7 +61,22 @@ from nbformat import NotebookNode
 from ..render._ansi import strip_ansi
 from ..render._scrubbing import Scrubber
 from ..tools._errors import HolonNBError
-from ._kernel_code import FINISH, FINISH_PLAIN, FREEZE, LOAD, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD, needs_holon
+from ._kernel_code import (
+    DOCUMENT_DRAIN,
+    FINISH,
+    FINISH_PLAIN,
+    FREEZE,
+    LOAD,
+    PRELOAD,
+    SECRETS,
+    STOP,
+    TRAILING,
+    UNLOAD,
+    agent_inserted,
+    apply_document_ops,
+    document_load,
+    needs_holon,
+)
 from ._kernels import NoSuchKernel, kernel_env, kernel_manager
 from ._parameters import inject_parameters
 from ._summary import CellReport, RunSummary, count_receipts, format_summary
@@ -223,7 +238,10 @@ class _Run:
         """Run every code cell; return False when the kernel can no longer be used."""
         code_cells = [(i, c) for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
         count, usable = 0, True
-        for index, cell in code_cells:
+        for _, cell in code_cells:
+            index = next((i for i, c in enumerate(self.nb.cells) if c is cell), -1)  # agents may move cells
+            if index < 0:  # an agent deleted it (the Notebook tools, issue 28)
+                continue
             report = CellReport(index=index, first_line=_first_line(cell.source))
             self.summary.cells.append(report)
             if not usable or has_tag(cell, "skip") or not cell.source.strip():
@@ -264,7 +282,20 @@ class _Run:
                 self.summary.timed_out = True
             if report.status in ("error", "timeout") and not self.keep_going and usable:
                 self.summary.stopped_after = index
+            if usable:
+                await self.sync_document()
         return usable
+
+    async def sync_document(self) -> None:
+        """Apply the edits agents made to the notebook in the kernel since the last cell (issue 28)."""
+        if not self.preload:
+            return
+        try:
+            ops = await self.silent("", DOCUMENT_DRAIN, _GRACE_S)
+        except (asyncio.TimeoutError, DeadKernelError):
+            return
+        if isinstance(ops, str) and ops != "[]":
+            apply_document_ops(self.nb, json.loads(ops))
 
     async def restart(self) -> None:
         """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
@@ -310,6 +341,7 @@ class _Run:
         wait_s = max(0.0, min(self.final_wait_s, self.remaining()))
         cell, content = await self.synthetic(TRAILING.format(timeout=wait_s), wait_s + _GRACE_S)
         self._append_trailing(cell)
+        await self.sync_document()  # edits of turns that ended during the final wait
         if content.get("status") == "error":
             self.summary.problems.append(f"final wait failed: {content.get('ename')}: {content.get('evalue')}")
             return
@@ -365,6 +397,9 @@ class _Run:
                         self.summary.problems.append(
                             f"holon_nb did not load in the kernel: {content.get('ename')}: {content.get('evalue')}"
                         )
+                    # the cells agents inserted in an earlier run are made again by this one (issue 28)
+                    self.nb.cells = [c for c in self.nb.cells if not agent_inserted(c)]
+                    await self.silent(document_load(self.nb, None), "True", self.timeout)
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()

@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -240,3 +241,64 @@ get_ipython().extension_manager.load_extension("holon_nb")  # loaded already (a 
 """
 """Loads holon_nb at the end of a run that did not preload it, when :data:`FINISH_PLAIN` answered None, so
 :data:`FINISH` gathers the secrets its runtime knows."""
+
+# ---------------------------------------------------------------- the notebook document (issue 28)
+DOCUMENT_DRAIN = "__import__('holon_nb.notebook._kernel._document', fromlist=['drain']).drain()"
+"""Silent expression after each cell: the edits agents made to the headless document since, as JSON text."""
+
+
+def document_load(nb: Any, path: str | None) -> str:
+    """Code that hands the kernel the notebook it runs, for the Notebook tools (ReadNotebook, EditNotebook):
+    ``{"path", "cells": [{id, cell_type, source, outputs}]}`` loaded into
+    :data:`holon_nb.notebook._kernel._document.HEADLESS`."""
+    cells = [
+        {
+            "id": cell.get("id") or f"cell-{i}",
+            "cell_type": cell.cell_type,
+            "source": cell.source,
+            "outputs": list(cell.get("outputs") or []),
+        }
+        for i, cell in enumerate(nb.cells)
+    ]
+    doc = json.dumps({"path": path, "cells": cells})
+    return f"__import__('holon_nb.notebook._kernel._document', fromlist=['HEADLESS']).HEADLESS.load({doc!r})"
+
+
+def agent_inserted(cell: Any) -> bool:
+    """True for a cell an agent inserted in an earlier run (dropped before a run re-creates it)."""
+    return bool(((cell.get("metadata") or {}).get("holon_nb") or {}).get("inserted_by") == "agent")
+
+
+def _find(nb: Any, op: dict[str, Any]) -> int | None:
+    for i, cell in enumerate(nb.cells):
+        if (cell.get("id") or f"cell-{i}") == op.get("cell_id"):
+            return i
+    return None
+
+
+def apply_document_ops(nb: Any, ops: list[dict[str, Any]]) -> None:
+    """Apply the kernel's queued document edits (:func:`holon_nb.notebook._kernel._document.drain`) to ``nb``:
+    ``insert`` (a new cell with its id and metadata), ``replace``, ``delete``, ``move`` and ``outputs`` (the
+    outputs ExecuteCell recorded). An edit of a cell that is not there any more is skipped."""
+    import nbformat
+
+    for op in ops:
+        kind = op.get("op")
+        if kind == "insert":
+            spec = op["cell"]
+            make = nbformat.v4.new_markdown_cell if spec.get("cell_type") == "markdown" else nbformat.v4.new_code_cell
+            cell = make(spec.get("source", ""), metadata=spec.get("metadata") or {})
+            cell["id"] = spec["id"]
+            nb.cells.insert(min(int(op["index"]), len(nb.cells)), cell)
+            continue
+        index = _find(nb, op)
+        if index is None:
+            continue
+        if kind == "replace":
+            nb.cells[index].source = op.get("source", "")
+        elif kind == "delete":
+            nb.cells.pop(index)
+        elif kind == "move":
+            nb.cells.insert(int(op["to_index"]), nb.cells.pop(index))
+        elif kind == "outputs" and nb.cells[index].cell_type == "code":
+            nb.cells[index].outputs = [nbformat.from_dict(o) for o in op.get("outputs") or []]

@@ -35,6 +35,7 @@ from nbformat import NotebookNode
 
 from ._compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
 from ._harness import read_notebook, run_notebook
+from ._kernel_code import agent_inserted
 from ._saved import mask_saved_paths
 from ._summary import RunSummary
 from ._workdir import folder_lock, private_copy, shared_dir
@@ -291,6 +292,36 @@ def _update(path: Path, saved: NotebookNode, executed: NotebookNode, cells: Sequ
     os.replace(tmp, path)
 
 
+def _agent_cells(nb: NotebookNode) -> list[tuple[int, str]]:
+    return [(i, c.source) for i, c in enumerate(nb.cells) if agent_inserted(c)]
+
+
+def _take_agent_cells(saved: NotebookNode, executed: NotebookNode) -> bool:
+    """``--holon-nb-update``: give ``saved`` the cells agents inserted in this run, where they are (issue 28).
+
+    The saved notebook's own cells stay; the agent's cells of an earlier update are replaced by this run's.
+    Returns True when ``saved`` changed (it must then be written even if no output changed)."""
+    if _agent_cells(saved) == _agent_cells(executed):
+        return False
+    own = [c for c in saved.cells if not agent_inserted(c)]
+    if len(own) != sum(1 for c in executed.cells if not agent_inserted(c)):
+        return False  # not the same notebook: the structure check says so
+    mine = iter(own)
+    saved.cells = [copy.deepcopy(c) if agent_inserted(c) else next(mine) for c in executed.cells]
+    return True
+
+
+def _agent_cell_problems(saved: NotebookNode, executed: NotebookNode) -> list[str]:
+    """The cells agents inserted must be the saved ones, at the same places, with the same source."""
+    if _agent_cells(saved) == _agent_cells(executed):
+        return []
+    return [
+        "the cells agents inserted differ from the saved ones: saved "
+        f"{[i for i, _ in _agent_cells(saved)]}, this run {[i for i, _ in _agent_cells(executed)]} "
+        "(indices; or their sources differ)"
+    ]
+
+
 def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = None) -> NotebookCheck:
     """Run ``path`` ``options.repeat`` times and compare with its saved outputs (notebook-tests spec §2, §3, notebook-tests spec §6).
 
@@ -349,8 +380,10 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         )
 
     started = time.perf_counter()
-    if len(saved.cells) != len(executed.cells):
-        check.problems.append("the executed notebook does not have the saved notebook's cells")
+    restructured = options.update and _take_agent_cells(saved, executed)
+    agents = _agent_cell_problems(saved, executed)
+    if agents or len(saved.cells) != len(executed.cells):
+        check.problems += agents or ["the executed notebook does not have the saved notebook's cells"]
         return check
     check.never_executed = not options.update and _never_executed(saved)
     # never executed: nothing to compare, strict or not; strict makes that a failure, in one line (not a
@@ -401,7 +434,7 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
         }
         changed = sorted(differing | set(empty) | stale_text)
         stale = "recorded_roots" in (saved.metadata.get("holon_nb") or {})
-        if changed or stale or mask_saved_paths(copy.deepcopy(saved), norm):
+        if changed or stale or restructured or mask_saved_paths(copy.deepcopy(saved), norm):
             _update(path, saved, executed, changed, norm)
         check.updated_cells = changed
     else:

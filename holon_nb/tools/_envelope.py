@@ -112,6 +112,12 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "parse_failed": ("provider", False),
     "response_too_large": ("provider", False),
     "x_search_unavailable": ("provider", False),
+    # --- the opt-in Notebook family (issue 28; beyond the contract)
+    "notebook_tools_disabled": ("policy", False),
+    "notebook_unavailable": ("runtime", False),
+    "variable_not_found": ("not_found", False),
+    "cell_not_found": ("not_found", False),
+    "notebook_edit_unsupported": ("policy", False),
 }
 
 _TEXT_CAP = 512

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._registry import REGISTRY, Registry
 from ._schema import input_schema, slot_types
-from ._spec import ToolSpec
+from ._spec import Family, ToolSpec
 
 __all__ = [
     "INVENTORY_VERSION",
@@ -75,6 +75,13 @@ _STABILITY_POLICY = {
     "model; listed under hidden_tools, not tools.",
 }
 
+_ADDITIONS_NOTE = (
+    "Beyond the contract: holon_nb's opt-in Notebook family (family `notebook`). Off by default "
+    "(HolonNB.notebook_tools, or HolonNB.notebook_tools_agents per agent); never offered to private children; "
+    "tools with asks_approval true are asked in the cell before each model call unless "
+    "HolonNB.notebook_approve_all (%%agent --approve-all). Not compared with upstream."
+)
+
 _DIFF_LINE = re.compile(r"^- `(?P<tool>[A-Za-z][A-Za-z0-9]*)` `(?P<path>[^`]+)` (?P<aspect>[a-z]+): (?P<reason>.*)$")
 
 DifferenceKey = tuple[str, str, str]
@@ -107,21 +114,28 @@ def generate_inventory(registry: Registry | None = None) -> dict[str, Any]:
 
     Returns:
         ``{"version", "source_of_truth", "stability_policy", "tools",
-        "hidden_tools"}``; ``tools`` holds the model-facing tools in registry
+        "hidden_tools", "additions"}``; ``tools`` holds the contract's model-facing tools in registry
         order, ``hidden_tools`` the hidden ones (each with ``alias_of``, a tool
-        name or None).
+        name or None), ``additions`` the tools beyond the contract (the opt-in Notebook family of
+        issue 28: ``{"note", "tools"}``, each entry with ``asks_approval``), which the upstream comparison
+        never sees.
     """
     reg = registry or REGISTRY
     hidden = []
-    for spec in reg:
+    contract = [s for s in reg if s.family is not Family.NOTEBOOK]
+    for spec in contract:
         if not spec.model_facing:
             hidden.append({**_entry(spec), "alias_of": spec.alias_of})
     return {
         "version": INVENTORY_VERSION,
         "source_of_truth": dict(_SOURCE_OF_TRUTH),
         "stability_policy": dict(_STABILITY_POLICY),
-        "tools": [_entry(s) for s in reg if s.model_facing],
+        "tools": [_entry(s) for s in contract if s.model_facing],
         "hidden_tools": hidden,
+        "additions": {
+            "note": _ADDITIONS_NOTE,
+            "tools": [{**_entry(s), "asks_approval": s.asks_approval} for s in reg if s.family is Family.NOTEBOOK],
+        },
     }
 
 

@@ -92,6 +92,12 @@ _BUILTIN: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("_sleep", "SPECS", ("Sleep",)),
     ("images", "SPECS", ("ViewImage", "GenerateImage")),
     ("external._triggers", "SPECS", ("CreateExternalTrigger", "CancelExternalTrigger")),
+    # beyond the contract: the opt-in Notebook family (issue 28), off unless HolonNB.notebook_tools
+    (
+        "notebook._tools",
+        "SPECS",
+        ("ListVariables", "InspectVariable", "KernelHistory", "RunCode", "ReadNotebook", "EditNotebook", "ExecuteCell"),
+    ),
 )
 
 

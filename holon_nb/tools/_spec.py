@@ -32,6 +32,8 @@ class Family(str, enum.Enum):
     WEB = "web"
     AGENT_CREATION = "agent_creation"
     EXTERNAL_TRIGGER = "external_trigger"
+    #: Not a contract family: the opt-in Notebook tools of issue 28 (off by default; never for private children).
+    NOTEBOOK = "notebook"
 
 
 class Stability(str, enum.Enum):
@@ -112,6 +114,9 @@ class ToolSpec(Generic[ArgsT, OutT]):
             raise ``ToolFailure``.
         human: The body renderer of the human receipt (notebook ``text/plain``), ``result dict ->
             lines``, built with :mod:`holon_nb.render.human`; None means its generic renderer.
+        asks_approval: The user is asked in the cell before a model's call runs, whatever the approval
+            policy, unless the session trusts it (``notebook_approve_all``); the Notebook family's RunCode,
+            EditNotebook and ExecuteCell (issue 28).
         writes_store: The handler writes the holon home's store before it first awaits (its first step
             is synchronous code that opens a transaction). The runtime then waits for the store's write
             lock before running it, without blocking other calls while another process holds the lock.
@@ -134,6 +139,7 @@ class ToolSpec(Generic[ArgsT, OutT]):
     related_surfaces: tuple[str, ...] = field(default=())
     human: Callable[[dict[str, Any]], list[str]] | None = None
     writes_store: bool = False
+    asks_approval: bool = False
 
     @property
     def model_facing(self) -> bool:

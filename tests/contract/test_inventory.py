@@ -233,3 +233,17 @@ def test_description_rule_catches_a_missing_field() -> None:
     entry = dict(ENTRIES[0], description="Use `not_a_field_anywhere` and `cmd`.")
     with pytest.raises(AssertionError, match="not_a_field_anywhere"):
         test_descriptions_name_only_real_fields(entry)
+
+
+def test_the_notebook_family_is_an_addition_beyond_the_contract() -> None:
+    """Issue 28: the contract's tools stay as they were; the opt-in Notebook family is listed apart, with a note
+    and each tool's gating, and never compared with upstream."""
+    from holon_nb.tools._registry import REGISTRY
+
+    assert len(ENTRIES) == 44 and all(e["family"] != "notebook" for e in ENTRIES)  # as before issue 28
+    additions = INVENTORY["additions"]
+    assert "Beyond the contract" in additions["note"] and "off by default" in additions["note"].lower()
+    names = [e["name"] for e in additions["tools"]]
+    assert names == [s.name for s in REGISTRY if s.family.value == "notebook"] and len(names) == 7
+    assert {e["name"] for e in additions["tools"] if e["asks_approval"]} == {"RunCode", "EditNotebook", "ExecuteCell"}
+    assert all(e["family"] == "notebook" and e["stability"] == "experimental" for e in additions["tools"])

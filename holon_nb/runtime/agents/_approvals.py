@@ -8,6 +8,10 @@ Policy (``RuntimeSettings.approval``, ``%config HolonNB.approval``):
   outside the active execution root;
 - ``always``: asks for every call.
 
+Whatever the policy, a tool declared ``asks_approval`` (the opt-in Notebook family's RunCode, EditNotebook
+and ExecuteCell, issue 28) is asked unless ``RuntimeSettings.notebook_approve_all`` trusts the session
+(``%config HolonNB.notebook_approve_all = True``, or ``%%agent --approve-all``).
+
 The check applies to calls a model makes during a turn (the turn loop calls
 :meth:`ApprovalBroker.check` before dispatch); direct calls — a magic,
 ``Runtime.call`` — are the user acting and are never asked. A call that would
@@ -161,6 +165,8 @@ def approval_reason(
         except AttributeError:
             policy = ApprovalPolicy.NEVER
     policy = ApprovalPolicy.parse(policy)
+    if spec.asks_approval and not _trusted(ctx):
+        return f"{spec.name} runs code in or changes the notebook: asked unless the session is trusted (--approve-all)"
     if policy is ApprovalPolicy.NEVER:
         return None
     if policy is ApprovalPolicy.ALWAYS:
@@ -176,6 +182,14 @@ def approval_reason(
                 root = os.path.realpath(str(ctx.workspaces.execution_root))
                 return f"{spec.name} workdir {outside} is outside the active execution root {root}"
     return None
+
+
+def _trusted(ctx: ToolContext) -> bool:
+    """``notebook_approve_all``: the session trusts the Notebook family's code runs and edits (issue 28)."""
+    try:
+        return bool(ctx.setting("notebook_approve_all"))
+    except AttributeError:
+        return False
 
 
 def needs_approval(
@@ -342,7 +356,8 @@ class ApprovalBroker:
             None when the call may be dispatched; otherwise the ``approval_denied`` error envelope
             to return to the model instead (the turn goes on).
         """
-        if self.policy is ApprovalPolicy.NEVER:
+        spec = self.registry.get(name)
+        if self.policy is ApprovalPolicy.NEVER and (spec is None or not spec.asks_approval):
             return None
         ctx = self._context(ctx)
         call = ctx.call
@@ -350,7 +365,6 @@ class ApprovalBroker:
             return None  # tool_not_exposed_for_round: dispatch refuses it without running anything
         if call.stop_reason in TRUNCATION_STOP_REASONS and name in GUARDED_MUTATION_TOOLS:
             return None  # truncated_mutation_tool_call, likewise
-        spec = self.registry.get(name)
         if spec is None or spec.family not in PROFILE_FAMILIES[call.profile]:
             return None  # unknown tool or profile gate: likewise
         try:

@@ -17,6 +17,7 @@ from ...tools._context import CallContext
 
 if TYPE_CHECKING:
     from ...render import Scrubber
+    from ...tools.builtin.notebook._port import NotebookPort
     from ..agents._plane import AgentPlane
     from ..images._service import AgentImages, ImagePlane
     from ..memory._service import MemoryService, MemoryView
@@ -44,6 +45,8 @@ class ToolPlanes:
         agent_tasks: ``agent_id -> AgentTasks``: the task plane as that agent sees it (``ctx.commands``).
         settings: Returns the runtime's current settings.
         scrubber: Returns the runtime's current D6 scrubber.
+        notebook: Returns the kernel port the notebook layer installed (``rt.notebook``), or None outside a
+            kernel (the Notebook family of issue 28 answers ``notebook_unavailable`` then).
     """
 
     workspaces: WorkspaceService
@@ -58,6 +61,7 @@ class ToolPlanes:
     agent_tasks: Callable[[str], AgentTasks]
     settings: Callable[[], RuntimeSettings]
     scrubber: Callable[[], Scrubber]
+    notebook: Callable[[], NotebookPort | None] = lambda: None
 
 
 class RuntimeToolContext:
@@ -117,6 +121,11 @@ class RuntimeToolContext:
     @property
     def triggers(self) -> TriggerService:
         return self._planes.triggers
+
+    @property
+    def notebook(self) -> NotebookPort | None:
+        """The kernel port of the Notebook family (issue 28), or None outside a kernel."""
+        return self._planes.notebook()
 
     @property
     def agent_home(self) -> Path:

@@ -121,6 +121,10 @@ class RuntimeSettings:
             execution root) or ``always`` (see :mod:`holon_nb.runtime.agents._approvals`).
         approval_timeout_s: Seconds an approval question waits for an answer before the call is denied
             (``approval_denied``, "no answer came within N s"); ``<= 0`` waits forever.
+        notebook_tools: The opt-in Notebook tool family (issue 28) is on for every public agent (default off).
+        notebook_tools_agents: Agents it is on for even when ``notebook_tools`` is off (a per-agent opt-in).
+        notebook_approve_all: Trust the session: the Notebook family's RunCode, EditNotebook and ExecuteCell
+            run without asking (by default each of a model's calls is asked in the cell, whatever ``approval``).
         command_env_unset: Environment variable names removed from every command's environment (the
             notebook layer removes ``FORCE_COLOR`` and ``CLICOLOR_FORCE``, which ipykernel sets for
             every kernel, unless ``HolonNB.command_colours``).
@@ -169,6 +173,9 @@ class RuntimeSettings:
     extra_secrets: tuple[str, ...] = ()
     approval: str = "never"
     approval_timeout_s: float = 120.0
+    notebook_tools: bool = False
+    notebook_tools_agents: tuple[str, ...] = ()
+    notebook_approve_all: bool = False
     command_env_unset: tuple[str, ...] = ()
     prompt_budget_tokens: int = field(default_factory=lambda: _env_int("HOLON_PROMPT_BUDGET_TOKENS", 0))
     providers: Mapping[str, Any] = field(default_factory=dict)

@@ -49,7 +49,7 @@ from ...providers.base import (
     ProviderToolSpec,
 )
 from ...tools._schema import input_schema
-from ...tools._spec import Profile
+from ...tools._spec import Family, Profile
 from ..agents._conversations import ConversationStore
 from ..core._store import new_id, now_rfc3339
 from ..models._providers import ProviderRegistry
@@ -272,7 +272,7 @@ class TurnService:
             model_ref=ref,
             max_rounds=max_rounds,
             hooks=hooks,
-            tools=self.advertised_tools(profile),
+            tools=self.advertised_tools(profile, agent_id),
             profile=profile,
             system_prompt=self.system_prompt_template.format(agent_id=agent_id),
             work_item_id=work_item_id,
@@ -401,16 +401,24 @@ class TurnService:
         log.warning("the injected id generator kept answering used %s ids; using a random one", prefix)
         return self.default_new_id(prefix)
 
-    def advertised_tools(self, profile: Profile) -> tuple[ProviderToolSpec, ...]:
-        """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached."""
+    def advertised_tools(self, profile: Profile, agent_id: str | None = None) -> tuple[ProviderToolSpec, ...]:
+        """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached.
+
+        The opt-in Notebook family (issue 28) is left out unless ``notebook_tools`` is on, or ``agent_id`` is
+        one of ``notebook_tools_agents``."""
         configured = self.configured_tools | ({"XSearch"} if self._x_search_available() else set())
-        key = (profile, id(self.registry), configured)
+        settings = self._settings()
+        notebook = bool(getattr(settings, "notebook_tools", False)) or (
+            agent_id is not None and agent_id in (getattr(settings, "notebook_tools_agents", None) or ())
+        )
+        key = (profile, id(self.registry), configured, notebook)
         tools = self._tools.get(key)
         if tools is None:
             tools = tuple(
                 ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
                 for s in self.registry.model_facing(profile)
-                if s.name not in UNCONFIGURED_TOOLS or s.name in configured
+                if (s.name not in UNCONFIGURED_TOOLS or s.name in configured)
+                and (notebook or s.family is not Family.NOTEBOOK)
             )
             self._tools[key] = tools
         return tools

@@ -216,9 +216,13 @@ def test_config_lists_holonnb(ip: Any) -> None:
 
 def test_holon_tools_and_config_tables(run: Any) -> None:
     (tools,) = run("holon", "tools")
-    for spec in holon_nb.get_runtime().registry:
-        assert spec.name in tools["text/plain"]
+    for spec in holon_nb.get_runtime().registry:  # the opt-in Notebook family only once it is on (issue 28)
+        assert (spec.name in tools["text/plain"]) is (spec.family.value != "notebook"), spec.name
     assert "local_environment" in tools["text/plain"] and "hidden" in tools["text/plain"]
+    run("config", "HolonNB.notebook_tools = True")
+    (tools,) = run("holon", "tools")
+    assert all(spec.name in tools["text/plain"] for spec in holon_nb.get_runtime().registry)
+    assert "RunCode                notebook" in tools["text/plain"] and "(asks first)" in tools["text/plain"]
     (config,) = run("holon", "config")
     assert "HolonNB.live_update_hz" in config["text/plain"]
     # a long meaning wraps within its column, every word kept (it was cut in its middle: "…")

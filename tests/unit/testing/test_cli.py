@@ -118,6 +118,9 @@ def test_tools_lists_the_registry(tmp_path: Path) -> None:
         for line in lines
     )
     assert any(line.split()[:4] == ["TaskList", "core_agent", "hidden", "no"] for line in lines)
+    # the opt-in Notebook family (issue 28), off unless HolonNB.notebook_tools
+    assert any(line.split()[:4] == ["RunCode", "notebook", "experimental", "opt-in,asks"] for line in lines)
+    assert any(line.split()[:4] == ["ListVariables", "notebook", "experimental", "opt-in"] for line in lines)
 
 
 def test_inventory_check_passes_on_the_checked_in_file(tmp_path: Path) -> None:

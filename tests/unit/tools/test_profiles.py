@@ -57,7 +57,7 @@ def test_profile_families_match_the_contract() -> None:
     gated = {
         s.name
         for s in REGISTRY.model_facing(Profile.PUBLIC_NAMED)
-        if s.family in (Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION)
+        if s.family in (Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION, Family.NOTEBOOK)
     }
     assert {"AttachWorkspace", "DetachWorkspace", "RemoveWorktree"} <= gated
     assert child == [name for name in public if name not in gated]
