@@ -169,8 +169,10 @@ def unload(ip: Any, note: str = "the runtime was closed (extension unloaded or r
     if session.boards is not None:
         session.boards.close()
     session.hub.close()
-    port = getattr(session.rt, "notebook", None)
-    if port is not None:
+    from ._kernel._port import KernelNotebook
+
+    port = session.rt.notebook
+    if isinstance(port, KernelNotebook):
         port.uninstall()
         session.rt.notebook = None
     session.rt.close()

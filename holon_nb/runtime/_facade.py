@@ -58,6 +58,7 @@ from .work._service import WorkService
 from .workspaces._service import WorkspaceService
 
 if TYPE_CHECKING:
+    from ..tools.builtin.notebook._port import NotebookPort
     from .agents._conversations import ConversationStore
     from .housekeeping import PruneReport
     from .models._providers import ProviderRegistry
@@ -123,7 +124,7 @@ class Runtime:
         #: the scrubber's cache: (os.environ's bytes, the settings it was checked against, scrubber, secret settings)
         self._scrub: tuple[dict[Any, Any], RuntimeSettings, Scrubber, tuple[Any, ...]] | None = None
         #: the kernel port of the Notebook tool family (issue 28): the notebook layer installs it on load
-        self.notebook: Any = None
+        self.notebook: NotebookPort | None = None
         self._profiles: dict[str, Profile] = {}  # agent id -> profile (async_call: read once per agent)
         self.web = WebService(lambda: self.settings)  # before the store: the scrubber asks it for web provider keys
         try:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._spec import Profile
+
+if TYPE_CHECKING:
+    from .builtin.notebook._port import NotebookPort
 
 __all__ = ["CallContext", "ToolContext", "TRUNCATION_STOP_REASONS", "GUARDED_MUTATION_TOOLS", "resolve_shell"]
 
@@ -125,6 +128,10 @@ class ToolContext(Protocol):
     @property
     def triggers(self) -> Any:
         """External trigger capabilities (``holon_nb.runtime.triggers.TriggerService``)."""
+
+    @property
+    def notebook(self) -> NotebookPort | None:
+        """The kernel port of the opt-in Notebook family (issue 28), or None outside a kernel."""
 
 
 def resolve_shell(shell: str | None) -> str:

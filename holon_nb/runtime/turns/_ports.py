@@ -61,6 +61,16 @@ class TurnSettings(Protocol):
         """Provider configuration by id (the provider registry reads it)."""
         ...
 
+    @property
+    def notebook_tools(self) -> bool:
+        """The opt-in Notebook family (issue 28) is offered to every public agent."""
+        ...
+
+    @property
+    def notebook_tools_agents(self) -> tuple[str, ...]:
+        """Agents the Notebook family is offered to even when ``notebook_tools`` is off."""
+        ...
+
 
 class EventSink(Protocol):
     """Publishes a runtime event ``(kind, task_id, **data)`` to the runtime's subscribers (turn events)."""

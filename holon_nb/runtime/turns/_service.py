@@ -408,9 +408,7 @@ class TurnService:
         one of ``notebook_tools_agents``."""
         configured = self.configured_tools | ({"XSearch"} if self._x_search_available() else set())
         settings = self._settings()
-        notebook = bool(getattr(settings, "notebook_tools", False)) or (
-            agent_id is not None and agent_id in (getattr(settings, "notebook_tools_agents", None) or ())
-        )
+        notebook = settings.notebook_tools or (agent_id is not None and agent_id in settings.notebook_tools_agents)
         key = (profile, id(self.registry), configured, notebook)
         tools = self._tools.get(key)
         if tools is None:

@@ -142,7 +142,7 @@ def _port(ctx: ToolContext, tool: str) -> NotebookPort:
                 "(or HolonNB.notebook_tools_agents for chosen agents).",
             )
         )
-    port = getattr(ctx, "notebook", None)
+    port = ctx.notebook
     if port is None:
         raise ToolFailure(
             ToolError(
