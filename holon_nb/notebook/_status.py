@@ -18,7 +18,7 @@ from ..tools._registry import Registry
 from ._config import HolonNB
 from ._display import Table
 
-__all__ = ["config_table", "status_table", "tools_table"]
+__all__ = ["config_table", "holon_mcp", "mcp_table", "status_table", "tools_table"]
 
 
 def status_table(rt: Runtime, tracked: list[str]) -> Table:
@@ -69,3 +69,40 @@ def config_table(config: HolonNB, settings: RuntimeSettings) -> Table:
             value = f"{len(value)} value(s)"
         rows.append([f"settings.{f.name}", value, "in effect in the runtime"])
     return Table("holon_nb configuration (%config HolonNB.<name> = value)", ["option", "value", "meaning"], rows)
+
+
+def mcp_table(rows: list[dict[str, Any]], home: str) -> Table:
+    """``%holon mcp``: each configured MCP server, its transport, state, restarts, tools and stderr log."""
+    shown = []
+    for r in rows:
+        log = r.get("log") or ""
+        log = log.replace(home, "<holon home>", 1) if log.startswith(home) else log
+        state = r["state"] + (f" ({r['error']})" if r.get("error") else "")
+        shown.append([r["server"], r["transport"], state, r["restarts"], ", ".join(r["tools"]) or "-", log or "-"])
+    data = [{**r, "log": row[5] if row[5] != "-" else None} for r, row in zip(rows, shown, strict=True)]
+    title = f"{len(rows)} MCP server(s)" if rows else "no MCP servers (%config HolonNB.mcp_servers = {...} adds them)"
+    return Table(title, ["server", "transport", "state", "restarts", "tools", "stderr log"], shown, data=data)
+
+
+def holon_mcp(session: Any, rest: str) -> None:
+    """``%holon mcp``: start the configured MCP servers (lazily started until then) and show :func:`mcp_table`."""
+    from IPython.core.error import UsageError
+    from IPython.display import display
+
+    from ..runtime.mcp import McpConfigError
+
+    rt = session.rt
+    words = rest.split()
+    if words and words[0] == "serve":
+        from ._mcp_serve import serve_magic  # type: ignore[import-not-found]
+
+        serve_magic(session, words[1:])
+        return
+    if words:
+        raise UsageError(f"%holon mcp takes no arguments (got {rest!r}); %holon mcp serve serves this runtime")
+    try:
+        rt._loop.call(rt.mcp.start_all)
+        rows = rt.mcp.status()
+    except McpConfigError as exc:
+        raise UsageError(f"%holon mcp: {exc}") from None
+    display(mcp_table(rows, str(rt.home)))

@@ -47,6 +47,7 @@ from .core._writing import dispatch_call
 from .housekeeping._budget import DiskBudget
 from .housekeeping._records import REFUSED_KEEP_CHARS, refused_input_digest
 from .images._service import ImagePlane
+from .mcp import McpPlane, McpRegistry
 from .memory._service import MemoryService
 from .models._catalog import ModelCatalogService
 from .tasks._agent import AgentTasks
@@ -98,6 +99,7 @@ class Runtime:
     triggers: TriggerService
     tasks: TaskService
     approvals: ApprovalBroker
+    mcp: McpPlane
 
     def __init__(
         self,
@@ -227,6 +229,8 @@ class Runtime:
             disk_grant=self.disk.grant,
             agent_env=self.triggers.env_for,  # HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14.1 rule 3)
         )
+        self.mcp = McpPlane(settings, self.workspace, self.home, loop.start_soon)  # MCP servers' tools (issue 29)
+        self.registry = McpRegistry(self.registry, self.mcp)
         self.approvals = ApprovalBroker(  # asks before a model's tool call (the turn loop calls check)
             settings=settings,
             registry=self.registry,
@@ -290,6 +294,7 @@ class Runtime:
     async def _on_loop_stop(self) -> None:
         for service in reversed(self._services):
             await service.close()
+        await self.mcp.close()  # each MCP server's process ends with the runtime (issue 29)
         await self.tasks.close()
         await self.memory.flush()  # D6: index with this process's secrets while it still knows them
 

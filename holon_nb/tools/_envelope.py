@@ -112,6 +112,10 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "parse_failed": ("provider", False),
     "response_too_large": ("provider", False),
     "x_search_unavailable": ("provider", False),
+    # --- MCP servers' tools (issue 29)
+    "mcp_server_unavailable": ("mcp", True),
+    "mcp_timeout": ("mcp", True),
+    "mcp_tool_error": ("mcp", False),
 }
 
 _TEXT_CAP = 512

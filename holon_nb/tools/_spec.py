@@ -32,6 +32,8 @@ class Family(str, enum.Enum):
     WEB = "web"
     AGENT_CREATION = "agent_creation"
     EXTERNAL_TRIGGER = "external_trigger"
+    #: tools of configured MCP servers (``mcp__<server>__<tool>``, issue 29): public named agents only
+    MCP = "mcp"
 
 
 class Stability(str, enum.Enum):

@@ -95,7 +95,7 @@ class ApprovalPolicy(str, enum.Enum):
 
 
 #: Families ``on_request`` asks for.
-ASKING_FAMILIES = frozenset({Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION, Family.WEB})
+ASKING_FAMILIES = frozenset({Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION, Family.WEB, Family.MCP})
 _WORKDIR_TOOLS = ("ExecCommand", "ExecCommandBatch")
 
 

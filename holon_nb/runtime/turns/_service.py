@@ -404,11 +404,12 @@ class TurnService:
     def advertised_tools(self, profile: Profile) -> tuple[ProviderToolSpec, ...]:
         """The model-facing tools of ``profile`` with their source schemas (agents spec §1.3 rule 1), cached."""
         configured = self.configured_tools | ({"XSearch"} if self._x_search_available() else set())
-        key = (profile, id(self.registry), configured)
+        # an MCP server's tools change the registry (its generation) when the server starts (issue 29)
+        key = (profile, id(self.registry), configured, getattr(self.registry, "generation", 0))
         tools = self._tools.get(key)
         if tools is None:
             tools = tuple(
-                ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
+                ProviderToolSpec(s.name, s.description, getattr(s, "schema", None) or input_schema(s.input_model))
                 for s in self.registry.model_facing(profile)
                 if s.name not in UNCONFIGURED_TOOLS or s.name in configured
             )

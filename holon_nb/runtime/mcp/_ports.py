@@ -1,0 +1,35 @@
+"""The ports the MCP plane consumes (filled by :meth:`holon_nb.runtime.Runtime._compose`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["StartSoon", "McpSettings", "PlaneDirs"]
+
+
+class StartSoon(Protocol):
+    """Start a coroutine function as a task of the runtime's loop (``LoopThread.start_soon``)."""
+
+    def __call__(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None: ...
+
+
+class McpSettings(Protocol):
+    """What the plane reads of the runtime's settings, at each use."""
+
+    @property
+    def mcp_servers(self) -> Mapping[str, Any]: ...
+
+    @property
+    def mcp_cassette(self) -> str: ...
+
+    @property
+    def mcp_cassette_mode(self) -> str: ...
+
+
+class PlaneDirs(Protocol):
+    """Where the plane keeps its files: the workspace (configuration files) and the holon home (server logs)."""
+
+    workspace: Path
+    home: Path
