@@ -62,6 +62,7 @@ class ServerConnection:
         self.restarts = 0
         self.next_start_at = 0.0
         self._session: Any = None
+        self._scope = anyio.CancelScope()
         self._lock = anyio.Lock()
         self._stop = anyio.Event()
         self._ready = anyio.Event()
@@ -98,11 +99,13 @@ class ServerConnection:
                 self.restarts += 1
             self.state, self.error = "starting", None
             self._stop, self._ready, self._done = anyio.Event(), anyio.Event(), anyio.Event()
+            self._scope = anyio.CancelScope()
             self._start_soon(self._own)
             with anyio.move_on_after(self.config.startup_timeout_s):
                 await self._ready.wait()
             if self.state == "starting":  # it hangs: stop the owner task (its process is killed as it unwinds)
                 self._stop.set()
+                self._scope.cancel()
                 self._failed("failed", f"did not start and initialise within {self.config.startup_timeout_s:g} s")
             if self.state != "ready":
                 raise _unavailable(name, f"MCP server {name} could not start: {self.error}")
@@ -118,13 +121,12 @@ class ServerConnection:
         if cfg.transport == "stdio":
             import os
 
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from ._stdio import bounded_stdio
 
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8"))  # noqa: SIM115
             env = {**os.environ, **cfg.env}
-            params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env, cwd=cfg.cwd)
-            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            streams = await stack.enter_async_context(bounded_stdio(cfg.command, list(cfg.args), env, cfg.cwd, errlog))
         else:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
@@ -135,26 +137,9 @@ class ServerConnection:
 
     async def _own(self) -> None:
         """The owner task: enter the transport and the session, list the tools, hold them until stopped."""
-        from mcp import ClientSession
-
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._transport(stack)
-                session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
-                tools: list[Any] = []
-                cursor = None
-                while True:
-                    from mcp.types import PaginatedRequestParams
-
-                    page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
-                    if not cursor or len(tools) > 10_000:
-                        break
-                self.tools, self._session, self.state = tools, session, "ready"
-                self._ready.set()
-                await self._stop.wait()
+            with self._scope:
+                await self._serve()
         except Exception as exc:  # noqa: BLE001 - a server's failure is its state, shown by %holon mcp and receipts
             if self.state in ("starting", "ready"):
                 self._failed("crashed" if self.state == "ready" else "failed", f"{type(exc).__name__}: {exc}"[:500])
@@ -165,9 +150,32 @@ class ServerConnection:
             self._ready.set()
             self._done.set()
 
+    async def _serve(self) -> None:
+        from mcp import ClientSession
+
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await self._transport(stack)
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            tools: list[Any] = []
+            cursor = None
+            while True:
+                from mcp.types import PaginatedRequestParams
+
+                page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor or len(tools) > 10_000:
+                    break
+            self.tools, self._session, self.state = tools, session, "ready"
+            self._ready.set()
+            await self._stop.wait()
+
     async def stop(self, timeout: float = 5.0) -> None:
         """Stop the server (its process is ended as the owner task unwinds); wait up to ``timeout`` s."""
         self._stop.set()
+        if self.state == "starting":
+            self._scope.cancel()
         with anyio.move_on_after(timeout):
             await self._done.wait()
         if self.state != "disabled":
@@ -220,5 +228,14 @@ class ServerConnection:
             self._failed("crashed", f"{type(exc).__name__} during {tool}")
             self._stop.set()
             raise _unavailable(name, f"MCP server {name} exited during {tool}") from None
+        except Exception as exc:  # noqa: BLE001 - a malformed answer (not a CallToolResult) is the server's error
+            raise ToolFailure(
+                ToolError(
+                    kind="mcp_tool_error",
+                    message=f"MCP server {name} answered {tool} with something that is not a tool result: "
+                    f"{type(exc).__name__}: {exc}"[:500],
+                    details={"server": name, "tool": tool, "exception_type": type(exc).__name__},
+                )
+            ) from None
         self.failures = 0
         return result

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,7 @@ class McpPlane:
         start_soon: Starts a task on the runtime's loop.
     """
 
-    def __init__(self, settings: Any, workspace: Path, home: Path, start_soon: StartSoon) -> None:
+    def __init__(self, settings: Callable[[], McpSettings], workspace: Path, home: Path, start_soon: StartSoon) -> None:
         self._settings = settings
         self.workspace, self.home = workspace, home
         self._start_soon = start_soon
@@ -84,8 +84,7 @@ class McpPlane:
 
     # ------------------------------------------------------------ configuration
     def _current(self) -> McpSettings:
-        settings: McpSettings = self._settings()
-        return settings
+        return self._settings()
 
     def configs(self) -> dict[str, McpServerConfig]:
         """The configured servers by name (re-read when the settings or the environment's file change).

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["StartSoon", "McpSettings", "PlaneDirs"]
+__all__ = ["StartSoon", "McpSettings"]
 
 
 class StartSoon(Protocol):
@@ -26,10 +25,3 @@ class McpSettings(Protocol):
 
     @property
     def mcp_cassette_mode(self) -> str: ...
-
-
-class PlaneDirs(Protocol):
-    """Where the plane keeps its files: the workspace (configuration files) and the holon home (server logs)."""
-
-    workspace: Path
-    home: Path
