@@ -229,7 +229,7 @@ class Runtime:
             disk_grant=self.disk.grant,
             agent_env=self.triggers.env_for,  # HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14.1 rule 3)
         )
-        self.mcp = McpPlane(settings, self.workspace, self.home, loop.start_soon)  # MCP servers' tools (issue 29)
+        self.mcp = McpPlane(settings, self.workspace, self.home, loop.start_soon, self.images.add_preview)  # issue 29
         self.registry = McpRegistry(self.registry, self.mcp)
         self.approvals = ApprovalBroker(  # asks before a model's tool call (the turn loop calls check)
             settings=settings,

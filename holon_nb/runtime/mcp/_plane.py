@@ -23,7 +23,7 @@ from ...tools._spec import ToolSpec
 from ._cassette import McpCassette
 from ._config import McpServerConfig, load_servers
 from ._connection import ServerConnection
-from ._ports import McpSettings, StartSoon
+from ._ports import AddPreview, McpSettings, StartSoon
 from ._results import error_text, payload_of
 from ._schema import schema_problems
 
@@ -67,10 +67,19 @@ class McpPlane:
         workspace: Where ``.mcp.json``/``pyproject.toml`` are read and a relative cassette path starts.
         home: The holon home; servers' stderr goes to ``<home>/logs/mcp/<server>.log``.
         start_soon: Starts a task on the runtime's loop.
+        add_preview: Keeps a thumbnail of each image a call returns (the notebook shows it inline).
     """
 
-    def __init__(self, settings: Callable[[], McpSettings], workspace: Path, home: Path, start_soon: StartSoon) -> None:
+    def __init__(
+        self,
+        settings: Callable[[], McpSettings],
+        workspace: Path,
+        home: Path,
+        start_soon: StartSoon,
+        add_preview: AddPreview | None = None,
+    ) -> None:
         self._settings = settings
+        self._add_preview = add_preview
         self.workspace, self.home = workspace, home
         self._start_soon = start_soon
         self._key: Any = None
@@ -172,9 +181,26 @@ class McpPlane:
         schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else {"type": "object"}
 
         async def handler(args: McpArguments, ctx: Any) -> dict[str, Any]:
-            return await self.call(server, remote, name, dict(args.model_extra or {}), schema)
+            out = await self.call(server, remote, name, dict(args.model_extra or {}), schema)
+            self._previews(ctx, out)
+            return out
 
         return _mcp_tools().make_spec(name, server, remote, str(tool.get("description") or ""), schema, handler)
+
+    def _previews(self, ctx: Any, payload: dict[str, Any]) -> None:
+        execution_id = getattr(getattr(ctx, "call", None), "execution_id", "")
+        if self._add_preview is None or not execution_id:
+            return
+        import base64
+        import binascii
+
+        for i, block in enumerate(payload.get("content") or []):
+            if block.get("type") == "image" and isinstance(block.get("data"), str):
+                try:
+                    data = base64.b64decode(block["data"], validate=True)
+                except (binascii.Error, ValueError):
+                    continue
+                self._add_preview(execution_id, data, f"{payload.get('server')}/{payload.get('tool')} image {i}")
 
     def pending_spec(self, name: str) -> McpToolSpec | None:
         """For ``mcp__<server>__<tool>`` of a configured server whose tools are not known yet: a spec whose

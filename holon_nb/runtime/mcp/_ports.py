@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-__all__ = ["StartSoon", "McpSettings"]
+__all__ = ["StartSoon", "McpSettings", "AddPreview"]
 
 
 class StartSoon(Protocol):
@@ -25,3 +25,9 @@ class McpSettings(Protocol):
 
     @property
     def mcp_cassette_mode(self) -> str: ...
+
+
+class AddPreview(Protocol):
+    """Keep a thumbnail of an image a call received (``ImagePlane.add_preview(execution_id, data, label)``)."""
+
+    def __call__(self, execution_id: str, data: bytes, label: str) -> None: ...

@@ -56,6 +56,9 @@ def test_results_are_one_envelope_with_a_human_receipt(mrt: Runtime) -> None:
     assert content[1]["type"] == "image" and content[1]["mime_type"] == "image/png"
     assert "one red pixel" in r.receipt and "[image image/png" in r.receipt
     assert "demo · pixel" in r.display_text and "one red pixel" in r.display_text
+    [preview] = r.previews  # the image is shown inline in the notebook (a thumbnail beside the receipt)
+    assert preview["mime"] == "image/png" and (preview["width"], preview["height"]) == (1, 1)
+    assert "image/png" in r._repr_mimebundle_()
     link = mrt.call("mcp__demo__link", {})
     assert "[resource report.txt file:///tmp/report.txt]" in link.receipt
 
@@ -169,3 +172,13 @@ def test_cassette_records_then_replays_without_the_server(tmp_path: Path) -> Non
         e = err(rt.call("mcp__demo__add", {"a": 3, "b": 5}), "mcp_server_unavailable")
         assert "cassette" in e["message"]
         assert rt.mcp.status()[0]["state"] == "replayed"
+
+
+def test_mcp_tools_are_asked_for_under_approval_on_request(mrt: Runtime) -> None:
+    from holon_nb.runtime.agents._approvals import approval_reason
+
+    spec = mrt.registry.get("mcp__demo__add")
+    assert spec is not None
+    args = spec.input_model.model_validate({"a": 1, "b": 2})
+    assert approval_reason(spec, args, None, "on_request") == "mcp__demo__add is in the mcp family"
+    assert approval_reason(spec, args, None, "never") is None
