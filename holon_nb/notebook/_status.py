@@ -94,9 +94,7 @@ def holon_mcp(session: Any, rest: str) -> None:
     rt = session.rt
     words = rest.split()
     if words and words[0] == "serve":
-        from ._mcp_serve import serve_magic  # type: ignore[import-not-found]
-
-        serve_magic(session, words[1:])
+        _serve(session, words[1:])
         return
     if words:
         raise UsageError(f"%holon mcp takes no arguments (got {rest!r}); %holon mcp serve serves this runtime")
@@ -106,3 +104,46 @@ def holon_mcp(session: Any, rest: str) -> None:
     except McpConfigError as exc:
         raise UsageError(f"%holon mcp: {exc}") from None
     display(mcp_table(rows, str(rt.home)))
+
+
+#: The HTTP servers ``%holon mcp serve`` started, by runtime id (one per runtime).
+_SERVING: dict[int, Any] = {}
+
+
+def _serve(session: Any, words: list[str]) -> None:
+    """``%holon mcp serve [--port N]`` / ``%holon mcp serve stop``: serve this kernel's runtime to MCP clients
+    over streamable HTTP on 127.0.0.1 with a new bearer token (written to ``<home>/mcp-serve.json``)."""
+    from IPython.core.error import UsageError
+    from IPython.display import display
+
+    from ..runtime.mcp._serve import HttpServe, build_server, new_token, write_token_file
+    from ._display import Note
+
+    rt = session.rt
+    running = _SERVING.get(id(rt))
+    if words == ["stop"]:
+        if running is None:
+            raise UsageError("%holon mcp serve stop: this runtime is not being served")
+        running.stop()
+        del _SERVING[id(rt)]
+        display(Note(f"stopped serving {running.url}"))
+        return
+    port = 0
+    if words[:1] == ["--port"] and len(words) == 2 and words[1].isdigit():
+        port = int(words[1])
+    elif words:
+        raise UsageError("write %holon mcp serve [--port N] or %holon mcp serve stop")
+    if running is not None:
+        raise UsageError(f"%holon mcp serve: already serving {running.url} (%holon mcp serve stop ends it)")
+    http = HttpServe(build_server(rt), new_token(), port)
+    token_file = rt.home / "mcp-serve.json"
+    write_token_file(token_file, http.url, http.token)
+    http.start()
+    _SERVING[id(rt)] = http
+    display(
+        Note(
+            f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
+            f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; their calls are "
+            "recorded like any other (%holon status); %holon mcp serve stop ends it"
+        )
+    )

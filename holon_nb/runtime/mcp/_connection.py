@@ -114,7 +114,7 @@ class ServerConnection:
         self.state, self.error = state, error
         self.failures += 1
         self.next_start_at = time.monotonic() + min(BACKOFF_CAP_S, 0.5 * 2 ** (self.failures - 1))
-        log.warning("MCP server %s %s: %s", self.config.name, state, error)
+        log.info("MCP server %s %s: %s", self.config.name, state, error)  # the receipt and %holon mcp say it
 
     async def _transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         cfg = self.config

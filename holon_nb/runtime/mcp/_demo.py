@@ -62,7 +62,7 @@ def pixel() -> list[ImageContent | TextContent]:
 @app.tool()
 def link() -> list[ResourceLink]:
     """A link to a resource."""
-    return [ResourceLink(type="resource_link", uri="file:///tmp/report.txt", name="report.txt")]
+    return [ResourceLink(type="resource_link", uri="https://example.com/reports/report.txt", name="report.txt")]
 
 
 @app.tool()

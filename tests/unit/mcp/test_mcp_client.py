@@ -60,7 +60,7 @@ def test_results_are_one_envelope_with_a_human_receipt(mrt: Runtime) -> None:
     assert preview["mime"] == "image/png" and (preview["width"], preview["height"]) == (1, 1)
     assert "image/png" in r._repr_mimebundle_()
     link = mrt.call("mcp__demo__link", {})
-    assert "[resource report.txt file:///tmp/report.txt]" in link.receipt
+    assert "[resource report.txt https://example.com/reports/report.txt]" in link.receipt
 
 
 def test_arguments_follow_the_parser_rules(mrt: Runtime) -> None:
