@@ -58,6 +58,7 @@ class ServerConnection:
         self.state = "disabled" if not config.enabled else "stopped"
         self.error: str | None = None
         self.tools: list[Any] = []  # mcp.types.Tool of its last tools/list
+        self.tools_version = 0  # counts tools/list answers (the plane's specs are rebuilt when it changes)
         self.failures = 0
         self.restarts = 0
         self.next_start_at = 0.0
@@ -168,6 +169,7 @@ class ServerConnection:
                 if not cursor or len(tools) > 10_000:
                     break
             self.tools, self._session, self.state = tools, session, "ready"
+            self.tools_version += 1
             self._ready.set()
             await self._stop.wait()
 

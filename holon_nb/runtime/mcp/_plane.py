@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,8 @@ class McpPlane:
         self._specs: tuple[McpToolSpec, ...] = ()
         self._specs_key: Any = None
         self.generation = 0
+        self._stamp_at, self._stamp = -1.0, tuple[float, ...]()
+        self._versions = 0  # counts configuration and cassette changes (the specs' cache key)
 
     # ------------------------------------------------------------ configuration
     def _current(self) -> McpSettings:
@@ -110,16 +113,21 @@ class McpPlane:
                     self._start_soon(conn.stop)
                     del self._conns[name]
             self._configs, self._key = configs, key
+            self._versions += 1
         return self._configs
 
     def _files_stamp(self) -> tuple[float, ...]:
+        now = time.monotonic()
+        if now - self._stamp_at < 1.0:  # the files are looked at once a second at most (each call asks)
+            return self._stamp
         out = []
         for path in (self.workspace / ".mcp.json", self.workspace / "pyproject.toml"):
             try:
                 out.append(path.stat().st_mtime)
             except OSError:
                 out.append(0.0)
-        return tuple(out)
+        self._stamp_at, self._stamp = now, tuple(out)
+        return self._stamp
 
     def connection(self, server: str) -> ServerConnection:
         """The connection of a configured server (made on first use; not started)."""
@@ -144,6 +152,7 @@ class McpPlane:
                 if effective == "auto":
                     effective = "replay" if path.exists() else "record"
                 self._cassette = McpCassette(path, effective)
+            self._versions += 1
         return self._cassette
 
     # ------------------------------------------------------------ tools
@@ -162,9 +171,12 @@ class McpPlane:
             configs = self.configs()
         except Exception:  # noqa: BLE001 - a broken configuration shows in %holon mcp, not in every lookup
             return ()
-        listings = {name: self._listed(name) for name in configs}
-        key = (tuple(configs), tuple(id(v) if v is None else repr(v) for v in listings.values()))
+        cassette = self.cassette()
+        replaying = cassette is not None and cassette.mode == "replay"
+        conns = [self._conns.get(name) for name in configs]
+        key = (self._versions, replaying, tuple(c.tools_version if c else None for c in conns))
         if key != self._specs_key:
+            listings = {name: self._listed(name) for name in configs}
             specs: list[McpToolSpec] = []
             taken: set[str] = set()
             for server, tools in listings.items():
