@@ -135,15 +135,35 @@ def _serve(session: Any, words: list[str]) -> None:
         raise UsageError("write %holon mcp serve [--port N] or %holon mcp serve stop")
     if running is not None:
         raise UsageError(f"%holon mcp serve: already serving {running.url} (%holon mcp serve stop ends it)")
-    http = HttpServe(build_server(rt), new_token(), port)
+    import ipywidgets as widgets
+
+    log = widgets.Output(layout=widgets.Layout(max_height="600px", overflow="auto"))
+    stop = widgets.Button(description="Stop serving", button_style="warning")
+
+    def on_call(event: dict[str, Any]) -> None:  # on a server thread: widget updates are thread-safe comms
+        if event["phase"] == "start":
+            log.append_stdout(f"→ an MCP client called {event['tool']}\n")
+        else:
+            log.append_display_data(event["result"])  # the live receipt (ToolResult's mimebundle)
+
+    http = HttpServe(build_server(rt, on_call=on_call), new_token(), port)
     token_file = rt.home / "mcp-serve.json"
     write_token_file(token_file, http.url, http.token)
     http.start()
     _SERVING[id(rt)] = http
-    display(
-        Note(
-            f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
-            f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; their calls are "
-            "recorded like any other (%holon status); %holon mcp serve stop ends it"
-        )
+
+    def on_stop(_: Any) -> None:
+        if _SERVING.get(id(rt)) is http:
+            http.stop()
+            del _SERVING[id(rt)]
+        stop.disabled, stop.description = True, "Stopped"
+
+    stop.on_click(on_stop)
+    note = Note(
+        f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
+        f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; each call they make "
+        "shows below as it ends (a command that goes to the background is a task: %task_stop ID ends it); "
+        "Stop serving or %holon mcp serve stop ends the server"
     )
+    display(note)
+    display(widgets.VBox([stop, log]))

@@ -173,7 +173,7 @@ class Runtime:
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self._compose()
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
-        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
+        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers, self.mcp)
         self._loop.start(on_stop=self._on_loop_stop)
         self.tasks.start_shell_snapshot(resolve_shell(None), str(self.workspace))  # in the background
         for service in self._services:
@@ -294,7 +294,6 @@ class Runtime:
     async def _on_loop_stop(self) -> None:
         for service in reversed(self._services):
             await service.close()
-        await self.mcp.close()  # each MCP server's process ends with the runtime (issue 29)
         await self.tasks.close()
         await self.memory.flush()  # D6: index with this process's secrets while it still knows them
 
@@ -650,6 +649,7 @@ class Runtime:
             finish_call=self._finish_call,
             tool_context=self.tool_context,
             agent_summary=self.agents.summary,
+            tool_servers=self.mcp.start_all,
         )
 
     @property

@@ -228,7 +228,7 @@ class McpPlane:
             if name.startswith(prefix) and self._listed(server) is None:
 
                 async def handler(args: McpArguments, ctx: Any, server: str = server) -> dict[str, Any]:
-                    await self.start(server)
+                    await self.start_server(server)
                     spec = next((s for s in self.specs() if s.name == name), None)
                     if spec is None:
                         raise ToolFailure(
@@ -245,7 +245,7 @@ class McpPlane:
                 return _mcp_tools().make_spec(name, server, name[len(prefix) :], "", {"type": "object"}, handler)
         return None
 
-    async def start(self, server: str) -> None:
+    async def start_server(self, server: str) -> None:
         """Start ``server`` unless it runs (or its cassette replays); record its tools when recording.
 
         Raises:
@@ -275,7 +275,7 @@ class McpPlane:
             if not config.enabled:
                 continue
             try:
-                await self.start(name)
+                await self.start_server(name)
                 out[name] = None
             except ToolFailure as exc:
                 out[name] = exc.error.message
@@ -351,8 +351,11 @@ class McpPlane:
             )
         return rows
 
+    def start(self) -> None:
+        """Nothing starts with the runtime: each server starts on its first use."""
+
     async def close(self) -> None:
-        """Stop every server (the runtime is closing)."""
+        """Stop every server (the runtime is closing; each server's process ends with it)."""
         for conn in list(self._conns.values()):
             await conn.stop()
 

@@ -96,9 +96,13 @@ def build_server(
             is_error=not result.ok,
         )
 
-    from ... import __version__
+    from importlib import metadata
 
-    return Server("holon-nb", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    try:
+        version = metadata.version("holon_nb")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree that is not installed
+        version = "0"
+    return Server("holon-nb", version=version, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 async def serve_stdio(server: Any) -> None:

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         OpenCheck,
         ScrubberSource,
         ToolContexts,
+        ToolServers,
         TurnLoopThread,
         TurnSettings,
         XSearchAvailable,
@@ -141,8 +142,10 @@ class TurnService:
         finish_call: CallFinisher,
         tool_context: ToolContexts,
         agent_summary: AgentSummaries,
+        tool_servers: ToolServers | None = None,
     ):
         self.store = store
+        self._tool_servers = tool_servers
         self.work = work
         self.registry = registry
         self.scrubber = scrubber
@@ -265,6 +268,8 @@ class TurnService:
                 start_at=self._recovery_start(agent_id),
                 delta_listener=relay,
             )
+        if self._tool_servers is not None and profile is Profile.PUBLIC_NAMED:
+            await self._tool_servers()  # MCP servers start lazily: a turn is one of their first uses (issue 29)
         loop = TurnLoop(
             self,
             message=message,

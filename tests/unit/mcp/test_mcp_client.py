@@ -182,3 +182,18 @@ def test_mcp_tools_are_asked_for_under_approval_on_request(mrt: Runtime) -> None
     args = spec.input_model.model_validate({"a": 1, "b": 2})
     assert approval_reason(spec, args, None, "on_request") == "mcp__demo__add is in the mcp family"
     assert approval_reason(spec, args, None, "never") is None
+
+
+def test_an_agent_turn_is_offered_the_servers_tools_and_calls_one(tmp_path: Path) -> None:
+    from holon_nb.providers.scripted import ScriptedProvider, Step
+
+    settings = RuntimeSettings(mcp_servers={"demo": stdio_entry()})
+    with Runtime(home=tmp_path / "h", workspace=tmp_path, settings=settings) as rt:
+        provider = ScriptedProvider([Step.tool_use("call_1", "mcp__demo__add", {"a": 20, "b": 22}), Step.text("42")])
+        rt.providers.register("scripted@default/scripted", provider)
+        r = rt.run_turn("add them", model="scripted@default/scripted")  # the turn starts the server first
+        assert r.terminal == "completed"
+        [tool] = [t for t in provider.requests()[0].tools if t.name == "mcp__demo__add"]
+        assert tool.input_schema["required"] == ["a", "b"] and "Add two integers" in tool.description
+        call = r.rounds[0].tool_calls[0]
+        assert call.envelope["status"] == "success" and call.receipt == "42"
