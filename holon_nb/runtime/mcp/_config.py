@@ -38,6 +38,7 @@ _KNOWN = {
     "tool_timeout_sec",
     "max_result_chars",
     "enabled",
+    "private_children",
 }
 
 
@@ -58,6 +59,8 @@ class McpServerConfig:
         tool_timeout_s: Seconds one ``tools/call`` may take (default 120).
         max_result_chars: Most characters of content a call keeps (default 200,000; the rest is cut).
         enabled: False: listed by ``%holon mcp`` but never started.
+        private_children: True: its tools are offered to private child agents too (family ``mcp_shared``);
+            by default only public named agents get them (family ``mcp``).
     """
 
     name: str
@@ -72,6 +75,7 @@ class McpServerConfig:
     tool_timeout_s: float = 120.0
     max_result_chars: int = 200_000
     enabled: bool = True
+    private_children: bool = False
 
 
 def _strings(name: str, key: str, value: Any, kind: type) -> Any:
@@ -118,6 +122,7 @@ def parse_server(name: str, entry: Any) -> McpServerConfig:
         "tool_timeout_s": _number(name, entry, ("tool_timeout_s", "tool_timeout_sec"), 120.0),
         "max_result_chars": int(_number(name, entry, ("max_result_chars",), 200_000)),
         "enabled": bool(entry.get("enabled", True)),
+        "private_children": bool(entry.get("private_children", False)),
     }
     if command is not None:
         if not isinstance(command, str) or not command:

@@ -197,7 +197,8 @@ class McpPlane:
             self._previews(ctx, out)
             return out
 
-        return _mcp_tools().make_spec(name, server, remote, str(tool.get("description") or ""), schema, handler)
+        shared = self.configs()[server].private_children
+        return _mcp_tools().make_spec(name, server, remote, str(tool.get("description") or ""), schema, handler, shared)
 
     def _previews(self, ctx: Any, payload: dict[str, Any]) -> None:
         execution_id = getattr(getattr(ctx, "call", None), "execution_id", "")
@@ -242,7 +243,10 @@ class McpPlane:
                     out = await spec.handler(args, ctx)
                     return out if isinstance(out, dict) else out.model_dump(mode="json", exclude_unset=True)
 
-                return _mcp_tools().make_spec(name, server, name[len(prefix) :], "", {"type": "object"}, handler)
+                shared = configs[server].private_children
+                return _mcp_tools().make_spec(
+                    name, server, name[len(prefix) :], "", {"type": "object"}, handler, shared
+                )
         return None
 
     async def start_server(self, server: str) -> None:

@@ -51,7 +51,7 @@ def _tool_list(rt: Any, profile: Any) -> list[Any]:
     return [
         types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
         for t in rt.turns.advertised_tools(profile)
-        if not t.name.startswith("mcp__")
+        if not t.name.startswith("mcp__")  # the MCP servers' own tools are not served again
     ]
 
 

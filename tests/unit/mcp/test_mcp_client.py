@@ -197,3 +197,13 @@ def test_an_agent_turn_is_offered_the_servers_tools_and_calls_one(tmp_path: Path
         assert tool.input_schema["required"] == ["a", "b"] and "Add two integers" in tool.description
         call = r.rounds[0].tool_calls[0]
         assert call.envelope["status"] == "success" and call.receipt == "42"
+
+
+def test_a_server_configured_for_private_children_is_offered_to_them(tmp_path: Path) -> None:
+    settings = RuntimeSettings(mcp_servers={"shared": stdio_entry(private_children=True)})
+    with Runtime(home=tmp_path / "h", workspace=tmp_path, settings=settings) as rt:
+        rt.store.ensure_agent("kid", Profile.PRIVATE_CHILD.value, name="kid")
+        assert ok(rt.call("mcp__shared__add", {"a": 1, "b": 2}, agent="kid"))["content"][0]["text"] == "3"
+        spec = rt.registry.get("mcp__shared__add")
+        assert spec is not None and spec.family is Family.MCP_SHARED
+        assert spec in rt.registry.model_facing(Profile.PRIVATE_CHILD)

@@ -138,11 +138,13 @@ def make_spec(
     text: str,
     schema: dict[str, Any],
     handler: Callable[[McpArguments, Any], Any],
+    shared: bool = False,
 ) -> McpToolSpec:
-    """One server tool as a spec of the ``mcp`` family (custom-text receipt: :func:`mcp_receipt`)."""
+    """One server tool as a spec of the ``mcp`` family (``mcp_shared`` when its server is configured with
+    ``private_children: true``: offered to private children too); custom-text receipt: :func:`mcp_receipt`."""
     return McpToolSpec(
         name=name,
-        family=Family.MCP,
+        family=Family.MCP_SHARED if shared else Family.MCP,
         input_model=McpArguments,
         handler=handler,
         result_name="McpCallResult",
