@@ -399,4 +399,6 @@ class HolonNB(Configurable):
         values = {name: getattr(self, name) for name in SETTING_TRAITS}
         for name in _TUPLE_TRAITS:
             values[name] = tuple(values[name])
-        return base.replace(command_env_unset=unset, mcp_cassette_mode=self.cassette_mode, **values)
+        if "cassette_mode" in self._trait_values:  # set or read already; its default is read late (the environment)
+            values["mcp_cassette_mode"] = self.cassette_mode
+        return base.replace(command_env_unset=unset, **values)

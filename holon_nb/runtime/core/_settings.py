@@ -159,7 +159,8 @@ class RuntimeSettings:
             (streamable HTTP); entries of ``.mcp.json``, ``[tool.holon_nb.mcpServers]`` and
             ``$HOLON_NB_MCP_CONFIG`` come first, these override them by name.
         mcp_cassette: Record/replay file of MCP calls (``.jsonl``, relative to the workspace); empty: none.
-        mcp_cassette_mode: ``auto``, ``record``, ``replay`` or ``off`` (env ``HOLON_NB_CASSETTE_MODE``).
+        mcp_cassette_mode: ``auto``, ``record``, ``replay`` or ``off``; empty: ``$HOLON_NB_CASSETTE_MODE`` at each
+            use (``holon-nb test`` sets ``replay``), else ``auto``.
         clock: The clock that schedules timers and waits' rechecks (:class:`~.clock.Clock`, the system's
             by default; a :class:`~.clock.ManualClock` makes a test's hour-long timer fire when the test
             advances the clock an hour, with no real sleep).
@@ -200,9 +201,7 @@ class RuntimeSettings:
     callback_port: int = field(default_factory=lambda: _env_int("HOLON_NB_CALLBACK_PORT", 0))
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     mcp_cassette: str = ""
-    mcp_cassette_mode: str = field(
-        default_factory=lambda: os.environ.get("HOLON_NB_CASSETTE_MODE", "auto").strip() or "auto"
-    )
+    mcp_cassette_mode: str = ""
     clock: Clock = field(default_factory=Clock)
 
     def replace(self, **changes: object) -> RuntimeSettings:

@@ -141,7 +141,8 @@ class McpPlane:
     def cassette(self) -> McpCassette | None:
         """The cassette in effect (see :mod:`._cassette`), or None."""
         settings = self._current()
-        path_text, mode = (settings.mcp_cassette or "").strip(), (settings.mcp_cassette_mode or "auto").strip()
+        path_text = (settings.mcp_cassette or "").strip()
+        mode = (settings.mcp_cassette_mode or os.environ.get("HOLON_NB_CASSETTE_MODE", "") or "auto").strip().lower()
         key = (path_text, mode)
         if key != self._cassette_key:
             self._cassette_key, self._cassette = key, None
