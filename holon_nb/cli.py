@@ -109,6 +109,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("tools", help="list the registered tools")
 
+    p = sub.add_parser("mcp", help="serve this holon home's tools to MCP clients (Claude Code, Codex, …)")
+    mcp_sub = p.add_subparsers(dest="mcp_verb", metavar="ACTION", required=True)
+    p = mcp_sub.add_parser("serve", help="serve the profile's tools over stdio (default) or streamable HTTP")
+    p.add_argument(
+        "--home", metavar="DIR", type=Path, default=None, help="the holon home (default $HOLON_NB_HOME or ./.holon)"
+    )
+    p.add_argument("--workspace", metavar="DIR", type=Path, default=None, help="the workspace (default: the cwd)")
+    p.add_argument(
+        "--profile",
+        choices=("public_named", "private_child"),
+        default="public_named",
+        help="the tools served and the agent calls run as (default public_named)",
+    )
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 with a bearer token, not stdio")
+    p.add_argument("--port", type=int, default=0, help="with --http: the port (default: a free one)")
+    p.add_argument(
+        "--token-file",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="with --http: where {url, token} are written, owner-readable (default <home>/mcp-serve.json); "
+        "the token is $HOLON_NB_MCP_TOKEN when set, else a new random one",
+    )
+
     p = sub.add_parser("inventory", help="write or check docs/model-tool-schema-inventory.json")
     p.add_argument("--check", action="store_true", help="exit 1 with a unified diff when the file is stale")
     p.add_argument(
@@ -381,8 +405,40 @@ def _cmd_prune(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mcp(ns: argparse.Namespace) -> int:
+    import os
+
+    import anyio
+
+    from .runtime import Runtime
+    from .runtime.mcp._serve import build_server, new_token, serve_http, serve_stdio
+
+    rt = Runtime(home=ns.home, workspace=ns.workspace)
+    try:
+        server = build_server(rt, ns.profile)
+        if not ns.http:
+            anyio.run(serve_stdio, server)
+            return EXIT_OK
+        token = os.environ.get("HOLON_NB_MCP_TOKEN", "").strip() or new_token()
+        token_file = ns.token_file or rt.home / "mcp-serve.json"
+        print(f"holon-nb mcp serve: token in {token_file}", file=sys.stderr)
+        serve_http(
+            server,
+            token,
+            ns.port,
+            token_file,
+            lambda url: print(f"holon-nb mcp serve: {url}", file=sys.stderr, flush=True),
+        )
+    except KeyboardInterrupt:
+        pass
+    finally:
+        rt.close()
+    return EXIT_OK
+
+
 _VERBS = {
     "call": _cmd_call,
+    "mcp": _cmd_mcp,
     "tools": _cmd_tools,
     "inventory": _cmd_inventory,
     "run": _cmd_run,

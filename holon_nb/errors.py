@@ -22,6 +22,7 @@ of holon_nb's own and nothing else (a malformed argument to a Python helper may 
     ├── ScriptError, ScriptedFailure, ScriptExpectationError    scripted models (tests, tutorials)
     ├── SchemaDefinitionError, ToolSchemaInvalid                lowering tool schemas for a provider
     ├── MediaCallError, ProviderError                           image generation, web search providers
+    ├── McpConfigError                                          an mcpServers entry that cannot be used
     ├── ChangedOnDisk, CommitError, SwappedPath                 ApplyPatch's commit step
     ├── IntegerTooLong, SourceRefError                          tool input coercion, source references
     └── HarnessUsageError, NotebookFailure, FolderTooLarge      holon-nb run / test (holon_nb.testing)
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover - the names as mypy and editors see them
     from .providers.scripted import ScriptedFailure, ScriptError, ScriptExhausted, ScriptExpectationError
     from .runtime.core._locking import StoreBusy
     from .runtime.images._observation import ObservationError
+    from .runtime.mcp._config import McpConfigError
     from .runtime.memory._index import MemoryIndexUnavailable
     from .runtime.turns._calls import TurnCancelled
     from .runtime.turns._records import TurnError
@@ -115,6 +117,7 @@ _WHERE = {
     "StoreBusy": "runtime.core._locking",
     "ObservationError": "runtime.images._observation",
     "MemoryIndexUnavailable": "runtime.memory._index",
+    "McpConfigError": "runtime.mcp._config",
     "TurnCancelled": "runtime.turns._calls",
     "TurnError": "runtime.turns._records",
     "ProviderError": "runtime.web._search_providers",
@@ -138,6 +141,7 @@ __all__ = [
     "HolonNBError",
     "IntegerTooLong",
     "LineageFailed",
+    "McpConfigError",
     "MediaCallError",
     "MemoryIndexUnavailable",
     "ModelRefError",

@@ -63,10 +63,12 @@ SETTING_TRAITS = (
     "store_busy_timeout_s",
     "memory_index_interval_s",
     "shell_snapshot",
+    "mcp_servers",
+    "mcp_cassette",
     *WEB_TRAITS,
 )
 #: Every trait :meth:`HolonNB.to_settings` reads (a change is pushed to the runtime).
-SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours")
+SETTINGS_INPUTS = (*SETTING_TRAITS, "command_colours", "cassette_mode")
 
 
 def _settings_default(name: str) -> Any:
@@ -222,6 +224,32 @@ class HolonNB(Configurable):
     def _default_cassette_mode(self) -> str:
         mode = os.environ.get("HOLON_NB_CASSETTE_MODE", "").strip().lower()
         return mode if mode in ("auto", "record", "replay", "verify", "lenient", "off") else "auto"
+
+    mcp_servers = Dict(
+        help="MCP servers whose tools join the registry as mcp__<server>__<tool>, in the mcpServers shape of Claude "
+        'Code and Codex: {"<name>": {"command": "python", "args": ["server.py"], "env": {}}} (stdio) or '
+        '{"<name>": {"url": "http://127.0.0.1:8000/mcp", "headers": {}}} (streamable HTTP); optional '
+        "startup_timeout_s, tool_timeout_s, max_result_chars, enabled. Entries of .mcp.json, "
+        "[tool.holon_nb.mcpServers] in pyproject.toml and $HOLON_NB_MCP_CONFIG come first. Servers start on first "
+        "use; %holon mcp lists them, their state and tools.",
+    ).tag(config=True)
+
+    mcp_cassette = Unicode(
+        "",
+        help="Record/replay file of MCP tool calls (.jsonl, relative to the notebook's directory); empty means none. "
+        "Its mode is HolonNB.cassette_mode: under holon-nb test (replay) no MCP server is started.",
+    ).tag(config=True)
+
+    @validate("mcp_servers")
+    def _check_mcp_servers(self, proposal: Any) -> dict[str, Any]:
+        from ..runtime.mcp import McpConfigError, parse_server
+
+        for name, entry in proposal["value"].items():
+            try:
+                parse_server(name, entry)
+            except McpConfigError as exc:
+                raise TraitError(f"HolonNB.mcp_servers: {exc}") from None
+        return proposal["value"]
 
     live_update_hz = Float(
         10.0,
@@ -393,4 +421,6 @@ class HolonNB(Configurable):
         values = {name: getattr(self, name) for name in SETTING_TRAITS}
         for name in _TUPLE_TRAITS:
             values[name] = tuple(values[name])
+        if "cassette_mode" in self._trait_values:  # set or read already; its default is read late (the environment)
+            values["mcp_cassette_mode"] = self.cassette_mode
         return base.replace(command_env_unset=unset, **values)

@@ -169,11 +169,13 @@ class HolonMagics(SessionMagics):
         "subcommand",
         nargs="?",
         default="status",
-        choices=("status", "tools", "config", "wait", "say", "prune"),
+        choices=("status", "tools", "config", "wait", "say", "prune", "mcp"),
         help="status: runtime summary (changes nothing); tools: every tool with family and stability; "
         "config: HolonNB options and runtime settings; wait: block until tasks end, show final receipts; "
         "say: tell a running agent turn something (an operator interjection); prune: remove old "
-        "command artifacts and ended tasks' logs by HolonNB.max_home_bytes / artifact_max_age_days.",
+        "command artifacts and ended tasks' logs by HolonNB.max_home_bytes / artifact_max_age_days; "
+        "mcp: the configured MCP servers, their state and tools (starts them); mcp serve: serve this runtime's "
+        "tools to MCP clients.",
     )
     @argument("--dry-run", action="store_true", help="For `prune`: list what would be removed, remove nothing.")
     @argument("text", nargs="*", help="For `say`: the message (quote it, or write it as is).")
@@ -193,11 +195,17 @@ class HolonMagics(SessionMagics):
             %holon wait --timeout 30
             %holon say "also run the slow tests"
             %holon prune --dry-run
+            %holon mcp
         """
         s = self._session
         words = line.split(None, 1)
         if words and words[0] == "say":
             self._say(strip_comment(words[1]) if len(words) > 1 else "")
+            return
+        if words and words[0] == "mcp":
+            from ._status import holon_mcp
+
+            holon_mcp(s, strip_comment(words[1]) if len(words) > 1 else "")
             return
         args = parse_line(self.holon, line)
         if args.subcommand == "say":  # reached only through options before it: %holon --agent x say …

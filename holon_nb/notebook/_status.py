@@ -19,7 +19,7 @@ from ..tools._spec import Family
 from ._config import HolonNB
 from ._display import Table
 
-__all__ = ["config_table", "status_table", "tools_table"]
+__all__ = ["config_table", "holon_mcp", "mcp_table", "status_table", "tools_table"]
 
 
 def status_table(rt: Runtime, tracked: list[str]) -> Table:
@@ -79,3 +79,101 @@ def config_table(config: HolonNB, settings: RuntimeSettings) -> Table:
             value = f"{len(value)} value(s)"
         rows.append([f"settings.{f.name}", value, "in effect in the runtime"])
     return Table("holon_nb configuration (%config HolonNB.<name> = value)", ["option", "value", "meaning"], rows)
+
+
+def mcp_table(rows: list[dict[str, Any]], home: str) -> Table:
+    """``%holon mcp``: each configured MCP server, its transport, state, restarts, tools and stderr log."""
+    shown = []
+    for r in rows:
+        log = r.get("log") or ""
+        log = log.replace(home, "<holon home>", 1) if log.startswith(home) else log
+        state = r["state"] + (f" ({r['error']})" if r.get("error") else "")
+        shown.append([r["server"], r["transport"], state, r["restarts"], ", ".join(r["tools"]) or "-", log or "-"])
+    data = [{**r, "log": row[5] if row[5] != "-" else None} for r, row in zip(rows, shown, strict=True)]
+    title = f"{len(rows)} MCP server(s)" if rows else "no MCP servers (%config HolonNB.mcp_servers = {...} adds them)"
+    return Table(title, ["server", "transport", "state", "restarts", "tools", "stderr log"], shown, data=data)
+
+
+def holon_mcp(session: Any, rest: str) -> None:
+    """``%holon mcp``: start the configured MCP servers (lazily started until then) and show :func:`mcp_table`."""
+    from IPython.core.error import UsageError
+    from IPython.display import display
+
+    from ..runtime.mcp import McpConfigError
+
+    rt = session.rt
+    words = rest.split()
+    if words and words[0] == "serve":
+        _serve(session, words[1:])
+        return
+    if words:
+        raise UsageError(f"%holon mcp takes no arguments (got {rest!r}); %holon mcp serve serves this runtime")
+    try:
+        rt._loop.call(rt.mcp.start_all)
+        rows = rt.mcp.status()
+    except McpConfigError as exc:
+        raise UsageError(f"%holon mcp: {exc}") from None
+    display(mcp_table(rows, str(rt.home)))
+
+
+#: The HTTP servers ``%holon mcp serve`` started, by runtime id (one per runtime).
+_SERVING: dict[int, Any] = {}
+
+
+def _serve(session: Any, words: list[str]) -> None:
+    """``%holon mcp serve [--port N]`` / ``%holon mcp serve stop``: serve this kernel's runtime to MCP clients
+    over streamable HTTP on 127.0.0.1 with a new bearer token (written to ``<home>/mcp-serve.json``)."""
+    from IPython.core.error import UsageError
+    from IPython.display import display
+
+    from ..runtime.mcp._serve import HttpServe, build_server, new_token, write_token_file
+    from ._display import Note
+
+    rt = session.rt
+    running = _SERVING.get(id(rt))
+    if words == ["stop"]:
+        if running is None:
+            raise UsageError("%holon mcp serve stop: this runtime is not being served")
+        running.stop()
+        del _SERVING[id(rt)]
+        display(Note(f"stopped serving {running.url}"))
+        return
+    port = 0
+    if words[:1] == ["--port"] and len(words) == 2 and words[1].isdigit():
+        port = int(words[1])
+    elif words:
+        raise UsageError("write %holon mcp serve [--port N] or %holon mcp serve stop")
+    if running is not None:
+        raise UsageError(f"%holon mcp serve: already serving {running.url} (%holon mcp serve stop ends it)")
+    import ipywidgets as widgets
+
+    log = widgets.Output(layout=widgets.Layout(max_height="600px", overflow="auto"))
+    stop = widgets.Button(description="Stop serving", button_style="warning")
+
+    def on_call(event: dict[str, Any]) -> None:  # on a server thread: widget updates are thread-safe comms
+        if event["phase"] == "start":
+            log.append_stdout(f"→ an MCP client called {event['tool']}\n")
+        else:
+            log.append_display_data(event["result"])  # the live receipt (ToolResult's mimebundle)
+
+    http = HttpServe(build_server(rt, on_call=on_call), new_token(), port)
+    token_file = rt.home / "mcp-serve.json"
+    write_token_file(token_file, http.url, http.token)
+    http.start()
+    _SERVING[id(rt)] = http
+
+    def on_stop(_: Any) -> None:
+        if _SERVING.get(id(rt)) is http:
+            http.stop()
+            del _SERVING[id(rt)]
+        stop.disabled, stop.description = True, "Stopped"
+
+    stop.on_click(on_stop)
+    note = Note(
+        f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
+        f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; each call they make "
+        "shows below as it ends (a command that goes to the background is a task: %task_stop ID ends it); "
+        "Stop serving or %holon mcp serve stop ends the server"
+    )
+    display(note)
+    display(widgets.VBox([stop, log]))

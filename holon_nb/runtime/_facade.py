@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 import weakref
@@ -47,6 +46,7 @@ from .core._writing import dispatch_call
 from .housekeeping._budget import DiskBudget
 from .housekeeping._records import REFUSED_KEEP_CHARS, refused_input_digest
 from .images._service import ImagePlane
+from .mcp import McpPlane, McpRegistry
 from .memory._service import MemoryService
 from .models._catalog import ModelCatalogService
 from .tasks._agent import AgentTasks
@@ -55,6 +55,7 @@ from .tasks._service import TaskService
 from .triggers import TriggerService
 from .web import WebService
 from .work._service import WorkService
+from .workspaces._paths import path_labels
 from .workspaces._service import WorkspaceService
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class Runtime:
     triggers: TriggerService
     tasks: TaskService
     approvals: ApprovalBroker
+    mcp: McpPlane
 
     def __init__(
         self,
@@ -174,7 +176,7 @@ class Runtime:
         self._labels_later = self._deferred_labels()  # every ToolResult's path labels, read when shown
         self._compose()
         self.interrupted_at_start = self.tasks.reconcile_after_restart()
-        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers)
+        self._services = (self.workspaces, self.memory, self.agents, self.work, self.triggers, self.mcp)
         self._loop.start(on_stop=self._on_loop_stop)
         self.tasks.start_shell_snapshot(resolve_shell(None), str(self.workspace))  # in the background
         for service in self._services:
@@ -230,6 +232,8 @@ class Runtime:
             disk_grant=self.disk.grant,
             agent_env=self.triggers.env_for,  # HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14.1 rule 3)
         )
+        self.mcp = McpPlane(settings, self.workspace, self.home, loop.start_soon, self.images.add_preview)  # issue 29
+        self.registry = McpRegistry(self.registry, self.mcp)
         self.approvals = ApprovalBroker(  # asks before a model's tool call (the turn loop calls check)
             settings=settings,
             registry=self.registry,
@@ -491,28 +495,11 @@ class Runtime:
             return self._read_path_labels()
 
     def _read_path_labels(self) -> tuple[tuple[str, str], ...]:
-        labels = [(str(self.home), "<holon home>"), (str(self.workspace), "")]
         try:
             rows = self.workspaces.tables.workspaces()
         except Exception:  # a runtime still starting (no workspace plane yet) or a closed store
             rows = []
-        for row in rows:
-            anchor = Path(row["workspace_anchor"])
-            name = row.get("repo_name") or anchor.name
-            if (
-                anchor == self.workspace
-                or self.workspace in anchor.parents
-                or self.home in anchor.parents
-                or anchor == self.home
-            ):
-                continue
-            labels += [
-                (str(anchor), f"<workspace {name}>"),
-                (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>"),
-            ]
-            if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
-                labels.append((str(anchor.parent), f"<workspace {name}>/.."))
-        return tuple(labels)
+        return path_labels(self.home, self.workspace, rows)
 
     # ------------------------------------------------------------ disk (D13)
     def prune(
@@ -649,6 +636,7 @@ class Runtime:
             finish_call=self._finish_call,
             tool_context=self.tool_context,
             agent_summary=self.agents.summary,
+            tool_servers=self.mcp.start_all,
         )
 
     @property

@@ -118,6 +118,10 @@ ERROR_KINDS: dict[str, tuple[str | None, bool]] = {
     "variable_not_found": ("not_found", False),
     "cell_not_found": ("not_found", False),
     "notebook_edit_unsupported": ("policy", False),
+    # --- MCP servers' tools (issue 29)
+    "mcp_server_unavailable": ("mcp", True),
+    "mcp_timeout": ("mcp", True),
+    "mcp_tool_error": ("mcp", False),
 }
 
 _TEXT_CAP = 512

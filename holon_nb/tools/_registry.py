@@ -30,6 +30,11 @@ class Registry:
     def __iter__(self) -> Iterator[ToolSpec[Any, Any]]:
         return iter(self._specs)
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever the registry's tools change; a fixed registry's is 0 (caches key on it)."""
+        return 0
+
     def __len__(self) -> int:
         return len(self._specs)
 

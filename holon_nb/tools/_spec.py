@@ -34,6 +34,10 @@ class Family(str, enum.Enum):
     EXTERNAL_TRIGGER = "external_trigger"
     #: Not a contract family: the opt-in Notebook tools of issue 28 (off by default; never for private children).
     NOTEBOOK = "notebook"
+    #: tools of configured MCP servers (``mcp__<server>__<tool>``, issue 29): public named agents only
+    MCP = "mcp"
+    #: tools of an MCP server configured with ``private_children: true``: offered to private children too
+    MCP_SHARED = "mcp_shared"
 
 
 class Stability(str, enum.Enum):
@@ -63,7 +67,7 @@ class Profile(str, enum.Enum):
 PROFILE_FAMILIES: dict[Profile, frozenset[Family]] = {
     Profile.PUBLIC_NAMED: frozenset(Family),
     Profile.PRIVATE_CHILD: frozenset(
-        {Family.CORE_AGENT, Family.LOCAL_ENVIRONMENT, Family.WEB, Family.EXTERNAL_TRIGGER}
+        {Family.CORE_AGENT, Family.LOCAL_ENVIRONMENT, Family.WEB, Family.EXTERNAL_TRIGGER, Family.MCP_SHARED}
     ),
 }
 

@@ -99,7 +99,9 @@ class ApprovalPolicy(str, enum.Enum):
 
 
 #: Families ``on_request`` asks for.
-ASKING_FAMILIES = frozenset({Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION, Family.WEB})
+ASKING_FAMILIES = frozenset(
+    {Family.AUTHORITY_EXPANDING, Family.AGENT_CREATION, Family.WEB, Family.MCP, Family.MCP_SHARED}
+)
 _WORKDIR_TOOLS = ("ExecCommand", "ExecCommandBatch")
 
 

@@ -158,6 +158,13 @@ class RuntimeSettings:
         callback_base_url: Base of external trigger URLs (workspace spec §14); empty means the local callback server's
             own ``http://127.0.0.1:<port>`` (env ``HOLON_NB_CALLBACK_BASE_URL``).
         callback_port: Port of the local callback server; 0 picks a free one (env ``HOLON_NB_CALLBACK_PORT``).
+        mcp_servers: MCP servers by name in the ``mcpServers`` shape of Claude Code and Codex (issue 29;
+            :mod:`holon_nb.runtime.mcp._config`): ``{"command", "args", "env"}`` (stdio) or ``{"url", "headers"}``
+            (streamable HTTP); entries of ``.mcp.json``, ``[tool.holon_nb.mcpServers]`` and
+            ``$HOLON_NB_MCP_CONFIG`` come first, these override them by name.
+        mcp_cassette: Record/replay file of MCP calls (``.jsonl``, relative to the workspace); empty: none.
+        mcp_cassette_mode: ``auto``, ``record``, ``replay`` or ``off``; empty: ``$HOLON_NB_CASSETTE_MODE`` at each
+            use (``holon-nb test`` sets ``replay``), else ``auto``.
         clock: The clock that schedules timers and waits' rechecks (:class:`~.clock.Clock`, the system's
             by default; a :class:`~.clock.ManualClock` makes a test's hour-long timer fire when the test
             advances the clock an hour, with no real sleep).
@@ -199,6 +206,9 @@ class RuntimeSettings:
     x_search: Mapping[str, Any] = field(default_factory=dict)
     callback_base_url: str = field(default_factory=lambda: os.environ.get("HOLON_NB_CALLBACK_BASE_URL", ""))
     callback_port: int = field(default_factory=lambda: _env_int("HOLON_NB_CALLBACK_PORT", 0))
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    mcp_cassette: str = ""
+    mcp_cassette_mode: str = ""
     clock: Clock = field(default_factory=Clock)
 
     def replace(self, **changes: object) -> RuntimeSettings:

@@ -155,6 +155,21 @@ class ImagePlane:
             with self._lock:
                 self._previews.setdefault(execution_id, []).append(preview)
 
+    def add_preview(self, execution_id: str, data: bytes, label: str) -> None:
+        """Keep a thumbnail of an image another plane received for call ``execution_id`` (an MCP tool's image
+        content, issue 29); bytes that are not a supported image are ignored."""
+        from ._probe import probe_bytes
+
+        try:
+            facts = probe_bytes(data, Path(label))
+        except Exception:  # noqa: BLE001 - not an image this plane can show: no thumbnail
+            return
+        preview = make_preview(facts)
+        if preview is not None:
+            preview["label"] = label
+            with self._lock:
+                self._previews.setdefault(execution_id, []).append(preview)
+
     def take_preview(self, execution_id: str) -> list[dict[str, Any]]:
         """Remove and return the thumbnails a call left (``[{mime, data, width, height, label}]``)."""
         with self._lock:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ._state import TurnState
 
 __all__ = [
+    "ToolServers",
     "AgentSummaries",
     "ApprovalCheck",
     "CallFinisher",
@@ -250,3 +251,10 @@ class RunningTurn(Protocol):
     def interruptible(self) -> AbstractContextManager[anyio.CancelScope]:
         """A cancel scope around a wait that cancelling the turn interrupts."""
         ...
+
+
+class ToolServers(Protocol):
+    """Start the configured MCP servers before a public named agent's turn, so their tools are offered to it
+    (``McpPlane.start_all``; issue 29). A server that cannot start is left out of the turn's tools."""
+
+    async def __call__(self) -> object: ...

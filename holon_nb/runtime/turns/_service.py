@@ -50,6 +50,7 @@ from ...providers.base import (
 )
 from ...tools._schema import input_schema
 from ...tools._spec import Family, Profile
+from ...tools.builtin.external._mcp import McpToolSpec
 from ..agents._conversations import ConversationStore
 from ..core._store import new_id, now_rfc3339
 from ..models._providers import ProviderRegistry
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         OpenCheck,
         ScrubberSource,
         ToolContexts,
+        ToolServers,
         TurnLoopThread,
         TurnSettings,
         XSearchAvailable,
@@ -141,8 +143,10 @@ class TurnService:
         finish_call: CallFinisher,
         tool_context: ToolContexts,
         agent_summary: AgentSummaries,
+        tool_servers: ToolServers | None = None,
     ):
         self.store = store
+        self._tool_servers = tool_servers
         self.work = work
         self.registry = registry
         self.scrubber = scrubber
@@ -265,6 +269,8 @@ class TurnService:
                 start_at=self._recovery_start(agent_id),
                 delta_listener=relay,
             )
+        if self._tool_servers is not None and profile is Profile.PUBLIC_NAMED:
+            await self._tool_servers()  # MCP servers start lazily: a turn is one of their first uses (issue 29)
         loop = TurnLoop(
             self,
             message=message,
@@ -409,11 +415,14 @@ class TurnService:
         configured = self.configured_tools | ({"XSearch"} if self._x_search_available() else set())
         settings = self._settings()
         notebook = settings.notebook_tools or (agent_id is not None and agent_id in settings.notebook_tools_agents)
-        key = (profile, id(self.registry), configured, notebook)
+        # an MCP server's tools change the registry (its generation) when the server starts (issue 29)
+        key = (profile, id(self.registry), configured, notebook, self.registry.generation)
         tools = self._tools.get(key)
         if tools is None:
             tools = tuple(
-                ProviderToolSpec(s.name, s.description, input_schema(s.input_model))
+                ProviderToolSpec(
+                    s.name, s.description, s.schema if isinstance(s, McpToolSpec) else input_schema(s.input_model)
+                )
                 for s in self.registry.model_facing(profile)
                 if (s.name not in UNCONFIGURED_TOOLS or s.name in configured)
                 and (notebook or s.family is not Family.NOTEBOOK)

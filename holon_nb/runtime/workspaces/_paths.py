@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "path_labels",
     "CANONICAL_ROOT",
     "GIT_WORKTREE_ROOT",
     "SHARED_READ",
@@ -226,3 +231,25 @@ def admin_dir_points_to(git_dir: str, path: str) -> bool:
     """
     text = (_read_text(os.path.join(git_dir, "gitdir")) or "").strip()
     return bool(text) and same_path(normalize(text, git_dir), os.path.join(path, ".git"))
+
+
+def path_labels(home: Path, workspace: Path, rows: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """``(path, label)`` pairs that receipts show in place of absolute paths (issue 12).
+
+    The holon home is ``<holon home>``, the default workspace the empty label, and each other workspace row
+    (``workspace_anchor``, ``repo_name``) outside both ``<workspace NAME>``, its worktrees' folder
+    ``<worktrees of NAME>`` and, for a clone inside a scratch directory, that directory ``<workspace NAME>/..``.
+    """
+    labels = [(str(home), "<holon home>"), (str(workspace), "")]
+    for row in rows:
+        anchor = Path(row["workspace_anchor"])
+        name = row.get("repo_name") or anchor.name
+        if anchor == workspace or workspace in anchor.parents or home in anchor.parents or anchor == home:
+            continue
+        labels += [
+            (str(anchor), f"<workspace {name}>"),
+            (str(anchor.parent / f".holon-worktrees-{anchor.name}"), f"<worktrees of {name}>"),
+        ]
+        if Path(tempfile.gettempdir()) in anchor.parent.parents:  # a scratch directory around a clone
+            labels.append((str(anchor.parent), f"<workspace {name}>/.."))
+    return tuple(labels)
