@@ -307,15 +307,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from ._suites._order import arrange
 
     slots = [i for i, item in enumerate(items) if isinstance(item, _Item)]
-    notebooks = [(items[i].nodeid, items[i].parent.nodeid if items[i].parent else items[i].nodeid) for i in slots]
+    notebooks = [(items[i].nodeid, items[i].nodeid.rsplit("::", 1)[0]) for i in slots]
     sizes: dict[str, int] = {}
-    for i in slots:
-        parent = items[i].parent
-        if parent is not None and parent.nodeid not in sizes:
+    for i, (_, group) in zip(slots, notebooks, strict=True):
+        if group not in sizes:
             try:
-                sizes[parent.nodeid] = items[i].path.stat().st_size
+                sizes[group] = items[i].path.stat().st_size
             except OSError:
-                sizes[parent.nodeid] = 1
+                sizes[group] = 1
     kept, deselected = arrange(notebooks, _recorded(config), sizes, shard, reorder)
     if deselected:
         config.hook.pytest_deselected(items=[items[slots[k]] for k in deselected])

@@ -49,10 +49,10 @@ CACHE_KEY = "holon_nb/durations"
 
 
 class Shard(NamedTuple):
-    """The 1-based shard ``index`` of ``count`` shards."""
+    """The 1-based shard ``k`` of ``n`` shards."""
 
-    index: int
-    count: int
+    k: int
+    n: int
 
 
 def parse_shard(text: str) -> Shard:
@@ -160,7 +160,7 @@ def arrange(
     weight = weights(groups, durations, sizes)
     chosen = set(groups)
     if shard is not None:
-        chosen = set(bins(weight, shard.count)[shard.index - 1])
+        chosen = set(bins(weight, shard.n)[shard.k - 1])
     kept = [i for i, (_, g) in enumerate(items) if g in chosen]
     deselected = [i for i, (_, g) in enumerate(items) if g not in chosen]
     if reorder:
