@@ -64,6 +64,7 @@ from ..tools._errors import HolonNBError
 from ._kernel_code import FINISH, FINISH_PLAIN, FREEZE, LOAD, PRELOAD, SECRETS, STOP, TRAILING, UNLOAD, needs_holon
 from ._kernels import NoSuchKernel, kernel_env, kernel_manager
 from ._parameters import inject_parameters
+from ._suites._gateway import CLEAN, boot, gateway_env, gateway_kernel_manager
 from ._summary import CellReport, RunSummary, count_receipts, format_summary
 from ._tags import RESTART_TAG, execution_settings, has_tag, nbmake_code
 from ._widget_state import drop_unshown_widget_state
@@ -142,6 +143,7 @@ class _Run:
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
         self.kernel_secrets: set[str] = set()
+        self.gateway: str | None = None  # the URL of the Jupyter gateway running the kernel (issue 30)
         client.timeout = None
         # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
         client.timeout_func = lambda cell: self.cell_timeout  # type: ignore[assignment]
@@ -291,6 +293,8 @@ class _Run:
         except RuntimeError as exc:
             raise DeadKernelError(f"the kernel did not come back after a restart: {exc}") from exc
         self.summary.restarts += 1
+        if self.gateway:
+            await boot(self)
         _, content = await self.synthetic(PRELOAD, self.timeout)
         if content.get("status") == "error":
             self.summary.problems.append(
@@ -359,6 +363,7 @@ class _Run:
                 info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
                 if info and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
+                await boot(self)  # where the kernel runs; on a gateway, its settings and holon home
                 if self.preload:
                     _, content = await self.synthetic(PRELOAD, self.timeout)
                     if content.get("status") == "error":
@@ -368,6 +373,8 @@ class _Run:
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
+                if self.gateway:  # the holon home lives with the kernel: removed there
+                    await self.silent(CLEAN, "True", _GRACE_S)
                 self.client.set_widgets_metadata()
                 drop_unshown_widget_state(self.nb)
         except DeadKernelError:
@@ -656,6 +663,7 @@ def run_notebook(
     cassettes: str | None = None,
     final_wait: float | None = None,
     notebook_home: bool = False,
+    gateway: tuple[str, str | None] | None = None,
 ) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
@@ -682,6 +690,8 @@ def run_notebook(
             no ``HOLON_NB_HOME``), so ``%load_ext holon_nb`` opens the notebook's own home,
             ``<cwd>/.holon/notebooks/<stem>/`` (:func:`holon_nb.runtime.core._settings.kernel_home`), kept after the run: a
             second run in the folder finds the first one's state there, as in JupyterLab.
+        gateway: ``(URL, token or None)`` of a Jupyter Kernel or Enterprise Gateway that runs the kernel
+            (:mod:`holon_nb.testing._suites._gateway`: the holon home lives with the kernel there).
 
     Returns:
         The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
@@ -707,9 +717,11 @@ def run_notebook(
     except ValueError as exc:
         raise HarnessUsageError(str(exc)) from exc
     try:
-        km = kernel_manager(kernel_name)
+        km = gateway_kernel_manager(*gateway, kernel_name) if gateway else kernel_manager(kernel_name)
     except NoSuchKernel as exc:
         raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
+    except ImportError as exc:  # jupyter_server, for a gateway
+        raise HarnessUsageError(f"a gateway needs jupyter_server (pip install 'holon_nb[gateway]'): {exc}") from exc
 
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
     own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
@@ -740,10 +752,11 @@ def run_notebook(
     if cassettes is not None:
         env["HOLON_NB_CASSETTE_MODE"] = cassettes
         env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
+    runner.gateway = gateway[0] if gateway else None
     try:
         for attempt in (1, 2):
             with open(scratch / "kernel.log", "wb") as log:
-                run_sync(runner.run)(env, kernel_cwd, log)
+                run_sync(runner.run)(gateway_env(env) if gateway else env, kernel_cwd, log)
             if attempt == 2 or not _lost_its_ports(summary, scratch / "kernel.log"):
                 break
             # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel

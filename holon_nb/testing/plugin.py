@@ -435,6 +435,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _STATE not in config.stash:
         return
+    ran = config.stash[_STATE]["ran"]
+    if config.getoption("holon_nb_gateway") and ran:  # where each notebook's kernel ran (issue 30)
+        terminalreporter.section("holon-nb kernels")
+        for node, where in sorted(ran.items()):
+            terminalreporter.write_line(f"{node}: {where}")
     if _UNRUN:
         terminalreporter.section(_UNRUN_SECTION)
         lines = sorted({line for content in _UNRUN for line in content.splitlines()})
@@ -542,6 +547,7 @@ class NotebookFile(pytest.File):
                 masks=self.config.stash[_STATE]["masks"],
                 compare_ansi=opt("holon_nb_compare_ansi"),
                 strict_unrun=opt("holon_nb_strict_unrun"),
+                gateway=(opt("holon_nb_gateway"), opt("holon_nb_gateway_token")) if opt("holon_nb_gateway") else None,
             )
             try:
                 self._check = check_notebook(self.path, options)
@@ -569,6 +575,7 @@ class NotebookItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report(self)
+        self.user_properties.append(("holon_nb_kernel", check.summary.ran_on))
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -585,6 +592,8 @@ class CellItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report(self)
+        if self.last:
+            self.user_properties.append(("holon_nb_kernel", check.summary.ran_on))
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
