@@ -32,18 +32,24 @@ def _answers(url: str, token: str) -> bool:
 
 
 @contextmanager
-def kernel_gateway(folder: Path, *, max_kernels: int | None = None) -> Iterator[tuple[str, str]]:
-    """Start ``jupyter kernelgateway`` on a free port of 127.0.0.1 with a random token, in ``folder`` (its log
-    goes to ``folder/gateway.log``); yield ``(url, token)``; stop it at the end."""
+def kernel_gateway(
+    folder: Path, *, max_kernels: int | None = None, cwd: Path | None = None, kernel_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """Start ``jupyter kernelgateway`` on a free port of 127.0.0.1 with a random token, in ``cwd`` (default
+    ``folder``; its kernels start there), its log in ``folder/gateway.log``; yield ``(url, token)``; stop it at
+    the end. ``kernel_env``: variables set in the gateway's environment and passed on to its kernels."""
     port, token = free_port(), secrets.token_hex(16)
     args = [sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1"]
     args += [f"--KernelGatewayApp.port={port}", "--KernelGatewayApp.port_retries=0"]
-    args += [f"--KernelGatewayApp.auth_token={token}"]
+    # list_kernels: JupyterLab on a gateway lists its kernels (/api/kernels, which a Kernel Gateway refuses by default)
+    args += [f"--KernelGatewayApp.auth_token={token}", "--JupyterWebsocketPersonality.list_kernels=True"]
     if max_kernels:
         args.append(f"--KernelGatewayApp.max_kernels={max_kernels}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOLON_NB_", "KG_"))}
+    if kernel_env:
+        env |= kernel_env | {"KG_ENV_PROCESS_WHITELIST": ",".join(kernel_env)}
     log = open(folder / "gateway.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(args, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(args, cwd=cwd or folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         eventually(lambda: proc.poll() is not None or _answers(url, token), timeout=120, step=0.2)

@@ -32,6 +32,10 @@ Options:
 - ``--holon-nb-strict-unrun``: compare also the cells saved without running (no outputs and no execution
   count); by default they are skipped, as nbval does, and the terminal summary lists them.
 - ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
+- ``--holon-nb-shard K/N``, ``--holon-nb-durations FILE``, ``--holon-nb-store-durations``, ``--holon-nb-order``:
+  shards and order by recorded durations (:mod:`holon_nb.testing._suites._order`); ``--holon-nb-gateway URL`` and
+  ``--holon-nb-gateway-token``: kernels on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`); see
+  docs/large-suites.md.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -40,7 +44,8 @@ notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true`
 (:mod:`holon_nb.testing._workdir`), so
 pytest-xdist workers (``-n auto``) never share state; when ``HOLON_NB_HOME`` is set, each worker
 uses ``$HOLON_NB_HOME/<worker id>`` (``gw0``, ``gw1``, …). Collection order is the sorted file
-order pytest uses, so ``pytest-split`` can shard a suite deterministically.
+order pytest uses (on xdist workers: longest first by recorded durations), so ``pytest-split`` can shard a
+suite deterministically.
 """
 
 from __future__ import annotations
