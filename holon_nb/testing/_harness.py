@@ -77,8 +77,9 @@ from ._kernel_code import (
     document_load,
     needs_holon,
 )
-from ._kernels import NoSuchKernel, kernel_env, kernel_manager
+from ._kernels import NoSuchKernel, kernel_env, kernel_log_tail, kernel_manager, lost_its_ports, reap_tasks
 from ._parameters import inject_parameters
+from ._suites._gateway import CLEAN, boot, gateway_env, gateway_kernel_manager
 from ._summary import CellReport, RunSummary, count_receipts, format_summary
 from ._tags import RESTART_TAG, execution_settings, has_tag, nbmake_code
 from ._widget_state import drop_unshown_widget_state
@@ -157,6 +158,7 @@ class _Run:
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
         self.kernel_secrets: set[str] = set()
+        self.gateway: str | None = None  # the URL of the Jupyter gateway running the kernel (issue 30)
         client.timeout = None
         # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
         client.timeout_func = lambda cell: self.cell_timeout  # type: ignore[assignment]
@@ -322,6 +324,8 @@ class _Run:
         except RuntimeError as exc:
             raise DeadKernelError(f"the kernel did not come back after a restart: {exc}") from exc
         self.summary.restarts += 1
+        if self.gateway:
+            await boot(self)
         _, content = await self.synthetic(PRELOAD, self.timeout)
         if content.get("status") == "error":
             self.summary.problems.append(
@@ -391,6 +395,7 @@ class _Run:
                 info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
                 if info and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
+                await boot(self)  # where the kernel runs; on a gateway, its settings and holon home
                 if self.preload:
                     _, content = await self.synthetic(PRELOAD, self.timeout)
                     if content.get("status") == "error":
@@ -403,6 +408,8 @@ class _Run:
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
+                if self.gateway:  # the holon home lives with the kernel: removed there
+                    await self.silent(CLEAN, "True", _GRACE_S)
                 self.client.set_widgets_metadata()
                 drop_unshown_widget_state(self.nb)
         except DeadKernelError:
@@ -642,42 +649,6 @@ def _write_stderr(text: str) -> None:
     sys.stderr.flush()
 
 
-def _lost_its_ports(summary: RunSummary, log: Path) -> bool:
-    """True when the kernel never started because a port chosen for it was taken (zmq's EADDRINUSE)."""
-    if not summary.kernel_died or not any(p.startswith("the kernel did not start") for p in summary.problems):
-        return False
-    try:
-        return "Address already in use" in log.read_text(errors="replace")
-    except OSError:
-        return False
-
-
-def _log_tail(path: Path, lines: int = 15) -> list[str]:
-    try:
-        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
-    except OSError:
-        return []
-    return [f"kernel log: {line}" for line in tail if line.strip()]
-
-
-def _reap(home: str, workspace: Path) -> list[str]:
-    """After a kernel death, kill the task process groups it left behind (D7 restart reconciliation).
-
-    Returns:
-        The ids of the tasks that were still live (now ``interrupted``).
-    """
-    if not (Path(home) / "holon.sqlite3").exists():
-        return []
-    from ..runtime import Runtime
-
-    try:
-        rt = Runtime(home=home, workspace=workspace)
-    except Exception:  # best effort: the summary already says the kernel died
-        return []
-    rt.close()
-    return list(rt.interrupted_at_start)
-
-
 def run_notebook(
     path: str | os.PathLike[str],
     *,
@@ -691,6 +662,7 @@ def run_notebook(
     cassettes: str | None = None,
     final_wait: float | None = None,
     notebook_home: bool = False,
+    gateway: tuple[str, str | None] | None = None,
 ) -> RunSummary:
     """Execute a notebook headless, save the executed copy and summarise the run.
 
@@ -717,6 +689,8 @@ def run_notebook(
             no ``HOLON_NB_HOME``), so ``%load_ext holon_nb`` opens the notebook's own home,
             ``<cwd>/.holon/notebooks/<stem>/`` (:func:`holon_nb.runtime.core._settings.kernel_home`), kept after the run: a
             second run in the folder finds the first one's state there, as in JupyterLab.
+        gateway: ``(URL, token or None)`` of a Jupyter Kernel or Enterprise Gateway that runs the kernel
+            (:mod:`holon_nb.testing._suites._gateway`: the holon home lives with the kernel there).
 
     Returns:
         The :class:`RunSummary`; ``summary.exit_code`` is what ``holon-nb run`` exits with.
@@ -742,9 +716,11 @@ def run_notebook(
     except ValueError as exc:
         raise HarnessUsageError(str(exc)) from exc
     try:
-        km = kernel_manager(kernel_name)
+        km = gateway_kernel_manager(*gateway, kernel_name) if gateway else kernel_manager(kernel_name)
     except NoSuchKernel as exc:
         raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
+    except ImportError as exc:  # jupyter_server, for a gateway
+        raise HarnessUsageError(f"a gateway needs jupyter_server (pip install 'holon_nb[gateway]'): {exc}") from exc
 
     scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
     own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
@@ -775,11 +751,12 @@ def run_notebook(
     if cassettes is not None:
         env["HOLON_NB_CASSETTE_MODE"] = cassettes
         env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
+    runner.gateway = gateway[0] if gateway else None
     try:
         for attempt in (1, 2):
             with open(scratch / "kernel.log", "wb") as log:
-                run_sync(runner.run)(env, kernel_cwd, log)
-            if attempt == 2 or not _lost_its_ports(summary, scratch / "kernel.log"):
+                run_sync(runner.run)(gateway_env(env) if gateway else env, kernel_cwd, log)
+            if attempt == 2 or not lost_its_ports(summary, scratch / "kernel.log"):
                 break
             # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel
             # starting on a busy machine) can take one in between. Nothing ran yet: start a new kernel once.
@@ -788,8 +765,8 @@ def run_notebook(
             client.km = kernel_manager(kernel_name)
     finally:
         if summary.kernel_died:
-            summary.tasks_left_running = _reap(home, kernel_cwd)
-            summary.problems.extend(_log_tail(scratch / "kernel.log"))
+            summary.tasks_left_running = reap_tasks(home, kernel_cwd)
+            summary.problems.extend(kernel_log_tail(scratch / "kernel.log"))
         _scrub(nb, env, runner.kernel_secrets)
         summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
         out.parent.mkdir(parents=True, exist_ok=True)

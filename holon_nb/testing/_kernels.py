@@ -17,12 +17,19 @@ import os
 import site
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import zmq
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
+if TYPE_CHECKING:
+    from ._summary import RunSummary
+
 __all__ = [
+    "kernel_log_tail",
+    "lost_its_ports",
+    "reap_tasks",
     "HEADLESS_ENV",
     "INTERPRETER_KERNEL",
     "InterpreterKernelSpecManager",
@@ -128,3 +135,40 @@ def kernel_env(holon_home: str, kernel_name: str | None) -> dict[str, str]:
             if str(root) not in parts:
                 env["PYTHONPATH"] = os.pathsep.join([str(root), *parts])
     return env
+
+
+def lost_its_ports(summary: RunSummary, log: Path) -> bool:
+    """True when the kernel never started because a port chosen for it was taken (zmq's EADDRINUSE)."""
+    if not summary.kernel_died or not any(p.startswith("the kernel did not start") for p in summary.problems):
+        return False
+    try:
+        return "Address already in use" in log.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def kernel_log_tail(path: Path, lines: int = 15) -> list[str]:
+    """The last ``lines`` non-blank lines of a kernel's log, each prefixed ``kernel log: `` (a summary's problems)."""
+    try:
+        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+    return [f"kernel log: {line}" for line in tail if line.strip()]
+
+
+def reap_tasks(home: str, workspace: Path) -> list[str]:
+    """After a kernel death, kill the task process groups it left behind (D7 restart reconciliation).
+
+    Returns:
+        The ids of the tasks that were still live (now ``interrupted``).
+    """
+    if not (Path(home) / "holon.sqlite3").exists():
+        return []
+    from ..runtime import Runtime
+
+    try:
+        rt = Runtime(home=home, workspace=workspace)
+    except Exception:  # best effort: the summary already says the kernel died
+        return []
+    rt.close()
+    return list(rt.interrupted_at_start)

@@ -65,6 +65,8 @@ class RunSummary:
             None (no failure, or ``keep_going``).
         preloaded: True when holon_nb was loaded before the first cell: the notebook may use it
             (:func:`~holon_nb.testing._kernel_code.needs_holon`); False for a notebook that never names it.
+        ran_on: Where the kernel ran, one line: ``local kernel (pid N)``, or ``gateway URL kernel ID on HOST
+            (pid N)`` for a kernel on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`).
     """
 
     notebook: Path
@@ -82,6 +84,7 @@ class RunSummary:
     problems: list[str] = field(default_factory=list)
     stopped_after: int | None = None
     preloaded: bool = True
+    ran_on: str = ""
 
     @property
     def cells_run(self) -> int:

@@ -73,6 +73,8 @@ class CheckOptions:
         compare_ansi: Compare ANSI escape sequences in user output instead of removing them.
         strict_unrun: Compare also the cells saved without running (no outputs, no execution count),
             which are skipped by default as nbval does (:func:`unrun_cells`).
+        gateway: ``(URL, token or None)``: run the kernel on that Jupyter Kernel or Enterprise Gateway
+            (``--holon-nb-gateway``; :mod:`holon_nb.testing._suites._gateway`); None runs it here.
     """
 
     timeout: float = 120.0
@@ -85,6 +87,7 @@ class CheckOptions:
     masks: Sequence[str] = ()
     compare_ansi: bool = False
     strict_unrun: bool = False
+    gateway: tuple[str, str | None] | None = None
 
 
 def compare_options(nb: NotebookNode, base: CompareOptions) -> CompareOptions:
@@ -250,6 +253,7 @@ def _run(path: Path, options: CheckOptions, scratch: Path, n: int, private: bool
             timeout=options.timeout,
             kernel_name=options.kernel_name,
             cassettes=options.cassettes,
+            gateway=options.gateway,
             progress=False,
             cwd=cwd,
         )

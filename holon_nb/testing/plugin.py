@@ -32,6 +32,10 @@ Options:
 - ``--holon-nb-strict-unrun``: compare also the cells saved without running (no outputs and no execution
   count); by default they are skipped, as nbval does, and the terminal summary lists them.
 - ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
+- ``--holon-nb-shard K/N``, ``--holon-nb-durations FILE``, ``--holon-nb-store-durations``, ``--holon-nb-order``:
+  shards and order by recorded durations (:mod:`holon_nb.testing._suites._order`); ``--holon-nb-gateway URL`` and
+  ``--holon-nb-gateway-token``: kernels on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`); see
+  docs/large-suites.md.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -40,7 +44,8 @@ notebook's folder unless the notebook sets ``metadata.holon_nb.shared_dir: true`
 (:mod:`holon_nb.testing._workdir`), so
 pytest-xdist workers (``-n auto``) never share state; when ``HOLON_NB_HOME`` is set, each worker
 uses ``$HOLON_NB_HOME/<worker id>`` (``gw0``, ``gw1``, …). Collection order is the sorted file
-order pytest uses, so ``pytest-split`` can shard a suite deterministically.
+order pytest uses (on xdist workers: longest first by recorded durations), so ``pytest-split`` can shard a
+suite deterministically.
 """
 
 from __future__ import annotations
@@ -171,6 +176,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="compare ANSI escape sequences (colours) in user output instead of removing them",
     )
+    _add_suite_options(group)
     parser.addini("holon_nb_masks", type="linelist", default=[], help="masks for user output too (see --holon-nb-mask)")
     parser.addini("holon_nb_mimetypes", type="linelist", default=[], help="mimetypes of display outputs to compare")
     parser.addini("holon_nb_ignore_mimetypes", type="linelist", default=[], help="mimetypes never compared")
@@ -185,6 +191,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=[],
         help="normalisers, one per line: 'REGEX => REPLACEMENT' or a JSON {regex, replace} object",
+    )
+
+
+def _add_suite_options(group: Any) -> None:
+    """Options of suites beyond one process and one machine (issue 30; docs/large-suites.md)."""
+    group.addoption(
+        "--holon-nb-shard",
+        default=None,
+        metavar="K/N",
+        help="run the K-th of N shards of the collected notebooks, balanced by recorded durations",
+    )
+    group.addoption(
+        "--holon-nb-durations",
+        default=None,
+        metavar="FILE",
+        help="read recorded durations from FILE ({node id: seconds}, pytest-split's format) instead of the "
+        "pytest cache",
+    )
+    group.addoption(
+        "--holon-nb-store-durations",
+        action="store_true",
+        default=False,
+        help="write this run's durations into --holon-nb-durations FILE (the pytest cache is always updated)",
+    )
+    group.addoption(
+        "--holon-nb-order",
+        choices=("auto", "durations", "file"),
+        default="auto",
+        help="notebook order: longest first by recorded durations (durations), pytest's file order (file), "
+        "or longest first under pytest-xdist only (auto, the default)",
+    )
+    group.addoption(
+        "--holon-nb-gateway",
+        default=None,
+        metavar="URL",
+        help="run each notebook's kernel on this Jupyter Kernel Gateway or Enterprise Gateway",
+    )
+    group.addoption(
+        "--holon-nb-gateway-token",
+        default=None,
+        metavar="TOKEN",
+        help="the gateway's auth token (default: $JUPYTER_GATEWAY_AUTH_TOKEN)",
     )
 
 
@@ -224,8 +272,99 @@ def pytest_configure(config: pytest.Config) -> None:
     if unknown:
         raise pytest.UsageError(f"--holon-nb-mask: unknown {', '.join(unknown)}; choose from {', '.join(MASK_PRESETS)}")
     config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config), "masks": masks}
+    config.stash[_STATE].update(shard=_shard(config), measured={}, ran={})
+    config.pluginmanager.register(_Recorder(config.stash[_STATE]), "holon_nb_recorder")
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
+
+
+def _shard(config: pytest.Config) -> Any:
+    text = config.getoption("holon_nb_shard")
+    if text is None:
+        return None
+    from ._suites._order import parse_shard
+
+    return parse_shard(text)
+
+
+def _recorded(config: pytest.Config) -> dict[str, float]:
+    """The recorded durations: ``--holon-nb-durations FILE``, else the pytest cache (none without it)."""
+    from ._suites._order import CACHE_KEY, clean, read_durations
+
+    path = config.getoption("holon_nb_durations")
+    if path:
+        return read_durations(Path(path))
+    cache = getattr(config, "cache", None)
+    return clean(cache.get(CACHE_KEY, {})) if cache is not None else {}
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--holon-nb-shard K/N`` keeps one shard of the notebook items; under pytest-xdist (or with
+    ``--holon-nb-order durations``) they run longest first (:mod:`holon_nb.testing._suites._order`). Other
+    tests keep their places."""
+    if _STATE not in config.stash:
+        return
+    shard = config.stash[_STATE]["shard"]
+    order = config.getoption("holon_nb_order")
+    reorder = order == "durations" or (order == "auto" and bool(os.environ.get("PYTEST_XDIST_WORKER")))
+    if shard is None and not reorder:
+        return
+    from ._suites._order import arrange
+
+    slots = [i for i, item in enumerate(items) if isinstance(item, _Item)]
+    notebooks = [(items[i].nodeid, items[i].nodeid.rsplit("::", 1)[0]) for i in slots]
+    sizes: dict[str, int] = {}
+    for i, (_, group) in zip(slots, notebooks, strict=True):
+        if group not in sizes:
+            try:
+                sizes[group] = items[i].path.stat().st_size
+            except OSError:
+                sizes[group] = 1
+    kept, deselected = arrange(notebooks, _recorded(config), sizes, shard, reorder)
+    if deselected:
+        config.hook.pytest_deselected(items=[items[slots[k]] for k in deselected])
+    queue = iter([items[slots[k]] for k in kept])
+    taken = set(slots)
+    arranged: list[pytest.Item] = []
+    for i, item in enumerate(items):
+        if i not in taken:
+            arranged.append(item)
+        elif (chosen := next(queue, None)) is not None:
+            arranged.append(chosen)
+    items[:] = arranged
+
+
+class _Recorder:
+    """Notes each notebook item's duration (setup + call + teardown) and where its kernel ran, from the reports
+    (an xdist controller gets its workers' reports)."""
+
+    def __init__(self, state: dict) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if ".ipynb::" not in report.nodeid:
+            return
+        measured = self.state["measured"]
+        measured[report.nodeid] = round(measured.get(report.nodeid, 0.0) + report.duration, 3)
+        for name, value in report.user_properties:
+            if name == "holon_nb_kernel":
+                self.state["ran"][report.nodeid] = str(value)
+
+
+def _store_durations(config: pytest.Config) -> None:
+    """Merge this run's notebook durations into the pytest cache and, with ``--holon-nb-store-durations``, into
+    ``--holon-nb-durations FILE``. Only the process that saw every report writes: never an xdist worker."""
+    measured = config.stash[_STATE]["measured"]
+    if not measured or hasattr(config, "workerinput"):
+        return
+    from ._suites._order import CACHE_KEY, clean, read_durations, write_durations
+
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        cache.set(CACHE_KEY, {**clean(cache.get(CACHE_KEY, {})), **measured})
+    path = config.getoption("holon_nb_durations")
+    if path and config.getoption("holon_nb_store_durations"):
+        write_durations(Path(path), {**read_durations(Path(path)), **measured})
 
 
 def _listed(config: pytest.Config, option: str, ini: str) -> tuple[str, ...] | None:
@@ -292,6 +431,8 @@ _UNRUN: list[str] = []
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A collected file that is not a Python notebook makes the run a usage error (exit status 4)."""
     state = session.config.stash.get(_STATE, None)
+    if state:
+        _store_durations(session.config)
     if state and state.get("usage_errors"):
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
@@ -299,6 +440,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _STATE not in config.stash:
         return
+    ran = config.stash[_STATE]["ran"]
+    if config.getoption("holon_nb_gateway") and ran:  # where each notebook's kernel ran (issue 30)
+        terminalreporter.section("holon-nb kernels")
+        for node, where in sorted(ran.items()):
+            terminalreporter.write_line(f"{node}: {where}")
     if _UNRUN:
         terminalreporter.section(_UNRUN_SECTION)
         lines = sorted({line for content in _UNRUN for line in content.splitlines()})
@@ -406,6 +552,7 @@ class NotebookFile(pytest.File):
                 masks=self.config.stash[_STATE]["masks"],
                 compare_ansi=opt("holon_nb_compare_ansi"),
                 strict_unrun=opt("holon_nb_strict_unrun"),
+                gateway=(opt("holon_nb_gateway"), opt("holon_nb_gateway_token")) if opt("holon_nb_gateway") else None,
             )
             try:
                 self._check = check_notebook(self.path, options)
@@ -433,6 +580,7 @@ class NotebookItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report(self)
+        self.user_properties.append(("holon_nb_kernel", check.summary.ran_on))
         if check.failed:
             raise NotebookFailure(check.report())
 
@@ -449,6 +597,8 @@ class CellItem(_Item):
         assert isinstance(parent, NotebookFile)
         check = parent.check()
         parent.report(self)
+        if self.last:
+            self.user_properties.append(("holon_nb_kernel", check.summary.ran_on))
         problems = check.for_cell(self.index)
         notebook_level = check.problems if self.last else []
         if problems or notebook_level:
