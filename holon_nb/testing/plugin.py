@@ -306,7 +306,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     shard = config.stash[_STATE]["shard"]
     order = config.getoption("holon_nb_order")
-    reorder = order == "durations" or (order == "auto" and bool(os.environ.get("PYTEST_XDIST_WORKER")))
+    # an xdist worker is told by its config (``workerinput``), not by $PYTEST_XDIST_WORKER, which a pytest run
+    # started from inside a worker's test inherits without being a worker
+    reorder = order == "durations" or (order == "auto" and hasattr(config, "workerinput"))
     if shard is None and not reorder:
         return
     from ._suites._order import arrange
