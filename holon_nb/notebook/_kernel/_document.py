@@ -226,7 +226,7 @@ class FileDocument:
     def __init__(self, shell: Any, path: Path | None, why: str = "no collaboration document"):
         self._shell = shell
         self.path = path
-        #: why the live collaboration document is not used (``._collab.CollabUnavailable``), for the receipts
+        #: why the live collaboration document is not used (``._collab._CollabUnavailable``), for the receipts
         self.why = why
 
     def _cells(self) -> list[dict[str, Any]]:
