@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,4 +178,3 @@ def test_rtc_turned_off_falls_back_to_the_file_and_says_why(server: tuple[str, P
     assert refused["error"]["kind"] == "notebook_edit_unsupported"
     assert "turned off" in refused["error"]["message"]
     assert (root / "nb.ipynb").read_bytes() == before
-    assert threading.active_count() >= 1
