@@ -67,10 +67,16 @@ LAB_SETTINGS = {
 
 
 @contextlib.contextmanager
-def jupyter_server(root: Path, home: Path | None, app: str = "jupyterlab", **env_vars: str) -> Iterator[str]:
+def jupyter_server(
+    root: Path, home: Path | None, app: str = "jupyterlab", collaboration: bool = False, **env_vars: str
+) -> Iterator[str]:
     """Run ``python -m {app}`` (``jupyterlab`` or ``notebook``) on 127.0.0.1 serving ``root``, its kernels
     using holon home ``home`` (None: each kernel's default, ``.holon/`` beside its notebook) and the extra
-    environment ``env_vars``; yield the base URL. The server's process group is ended afterwards."""
+    environment ``env_vars``; yield the base URL. The server's process group is ended afterwards.
+
+    With jupyter-collaboration installed (the ``collab`` extra) real-time collaboration is on in every
+    JupyterLab; ``collaboration=False`` (the default) turns it off (``YDocExtension.disable_rtc``), so the
+    browser tests see the classic file-backed front end they were written for."""
     port = _free_port()
     state = (home or root).parent
     settings = state / f"lab-settings-{port}"
@@ -99,8 +105,10 @@ def jupyter_server(root: Path, home: Path | None, app: str = "jupyterlab", **env
             f"--ServerApp.root_dir={root}",
             "--ServerApp.disable_check_xsrf=True",
             "--allow-root",
+            *([] if collaboration else ["--YDocExtension.disable_rtc=True"]),
         ],
         env=env,
+        cwd=state,  # jupyter-collaboration keeps its .jupyter_ystore.db in the working directory
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -1,6 +1,6 @@
 """The notebook document the Notebook tools read and edit (issue 28: ReadNotebook, EditNotebook, ExecuteCell).
 
-Two backends, picked per call by :func:`current_document`:
+Three backends, picked per call by :func:`._collab.current_document`:
 
 - **headless** (``holon-nb run`` / ``holon-nb test``): the harness loads a copy of the notebook it executes
   into the kernel (:meth:`HeadlessDocument.load`) before the first cell. Edits apply to that copy at once
@@ -17,14 +17,13 @@ Two backends, picked per call by :func:`current_document`:
   ``cell_id`` the receipt gives, its outputs in the receipt only), and ``replace``,
   ``delete`` and ``move`` answer ``notebook_edit_unsupported``.
 
-Editing through Jupyter's real-time collaboration document (jupyter-collaboration, pycrdt) is not
-implemented yet; its receipt would say ``backend: collaboration``.
+- **collaboration** (a live JupyterLab whose server has jupyter-collaboration): :mod:`._collab` reads and
+  edits the open notebook's shared document; picked before **file** whenever it can be reached.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
 
-__all__ = ["HeadlessDocument", "FileDocument", "HEADLESS", "current_document", "drain", "summarise_outputs"]
+__all__ = ["HeadlessDocument", "FileDocument", "HEADLESS", "drain", "summarise_outputs"]
 
 #: Characters of a cell's outputs ReadNotebook shows.
 MAX_OUTPUT_TEXT = 1_000
@@ -224,9 +223,11 @@ class HeadlessDocument:
 class FileDocument:
     """A live front end's notebook as last saved (module docstring): read-only, insert offered."""
 
-    def __init__(self, shell: Any, path: Path | None):
+    def __init__(self, shell: Any, path: Path | None, why: str = "no collaboration document"):
         self._shell = shell
         self.path = path
+        #: why the live collaboration document is not used (``._collab._CollabUnavailable``), for the receipts
+        self.why = why
 
     def _cells(self) -> list[dict[str, Any]]:
         if self.path is None or not self.path.is_file():
@@ -245,15 +246,15 @@ class FileDocument:
             "cell_count": len(cells),
             "cells": _slice(cells, start, end, cell_id),
             "note": "the notebook as last saved: unsaved changes in the editor are not seen; without "
-            "jupyter-collaboration edits cannot be applied to the open notebook",
+            f"jupyter-collaboration edits cannot be applied to the open notebook ({self.why})",
         }
 
     def edit(self, op: str, target: dict[str, Any], source: str | None, cell_type: str) -> dict[str, Any]:
         if op != "insert" or cell_type != "code":
             raise _unsupported(
                 "EditNotebook",
-                f"{op} needs the open notebook's collaboration document (jupyter-collaboration), which this "
-                "server does not offer; the file is never written behind the open editor's back",
+                f"{op} needs the open notebook's collaboration document (jupyter-collaboration), which is not "
+                f"available ({self.why}); the file is never written behind the open editor's back",
             )
         cell_id = f"agent-{len(OFFERED) + 1}"
         # the first line says where the cell came from (a person reviews it before running or saving it)
@@ -264,7 +265,7 @@ class FileDocument:
             "backend": "file",
             "applied": False,
             "cell_id": cell_id,
-            "note": "no collaboration document: the cell was offered to the front end as the next input "
+            "note": f"no collaboration document ({self.why}): the cell was offered to the front end as the next input "
             "(set_next_input), below the cell that is running; it is saved only when the user saves; "
             f"ExecuteCell with cell_id {cell_id} runs its source here",
         }
@@ -295,14 +296,3 @@ HEADLESS = HeadlessDocument()
 def drain() -> str:
     """The harness's call after each cell: the queued operations as JSON text."""
     return json.dumps(HEADLESS.drain())
-
-
-def current_document(shell: Any) -> HeadlessDocument | FileDocument:
-    """The document of this kernel: the headless copy when a harness loaded one, else the saved file."""
-    if HEADLESS.loaded:
-        return HEADLESS
-    name = os.environ.get("JPY_SESSION_NAME") or (getattr(shell, "user_ns", {}) or {}).get("__vsc_ipynb_file__")
-    path = Path(name) if isinstance(name, str) and name.endswith(".ipynb") else None
-    if path is not None and not path.is_absolute():
-        path = Path.cwd() / path
-    return FileDocument(shell, path)

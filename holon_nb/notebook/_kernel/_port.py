@@ -18,7 +18,7 @@ from typing import Any
 
 from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
-from ._document import current_document
+from ._collab import current_document
 from ._runner import CodeRunner, output_entry
 from ._values import describe, safe_repr, summarise, type_name
 
