@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import HolonNBError
-from ._document import HEADLESS, FileDocument, HeadlessDocument, _not_found, _slice, _text, _unsupported
+from ._document import HEADLESS, FileDocument, HeadlessDocument, _not_found, _slice, _text, _unsupported, locate_cell
 
 __all__ = ["CollabDocument", "LiveDocument", "current_document", "find_room"]
 
@@ -259,7 +259,7 @@ class LiveDocument:
                 with nb.ydoc.transaction():
                     nb.ycells.insert(index, nb.create_ycell(cell))
                 return _edited(op, index, cell["id"], len(cells) + 1)
-            index, cell = _locate("EditNotebook", cells, target["index"], target["cell_id"])
+            index, cell = locate_cell("EditNotebook", cells, target["index"], target["cell_id"])
             with nb.ydoc.transaction():
                 if op == "replace":
                     text = nb.ycells[index]["source"]
@@ -282,7 +282,7 @@ class LiveDocument:
 
     def cell_source(self, index: int | None, cell_id: str | None) -> tuple[int, str | None, str, str]:
         def find(client: Any) -> tuple[int, str | None, str, str]:
-            i, cell = _locate("ExecuteCell", self._cells(client), index, cell_id)
+            i, cell = locate_cell("ExecuteCell", self._cells(client), index, cell_id)
             return i, cell.get("id"), str(cell.get("cell_type", "code")), _text(cell.get("source"))
 
         result: tuple[int, str | None, str, str] = self._room.apply(find)
@@ -305,19 +305,6 @@ class LiveDocument:
                 youtputs.extend(_youtputs(outputs))
 
         self._room.apply(change)
-
-
-def _locate(
-    tool: str, cells: list[dict[str, Any]], index: int | None, cell_id: str | None
-) -> tuple[int, dict[str, Any]]:
-    if cell_id is not None:
-        for i, cell in enumerate(cells):
-            if cell.get("id") == cell_id:
-                return i, cell
-        raise _not_found(tool, None, cell_id, len(cells))
-    if index is None or index >= len(cells):
-        raise _not_found(tool, index, None, len(cells))
-    return index, cells[index]
 
 
 def _edited(op: str, index: int, cell_id: str | None, count: int) -> dict[str, Any]:

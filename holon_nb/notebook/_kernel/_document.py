@@ -31,7 +31,7 @@ from typing import Any
 from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
 
-__all__ = ["HeadlessDocument", "FileDocument", "HEADLESS", "drain", "summarise_outputs"]
+__all__ = ["HeadlessDocument", "FileDocument", "HEADLESS", "drain", "locate_cell", "summarise_outputs"]
 
 #: Characters of a cell's outputs ReadNotebook shows.
 MAX_OUTPUT_TEXT = 1_000
@@ -63,6 +63,24 @@ def summarise_outputs(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             text = text[:MAX_OUTPUT_TEXT] + f"… [{len(text) - MAX_OUTPUT_TEXT} more chars]"
         out.append({"kind": kind, "text": text})
     return out
+
+
+def locate_cell(
+    tool: str, cells: list[dict[str, Any]], index: int | None, cell_id: str | None
+) -> tuple[int, dict[str, Any]]:
+    """``(index, cell)`` of the cell of ``cells`` named by ``cell_id`` (first) or ``index``.
+
+    Raises:
+        ToolFailure: ``cell_not_found`` when no cell has that id or the index is past the end.
+    """
+    if cell_id is not None:
+        for i, cell in enumerate(cells):
+            if cell.get("id") == cell_id:
+                return i, cell
+        raise _not_found(tool, None, cell_id, len(cells))
+    if index is None or index >= len(cells):
+        raise _not_found(tool, index, None, len(cells))
+    return index, cells[index]
 
 
 def _not_found(tool: str, index: int | None, cell_id: str | None, count: int) -> ToolFailure:
@@ -151,15 +169,7 @@ class HeadlessDocument:
 
     def locate(self, tool: str, index: int | None, cell_id: str | None) -> tuple[int, dict[str, Any]]:
         """``(index, cell)`` of the cell named by id or index (call with the lock held)."""
-        cells = self.cells or []
-        if cell_id is not None:
-            for i, cell in enumerate(cells):
-                if cell.get("id") == cell_id:
-                    return i, cell
-            raise _not_found(tool, None, cell_id, len(cells))
-        if index is None or index >= len(cells):
-            raise _not_found(tool, index, None, len(cells))
-        return index, cells[index]
+        return locate_cell(tool, self.cells or [], index, cell_id)
 
     def edit(self, op: str, target: dict[str, Any], source: str | None, cell_type: str) -> dict[str, Any]:
         with self._lock:
