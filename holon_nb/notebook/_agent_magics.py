@@ -291,12 +291,19 @@ class TurnHub:
         if run is not None and run.follower is not None and not run.done.is_set():
             running = self._rt.turns.active(agent_id) is not None
             run.follower.stop("stopped from the notebook")
+            self._interrupt_code()
             return "stop requested" if running else "stopped waiting for a wake"
-        return (
-            "stop requested"
-            if self._rt.turns.cancel(agent_id, reason="stopped from the notebook")
-            else "no turn running"
-        )
+        cancelled = self._rt.turns.cancel(agent_id, reason="stopped from the notebook")
+        self._interrupt_code()
+        return "stop requested" if cancelled else "no turn running"
+
+    def _interrupt_code(self) -> None:
+        """A stopped turn's Notebook-tool code (RunCode, ExecuteCell) is interrupted too, not left to its timeout."""
+        from ._kernel._port import KernelNotebook
+
+        port = self._rt.notebook
+        if isinstance(port, KernelNotebook):
+            port.interrupt_code()
 
     def report(self) -> None:
         """Re-send each ended turn's final view and spent standby owner from the current cell (kernel thread), once.

@@ -159,6 +159,11 @@ class KernelNotebook:
     def run_code(self, code: str, timeout_s: float) -> dict[str, Any]:
         return self.runner.run(code, timeout_s)
 
+    def interrupt_code(self) -> bool:
+        """Interrupt the agent code running in this kernel (RunCode, ExecuteCell), if any: a stopped or
+        interrupted turn must not leave its code running until the timeout. True when some was."""
+        return self.runner.interrupt()
+
     def read_cells(self, start: int | None, end: int | None, cell_id: str | None) -> dict[str, Any]:
         return current_document(self._shell).read(start, end, cell_id)
 

@@ -224,6 +224,14 @@ class CodeRunner:
         self._shell = shell
         self._router = _Router(shell)
         self._one = threading.Lock()
+        self._current: threading.Thread | None = None  # the run in progress, for interrupt()
+
+    def interrupt(self) -> bool:
+        """Raise ``KeyboardInterrupt`` in the run in progress (its status becomes ``interrupted``): the
+        notebook calls it when the user stops or interrupts an agent's turn (issue 28: "a timeout and
+        KeyboardInterrupt"). Returns True when a run was interrupted."""
+        thread = self._current
+        return thread is not None and interrupt_thread(thread)
 
     def run(self, code: str, timeout_s: float) -> dict[str, Any]:
         """Run ``code``; return the ``RunCodeResult`` payload (never raises for the code's failures)."""
@@ -286,12 +294,14 @@ class CodeRunner:
         thread = threading.Thread(target=work, name="holon-nb-agent-code", daemon=True)
         try:
             thread.start()
+            self._current = thread
             thread.join(timeout_s)
             if thread.is_alive():
                 box["deadline"] = True
                 interrupt_thread(thread)
                 thread.join(GRACE_S)
         finally:
+            self._current = None
             if not thread.is_alive():
                 self._router.leave()
             else:  # stuck in C code: its guards stay until it ends

@@ -235,6 +235,27 @@ def test_a_run_past_its_timeout_is_interrupted(nb: Any) -> None:
     assert call(nb, "RunCode", {"code": "raise KeyboardInterrupt"})["result"]["status"] == "interrupted"
 
 
+def test_stopping_a_turn_interrupts_its_running_code(nb: Any) -> None:
+    from _support import eventually
+
+    from holon_nb.notebook._session import current_session
+
+    started = threading.Event()
+    nb.user_ns["started"] = started
+    box: dict[str, Any] = {}
+    code = "started.set()\nn = 0\nwhile True:\n    n += 1"
+    worker = threading.Thread(target=lambda: box.update(call(nb, "RunCode", {"code": code, "timeout_s": 600})))
+    worker.start()
+    assert started.wait(60)
+    session = current_session()
+    assert session is not None and session.turns is not None
+    session.turns.stop("default")  # the Stop button / Ctrl-C of a %%agent cell: no turn, but the code stops
+    eventually(lambda: not worker.is_alive(), timeout=60)
+    result = box["result"]
+    assert result["status"] == "interrupted" and result["error"]["ename"] == "KeyboardInterrupt"
+    assert nb.user_ns["n"] > 0
+
+
 def test_user_output_is_not_captured_by_a_concurrent_run(nb: Any) -> None:
     started = threading.Event()
     nb.user_ns["started"] = started
