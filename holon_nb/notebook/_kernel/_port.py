@@ -156,7 +156,7 @@ class KernelNotebook:
             out.append({**cell, "outputs": outputs})
         return {"cells": out}
 
-    def run_code(self, code: str, timeout_s: float) -> dict[str, Any]:
+    def run_code(self, code: str, timeout_s: float) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
         return self.runner.run(code, timeout_s)
 
     def interrupt_code(self) -> bool:

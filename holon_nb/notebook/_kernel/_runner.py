@@ -16,6 +16,8 @@ turn with ``%%agent --wait``), with:
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
 import builtins
 import os
 import sys
@@ -36,6 +38,8 @@ MAX_OUTPUTS = 20
 #: The mime types of a display output kept in a cell ExecuteCell ran, and the most characters of each.
 _KEPT_MIMES = ("text/plain", "text/html", "text/markdown", "image/png", "image/jpeg", "image/svg+xml")
 MAX_KEPT_BYTES = 2_000_000
+#: images of one run shown as thumbnails beside its receipt
+MAX_IMAGES = 8
 #: Seconds a run interrupted at its deadline gets to unwind.
 GRACE_S = 2.0
 
@@ -54,6 +58,8 @@ class _Capture:
         self.truncated = False
         #: the run as nbformat outputs, in order (ExecuteCell records them in the document)
         self.cell_outputs: list[dict[str, Any]] = []
+        #: ``(label, bytes)`` of the PNG and JPEG images the run displayed (RunCode shows them as thumbnails)
+        self.images: list[tuple[str, bytes]] = []
 
     def write(self, stream: str, text: str) -> None:
         kept = self.stdout if stream == "stdout" else self.stderr
@@ -77,6 +83,13 @@ class _Capture:
             return
         self.outputs.append(output_entry(data, kind))
         kept = {m: v for m, v in data.items() if m in _KEPT_MIMES and len(str(v)) <= MAX_KEPT_BYTES}
+        for mime in ("image/png", "image/jpeg"):
+            encoded = kept.get(mime)
+            if isinstance(encoded, str) and len(self.images) < MAX_IMAGES:
+                try:
+                    self.images.append((f"{kind} {len(self.outputs)} ({mime})", base64.b64decode(encoded)))
+                except (binascii.Error, ValueError):
+                    pass  # not base64: described in the receipt only
         if kind == "result":
             self.cell_outputs.append(
                 {"output_type": "execute_result", "data": kept, "metadata": {}, "execution_count": None}
@@ -233,9 +246,13 @@ class CodeRunner:
         thread = self._current
         return thread is not None and interrupt_thread(thread)
 
-    def run(self, code: str, timeout_s: float) -> dict[str, Any]:
-        """Run ``code``; return the ``RunCodeResult`` payload (never raises for the code's failures)."""
-        return self.run_cell(code, timeout_s)[0]
+    def run(self, code: str, timeout_s: float) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+        """Run ``code``; return the ``RunCodeResult`` payload (never raises for the code's failures) and the
+        ``(label, bytes)`` of the PNG/JPEG images it displayed (at most ``MAX_IMAGES``)."""
+        capture = _Capture()
+        with self._one:
+            payload = self._run(code, timeout_s, capture)
+        return payload, capture.images
 
     def run_cell(self, code: str, timeout_s: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """:meth:`run`, and the run as nbformat outputs (stream, display_data, execute_result, error)."""

@@ -183,6 +183,11 @@ class AgentImages:
         self._plane = plane
         self._call = call
 
+    def preview(self, data: bytes, label: str) -> None:
+        """Show ``data`` (an image a tool produced, e.g. a plot RunCode's code displayed; issue 28) as a
+        thumbnail beside this call's receipt; bytes that are not a supported image are ignored."""
+        self._plane.add_preview(self._call.execution_id, data, label)
+
     async def view(self, path: Path, prompt: str) -> dict[str, Any]:
         """ViewImage (workspace spec §12) on an absolute, lexically normalised ``path``.
 

@@ -205,6 +205,26 @@ def test_run_code_in_the_user_namespace_with_captured_output(nb: Any) -> None:
     assert nb.user_ns["agent_made"] == 42
 
 
+def test_run_code_images_are_shown_as_thumbnails_not_sent(nb: Any) -> None:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (3, 2), "red").save(buf, format="PNG")
+    nb.user_ns["png"] = buf.getvalue()
+    code = "from IPython.display import Image, display\ndisplay(Image(data=png))\n'done'"
+    result = rt(nb).call("RunCode", {"code": code})
+    payload = result.envelope["result"]
+    assert payload["status"] == "ok"
+    shown = payload["outputs"][0]
+    assert shown["mime"] == "image/png" and shown["text"].startswith("[image/png image")  # described to the model
+    assert "iVBOR" not in result.receipt  # the data itself is never sent
+    [thumb] = result.previews  # shown in the cell beside the receipt
+    assert thumb["mime"] == "image/png" and (thumb["width"], thumb["height"]) == (3, 2)
+    assert thumb["label"].startswith("RunCode display")
+
+
 def test_run_code_errors_are_results(nb: Any) -> None:
     result = call(nb, "RunCode", {"code": "1 / 0"})["result"]
     assert result["status"] == "error" and result["error"]["ename"] == "ZeroDivisionError"

@@ -33,10 +33,11 @@ class NotebookPort(Protocol):
         """``KernelHistoryResult``: the last ``last`` executed cells with their outputs (text cut to
         ``max_chars`` per cell; images described, never sent)."""
 
-    def run_code(self, code: str, timeout_s: float) -> dict[str, Any]:
-        """``RunCodeResult``: run ``code`` in the user namespace; stdout, stderr and display outputs
+    def run_code(self, code: str, timeout_s: float) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+        """``(RunCodeResult, images)``: run ``code`` in the user namespace; stdout, stderr and display outputs
         captured; a timeout interrupts it (KeyboardInterrupt); ``sys.exit``, ``os._exit`` and ``input()``
-        are refused without harming the kernel."""
+        are refused without harming the kernel. ``images`` are the ``(label, bytes)`` of the PNG and JPEG
+        images the code displayed, shown beside the receipt as thumbnails (never sent to the model)."""
 
     def read_cells(self, start: int | None, end: int | None, cell_id: str | None) -> dict[str, Any]:
         """``ReadNotebookResult``: the notebook's cells (source, type, outputs summarised)."""

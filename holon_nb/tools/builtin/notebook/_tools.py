@@ -17,7 +17,7 @@ thread: a slow ``__repr__`` or a long run never blocks the runtime's loop.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from pydantic import Field
@@ -38,6 +38,8 @@ from ..results._notebook import (
     RunCodeResult,
 )
 from ._port import NotebookPort
+
+_T = TypeVar("_T")
 
 __all__ = [
     "SPECS",
@@ -156,7 +158,7 @@ def _port(ctx: ToolContext, tool: str) -> NotebookPort:
     return port_
 
 
-async def _in_thread(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+async def _in_thread(fn: Callable[[], _T]) -> _T:
     return await anyio.to_thread.run_sync(fn)
 
 
@@ -188,7 +190,9 @@ async def kernel_history(args: KernelHistoryInput, ctx: ToolContext) -> dict[str
 async def run_code(args: RunCodeInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of RunCode."""
     port = _port(ctx, "RunCode")
-    out = await _in_thread(lambda: port.run_code(args.code, float(args.timeout_s or DEFAULT_TIMEOUT_S)))
+    out, images = await _in_thread(lambda: port.run_code(args.code, float(args.timeout_s or DEFAULT_TIMEOUT_S)))
+    for label, data in images:  # rich outputs shown in the cell: thumbnails beside the receipt (issue 28)
+        ctx.images.preview(data, f"RunCode {label}")
     return _summary(out, f"code {out['status']}")
 
 
