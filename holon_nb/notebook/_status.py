@@ -150,11 +150,40 @@ def _serve(session: Any, words: list[str]) -> None:
     log = widgets.Output(layout=widgets.Layout(max_height="600px", overflow="auto"))
     stop = widgets.Button(description="Stop serving", button_style="warning")
 
+    in_flight: dict[int, Any] = {}  # call number -> its Stop button, while the call runs
+
     def on_call(event: dict[str, Any]) -> None:  # on a server thread: widget updates are thread-safe comms
+        n, tool = event["call"], event["tool"]
         if event["phase"] == "start":
-            log.append_stdout(f"→ an MCP client called {event['tool']}\n")
-        else:
-            log.append_display_data(event["result"])  # the live receipt (ToolResult's mimebundle)
+            button = widgets.Button(description="Stop", button_style="danger", tooltip=f"stop call {n} ({tool})")
+
+            def stop_call(_: Any) -> None:
+                button.disabled = True
+                event["stop"]()
+
+            button.on_click(stop_call)
+            in_flight[n] = button
+            log.append_display_data(widgets.HBox([widgets.Label(f"→ call {n}: an MCP client called {tool}"), button]))
+            return
+        done = in_flight.pop(n, None)
+        if done is not None:
+            done.disabled, done.description = True, "Ended"
+        if event["phase"] == "stopped":
+            log.append_stdout(f"■ call {n} ({tool}) stopped from the notebook\n")
+            return
+        result = event["result"]
+        log.append_display_data(result)  # the live receipt (ToolResult's mimebundle)
+        handle = (result.result or {}).get("task_handle") if tool == "ExecCommand" else None
+        if isinstance(handle, dict) and handle.get("task_id"):  # the command went on as a background task
+            task_id, agent = str(handle["task_id"]), event["agent"]
+            task_stop = widgets.Button(description=f"Stop {task_id}", button_style="danger")
+
+            def stop_task(_: Any) -> None:
+                task_stop.disabled = True
+                log.append_display_data(rt.call("TaskStop", {"task_id": task_id}, agent=agent))
+
+            task_stop.on_click(stop_task)
+            log.append_display_data(widgets.HBox([widgets.Label(f"call {n} goes on as task {task_id}"), task_stop]))
 
     http = HttpServe(build_server(rt, on_call=on_call), new_token(), port)
     token_file = rt.home / "mcp-serve.json"
@@ -172,8 +201,8 @@ def _serve(session: Any, words: list[str]) -> None:
     note = Note(
         f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
         f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; each call they make "
-        "shows below as it ends (a command that goes to the background is a task: %task_stop ID ends it); "
-        "Stop serving or %holon mcp serve stop ends the server"
+        "shows below with a Stop button while it runs, then its receipt (a command that goes to the background "
+        "is a task, with its own Stop); Stop serving or %holon mcp serve stop ends the server"
     )
     display(note)
     display(widgets.VBox([stop, log]))

@@ -359,6 +359,16 @@ class Runtime:
             raise ToolCallError(result.envelope)
         return result
 
+    def submit_call(
+        self, name: str, args: dict[str, Any] | str | None = None, agent: str | None = None
+    ) -> concurrent.futures.Future[ToolResult]:
+        """:meth:`call` without waiting: a future of its :class:`ToolResult` whose ``cancel()`` stops the call as
+        Ctrl-C stops :meth:`call` (a command in its foreground window is stopped; issue 29's Stop of a served
+        call). Raises what :meth:`call` raises before the call starts."""
+        self._check_open()
+        check_call_types(name, agent, None)
+        return self._loop.submit(self._call, name, {} if args is None else args, agent, None)
+
     async def async_call(
         self,
         name: str,

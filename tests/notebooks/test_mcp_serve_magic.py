@@ -44,7 +44,10 @@ def test_an_external_clients_call_shows_as_a_live_receipt(tmp_path: Path) -> Non
     state = executed["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     logs = [m["state"].get("outputs", []) for m in state.values() if m["model_name"] == "OutputModel"]
     shown = json.dumps(logs)
-    assert "an MCP client called ExecCommand" in shown
+    labels = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "LabelModel"]
+    assert "→ call 1: an MCP client called ExecCommand" in labels  # shown with its Stop button while it ran
+    buttons = {m["state"].get("description") for m in state.values() if m["model_name"] == "ButtonModel"}
+    assert "Ended" in buttons  # the call's Stop button, disabled once the call ended
     assert "application/vnd.holon.tool-result+json" in shown and "from outside" in shown
     stopped = "".join(str(o) for o in executed["cells"][3]["outputs"])
     assert "stopped serving http://127.0.0.1:" in stopped

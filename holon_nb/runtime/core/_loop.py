@@ -233,6 +233,22 @@ class LoopThread:
                     loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
             raise
 
+    def submit(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> concurrent.futures.Future[Any]:
+        """Start ``fn(*args)`` on the loop from another thread; the future's ``cancel()`` cancels the task there.
+
+        Raises:
+            WrongThread: when called from the loop thread itself.
+        """
+        if self.in_loop_thread():
+            raise WrongThread("submit() is for other threads: on the runtime thread, await the call")
+        self.check()
+        assert self._aio is not None
+
+        async def run() -> Any:
+            return await fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), self._aio)
+
     def portal_call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` through the blocking portal, from another thread, once the loop has started."""
         assert self.portal is not None, "the runtime loop has not started"

@@ -12,7 +12,9 @@ bearer token it was started with (compared in constant time): a token of another
 
 from __future__ import annotations
 
+import concurrent.futures
 import hmac
+import itertools
 import json
 import secrets
 import socket
@@ -63,8 +65,8 @@ def build_server(
     Args:
         rt: The :class:`~holon_nb.runtime.Runtime` whose tools are served.
         profile_name: ``public_named`` or ``private_child``.
-        on_call: Told ``{"phase": "start"|"end", "tool", "execution"?, "result"?}`` around each call (the
-            notebook's live receipts of ``%holon mcp serve``).
+        on_call: Told ``{"phase": "start"|"end"|"stopped", "call", "tool", "agent", "stop"?, "result"?}`` around each
+            call (the notebook's live receipts of ``%holon mcp serve``); ``stop()`` (start only) stops the call.
 
     Raises:
         ValueError: an unknown profile name.
@@ -82,13 +84,22 @@ def build_server(
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=_tool_list(rt, profile))
 
+    calls = itertools.count(1)
+
     async def call_tool(ctx: Any, params: Any) -> Any:
-        name, args = params.name, dict(params.arguments or {})
+        name, args, n = params.name, dict(params.arguments or {}), next(calls)
+        future = rt.submit_call(name, args, agent=agent)
+        if on_call is not None:  # ``stop``: the notebook's Stop of this call (a command is stopped as by Ctrl-C)
+            on_call({"phase": "start", "call": n, "tool": name, "args": args, "agent": agent, "stop": future.cancel})
+        try:
+            result = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except concurrent.futures.CancelledError:
+            if on_call is not None:
+                on_call({"phase": "stopped", "call": n, "tool": name, "agent": agent})
+            text = f"{name} was stopped from the notebook serving these tools"
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         if on_call is not None:
-            on_call({"phase": "start", "tool": name, "args": args})
-        result = await anyio.to_thread.run_sync(lambda: rt.call(name, args, agent=agent), abandon_on_cancel=True)
-        if on_call is not None:
-            on_call({"phase": "end", "tool": name, "result": result})
+            on_call({"phase": "end", "call": n, "tool": name, "agent": agent, "result": result})
         envelope = json.loads(json.dumps(result.envelope, default=str))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.receipt)],

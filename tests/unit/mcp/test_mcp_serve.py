@@ -12,6 +12,7 @@ import anyio
 import httpx
 import pytest
 from _mcp_support import free_port, http_process
+from _support import eventually
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 HOLON_NB = str(Path(sys.executable).with_name("holon-nb"))
@@ -119,3 +120,47 @@ def test_streamable_http_needs_this_runtimes_bearer_token(tmp_path: Path, worksp
         with pytest.raises(BaseException):  # noqa: B017 - the SDK raises its transport error inside a group
             with anyio.fail_after(30):
                 anyio.run(refused)
+
+
+def test_a_served_call_is_stopped_by_the_notebooks_stop(rt: Any, tmp_path: Path) -> None:
+    """``%holon mcp serve``'s Stop of a running call: the server's ``on_call`` start event carries ``stop``, which
+    stops the command (its process ends) and answers the client with a tool error."""
+    from mcp import Client
+
+    from holon_nb.runtime.mcp._serve import build_server
+
+    events: list[dict[str, Any]] = []
+    server = build_server(rt, on_call=events.append)
+    pid_file = tmp_path / "pid"
+    cmd = f"echo $$ > {pid_file}; exec sleep 120"
+
+    async def body() -> Any:
+        async with Client(server) as client:
+            answer: dict[str, Any] = {}
+
+            async def call() -> None:
+                answer["result"] = await client.call_tool("ExecCommand", {"cmd": cmd, "yield_time_ms": 600_000})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                with anyio.fail_after(60):
+                    while not (pid_file.exists() and pid_file.read_text().strip() and events):
+                        await anyio.sleep(0.02)
+                [start] = [e for e in events if e["phase"] == "start"]
+                assert start["tool"] == "ExecCommand" and start["call"] == 1
+                start["stop"]()
+            return answer["result"]
+
+    result = anyio.run(body)
+    assert result.is_error and "stopped from the notebook" in result.content[0].text
+    assert [e["phase"] for e in events] == ["start", "stopped"]
+    pid = int(pid_file.read_text())
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"  # a zombie awaiting its reaper is gone too
+
+    eventually(gone, timeout=30)
