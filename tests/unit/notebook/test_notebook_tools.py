@@ -223,6 +223,7 @@ def test_run_code_images_are_shown_as_thumbnails_not_sent(nb: Any) -> None:
     [thumb] = result.previews  # shown in the cell beside the receipt
     assert thumb["mime"] == "image/png" and (thumb["width"], thumb["height"]) == (3, 2)
     assert thumb["label"].startswith("RunCode display")
+    assert "image/png" in result._repr_mimebundle_()  # the cell shows the thumbnail with the receipt
 
 
 def test_run_code_errors_are_results(nb: Any) -> None:
