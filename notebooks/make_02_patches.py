@@ -45,7 +45,7 @@ def _diff(path: str, old: str, new: str) -> str:
 
 
 def build() -> nbformat.NotebookNode:
-    text_py = (ROOT / "holon_nb" / "tools" / "text.py").read_text()
+    text_py = (ROOT / "holon_nb" / "tools" / "_text.py").read_text()
     fix = _diff("holon_nb/tools/_text.py", text_py, text_py + ADDITION)
     fix += _diff("tests/unit/tools/test_one_line.py", "", TEST_FILE)
     readme = (ROOT / "README.md").read_text().splitlines(keepends=True)
@@ -165,7 +165,7 @@ def build() -> nbformat.NotebookNode:
         new_code_cell("%worktree remove {wt_id}"),
         new_code_cell(
             'rt.call("ExecCommand", {"cmd": "git add -A && git -c user.name=Tutorial "\n'
-            "                              \"-c user.email=tutorial@example.invalid commit -qm 'Add one_line' && git log --oneline -1\",\n"
+            "                              \"-c user.email=tutorial@example.invalid commit -qm 'Add one_line' && git log -1 --format='%H %s'\",\n"
             '                       "workdir": str(worktree)})'
         ),
         new_code_cell("%worktree remove {wt_id}"),
@@ -187,7 +187,8 @@ def build() -> nbformat.NotebookNode:
         ),
         new_code_cell("import shutil\nshutil.rmtree(scratch)"),
     ]
-    # commits made by the tutorial have new hashes on every run
+    # commits made by the tutorial have new hashes on every run; the tutorial prints full hashes, since an
+    # abbreviated one grows from 7 to 8+ digits as the clone's object count grows (git's core.abbrev=auto)
     return tutorial_notebook(
         cells, normalize=[{"regex": r"\b[0-9a-f]{40}\b|\b[0-9a-f]{7}\b", "replace": "<sha>"}], shared_dir=True
     )  # it clones this checkout
