@@ -1,8 +1,8 @@
 """Notebook suites on one machine and beyond (issue 30; docs/large-suites.md).
 
-A suite of 24 notebooks: the six tutorials in each of four git clones of this checkout (``copy-K/holon_nb``; the
-tutorials run git in their checkout), with their ``*.holon`` fixtures beside them (none needs the network: 04 and 06 replay model
-calls from cassettes, 05 reaches only servers it starts on 127.0.0.1). Timed, the modes interleaved within
+A suite of 24 notebooks: the eight tutorials in each of three git clones of this checkout (``copy-K/holon_nb``; the
+tutorials run git in their checkout), with their ``*.holon`` fixtures beside them (none needs the network: 04, 06, 07 and 08 replay recorded model or MCP
+calls from cassettes, 05 and 08 reach only servers they start on 127.0.0.1). Timed, the modes interleaved within
 each round (the order rotating), wall time of the whole ``pytest --holon-nb`` session:
 
 - ``serial``: one process;
@@ -23,7 +23,7 @@ would only compete with the running ones.
 The machine's load average is recorded before and after each run: other work on a shared machine slows
 some runs, and the interleaving spreads that over the modes.
 
-Run: ``python benchmarks/bench_suite_scaling.py [--rounds 1] [--copies 4]``. Results go to
+Run: ``python benchmarks/bench_suite_scaling.py [--rounds 1] [--copies 3]``. Results go to
 ``benchmarks/results/suite_scaling.json``.
 """
 
@@ -70,6 +70,10 @@ def _suite(folder: Path, copies: int) -> list[str]:
     for k in range(1, copies + 1):
         subprocess.run(["git", "clone", "-q", str(base), str(folder / f"copy-{k}" / "holon_nb")], check=True)
         targets.append(f"copy-{k}/holon_nb/notebooks")
+    # one rootdir for the whole suite, as a real suite has: without it pytest takes copy-1's pyproject.toml as
+    # its ini file, and the notebooks of the other copies, outside that rootdir, get node ids without their
+    # folder that collide (copy-2's 01-quickstart.ipynb is copy-3's): their durations would add up under one key
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     return targets
 
 
@@ -129,7 +133,7 @@ def _lpt(costs: list[float], workers: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--copies", type=int, default=3)
     parser.add_argument(
         "--modes", default="serial,-n 2,gateway -n 2,shards", help="comma list of the modes to time (default: all)"
     )
