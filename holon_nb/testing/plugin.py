@@ -322,7 +322,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 sizes[group] = items[i].path.stat().st_size
             except OSError:
                 sizes[group] = 1
-    kept, deselected = arrange(notebooks, _recorded(config), sizes, shard, reorder)
+    locks = {
+        group: parent.lock if isinstance(parent := items[i].parent, NotebookFile) else None
+        for i, (_, group) in zip(slots, notebooks, strict=True)
+    }
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    kept, deselected = arrange(notebooks, _recorded(config), sizes, shard, reorder, locks, workers)
     if deselected:
         config.hook.pytest_deselected(items=[items[slots[k]] for k in deselected])
     queue = iter([items[slots[k]] for k in kept])
@@ -489,6 +494,9 @@ class NotebookFile(pytest.File):
 
     _check: Any = None
     _reported = False
+    #: The folder whose lock the notebook's run holds (a ``shared_dir`` notebook, or one recording cassettes,
+    #: runs in its folder, one at a time: :func:`~holon_nb.testing._workdir.folder_lock`); None: a private copy.
+    lock: str | None = None
 
     def report(self, item: pytest.Item) -> None:
         """Attach what this file's check has to say beyond pass or fail to ``item``'s report, once per file:
@@ -521,6 +529,10 @@ class NotebookFile(pytest.File):
         except HarnessUsageError as exc:
             self.config.stash[_STATE]["usage_errors"] = self.config.stash[_STATE].get("usage_errors", 0) + 1
             raise NotebookFailure(str(exc)) from None
+        from ._workdir import shared_dir
+
+        if shared_dir(nb.metadata) or self.config.getoption("holon_nb_cassettes") in ("record", "auto"):
+            self.lock = str(self.path.resolve().parent)  # as check_notebook decides where it runs
         items: list[pytest.Item]
         if self.config.getoption("holon_nb_per_cell"):
             code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]

@@ -9,7 +9,8 @@
   ``--holon-nb-store-durations``: a committed file that every CI shard reads alike. FILE has pytest-split's
   ``.test_durations`` format (one JSON object ``{node id: seconds}``), so either tool reads the other's file.
 - **Order.** Notebook items run longest first (by their file's recorded duration; see :func:`weights`), so the
-  longest notebook never starts last while the other workers sit idle. By default only on pytest-xdist
+  longest notebook never starts last while the other workers sit idle; notebooks that share a folder lock
+  (``shared_dir``) are kept apart, so that two workers do not take them at once and one waits. By default only on pytest-xdist
   workers (``--holon-nb-order auto``); a serial run keeps pytest's sorted file order.
 - **Shards.** ``--holon-nb-shard K/N`` keeps the K-th of N shards: the notebook files are packed greedily
   into N bins, longest first, each into the bin with the least total so far (ties: the lower bin), so every
@@ -128,11 +129,33 @@ def bins(weight: Mapping[str, float], count: int) -> list[list[str]]:
     return out
 
 
-def longest_first(weight: Mapping[str, float], order: Iterable[str]) -> list[str]:
-    """The groups of ``order`` sorted by weight, heaviest first (ties keep ``order``)."""
+def longest_first(
+    weight: Mapping[str, float],
+    order: Iterable[str],
+    locks: Mapping[str, str | None] | None = None,
+    workers: int = 1,
+) -> list[str]:
+    """The groups of ``order`` sorted by weight, heaviest first (ties keep ``order``).
+
+    ``locks`` names the folder lock a group's notebook holds while it runs (``shared_dir`` notebooks of one
+    folder run one at a time: :func:`~holon_nb.testing._workdir.folder_lock`), None for none. With ``workers``
+    > 1 a group whose lock one of the ``workers - 1`` groups placed just before it holds is moved back behind
+    the heaviest group that is free of them: xdist hands out the next items as workers free up, so neighbours in
+    the order run side by side, and two neighbours on one lock would leave a worker waiting on the other.
+    When no free group remains the heaviest goes next anyway. Deterministic.
+    """
     listed = list(order)
     position = {g: i for i, g in enumerate(listed)}
-    return sorted(listed, key=lambda g: (-weight.get(g, 0.0), position[g]))
+    ranked = sorted(listed, key=lambda g: (-weight.get(g, 0.0), position[g]))
+    if not locks or workers < 2:
+        return ranked
+    out: list[str] = []
+    while ranked:
+        recent = {locks.get(g) for g in out[-(workers - 1) :]} - {None}
+        pick = next((g for g in ranked if locks.get(g) not in recent), ranked[0])
+        ranked.remove(pick)
+        out.append(pick)
+    return out
 
 
 def arrange(
@@ -141,6 +164,8 @@ def arrange(
     sizes: Mapping[str, int],
     shard: Shard | None,
     reorder: bool,
+    locks: Mapping[str, str | None] | None = None,
+    workers: int = 1,
 ) -> tuple[list[int], list[int]]:
     """Which notebook items a run keeps, in which order, and which it deselects.
 
@@ -150,6 +175,8 @@ def arrange(
         sizes: ``{file node id: bytes}``.
         shard: Keep only this shard's files; None keeps all.
         reorder: Put the kept items longest file first (a file's items stay together, in their order).
+        locks: ``{file node id: the folder lock its notebook holds, or None}``; with ``workers`` (the number of
+            xdist workers), the order keeps notebooks on one lock apart (:func:`longest_first`).
 
     Returns:
         ``(kept, deselected)``: indices into ``items``.
@@ -165,6 +192,6 @@ def arrange(
     deselected = [i for i, (_, g) in enumerate(items) if g not in chosen]
     if reorder:
         files = list(dict.fromkeys(items[i][1] for i in kept))
-        rank = {g: r for r, g in enumerate(longest_first(weight, files))}
+        rank = {g: r for r, g in enumerate(longest_first(weight, files, locks, workers))}
         kept.sort(key=lambda i: (rank[items[i][1]], i))
     return kept, deselected

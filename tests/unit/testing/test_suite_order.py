@@ -11,6 +11,7 @@ from holon_nb.testing._suites._order import (
     Shard,
     arrange,
     bins,
+    longest_first,
     parse_shard,
     read_durations,
     weights,
@@ -68,6 +69,28 @@ def test_arrange_keeps_a_files_items_together_and_puts_the_longest_first() -> No
     assert arrange(items, durations, {}, None, reorder=False) == ([0, 1, 2, 3], [])
     first, second = (arrange(items, durations, {}, Shard(k, 2), reorder=False) for k in (1, 2))
     assert first == ([2], [0, 1, 3]) and second == ([0, 1, 3], [2])
+
+
+def test_longest_first_keeps_notebooks_on_one_folder_lock_apart() -> None:
+    """Three copies of a suite whose ``shared_dir`` notebooks (a, b) lock their copy's folder: on two workers no
+    two neighbours in the order share a lock while a free group remains; one worker keeps the plain order."""
+    weight = {"1/a": 9.0, "2/a": 9.0, "1/b": 8.0, "2/b": 8.0, "1/c": 7.0, "2/c": 7.0}
+    locks = {"1/a": "1", "2/a": "2", "1/b": "1", "2/b": "2", "1/c": None, "2/c": None}
+    plain = longest_first(weight, sorted(weight))
+    assert plain == ["1/a", "2/a", "1/b", "2/b", "1/c", "2/c"]
+    assert longest_first(weight, sorted(weight), locks, workers=1) == plain
+    spread = longest_first(weight, sorted(weight), locks, workers=2)
+    assert spread == plain  # already apart: a lock never follows itself
+    crowded = {"1/a": 9.0, "1/b": 8.0, "2/a": 7.0, "1/c": 6.0}
+    assert longest_first(crowded, sorted(crowded), locks, workers=2) == ["1/a", "2/a", "1/b", "1/c"]
+    assert longest_first(crowded, sorted(crowded), locks, workers=3) == ["1/a", "2/a", "1/c", "1/b"]
+    only_one_folder = {"1/a": 9.0, "1/b": 8.0}
+    assert longest_first(only_one_folder, sorted(only_one_folder), locks, workers=2) == ["1/a", "1/b"]
+    items = [(f"{g}.ipynb::notebook", f"{g}.ipynb") for g in sorted(crowded)]
+    durations = {f"{g}.ipynb::notebook": w for g, w in crowded.items()}
+    file_locks = {f"{g}.ipynb": locks[g] for g in crowded}
+    kept, _ = arrange(items, durations, {}, None, True, file_locks, 2)
+    assert [items[i][1] for i in kept] == ["1/a.ipynb", "2/a.ipynb", "1/b.ipynb", "1/c.ipynb"]
 
 
 def test_durations_files_are_pytest_splits_format(tmp_path: Path) -> None:
