@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import socket
 import subprocess
 import sys
@@ -61,7 +62,8 @@ def demo_http() -> Iterator[str]:
 
 def served_calls(info: dict[str, Any], *calls: dict[str, Any]) -> list[Any]:
     """ExecCommand calls to ``%holon mcp serve`` (``info``: its ``mcp-serve.json``) by the SDK's streamable HTTP
-    client with the token, one after the other; their ``CallToolResult``s."""
+    client with the token, one after the other; their ``CallToolResult``s. Run on a thread of their own (a
+    browser test's thread runs playwright's event loop)."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -77,4 +79,5 @@ def served_calls(info: dict[str, Any], *calls: dict[str, Any]) -> list[Any]:
                 await s.initialize()
                 return [await s.call_tool("ExecCommand", args) for args in calls]
 
-    return anyio.run(go)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, go).result()
