@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import socket
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 from _support import eventually
 
 DEMO = [sys.executable, "-m", "holon_nb.runtime.mcp._demo"]
@@ -56,3 +58,26 @@ def demo_http() -> Iterator[str]:
     port = free_port()
     with http_process([*DEMO, "--http", str(port)], port):
         yield f"http://127.0.0.1:{port}/mcp"
+
+
+def served_calls(info: dict[str, Any], *calls: dict[str, Any]) -> list[Any]:
+    """ExecCommand calls to ``%holon mcp serve`` (``info``: its ``mcp-serve.json``) by the SDK's streamable HTTP
+    client with the token, one after the other; their ``CallToolResult``s. Run on a thread of their own (a
+    browser test's thread runs playwright's event loop)."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def go() -> list[Any]:
+        auth = {"Authorization": "Bearer " + info["token"]}
+        with anyio.fail_after(60):
+            async with (
+                create_mcp_http_client(headers=auth) as c,
+                streamable_http_client(info["url"], http_client=c) as (r, w),
+                ClientSession(r, w) as s,
+            ):
+                await s.initialize()
+                return [await s.call_tool("ExecCommand", args) for args in calls]
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, go).result()

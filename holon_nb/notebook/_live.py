@@ -22,7 +22,10 @@ Threads and who calls what:
   view's widget model (:mod:`holon_nb.notebook._liveness`); the fallback is spent
   (hidden) when the view is replaced;
 - the **kernel thread** (magics) calls :meth:`TaskViews.show_live`,
-  :meth:`TaskViews.wait`, :meth:`TaskViews.report` and :meth:`TaskViews.detach`.
+  :meth:`TaskViews.wait`, :meth:`TaskViews.report` and :meth:`TaskViews.detach`;
+- **any thread** may call :meth:`TaskViews.show_in`: a live view placed in a widget of its caller's instead
+  of the current cell (the ``%holon mcp serve`` cockpit shows a served call's background task from the
+  server's thread), drawn by the same hub and replaced by the final receipt in that widget.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -303,6 +307,42 @@ class TaskViews:
             The view's widget, or None when the task was not promoted in this kernel or has
             already ended (its static output is displayed at once).
         """
+        return self._open(task_id, initial_output, origin, None, self._stop_task)
+
+    def show_in(
+        self, task_id: str, initial_output: str | None, slot: Any, on_stop: Callable[[str], str]
+    ) -> TaskWidget | None:
+        """Show a live view of a task in ``slot``, an ipywidgets ``Output`` its caller placed, from any thread.
+
+        For a task started outside any cell: the ``%holon mcp serve`` cockpit shows a served call's background
+        task under that call, from the server's thread, after its own cell ended. The hub keeps the view
+        current like a cell's (:meth:`LiveHub.place`); the served call started the task, so when it ends its
+        final receipt becomes the slot's one output (and ``%holon wait`` does not show it again) and the widget
+        is closed. No standby fallback: the cockpit is a widget itself, dead after a restart anyway.
+
+        Args:
+            task_id: A task promoted in this kernel.
+            initial_output: Output captured before promotion, as for :meth:`show_live`.
+            slot: An ``ipywidgets.Output``; its outputs are replaced (by the view, then the final receipt).
+            on_stop: Called with the task id by the view's Stop (kernel thread), e.g. TaskStop as the agent
+                that owns the task; returns the note the view shows.
+
+        Returns:
+            The view's widget, or None when the task was not promoted in this kernel (the slot is left as it
+            is) or was finalized already (its final receipt is put in the slot at once).
+        """
+        return self._open(task_id, initial_output, True, _slot_filler(slot), on_stop)
+
+    def _open(
+        self,
+        task_id: str,
+        initial_output: str | None,
+        origin: bool,
+        put: Callable[[Any, bool], None] | None,
+        on_stop: Callable[[str], str],
+    ) -> TaskWidget | None:
+        """Show a live view of ``task_id``: displayed in the current cell (``put`` None), else ``put(obj, raw)``
+        places it and later its replacement (see :meth:`show_live`, :meth:`show_in`)."""
         with self._cond:
             track = self._tracks.get(task_id)
             if track is None:
@@ -319,10 +359,11 @@ class TaskViews:
         from ._widgets import TaskWidget, static_task_view
 
         if finalized:  # nothing live to show: the final receipt, or the task's final state
+            obj: Any
             if origin and final is not None:
-                display(final)
+                obj, raw = final, False
             else:
-                display(
+                obj, raw = (
                     static_task_view(
                         task_id,
                         summary,
@@ -333,20 +374,28 @@ class TaskViews:
                         state["omitted_before"],
                         "",
                     ),
-                    raw=True,
+                    True,
                 )
+            if put is None:
+                display(obj, raw=raw)
+            else:
+                put(obj, raw)
             return None
         widget = TaskWidget(
             task_id,
             summary=summary,
-            on_stop=self._stop_task,
+            on_stop=on_stop,
             replaced_by="its final receipt" if origin else "its final state",
         )
         widget.apply(**state)
         view = TaskView(self, track, widget, origin)
-        # first its standby fallback (hidden while the view lives), then the view: see liveness.py
-        view.standby = Standby(task_id, widget.fallback_bundle, _FALLBACK_PERIOD_S)
-        self._hub.show(view, widget)
+        if put is None:
+            # first its standby fallback (hidden while the view lives), then the view: see liveness.py
+            view.standby = Standby(task_id, widget.fallback_bundle, _FALLBACK_PERIOD_S)
+            self._hub.show(view, widget)
+        else:
+            put(widget, False)
+            self._hub.place(view, put)
         with self._cond:  # (the widget opens its comm outside the lock the runtime thread needs)
             track.shown.append(view)
             finalized = track.finalized
@@ -456,3 +505,30 @@ class TaskViews:
         for final in shown:
             display(final)
         return shown
+
+
+def _display_item(obj: Any, raw: bool) -> dict[str, Any]:
+    """``obj`` as an ipywidgets ``Output``'s ``display_data`` item, formatted as ``display`` would (``raw``: ``obj``
+    is a mimebundle already)."""
+    data: dict[str, Any] = obj if raw else {"text/plain": repr(obj)}
+    metadata: dict[str, Any] = {}
+    if not raw:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        formatter = InteractiveShell.instance().display_formatter
+        if formatter is not None:
+            data, metadata = formatter.format(obj)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+def _slot_filler(slot: Any) -> Callable[[Any, bool], None]:
+    """``put(obj, raw)`` making ``obj`` (see :func:`_display_item`) the one output of ``slot``, an ipywidgets
+    ``Output``, by one whole-value assignment (any thread; a comm message)."""
+    lock = threading.Lock()
+
+    def put(obj: Any, raw: bool) -> None:
+        item = _display_item(obj, raw)
+        with lock:
+            slot.outputs = (item,)
+
+    return put

@@ -9,7 +9,9 @@ runtime thread; one pump thread (:data:`PUMP_THREAD_NAME`) draws dirty or due vi
 ``HolonNB.live_update_hz`` period, then their standby owners (at most once a second, a held-back send
 later); :meth:`LiveHub.retire` replaces a view by static output, spends its standby owner or beacon and
 closes its widget (a task's end, a turn's end, a frozen board, an unload); :meth:`LiveHub.confirm`
-re-sends replacements from a cell for headless clients. Why one: three hubs, each with its own
+re-sends replacements from a cell for headless clients; :meth:`LiveHub.place` keeps a view current that its
+caller placed itself rather than displayed in the current cell (a served call's task view in the
+``%holon mcp serve`` cockpit, from a server thread). Why one: three hubs, each with its own
 subscription, pump, throttle, freeze and teardown, drifted apart (the kernel-restart standby had to be
 added to the agent view separately); one mechanism is one place to fix update cadence, restart
 standby, freezing and teardown.
@@ -242,6 +244,7 @@ class LiveView:
         self.confirmed = False  # the replacement was sent from the kernel thread inside a cell
         self.replacement: tuple[Any, bool] | None = None  # (object or bundle, raw) that replaced it
         self.replaced_handle: Any = None  # the display the replacement went to
+        self.replace: Callable[[Any, bool], None] | None = None  # a placed view's own replacement (LiveHub.place)
 
     def draw(self, stale: bool) -> None:
         """Bring the displayed view up to its state (pump thread); ``stale``: drawn because :meth:`every_s`
@@ -266,7 +269,8 @@ class LiveHub:
     Feeds (task views, boards, ``%%agent`` turns) register with :meth:`feed`: the hub calls their
     ``on_event`` on the runtime thread (fold the event into their state and :meth:`mark` views, or the hub
     alone for a cycle; never draw) and their ``prepare`` first in every pump cycle. Lock order: a feed's
-    lock, then the hub's (the hub calls no feed under its lock). The pump
+    lock, then the hub's (the hub calls no feed under its lock). Views join by :meth:`show` (displayed in the
+    current cell) or :meth:`place` (placed by their caller, e.g. in a widget, from any thread). The pump
     thread (:data:`PUMP_THREAD_NAME`) runs at most one cycle a ``period_s()`` and draws every view marked
     dirty or due by its :meth:`LiveView.every_s`, then its standby owner (at most once a second, a held-back
     send later). :meth:`retire` replaces a view by static output from any thread (its standby owner and beacon
@@ -324,6 +328,19 @@ class LiveHub:
         view.handle = display(obj, display_id=True)
         if view.beacon is not None:
             view.beacon_handle = display(view.beacon, display_id=True)
+        view.drawn_at = time.monotonic()
+        with self._cond:
+            self._views.append(view)
+            self._cond.notify_all()
+
+    def place(self, view: LiveView, replace: Callable[[Any, bool], None]) -> None:
+        """Keep ``view`` current where its caller placed it (any thread), instead of displaying it in the current
+        cell: e.g. in an ipywidgets ``Output`` filled from a server thread (the ``%holon mcp serve`` cockpit,
+        whose calls arrive after its cell ended). The hub draws it as any view; :meth:`retire` hands its static
+        replacement to ``replace(obj, raw)`` (again on :meth:`confirm`: keep it idempotent) instead of updating
+        a display. It has no standby owner and no beacon: what holds it (a widget) is dead after a restart anyway.
+        """
+        view.replace = replace
         view.drawn_at = time.monotonic()
         with self._cond:
             self._views.append(view)
@@ -394,6 +411,8 @@ class LiveHub:
     def _send_replacement(view: LiveView) -> None:
         obj, raw = view.replacement or (None, False)
         try:
+            if view.replace is not None:
+                view.replace(obj, raw)
             if view.replaced_handle is not None:
                 view.replaced_handle.update(obj, raw=raw)
             if view.standby is not None:

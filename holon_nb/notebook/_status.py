@@ -18,6 +18,7 @@ from ..tools._registry import Registry
 from ..tools._spec import Family
 from ._config import HolonNB
 from ._display import Table
+from ._live import _CALL_ERRORS, _display_item
 
 __all__ = ["config_table", "holon_mcp", "mcp_table", "status_table", "tools_table"]
 
@@ -120,6 +121,39 @@ def holon_mcp(session: Any, rest: str) -> None:
 _SERVING: dict[int, Any] = {}
 
 
+#: Serializes appends to a cockpit's log (the server's thread; the kernel's, for a Stop's receipt).
+_APPEND_LOCK = threading.Lock()
+
+
+def _append(log: Any, obj: Any, raw: bool = False, stream: bool = False) -> None:
+    """Append ``obj`` to the cockpit's ``log``, an ipywidgets ``Output``, as ``display`` shows it (``raw``: a
+    mimebundle; ``stream``: a line of text on stdout), by one whole-value assignment (from any thread)."""
+    item = {"output_type": "stream", "name": "stdout", "text": f"{obj}\n"} if stream else _display_item(obj, raw)
+    with _APPEND_LOCK:
+        log.outputs += (item,)
+
+
+def _task_view(session: Any, log: Any, n: int, task_id: str, agent: str, receipt: dict[str, Any]) -> None:
+    """Under served call ``n`` in the cockpit's ``log``: the live view of the background task it started (the
+    notebook's own task view, drawn by the live hub, its Stop a TaskStop as ``agent``, the task's owner),
+    replaced by the task's final receipt when it ends (server thread)."""
+    import ipywidgets as widgets
+
+    rt = session.rt
+
+    def stop(_: str) -> str:  # kernel thread (the view's Stop)
+        try:
+            result = rt.call("TaskStop", {"task_id": task_id}, agent=agent)
+        except _CALL_ERRORS as exc:  # the runtime closed meanwhile
+            return f"stop failed: {exc}"
+        _append(log, result)  # in the cockpit, as the calls' receipts
+        return str(result.display_envelope.get("summary_text") or ("stop requested" if result.ok else "stop failed"))
+
+    slot = widgets.Output()
+    _append(log, widgets.VBox([widgets.Label(f"call {n} goes on as task {task_id}"), slot]))
+    session.live.show_in(task_id, receipt.get("initial_output_preview"), slot, stop)
+
+
 def _serve(session: Any, words: list[str]) -> None:
     """``%holon mcp serve [--port N]`` / ``%holon mcp serve stop``: serve this kernel's runtime to MCP clients
     over streamable HTTP on 127.0.0.1 with a new bearer token (written to ``<home>/mcp-serve.json``)."""
@@ -163,27 +197,23 @@ def _serve(session: Any, words: list[str]) -> None:
 
             button.on_click(stop_call)
             in_flight[n] = button
-            log.append_display_data(widgets.HBox([widgets.Label(f"→ call {n}: an MCP client called {tool}"), button]))
+            _append(log, widgets.HBox([widgets.Label(f"→ call {n}: an MCP client called {tool}"), button]))
             return
         done = in_flight.pop(n, None)
         if done is not None:
             done.disabled, done.description = True, "Ended"
         if event["phase"] == "stopped":
-            log.append_stdout(f"■ call {n} ({tool}) stopped from the notebook\n")
+            _append(log, f"■ call {n} ({tool}) stopped from the notebook", stream=True)
             return
         result = event["result"]
-        log.append_display_data(result)  # the live receipt (ToolResult's mimebundle)
-        handle = (result.result or {}).get("task_handle") if tool == "ExecCommand" else None
-        if isinstance(handle, dict) and handle.get("task_id"):  # the command went on as a background task
-            task_id, agent = str(handle["task_id"]), event["agent"]
-            task_stop = widgets.Button(description=f"Stop {task_id}", button_style="danger")
-
-            def stop_task(_: Any) -> None:
-                task_stop.disabled = True
-                log.append_display_data(rt.call("TaskStop", {"task_id": task_id}, agent=agent))
-
-            task_stop.on_click(stop_task)
-            log.append_display_data(widgets.HBox([widgets.Label(f"call {n} goes on as task {task_id}"), task_stop]))
+        r = result.result or {}
+        task_id = str((r.get("task_handle") or {}).get("task_id") or "") if tool == "ExecCommand" else ""
+        if task_id and session.live.knows(task_id):  # the command goes on as a background task
+            # as a cell's %exec: the receipt says the output is below, in the task's live view
+            _append(log, result.output_shown_below(), raw=True)
+            _task_view(session, log, n, task_id, event["agent"], r)
+        else:
+            _append(log, result)  # the live receipt (ToolResult's mimebundle)
 
     http = HttpServe(build_server(rt, on_call=on_call), new_token(), port)
     token_file = rt.home / "mcp-serve.json"
@@ -202,7 +232,8 @@ def _serve(session: Any, words: list[str]) -> None:
         f"serving this runtime's tools at {http.url} (streamable HTTP, 127.0.0.1 only); clients send "
         f"'Authorization: Bearer <token>' with the token in <holon home>/mcp-serve.json; each call they make "
         "shows below with a Stop button while it runs, then its receipt (a command that goes to the background "
-        "is a task, with its own Stop); Stop serving or %holon mcp serve stop ends the server"
+        "is a task: its live view follows, with its own Stop, until its final receipt replaces it); Stop serving or "
+        "%holon mcp serve stop ends the server"
     )
     display(note)
     display(widgets.VBox([stop, log]))

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -296,3 +298,72 @@ def test_a_task_stopped_with_task_stop_keeps_its_real_duration(ip: Any, monkeypa
     (static,) = [o.data for o in _own(cap.outputs) if _display_id(o) == view_id][-1:]
     assert static["text/plain"].startswith(f"{task_id} · cancelled · 1.5 s")
     assert widget.elapsed_s == 1.5
+
+
+def _placed(task_id: str, on_stop: Any, initial_output: str | None = None) -> tuple[Any, TaskWidget]:
+    """``TaskViews.show_in`` from a thread of its own (as the ``%holon mcp serve`` cockpit calls it, from the
+    server's thread, outside any cell): ``(the slot, the view's widget)``."""
+    from ipywidgets import Output
+
+    from holon_nb.notebook import current_session
+
+    session = current_session()
+    assert session is not None
+    slot = Output()
+    shown: list[Any] = []
+    thread = threading.Thread(target=lambda: shown.append(session.live.show_in(task_id, initial_output, slot, on_stop)))
+    thread.start()
+    thread.join(30)
+    (widget,) = shown
+    assert isinstance(widget, TaskWidget)
+    return slot, widget
+
+
+def test_a_view_placed_in_a_widget_follows_its_task_then_holds_its_final_receipt(ip: Any, tmp_path: Path) -> None:
+    """The one live hub draws a view its caller placed (``LiveHub.place``): the task's output reaches the
+    widget while it runs, then its final receipt becomes the slot's one output and the widget is closed;
+    nothing goes to the current cell, and ``%holon wait`` does not show that receipt again."""
+    rt = holon_nb.get_runtime()
+    gates = [tmp_path / "go-1", tmp_path / "go-2"]  # the task waits for each: it is seen live, whatever the load
+    cmd = "; ".join(f"echo tick-{i + 1}; until [ -e {g} ]; do sleep 0.05; done" for i, g in enumerate(gates))
+    cmd += "; echo tick-3"
+    with capture_output() as cap:
+        started = rt.call("ExecCommand", {"cmd": cmd, "yield_time_ms": 0, "login": False}).result
+        task_id = started["task_handle"]["task_id"]
+        # what it printed before its promotion comes with the promotion's receipt, as for a cell's view
+        slot, widget = _placed(task_id, lambda _: "unused", started.get("initial_output_preview"))
+        (placed,) = slot.outputs
+        assert placed["data"][WIDGET]["model_id"] == widget.model_id  # the live view, in the slot
+        eventually(lambda: "tick-1" in widget.children[1].value, timeout=60)
+        gates[0].touch()
+        eventually(lambda: "tick-2" in widget.children[1].value, timeout=60)  # output since, drawn as it comes
+        assert widget.status == "running" and "tick-3" not in widget.output
+        gates[1].touch()
+        eventually(lambda: RESULT in slot.outputs[0]["data"], timeout=60)
+        assert wait_and_report(10) == []
+    assert cap.outputs == []  # nothing in the cell: not the view, not the final receipt
+    (final,) = slot.outputs
+    receipt = final["data"][RESULT]
+    assert receipt["tool_name"] == "TaskOutput" and receipt["result"]["task"]["exit_status"] == 0
+    assert "tick-3" in final["data"]["text/plain"]
+    assert widget.status == "completed" and "tick-3" in widget.output
+    assert widget.comm is None  # closed once replaced
+
+
+def test_a_placed_views_stop_calls_its_callers_stop(ip: Any) -> None:
+    rt = holon_nb.get_runtime()
+    stopped: list[str] = []
+
+    def stop(task_id: str) -> str:  # as the cockpit's: TaskStop as the agent that owns the task
+        stopped.append(task_id)
+        return rt.call("TaskStop", {"task_id": task_id}, agent="default").display_envelope["summary_text"]
+
+    with capture_output():
+        task_id = rt.call("ExecCommand", {"cmd": "sleep 30", "yield_time_ms": 0, "login": False}).result["task_handle"][
+            "task_id"
+        ]
+        slot, widget = _placed(task_id, stop)
+        widget._stop.click()
+        eventually(lambda: RESULT in slot.outputs[0]["data"], timeout=60)
+    assert stopped == [task_id] and widget.status == "cancelled"
+    assert slot.outputs[0]["data"][RESULT]["result"]["task"]["status"] == "cancelled"
