@@ -33,7 +33,7 @@ from pathlib import Path
 import anyio
 
 from ...render._scrubbing import Scrubber
-from ._launch import LaunchSpec, launch
+from ._launch import LaunchSpec, grow_pipe, launch
 from ._process_groups import end_group, group_members
 
 __all__ = ("CommandProcess", "LaunchSpec", "StreamCapture")
@@ -47,6 +47,7 @@ _DRAIN_S = 0.1  # output drained after the leader exits, seconds
 _POLL_S = 0.02  # exit polling interval when pidfd is unavailable, seconds
 _TAIL_CHARS = {"stdout": 128_000, "stderr": 128_000, "combined": 256_000}
 _FFFD_BYTES = "\ufffd".encode()
+_PIPE_DEFAULT = 64 * 1024  # a new pipe's buffer on Linux, bytes: a read of this much says the stream is large
 
 
 class StreamCapture:
@@ -214,9 +215,10 @@ class StreamCapture:
 class _Reader:
     """Non-blocking reader of one fd feeding one stream's incremental decoder."""
 
-    def __init__(self, fd: int, stream: str) -> None:
+    def __init__(self, fd: int, stream: str, pipe: bool = False) -> None:
         self.fd = fd
         self.stream = stream
+        self.small_pipe = pipe  # a pipe still at its default size: grown once a read fills it (grow_pipe)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.prev2 = b""  # last two raw bytes, to recognise EF BF BD across reads
 
@@ -272,7 +274,7 @@ class CommandProcess:
         self._done_waiters: list[asyncio.Future[None]] = []  # ``wait`` calls in progress
         # asyncio's own, made without anyio's backend lookup (issue 27 item 7: every command makes one)
         self._exited_event = asyncio.Event()
-        self._readers = {fd: _Reader(fd, stream) for fd, stream in read_fds.items()}
+        self._readers = {fd: _Reader(fd, stream, not spec.tty) for fd, stream in read_fds.items()}
         self._input_fd = input_fd
         self._write_waiter: asyncio.Future[None] | None = None
         self._write_lock: anyio.Lock | None = None  # made by the first write_input (few commands take input)
@@ -337,6 +339,9 @@ class CommandProcess:
                 if not self._readers and self.returncode is not None:
                     self._finish()
                 return
+            if reader.small_pipe and len(data) >= _PIPE_DEFAULT:  # a large stream: a bigger buffer from now on
+                reader.small_pipe = False
+                grow_pipe(fd)
             self._emit(reader, data)
             if len(data) < _READ_CHUNK:
                 return

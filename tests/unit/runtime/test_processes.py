@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import fcntl
 import os
 import random
 import signal
@@ -340,3 +341,20 @@ class TestReadReady:
             assert proc.combined.tail() == "printed-at-once\n"
         finally:
             await proc.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+async def test_pipe_grows_once_a_stream_fills_it(spool: Path) -> None:
+    """issue 27 item 7: a command's pipes keep the kernel's default buffer until a read fills it; a stream
+    that proves large gets the 1 MiB buffer (fewer loop wake-ups) and loses nothing."""
+    proc = await CommandProcess.spawn(
+        make_spec(spool, "printf small >&2; head -c 300000 /dev/zero | tr '\\0' a; echo READY; sleep 30")
+    )
+    try:
+        await wait_for_text(proc, "READY")
+        sizes = {reader.stream: fcntl.fcntl(fd, 1032) for fd, reader in proc._readers.items()}  # F_GETPIPE_SZ
+        assert sizes == {"stdout": 1024 * 1024, "stderr": 64 * 1024}
+        assert proc.stdout.total_chars == 300_000 + len("READY\n")
+        assert proc.stderr.tail() == "small"
+    finally:
+        await proc.stop()
