@@ -114,6 +114,7 @@ class _BuiltinRegistry(Registry):
         self._loaded: dict[str, tuple[ToolSpec[Any, Any], ...]] = {}
         self._module_of = {name: module for module, _, names in _BUILTIN for name in names}
         self._all: Registry | None = None
+        self._found: dict[str, ToolSpec[Any, Any]] = {}  # what get() found before all were loaded (issue 27 item 7)
 
     def _module_specs(self, module: str) -> tuple[ToolSpec[Any, Any], ...]:
         specs = self._loaded.get(module)
@@ -143,10 +144,16 @@ class _BuiltinRegistry(Registry):
     def get(self, name: str) -> ToolSpec[Any, Any] | None:
         """Return the spec called ``name`` (hidden aliases included), or None; loads only its module."""
         if self._all is None:
+            spec = self._found.get(name)  # every call looks its tool up three times: once found, a dict hit
+            if spec is not None:
+                return spec
             module = self._module_of.get(name)
             if module is None:
                 return None
-            return next((s for s in self._module_specs(module) if s.name == name), None)
+            spec = next((s for s in self._module_specs(module) if s.name == name), None)
+            if spec is not None:
+                self._found[name] = spec
+            return spec
         return self._all.get(name)
 
     def __contains__(self, name: object) -> bool:
