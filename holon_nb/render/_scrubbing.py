@@ -114,6 +114,9 @@ class Scrubber:
         #: characters a stream holds back: the start of a value (or token) the next chunk may complete
         self.hold = max(longest, _TOKEN_LEN) - 1
         self._edge_window = longest * 8 + 256  # a partial value at a cut edge lies within this
+        # no text shorter than this holds a value or a token as it is (issue 27 item 7: most texts of a call's
+        # record are short, its ids, names and status; as a terminal shows them is another matter: _has_drawing)
+        self._shortest = min([*(len(v) for v in self._values), _TOKEN_LEN])
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -122,7 +125,7 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         """Return ``text`` with every secret value replaced, as stored and as a terminal shows it."""
-        if not text:
+        if len(text) < self._shortest and not _has_drawing(text):
             return text
         return _apply(text, self._spans(text))
 

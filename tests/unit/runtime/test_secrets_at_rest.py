@@ -18,7 +18,7 @@ import pytest
 from _support import ok
 
 from holon_nb import Runtime
-from holon_nb.render._scrubbing import Scrubber
+from holon_nb.render._scrubbing import Scrubber, _apply
 
 SECRET = "Zq9Xw7Vt3Ru5Sp1On8Ml6Kj"  # 23 characters, no piece of it occurs by chance
 PREFIX = SECRET[:5]  # what a cut-then-scrub would leave behind
@@ -171,3 +171,27 @@ def test_a_later_process_without_the_variable_finds_the_secret_nowhere(
     assert [c["status"] for c in shown[:-1]] == ["success"] * (len(shown) - 1), shown
     assert SECRET not in done.stdout
     assert "[redacted]" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ok",
+        "ExecCommand",
+        SECRET[:-1],  # one short of the value: nothing to replace
+        SECRET,
+        f"x{SECRET}y",
+        f"{SECRET[:6]}\r{SECRET}",  # drawn over with \r: the terminal shows the value
+        f"{SECRET[:4]}\x1b[1m{SECRET[4:]}",  # an escape inside the value: shorter ones are shown whole too
+        f"ab\b{SECRET[:9]}",
+        "cb_" + "0" * 63,  # one short of a trigger token
+        "cb_" + "0" * 64,
+    ],
+)
+def test_short_texts_skip_the_search_and_scrub_the_same(text: str) -> None:
+    """issue 27 item 7: a text shorter than any value or token, without drawing, is returned at once; every
+    text scrubs as the spans found in it say (the fast path changes no result)."""
+    scrubber = Scrubber({"API_KEY": SECRET, "OTHER_TOKEN": "short-secret-1"})
+    assert scrubber.text(text) == _apply(text, scrubber._spans(text))
+    assert (SECRET not in scrubber.text(text)) and not scrubber.text(text).endswith("0" * 64)
