@@ -83,7 +83,21 @@ _EVIDENCE = {
 
 
 def _pretty(value: Any) -> str:
+    """``value`` as ``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)`` writes it.
+
+    A flat dict (string keys, scalar values: a command's arguments) is written by the C encoder, its items
+    separated by a newline and the indent (issue 27 item 7: ``indent`` makes ``json`` use its pure-Python
+    encoder, ~0.15 ms of the indexer's time per command); the text is the same, as no scalar's JSON holds a
+    newline. Anything else goes through ``json.dumps`` as it is.
+    """
+    if type(value) is dict and value and all(type(k) is str and type(v) in _SCALARS for k, v in value.items()):
+        return "{\n  " + _FLAT_ITEMS(value)[1:-1] + "\n}"
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: ``{"a": 1,\n  "b": 2}``: the items of a flat dict as ``_pretty`` lays them out, between its braces
+_FLAT_ITEMS = json.JSONEncoder(separators=(",\n  ", ": "), sort_keys=True, ensure_ascii=False, default=str).encode
 
 
 def _loads(text: Any) -> Any:

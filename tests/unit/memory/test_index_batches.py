@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 
 from _support import err, eventually, ok
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from holon_nb.runtime import Runtime, RuntimeSettings
 from holon_nb.runtime.core._store import new_id
 from holon_nb.runtime.memory import _service as memory_module
+from holon_nb.runtime.memory import _sources as sources
 from holon_nb.tools._dispatch import MAX_TEXT_FIELD_CHARS
 
 
@@ -121,3 +124,15 @@ def test_write_many_upserts_and_replaces_the_searchable_text(rt: Runtime) -> Non
     assert refs("betaword") == ["brief:brief_b"]
     assert rt.store.query("SELECT body FROM memory_documents WHERE source_ref='brief:brief_a'")[0][0] == "newword alpha"
     assert rt.store.query("SELECT COUNT(*) FROM memory_fts")[0][0] == 2
+
+
+_SCALAR = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.dictionaries(st.text(), _SCALAR), st.dictionaries(st.text(), st.lists(_SCALAR)), _SCALAR))
+def test_indexed_arguments_are_laid_out_as_json_dumps_does(value: object) -> None:
+    """issue 27 item 7: a command's arguments (a flat dict) go through the C encoder, nested values through
+    ``json.dumps``; the indexed text is what ``json.dumps(indent=2, sort_keys=True, ...)`` writes either way."""
+    expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    assert sources._pretty(value) == expected
