@@ -242,6 +242,10 @@ class Prepared:
     grams: str
 
 
+#: ``json.dumps(metadata, default=str)``, with the encoder made once, not once per document (issue 27 item 7)
+_METADATA_JSON = json.JSONEncoder(default=str).encode
+
+
 def prepare(doc: Doc, *, keep_body: bool) -> Prepared:
     """Compute what :func:`write` stores for ``doc``, outside any transaction.
 
@@ -257,7 +261,7 @@ def prepare(doc: Doc, *, keep_body: bool) -> Prepared:
         doc.source_path,
         title,
         body,
-        json.dumps(doc.metadata, default=str),
+        _METADATA_JSON(doc.metadata),
         doc.updated_at,
         doc.fingerprint,
     )
