@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -49,6 +50,8 @@ class LoopThread:
         self._aio: asyncio.AbstractEventLoop | None = None
         #: calls in flight (:meth:`call`): cancelled at stop, so their handlers clean up
         self._calls: set[asyncio.Task[Any]] = set()
+        #: when the last :meth:`call` ended (``time.monotonic()``; 0.0: none yet), for :meth:`quiet_for`
+        self._last_call_end = 0.0
         #: why the loop ended without ``stop()`` (None while it runs or after a normal stop)
         self.death: BaseException | None = None
         #: background coroutines that raised (each logged once with its traceback; the loop went on)
@@ -129,6 +132,13 @@ class LoopThread:
         """How many :meth:`call` calls are running on the loop now (read on the loop thread)."""
         return len(self._calls)
 
+    def quiet_for(self) -> float:
+        """Seconds since the last :meth:`call` ended, 0.0 while one is in flight (read on the loop thread): how long
+        the runtime has been idle, for background work that should not compete with calls (the memory indexer)."""
+        if self._calls:
+            return 0.0
+        return time.monotonic() - self._last_call_end if self._last_call_end else float("inf")
+
     def in_loop_thread(self) -> bool:
         """True when called from the loop thread itself."""
         return self._thread is not None and threading.current_thread() is self._thread
@@ -208,6 +218,7 @@ class LoopThread:
                 answer.set_result(result)  # the caller wakes now, not after the task's done callbacks ran
             finally:
                 calls.discard(task)
+                self._last_call_end = time.monotonic()
 
         def start() -> None:
             task = loop.create_task(tracked())

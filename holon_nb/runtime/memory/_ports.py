@@ -32,6 +32,10 @@ class MemoryLoop(Protocol):
         """Start ``fn(*args)`` in the loop's task group (from the loop thread)."""
         ...
 
+    def quiet_for(self) -> float:
+        """Seconds since the runtime's last tool call ended, 0.0 while one runs (read on the loop thread)."""
+        ...
+
 
 class Scrub(Protocol):
     """D6: ``text`` with the secret values the runtime knows replaced (applied to what the index keeps)."""

@@ -84,6 +84,12 @@ SEARCH_CATCH_UP_BUDGET_S = 0.5
 FLUSH_BUDGET_S = 4.0
 #: Longest one background indexing pass runs before it sleeps briefly (seconds).
 BACKGROUND_PASS_BUDGET_S = 0.25
+#: The background indexer waits until no tool call has run for this long (seconds; issue 27 item 7): in one process
+#: its Python work and a call's share the GIL, and a burst of short commands ran ~15 % slower beside it.
+QUIET_S = 0.2
+#: ... but never longer than this after it first found records to index (seconds): a busy runtime's index lags
+#: by at most this much (a MemorySearch catches up on its own first anyway).
+MAX_DEFER_S = 5.0
 #: Secret values longer than this may be cut rather than scrubbed at the index's cut (characters).
 _SCRUB_MARGIN = 4096
 
@@ -171,16 +177,24 @@ class MemoryService:
 
     async def _background(self) -> None:
         """Keep the index caught up: a short pass every ``memory_index_interval_s`` seconds while there is
-        lag (issue 9: a search no longer catches up 500 commands inside one transaction). Failures
+        lag (issue 9: a search no longer catches up 500 commands inside one transaction), once no tool call has
+        run for :data:`QUIET_S` (at most :data:`MAX_DEFER_S` late: issue 27 item 7). Failures
         (a locked store) are logged once per streak and retried with backoff; nothing escapes."""
         interval = float(self._settings().memory_index_interval_s)
         failures = 0
+        deferred_since: float | None = None  # when records to index were first left for a quiet moment
         with anyio.CancelScope() as scope:
             self._scope = scope
             while True:
                 delay = interval
                 try:
                     if self._lag() > 0:
+                        now, quiet = time.monotonic(), self._loop.quiet_for()
+                        deferred_since = now if deferred_since is None else deferred_since
+                        if quiet < QUIET_S and now - deferred_since < MAX_DEFER_S:  # calls are running: wait
+                            await anyio.sleep(max(0.05, QUIET_S - quiet))
+                            continue
+                        deferred_since = None
                         status = await anyio.to_thread.run_sync(self._background_pass)
                         if status is not None and status.get("lag"):
                             delay = 0.05  # more to do: a short breath for others, then go on

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from _support import err, eventually, ok
@@ -136,3 +138,42 @@ def test_indexed_arguments_are_laid_out_as_json_dumps_does(value: object) -> Non
     ``json.dumps``; the indexed text is what ``json.dumps(indent=2, sort_keys=True, ...)`` writes either way."""
     expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
     assert sources._pretty(value) == expected
+
+
+def test_the_background_indexer_waits_for_a_quiet_runtime_at_most_max_defer_s(
+    tmp_path: Path, workspace: Path, monkeypatch
+) -> None:
+    """Issue 27 item 7: the indexer's Python work and a call's share the GIL, so it indexes once no call has run
+    for ``QUIET_S``; a runtime that is never quiet still gets its records indexed ``MAX_DEFER_S`` late."""
+    monkeypatch.setattr(memory_module, "MAX_DEFER_S", 3600.0)
+    settings = RuntimeSettings(memory_index_interval_s=0.02)
+    gates = [tmp_path / "go", tmp_path / "go-again"]
+    with Runtime(home=tmp_path / "home", workspace=workspace, settings=settings) as rt, ThreadPoolExecutor(1) as pool:
+
+        def held_call(gate: Path) -> Future:
+            """An ExecCommand kept in its foreground window (a call in flight) until ``gate`` exists."""
+            cmd = f"while [ ! -e '{gate}' ]; do sleep 0.02; done"
+            args = {"cmd": cmd, "shell": "sh", "login": False, "yield_time_ms": 120_000}
+            running = pool.submit(lambda: rt.call("ExecCommand", args).envelope)
+            eventually(lambda: rt._loop.calls_in_flight == 1)
+            return running
+
+        try:
+            ok(rt.call("ExecCommand", {"cmd": "echo to-index"}))
+            running = held_call(gates[0])
+            time.sleep(0.5)  # 25 of the indexer's intervals while the call runs: it waits for a quiet moment
+            assert rt.memory.index_status()["lag"] > 0
+            gates[0].touch()
+            assert running.result(timeout=60)["status"] == "success"
+            eventually(lambda: rt.memory.index_status()["lag"] == 0)  # quiet now
+
+            monkeypatch.setattr(memory_module, "MAX_DEFER_S", 0.2)
+            running = held_call(gates[1])
+            ok(rt.call("ExecCommand", {"cmd": "echo also-to-index"}))  # from this thread, beside the held call
+            eventually(lambda: rt.memory.index_status()["lag"] == 0)  # indexed while the held call still runs
+            assert not running.done()
+            gates[1].touch()
+            assert running.result(timeout=60)["status"] == "success"
+        finally:  # a failed assertion must not leave a call held for its two minutes
+            for gate in gates:
+                gate.touch()
