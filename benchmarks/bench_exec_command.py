@@ -8,8 +8,10 @@ Targets (issue 12): the default call (a login shell, through the shell snapshot)
 - ``fresh_<shell>_*`` (issue 27 item 7): as a user meets it, in a new Python process with ``SHELL``
   set to the shell, a fresh ``Runtime`` on a fresh home, 5 warm-up calls of each term, then 9
   interleaved rounds of 20 calls each; a term's figure is the median over the rounds of a round's
-  mean call, so the work a call leaves behind (store flushes, background indexing, collection of
-  its garbage) is in it. Run for the user's shell (``HOLON_BENCH_SHELL``, else ``$SHELL``, e.g.
+  mean call, so the work a call leaves behind (store flushes, collection of its garbage) is in
+  it; the memory indexer waits until no call has run for 0.2 s (``runtime/memory/_service.py: QUIET_S``,
+  at most ``MAX_DEFER_S`` = 5 s later), so the indexing of a burst of calls follows the burst, outside
+  these rounds. Run for the user's shell (``HOLON_BENCH_SHELL``, else ``$SHELL``, e.g.
   ``/bin/bash``, whose login profile the default call's snapshot records) and for ``/bin/sh``.
   Each term also reports, per call, the CPU of this process (``*_cpu_us``, all its threads: the runtime's
   loop and its background work included), of the commands (``*_child_cpu_us``), and how many times one of
