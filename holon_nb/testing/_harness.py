@@ -74,7 +74,9 @@ from ._kernel_code import (
     UNLOAD,
     agent_inserted,
     apply_document_ops,
+    carry_drain,
     document_load,
+    drained_ops,
     needs_holon,
 )
 from ._kernels import NoSuchKernel, kernel_env, kernel_log_tail, kernel_manager, lost_its_ports, reap_tasks
@@ -158,6 +160,9 @@ class _Run:
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
         self.kernel_secrets: set[str] = set()
+        # agents' document edits the replies brought (carry_drain), and whether the last reply brought them
+        self.ops: list[dict[str, Any]] = []
+        self.drained = False
         self.gateway: str | None = None  # the URL of the Jupyter gateway running the kernel (issue 30)
         client.timeout = None
         # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
@@ -184,7 +189,14 @@ class _Run:
         await self.client.async_execute_cell(cell, index, execution_count=count, store_history=count is not None)
         content = (self.replies.pop(id(cell), None) or {}).get("content", {})
         _keep_pages(cell, content)
+        self.take_ops(content)
         return content
+
+    def take_ops(self, content: dict[str, Any]) -> None:
+        """Queue the document edits an execute reply brought (:func:`carry_drain`); note whether it brought them."""
+        ops = drained_ops(content)
+        self.drained = ops is not None
+        self.ops.extend(ops or [])
 
     async def synthetic(self, code: str, limit: float) -> tuple[NotebookNode, dict[str, Any]]:
         """Execute ``code`` as a throwaway cell appended (then removed) at the end of the notebook."""
@@ -229,6 +241,7 @@ class _Run:
         msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False))
         reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), min(self.cell_limit, self.remaining()))
         done = (reply or {}).get("content", {})
+        self.take_ops(done)  # edits the post-cell code made come with its reply
         if done.get("status") == "ok":
             return content
         ename = done.get("ename") or "Error"
@@ -289,15 +302,21 @@ class _Run:
         return usable
 
     async def sync_document(self) -> None:
-        """Apply the edits agents made to the notebook in the kernel since the last cell (issue 28)."""
+        """Apply the edits agents made to the notebook in the kernel since the last cell (issue 28): the last
+        reply brought them (:func:`carry_drain`) unless its code raised or timed out; then they are asked for."""
         if not self.preload:
             return
-        try:
-            ops = await self.silent("", DOCUMENT_DRAIN, _GRACE_S)
-        except (asyncio.TimeoutError, DeadKernelError):
-            return
-        if isinstance(ops, str) and ops != "[]":
-            apply_document_ops(self.nb, json.loads(ops))
+        if not self.drained:
+            try:
+                ops = await self.silent("", DOCUMENT_DRAIN, _GRACE_S)
+            except (asyncio.TimeoutError, DeadKernelError):
+                ops = None
+            if isinstance(ops, str):
+                self.ops.extend(json.loads(ops))
+        self.drained = False
+        ops, self.ops = self.ops, []
+        if ops:
+            apply_document_ops(self.nb, ops)
 
     async def restart(self) -> None:
         """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
@@ -392,6 +411,8 @@ class _Run:
                 started = True
                 kc = self.client.kc
                 assert kc is not None
+                if self.preload:  # each request brings the agents' document edits back with its reply
+                    carry_drain(kc)
                 info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
                 if info and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
