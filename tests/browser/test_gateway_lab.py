@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -37,12 +35,11 @@ from _browser import (
     settle,
     shots_dir,
 )
-from _gateway import kernel_gateway
+from _gateway import clone_checkout, kernel_gateway
 
 require("playwright", "jupyterlab")
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("kernel-gateway")]
 
-REPO = Path(__file__).resolve().parents[2]
 
 SUMMARY = r"""() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')].map(cell => {
   const out = cell.querySelector('.jp-OutputArea');
@@ -63,24 +60,10 @@ def _kernels(url: str, token: str) -> list[dict]:
         return list(json.loads(answer.read()))
 
 
-def _clone(root: Path) -> Path:
-    """This checkout's files as a fresh git repository under ``root`` (tutorial 01 runs git in it)."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    for name in filter(None, files.decode().split("\0")):
-        if (REPO / name).is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, root / name)
-    git = ["git", "-c", "user.name=Browser Test", "-c", "user.email=browser@example.invalid"]
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "copy"], cwd=root, check=True)
-    return root
-
-
 @pytest.mark.timeout(900)
 def test_tutorial_01_runs_in_jupyterlab_with_its_kernel_on_a_kernel_gateway(tmp_path: Path) -> None:
     lab_root = tmp_path / "lab"
-    checkout = _clone(lab_root / "holon_nb")
+    checkout = clone_checkout(lab_root / "holon_nb")
     passed = {"HOLON_NB_HOME": str(tmp_path / "home"), "HOLON_NB_HEADLESS": "1"}
     with (
         kernel_gateway(tmp_path, cwd=checkout / "notebooks", kernel_env=passed) as (url, token),
