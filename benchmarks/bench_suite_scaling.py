@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -56,16 +55,9 @@ def _suite(folder: Path, copies: int) -> list[str]:
     ``folder/copy-K/holon_nb``: the tutorials run git in their checkout (02 clones it and patches and tests
     holon_nb there), and each copy's ``notebooks/`` is a folder of its own (01, 02 and 04 run in their folder,
     ``shared_dir``, one at a time per folder). Returns the notebook folders to test, relative to ``folder``."""
-    base = folder / "base"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in filter(None, files.decode().split("\0")):
-        if (ROOT / name).is_file():
-            (base / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, base / name)
-    git = ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.invalid"]
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=base, check=True)
-    subprocess.run(git + ["add", "-A"], cwd=base, check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "copy"], cwd=base, check=True)
+    from _gateway import clone_checkout  # (tests/_gateway.py)
+
+    base = clone_checkout(folder / "base")
     targets = []
     for k in range(1, copies + 1):
         subprocess.run(["git", "clone", "-q", str(base), str(folder / f"copy-{k}" / "holon_nb")], check=True)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -68,11 +68,17 @@ LAB_SETTINGS = {
 
 @contextlib.contextmanager
 def jupyter_server(
-    root: Path, home: Path | None, app: str = "jupyterlab", collaboration: bool = False, **env_vars: str
+    root: Path,
+    home: Path | None,
+    app: str = "jupyterlab",
+    collaboration: bool = False,
+    args: Sequence[str] = (),
+    **env_vars: str,
 ) -> Iterator[str]:
     """Run ``python -m {app}`` (``jupyterlab`` or ``notebook``) on 127.0.0.1 serving ``root``, its kernels
     using holon home ``home`` (None: each kernel's default, ``.holon/`` beside its notebook) and the extra
-    environment ``env_vars``; yield the base URL. The server's process group is ended afterwards.
+    environment ``env_vars``, with the extra command-line ``args`` (``--gateway-url=…``); yield the base URL.
+    The server's process group is ended afterwards.
 
     With jupyter-collaboration installed (the ``collab`` extra) real-time collaboration is on in every
     JupyterLab; ``collaboration=False`` (the default) turns it off (``YDocExtension.disable_rtc``), so the
@@ -106,6 +112,7 @@ def jupyter_server(
             "--ServerApp.disable_check_xsrf=True",
             "--allow-root",
             *([] if collaboration else ["--YDocExtension.disable_rtc=True"]),
+            *args,
         ],
         env=env,
         cwd=state,  # jupyter-collaboration keeps its .jupyter_ystore.db in the working directory

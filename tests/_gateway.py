@@ -1,9 +1,11 @@
-"""A real Jupyter Kernel Gateway (``jupyter kernelgateway``, from the test extra) on 127.0.0.1 for the tests."""
+"""A real Jupyter Kernel Gateway (``jupyter kernelgateway``, from the test extra) on 127.0.0.1 for the tests and
+benchmarks, and a fresh git repository of this checkout's files for the tutorials they run there."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -63,3 +65,22 @@ def kernel_gateway(
             proc.kill()
             proc.wait(timeout=30)
         log.close()
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def clone_checkout(root: Path) -> Path:
+    """This checkout's tracked files, as they are in the working tree, as a fresh git repository (branch ``main``,
+    one commit) at ``root``; returns ``root``. The tutorials run git in their checkout (01 shows its status, 02
+    clones it), and a linked worktree or a copy outside git changes what they show."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (REPO / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, root / name)
+    git = ["git", "-c", "user.name=Holon Test", "-c", "user.email=test@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "copy"], cwd=root, check=True)
+    return root

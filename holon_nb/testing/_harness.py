@@ -48,7 +48,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -58,7 +58,6 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 
-from ..render._ansi import strip_ansi
 from ..render._scrubbing import Scrubber
 from ..tools._errors import HolonNBError
 from ._kernel_code import (
@@ -74,13 +73,27 @@ from ._kernel_code import (
     UNLOAD,
     agent_inserted,
     apply_document_ops,
+    carry_drain,
     document_load,
+    drained_ops,
     needs_holon,
 )
 from ._kernels import NoSuchKernel, kernel_env, kernel_log_tail, kernel_manager, lost_its_ports, reap_tasks
 from ._parameters import inject_parameters
+from ._saved import save_executed, scrub_secrets
 from ._suites._gateway import CLEAN, boot, gateway_env, gateway_kernel_manager
-from ._summary import CellReport, RunSummary, count_receipts, format_summary
+from ._summary import (
+    TIMEOUT_ENAME,
+    CellReport,
+    RunSummary,
+    count_receipts,
+    first_line,
+    format_summary,
+    keep_pages,
+    late_error,
+    progress_line,
+    say_timeout,
+)
 from ._tags import RESTART_TAG, execution_settings, has_tag, nbmake_code
 from ._widget_state import drop_unshown_widget_state
 
@@ -92,6 +105,7 @@ __all__ = [
     "format_summary",
     "HarnessUsageError",
     "OVERALL_FACTOR",
+    "PreparedRun",
 ]
 
 #: ``--cassettes`` modes (notebook-tests spec §1, §5).
@@ -99,7 +113,6 @@ CASSETTE_MODES = ("replay", "record", "auto", "off")
 #: The whole run stops at this many times the per-cell timeout (notebook-tests spec §1.4).
 OVERALL_FACTOR = 10
 _GRACE_S = 30.0  # slack (s) for the final wait and the silent stop request beyond their own timeouts
-_TIMEOUT_ENAME = "CellTimeoutError"
 # nbclient logs timeouts and kernel deaths as errors; the summary reports them, so its log
 # stays quiet unless the application configures logging (then records propagate as usual).
 _NBCLIENT_LOG = logging.getLogger("holon_nb.testing.nbclient")
@@ -116,18 +129,8 @@ class HarnessUsageError(HolonNBError, ValueError):
     """
 
 
-def _first_line(source: str) -> str:
-    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
-    return line if len(line) <= 60 else line[:59] + "…"
-
-
 def _tags(cell: NotebookNode) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
-
-
-def _progress_line(report: CellReport, total: int, done: bool) -> str:
-    status = f"{report.status:<14} {report.duration_s:7.2f}s" if done else f"{'running':<14} {'':>8}"
-    return f"\r\x1b[K[{report.index + 1:>3}/{total}] {status}  {report.first_line}" + ("\n" if done else "")
 
 
 class _Run:
@@ -158,7 +161,11 @@ class _Run:
         self.cell_timeout = timeout
         self.replies: dict[int, dict[str, Any]] = {}
         self.kernel_secrets: set[str] = set()
+        # agents' document edits the replies brought (carry_drain), and whether the last reply brought them
+        self.ops: list[dict[str, Any]] = []
+        self.drained = False
         self.gateway: str | None = None  # the URL of the Jupyter gateway running the kernel (issue 30)
+        self.on_ready: Callable[[], Awaitable[None]] | None = None  # awaited before the first cell
         client.timeout = None
         # nbclient annotates timeout_func as returning int | None; it passes the value on as seconds, floats included
         client.timeout_func = lambda cell: self.cell_timeout  # type: ignore[assignment]
@@ -183,8 +190,15 @@ class _Run:
         self.cell_timeout = max(limit, 0.001)
         await self.client.async_execute_cell(cell, index, execution_count=count, store_history=count is not None)
         content = (self.replies.pop(id(cell), None) or {}).get("content", {})
-        _keep_pages(cell, content)
+        keep_pages(cell, content)
+        self.take_ops(content)
         return content
+
+    def take_ops(self, content: dict[str, Any]) -> None:
+        """Queue the document edits an execute reply brought (:func:`carry_drain`); note whether it brought them."""
+        ops = drained_ops(content)
+        self.drained = ops is not None
+        self.ops.extend(ops or [])
 
     async def synthetic(self, code: str, limit: float) -> tuple[NotebookNode, dict[str, Any]]:
         """Execute ``code`` as a throwaway cell appended (then removed) at the end of the notebook."""
@@ -229,6 +243,7 @@ class _Run:
         msg_id = await ensure_async(kc.execute(code, silent=True, store_history=False, stop_on_error=False))
         reply = await asyncio.wait_for(self.client.async_wait_for_reply(msg_id), min(self.cell_limit, self.remaining()))
         done = (reply or {}).get("content", {})
+        self.take_ops(done)  # edits the post-cell code made come with its reply
         if done.get("status") == "ok":
             return content
         ename = done.get("ename") or "Error"
@@ -244,7 +259,7 @@ class _Run:
             index = next((i for i, c in enumerate(self.nb.cells) if c is cell), -1)  # agents may move cells
             if index < 0:  # an agent deleted it (the Notebook tools, issue 28)
                 continue
-            report = CellReport(index=index, first_line=_first_line(cell.source))
+            report = CellReport(index=index, first_line=first_line(cell.source))
             self.summary.cells.append(report)
             if not usable or has_tag(cell, "skip") or not cell.source.strip():
                 continue
@@ -254,32 +269,32 @@ class _Run:
                 self.summary.timed_out = True
                 continue
             if self.progress:
-                self.progress(_progress_line(report, len(self.nb.cells), done=False))
+                self.progress(progress_line(report, len(self.nb.cells), done=False))
             count += 1
             started = time.monotonic()
             try:
                 if RESTART_TAG in _tags(cell):
                     await self.restart()
                 content = await self.execute(cell, index, min(self.cell_limit, self.remaining()), count)
-                if content.get("status") == "ok" and _late_error(cell, content) is content:
+                if content.get("status") == "ok" and late_error(cell, content) is content:
                     content = await self.after_cell(cell, content)
             except DeadKernelError:
                 report.status, report.ename = "error", "DeadKernelError"
                 self.summary.kernel_died, usable = True, False
             else:
                 report.status, report.ename = "ok", None
-                content = _late_error(cell, content)
+                content = late_error(cell, content)
                 if content.get("status") == "error":
                     report.ename, report.evalue = content.get("ename"), content.get("evalue")
-                    if report.ename == _TIMEOUT_ENAME:
+                    if report.ename == TIMEOUT_ENAME:
                         report.status = "timeout"
-                        _say_timeout(cell, self.cell_timeout, self.cell_limit != self.timeout)
+                        say_timeout(cell, self.cell_timeout, self.cell_limit != self.timeout)
                     else:
                         expected = has_tag(cell, "raises") or self.allow_errors
                         report.status = "expected-error" if expected else "error"
             report.duration_s = time.monotonic() - started
             if self.progress:
-                self.progress(_progress_line(report, len(self.nb.cells), done=True))
+                self.progress(progress_line(report, len(self.nb.cells), done=True))
             if report.status == "timeout" and self.remaining() <= 0:
                 self.summary.timed_out = True
             if report.status in ("error", "timeout") and not self.keep_going and usable:
@@ -289,15 +304,21 @@ class _Run:
         return usable
 
     async def sync_document(self) -> None:
-        """Apply the edits agents made to the notebook in the kernel since the last cell (issue 28)."""
+        """Apply the edits agents made to the notebook in the kernel since the last cell (issue 28): the last
+        reply brought them (:func:`carry_drain`) unless its code raised or timed out; then they are asked for."""
         if not self.preload:
             return
-        try:
-            ops = await self.silent("", DOCUMENT_DRAIN, _GRACE_S)
-        except (asyncio.TimeoutError, DeadKernelError):
-            return
-        if isinstance(ops, str) and ops != "[]":
-            apply_document_ops(self.nb, json.loads(ops))
+        if not self.drained:
+            try:
+                ops = await self.silent("", DOCUMENT_DRAIN, _GRACE_S)
+            except (asyncio.TimeoutError, DeadKernelError):
+                ops = None
+            if isinstance(ops, str):
+                self.ops.extend(json.loads(ops))
+        self.drained = False
+        ops, self.ops = self.ops, []
+        if ops:
+            apply_document_ops(self.nb, ops)
 
     async def restart(self) -> None:
         """Restart the kernel the way JupyterLab's *Restart Kernel* does, then preload holon_nb again.
@@ -392,6 +413,8 @@ class _Run:
                 started = True
                 kc = self.client.kc
                 assert kc is not None
+                if self.preload:  # each request brings the agents' document edits back with its reply
+                    carry_drain(kc)
                 info = await self.client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
                 if info and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
@@ -405,6 +428,8 @@ class _Run:
                     # the cells agents inserted in an earlier run are made again by this one (issue 28)
                     self.nb.cells = [c for c in self.nb.cells if not agent_inserted(c)]
                     await self.silent(document_load(self.nb, None), "True", self.timeout)
+                if self.on_ready is not None:
+                    await self.on_ready()
                 usable = await self.cells()
                 if usable and not self.summary.kernel_died:
                     await self.final_wait()
@@ -421,35 +446,6 @@ class _Run:
                 raise
             self.summary.kernel_died = True
             self.summary.problems.append(f"the kernel did not start: {type(exc).__name__}: {exc}")
-
-
-def _late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
-    """The reply of a cell whose body ran but which still shows an ``error`` output (issue 24, B1).
-
-    IPython reports an exception raised outside the cell body's own frames (a ``_repr_*_`` method of
-    a displayed object, ``showtraceback()`` in an ``except``) as an ``error`` output while the execute
-    reply says ``ok`` (or ``error`` with ename ``NoneType``, for an execute result's repr); such a cell
-    failed all the same. Returns ``content``, or an error reply naming the first error output.
-    """
-    if content.get("status") == "error" and content.get("ename") not in (None, "NoneType"):
-        return content
-    for out in cell.outputs:
-        if out.get("output_type") == "error":
-            return {**content, "status": "error", "ename": out.get("ename"), "evalue": out.get("evalue")}
-    return content
-
-
-def _keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:
-    """Save what the kernel sent to the pager (``%exec?``, ``obj??``) as a display output of the cell.
-
-    Jupyter front ends show a ``page`` payload of the execute reply; nbclient drops it, so a
-    headless run kept nothing of ``%exec?``.
-    """
-    for payload in content.get("payload") or []:
-        data = payload.get("data") if isinstance(payload, dict) and payload.get("source") == "page" else None
-        if isinstance(data, dict) and data.get("text/plain"):
-            text = strip_ansi(data["text/plain"])  # IPython colours its help for a terminal
-            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
 
 
 def _resolve_paths(
@@ -475,20 +471,6 @@ def _resolve_paths(
     return src, out, kernel_cwd.resolve()
 
 
-def _say_timeout(cell: NotebookNode, limit: float, notebooks_own: bool = False) -> None:
-    """Make the saved cell say it timed out: the ``KeyboardInterrupt`` the interrupt raised becomes a
-    ``CellTimeoutError`` naming the timeout and where it was set (``notebooks_own``: the notebook's
-    ``metadata.execution.timeout``), so a reader of the saved notebook sees why it stopped."""
-    where = "the notebook's metadata.execution.timeout" if notebooks_own else "holon-nb run --timeout"
-    text = f"the cell ran past its timeout of {limit:g} s and was interrupted ({where})"
-    error = nbformat.v4.new_output("error", ename=_TIMEOUT_ENAME, evalue=text, traceback=[f"{_TIMEOUT_ENAME}: {text}"])
-    for i, out in enumerate(cell.outputs):
-        if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
-            cell.outputs[i] = error
-            return
-    cell.outputs.append(error)
-
-
 def _check_writable(out: Path) -> None:
     """Raise :class:`HarnessUsageError` now, before anything runs, when ``out`` cannot be written
     (its directory cannot be made, the name is too long, no permission): after a run, the results
@@ -509,19 +491,6 @@ def _check_writable(out: Path) -> None:
         ) from exc
     if not existed:
         out.unlink(missing_ok=True)
-
-
-def _save(nb: NotebookNode, out: Path, summary: RunSummary) -> Path:
-    """Write ``nb`` to ``out``; when that fails after all (a full disk), to a new temporary directory,
-    with a problem saying where (so the run fails and its results are not lost). Returns the path."""
-    try:
-        nbformat.write(nb, out)
-        return out
-    except OSError as exc:
-        fallback = Path(tempfile.mkdtemp(prefix="holon-nb-run-")) / "executed.ipynb"
-        nbformat.write(nb, fallback)
-        summary.problems.append(f"could not save the executed notebook to {out} ({exc}); saved it to {fallback}")
-        return fallback
 
 
 def _structure_problem(value: object) -> str | None:
@@ -605,45 +574,6 @@ def read_notebook(path: str | os.PathLike[str], kernel_name: str | None = None) 
     return nb
 
 
-def _scrub(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
-    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
-
-    ``environ`` is the kernel's starting environment; ``extra`` the values the kernel reported
-    (variables set in cells, configured secrets).
-    """
-    scrubber = Scrubber(environ, extra=extra)
-    for cell in nb.cells:
-        if cell.get("outputs"):
-            _scrub_streams(cell.outputs, scrubber)
-            cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
-    if "widgets" in nb.metadata:
-        nb.metadata["widgets"] = nbformat.from_dict(scrubber.value(nb.metadata["widgets"]))
-
-
-def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
-    """D12: scrub each run of adjacent stream outputs as one text (a secret printed in two writes arrives
-    as two outputs, and a front end shows a cell's stdout and stderr outputs one after the other, so a
-    secret printed half to each reads whole); each output keeps its place, the redaction goes where the
-    secret starts."""
-    i = 0
-    while i < len(outputs):
-        out = outputs[i]
-        if out.get("output_type") != "stream":
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream":
-            j += 1
-        if j > i:
-            texts = [
-                "".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
-                for o in outputs[i : j + 1]
-            ]
-            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts), strict=False):
-                o["text"] = text
-        i = j + 1
-
-
 def _write_stderr(text: str) -> None:
     sys.stderr.write(text)
     sys.stderr.flush()
@@ -698,79 +628,166 @@ def run_notebook(
     Raises:
         HarnessUsageError: for a usage mistake (see the class); nothing has run then.
     """
-    started = time.monotonic()
-    if not timeout or timeout <= 0:
-        raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
-    if final_wait is not None and final_wait < 0:
-        raise HarnessUsageError(f"final_wait must be 0 or more, got {final_wait}")
-    if cassettes is not None and cassettes not in CASSETTE_MODES:
-        raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
-    src, out, kernel_cwd = _resolve_paths(path, output, cwd)
-    nb = read_notebook(src, kernel_name)
-    preload = needs_holon(nb)  # (before the saved outputs are dropped: holon_nb's receipts among them count)
-    for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    try:
-        inject_parameters(nb, dict(parameters or {}))
-    except ValueError as exc:
-        raise HarnessUsageError(str(exc)) from exc
-    try:
-        km = gateway_kernel_manager(*gateway, kernel_name) if gateway else kernel_manager(kernel_name)
-    except NoSuchKernel as exc:
-        raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
-    except ImportError as exc:  # jupyter_server, for a gateway
-        raise HarnessUsageError(f"a gateway needs jupyter_server (pip install 'holon_nb[gateway]'): {exc}") from exc
+    return PreparedRun(
+        path,
+        output=output,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        parameters=parameters,
+        cwd=cwd,
+        progress=progress,
+        keep_going=keep_going,
+        cassettes=cassettes,
+        final_wait=final_wait,
+        notebook_home=notebook_home,
+        gateway=gateway,
+    ).execute()
 
-    scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
-    own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
-    if notebook_home:  # where kernel_home puts a kernel that knows its notebook
-        home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
-    else:
-        home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
-    summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home, preloaded=preload)
-    if progress is None:
-        progress = sys.stderr.isatty()
-    client = NotebookClient(
-        nb,
-        km=km,
-        log=_NBCLIENT_LOG,
-        allow_errors=True,
-        store_widget_state=True,
-        interrupt_on_timeout=True,
-        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
-        resources={"metadata": {"path": str(kernel_cwd)}},
-    )
-    runner = _Run(
-        nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait, preload
-    )
-    env = kernel_env(home, kernel_name)
-    if notebook_home:
-        del env["HOLON_NB_HOME"]
-        env["JPY_SESSION_NAME"] = str(src)
-    if cassettes is not None:
-        env["HOLON_NB_CASSETTE_MODE"] = cassettes
-        env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
-    runner.gateway = gateway[0] if gateway else None
-    try:
-        for attempt in (1, 2):
-            with open(scratch / "kernel.log", "wb") as log:
-                run_sync(runner.run)(gateway_env(env) if gateway else env, kernel_cwd, log)
-            if attempt == 2 or not lost_its_ports(summary, scratch / "kernel.log"):
-                break
-            # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel
-            # starting on a busy machine) can take one in between. Nothing ran yet: start a new kernel once.
-            summary.kernel_died = False
-            summary.problems = [p for p in summary.problems if not p.startswith("the kernel did not start")]
-            client.km = kernel_manager(kernel_name)
-    finally:
-        if summary.kernel_died:
-            summary.tasks_left_running = reap_tasks(home, kernel_cwd)
-            summary.problems.extend(kernel_log_tail(scratch / "kernel.log"))
-        _scrub(nb, env, runner.kernel_secrets)
-        summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        summary.output = _save(nb, out, summary)
-        shutil.rmtree(scratch, ignore_errors=True)
-        summary.wall_time_s = time.monotonic() - started
-    return summary
+
+class PreparedRun:
+    """One run of a notebook made ready with :func:`run_notebook`'s arguments (its notebook read, its folders,
+    holon home, kernel environment and kernel manager chosen; a usage mistake raises :class:`HarnessUsageError`
+    here, before anything starts): :meth:`execute` runs it as :func:`run_notebook` does; :meth:`start_kernel`
+    starts its kernel ahead of that (the pytest plugin, issue 30)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        output: str | os.PathLike[str] | None = None,
+        timeout: float = 120,
+        kernel_name: str | None = None,
+        parameters: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        progress: bool | None = None,
+        keep_going: bool = False,
+        cassettes: str | None = None,
+        final_wait: float | None = None,
+        notebook_home: bool = False,
+        gateway: tuple[str, str | None] | None = None,
+    ):
+        started = time.monotonic()
+        if not timeout or timeout <= 0:
+            raise HarnessUsageError(f"--timeout must be positive, got {timeout}")
+        if final_wait is not None and final_wait < 0:
+            raise HarnessUsageError(f"final_wait must be 0 or more, got {final_wait}")
+        if cassettes is not None and cassettes not in CASSETTE_MODES:
+            raise HarnessUsageError(f"--cassettes must be one of {', '.join(CASSETTE_MODES)}, got {cassettes!r}")
+        src, out, kernel_cwd = _resolve_paths(path, output, cwd)
+        nb = read_notebook(src, kernel_name)
+        preload = needs_holon(nb)  # (before the saved outputs are dropped: holon_nb's receipts among them count)
+        for cell in nb.cells:  # the saved copy shows this run only: a cell not run here has no old outputs
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        try:
+            inject_parameters(nb, dict(parameters or {}))
+        except ValueError as exc:
+            raise HarnessUsageError(str(exc)) from exc
+        try:
+            km = gateway_kernel_manager(*gateway, kernel_name) if gateway else kernel_manager(kernel_name)
+        except NoSuchKernel as exc:
+            raise HarnessUsageError(f"no such kernel: {kernel_name}") from exc
+        except ImportError as exc:  # jupyter_server, for a gateway
+            raise HarnessUsageError(f"a gateway needs jupyter_server (pip install 'holon_nb[gateway]'): {exc}") from exc
+
+        scratch = Path(tempfile.mkdtemp(prefix="holon-nb-run-"))
+        own_home = not os.environ.get("HOLON_NB_HOME") and not notebook_home
+        if notebook_home:  # where kernel_home puts a kernel that knows its notebook
+            home = str(Path(kernel_cwd).resolve() / ".holon" / "notebooks" / src.stem)
+        else:
+            home = str(scratch / "home") if own_home else os.environ["HOLON_NB_HOME"]
+        summary = RunSummary(notebook=src, output=None, holon_home=home, holon_home_removed=own_home, preloaded=preload)
+        if progress is None:
+            progress = sys.stderr.isatty()
+        client = NotebookClient(
+            nb,
+            km=km,
+            log=_NBCLIENT_LOG,
+            allow_errors=True,
+            store_widget_state=True,
+            interrupt_on_timeout=True,
+            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "the cell exceeded its timeout", "traceback": []},
+            resources={"metadata": {"path": str(kernel_cwd)}},
+        )
+        runner = _Run(
+            nb, client, summary, float(timeout), _write_stderr if progress else None, keep_going, final_wait, preload
+        )
+        env = kernel_env(home, kernel_name)
+        if notebook_home:
+            del env["HOLON_NB_HOME"]
+            env["JPY_SESSION_NAME"] = str(src)
+        if cassettes is not None:
+            env["HOLON_NB_CASSETTE_MODE"] = cassettes
+            env["HOLON_NB_NOTEBOOK"] = str(src.resolve())
+        runner.gateway = gateway[0] if gateway else None
+        self.started, self.kernel_started = started, False
+        self.log: BinaryIO | None = None  # a kernel started ahead's log (start_kernel)
+        self.src, self.out, self.kernel_cwd, self.nb, self.kernel_name = src, out, kernel_cwd, nb, kernel_name
+        self.client, self.runner, self.summary, self.scratch, self.gateway = client, runner, summary, scratch, gateway
+        self.env, self.home = env, home
+        self.start_env = gateway_env(env) if gateway else env  # what the kernel is started with
+
+    async def start_kernel(self) -> None:
+        """Start the run's kernel now (a local kernel: its environment, working directory and log as
+        :meth:`execute` would give it), so that :meth:`execute`, later, finds it running. A gateway's kernel
+        is started by :meth:`execute`."""
+        if self.gateway or self.kernel_started:
+            return
+        # kept open for the run: a holon-restart-kernel restart starts the new kernel with the same log
+        self.log = open(self.scratch / "kernel.log", "wb")  # noqa: SIM115 - closed by execute or stop_kernel
+        self.kernel_started = True
+        await self.client.async_start_new_kernel(
+            env=self.start_env, cwd=str(self.kernel_cwd), stdout=self.log, stderr=self.log
+        )
+
+    async def stop_kernel(self) -> None:
+        """Shut down a kernel started ahead (:meth:`start_kernel`) that will not be used (best effort)."""
+        km = self.client.km
+        if km is not None and km.has_kernel:
+            with contextlib.suppress(Exception):
+                await ensure_async(km.shutdown_kernel(now=True))
+            with contextlib.suppress(Exception):
+                await ensure_async(km.cleanup_resources())
+        self.kernel_started = False
+        if self.log is not None:
+            self.log.close()
+
+    def discard(self) -> None:
+        """End the run unused: its kernel shut down (:meth:`stop_kernel`; call this where no event loop runs),
+        its folders removed."""
+        run_sync(self.stop_kernel)()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def execute(self, on_ready: Callable[[], Awaitable[None]] | None = None) -> RunSummary:
+        """Run it: start the kernel (unless :meth:`start_kernel` did), preload holon_nb, run the cells and the
+        final wait, save the executed copy; ``on_ready`` is awaited once the kernel is ready, before the first
+        cell. Returns the :class:`RunSummary` (:func:`run_notebook`)."""
+        nb, summary, runner, client, scratch = self.nb, self.summary, self.runner, self.client, self.scratch
+        env, kernel_cwd, out, kernel_name, home = self.env, self.kernel_cwd, self.out, self.kernel_name, self.home
+        started = time.monotonic() if self.kernel_started else self.started
+        runner.on_ready = on_ready
+        try:
+            for attempt in (1, 2):
+                ahead = self.log if attempt == 1 and self.log is not None else None  # the kernel started ahead's
+                with contextlib.nullcontext(ahead) if ahead else open(scratch / "kernel.log", "wb") as log:
+                    run_sync(runner.run)(self.start_env, kernel_cwd, log)
+                if attempt == 2 or not lost_its_ports(summary, scratch / "kernel.log"):
+                    break
+                # jupyter_client picks free ports, then the kernel binds them: another process (a second kernel
+                # starting on a busy machine) can take one in between. Nothing ran yet: start a new kernel once.
+                summary.kernel_died = False
+                summary.problems = [p for p in summary.problems if not p.startswith("the kernel did not start")]
+                client.km = kernel_manager(kernel_name)
+        finally:
+            if self.log is not None:
+                self.log.close()
+            if summary.kernel_died:
+                summary.tasks_left_running = reap_tasks(home, kernel_cwd)
+                summary.problems.extend(kernel_log_tail(scratch / "kernel.log"))
+            scrub_secrets(nb, env, runner.kernel_secrets)
+            summary.receipts_by_status, summary.error_kinds = count_receipts(nb)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            summary.output = save_executed(nb, out, summary)
+            shutil.rmtree(scratch, ignore_errors=True)
+            summary.wall_time_s = time.monotonic() - started
+        return summary

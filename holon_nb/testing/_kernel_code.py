@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping
@@ -244,7 +245,39 @@ get_ipython().extension_manager.load_extension("holon_nb")  # loaded already (a 
 
 # ---------------------------------------------------------------- the notebook document (issue 28)
 DOCUMENT_DRAIN = "__import__('holon_nb.notebook._kernel._document', fromlist=['drain']).drain()"
-"""Silent expression after each cell: the edits agents made to the headless document since, as JSON text."""
+"""The edits agents made to the headless document since it was last asked, as JSON text (the queue is emptied)."""
+#: The name of :data:`DOCUMENT_DRAIN` among a request's ``user_expressions`` (:func:`carry_drain`).
+DRAIN_KEY = "holon_nb_document_ops"
+
+
+def carry_drain(kc: Any) -> None:
+    """Make every execute request of the kernel client ``kc`` that names no ``user_expressions`` carry
+    :data:`DOCUMENT_DRAIN` as the user expression :data:`DRAIN_KEY` (issue 30: the harness read the edits after
+    each cell with a request of its own). The kernel evaluates it after the request's code, in the same request,
+    so the reply brings the edits (:func:`drained_ops`); IPython evaluates user expressions only when the code
+    raised nothing, so a reply with status ``error`` brings none and the edits stay queued in the kernel.
+    Requests that name their own expressions (the harness's silent ones) are left as they are."""
+    execute = kc.execute
+
+    def execute_with_drain(code: str, *args: Any, **kwargs: Any) -> Any:
+        if not args and kwargs.get("user_expressions") is None:
+            kwargs["user_expressions"] = {DRAIN_KEY: DOCUMENT_DRAIN}
+        return execute(code, *args, **kwargs)
+
+    kc.execute = execute_with_drain
+
+
+def drained_ops(content: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The document edits an execute reply's ``content`` brought (:func:`carry_drain`), oldest first; None when it
+    brought none (the code raised, or the request did not carry the expression): they are still in the kernel."""
+    value = (content.get("user_expressions") or {}).get(DRAIN_KEY) or {}
+    if value.get("status") != "ok":
+        return None
+    try:
+        ops = json.loads(ast.literal_eval(value["data"]["text/plain"]))
+    except (KeyError, TypeError, ValueError, SyntaxError):
+        return None
+    return ops if isinstance(ops, list) else None
 
 
 def document_load(nb: Any, path: str | None) -> str:

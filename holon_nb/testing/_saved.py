@@ -1,4 +1,5 @@
-"""What ``--holon-nb-update`` saves: outputs without the paths of the machine that ran them (issue 26 item 12).
+"""What a saved notebook may hold: no secret value (D6, D12; :func:`scrub_secrets`, every run's executed copy) and,
+for ``--holon-nb-update``, no path of the machine that ran it (issue 26 item 12; :func:`mask_saved_paths`).
 
 A saved notebook is read on GitHub, nbviewer and other checkouts. :func:`mask_saved_paths` replaces every
 absolute path under the run's roots (holon home, workspace and its git checkout, site-packages, the
@@ -11,14 +12,21 @@ output only what :meth:`~holon_nb.testing.normalize.Normalizer.text` masks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import nbformat
 from nbformat import NotebookNode
 
-from .normalize import Normalizer
+from ..render._scrubbing import Scrubber
 
-__all__ = ["mask_saved_paths"]
+if TYPE_CHECKING:
+    from ._summary import RunSummary
+    from .normalize import Normalizer
+
+__all__ = ["mask_saved_paths", "save_executed", "scrub_secrets"]
 
 _HOLON_PREFIX = "application/vnd.holon."
 
@@ -87,3 +95,55 @@ def mask_saved_paths(nb: NotebookNode, norm: Normalizer) -> bool:
             nb.metadata["widgets"] = masked
             changed = True
     return changed
+
+
+def scrub_secrets(nb: NotebookNode, environ: Mapping[str, str], extra: Iterable[str] = ()) -> None:
+    """D12: secret values never reach the saved file (cell outputs and widget state; sources untouched).
+
+    ``environ`` is the kernel's starting environment; ``extra`` the values the kernel reported
+    (variables set in cells, configured secrets).
+    """
+    scrubber = Scrubber(environ, extra=extra)
+    for cell in nb.cells:
+        if cell.get("outputs"):
+            _scrub_streams(cell.outputs, scrubber)
+            cell.outputs = [nbformat.from_dict(scrubber.value(dict(out))) for out in cell.outputs]
+    if "widgets" in nb.metadata:
+        nb.metadata["widgets"] = nbformat.from_dict(scrubber.value(nb.metadata["widgets"]))
+
+
+def _scrub_streams(outputs: list[Any], scrubber: Scrubber) -> None:
+    """D12: scrub each run of adjacent stream outputs as one text (a secret printed in two writes arrives
+    as two outputs, and a front end shows a cell's stdout and stderr outputs one after the other, so a
+    secret printed half to each reads whole); each output keeps its place, the redaction goes where the
+    secret starts."""
+    i = 0
+    while i < len(outputs):
+        out = outputs[i]
+        if out.get("output_type") != "stream":
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(outputs) and outputs[j + 1].get("output_type") == "stream":
+            j += 1
+        if j > i:
+            texts = [
+                "".join(o.get("text", "")) if isinstance(o.get("text"), list) else o.get("text", "")
+                for o in outputs[i : j + 1]
+            ]
+            for o, text in zip(outputs[i : j + 1], scrubber.pieces(texts), strict=False):
+                o["text"] = text
+        i = j + 1
+
+
+def save_executed(nb: NotebookNode, out: Path, summary: RunSummary) -> Path:
+    """Write ``nb`` to ``out``; when that fails after all (a full disk), to a new temporary directory,
+    with a problem saying where (so the run fails and its results are not lost). Returns the path."""
+    try:
+        nbformat.write(nb, out)
+        return out
+    except OSError as exc:
+        fallback = Path(tempfile.mkdtemp(prefix="holon-nb-run-")) / "executed.ipynb"
+        nbformat.write(nb, fallback)
+        summary.problems.append(f"could not save the executed notebook to {out} ({exc}); saved it to {fallback}")
+        return fallback

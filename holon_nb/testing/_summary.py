@@ -1,4 +1,5 @@
-"""What a headless run reports: :class:`RunSummary`, receipt counts, the summary text."""
+"""What a headless run reports: :class:`RunSummary`, receipt counts, the summary text; and what a cell's execute
+reply means for its report and its saved outputs (:func:`late_error`, :func:`keep_pages`, :func:`say_timeout`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
 from nbformat import NotebookNode
 
 from ..render import RESULT_MIMETYPE
+from ..render._ansi import strip_ansi
 
-__all__ = ["CellReport", "RunSummary", "count_receipts", "format_summary"]
+__all__ = [
+    "CellReport",
+    "RunSummary",
+    "TIMEOUT_ENAME",
+    "count_receipts",
+    "first_line",
+    "format_summary",
+    "keep_pages",
+    "late_error",
+    "progress_line",
+    "say_timeout",
+]
+
+#: The ename of a cell that ran past its timeout (the harness's nbclient ``error_on_timeout``).
+TIMEOUT_ENAME = "CellTimeoutError"
 
 
 @dataclass
@@ -180,3 +197,58 @@ def format_summary(summary: RunSummary) -> str:
             lines.extend(f"    {m}" for m in message[1:])
     lines.extend(f"  problem: {p}" for p in summary.problems)
     return "\n".join(lines)
+
+
+def late_error(cell: NotebookNode, content: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a cell whose body ran but which still shows an ``error`` output (issue 24, B1).
+
+    IPython reports an exception raised outside the cell body's own frames (a ``_repr_*_`` method of
+    a displayed object, ``showtraceback()`` in an ``except``) as an ``error`` output while the execute
+    reply says ``ok`` (or ``error`` with ename ``NoneType``, for an execute result's repr); such a cell
+    failed all the same. Returns ``content``, or an error reply naming the first error output.
+    """
+    if content.get("status") == "error" and content.get("ename") not in (None, "NoneType"):
+        return content
+    for out in cell.outputs:
+        if out.get("output_type") == "error":
+            return {**content, "status": "error", "ename": out.get("ename"), "evalue": out.get("evalue")}
+    return content
+
+
+def keep_pages(cell: NotebookNode, content: dict[str, Any]) -> None:
+    """Save what the kernel sent to the pager (``%exec?``, ``obj??``) as a display output of the cell.
+
+    Jupyter front ends show a ``page`` payload of the execute reply; nbclient drops it, so a
+    headless run kept nothing of ``%exec?``.
+    """
+    for payload in content.get("payload") or []:
+        data = payload.get("data") if isinstance(payload, dict) and payload.get("source") == "page" else None
+        if isinstance(data, dict) and data.get("text/plain"):
+            text = strip_ansi(data["text/plain"])  # IPython colours its help for a terminal
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
+
+
+def say_timeout(cell: NotebookNode, limit: float, notebooks_own: bool = False) -> None:
+    """Make the saved cell say it timed out: the ``KeyboardInterrupt`` the interrupt raised becomes a
+    ``CellTimeoutError`` naming the timeout and where it was set (``notebooks_own``: the notebook's
+    ``metadata.execution.timeout``), so a reader of the saved notebook sees why it stopped."""
+    where = "the notebook's metadata.execution.timeout" if notebooks_own else "holon-nb run --timeout"
+    text = f"the cell ran past its timeout of {limit:g} s and was interrupted ({where})"
+    error = nbformat.v4.new_output("error", ename=TIMEOUT_ENAME, evalue=text, traceback=[f"{TIMEOUT_ENAME}: {text}"])
+    for i, out in enumerate(cell.outputs):
+        if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
+            cell.outputs[i] = error
+            return
+    cell.outputs.append(error)
+
+
+def first_line(source: str) -> str:
+    """The first non-empty line of ``source``, at most 60 characters (:attr:`CellReport.first_line`)."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+def progress_line(report: CellReport, total: int, done: bool) -> str:
+    """The progress line of a cell on a terminal: rewritten in place while it runs, kept when done."""
+    status = f"{report.status:<14} {report.duration_s:7.2f}s" if done else f"{'running':<14} {'':>8}"
+    return f"\r\x1b[K[{report.index + 1:>3}/{total}] {status}  {report.first_line}" + ("\n" if done else "")

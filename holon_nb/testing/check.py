@@ -26,15 +26,16 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from nbclient.util import run_sync
 from nbformat import NotebookNode
 
 from ._compare import CellDiff, CompareOptions, compare_notebooks, compared_cells, receipt_text_differs
-from ._harness import read_notebook, run_notebook
+from ._harness import PreparedRun, read_notebook
 from ._kernel_code import agent_inserted
 from ._saved import mask_saved_paths
 from ._summary import RunSummary
@@ -242,21 +243,107 @@ def _error_text(cell: NotebookNode) -> str:
     return strip_ansi(err).strip()[-2000:]
 
 
-def _run(path: Path, options: CheckOptions, scratch: Path, n: int, private: bool) -> tuple[RunSummary, NotebookNode]:
-    """Run ``path`` once; in a fresh copy of its folder when ``private`` (notebook-tests spec §2, :mod:`.workdir`)."""
+#: The pytest plugin's ``on_ready`` (kernels started ahead, issue 30): awaited with whether the notebook running
+#: works in a private copy of its folder, once its kernel is ready.
+Ready = Callable[[bool], Awaitable[None]]
+
+
+def _prepare(path: Path, options: CheckOptions, out: Path, cwd: Path | None) -> PreparedRun:
+    return PreparedRun(
+        path,
+        output=out,
+        timeout=options.timeout,
+        kernel_name=options.kernel_name,
+        cassettes=options.cassettes,
+        gateway=options.gateway,
+        progress=False,
+        cwd=cwd,
+    )
+
+
+def _private(saved: NotebookNode, options: CheckOptions) -> bool:
+    """Whether the runs work in private copies of the notebook's folder (notebook-tests spec §2): unless the
+    notebook shares its folder, or records cassettes into it."""
+    return not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
+
+
+class FirstRun:
+    """The first run of :func:`check_notebook` for one notebook, made ready ahead (its private copy of the
+    folder, its holon home and kernel environment, all as the check would make them) so that its kernel can
+    start while another notebook runs (the pytest plugin's kernels started ahead, issue 30).
+
+    Made by :meth:`ahead`; :meth:`start` starts the kernel; :func:`check_notebook` (``first=``) runs it, or
+    :meth:`discard` ends it unused.
+    """
+
+    def __init__(self, path: Path, options: CheckOptions, scratch: Path, cwd: Path | None):
+        self.path, self.options, self.scratch, self.cwd = path, options, scratch, cwd
+        self.run = _prepare(path, options, scratch / "run-1.ipynb", cwd)
+
+    @classmethod
+    def ahead(cls, path: Path, options: CheckOptions, busy: Path | None) -> FirstRun | None:
+        """The notebook's first run made ready, or None when it cannot start ahead: its kernel runs on a
+        gateway, or the notebook works in a private copy of the folder ``busy``, where the notebook running now
+        works itself (the copy would miss what it still writes there). A notebook that works in its own
+        folder (``shared_dir``, recording cassettes) gets its kernel started there, and runs in its turn.
+
+        Raises:
+            HarnessUsageError, FolderTooLarge: as :func:`check_notebook` would (the caller lets the check say so).
+        """
+        if options.gateway is not None:
+            return None
+        private = _private(read_notebook(path, options.kernel_name), options)
+        if private and busy is not None and path.resolve().parent == busy.resolve():
+            return None
+        scratch = Path(tempfile.mkdtemp(prefix="holon-nb-test-"))
+        cwd = None
+        try:
+            cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
+            return cls(path, options, scratch, cwd)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            if cwd is not None:
+                shutil.rmtree(cwd.parent, ignore_errors=True)
+            raise
+
+    async def start(self) -> None:
+        """Start its kernel (in the running event loop: the one the notebook running now uses)."""
+        await self.run.start_kernel()
+
+    async def aclose(self) -> None:
+        """End it unused: its kernel shut down, its folders removed."""
+        await self.run.stop_kernel()
+        shutil.rmtree(self.run.scratch, ignore_errors=True)
+        if self.cwd is not None:
+            shutil.rmtree(self.cwd.parent, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def discard(self) -> None:
+        """:meth:`aclose`, where no event loop runs."""
+        run_sync(self.aclose)()
+
+
+def _run(
+    path: Path,
+    options: CheckOptions,
+    scratch: Path,
+    n: int,
+    private: bool,
+    first: FirstRun | None = None,
+    on_ready: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[RunSummary, NotebookNode]:
+    """Run ``path`` once; in a fresh copy of its folder when ``private`` (notebook-tests spec §2, :mod:`.workdir`);
+    ``first``: this run made ready ahead (its kernel maybe started); ``on_ready``: awaited when its kernel is ready."""
     out = scratch / f"run-{n}.ipynb"
-    cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
+    if first is not None:
+        cwd: Path | None = first.cwd
+        run = first.run
+    else:
+        cwd = private_copy(path, os.environ.get("HOLON_NB_HOME")) if private else None
     try:
-        summary = run_notebook(
-            path,
-            output=out,
-            timeout=options.timeout,
-            kernel_name=options.kernel_name,
-            cassettes=options.cassettes,
-            gateway=options.gateway,
-            progress=False,
-            cwd=cwd,
-        )
+        if first is None:
+            run = _prepare(path, options, out, cwd)
+        summary = run.execute(on_ready)
     finally:
         if cwd is not None:
             shutil.rmtree(cwd.parent, ignore_errors=True)
@@ -326,8 +413,19 @@ def _agent_cell_problems(saved: NotebookNode, executed: NotebookNode) -> list[st
     ]
 
 
-def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = None) -> NotebookCheck:
+def check_notebook(
+    path: str | os.PathLike[str],
+    options: CheckOptions | None = None,
+    *,
+    first: FirstRun | None = None,
+    on_ready: Ready | None = None,
+) -> NotebookCheck:
     """Run ``path`` ``options.repeat`` times and compare with its saved outputs (notebook-tests spec §2, §3, notebook-tests spec §6).
+
+    ``first`` and ``on_ready`` are the pytest plugin's (kernels started ahead, issue 30): ``first`` is the first run
+    made ready ahead by :meth:`FirstRun.ahead` (used when it was made for this path and these options, else
+    discarded); ``on_ready`` is awaited once the first run's kernel is ready, with whether the runs work in a
+    private copy of the folder.
 
     Returns:
         The :class:`NotebookCheck`; ``failed`` tells whether the test fails.
@@ -341,16 +439,44 @@ def check_notebook(path: str | os.PathLike[str], options: CheckOptions | None = 
     """
     options = options or CheckOptions()
     path = Path(path)
+    if first is not None and (first.path != path or first.options is not options):
+        first.discard()
+        first = None
+    try:
+        return _check(path, options, first, on_ready)
+    except BaseException:
+        if first is not None:  # (a usage mistake found before it ran: its kernel would run on)
+            first.discard()
+        raise
+
+
+def _check(path: Path, options: CheckOptions, first: FirstRun | None, on_ready: Ready | None) -> NotebookCheck:
     saved = read_notebook(path, options.kernel_name)
     rules = notebook_rules(saved) + list(options.rules)
     compare = compare_options(saved, options.compare)
     # notebook-tests spec §2: a private copy of the folder per run, unless the notebook shares its folder (or records
     # cassettes into it); runs in a folder itself never overlap (a lock across xdist workers)
-    private = not shared_dir(saved.metadata) and options.cassettes not in ("record", "auto")
-    scratch = Path(tempfile.mkdtemp(prefix="holon-nb-test-"))
+    private = _private(saved, options)
+    scratch = first.scratch if first is not None else Path(tempfile.mkdtemp(prefix="holon-nb-test-"))
+
+    async def ready() -> None:
+        assert on_ready is not None
+        await on_ready(private)
+
     try:
         with contextlib.nullcontext() if private else folder_lock(path.resolve().parent):
-            runs = [_run(path, options, scratch, n, private) for n in range(1, max(1, options.repeat) + 1)]
+            runs = [
+                _run(
+                    path,
+                    options,
+                    scratch,
+                    n,
+                    private,
+                    first if n == 1 else None,
+                    ready if n == 1 and on_ready else None,
+                )
+                for n in range(1, max(1, options.repeat) + 1)
+            ]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     summary, executed = runs[0]

@@ -34,8 +34,9 @@ Options:
 - ``--holon-nb-compare-ansi``: compare ANSI colour sequences in user output instead of removing them.
 - ``--holon-nb-shard K/N``, ``--holon-nb-durations FILE``, ``--holon-nb-store-durations``, ``--holon-nb-order``:
   shards and order by recorded durations (:mod:`holon_nb.testing._suites._order`); ``--holon-nb-gateway URL`` and
-  ``--holon-nb-gateway-token``: kernels on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`); see
-  docs/large-suites.md.
+  ``--holon-nb-gateway-token``: kernels on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`);
+  ``--holon-nb-start-ahead auto|on|off``: the next notebook's kernel started while one runs (:class:`FirstRun
+  <holon_nb.testing.check.FirstRun>`; auto: in a serial session only); see docs/large-suites.md.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -223,6 +224,13 @@ def _add_suite_options(group: Any) -> None:
         "or longest first under pytest-xdist only (auto, the default)",
     )
     group.addoption(
+        "--holon-nb-start-ahead",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="start the next notebook's kernel while the current notebook runs (local kernels): on, off, or auto "
+        "(the default: on in a serial session, off on pytest-xdist workers, where it measured slower)",
+    )
+    group.addoption(
         "--holon-nb-gateway",
         default=None,
         metavar="URL",
@@ -272,7 +280,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if unknown:
         raise pytest.UsageError(f"--holon-nb-mask: unknown {', '.join(unknown)}; choose from {', '.join(MASK_PRESETS)}")
     config.stash[_STATE] = {"rules": rules, "paths": paths, "compare": _compare_options(config), "masks": masks}
-    config.stash[_STATE].update(shard=_shard(config), measured={}, ran={})
+    config.stash[_STATE].update(shard=_shard(config), measured={}, ran={}, ahead=None, next=None)
     config.pluginmanager.register(_Recorder(config.stash[_STATE]), "holon_nb_recorder")
     if paths and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = list(config.args) + [str(p) for p in paths if str(p) not in config.args]
@@ -435,10 +443,69 @@ _UPDATED: list[str] = []
 _UNRUN: list[str] = []
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Note which item this process runs next (pytest and pytest-xdist's workers know it): its notebook's kernel
+    may start while this item's notebook runs (:func:`_start_ahead`)."""
+    state = item.config.stash.get(_STATE, None)
+    if state is not None:
+        state["next"] = nextitem
+    yield
+
+
+def _start_ahead(file: NotebookFile) -> Any:
+    """The ``on_ready`` of ``file``'s check when kernels start ahead (``--holon-nb-start-ahead``, issue 30): once
+    ``file``'s kernel is ready, make the next item's notebook's first run ready and start its kernel
+    (:class:`~holon_nb.testing.check.FirstRun`), so that no kernel start is waited for between notebooks. None when
+    off: ``off``, or ``auto`` on an xdist worker (measured: 2-7 % shorter serial runs, 1-7 % longer ``-n 2`` runs
+    on 2 cores, benchmarks/bench_kernels_ahead.py); with ``--holon-nb-update`` (the saved notebook is rewritten
+    after its run, which the next notebook's folder copy, taken ahead, would miss) and with a gateway."""
+    opt = file.config.getoption
+    mode = opt("holon_nb_start_ahead")
+    if mode == "auto":
+        mode = "off" if hasattr(file.config, "workerinput") else "on"
+    if mode != "on" or opt("holon_nb_update") or opt("holon_nb_gateway"):
+        return None
+    state = file.config.stash[_STATE]
+
+    async def start_next(private: bool) -> None:
+        from .check import FirstRun
+
+        nxt = state.get("next")
+        parent = getattr(nxt, "parent", None)
+        if not isinstance(parent, NotebookFile) or parent.path == file.path or parent._check is not None:
+            return
+        _drop_ahead(state)
+        try:
+            # a notebook working in its own folder (not private) may still change it: no copy of it taken now
+            busy = None if private else file.path.resolve().parent
+            ahead = FirstRun.ahead(parent.path, _check_options(file.config), busy)
+        except Exception:  # that notebook cannot run (not a notebook, its folder too large): its check says so
+            return
+        if ahead is None:
+            return
+        try:
+            await ahead.start()
+        except Exception:  # it starts when its turn comes, as without this
+            await ahead.aclose()
+            return
+        state["ahead"] = ahead
+
+    return start_next
+
+
+def _drop_ahead(state: dict) -> None:
+    ahead, state["ahead"] = state.get("ahead"), None
+    if ahead is not None:
+        ahead.discard()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """A collected file that is not a Python notebook makes the run a usage error (exit status 4)."""
+    """A collected file that is not a Python notebook makes the run a usage error (exit status 4). A kernel started
+    ahead for a notebook that did not run (``-x``, an interrupted run) is shut down."""
     state = session.config.stash.get(_STATE, None)
     if state:
+        _drop_ahead(state)
         _store_durations(session.config)
     if state and state.get("usage_errors"):
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -552,28 +619,46 @@ class NotebookFile(pytest.File):
     def check(self) -> Any:
         """Run and compare the notebook (once); the :class:`~holon_nb.testing.check.NotebookCheck`."""
         if self._check is None:
-            from .check import CheckOptions, check_notebook
+            from .check import check_notebook
 
-            opt = self.config.getoption
-            options = CheckOptions(
-                timeout=opt("holon_nb_timeout"),
-                cassettes=opt("holon_nb_cassettes"),
-                update=opt("holon_nb_update"),
-                repeat=opt("holon_nb_repeat"),
-                rules=self.config.stash[_STATE]["rules"],
-                kernel_name=opt("holon_nb_kernel"),
-                compare=self.config.stash[_STATE]["compare"],
-                masks=self.config.stash[_STATE]["masks"],
-                compare_ansi=opt("holon_nb_compare_ansi"),
-                strict_unrun=opt("holon_nb_strict_unrun"),
-                gateway=(opt("holon_nb_gateway"), opt("holon_nb_gateway_token")) if opt("holon_nb_gateway") else None,
-            )
+            state = self.config.stash[_STATE]
+            first = state.get("ahead")
+            if first is not None and first.path == self.path:
+                state["ahead"] = None
+            else:  # none, or made for another notebook (an xdist worker's next item went elsewhere)
+                first = None
+                _drop_ahead(state)
+            options = _check_options(self.config)
             try:
-                self._check = check_notebook(self.path, options)
+                self._check = check_notebook(self.path, options, first=first, on_ready=_start_ahead(self))
             except ValueError as exc:  # HarnessUsageError, a malformed normaliser
                 text = str(exc)
                 raise NotebookFailure(text if str(self.path) in text else f"notebook {self.path}: {text}") from None
         return self._check
+
+
+def _check_options(config: pytest.Config) -> Any:
+    """The session's :class:`~holon_nb.testing.check.CheckOptions` (made once: a notebook's first run made ready
+    ahead is used only with the very options it was made with)."""
+    state = config.stash[_STATE]
+    if state.get("options") is None:
+        from .check import CheckOptions
+
+        opt = config.getoption
+        state["options"] = CheckOptions(
+            timeout=opt("holon_nb_timeout"),
+            cassettes=opt("holon_nb_cassettes"),
+            update=opt("holon_nb_update"),
+            repeat=opt("holon_nb_repeat"),
+            rules=state["rules"],
+            kernel_name=opt("holon_nb_kernel"),
+            compare=state["compare"],
+            masks=state["masks"],
+            compare_ansi=opt("holon_nb_compare_ansi"),
+            strict_unrun=opt("holon_nb_strict_unrun"),
+            gateway=(opt("holon_nb_gateway"), opt("holon_nb_gateway_token")) if opt("holon_nb_gateway") else None,
+        )
+    return state["options"]
 
 
 class _Item(pytest.Item):

@@ -383,11 +383,11 @@ def test_an_output_directory_gets_the_default_name_inside_it(tmp_path: Path) -> 
 
 
 def test_a_save_that_fails_after_the_run_keeps_the_results_and_fails_the_run(tmp_path: Path) -> None:
-    from holon_nb.testing._harness import _save
+    from holon_nb.testing._saved import save_executed
 
     nb = nbformat.v4.new_notebook()
     summary = RunSummary(notebook=tmp_path / "a.ipynb", output=None)
-    saved = _save(nb, tmp_path / "gone" / "a.executed.ipynb", summary)  # its directory went away meanwhile
+    saved = save_executed(nb, tmp_path / "gone" / "a.executed.ipynb", summary)  # its directory went away meanwhile
     assert saved.is_file() and nbformat.read(saved, as_version=4) == nb
     assert summary.problems and str(saved) in summary.problems[0] and summary.exit_code == 1
 
