@@ -36,7 +36,7 @@ Options:
   shards and order by recorded durations (:mod:`holon_nb.testing._suites._order`); ``--holon-nb-gateway URL`` and
   ``--holon-nb-gateway-token``: kernels on a Jupyter gateway (:mod:`holon_nb.testing._suites._gateway`);
   ``--holon-nb-start-ahead auto|on|off``: the next notebook's kernel started while one runs (:class:`FirstRun
-  <holon_nb.testing.check.FirstRun>`; auto: in a serial session only); see docs/large-suites.md.
+  <holon_nb.testing.check.FirstRun>`; auto, the default: on); see docs/large-suites.md.
 - ini ``holon_nb_normalize``: user normalisers, one per line, ``REGEX => REPLACEMENT`` or a JSON object
   ``{"regex": …, "replace": …}``, applied after the notebook's own ``metadata.holon_nb.normalize``.
 
@@ -228,7 +228,7 @@ def _add_suite_options(group: Any) -> None:
         choices=("auto", "on", "off"),
         default="auto",
         help="start the next notebook's kernel while the current notebook runs (local kernels): on, off, or auto "
-        "(the default: on in a serial session, off on pytest-xdist workers, where it measured slower)",
+        "(the default: on, except with --holon-nb-update or a gateway, where it is always off)",
     )
     group.addoption(
         "--holon-nb-gateway",
@@ -457,14 +457,12 @@ def _start_ahead(file: NotebookFile) -> Any:
     """The ``on_ready`` of ``file``'s check when kernels start ahead (``--holon-nb-start-ahead``, issue 30): once
     ``file``'s kernel is ready, make the next item's notebook's first run ready and start its kernel
     (:class:`~holon_nb.testing.check.FirstRun`), so that no kernel start is waited for between notebooks. None when
-    off: ``off``, or ``auto`` on an xdist worker (measured: 2-7 % shorter serial runs, 1-7 % longer ``-n 2`` runs
-    on 2 cores, benchmarks/bench_kernels_ahead.py); with ``--holon-nb-update`` (the saved notebook is rewritten
-    after its run, which the next notebook's folder copy, taken ahead, would miss) and with a gateway."""
+    off: ``off``; with ``--holon-nb-update`` (the saved notebook is rewritten after its run, which the next
+    notebook's folder copy, taken ahead, would miss) and with a gateway. ``auto`` is on (measured on an idle 2-core
+    machine, 24 notebooks: serial 2-7 % shorter, ``-n 2`` 14-17 % shorter; docs/large-suites.md)."""
     opt = file.config.getoption
     mode = opt("holon_nb_start_ahead")
-    if mode == "auto":
-        mode = "off" if hasattr(file.config, "workerinput") else "on"
-    if mode != "on" or opt("holon_nb_update") or opt("holon_nb_gateway"):
+    if mode == "off" or opt("holon_nb_update") or opt("holon_nb_gateway"):
         return None
     state = file.config.stash[_STATE]
 
