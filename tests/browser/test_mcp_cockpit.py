@@ -5,6 +5,7 @@ stops the task, whose final receipt then replaces the view. Skipped as the other
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -41,7 +42,9 @@ def test_a_served_background_task_is_live_in_the_cockpit_and_its_stop_stops_it(l
         settle(page)
         page.screenshot(path=str(shots / "mcp-cockpit-live.png"))
         early = page.locator(f"{COCKPIT} .holon-task-output").inner_text()
-        page.wait_for_selector(f"{COCKPIT} .holon-task-output:has-text('tick-8')", timeout=60_000)  # it follows
+        # it follows: a tick later than any the view showed a moment ago (how far it got depends on the load)
+        later = max(int(n) for n in re.findall(r"tick-(\d+)", early)) + 3
+        page.wait_for_selector(f"{COCKPIT} .holon-task-output:has-text('tick-{later}')", timeout=60_000)
         header = page.locator(f"{COCKPIT} .holon-task-header").inner_text()
         page.locator(f"{COCKPIT} .holon-beacon .jupyter-button:has-text('Stop')").click()
         page.wait_for_selector(f"{COCKPIT} .holon-receipt:has-text('TaskOutput')", timeout=60_000)
@@ -49,6 +52,6 @@ def test_a_served_background_task_is_live_in_the_cockpit_and_its_stop_stops_it(l
         page.screenshot(path=str(shots / "mcp-cockpit-stopped.png"))
         cell = page.locator(COCKPIT).inner_text()
         live_views = page.locator(f"{COCKPIT} .holon-beacon").count()
-    assert "tick-3" in early and "tick-8" not in early
+    assert later - 3 >= 3  # the view showed tick-3 or later when first read, then grew past what it showed
     assert task_id in header and "running" in header
     assert "cancelled" in cell and "TaskStop" in cell and live_views == 0
