@@ -1,4 +1,5 @@
-"""Typed results (issue 27 item 3): dispatch validates every success payload against its tool's output model.
+"""Typed results (issue 27 item 3): dispatch validates success payloads against their tool's output model (every
+one in strict mode, a sample of each tool's outside it).
 
 A payload that does not fit is a programming error. In strict mode (the test suite) the caller gets an
 ``internal_error`` envelope naming the result model and the field, never a traceback, and the drift fails the test
@@ -102,11 +103,30 @@ def test_outside_strict_mode_a_drift_is_logged_and_the_result_kept(
 ) -> None:
     """A user's call whose result drifted still returns what it did (its effects happened); the log says."""
     monkeypatch.setattr(dispatch_module, "STRICT_RESULTS", False)
+    monkeypatch.setattr(dispatch_module, "_RESULTS_SEEN", {})
     payload = {"count": "three"}  # a str where the model declares an int
     with caplog.at_level("ERROR"):
         result = dispatch_module.typed_payload(PROBE, payload)
     assert result is payload
     assert any("does not fit ProbeResult" in r.getMessage() and "count" in r.getMessage() for r in caplog.records)
+
+
+def test_outside_strict_mode_a_sample_of_each_tools_results_is_validated(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27 item 7: a tool's first CHECK_FIRST results, then one in CHECK_EVERY; the rest pass as they came."""
+    monkeypatch.setattr(dispatch_module, "STRICT_RESULTS", False)
+    monkeypatch.setattr(dispatch_module, "_RESULTS_SEEN", {})
+    first, every = dispatch_module.CHECK_FIRST, dispatch_module.CHECK_EVERY
+    checked = []
+    with caplog.at_level("ERROR"):
+        for n in range(1, 2 * every + 1):
+            caplog.clear()
+            payload = {"count": "three"}
+            assert dispatch_module.typed_payload(PROBE, payload) is payload
+            if any("does not fit ProbeResult" in r.getMessage() for r in caplog.records):
+                checked.append(n)
+    assert checked == [*range(1, first + 1), every, 2 * every]
 
 
 def test_strict_mode_is_what_the_suite_runs_under() -> None:
