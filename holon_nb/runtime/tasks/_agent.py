@@ -118,6 +118,8 @@ class AgentTasks:
         would not run its command at all (two notebook tests running ``pytest`` on one home).
         Both kernels still list it, and TaskStop ends it from either.
         """
+        if not self.svc.live:  # this runtime runs no task: none to reuse, and no store read (issue 27 item 7)
+            return None
         digest = None
         for rec in self.svc.active("agent_id=? AND kind='command_task'", (self.agent_id,)):
             if rec.get("owner") != self.svc.owner:
