@@ -45,6 +45,12 @@ _READS_PER_WAKEUP = 1  # reads per readiness callback before yielding to the loo
 # twice, stream and combined: ~35-80 ms of the loop on this machine; four in a row kept a GetWorkItem waiting 330 ms)
 _DRAIN_S = 0.1  # output drained after the leader exits, seconds
 _POLL_S = 0.02  # exit polling interval when pidfd is unavailable, seconds
+#: The loop starts watching a command's output pipes this long after its start (seconds). A command that ends
+#: sooner (most: ``true``, ``ls``, ``git status``) is read to its end once, when its exit is seen, without the
+#: two reader registrations and removals each command cost (issue 27 item 7); a longer one is watched from then
+#: on, and until then its output waits in the pipes (64 KiB each; a command that fills one waits that long).
+_WATCH_AFTER_S = 0.005
+_EXIT_READS = 4  # reads of each pipe, at the exit of a command never watched, before it is watched instead
 _TAIL_CHARS = {"stdout": 128_000, "stderr": 128_000, "combined": 256_000}
 _FFFD_BYTES = "\ufffd".encode()
 _PIPE_DEFAULT = 64 * 1024  # a new pipe's buffer on Linux, bytes: a read of this much says the stream is large
@@ -280,8 +286,12 @@ class CommandProcess:
         self._write_lock: anyio.Lock | None = None  # made by the first write_input (few commands take input)
         self._drain_timer: asyncio.TimerHandle | None = None
         self._pidfd: int | None = None
-        for fd in self._readers:
-            self._loop.add_reader(fd, self._on_readable, fd)
+        self._watching = False  # the loop's readers are on the output fds (see _WATCH_AFTER_S)
+        self._watch_timer: asyncio.TimerHandle | None = None
+        if spec.tty:  # a pty master: read as it comes (EIO, not EOF, ends it; an interactive program echoes)
+            self._watch()
+        else:
+            self._watch_timer = self._loop.call_later(_WATCH_AFTER_S, self._watch)
         try:
             self._pidfd = os.pidfd_open(self.pid)
             self._loop.add_reader(self._pidfd, self._check_exit)
@@ -320,6 +330,38 @@ class CommandProcess:
             for name in ("stdout", "stderr", "combined")
         }
         return cls(spec, popen, captures, read_fds, input_fd)
+
+    def _watch(self) -> None:
+        """Have the loop read the output fds as data comes (at once for a pty, else ``_WATCH_AFTER_S`` after the
+        start, or when the process is promoted or exits with its output still open)."""
+        self._watch_timer = None
+        if self._watching:
+            return
+        self._watching = True
+        for fd in self._readers:
+            self._loop.add_reader(fd, self._on_readable, fd)
+
+    def _read_to_end(self) -> None:
+        """At the exit of a command whose pipes were never watched: read each to its end (a few reads at most);
+        one still open (a background child holds it) or still full is watched from now on."""
+        if self._watch_timer is not None:
+            self._watch_timer.cancel()
+            self._watch_timer = None
+        for reader in list(self._readers.values()):
+            for _ in range(_EXIT_READS):
+                try:
+                    data = os.read(reader.fd, _READ_CHUNK)
+                except BlockingIOError:
+                    break
+                except OSError as exc:
+                    _log.warning("read of %s failed: %s", reader.stream, exc)
+                    data = b""
+                if not data:
+                    self._close_reader(reader)
+                    break
+                self._emit(reader, data)
+        if self._readers:
+            self._watch()
 
     def _on_readable(self, fd: int) -> None:
         reader = self._readers.get(fd)
@@ -370,7 +412,8 @@ class CommandProcess:
 
     def _close_reader(self, reader: _Reader) -> None:
         del self._readers[reader.fd]
-        self._loop.remove_reader(reader.fd)
+        if self._watching:
+            self._loop.remove_reader(reader.fd)
         if reader.fd == self._input_fd:  # a pty master: input closes with it
             self._close_input(close_fd=False)
         os.close(reader.fd)
@@ -391,7 +434,9 @@ class CommandProcess:
         else:
             self.signal_name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"SIG{-rc}"
         self._exited_event.set()
-        if self._readers:
+        if not self._watching:
+            self._read_to_end()
+        elif self._readers:
             self.read_ready()  # output that ended with the exit: read to its end now (finishes when it did)
         if self.done:
             return
@@ -405,6 +450,9 @@ class CommandProcess:
             return
         if self._drain_timer is not None:
             self._drain_timer.cancel()
+        if self._watch_timer is not None:
+            self._watch_timer.cancel()
+            self._watch_timer = None
         for reader in list(self._readers.values()):  # abandoned: e.g. a background child
             self._close_reader(reader)
         self._close_input()

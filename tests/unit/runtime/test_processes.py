@@ -358,3 +358,50 @@ async def test_pipe_grows_once_a_stream_fills_it(spool: Path) -> None:
         assert proc.stderr.tail() == "small"
     finally:
         await proc.stop()
+
+
+class TestWatchingOutput:
+    """Issue 27 item 7: the loop watches a command's pipes only from ``_WATCH_AFTER_S`` after its start; a command
+    that ends sooner is read to its end at its exit, without reader registrations; output is never lost."""
+
+    async def test_a_short_command_is_read_at_its_exit_without_watching(
+        self, spool: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(processes, "_WATCH_AFTER_S", 60.0)  # it ends long before: on a loaded machine too
+        proc = await run(spool, "printf 'one\\ntwo'; printf err >&2")
+        assert proc._watching is False and proc._watch_timer is None  # the timer was cancelled at the exit
+        assert (proc.stdout.tail(), proc.stderr.tail(), proc.exit_status) == ("one\ntwo", "err", 0)
+
+    async def test_a_longer_command_is_watched_and_its_output_read_while_it_runs(self, spool: Path) -> None:
+        proc = await CommandProcess.spawn(make_spec(spool, "echo first; sleep 30"))
+        try:
+            await wait_for_text(proc, "first")  # read while it runs: the loop watches its pipes by now
+            assert proc._watching is True and proc.returncode is None
+        finally:
+            await proc.stop()
+
+    async def test_more_than_a_pipe_holds_before_the_watch_starts_is_all_read(self, spool: Path) -> None:
+        # 300 KB fill the 64 KiB pipe at once: the writer waits for the watch, then everything arrives
+        proc = await run(spool, "head -c 300000 /dev/zero | tr '\\0' b; printf END", timeout=30)
+        assert proc.stdout.total_chars == 300_000 + 3 and proc.stdout.tail().endswith("bbbEND")
+
+    async def test_a_background_child_holding_the_pipes_is_watched_after_the_exit(
+        self, spool: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the leader exits at once (before the watch would start); its background child keeps the pipes open
+        monkeypatch.setattr(processes, "_WATCH_AFTER_S", 60.0)
+        proc = await CommandProcess.spawn(make_spec(spool, "echo leader; (sleep 0.2; echo child) &"))
+        try:
+            assert await proc.wait(10)
+            assert proc.exit_status == 0 and proc.stdout.tail().startswith("leader\n")
+            assert proc._watching is True  # still open at the exit: watched from then on (until the drain time)
+        finally:
+            await proc.stop()
+
+    async def test_a_pty_is_watched_from_the_start(self, spool: Path) -> None:
+        proc = await CommandProcess.spawn(make_spec(spool, "echo tty-out; sleep 30", tty=True))
+        try:
+            assert proc._watching is True and proc._watch_timer is None
+            await wait_for_text(proc, "tty-out")
+        finally:
+            await proc.stop()
