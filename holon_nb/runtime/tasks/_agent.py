@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ class AgentTasks:
         Raises:
             OSError: when the process cannot start.
         """
-        env = self.svc.command_env(self.agent_id)
+        env: Mapping[str, str] = self.svc.command_env(self.agent_id)
         argv: tuple[str, ...] = (shell, "-lc" if login else "-c", cmd)
         if login and self.svc.settings().shell_snapshot:
             # the login profile's effect, recorded once, instead of running it again (tasks/_snapshot.py)

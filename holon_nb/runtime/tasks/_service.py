@@ -24,6 +24,7 @@ from ..core._rows import task_in
 from ..core._store import Store, is_busy, new_id, now_rfc3339
 from ._edits import FileEdits
 from ._group_journal import GroupJournal, reap
+from ._launch import CommandEnv
 from ._process_groups import end_group
 from ._processes import CommandProcess
 from ._snapshot import ShellSnapshots
@@ -176,6 +177,8 @@ class TaskService:
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
         self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
+        #: command_env's environments: (agent id, its variables, the unset names) -> (the _environ() made from, env)
+        self._env_made: dict[tuple[Any, ...], tuple[dict[str, str], CommandEnv]] = {}
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
         #: where running commands spool their output (made once: a path join per command costs, issue 12)
@@ -195,17 +198,32 @@ class TaskService:
         """``text`` with the secret values the runtime knows replaced (D6)."""
         return self._scrubber().text(text) if self._scrubber is not None else text
 
-    def command_env(self, agent_id: str | None = None) -> dict[str, str]:
+    def command_env(self, agent_id: str | None = None) -> CommandEnv:
         """The environment of a command: the runtime's, ``HOLON_RUNTIME=1``, the agent's variables when
-        ``agent_id`` is given, without the names of ``command_env_unset``."""
-        env = {**self._environ(), "HOLON_RUNTIME": "1"}
+        ``agent_id`` is given, without the names of ``command_env_unset``.
+
+        Read-only, and the same object while the process environment, the agent's variables and the setting
+        are unchanged (issue 27 item 7: what follows recognises it by identity); copy it to change it.
+        """
+        environ = self._environ()
+        agent: tuple[tuple[str, str], ...] = ()
         if agent_id is not None:
-            env.update(HOLON_AGENT_ID=agent_id, HOLON_AGENT_HOME=str(self.agent_home(agent_id)))
+            agent = (("HOLON_AGENT_ID", agent_id), ("HOLON_AGENT_HOME", str(self.agent_home(agent_id))))
             if self._agent_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
-                env.update(self._agent_env(agent_id))
-        for name in self.settings().command_env_unset:
+                agent += tuple(self._agent_env(agent_id).items())
+        unset = self.settings().command_env_unset
+        key = (agent_id, agent, unset)
+        hit = self._env_made.get(key)
+        if hit is not None and hit[0] is environ:
+            return hit[1]
+        env = {**environ, "HOLON_RUNTIME": "1", **dict(agent)}
+        for name in unset:
             env.pop(name, None)
-        return env
+        made = CommandEnv(env)
+        if len(self._env_made) >= 16:
+            self._env_made.clear()
+        self._env_made[key] = (environ, made)
+        return made
 
     def _environ(self) -> dict[str, str]:
         """A copy of :attr:`env` as a dict, remade only when the environment changed (issue 12).

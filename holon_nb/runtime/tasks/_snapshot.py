@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...tools._errors import HolonNBError
+from ._launch import CommandEnv
 
 __all__ = ["ShellSnapshots", "shell_kind"]
 
@@ -143,7 +144,17 @@ def _stamp(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
 
 def _env_digest(env: Mapping[str, str]) -> str:
     """A short digest of the variables a capture depends on; memoised per distinct environment
-    (this runs before every login command, and the environment rarely changes)."""
+    (this runs before every login command, and the environment rarely changes): a command's read-only
+    :class:`~._launch.CommandEnv` by identity (issue 27 item 7), any other mapping by its items."""
+    if type(env) is CommandEnv:
+        seen = _DIGESTS_OF.get(id(env))
+        if seen is not None and seen[0] is env:
+            return seen[1]
+        if len(_DIGESTS_OF) >= 16:
+            _DIGESTS_OF.clear()
+        made = _env_digest(dict(env))
+        _DIGESTS_OF[id(env)] = (env, made)  # the env is held: its id is not reused while it is here
+        return made
     key = frozenset(env.items())
     digest = _DIGESTS.get(key)
     if digest is None:
@@ -154,6 +165,7 @@ def _env_digest(env: Mapping[str, str]) -> str:
 
 
 _DIGESTS: dict[frozenset[tuple[str, str]], str] = {}
+_DIGESTS_OF: dict[int, tuple[CommandEnv, str]] = {}  # id(a CommandEnv) -> (it, its digest)
 
 
 def _hash_env(env: Mapping[str, str]) -> str:
@@ -204,8 +216,8 @@ class ShellSnapshots:
             self._slot(shell, kind, cwd, dict(env))
 
     async def launch(
-        self, shell: str, cmd: str, cwd: str, env: dict[str, str]
-    ) -> tuple[tuple[str, ...], dict[str, str]] | None:
+        self, shell: str, cmd: str, cwd: str, env: Mapping[str, str]
+    ) -> tuple[tuple[str, ...], Mapping[str, str]] | None:
         """The argv and environment that run ``cmd`` through a valid snapshot, or None to use ``<shell> -lc``.
 
         Waits (on the event loop) up to ``wait_s`` for a capture in progress. ``env`` is the
@@ -238,7 +250,7 @@ class ShellSnapshots:
         return all(e.done.is_set() for e in pending)
 
     # ------------------------------------------------------------ slots and capture
-    def _slot(self, shell: str, kind: str, cwd: str, env: dict[str, str], per_cwd: bool = False) -> _Entry:
+    def _slot(self, shell: str, kind: str, cwd: str, env: Mapping[str, str], per_cwd: bool = False) -> _Entry:
         """The current entry for this shell/env (and cwd); a new capture starts when none is fresh."""
         digest = _env_digest(env)
         key = (shell, digest, cwd if per_cwd else "")
@@ -404,13 +416,29 @@ def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str)
     return body, dependent
 
 
-def wrap(kind: str, shell: str, cmd: str, snapshot: str, env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
-    """argv and env that run ``cmd`` in a non-login ``shell`` after sourcing ``snapshot``."""
-    if kind == "bash":
-        return (shell, "-c", cmd), {**env, "BASH_ENV": snapshot}
-    if kind == "zsh":
-        return (shell, "-c", cmd), {**env, "ZDOTDIR": os.path.dirname(snapshot)}
-    return (shell, "-c", f". {shlex.quote(snapshot)}\n{cmd}"), env
+def wrap(
+    kind: str, shell: str, cmd: str, snapshot: str, env: Mapping[str, str]
+) -> tuple[tuple[str, ...], Mapping[str, str]]:
+    """argv and env that run ``cmd`` in a non-login ``shell`` after sourcing ``snapshot``.
+
+    The environment of a :class:`~._launch.CommandEnv` is one too, the same object for the same ``env`` and
+    snapshot (issue 27 item 7: the launch then finds its encoding by identity).
+    """
+    if kind == "sh":
+        return (shell, "-c", f". {shlex.quote(snapshot)}\n{cmd}"), env
+    name, value = ("BASH_ENV", snapshot) if kind == "bash" else ("ZDOTDIR", os.path.dirname(snapshot))
+    if type(env) is not CommandEnv:
+        return (shell, "-c", cmd), {**env, name: value}
+    key = (id(env), name, value)
+    seen = _WRAPPED.get(key)
+    if seen is None or seen[0] is not env:
+        if len(_WRAPPED) >= 16:
+            _WRAPPED.clear()
+        seen = _WRAPPED[key] = (env, CommandEnv({**env, name: value}))  # env held: its id is not reused
+    return (shell, "-c", cmd), seen[1]
+
+
+_WRAPPED: dict[tuple[int, str, str], tuple[CommandEnv, CommandEnv]] = {}
 
 
 def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str]) -> None:

@@ -110,3 +110,37 @@ def test_the_encoded_environment_follows_each_change(rt: Runtime, monkeypatch: p
     for value in ("one", "two", "one", "\u00e9t\u00e9"):
         monkeypatch.setenv("HOLON_TEST_VAR", value)
         assert ok(rt.call("ExecCommand", args))["stdout_preview"] == value
+
+
+def test_a_commands_environment_is_one_read_only_object_while_nothing_changes(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 27 item 7: the launch and the shell snapshot recognise it by identity, so it must never change
+    first = rt.tasks.command_env("default")
+    assert isinstance(first, launch.CommandEnv) and first["HOLON_AGENT_ID"] == "default"
+    assert rt.tasks.command_env("default") is first
+    assert launch._encoded(first) is launch._encoded(first)
+    with pytest.raises(TypeError, match="read-only"):
+        first["X"] = "1"
+    with pytest.raises(TypeError, match="read-only"):
+        first.update(X="1")
+    assert {**first, "X": "1"}["X"] == "1" and "X" not in first  # a copy is a plain dict
+    other = rt.tasks.command_env("other-agent")
+    assert other is not first and other["HOLON_AGENT_ID"] == "other-agent"
+    monkeypatch.setenv("HOLON_TEST_VAR", "changed")  # a cell sets a variable: a new environment carries it
+    changed = rt.tasks.command_env("default")
+    assert changed is not first and changed["HOLON_TEST_VAR"] == "changed" and "HOLON_TEST_VAR" not in first
+    assert launch._encoded(changed)[b"HOLON_TEST_VAR"] == b"changed"
+    rt.settings = rt.settings.replace(command_env_unset=("HOLON_TEST_VAR",))  # settings are frozen: new ones
+    assert "HOLON_TEST_VAR" not in rt.tasks.command_env("default")
+
+
+def test_a_snapshot_wrapped_environment_is_reused_while_unchanged(rt: Runtime) -> None:
+    from holon_nb.runtime.tasks._snapshot import _env_digest, wrap
+
+    env = rt.tasks.command_env("default")
+    argv, wrapped = wrap("bash", "/bin/bash", "true", "/tmp/snap.sh", env)
+    assert argv == ("/bin/bash", "-c", "true") and wrapped["BASH_ENV"] == "/tmp/snap.sh" and "BASH_ENV" not in env
+    assert wrap("bash", "/bin/bash", "other", "/tmp/snap.sh", env)[1] is wrapped
+    assert wrap("bash", "/bin/bash", "true", "/tmp/other.sh", env)[1]["BASH_ENV"] == "/tmp/other.sh"
+    assert _env_digest(env) == _env_digest(dict(env))  # by identity or by items: one digest
