@@ -295,6 +295,29 @@ class TestSpools:
         assert old is not None and not old.exists()
         assert await proc.wait(3) and log.read_text() == "before\nafter\n"
 
+    async def test_a_small_output_is_held_without_a_file_until_one_is_asked_for(self, spool: Path) -> None:
+        # issue 27 item 7: no file is made, written, closed and deleted for the few bytes most commands write
+        proc = await run(spool, "printf small; printf err >&2")
+        assert list(spool.iterdir()) == []
+        assert proc.stdout.read_all() == "small" and sorted(proc.combined.read_all()) == sorted("smallerr")
+        path = proc.stdout.spool_path  # asked for (an artifact, a head read): made with what was held
+        assert path is not None and path.read_bytes() == b"small" and list(spool.iterdir()) == [path]
+        proc.discard_spools()
+        assert list(spool.iterdir()) == []
+
+    async def test_an_output_past_the_held_size_is_written_to_a_file_as_it_comes(self, spool: Path) -> None:
+        size = processes._HOLD_BYTES + 1
+        proc = await CommandProcess.spawn(
+            make_spec(spool, f"head -c {size} /dev/zero | tr '\\0' z; echo READY; sleep 30")
+        )
+        try:
+            await wait_for_text(proc, "READY")
+            made = sorted(path.name.split("-")[1] for path in spool.iterdir())
+            assert made == ["combined", "stdout"]  # stderr wrote nothing: no file
+            assert proc.stdout.spool_path is not None and proc.stdout.spool_path.stat().st_size == size + 6
+        finally:
+            await proc.stop()
+
     async def test_discard_spools(self, spool: Path) -> None:
         proc = await run(spool, "echo hi")
         kept = proc.combined.spool_path
