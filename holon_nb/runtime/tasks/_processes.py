@@ -359,8 +359,8 @@ class CommandProcess:
         return cls(spec, popen, captures, read_fds, input_fd)
 
     def _watch(self) -> None:
-        """Have the loop read the output fds as data comes (at once for a pty, else ``_WATCH_AFTER_S`` after the
-        start, or when the process is promoted or exits with its output still open)."""
+        """Have the loop read the output fds as data comes: at once for a pty, else ``_WATCH_AFTER_S`` after the
+        start (a promoted task too), or at the exit when its output is still open."""
         self._watch_timer = None
         if self._watching:
             return
