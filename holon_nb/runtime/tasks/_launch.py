@@ -15,27 +15,42 @@ import struct
 import subprocess
 import termios
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ...render._scrubbing import Scrubber
 
 __all__ = ("CommandEnv", "LaunchSpec", "grow_pipe", "launch")
 
 _PIPE_SIZE = 1024 * 1024  # requested kernel pipe buffer (F_SETPIPE_SZ), bytes
+_T = TypeVar("_T")
 
 
 class CommandEnv(dict[str, str]):
     """A command's complete environment as :meth:`TaskService.command_env <.service.TaskService.command_env>` makes
     it: read-only, and the same object while nothing it is made from changed (issue 27 item 7).
 
-    So the steps after it (its encoding for the child, a shell snapshot's digest of it) recognise it by
-    identity instead of comparing its ~80 variables on every command. Changing it raises ``TypeError``; a
-    copy (``dict(env)``, ``{**env}``) is a plain dict.
+    What the steps after it derive from it (its encoding for the child, a shell snapshot's digest, the
+    environment with ``BASH_ENV`` added) is kept on it (:meth:`memo`) instead of made again from its ~80
+    variables on every command. Changing it raises ``TypeError``; a copy (``dict(env)``, ``{**env}``) is a
+    plain dict.
     """
 
-    __slots__ = ()
+    __slots__ = ("_memo",)
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        dict.__init__(self, env)
+        self._memo: dict[Hashable, Any] = {}
+
+    def memo(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """``make()``, made once for this environment under ``key`` (it never changes, so neither does that)."""
+        try:
+            value: _T = self._memo[key]
+        except KeyError:
+            value = self._memo[key] = make()
+        return value
 
     def _read_only(self, *args: object, **kwargs: object) -> None:
         raise TypeError("a command's environment is read-only: change a copy (dict(env))")
@@ -193,8 +208,8 @@ def _executable(program: str, env: Mapping[str, str]) -> str | None:
     return hit[0]
 
 
-#: the environments last encoded (:func:`_encoded`), newest first: ``(the mapping given, a copy, its encoding)``
-_ENCODED: list[tuple[Mapping[str, str], dict[str, str], dict[bytes, bytes]]] = []
+#: the environments last encoded (:func:`_encoded`), newest first: ``(a copy, its encoding)``
+_ENCODED: list[tuple[dict[str, str], dict[bytes, bytes]]] = []
 
 
 def _encoded(env: Mapping[str, str]) -> dict[bytes, bytes]:
@@ -203,18 +218,17 @@ def _encoded(env: Mapping[str, str]) -> dict[bytes, bytes]:
 
     ``subprocess`` encodes each variable of a ``str`` environment in Python on every start (~0.1 ms for
     80 variables here); an encoded one it passes on almost as it is. A command's environment rarely
-    changes between commands: the same :class:`CommandEnv` (read-only) is found by identity, another
-    mapping by one dict comparison (C-level) with the copy made before.
+    changes between commands: a :class:`CommandEnv` keeps its own encoding, another mapping is found by one
+    dict comparison (C-level) with the copy made before.
     """
-    for given, _, encoded in _ENCODED:
-        if given is env and type(env) is CommandEnv:
-            return encoded
-    for _, copy, encoded in _ENCODED:
+    if type(env) is CommandEnv:
+        return env.memo("encoded", lambda: {os.fsencode(k): os.fsencode(v) for k, v in env.items()})
+    for copy, encoded in _ENCODED:
         if copy == env:
             return encoded
     copy = dict(env)
     encoded = {os.fsencode(k): os.fsencode(v) for k, v in copy.items()}
-    _ENCODED.insert(0, (env, copy, encoded))
+    _ENCODED.insert(0, (copy, encoded))
     del _ENCODED[4:]
     return encoded
 

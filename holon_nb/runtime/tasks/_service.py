@@ -177,7 +177,7 @@ class TaskService:
         #: process groups this runtime started (pgid), foreground commands included: ended at close
         self.groups: set[int] = set()
         self._env_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None  # (os.environ's bytes, str copy)
-        #: command_env's environments: (agent id, its variables, the unset names) -> (the _environ() made from, env)
+        #: command_env's environments: (the agent's variables, the unset names) -> (the _environ() made from, env)
         self._env_made: dict[tuple[Any, ...], tuple[dict[str, str], CommandEnv]] = {}
         self.owner = owner_token(new_id("rt"))
         _LIVE_OWNERS.add(self.owner)
@@ -212,7 +212,7 @@ class TaskService:
             if self._agent_env is not None:  # e.g. HOLON_EXTERNAL_TRIGGER_URL (workspace spec §14)
                 agent += tuple(self._agent_env(agent_id).items())
         unset = self.settings().command_env_unset
-        key = (agent_id, agent, unset)
+        key = (agent, unset)  # the agent's variables name it (none: no agent)
         hit = self._env_made.get(key)
         if hit is not None and hit[0] is environ:
             return hit[1]

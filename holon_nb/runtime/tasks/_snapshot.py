@@ -145,16 +145,9 @@ def _stamp(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
 def _env_digest(env: Mapping[str, str]) -> str:
     """A short digest of the variables a capture depends on; memoised per distinct environment
     (this runs before every login command, and the environment rarely changes): a command's read-only
-    :class:`~._launch.CommandEnv` by identity (issue 27 item 7), any other mapping by its items."""
+    :class:`~._launch.CommandEnv` keeps its own (issue 27 item 7), any other mapping is found by its items."""
     if type(env) is CommandEnv:
-        seen = _DIGESTS_OF.get(id(env))
-        if seen is not None and seen[0] is env:
-            return seen[1]
-        if len(_DIGESTS_OF) >= 16:
-            _DIGESTS_OF.clear()
-        made = _env_digest(dict(env))
-        _DIGESTS_OF[id(env)] = (env, made)  # the env is held: its id is not reused while it is here
-        return made
+        return env.memo("digest", lambda: _env_digest(dict(env)))
     key = frozenset(env.items())
     digest = _DIGESTS.get(key)
     if digest is None:
@@ -165,7 +158,6 @@ def _env_digest(env: Mapping[str, str]) -> str:
 
 
 _DIGESTS: dict[frozenset[tuple[str, str]], str] = {}
-_DIGESTS_OF: dict[int, tuple[CommandEnv, str]] = {}  # id(a CommandEnv) -> (it, its digest)
 
 
 def _hash_env(env: Mapping[str, str]) -> str:
@@ -421,24 +413,15 @@ def wrap(
 ) -> tuple[tuple[str, ...], Mapping[str, str]]:
     """argv and env that run ``cmd`` in a non-login ``shell`` after sourcing ``snapshot``.
 
-    The environment of a :class:`~._launch.CommandEnv` is one too, the same object for the same ``env`` and
-    snapshot (issue 27 item 7: the launch then finds its encoding by identity).
+    The environment of a :class:`~._launch.CommandEnv` is one too, kept on it for each snapshot (issue 27
+    item 7: made once, and its own encoding with it).
     """
     if kind == "sh":
         return (shell, "-c", f". {shlex.quote(snapshot)}\n{cmd}"), env
     name, value = ("BASH_ENV", snapshot) if kind == "bash" else ("ZDOTDIR", os.path.dirname(snapshot))
     if type(env) is not CommandEnv:
         return (shell, "-c", cmd), {**env, name: value}
-    key = (id(env), name, value)
-    seen = _WRAPPED.get(key)
-    if seen is None or seen[0] is not env:
-        if len(_WRAPPED) >= 16:
-            _WRAPPED.clear()
-        seen = _WRAPPED[key] = (env, CommandEnv({**env, name: value}))  # env held: its id is not reused
-    return (shell, "-c", cmd), seen[1]
-
-
-_WRAPPED: dict[tuple[int, str, str], tuple[CommandEnv, CommandEnv]] = {}
+    return (shell, "-c", cmd), env.memo((name, value), lambda: CommandEnv({**env, name: value}))
 
 
 def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str]) -> None:
