@@ -50,7 +50,9 @@ _POLL_S = 0.02  # exit polling interval when pidfd is unavailable, seconds
 #: two reader registrations and removals each command cost (issue 27 item 7); a longer one is watched from then
 #: on, and until then its output waits in the pipes (64 KiB each; a command that fills one waits that long).
 _WATCH_AFTER_S = 0.005
-_EXIT_READS = 4  # reads of each pipe, at the exit of a command never watched, before it is watched instead
+#: read passes over a never-watched command's pipes at its exit: one reads what it wrote (at most a pipe's 64 KiB,
+#: within one read), the next its end; a pipe still open after them (a background child holds it) is watched
+_EXIT_READS = 2
 _TAIL_CHARS = {"stdout": 128_000, "stderr": 128_000, "combined": 256_000}
 _FFFD_BYTES = "\ufffd".encode()
 _PIPE_DEFAULT = 64 * 1024  # a new pipe's buffer on Linux, bytes: a read of this much says the stream is large
@@ -132,15 +134,9 @@ class StreamCapture:
         fd, path = tempfile.mkstemp(prefix=f"cmd-{self.name}-", suffix=".log", dir=self._dir)
         self._path = Path(path)
         held, self._held, self._held_size = b"".join(self._held), [], 0
-        view = memoryview(held)
-        try:
-            while view:
-                view = view[os.write(fd, view) :]
-        except OSError as exc:  # e.g. ENOSPC: what was not written is dropped, as a later write's would be
-            _log.warning("spool %s: write failed: %s", path, exc)
-            self._full, self.capped_by = True, "write_failed"
-            self._written -= len(view)
-            self.bytes_dropped += len(view)
+        unwritten = self._write_out(fd, memoryview(held))  # counted as written when held
+        self._written -= unwritten
+        self.bytes_dropped += unwritten
         if self._closed:
             os.close(fd)
         else:
@@ -220,16 +216,21 @@ class StreamCapture:
             return
         if self._fd is None and view:
             self._open()
+        if view:
+            keep -= self._write_out(self._fd, view)  # type: ignore[arg-type]
+            self._written += keep
+        self.bytes_dropped += len(data) - keep
+
+    def _write_out(self, fd: int, view: memoryview) -> int:
+        """Write all of ``view`` to the spool's ``fd``; return how many bytes could not be written (after a
+        failed write, e.g. ENOSPC, the spool stops growing: ``capped_by`` is ``write_failed``)."""
         try:
             while view:
-                n = os.write(self._fd, view)  # type: ignore[arg-type]
-                self._written += n
-                view = view[n:]
-        except OSError as exc:  # e.g. ENOSPC: stop growing, count the rest as dropped
-            _log.warning("spool %s: write failed: %s", self.spool_path, exc)
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            _log.warning("spool %s: write failed: %s", self._path, exc)
             self._full, self.capped_by = True, "write_failed"
-            keep -= len(view)
-        self.bytes_dropped += len(data) - keep
+        return len(view)
 
     def _close_spool(self, delete: bool = False) -> None:
         if self._stream_scrub is not None and self._wants_bytes and not delete:
@@ -369,24 +370,15 @@ class CommandProcess:
             self._loop.add_reader(fd, self._on_readable, fd)
 
     def _read_to_end(self) -> None:
-        """At the exit of a command whose pipes were never watched: read each to its end (a few reads at most);
-        one still open (a background child holds it) or still full is watched from now on."""
+        """At the exit of a command whose pipes were never watched: read them to their end (``_EXIT_READS``
+        passes of :meth:`read_ready`); one still open (a background child holds it) is watched from now on."""
         if self._watch_timer is not None:
             self._watch_timer.cancel()
             self._watch_timer = None
-        for reader in list(self._readers.values()):
-            for _ in range(_EXIT_READS):
-                try:
-                    data = os.read(reader.fd, _READ_CHUNK)
-                except BlockingIOError:
-                    break
-                except OSError as exc:
-                    _log.warning("read of %s failed: %s", reader.stream, exc)
-                    data = b""
-                if not data:
-                    self._close_reader(reader)
-                    break
-                self._emit(reader, data)
+        for _ in range(_EXIT_READS):
+            if not self._readers:
+                break
+            self.read_ready()
         if self._readers:
             self._watch()
 
