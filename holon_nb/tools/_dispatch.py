@@ -353,9 +353,9 @@ def typed_payload(spec: ToolSpec[Any, Any], payload: Any) -> dict[str, Any]:
             first field that does not fit (``details {exception_type: ResultDrift, result_name, result_field,
             validation_error}``) when the payload does not fit its model, or when validation would change its
             JSON form. Outside strict mode only a sample of each tool's results is validated (its first
-            :data:`CHECK_FIRST`, then one in :data:`CHECK_EVERY`), and a drift found is logged (an error on the ``holon_nb`` logger) and the
-            payload is returned as it is: the handler's side effects (a command that ran, a record written)
-            have happened, and turning its result into an error would hide them from the user.
+            :data:`CHECK_FIRST`, then one in :data:`CHECK_EVERY`); a drift found there is logged (an error on
+            the ``holon_nb`` logger) and the payload is returned as it is: the handler's side effects (a command
+            that ran, a record written) have happened, and turning its result into an error would hide them.
     """
     model = spec.output_model
     if isinstance(payload, model):
