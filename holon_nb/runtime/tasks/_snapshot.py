@@ -18,6 +18,10 @@ sources the file first:
   higher; a POSIX ``sh`` cannot list its functions, so a profile that defines
   functions is not snapshotted).
 
+Functions that add up to more than :data:`_LAZY_OVER` characters (bash) are recorded as stubs that load
+their definition on first call (:func:`_stub`), from files named by their content
+(``functions-<digest>/<name>``): parsing them cost every command ~0.1 ms a KiB.
+
 Any other shell, a failed capture or validation, or a capture still running
 after a short wait falls back to the plain login shell. A snapshot is refreshed
 when one of the shell's startup files changes (path, mtime, size) or the base
@@ -37,6 +41,7 @@ that hangs is left to finish on its own; commands fall back meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -81,12 +86,26 @@ _MAX_AGE_S = 7 * 24 * 3600  # snapshot files unused this long are removed at sta
 _VALIDATE_S = 5.0
 
 _CAPTURE = {
-    "bash": 'o="$1"; declare -f >"$o/functions" 2>/dev/null; alias -p >"$o/aliases" 2>/dev/null; '
+    "bash": 'o="$1"; declare -f >"$o/functions" 2>/dev/null; declare -F >"$o/names" 2>/dev/null; mkdir "$o/fn" && '
+    'while read -r __holon_d __holon_o __holon_fn; do declare -f "$__holon_fn" >"$o/fn/$__holon_fn"; '
+    'done <"$o/names" 2>/dev/null; alias -p >"$o/aliases" 2>/dev/null; '
     '{ set +o; shopt -p; } >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
     "zsh": 'o="$1"; typeset -f >"$o/functions" 2>/dev/null; alias -L >"$o/aliases" 2>/dev/null; '
     'setopt >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
     "sh": 'o="$1"; alias >"$o/aliases" 2>/dev/null; set +o >"$o/options" 2>/dev/null; command -p env -0 >"$o/env"',
 }
+#: Definitions longer than this (all the profile's bash functions together) are loaded when a function is first
+#: called instead of by every command: bash parses ~0.1 ms of a command's time a KiB of them (pyenv's 2.3 KiB
+#: cost 0.2 ms, a fifth of ``sh -c true``), and most commands call none of them (issue 27 item 7).
+_LAZY_OVER = 1024
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]*\Z")
+_RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
+#: Around a deferred definition: parsed as the capture printed it (``declare -f`` prints a body with its
+#: aliases already expanded), so the aliases the snapshot defined do not expand in it a second time.
+_DEFINITION_HEAD = (
+    "case $BASHOPTS in *expand_aliases*) __holon_aliases=1 ;; *) __holon_aliases= ;; esac\nshopt -u expand_aliases\n"
+)
+_DEFINITION_TAIL = '[ -n "$__holon_aliases" ] && shopt -s expand_aliases\nunset __holon_aliases\n'
 #: The options of a plain non-login shell: the snapshot records only the lines the profile changed.
 _OPTIONS = {"bash": "set +o; shopt -p", "zsh": "setopt", "sh": "set +o"}
 
@@ -282,6 +301,7 @@ class ShellSnapshots:
                 if proc.returncode != 0 or not os.path.exists(f"{out}/env"):
                     raise _Unsupported(f"capture exited with status {proc.returncode}")
                 parts = {n: _read(f"{out}/{n}") for n in ("functions", "aliases", "options", "env")}
+                deferred = _deferred_functions(entry.kind, out, parts["functions"])
             plain = subprocess.run(
                 [entry.shell, "-c", _OPTIONS[entry.kind]],
                 cwd=cwd,
@@ -293,12 +313,17 @@ class ShellSnapshots:
             if plain.returncode == 0:  # drop what a non-login shell has anyway (fewer lines to source per command)
                 default = set(plain.stdout.decode("utf-8", "surrogateescape").splitlines())
                 parts["options"] = "\n".join(o for o in parts["options"].splitlines() if o not in default)
-            text, dependent = _render(entry.kind, parts, env, cwd)
+            stubs, check = None, ""
+            if deferred:
+                where = self._store_definitions(deferred)
+                stubs = "\n".join(_stub(name, where / name) for name in deferred)
+                check = "".join(f". {shlex.quote(str(where / name))} && " for name in deferred)
+            text, dependent = _render(entry.kind, parts, env, cwd, stubs)
             tmp = entry.path.with_name(f"{entry.path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write(text)
-            _validate(entry.kind, entry.shell, str(tmp), cwd, env)
+            _validate(entry.kind, entry.shell, str(tmp), cwd, env, check)
             os.replace(tmp, entry.path)
             entry.cwd_dependent, entry.ok = dependent, True
         except Exception as exc:  # any failure means: fall back to the login shell
@@ -308,13 +333,41 @@ class ShellSnapshots:
             entry.captured_s = time.monotonic() - t0
             entry.done.set()
 
+    def _store_definitions(self, definitions: dict[str, str]) -> Path:
+        """Write deferred function definitions, one file a function, to ``functions-<digest>/``; returns it.
+
+        Named by its content, so a stub always finds the definitions it was made with: two kernels capturing
+        at once write the same directory, and a later capture with other functions writes another.
+        """
+        h = hashlib.sha256()
+        for name, text in definitions.items():
+            h.update(f"{name}\0{text}\0".encode("utf-8", "surrogateescape"))
+        where = self.dir / f"functions-{h.hexdigest()[:16]}"
+        if where.is_dir():
+            os.utime(where)  # in use again: not removed as unreferenced (:meth:`_remove_stale`)
+            return where
+        tmp = Path(tempfile.mkdtemp(prefix="capture-", dir=self.dir))
+        for name, text in definitions.items():
+            fd = os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(_DEFINITION_HEAD + text + "\n" + _DEFINITION_TAIL)
+        try:
+            os.rename(tmp, where)
+        except OSError:  # another kernel wrote the same definitions first
+            _remove(tmp)
+            if not where.is_dir():
+                raise
+        return where
+
     def _remove_stale(self) -> None:
-        """Remove leftovers of crashed captures and snapshot files unused for a week."""
+        """Remove leftovers of crashed captures, snapshot files unused for a week, and deferred function
+        definitions no snapshot names (an hour after they were written: a capture writes them first)."""
         try:
             items = list(self.dir.iterdir())
         except OSError:
             return
         cutoff = time.time() - _MAX_AGE_S
+        definitions = [item for item in items if item.name.startswith("functions-")]
         for item in items:
             try:
                 if item.name.endswith(".tmp") or item.is_dir() and item.name.startswith("capture-"):
@@ -328,6 +381,12 @@ class ShellSnapshots:
                         _remove(item)
             except OSError:
                 continue
+        if definitions:
+            named = "".join(_read(str(p)) for p in self.dir.glob("*.sh"))
+            for item in definitions:
+                with contextlib.suppress(OSError):
+                    if item.name not in named and item.stat().st_mtime < time.time() - 3600:
+                        _remove(item)
 
 
 class _Unsupported(HolonNBError):
@@ -359,8 +418,36 @@ def _defines_functions(stamp: tuple[tuple[str, int, int], ...]) -> bool:
     return False
 
 
-def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str) -> tuple[str, bool]:
-    """The snapshot's text and whether it depends on the capture directory."""
+def _deferred_functions(kind: str, out: str, functions: str) -> dict[str, str] | None:
+    """The profile's function definitions by name, to load on first call; None to define them in the snapshot.
+
+    Deferred only for bash, when they are longer than :data:`_LAZY_OVER` and every name is one a stub can
+    define (a name a file can hold, no reserved word).
+    """
+    if kind != "bash" or len(functions) <= _LAZY_OVER:
+        return None
+    names = [line.split()[-1] for line in _read(f"{out}/names").splitlines() if line.startswith("declare -f")]
+    if not names or not all(_FUNCTION_NAME.match(n) and n not in _RESERVED for n in names):
+        return None
+    definitions = {name: _read(f"{out}/fn/{name}") for name in names}
+    return definitions if all(definitions.values()) else None
+
+
+def _stub(name: str, definition: Path) -> str:
+    """A bash function that, on its first call, replaces itself with its definition and calls that.
+
+    Only a first call differs from the profile's function: it runs one frame deeper (``FUNCNAME``), and
+    ``declare -f`` shows the stub until then. ``unset -f`` first: a missing definition ends in "command not
+    found" or the program of that name, never in the stub calling itself.
+    """
+    return f'{name} () {{ unset -f {name}; . {shlex.quote(str(definition))} && {name} "$@"; }}'
+
+
+def _render(
+    kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str, stubs: str | None = None
+) -> tuple[str, bool]:
+    """The snapshot's text and whether it depends on the capture directory; ``stubs`` stand for the
+    functions when their definitions are deferred (:func:`_deferred_functions`)."""
     captured = {}
     for item in parts["env"].split("\0"):
         name, sep, value = item.partition("=")
@@ -370,7 +457,7 @@ def _render(kind: str, parts: dict[str, str], base: Mapping[str, str], cwd: str)
     lines.append("unalias -a")
     exported_funcs = []
     if kind != "sh":
-        lines.append(parts["functions"])
+        lines.append(parts["functions"] if stubs is None else stubs)
     for line in parts["options"].splitlines():
         if kind == "bash" and line.startswith("shopt") and line.split()[-1] in _SKIP_SHOPT:
             continue
@@ -424,14 +511,15 @@ def wrap(
     return (shell, "-c", cmd), env.memo((name, value), lambda: CommandEnv({**env, name: value}))
 
 
-def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str]) -> None:
-    """Source the snapshot in a non-login shell: it must print nothing else and succeed.
+def _validate(kind: str, shell: str, snapshot: str, cwd: str, env: dict[str, str], check: str = "") -> None:
+    """Source the snapshot in a non-login shell, then run ``check`` (the sourcing of deferred definitions):
+    it must print nothing else and succeed.
 
     Raises:
         _Unsupported: when it does not.
     """
     # sourced explicitly (zsh too: the file is not yet the .zshenv it becomes)
-    argv, run_env = wrap("sh" if kind == "zsh" else kind, shell, "printf holon-snapshot-ok", snapshot, env)
+    argv, run_env = wrap("sh" if kind == "zsh" else kind, shell, check + "printf holon-snapshot-ok", snapshot, env)
     try:
         proc = subprocess.run(
             argv, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, capture_output=True, timeout=_VALIDATE_S

@@ -121,6 +121,56 @@ def test_a_profile_that_depends_on_the_directory_is_captured_per_directory(
     assert _runs(fake_home) == 2
 
 
+# over 1 KiB of definitions: loaded when first called, not by every command. `late` is defined before the
+# alias `say` exists, so a login shell runs its `say` as a command (not found), and so must the snapshot.
+LONG_FUNCTIONS = (
+    "long_fn() {\n"
+    + "".join(f"    : padding line {i} so that the definitions pass the deferral threshold\n" for i in range(20))
+    + '    echo "long $# [$1] [$2]"; helper_fn; return 7\n}\n'
+    + "late() { say inside; }\n"
+)
+
+
+def test_long_definitions_are_loaded_on_first_call_and_behave_as_in_a_login_shell(
+    brt: Runtime, fake_home: Path
+) -> None:
+    (fake_home / ".bashrc").write_text(LONG_FUNCTIONS + BASHRC)
+    probe = "long_fn 'a b' c; echo status $?; late; echo status $?; greet x; declare -F | cut -d' ' -f3"
+    lazy = _exec(brt, probe)
+    redefined = _exec(brt, "greet() { echo mine; }; long_fn >/dev/null; greet")
+    snapshot = next(brt.home.glob("shell-snapshots/bash-*.sh")).read_text()
+    brt.settings = brt.settings.replace(shell_snapshot=False)
+    login = _exec(brt, probe)
+
+    assert "padding line" not in snapshot and "long_fn () { unset -f long_fn;" in snapshot
+    assert lazy["stdout_preview"] == login["stdout_preview"]
+    assert lazy["stdout_preview"].startswith("long 2 [a b] [c]\nstatus 7\nstatus 127\nhello x\n")
+    # the alias did not expand into the definition; the message names the file it came from, as inline ones do
+    assert lazy["stderr_preview"].endswith("/late: line 5: say: command not found")
+    assert login["stderr_preview"].endswith("/.bashrc: line 24: say: command not found")
+    assert redefined["stdout_preview"] == "mine"  # loading one definition leaves the others as the command set them
+    definitions = next(brt.home.glob("shell-snapshots/functions-*"))
+    assert sorted(p.name for p in definitions.iterdir()) == ["greet", "helper_fn", "late", "long_fn"]
+
+
+def test_definitions_no_snapshot_names_are_removed_at_start(brt: Runtime, fake_home: Path, workspace: Path) -> None:
+    (fake_home / ".bashrc").write_text(LONG_FUNCTIONS + BASHRC)
+    _exec(brt, "true")
+    snaps = brt.home / "shell-snapshots"
+    (used,) = snaps.glob("functions-*")
+    unused = snaps / "functions-0123456789abcdef"
+    unused.mkdir()
+    (unused / "f").write_text("f() { :; }\n")
+    long_ago = time.time() - 2 * 3600
+    for path in (used, unused):
+        os.utime(path, (long_ago, long_ago))
+    brt.close()
+    with Runtime(home=brt.home, workspace=workspace) as again:
+        again.tasks.snapshots.wait_s = 60.0
+        assert used.is_dir() and not unused.exists()
+        assert _exec(again, "long_fn x")["stdout_preview"] == "long 1 [x] []"
+
+
 def test_a_failed_capture_falls_back_to_the_login_shell(brt: Runtime, fake_home: Path) -> None:
     (fake_home / ".bash_profile").write_text(BASH_PROFILE + "echo leaving >&2\nexit 3\n")
     first = ok(brt.call("ExecCommand", {"cmd": "echo never", "shell": "bash"}))
