@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..render import ReceiptContext, Scrubber, dumps_envelope, model_receipt
 from ..render._ansi import without_escapes
 from ..tools._context import CallContext, resolve_shell
-from ..tools._dispatch import classify_exception
+from ..tools._dispatch import EarlyStart, classify_exception, start_early
 from ..tools._envelope import error_envelope
 from ..tools._errors import RuntimeClosed, RuntimeStartupError, ToolCallError
 from ..tools._registry import REGISTRY, Registry
@@ -50,6 +50,7 @@ from .mcp import McpPlane, McpRegistry
 from .memory._service import MemoryService
 from .models._catalog import ModelCatalogService
 from .tasks._agent import AgentTasks
+from .tasks._early import EarlyCommand
 from .tasks._homes import AgentHomes
 from .tasks._service import TaskService
 from .triggers import TriggerService
@@ -301,9 +302,9 @@ class Runtime:
         await self.tasks.close()
         await self.memory.flush()  # D6: index with this process's secrets while it still knows them
 
-    def agent_tasks(self, agent_id: str) -> AgentTasks:
+    def agent_tasks(self, agent_id: str, early: EarlyCommand | None = None) -> AgentTasks:
         """The task service as agent ``agent_id`` sees it (``ctx.commands`` of the tools)."""
-        return AgentTasks(self.tasks, agent_id)
+        return AgentTasks(self.tasks, agent_id, early)
 
     def tool_context(
         self, call: CallContext, *, work_view: Callable[[CallContext], AgentWork] | None = None
@@ -350,11 +351,15 @@ class Runtime:
         """
         self._check_open()
         check_call_types(name, agent, context)
+        early = self._start_early(name, args, agent, context)
         try:
-            result = self._loop.call(self._call, name, {} if args is None else args, agent, context)
+            result = self._loop.call(self._call, name, {} if args is None else args, agent, context, early)
         except concurrent.futures.CancelledError:
             self._loop.check()  # the loop died under the call: RuntimeDied names why
             raise RuntimeClosed(f"the runtime closed while {name} was running; its command was stopped") from None
+        finally:
+            if early is not None and early.handle.abandon():  # a no-op once the call ran it
+                log.info("%s: the command started early was stopped: its call did not run it", name)
         if raise_on_error and not result.ok:
             raise ToolCallError(result.envelope)
         return result
@@ -381,10 +386,21 @@ class Runtime:
         check_call_types(name, agent, context)
         return await self._call(name, args, agent, context)
 
+    def _start_early(
+        self, name: str, args: Any, agent: str | None, context: dict[str, Any] | None
+    ) -> EarlyStart | None:
+        """The first step of a direct call of a known agent, on the calling thread (:func:`start_early`)."""
+        profile = self._profiles.get(agent or DEFAULT_AGENT_ID)
+        if profile is None or context or self._loop.in_loop_thread():
+            return None
+        call = CallContext(agent_id=agent or DEFAULT_AGENT_ID, profile=profile)
+        return start_early(name, args, RuntimeToolContext(self._tool_planes, call), registry=self.registry)
+
     async def _call(
-        self, name: str, args: dict[str, Any] | str | None, agent: str | None, context: dict[str, Any] | None
+        self, name: str, args: Any, agent: str | None, context: dict[str, Any] | None, early: EarlyStart | None = None
     ) -> ToolResult:
-        """:meth:`async_call` once its arguments were checked (:meth:`call` checked them on its own thread)."""
+        """:meth:`async_call` once its arguments were checked (:meth:`call` checked them on its own thread, and
+        may have started its command there: ``early``)."""
         agent_id = agent or DEFAULT_AGENT_ID
         execution_id = new_id("tool")
         profile = self._profiles.get(agent_id)  # an agent's profile never changes once recorded
@@ -405,8 +421,9 @@ class Runtime:
                 self._profiles[agent_id] = profile
         call = CallContext(agent_id=agent_id, profile=profile, execution=dict(context or {}), execution_id=execution_id)
         started = time.monotonic()
-        ctx = RuntimeToolContext(self._tool_planes, call)
-        env = await dispatch_call(self.store, name, {} if args is None else args, ctx, self.registry)
+        handle, admitted = (None, None) if early is None else (early.handle, early.parsed)
+        ctx = RuntimeToolContext(self._tool_planes, call, early=handle)
+        env = await dispatch_call(self.store, name, {} if args is None else args, ctx, self.registry, admitted)
         duration_ms = int((time.monotonic() - started) * 1000)
         return self._finish_call(env, args, agent_id, execution_id, duration_ms)
 
@@ -529,31 +546,14 @@ class Runtime:
             RuntimeClosed: after ``close()``.
             StoreBusy: another process held the home's write lock past ``store_busy_timeout_s``.
         """
-        from .housekeeping import PrunePolicy, prune_home
-        from .housekeeping._prune import StoreReader, home_bytes, record_task_pruned
-        from .housekeeping._records import prune_records, truncate_wal
+        from .housekeeping import PrunePolicy
+        from .housekeeping._records import prune_home_and_records
 
         self._check_open()
         cap = self.settings.max_home_bytes if max_home_bytes is None else max_home_bytes
         days = self.settings.artifact_max_age_days if max_age_days is None else max_age_days
         policy = PrunePolicy(max_home_bytes=cap, max_age_s=days * 86400 if days else None)
-
-        def record(task_id: str, info: dict[str, Any]) -> None:
-            try:
-                record_task_pruned(self.store, task_id, info)
-            except sqlite3.OperationalError as exc:  # the file is gone either way; TaskOutput then finds no log
-                log.warning("task %s: its pruned log not recorded: %s", task_id, exc)
-
-        report = prune_home(self.home, StoreReader(self.store), policy, dry_run=dry_run, record=record)
-        if report.over_cap and not dry_run:  # files were not enough: the WAL, then old records (issue 25 item 3b)
-            truncate_wal(self.store)
-            report.home_bytes_after = home_bytes(self.home)
-            if report.home_bytes_after > cap:
-                report.records_removed, _ = prune_records(
-                    self.store, report.home_bytes_after - cap, max(cap // 64, 4096)
-                )
-                report.home_bytes_after = home_bytes(self.home)
-            report.over_cap = report.home_bytes_after > cap
+        report = prune_home_and_records(self.store, self.home, policy, dry_run=dry_run)
         self._pruned_at = time.monotonic()
         if not dry_run:
             self.disk.measured(report.home_bytes_after)

@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._coerce import IntegerTooLong, coerce_args, input_problem, loads_bounded
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # pydantic loads with the first tool model, not with this mod
 
 __all__ = [
     "dispatch",
+    "start_early",
+    "EarlyStart",
     "parse_args",
     "typed_payload",
     "RESULT_DRIFT",
@@ -442,12 +445,72 @@ def _gate(name: str, call: CallContext, registry: Registry) -> tuple[ToolSpec[An
     return spec, None
 
 
+def _admit(name: str, args: Any, call: CallContext, reg: Registry) -> tuple[ToolSpec[Any, Any], Any]:
+    """The checks before a handler runs: the gate, the input guards, ``prepare``, parsing, text sizes.
+
+    Returns:
+        ``(spec, parsed arguments)``.
+
+    Raises:
+        ToolFailure: the call's error (its envelope says why the tool did not run).
+    """
+    spec, refusal = _gate(name, call, reg)
+    if refusal is not None:
+        raise ToolFailure(refusal)
+    assert spec is not None
+    if not isinstance(args, (str, bytes, bytearray)):
+        problem = input_problem(args)  # before ``prepare``, which may walk the arguments
+        if problem is not None:
+            raise ToolFailure(_guard_failure(name, *problem))
+    try:
+        prepared = args if spec.prepare is None else spec.prepare(args, call)
+    except RecursionError:  # JSON text nested past what the decoder in ``prepare`` can read
+        raise ToolFailure(_guard_failure(name, "arguments nested too deeply")) from None
+    parsed = parse_args(spec, prepared, checked=prepared is args)  # a dict checked above, as given
+    check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
+    return spec, parsed
+
+
+@dataclass(frozen=True)
+class EarlyStart:
+    """What :func:`start_early` began: the arguments it checked and parsed, and what the tool's step returned
+    (``handle``, e.g. a started command). The call's :func:`dispatch` takes the arguments as they are
+    (``admitted``), and its handler takes the handle up through its context."""
+
+    parsed: Any
+    handle: Any
+
+
+def start_early(name: str, args: Any, ctx: ToolContext, *, registry: Registry | None = None) -> EarlyStart | None:
+    """The tool's first step run on the calling thread, before its call reaches the runtime's loop
+    (:attr:`ToolSpec.start_early`; issue 27 item 7: ExecCommand's command starts while the loop wakes).
+
+    Returns:
+        The step's result with the parsed arguments; None when the tool has no such step, or the call would
+        not pass :func:`dispatch`'s checks, or the step declined or failed. The call then runs as usual, and
+        its envelope says what went wrong.
+    """
+    reg = REGISTRY if registry is None else registry
+    spec = reg.get(name)
+    first_step = None if spec is None else spec.start_early
+    if first_step is None or not isinstance(args, dict):
+        return None
+    try:
+        parsed = _admit(name, args, ctx.call, reg)[1]
+        handle = first_step(parsed, ctx)
+    except Exception:  # ToolFailure or OSError among them: dispatch on the loop meets it again and reports it
+        log.debug("tool %s: not started early", name, exc_info=True)
+        return None
+    return None if handle is None else EarlyStart(parsed, handle)
+
+
 async def dispatch(
     name: str,
     args: Any,
     ctx: ToolContext,
     *,
     registry: Registry | None = None,
+    admitted: Any = None,
 ) -> dict[str, Any]:
     """Run one tool call and return its canonical envelope (a plain dict).
 
@@ -456,6 +519,7 @@ async def dispatch(
         args: A dict, or JSON text (non-JSON text becomes ``{"_raw": text}``).
         ctx: The runtime's context for this call; ``ctx.call`` says who calls.
         registry: The registry to use (tests pass their own); default :data:`REGISTRY`.
+        admitted: ``args`` as :func:`start_early` checked and parsed them for this call (not checked again).
 
     Returns:
         The envelope: ``{"tool_name", "status", "summary_text"?, "result"?, "error"?}``.
@@ -463,20 +527,12 @@ async def dispatch(
     """
     reg = REGISTRY if registry is None else registry
     try:
-        spec, refusal = _gate(name, ctx.call, reg)
-        if refusal is not None:
-            return error_envelope(name, refusal)
-        assert spec is not None
-        if not isinstance(args, (str, bytes, bytearray)):
-            problem = input_problem(args)  # before ``prepare``, which may walk the arguments
-            if problem is not None:
-                return error_envelope(name, _guard_failure(name, *problem))
-        try:
-            prepared = args if spec.prepare is None else spec.prepare(args, ctx.call)
-        except RecursionError:  # JSON text nested past what the decoder in ``prepare`` can read
-            return error_envelope(name, _guard_failure(name, "arguments nested too deeply"))
-        parsed = parse_args(spec, prepared, checked=prepared is args)  # a dict checked above, as given
-        check_text_sizes(spec.name, parsed)  # issue 9: oversized text never reaches the store
+        if admitted is None:
+            spec, parsed = _admit(name, args, ctx.call, reg)
+        else:  # checked and parsed on the calling thread, for this call (start_early)
+            found, parsed = reg.get(name), admitted
+            assert found is not None
+            spec = found
         payload = await spec.handler(parsed, ctx)
         return success_envelope(name, typed_payload(spec, payload))
     except ToolFailure as failure:

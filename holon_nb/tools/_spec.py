@@ -121,6 +121,10 @@ class ToolSpec(Generic[ArgsT, OutT]):
         asks_approval: The user is asked in the cell before a model's call runs, whatever the approval
             policy, unless the session trusts it (``notebook_approve_all``); the Notebook family's RunCode,
             EditNotebook and ExecuteCell (issue 28).
+        start_early: ``(parsed args, ctx) -> handle or None``: a synchronous first step a direct call runs on
+            the calling thread, before the call reaches the runtime's loop (:func:`~._dispatch.start_early`);
+            the handler then takes the handle up through its context. ExecCommand starts its command
+            there while the loop wakes (issue 27 item 7). It must start nothing the handler would not.
         writes_store: The handler writes the holon home's store before it first awaits (its first step
             is synchronous code that opens a transaction). The runtime then waits for the store's write
             lock before running it, without blocking other calls while another process holds the lock.
@@ -144,6 +148,7 @@ class ToolSpec(Generic[ArgsT, OutT]):
     human: Callable[[dict[str, Any]], list[str]] | None = None
     writes_store: bool = False
     asks_approval: bool = False
+    start_early: Callable[[ArgsT, Any], Any] | None = None
 
     @property
     def model_facing(self) -> bool:

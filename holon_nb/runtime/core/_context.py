@@ -42,7 +42,8 @@ class ToolPlanes:
         web: Returns the web plane (read at each use: tests give a runtime another one, ``rt.web = …``).
         triggers: The trigger plane, used as it is.
         agent_homes: ``agent_id -> Path`` of each agent's home.
-        agent_tasks: ``agent_id -> AgentTasks``: the task plane as that agent sees it (``ctx.commands``).
+        agent_tasks: ``(agent_id, early) -> AgentTasks``: the task plane as that agent sees it (``ctx.commands``),
+            with the command its call started early, if any.
         settings: Returns the runtime's current settings.
         scrubber: Returns the runtime's current D6 scrubber.
         notebook: Returns the kernel port the notebook layer installed (``rt.notebook``), or None outside a
@@ -58,7 +59,7 @@ class ToolPlanes:
     web: Callable[[], WebService]
     triggers: TriggerService
     agent_homes: Callable[[str], Path]
-    agent_tasks: Callable[[str], AgentTasks]
+    agent_tasks: Callable[[str, Any], AgentTasks]
     settings: Callable[[], RuntimeSettings]
     scrubber: Callable[[], Scrubber]
     notebook: Callable[[], NotebookPort | None] = lambda: None
@@ -71,14 +72,21 @@ class RuntimeToolContext:
         planes: The plane services (:class:`ToolPlanes`).
         call: The call (its agent, profile, execution context).
         work_view: Builds ``ctx.work`` for the call (a model turn's ``TurnWork``); None: the work plane's own view.
+        early: What the call started on its calling thread (``ToolSpec.start_early``), for ``ctx.commands`` to adopt.
     """
 
     def __init__(
-        self, planes: ToolPlanes, call: CallContext, *, work_view: Callable[[CallContext], AgentWork] | None = None
+        self,
+        planes: ToolPlanes,
+        call: CallContext,
+        *,
+        work_view: Callable[[CallContext], AgentWork] | None = None,
+        early: Any = None,
     ):
         self.call = call
         self._planes = planes
         self._work_view = work_view
+        self._early = early
         self._commands: AgentTasks | None = None
         self._workspaces: AgentWorkspaces | None = None
 
@@ -146,7 +154,7 @@ class RuntimeToolContext:
     @property
     def commands(self) -> AgentTasks:
         if self._commands is None:
-            self._commands = self._planes.agent_tasks(self.call.agent_id)
+            self._commands = self._planes.agent_tasks(self.call.agent_id, self._early)
         return self._commands
 
 

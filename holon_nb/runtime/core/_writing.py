@@ -26,16 +26,18 @@ __all__ = ["dispatch_call", "first_step_writing"]
 log = logging.getLogger("holon_nb.dispatch")
 
 
-async def dispatch_call(store: Store, name: str, args: Any, ctx: Any, registry: Registry) -> dict[str, Any]:
-    """``dispatch(name, args, ctx, registry=registry)``, its first step run once this process holds the
-    home's write lock when the tool ``writes_store`` (see the module docstring).
+async def dispatch_call(
+    store: Store, name: str, args: Any, ctx: Any, registry: Registry, admitted: Any = None
+) -> dict[str, Any]:
+    """``dispatch(name, args, ctx, registry=registry, admitted=admitted)``, its first step run once this process
+    holds the home's write lock when the tool ``writes_store`` (see the module docstring).
 
     Returns:
         The call's envelope; a ``runtime_db_busy`` error envelope when the lock stayed taken past the
         store's ``busy_timeout_s`` (the tool did not run). Never raises for a tool's failure.
     """
     spec = registry.get(name)
-    call = dispatch(name, args, ctx, registry=registry)
+    call = dispatch(name, args, ctx, registry=registry, admitted=admitted)
     if spec is None or not spec.writes_store:
         return await call
     try:

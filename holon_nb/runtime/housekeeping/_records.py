@@ -15,12 +15,22 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..core._rows import delete_executions, oldest_executions
 from ..memory._index import forget_executions
+from ._prune import PrunePolicy, PruneReport, StoreReader, home_bytes, prune_home, record_task_pruned
 
-__all__ = ["KEEP_NEWEST", "REFUSED_KEEP_CHARS", "prune_records", "refused_input_digest", "store_bytes", "truncate_wal"]
+__all__ = [
+    "KEEP_NEWEST",
+    "REFUSED_KEEP_CHARS",
+    "prune_home_and_records",
+    "prune_records",
+    "refused_input_digest",
+    "store_bytes",
+    "truncate_wal",
+]
 
 log = logging.getLogger("holon_nb.runtime")
 
@@ -128,3 +138,29 @@ def refused_input_digest(args_text: str, args: Any, scrub: Callable[[str], str])
         "note": "input refused as invalid; only this digest of it was stored",
     }
     return json.dumps({"_refused_input": digest})
+
+
+def prune_home_and_records(store: Any, home: Path, policy: PrunePolicy, *, dry_run: bool = False) -> PruneReport:
+    """:func:`~._prune.prune_home` with the store's task records, then, when the home is still over its cap,
+    its WAL and old execution records (issue 25 item 3b; ``Runtime.prune``).
+
+    Raises:
+        StoreBusy: another process held the home's write lock past the store's busy timeout.
+    """
+
+    def record(task_id: str, info: dict[str, Any]) -> None:
+        try:
+            record_task_pruned(store, task_id, info)
+        except sqlite3.OperationalError as exc:  # the file is gone either way; TaskOutput then finds no log
+            log.warning("task %s: its pruned log not recorded: %s", task_id, exc)
+
+    report = prune_home(home, StoreReader(store), policy, dry_run=dry_run, record=record)
+    cap = policy.max_home_bytes
+    if report.over_cap and not dry_run and cap is not None:  # files were not enough: the WAL, then old records
+        truncate_wal(store)
+        report.home_bytes_after = home_bytes(home)
+        if report.home_bytes_after > cap:
+            report.records_removed, _ = prune_records(store, report.home_bytes_after - cap, max(cap // 64, 4096))
+            report.home_bytes_after = home_bytes(home)
+        report.over_cap = report.home_bytes_after > cap
+    return report

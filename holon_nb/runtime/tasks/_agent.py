@@ -21,6 +21,7 @@ from ...tools._envelope import ToolError
 from ...tools._errors import ToolFailure
 from ...tools._text import cut, cut_head_tail, kept_chars
 from ..core._store import new_id
+from ._early import EarlyCommand
 from ._process_groups import end_group
 from ._processes import CommandProcess, LaunchSpec
 from ._service import TERMINAL, TaskService, command_digest, kill_recorded_group
@@ -65,18 +66,26 @@ class AgentTasks:
         agent_id: The calling agent.
     """
 
-    def __init__(self, svc: TaskService, agent_id: str):
+    def __init__(self, svc: TaskService, agent_id: str, early: EarlyCommand | None = None):
         self.svc = svc
         self.agent_id = agent_id
+        self._early = early  # the call's command, started on the calling thread (:mod:`._early`)
 
     async def spawn(
         self, shell: str, cmd: str, workdir: str, *, login: bool, tty: bool, accepts_input: bool
     ) -> CommandProcess:
-        """Start ``<shell> -lc|-c <cmd>`` in ``workdir`` (commands spec §4.1).
+        """Start ``<shell> -lc|-c <cmd>`` in ``workdir`` (commands spec §4.1); the command the call already
+        started on its thread when it is this one (:meth:`start_early`).
 
         Raises:
             OSError: when the process cannot start.
         """
+        early = self._early
+        if early is not None and early.key == (shell, cmd, workdir, login, tty, accepts_input):
+            self._early = None
+            proc = early.adopt()
+            if proc is not None:
+                return proc
         env: Mapping[str, str] = self.svc.command_env(self.agent_id)
         argv: tuple[str, ...] = (shell, "-lc" if login else "-c", cmd)
         if login and self.svc.settings().shell_snapshot:
@@ -84,7 +93,37 @@ class AgentTasks:
             launch = await self.svc.snapshots.launch(shell, cmd, workdir, env)
             if launch is not None:
                 argv, env = launch
-        spec = LaunchSpec(
+        return await CommandProcess.spawn(self._spec(argv, workdir, env, tty, accepts_input))
+
+    def start_early(
+        self, shell: str, cmd: str, workdir: str, *, login: bool, tty: bool, accepts_input: bool
+    ) -> EarlyCommand | None:
+        """:meth:`spawn`'s command started now, on the calling thread, for the call's :meth:`spawn` to adopt
+        (issue 27 item 7); None, starting nothing, when it cannot start here without waiting: its login
+        shell's snapshot is still being captured.
+
+        Raises:
+            OSError: when the process cannot start (nothing is left behind).
+        """
+        env: Mapping[str, str] = self.svc.command_env(self.agent_id)
+        argv: tuple[str, ...] = (shell, "-lc" if login else "-c", cmd)
+        if login and self.svc.settings().shell_snapshot:
+            ready, launch = self.svc.snapshots.ready_launch(shell, cmd, workdir, env)
+            if not ready:
+                return None
+            if launch is not None:
+                argv, env = launch
+        key = (shell, cmd, workdir, login, tty, accepts_input)
+        return EarlyCommand(key, self._spec(argv, workdir, env, tty, accepts_input))
+
+    def runs_tasks(self) -> bool:
+        """True when this runtime runs a command task (one an identical command could be given back)."""
+        return bool(self.svc.live)
+
+    def _spec(
+        self, argv: tuple[str, ...], workdir: str, env: Mapping[str, str], tty: bool, accepts_input: bool
+    ) -> LaunchSpec:
+        return LaunchSpec(
             argv=argv,
             cwd=workdir,
             env=env,
@@ -97,7 +136,6 @@ class AgentTasks:
             # journaled the moment it starts, and ended at close even if its leader exits first (issue 9)
             on_start=self.svc.register_group,
         )
-        return await CommandProcess.spawn(spec)
 
     def keep_artifact(self, capture: Any, stream: str) -> Path:
         """Move a stream's complete spool to ``tool-artifacts/exec-command-<uuid>-<stream>.log``."""

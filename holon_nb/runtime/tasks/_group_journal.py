@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +47,7 @@ class GroupJournal:
         self._owner = owner
         self._fd: int | None = None
         self._folder = folder
+        self._lock = threading.Lock()  # a command may start on a calling thread (:mod:`._early`)
 
     def record(self, pgid: int, start: str | None) -> None:
         """Append ``pgid`` and its leader's start time (``/proc`` ticks) before the runtime waits for it.
@@ -54,20 +56,22 @@ class GroupJournal:
         of this runtime would then leave it for nobody to end.
         """
         try:
-            if self._fd is None:
-                self._folder.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-                os.write(self._fd, f"owner {self._owner}\n".encode())
-            os.write(self._fd, f"{pgid} {start or '-'}\n".encode())
+            with self._lock:
+                if self._fd is None:
+                    self._folder.mkdir(parents=True, exist_ok=True)
+                    self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+                    os.write(self._fd, f"owner {self._owner}\n".encode())
+                os.write(self._fd, f"{pgid} {start or '-'}\n".encode())
         except OSError as exc:
             log.warning("process group %d not journaled (%s): a SIGKILL would leave it running", pgid, exc)
 
     def close(self) -> None:
         """Forget the journal (the runtime ended its groups): close and remove the file. Idempotent."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = None
+        with self._lock:
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._fd = None
         with contextlib.suppress(OSError):
             self.path.unlink()
 

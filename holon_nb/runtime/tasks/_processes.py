@@ -1,6 +1,7 @@
 """Process layer under ``ExecCommand``: launch, capture, input, stop.
 
-Every method runs on the runtime's event-loop thread (asyncio backend of anyio).
+Every method runs on the runtime's event-loop thread (asyncio backend of anyio); a command may have been
+started on a calling thread first (:mod:`._early`), and then adopted here.
 Output is read with ``loop.add_reader`` on non-blocking pipes or a pty master (no
 reader threads), decoded incrementally as UTF-8 with ``errors="replace"``, kept as a
 bounded in-memory tail per stream and spooled to disk complete (commands spec §4.1, §4.2, commands spec §4.4,
@@ -353,11 +354,28 @@ class CommandProcess:
         finally:
             for fd in opened:
                 os.close(fd)
+        return cls.adopt(spec, popen, read_fds, input_fd)
+
+    @classmethod
+    def adopt(
+        cls,
+        spec: LaunchSpec,
+        popen: subprocess.Popen[bytes],
+        read_fds: dict[int, str],
+        input_fd: int | None,
+        started_at: float | None = None,
+    ) -> CommandProcess:
+        """The loop's side of a command :func:`~._launch.launch` started (here by :meth:`spawn`, or on a calling
+        thread by :class:`~._early.EarlyCommand`): its captures, and the watching of its output and exit.
+        ``started_at``: ``time.time()`` at its start (default now)."""
         captures = {
             name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber, spec.disk_grant)
             for name in ("stdout", "stderr", "combined")
         }
-        return cls(spec, popen, captures, read_fds, input_fd)
+        proc = cls(spec, popen, captures, read_fds, input_fd)
+        if started_at is not None:
+            proc.started_at = started_at
+        return proc
 
     def _watch(self) -> None:
         """Have the loop read the output fds as data comes: at once for a pty, else ``_WATCH_AFTER_S`` after the

@@ -241,15 +241,22 @@ class ShellSnapshots:
             return None
         deadline = time.monotonic() + self.wait_s
         while True:
-            entry = self._slot(shell, kind, cwd, env)
-            if entry.done.is_set() and entry.ok and entry.cwd_dependent and entry.capture_cwd != cwd:
-                entry = self._slot(shell, kind, cwd, env, per_cwd=True)
+            entry = self._entry(shell, kind, cwd, env)
             if entry.done.is_set() or time.monotonic() >= deadline:
                 break
             await anyio.sleep(0.005)
-        if not (entry.done.is_set() and entry.ok) or not entry.path.exists():
-            return None
-        return wrap(kind, shell, cmd, str(entry.path), env)
+        return _wrapped(entry, shell, cmd, env)
+
+    def ready_launch(
+        self, shell: str, cmd: str, cwd: str, env: Mapping[str, str]
+    ) -> tuple[bool, tuple[tuple[str, ...], Mapping[str, str]] | None]:
+        """:meth:`launch` without waiting (any thread): ``(True, what launch returns)``, or ``(False, None)``
+        while a capture for the command is in progress (launch would wait for it)."""
+        kind = shell_kind(shell)
+        if kind is None:
+            return True, None
+        entry = self._entry(shell, kind, cwd, env)
+        return (True, _wrapped(entry, shell, cmd, env)) if entry.done.is_set() else (False, None)
 
     def wait_captures(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` seconds for captures in progress (none is ever killed); True when none is left."""
@@ -261,6 +268,13 @@ class ShellSnapshots:
         return all(e.done.is_set() for e in pending)
 
     # ------------------------------------------------------------ slots and capture
+    def _entry(self, shell: str, kind: str, cwd: str, env: Mapping[str, str]) -> _Entry:
+        """The entry a command in ``cwd`` uses: the shared one, or its directory's when the profile depends on it."""
+        entry = self._slot(shell, kind, cwd, env)
+        if entry.done.is_set() and entry.ok and entry.cwd_dependent and entry.capture_cwd != cwd:
+            entry = self._slot(shell, kind, cwd, env, per_cwd=True)
+        return entry
+
     def _slot(self, shell: str, kind: str, cwd: str, env: Mapping[str, str], per_cwd: bool = False) -> _Entry:
         """The current entry for this shell/env (and cwd); a new capture starts when none is fresh."""
         digest = _env_digest(env)
@@ -493,6 +507,15 @@ def _render(
         recorded = recorded.replace(home + "/", "")  # paths under HOME are no sign of depending on the directory
     dependent = bool(cwd) and cwd not in ("/",) and cwd in recorded
     return body, dependent
+
+
+def _wrapped(
+    entry: _Entry, shell: str, cmd: str, env: Mapping[str, str]
+) -> tuple[tuple[str, ...], Mapping[str, str]] | None:
+    """:func:`wrap` through ``entry``'s snapshot, or None when it has none (a failed or unfinished capture)."""
+    if not (entry.done.is_set() and entry.ok) or not entry.path.exists():
+        return None
+    return wrap(entry.kind, shell, cmd, str(entry.path), env)
 
 
 def wrap(

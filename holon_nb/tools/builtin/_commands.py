@@ -262,13 +262,30 @@ def _already_running(task: dict[str, Any], tokens: int, cmd: str, ctx: ToolConte
     }
 
 
-async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, Any]:
-    """Handler of ExecCommand (commands spec §4.6)."""
-    tokens = output_tokens(args.max_output_tokens, ctx)
+def _launch_args(args: ExecCommandInput, ctx: ToolContext) -> tuple[str, str, bool, bool, bool]:
+    """``(shell, workdir, login, tty, accepts_input)`` of the command an ExecCommand call starts
+    (commands spec §4.6). Raises ToolFailure (``workdir_not_found``)."""
     workdir = _resolve_workdir(args.workdir, ctx)
     login = True if args.login is None else args.login
     tty = bool(args.tty)
     accepts_input = tty if args.accepts_input is None else args.accepts_input
+    return resolve_shell(args.shell), workdir, login, tty, accepts_input
+
+
+def _start_early(args: ExecCommandInput, ctx: ToolContext) -> Any:
+    """ExecCommand's ``start_early`` (issue 27 item 7): its command, started on the calling thread for the
+    handler's ``spawn`` to adopt; None, starting nothing, when the handler may give back a running task
+    instead (this runtime runs one, and the call reuses running ones), or cannot start it without waiting."""
+    if args.duplicate_policy == "reuse_running" and ctx.commands.runs_tasks():
+        return None
+    shell, workdir, login, tty, accepts_input = _launch_args(args, ctx)
+    return ctx.commands.start_early(shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input)
+
+
+async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, Any]:
+    """Handler of ExecCommand (commands spec §4.6)."""
+    tokens = output_tokens(args.max_output_tokens, ctx)
+    shell, workdir, login, tty, accepts_input = _launch_args(args, ctx)
     yield_ms = 10_000 if args.yield_time_ms is None else args.yield_time_ms
     identity = _identity(args.cmd, workdir, args.shell, login, tty)
     stale = None
@@ -278,7 +295,6 @@ async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, An
             return _already_running(running, tokens, args.cmd, ctx)
         stale = running  # [D] issue 26: started before ApplyPatch changed files it may read; a new run starts
     edit_mark = ctx.commands.edit_mark()
-    shell = resolve_shell(args.shell)
     try:
         proc = await ctx.commands.spawn(shell, args.cmd, workdir, login=login, tty=tty, accepts_input=accepts_input)
     except (OSError, ValueError) as exc:  # ValueError: NUL byte or unencodable text in argv
@@ -565,6 +581,7 @@ SPECS = (
         render_receipt=render_exec_receipt,
         human=exec_human,
         related_surfaces=("CLI task/process wrappers", "HTTP control-plane task APIs"),
+        start_early=_start_early,
     ),
     ToolSpec(
         name="ExecCommandBatch",
