@@ -23,8 +23,10 @@ Also reports:
 - ``sh -lc true`` and ``bash -c true``: what the shells themselves cost;
 - ``floor_loop_thread_sh_c_true_ms``: the same ``sh -c true`` started by ``subprocess.Popen`` on an
   event-loop thread reached through an anyio blocking portal, and awaited through a pidfd and its
-  two pipes, with nothing of holon_nb in it: the floor of any design that runs commands on a loop
-  thread (two thread hops and three loop wake-ups per command), to show how much of the ratio is ours.
+  two pipes, with nothing of holon_nb in it: what starting and awaiting commands on a loop thread
+  costs (two thread hops and three loop wake-ups per command). A direct ExecCommand starts its command
+  on the calling thread (``runtime/tasks/_early.py``), so its first hop overlaps the command and it can
+  come in under this figure.
 
 Run: ``python benchmarks/bench_exec_command.py [RUNS]``; ``--fresh-only`` runs only the fresh cases
 (``python benchmarks/bench_exec_command.py --fresh-only``).

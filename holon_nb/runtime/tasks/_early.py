@@ -49,17 +49,7 @@ class EarlyCommand:
     def __init__(self, key: LaunchKey, spec: LaunchSpec) -> None:
         self.key = key
         self.spec = spec
-        opened: list[int] = []  # the child's ends, closed whatever happens
-        kept: list[int] = []  # ours, handed to the process on adoption
-        try:
-            self._popen, self._read_fds, self._input_fd = launch(spec, opened, kept)
-        except BaseException:
-            for fd in kept:
-                os.close(fd)
-            raise
-        finally:
-            for fd in opened:
-                os.close(fd)
+        self._popen, self._read_fds, self._input_fd = launch(spec)  # our fds: handed over on adoption
         self.started_at = time.time()
         self._lock = threading.Lock()
         self._state = "started"  # then "adopted" or "abandoned", once

@@ -95,18 +95,33 @@ class LaunchSpec:
     on_start: Callable[[int, tuple[int, int] | None], None] | None = None
 
 
-def launch(
-    spec: LaunchSpec, opened: list[int], kept: list[int]
-) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
+def launch(spec: LaunchSpec) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
     """Create the channels and start the child: the leader of a new session and process group.
 
     Returns:
-        ``(popen, {our read fd: stream name}, our input fd or None)``; the child's ends of the
-        channels are appended to ``opened`` (the caller closes them), ours to ``kept``.
+        ``(popen, {our read fd: stream name}, our input fd or None)``: our ends of the channels, the
+        caller's from now on (the child's ends are closed here).
 
     Raises:
-        OSError: the program or ``cwd`` does not exist, or the start failed otherwise.
+        OSError: the program or ``cwd`` does not exist, or the start failed otherwise; no fd is left open.
     """
+    opened: list[int] = []  # the child's ends, closed whatever happens
+    kept: list[int] = []  # ours, the caller's on success
+    try:
+        return _start(spec, opened, kept)
+    except BaseException:
+        for fd in kept:
+            os.close(fd)
+        raise
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _start(
+    spec: LaunchSpec, opened: list[int], kept: list[int]
+) -> tuple[subprocess.Popen[bytes], dict[int, str], int | None]:
+    """:func:`launch`, the child's ends of the channels appended to ``opened``, ours to ``kept``."""
     stdin: int = subprocess.DEVNULL
     input_fd: int | None = None
     if spec.tty:

@@ -343,18 +343,7 @@ class CommandProcess:
             PermissionError: if the program is not executable.
             OSError: for any other launch failure; no fd, file or process is left behind.
         """
-        opened: list[int] = []  # fds closed whatever happens
-        kept: list[int] = []  # parent-side fds handed to the process on success
-        try:
-            popen, read_fds, input_fd = launch(spec, opened, kept)
-        except BaseException:
-            for fd in kept:
-                os.close(fd)
-            raise
-        finally:
-            for fd in opened:
-                os.close(fd)
-        return cls.adopt(spec, popen, read_fds, input_fd)
+        return cls.adopt(spec, *launch(spec))
 
     @classmethod
     def adopt(
