@@ -116,6 +116,12 @@ class AgentTasks:
         key = (shell, cmd, workdir, login, tty, accepts_input)
         return EarlyCommand(key, self._spec(argv, workdir, env, tty, accepts_input))
 
+    def early_launch(self) -> tuple[str, str, bool, bool, bool] | None:
+        """``(shell, workdir, login, tty, accepts_input)`` of the command the call started on its calling thread
+        (:meth:`start_early`) and not yet adopted, for its handler to go on with; None when there is none."""
+        early = self._early
+        return None if early is None else (early.key[0], *early.key[2:])
+
     def runs_tasks(self) -> bool:
         """True when this runtime runs a command task (one an identical command could be given back)."""
         return bool(self.svc.live)

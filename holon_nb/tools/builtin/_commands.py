@@ -285,7 +285,8 @@ def _start_early(args: ExecCommandInput, ctx: ToolContext) -> Any:
 async def exec_command(args: ExecCommandInput, ctx: ToolContext) -> dict[str, Any]:
     """Handler of ExecCommand (commands spec §4.6)."""
     tokens = output_tokens(args.max_output_tokens, ctx)
-    shell, workdir, login, tty, accepts_input = _launch_args(args, ctx)
+    # what the call started on its calling thread (_start_early) goes on as it was started
+    shell, workdir, login, tty, accepts_input = ctx.commands.early_launch() or _launch_args(args, ctx)
     yield_ms = 10_000 if args.yield_time_ms is None else args.yield_time_ms
     identity = _identity(args.cmd, workdir, args.shell, login, tty)
     stale = None

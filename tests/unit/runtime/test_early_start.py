@@ -117,19 +117,21 @@ def test_a_login_command_waits_on_the_loop_while_its_snapshot_is_captured(rt: Ru
         gate.set()
 
 
-def test_a_command_its_call_did_not_adopt_is_killed_and_reaped(rt: Runtime, workspace: Path) -> None:
+def test_a_command_its_call_did_not_adopt_is_killed_and_reaped(rt: Runtime) -> None:
     rt.call("ExecCommand", {"cmd": "true", **SH})
-    there = workspace / "there"
-    there.mkdir()
-    args = {"cmd": "sleep 30", "workdir": str(there), **SH}
+    args = {"cmd": "sleep 30", "yield_time_ms": 50, **SH}
     early = rt._start_early("ExecCommand", args, None, None)
     assert early is not None
     pid = early.handle._popen.pid
-    there.rmdir()  # between the two threads, the directory went: the call on the loop fails, and runs nothing
-    env = rt._loop.call(rt._call, "ExecCommand", args, None, None, early).envelope
-    assert env["error"]["kind"] == "workdir_not_found"
-    assert early.handle.abandon() and _gone(pid)
-    assert not early.handle.abandon()  # once
+    # between the two threads, another call started the same command as a task: this call is given it back
+    task = ok(rt.call("ExecCommand", args))["task_handle"]["task_id"]
+    try:
+        again = ok(rt._loop.call(rt._call, "ExecCommand", args, None, None, early))
+        assert again["task_handle"]["task_id"] == task  # the handler reused the task and started nothing
+        assert early.handle.abandon() and _gone(pid)
+        assert not early.handle.abandon()  # once
+    finally:
+        rt.call("TaskStop", {"task_id": task})
 
 
 def test_an_adopted_command_is_not_abandoned(rt: Runtime) -> None:
