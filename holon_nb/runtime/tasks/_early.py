@@ -10,7 +10,9 @@ output, exit and promotion are then the loop's as for any command.
 Only the OS part runs on the calling thread (:func:`~._launch.launch`: pipes, ``Popen``, the group
 journal); everything that touches the loop (readers, timers) is made by :meth:`adopt`. A process the
 call did not adopt (its handler started nothing, or the caller was interrupted first) is killed and
-reaped by :meth:`abandon`, so nothing runs that the call did not run.
+reaped by :meth:`abandon`. A command starts early only when its handler is certain to start the same
+one; the one race left (a task of the same identity appearing between the two threads, which the handler
+gives back instead) ends with the early command killed at once.
 """
 
 from __future__ import annotations
@@ -21,12 +23,9 @@ import signal
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from ._launch import LaunchSpec, launch
-
-if TYPE_CHECKING:
-    from ._processes import CommandProcess
+from ._processes import CommandProcess
 
 __all__ = ["EarlyCommand", "LaunchKey"]
 
@@ -57,8 +56,6 @@ class EarlyCommand:
     def adopt(self) -> CommandProcess | None:
         """The running command as a :class:`~._processes.CommandProcess` (on the loop thread), or None when it
         was abandoned meanwhile (the caller was interrupted)."""
-        from ._processes import CommandProcess  # the loop's side, imported where it is used
-
         with self._lock:
             if self._state != "started":
                 return None
