@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..memory._service import MemoryService, MemoryView
     from ..models._catalog import ModelCatalogService
     from ..tasks._agent import AgentTasks
+    from ..tasks._early import EarlyCommand
     from ..triggers._service import TriggerService
     from ..web._service import WebService
     from ..work._agent import AgentWork
@@ -59,7 +60,7 @@ class ToolPlanes:
     web: Callable[[], WebService]
     triggers: TriggerService
     agent_homes: Callable[[str], Path]
-    agent_tasks: Callable[[str, Any], AgentTasks]
+    agent_tasks: Callable[[str, EarlyCommand | None], AgentTasks]
     settings: Callable[[], RuntimeSettings]
     scrubber: Callable[[], Scrubber]
     notebook: Callable[[], NotebookPort | None] = lambda: None
@@ -81,7 +82,7 @@ class RuntimeToolContext:
         call: CallContext,
         *,
         work_view: Callable[[CallContext], AgentWork] | None = None,
-        early: Any = None,
+        early: EarlyCommand | None = None,
     ):
         self.call = call
         self._planes = planes

@@ -104,7 +104,10 @@ def test_a_running_task_keeps_reusable_calls_on_the_loop(rt: Runtime, workspace:
     assert not (workspace / "never").exists()
 
 
-def test_a_login_command_waits_on_the_loop_while_its_snapshot_is_captured(rt: Runtime) -> None:
+def test_a_login_command_waits_on_the_loop_while_its_snapshot_is_captured(
+    rt: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # an empty profile: never the machine's own login shell
     rt.call("ExecCommand", {"cmd": "true", **SH})
     gate = threading.Event()
     snapshots = rt.tasks.snapshots
