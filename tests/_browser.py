@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -98,6 +99,19 @@ def jupyter_server(
     )
     if home is not None:
         env["HOLON_NB_HOME"] = str(home)
+    # Kernels the server starts talk over Unix sockets in a short runtime directory of their own. jupyter_client
+    # picks free TCP ports and closes them before the kernel binds them; on four busy workers another process
+    # took one in between ("Address already in use"), and the server's restarts keep the ports, so the notebook
+    # never got a kernel (jupyter/jupyter_client#154). A socket's path must stay under 108 bytes: a runtime
+    # directory a test gives keeps TCP when it is long. A gateway's kernels are remote: their transport is its.
+    runtime = env.get("JUPYTER_RUNTIME_DIR") if "JUPYTER_RUNTIME_DIR" in env_vars else None
+    gateway = "JUPYTER_GATEWAY_URL" in env_vars or any(a.startswith("--gateway-url") for a in args)
+    own_runtime = None
+    if runtime is None and not gateway:
+        own_runtime = runtime = tempfile.mkdtemp(prefix="jr-")
+        env["JUPYTER_RUNTIME_DIR"] = runtime
+    ipc = not gateway and runtime is not None and len(runtime) <= 40
+    transport = ["--KernelManager.transport=ipc"] if ipc else []
     log = open(state / f"{app}-{port}.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
@@ -112,6 +126,7 @@ def jupyter_server(
             "--ServerApp.disable_check_xsrf=True",
             "--allow-root",
             *([] if collaboration else ["--YDocExtension.disable_rtc=True"]),
+            *transport,
             *args,
         ],
         env=env,
@@ -141,6 +156,8 @@ def jupyter_server(
             os.killpg(proc.pid, 9)
             proc.wait(5)
         log.close()
+        if own_runtime is not None:
+            shutil.rmtree(own_runtime, ignore_errors=True)
 
 
 class Chromium:
