@@ -104,7 +104,7 @@ def jupyter_server(
     # took one in between ("Address already in use"), and the server's restarts keep the ports, so the notebook
     # never got a kernel (jupyter/jupyter_client#154). A socket's path must stay under 108 bytes: a runtime
     # directory a test gives keeps TCP when it is long. A gateway's kernels are remote: their transport is its.
-    runtime = env.get("JUPYTER_RUNTIME_DIR") if "JUPYTER_RUNTIME_DIR" in env_vars else None
+    runtime = env_vars.get("JUPYTER_RUNTIME_DIR")
     gateway = "JUPYTER_GATEWAY_URL" in env_vars or any(a.startswith("--gateway-url") for a in args)
     own_runtime = None
     if runtime is None and not gateway:

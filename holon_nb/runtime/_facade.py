@@ -389,9 +389,11 @@ class Runtime:
     def _start_early(
         self, name: str, args: Any, agent: str | None, context: dict[str, Any] | None
     ) -> EarlyStart | None:
-        """The first step of a direct call of a known agent, on the calling thread (:func:`start_early`)."""
+        """The first step of a direct call of a known agent, on the calling thread (:func:`start_early`); for
+        a tool without one (all but ExecCommand), nothing is made."""
         profile = self._profiles.get(agent or DEFAULT_AGENT_ID)
-        if profile is None or context or self._loop.in_loop_thread():
+        spec = self.registry.get(name)
+        if spec is None or spec.start_early is None or profile is None or context or self._loop.in_loop_thread():
             return None
         call = CallContext(agent_id=agent or DEFAULT_AGENT_ID, profile=profile)
         return start_early(name, args, RuntimeToolContext(self._tool_planes, call), registry=self.registry)

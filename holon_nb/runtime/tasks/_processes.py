@@ -290,11 +290,12 @@ class CommandProcess:
         captures: dict[str, StreamCapture],
         read_fds: dict[int, str],
         input_fd: int | None,
+        started_at: float | None = None,
     ) -> None:
         self.spec = spec
         self.pid = popen.pid
         self.pgid = popen.pid
-        self.started_at = time.time()
+        self.started_at = time.time() if started_at is None else started_at
         self.stdout = captures["stdout"]
         self.stderr = captures["stderr"]
         self.combined = captures["combined"]
@@ -361,10 +362,7 @@ class CommandProcess:
             name: StreamCapture(name, spec.spool_dir, spec.max_log_bytes, spec.scrubber, spec.disk_grant)
             for name in ("stdout", "stderr", "combined")
         }
-        proc = cls(spec, popen, captures, read_fds, input_fd)
-        if started_at is not None:
-            proc.started_at = started_at
-        return proc
+        return cls(spec, popen, captures, read_fds, input_fd, started_at)
 
     def _watch(self) -> None:
         """Have the loop read the output fds as data comes: at once for a pty, else ``_WATCH_AFTER_S`` after the
